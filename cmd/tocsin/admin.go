@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// adminApp opens the database for a one-shot operator command. Logs go to
+// stderr so stdout carries only the command's result.
+func adminApp(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*app.App, *store.DB, error) {
+	c, err := config.Parse(name, args, getenv, extra)
+	if err == nil {
+		err = c.ValidateDatabase()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	log := newLogger(c, stderr)
+	db, err := openStore(ctx, c, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Operator commands never touch sealed secrets, so they need no keyring.
+	return app.New(db, nil, time.Now, log, app.Config{}), db, nil
+}
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	_, db, err := adminApp(ctx, "migrate", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	fmt.Fprintln(stdout, "database is up to date")
+	return nil
+}
+
+// stringList collects a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func userCreate(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	var email, workspace, role string
+	var pwStdin bool
+	a, db, err := adminApp(ctx, "user create", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&email, "email", "", "the user's e-mail address (required)")
+		fs.StringVar(&workspace, "workspace", "default", "workspace id or slug; created when missing")
+		fs.StringVar(&role, "role", "editor", "owner, admin, editor or viewer")
+		fs.BoolVar(&pwStdin, "password-stdin", false, "read the password from stdin instead of generating a one-time password")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	req := app.UserRequest{Email: email, Workspace: workspace, Role: monitor.Role(role)}
+	if pwStdin {
+		b, err := io.ReadAll(io.LimitReader(stdin, 4096))
+		if err != nil {
+			return err
+		}
+		req.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	u, err := a.CreateUser(ctx, req)
+	if err != nil {
+		return describe(err)
+	}
+	fmt.Fprintf(stdout, "created user %s (%s) as %s in workspace %s (%s)\n", u.User.Email, u.User.ID, role, u.Workspace.Slug, u.Workspace.ID)
+	if u.GeneratedPassword != "" {
+		fmt.Fprintf(stdout, "one-time password: %s\n", u.GeneratedPassword)
+	}
+	return nil
+}
+
+func keyCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var req app.OperatorKeyRequest
+	var scopes stringList
+	a, db, err := adminApp(ctx, "key create", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&req.Email, "email", "", "the user the key acts for (required)")
+		fs.StringVar(&req.Workspace, "workspace", "", "workspace id or slug the key is bound to")
+		fs.Var(&scopes, "scope", "a scope, repeatable: "+scopeList())
+		fs.BoolVar(&req.AccountWide, "account-wide", false, "the key acts in any of the user's workspaces, chosen per request with X-Workspace-Id")
+		fs.StringVar(&req.Name, "name", "", "a label for the key")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	req.Scopes = scopes
+	k, err := a.CreateKeyForUser(ctx, req)
+	if err != nil {
+		return describe(err)
+	}
+	// Only the key on stdout, so scripts can capture it.
+	fmt.Fprintln(stdout, k.Secret)
+	return nil
+}
+
+func secretKey(args []string, stdout io.Writer) error {
+	id := "k1"
+	if len(args) > 0 {
+		id = args[0]
+	}
+	spec, err := secrets.GenerateKeySpec(id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, spec)
+	return nil
+}
+
+func scopeList() string {
+	s := make([]string, len(monitor.Scopes))
+	for i, sc := range monitor.Scopes {
+		s[i] = string(sc)
+	}
+	return strings.Join(s, ", ")
+}
+
+// describe spells out validation errors for a terminal.
+func describe(err error) error {
+	var me *monitor.Error
+	if !errors.As(err, &me) || len(me.Fields) == 0 {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(me.Message)
+	for _, f := range me.Fields {
+		fmt.Fprintf(&b, "\n  --%s: %s", f.Pointer, f.Message)
+	}
+	return errors.New(b.String())
+}

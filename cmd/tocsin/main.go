@@ -1,0 +1,71 @@
+// Command tocsin watches web services and scheduled jobs and reports their
+// availability. Subcommands: serve, migrate, user create, key create,
+// secret-key.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "tocsin:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+const usage = `Usage: tocsin <command> [flags]
+
+Commands:
+  serve         run the API, scheduler and notifier (embedded SQLite by default)
+  migrate       apply database migrations and exit
+  user create   create a user and make them a member of a workspace
+  key create    create an API key; prints only the key
+  secret-key    print a new entry for TOCSIN_SECRET_KEYS
+
+Run "tocsin <command> -h" for the flags of a command. Every flag has a
+TOCSIN_* environment variable.
+`
+
+// run is main without globals, so tests drive the whole binary in-process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stdout, stderr)
+	case "migrate":
+		return migrate(ctx, rest, getenv, stdout, stderr)
+	case "user", "key":
+		if len(rest) == 0 || rest[0] != "create" {
+			fmt.Fprintf(stderr, "Usage: tocsin %s create [flags]\n", cmd)
+			return errUsage
+		}
+		if cmd == "user" {
+			return userCreate(ctx, rest[1:], getenv, stdin, stdout, stderr)
+		}
+		return keyCreate(ctx, rest[1:], getenv, stdout, stderr)
+	case "secret-key":
+		return secretKey(rest, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(stderr, "tocsin: unknown command %q\n\n%s", cmd, usage)
+		return errUsage
+	}
+}

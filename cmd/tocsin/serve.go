@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/httpapi"
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+func newLogger(c config.Config, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// openStore opens and migrates the configured database.
+func openStore(ctx context.Context, c config.Config, log *slog.Logger) (*store.DB, error) {
+	db, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	n, err := db.Migrate(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrating the database: %w", err)
+	}
+	if n > 0 {
+		log.Info("database migrated", "applied", n, "engine", db.Engine())
+	}
+	return db, nil
+}
+
+// keyring loads TOCSIN_SECRET_KEYS, or for a single SQLite node a key file
+// generated in the data dir on first start.
+func keyring(c config.Config, log *slog.Logger) (*secrets.Keyring, error) {
+	if c.SecretKeys != "" {
+		return secrets.ParseKeyring(c.SecretKeys)
+	}
+	path := filepath.Join(c.DataDir, "secret.key")
+	kr, created, err := secrets.LoadOrCreateKeyFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		log.Warn("generated a key for secrets at rest; back it up with the database", "path", path)
+	}
+	return kr, nil
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := config.Parse("serve", args, getenv, nil)
+	if err == nil {
+		err = c.Validate()
+	}
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	log := newLogger(c, stderr)
+	log.Info("starting tocsin", "config", c.Redacted())
+	kr, err := keyring(c, log)
+	if err != nil {
+		return err
+	}
+	db, err := openStore(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a := app.New(db, kr, time.Now, log, app.Config{})
+	if b, err := a.Bootstrap(ctx); err != nil {
+		return err
+	} else if b != nil {
+		fmt.Fprintf(stdout, `Tocsin created an owner account and the workspace "default" on this empty database.
+  Sign-in e-mail:      %s
+  One-time password:   %s
+  (shown only now; it must be changed at first sign-in)
+Create an API key for the API:
+  tocsin key create --email %s --workspace default --scope monitors:read --scope monitors:write
+`, b.Email, b.Password, b.Email)
+	}
+
+	api := httpapi.New(a, log, httpapi.Options{BaseURL: c.BaseURL})
+	root := http.NewServeMux()
+	root.Handle(httpapi.Prefix+"/", api)
+	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	root.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		pctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain")
+		if err := db.Ping(pctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "database unavailable\n")
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	root.Handle("/", api) // unknown paths get the API's JSON 404
+
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           httpapi.Observe(log, root),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("listening", "addr", "http://"+ln.Addr().String(), "engine", db.Engine())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests", "timeout", c.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,184 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"strings"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Bootstrapped tells the operator how to sign in after the first start.
+type Bootstrapped struct {
+	Email       string
+	Password    string // one-time: must be changed at first sign-in
+	WorkspaceID string
+}
+
+// BootstrapEmail is the owner account made on an empty database.
+const BootstrapEmail = "owner@localhost"
+
+// Bootstrap creates the owner and a default workspace when the database has
+// no users. It returns nil when there was nothing to do. The password is
+// random and one-time; there is never a fixed default.
+func (a *App) Bootstrap(ctx context.Context) (*Bootstrapped, error) {
+	n, err := a.store.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return nil, err
+	}
+	pw := secrets.GeneratePassword()
+	hash, err := secrets.HashPassword(pw)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	u := store.User{ID: ids.New(ids.User, now), Email: BootstrapEmail, PasswordHash: hash, MustChangePassword: true, CreatedAt: now}
+	w := a.newWorkspace("Default", "default")
+	created, err := a.store.Bootstrap(ctx, u, w, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: now})
+	if err != nil || !created {
+		return nil, err
+	}
+	return &Bootstrapped{Email: u.Email, Password: pw, WorkspaceID: w.ID}, nil
+}
+
+func (a *App) newWorkspace(name, slug string) store.Workspace {
+	now := a.now()
+	return store.Workspace{
+		ID: ids.New(ids.Workspace, now), Name: name, Slug: slug,
+		MaxMonitors: a.cfg.DefaultMaxMonitors, MinIntervalSeconds: a.cfg.DefaultMinIntervalSeconds,
+		CreatedAt: now,
+	}
+}
+
+// UserRequest is what the operator's `user create` command asks for.
+type UserRequest struct {
+	Email     string
+	Password  string // "" → a one-time password is generated
+	Workspace string // id or slug; created (slug = this value) when missing
+	Role      monitor.Role
+}
+
+// CreatedUser reports a new user; Password is set when it was generated.
+type CreatedUser struct {
+	User              store.User
+	Workspace         store.Workspace
+	GeneratedPassword string
+}
+
+// CreateUser is an operator action (it runs with direct database access): it
+// adds a user and makes them a member of a workspace.
+func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, error) {
+	var fields []monitor.FieldError
+	addr, err := mail.ParseAddress(req.Email)
+	if err != nil || addr.Address != strings.TrimSpace(req.Email) {
+		fields = append(fields, monitor.FieldError{Pointer: "email", Message: "must be an e-mail address"})
+	}
+	if _, ok := monitor.ParseRole(string(req.Role)); !ok {
+		fields = append(fields, monitor.FieldError{Pointer: "role", Message: "must be one of owner, admin, editor, viewer"})
+	}
+	if req.Password != "" && len(req.Password) < 12 {
+		fields = append(fields, monitor.FieldError{Pointer: "password", Message: "must be at least 12 characters"})
+	}
+	if strings.TrimSpace(req.Workspace) == "" {
+		fields = append(fields, monitor.FieldError{Pointer: "workspace", Message: "is required"})
+	}
+	if len(fields) > 0 {
+		return CreatedUser{}, invalid(fields)
+	}
+	out := CreatedUser{}
+	pw := req.Password
+	if pw == "" {
+		pw = secrets.GeneratePassword()
+		out.GeneratedPassword = pw
+	}
+	hash, err := secrets.HashPassword(pw)
+	if err != nil {
+		return CreatedUser{}, err
+	}
+	ws, err := a.store.Workspace(ctx, req.Workspace)
+	if monitor.KindOf(err) == monitor.KindNotFound {
+		ws = a.newWorkspace(req.Workspace, slugify(req.Workspace))
+		err = a.store.CreateWorkspace(ctx, ws)
+	}
+	if err != nil {
+		return CreatedUser{}, err
+	}
+	now := a.now()
+	u := store.User{ID: ids.New(ids.User, now), Email: strings.ToLower(addr.Address), PasswordHash: hash,
+		MustChangePassword: out.GeneratedPassword != "", CreatedAt: now}
+	if err := a.store.CreateUser(ctx, u); err != nil {
+		return CreatedUser{}, err
+	}
+	if err := a.store.PutMembership(ctx, store.Membership{WorkspaceID: ws.ID, UserID: u.ID, Role: req.Role, CreatedAt: now}); err != nil {
+		return CreatedUser{}, err
+	}
+	out.User, out.Workspace = u, ws
+	return out, nil
+}
+
+// OperatorKeyRequest is what the operator's `key create` command asks for.
+type OperatorKeyRequest struct {
+	Email       string
+	Workspace   string // id or slug; required unless AccountWide
+	AccountWide bool
+	Scopes      []string
+	Name        string
+}
+
+// CreateKeyForUser is an operator action: it makes an API key on behalf of
+// a user. The key still never does more than that user's role allows.
+func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (NewKey, error) {
+	var fields []monitor.FieldError
+	var scopes []monitor.Scope
+	for _, s := range req.Scopes {
+		sc, ok := monitor.ParseScope(s)
+		if !ok {
+			fields = append(fields, monitor.FieldError{Pointer: "scope", Message: fmt.Sprintf("%q is not a scope", s)})
+		}
+		scopes = append(scopes, sc)
+	}
+	if len(scopes) == 0 {
+		fields = append(fields, monitor.FieldError{Pointer: "scope", Message: "at least one is required"})
+	}
+	if !req.AccountWide && req.Workspace == "" {
+		fields = append(fields, monitor.FieldError{Pointer: "workspace", Message: "is required unless the key is account-wide"})
+	}
+	if len(fields) > 0 {
+		return NewKey{}, invalid(fields)
+	}
+	u, err := a.store.UserByEmail(ctx, req.Email)
+	if err != nil {
+		return NewKey{}, fmt.Errorf("user %s: %w", req.Email, err)
+	}
+	kr := KeyRequest{Name: req.Name, Scopes: scopes}
+	if req.Workspace != "" {
+		ws, err := a.store.Workspace(ctx, req.Workspace)
+		if err != nil {
+			return NewKey{}, fmt.Errorf("workspace %s: %w", req.Workspace, err)
+		}
+		if _, err := a.store.Membership(ctx, ws.ID, u.ID); err != nil {
+			return NewKey{}, fmt.Errorf("%s is not a member of workspace %s: %w", req.Email, req.Workspace, err)
+		}
+		if !req.AccountWide {
+			kr.WorkspaceID = ws.ID
+		}
+	}
+	return a.createKey(ctx, u.ID, kr)
+}
+
+func slugify(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}

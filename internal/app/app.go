@@ -1,0 +1,70 @@
+// Package app holds the use cases shared by the API and the web app:
+// authorization, validation and the transactions behind them. Every use case
+// takes the acting principal explicitly and checks it through Actor.Require,
+// so there is one authorization path whatever the caller.
+package app
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Config tunes the use cases; zero values take the documented defaults.
+type Config struct {
+	// RatePerMinute is the request budget of one API key (spec §8: 600).
+	RatePerMinute int
+	// IdempotencyTTL is how long a stored response is replayed (spec §8: 24h).
+	IdempotencyTTL time.Duration
+	// DefaultMaxMonitors and DefaultMinIntervalSeconds are the quotas given
+	// to new workspaces.
+	DefaultMaxMonitors        int
+	DefaultMinIntervalSeconds int
+}
+
+func (c *Config) defaults() {
+	if c.RatePerMinute == 0 {
+		c.RatePerMinute = 600
+	}
+	if c.IdempotencyTTL == 0 {
+		c.IdempotencyTTL = 24 * time.Hour
+	}
+	if c.DefaultMaxMonitors == 0 {
+		c.DefaultMaxMonitors = 1000
+	}
+	if c.DefaultMinIntervalSeconds == 0 {
+		c.DefaultMinIntervalSeconds = 10
+	}
+}
+
+// App is the set of use cases over one store.
+type App struct {
+	store *store.DB
+	keys  *secrets.Keyring
+	now   func() time.Time
+	log   *slog.Logger
+	cfg   Config
+
+	// touched remembers when each key's last-used time was last written, so
+	// a busy key costs one write a minute, not one per request.
+	touched sync.Map // key id → time.Time
+}
+
+// New wires the use cases. now is the clock; tests freeze it. Times are
+// kept to the microsecond, the precision both databases store.
+func New(db *store.DB, keys *secrets.Keyring, now func() time.Time, log *slog.Logger, cfg Config) *App {
+	cfg.defaults()
+	if now == nil {
+		now = time.Now
+	}
+	return &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg}
+}
+
+// Now is the application clock.
+func (a *App) Now() time.Time { return a.now() }
+
+// Config returns the effective configuration.
+func (a *App) Config() Config { return a.cfg }

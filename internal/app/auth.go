@@ -1,0 +1,164 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// KeyPrefix starts every API key secret, so leaked keys are easy to scan for.
+const KeyPrefix = "tsk_"
+
+// Actor is who acts, in which workspace, with which powers. Build it with
+// Authenticate (API keys) or, later, from a web session; check it with
+// Require.
+type Actor struct {
+	UserID      string
+	KeyID       string // "" for a web session
+	WorkspaceID string
+	Role        monitor.Role
+	// Scopes the key carries; ignored for web sessions, which act with their
+	// role's full grant.
+	Scopes []monitor.Scope
+}
+
+// Require reports whether the actor may act with scope s right now: the key
+// must carry the scope, and its creator's current role must grant it.
+func (a Actor) Require(s monitor.Scope) error {
+	if a.KeyID != "" && !slices.Contains(a.Scopes, s) {
+		return &monitor.Error{Kind: monitor.KindInsufficientScope, Message: fmt.Sprintf("this API key lacks the scope %s", s)}
+	}
+	if !a.Role.Grants(s) {
+		return &monitor.Error{Kind: monitor.KindForbidden, Message: fmt.Sprintf("the role %s in this workspace does not allow %s", a.Role, s)}
+	}
+	return nil
+}
+
+// Principal is an identified API key, before any workspace rule is applied.
+type Principal struct {
+	grant store.KeyGrant
+}
+
+// KeyID identifies the key; it names the key's rate-limit bucket.
+func (p Principal) KeyID() string { return p.grant.Key.ID }
+
+var errBadKey = &monitor.Error{Kind: monitor.KindUnauthenticated, Message: "missing or invalid API key"}
+
+// Authenticate identifies an API key. It fails only with KindUnauthenticated;
+// workspace and role rules are applied by Principal.Actor, after the caller
+// had a chance to count the request against the key's rate limit.
+func (a *App) Authenticate(ctx context.Context, secret, workspaceID string) (Principal, error) {
+	if !strings.HasPrefix(secret, KeyPrefix) || len(secret) < len(KeyPrefix)+32 || len(secret) > 128 {
+		return Principal{}, errBadKey
+	}
+	sum := sha256.Sum256([]byte(secret))
+	g, err := a.store.KeyGrantByHash(ctx, sum[:], workspaceID)
+	if err != nil {
+		if monitor.KindOf(err) == monitor.KindNotFound {
+			return Principal{}, errBadKey
+		}
+		return Principal{}, err
+	}
+	if !g.Key.RevokedAt.IsZero() {
+		return Principal{}, errBadKey
+	}
+	a.touchKey(ctx, g.Key.ID)
+	return Principal{grant: g}, nil
+}
+
+// Actor applies the workspace rules of DESIGN §3 to an identified key.
+func (p Principal) Actor(workspaceHeader string) (Actor, error) {
+	k := p.grant.Key
+	switch {
+	case k.WorkspaceID != "" && workspaceHeader != "" && workspaceHeader != k.WorkspaceID:
+		return Actor{}, &monitor.Error{Kind: monitor.KindForbidden, Message: "this API key is bound to another workspace"}
+	case k.WorkspaceID == "" && workspaceHeader == "":
+		return Actor{}, &monitor.Error{Kind: monitor.KindWorkspaceRequired, Message: "an account-wide API key must send X-Workspace-Id"}
+	case p.grant.Role == "":
+		return Actor{}, &monitor.Error{Kind: monitor.KindForbidden, Message: "the key's owner is not a member of this workspace"}
+	}
+	return Actor{
+		UserID:      k.UserID,
+		KeyID:       k.ID,
+		WorkspaceID: p.grant.WorkspaceID,
+		Role:        p.grant.Role,
+		Scopes:      k.Scopes,
+	}, nil
+}
+
+func (a *App) touchKey(ctx context.Context, keyID string) {
+	now := a.now()
+	if last, ok := a.touched.Load(keyID); ok && now.Sub(last.(time.Time)) < time.Minute {
+		return
+	}
+	a.touched.Store(keyID, now)
+	if err := a.store.TouchAPIKey(ctx, keyID, now); err != nil && !errors.Is(err, context.Canceled) {
+		a.log.WarnContext(ctx, "recording key use failed", "key", keyID, "err", err)
+	}
+}
+
+// NewKey is a freshly created API key; Secret is shown once and never again.
+type NewKey struct {
+	Key    store.APIKey
+	Secret string
+}
+
+// KeyRequest describes a key to create.
+type KeyRequest struct {
+	Name        string
+	WorkspaceID string // "" for account-wide
+	Scopes      []monitor.Scope
+}
+
+// CreateKey makes an API key for the acting user. Only owners and admins
+// manage keys; a key may carry any scope, but never does more than its
+// creator's role grants at the time of each request.
+func (a *App) CreateKey(ctx context.Context, creator Actor, req KeyRequest) (NewKey, error) {
+	if !creator.Role.ManagesKeys() {
+		return NewKey{}, &monitor.Error{Kind: monitor.KindForbidden, Message: "only owners and admins create API keys"}
+	}
+	if creator.KeyID != "" {
+		return NewKey{}, &monitor.Error{Kind: monitor.KindForbidden, Message: "API keys cannot create API keys"}
+	}
+	return a.createKey(ctx, creator.UserID, req)
+}
+
+func (a *App) createKey(ctx context.Context, userID string, req KeyRequest) (NewKey, error) {
+	if len(req.Scopes) == 0 {
+		return NewKey{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "a key needs at least one scope",
+			Fields: []monitor.FieldError{{Pointer: "/scopes", Message: "must not be empty"}}}
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return NewKey{}, err
+	}
+	secret := KeyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	sum := sha256.Sum256([]byte(secret))
+	scopes := slices.Clone(req.Scopes)
+	slices.Sort(scopes)
+	scopes = slices.Compact(scopes)
+	k := store.APIKey{
+		ID:          ids.New(ids.Key, a.now()),
+		UserID:      userID,
+		WorkspaceID: req.WorkspaceID,
+		Name:        req.Name,
+		Hash:        sum[:],
+		Prefix:      secret[:len(KeyPrefix)+6],
+		Scopes:      scopes,
+		CreatedAt:   a.now(),
+	}
+	if err := a.store.CreateAPIKey(ctx, k); err != nil {
+		return NewKey{}, err
+	}
+	return NewKey{Key: k, Secret: secret}, nil
+}

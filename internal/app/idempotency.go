@@ -1,0 +1,104 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// idempotencyLock is how long an unfinished first request holds its key
+// before a retry may take over (the first request crashed).
+const idempotencyLock = 2 * time.Minute
+
+// Fingerprint identifies a request for idempotency: method, path and the
+// body in canonical JSON form (key order and spacing do not matter). A body
+// that is not JSON is hashed as sent.
+func Fingerprint(method, path string, body []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte(method))
+	h.Write([]byte{0})
+	h.Write([]byte(path))
+	h.Write([]byte{0})
+	h.Write(canonicalJSON(body))
+	return h.Sum(nil)
+}
+
+func canonicalJSON(body []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return body
+	}
+	out, err := json.Marshal(v) // maps marshal with sorted keys
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// Replay is a stored response to send again.
+type Replay struct {
+	Status int
+	Header map[string]string
+	Body   []byte
+}
+
+// IdempotentRequest is one claimed Idempotency-Key. Finish stores the
+// response (or releases the key on a server error).
+type IdempotentRequest struct {
+	app   *App
+	scope store.IdempotencyScope
+}
+
+// BeginIdempotent claims key for this actor. It returns either a replay of
+// the stored response, or a claim the caller must Finish.
+func (a *App) BeginIdempotent(ctx context.Context, actor Actor, key string, fingerprint []byte) (*Replay, *IdempotentRequest, error) {
+	if key == "" || len(key) > 255 {
+		return nil, nil, &monitor.Error{Kind: monitor.KindInvalid, Message: "Idempotency-Key must be 1 to 255 characters",
+			Fields: []monitor.FieldError{{Pointer: "header.Idempotency-Key", Message: "must be 1 to 255 characters"}}}
+	}
+	s := store.IdempotencyScope{WorkspaceID: actor.WorkspaceID, KeyID: actor.KeyID, Key: key}
+	rec, acquired, err := a.store.BeginIdempotent(ctx, s, fingerprint, a.now(), a.cfg.IdempotencyTTL, idempotencyLock)
+	if err != nil {
+		return nil, nil, err
+	}
+	if acquired {
+		return nil, &IdempotentRequest{app: a, scope: s}, nil
+	}
+	if !bytes.Equal(rec.Fingerprint, fingerprint) {
+		return nil, nil, &monitor.Error{Kind: monitor.KindIdempotencyMismatch,
+			Message: "this Idempotency-Key was already used with a different request"}
+	}
+	if !rec.Done {
+		return nil, nil, &monitor.Error{Kind: monitor.KindIdempotencyInProgress,
+			Message: "a request with this Idempotency-Key is still in progress; retry later"}
+	}
+	r := &Replay{Status: rec.Status, Body: rec.Body}
+	if len(rec.Header) > 0 {
+		if err := json.Unmarshal(rec.Header, &r.Header); err != nil {
+			return nil, nil, err
+		}
+	}
+	return r, nil, nil
+}
+
+// Finish stores the response for replay; a 5xx releases the key instead, so
+// the client may retry.
+func (r *IdempotentRequest) Finish(ctx context.Context, status int, header map[string]string, body []byte) error {
+	// The response must be recorded even if the client went away.
+	ctx = context.WithoutCancel(ctx)
+	if status >= 500 {
+		return r.app.store.AbandonIdempotent(ctx, r.scope)
+	}
+	h, err := json.Marshal(header)
+	if err != nil {
+		return err
+	}
+	return r.app.store.FinishIdempotent(ctx, r.scope, status, h, body)
+}

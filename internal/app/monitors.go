@@ -1,0 +1,228 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+func invalid(fields []monitor.FieldError) error {
+	return &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields", Fields: fields}
+}
+
+// authAAD binds a sealed credential to its monitor, so ciphertexts cannot be
+// swapped between rows.
+func authAAD(monitorID string) []byte { return []byte("monitor-auth:" + monitorID) }
+
+func (a *App) sealAuth(monitorID string, auth *monitor.Auth) ([]byte, error) {
+	if auth == nil {
+		return nil, nil
+	}
+	plain, err := json.Marshal(auth)
+	if err != nil {
+		return nil, err
+	}
+	return a.keys.Seal(plain, authAAD(monitorID))
+}
+
+// MonitorAuth decrypts a monitor's credential, in memory, for a check.
+func (a *App) MonitorAuth(ctx context.Context, wsID, monitorID string) (*monitor.Auth, error) {
+	sealed, err := a.store.MonitorAuth(ctx, wsID, monitorID)
+	if err != nil || sealed == nil {
+		return nil, err
+	}
+	plain, err := a.keys.Open(sealed, authAAD(monitorID))
+	if err != nil {
+		return nil, fmt.Errorf("monitor %s credential: %w", monitorID, err)
+	}
+	var auth monitor.Auth
+	if err := json.Unmarshal(plain, &auth); err != nil {
+		return nil, err
+	}
+	return &auth, nil
+}
+
+// checkQuota applies the workspace's quotas to a draft.
+func (a *App) workspaceQuota(ctx context.Context, actor Actor, d *monitor.Draft) (maxMonitors int, err error) {
+	ws, err := a.store.Workspace(ctx, actor.WorkspaceID)
+	if err != nil {
+		return 0, err
+	}
+	if d.IntervalSeconds < ws.MinIntervalSeconds {
+		return 0, &monitor.Error{Kind: monitor.KindQuota,
+			Message: fmt.Sprintf("this workspace's plan allows intervals of at least %d seconds", ws.MinIntervalSeconds)}
+	}
+	return ws.MaxMonitors, nil
+}
+
+// CreateMonitor validates and stores a new monitor.
+func (a *App) CreateMonitor(ctx context.Context, actor Actor, d monitor.Draft) (monitor.Monitor, error) {
+	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+		return monitor.Monitor{}, err
+	}
+	if errs := d.Normalize(); len(errs) > 0 {
+		return monitor.Monitor{}, invalid(errs)
+	}
+	maxMonitors, err := a.workspaceQuota(ctx, actor, &d)
+	if err != nil {
+		return monitor.Monitor{}, err
+	}
+	now := a.now()
+	m := monitor.Monitor{
+		ID:              ids.New(ids.Monitor, now),
+		WorkspaceID:     actor.WorkspaceID,
+		Type:            d.Type,
+		Name:            d.Name,
+		Config:          d.Config,
+		IntervalSeconds: d.IntervalSeconds,
+		State:           monitor.StatePending,
+		StateSince:      now,
+		Paused:          d.Paused,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+	}
+	if d.Paused {
+		m.State = monitor.StatePaused
+	}
+	sealed, err := a.sealAuth(m.ID, d.Auth)
+	if err != nil {
+		return monitor.Monitor{}, err
+	}
+	if err := a.store.CreateMonitor(ctx, m, sealed, maxMonitors); err != nil {
+		return monitor.Monitor{}, err
+	}
+	return m, nil
+}
+
+// GetMonitor returns one monitor of the actor's workspace.
+func (a *App) GetMonitor(ctx context.Context, actor Actor, id string) (monitor.Monitor, error) {
+	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+		return monitor.Monitor{}, err
+	}
+	return a.store.GetMonitor(ctx, actor.WorkspaceID, id)
+}
+
+// ListMonitors pages through the workspace's monitors in creation order.
+func (a *App) ListMonitors(ctx context.Context, actor Actor, p PageRequest) (Page[monitor.Monitor], error) {
+	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+		return Page[monitor.Monitor]{}, err
+	}
+	after, limit, err := p.decode()
+	if err != nil {
+		return Page[monitor.Monitor]{}, err
+	}
+	// One extra row tells whether another page exists.
+	ms, err := a.store.ListMonitors(ctx, actor.WorkspaceID, after, limit+1)
+	if err != nil {
+		return Page[monitor.Monitor]{}, err
+	}
+	total, err := a.store.CountMonitors(ctx, actor.WorkspaceID)
+	if err != nil {
+		return Page[monitor.Monitor]{}, err
+	}
+	page := Page[monitor.Monitor]{Items: ms, Total: total, HasTotal: true}
+	if len(ms) > limit {
+		page.Items = ms[:limit]
+		page.NextCursor = encodeCursor(ms[limit-1].ID)
+	}
+	return page, nil
+}
+
+// AuthChange says what an update does to a monitor's credential.
+type AuthChange int
+
+const (
+	AuthKeep AuthChange = iota
+	AuthReplace
+	AuthRemove
+)
+
+// MonitorUpdate computes the new draft of a monitor from its current state.
+// It returns the draft and what to do with the stored credential.
+type MonitorUpdate func(cur monitor.Monitor) (monitor.Draft, AuthChange, error)
+
+// UpdateMonitor applies an update and validates the result as a whole.
+func (a *App) UpdateMonitor(ctx context.Context, actor Actor, id string, update MonitorUpdate) (monitor.Monitor, error) {
+	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+		return monitor.Monitor{}, err
+	}
+	cur, err := a.store.GetMonitor(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return monitor.Monitor{}, err
+	}
+	d, change, err := update(cur)
+	if err != nil {
+		return monitor.Monitor{}, err
+	}
+	if change == AuthKeep && cur.Config.AuthSet != nil {
+		// Validate with the kept credential in place, without decrypting it.
+		switch cur.Config.AuthSet.Type {
+		case monitor.AuthBasic:
+			d.Auth = &monitor.Auth{Type: monitor.AuthBasic, Username: cur.Config.AuthSet.Username, Password: "kept"}
+		case monitor.AuthBearer:
+			d.Auth = &monitor.Auth{Type: monitor.AuthBearer, Token: "kept"}
+		case monitor.AuthHeader:
+			d.Auth = &monitor.Auth{Type: monitor.AuthHeader, Header: cur.Config.AuthSet.Header, Value: "kept"}
+		}
+	}
+	if change == AuthRemove {
+		d.Auth = nil
+	}
+	if errs := d.Normalize(); len(errs) > 0 {
+		return monitor.Monitor{}, invalid(errs)
+	}
+	if d.IntervalSeconds != cur.IntervalSeconds {
+		if _, err := a.workspaceQuota(ctx, actor, &d); err != nil {
+			return monitor.Monitor{}, err
+		}
+	}
+	m := cur
+	m.Name, m.Config, m.IntervalSeconds = d.Name, d.Config, d.IntervalSeconds
+	m.UpdatedAt = a.now()
+	var sealed []byte
+	if change == AuthReplace {
+		if sealed, err = a.sealAuth(m.ID, d.Auth); err != nil {
+			return monitor.Monitor{}, err
+		}
+	}
+	if err := a.store.UpdateMonitor(ctx, m, sealed, change == AuthKeep); err != nil {
+		return monitor.Monitor{}, err
+	}
+	return m, nil
+}
+
+// SetPaused pauses (no checks run) or resumes a monitor. Resuming starts
+// over from PENDING: nothing is known until the next check.
+func (a *App) SetPaused(ctx context.Context, actor Actor, id string, paused bool) (monitor.Monitor, error) {
+	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+		return monitor.Monitor{}, err
+	}
+	m, err := a.store.GetMonitor(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return monitor.Monitor{}, err
+	}
+	if m.Paused == paused {
+		return m, nil
+	}
+	now := a.now()
+	m.Paused, m.UpdatedAt, m.StateSince = paused, now, now
+	m.State = monitor.StatePending
+	if paused {
+		m.State = monitor.StatePaused
+	}
+	if err := a.store.UpdateMonitor(ctx, m, nil, true); err != nil {
+		return monitor.Monitor{}, err
+	}
+	return m, nil
+}
+
+// DeleteMonitor removes a monitor.
+func (a *App) DeleteMonitor(ctx context.Context, actor Actor, id string) error {
+	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+		return err
+	}
+	return a.store.DeleteMonitor(ctx, actor.WorkspaceID, id)
+}

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// Page is one page of a list.
+type Page[T any] struct {
+	Items      []T
+	NextCursor string // "" on the last page
+	Total      int
+	HasTotal   bool
+}
+
+// PageRequest asks for one page; Cursor is opaque to clients.
+type PageRequest struct {
+	Cursor string
+	Limit  int
+}
+
+// cursor is the decoded form of an opaque cursor: the sort key of the last
+// item seen. Ids sort by creation, so keyset pages stay stable while rows
+// are inserted.
+type cursor struct {
+	V     int    `json:"v"`
+	After string `json:"a"`
+}
+
+const (
+	DefaultPageLimit = 50
+	MaxPageLimit     = 100
+)
+
+func encodeCursor(after string) string {
+	b, _ := json.Marshal(cursor{V: 1, After: after})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (p PageRequest) decode() (after string, limit int, err error) {
+	limit = p.Limit
+	if limit == 0 {
+		limit = DefaultPageLimit
+	}
+	if limit < 1 || limit > MaxPageLimit {
+		return "", 0, &monitor.Error{Kind: monitor.KindInvalid, Message: "limit must be between 1 and 100",
+			Fields: []monitor.FieldError{{Pointer: "query.limit", Message: "must be between 1 and 100"}}}
+	}
+	if p.Cursor == "" {
+		return "", limit, nil
+	}
+	bad := &monitor.Error{Kind: monitor.KindInvalid, Message: "cursor is not a value returned as nextCursor",
+		Fields: []monitor.FieldError{{Pointer: "query.cursor", Message: "is not a value returned as nextCursor"}}}
+	b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+	if err != nil {
+		return "", 0, bad
+	}
+	var c cursor
+	if json.Unmarshal(b, &c) != nil || c.V != 1 || c.After == "" {
+		return "", 0, bad
+	}
+	return c.After, limit, nil
+}

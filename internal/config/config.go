@@ -1,0 +1,160 @@
+// Package config builds the typed configuration from flags and TOCSIN_*
+// environment variables, validates it as a whole and prints it redacted.
+// Only cmd imports it.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/secrets"
+)
+
+// Config is everything `tocsin serve` needs.
+type Config struct {
+	Listen          string
+	DatabaseURL     string
+	DataDir         string
+	BaseURL         string
+	SecretKeys      string // TOCSIN_SECRET_KEYS; never printed
+	LogLevel        string
+	LogFormat       string
+	ShutdownTimeout time.Duration
+}
+
+// setting ties a flag to its environment variable.
+type setting struct {
+	flag, env, usage string
+	def              string
+	dst              *string
+}
+
+func settings(c *Config, timeout *string) []setting {
+	return []setting{
+		{"listen", "TOCSIN_LISTEN", "address to listen on", ":8080", &c.Listen},
+		{"database-url", "TOCSIN_DATABASE_URL", "postgres://… for PostgreSQL; default: SQLite in the data dir", "", &c.DatabaseURL},
+		{"data-dir", "TOCSIN_DATA_DIR", "where SQLite and the generated key file live", "./tocsin-data", &c.DataDir},
+		{"base-url", "TOCSIN_BASE_URL", "public URL of this service; default http://localhost:<port>", "", &c.BaseURL},
+		{"secret-keys", "TOCSIN_SECRET_KEYS", "keyring for secrets at rest: k2:<64 hex>,k1:<64 hex> (first encrypts)", "", &c.SecretKeys},
+		{"log-level", "TOCSIN_LOG_LEVEL", "debug, info, warn or error", "info", &c.LogLevel},
+		{"log-format", "TOCSIN_LOG_FORMAT", "text or json", "text", &c.LogFormat},
+		{"shutdown-timeout", "TOCSIN_SHUTDOWN_TIMEOUT", "how long SIGTERM waits for in-flight requests", "30s", timeout},
+	}
+}
+
+// Parse reads flags (which win) over environment variables over defaults.
+// extra may register a command's own flags. Call Validate (serve) or
+// ValidateDatabase (admin commands) next; both report all problems at once.
+func Parse(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (Config, error) {
+	var c Config
+	var timeout string
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	for _, s := range settings(&c, &timeout) {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		fs.StringVar(s.dst, s.flag, def, s.usage+" (env "+s.env+")")
+	}
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	var problems []error
+	d, err := time.ParseDuration(timeout)
+	if err != nil || d <= 0 {
+		problems = append(problems, fmt.Errorf("shutdown-timeout: %q is not a positive duration such as 30s", timeout))
+	}
+	c.ShutdownTimeout = d
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = "sqlite:" + filepath.Join(c.DataDir, "tocsin.db")
+	}
+	if c.BaseURL == "" {
+		_, port, _ := net.SplitHostPort(c.Listen)
+		c.BaseURL = "http://localhost:" + port
+	}
+	return c, errors.Join(problems...)
+}
+
+// IsPostgres reports whether the database is PostgreSQL.
+func (c Config) IsPostgres() bool {
+	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
+}
+
+// ValidateDatabase checks what every command needs: the database.
+func (c Config) ValidateDatabase() error {
+	if !c.IsPostgres() && !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !strings.HasPrefix(c.DatabaseURL, "file:") {
+		return fmt.Errorf("database-url: must start with postgres://, postgresql://, sqlite: or file:")
+	}
+	return nil
+}
+
+// Validate checks everything serve needs and lists every problem.
+func (c Config) Validate() error {
+	var p []error
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		p = append(p, fmt.Errorf("listen: %q must be host:port or :port", c.Listen))
+	}
+	if err := c.ValidateDatabase(); err != nil {
+		p = append(p, err)
+	}
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p = append(p, fmt.Errorf("base-url: %q must be an absolute http(s) URL", c.BaseURL))
+	} else if u.Path != "" && u.Path != "/" {
+		p = append(p, fmt.Errorf("base-url: %q must not have a path", c.BaseURL))
+	}
+	if c.SecretKeys != "" {
+		if _, err := secrets.ParseKeyring(c.SecretKeys); err != nil {
+			p = append(p, fmt.Errorf("secret-keys: %w", err))
+		}
+	} else if c.IsPostgres() {
+		p = append(p, errors.New("secret-keys: required with PostgreSQL, so every node encrypts with the same keys; generate one with `tocsin secret-key`"))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		p = append(p, fmt.Errorf("log-level: %q must be debug, info, warn or error", c.LogLevel))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		p = append(p, fmt.Errorf("log-format: %q must be text or json", c.LogFormat))
+	}
+	return errors.Join(p...)
+}
+
+// Redacted prints the configuration with secrets hidden.
+func (c Config) Redacted() string {
+	keys := "(none: key file in data dir)"
+	if c.SecretKeys != "" {
+		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
+	}
+	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s",
+		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout)
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	if u.User == nil {
+	} else if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "REDACTED")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "REDACTED")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}

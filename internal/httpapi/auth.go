@@ -1,0 +1,101 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// metaScope is the Operation.Metadata key holding the scope an operation
+// needs; operations without it are public.
+const metaScope = "scope"
+
+// writeErr writes the envelope from inside a huma middleware.
+func writeErr(ctx huma.Context, err error) {
+	r := fromError(ctx.Context(), err)
+	r.Err.RequestID = requestIDFrom(ctx.Context())
+	if r.status == 499 {
+		return
+	}
+	ctx.SetHeader("Content-Type", "application/json")
+	if r.status == 401 {
+		ctx.SetHeader("WWW-Authenticate", `Bearer realm="tocsin"`)
+	}
+	ctx.SetStatus(r.status)
+	_ = json.NewEncoder(ctx.BodyWriter()).Encode(r)
+}
+
+// authenticate runs the one authorization path for every API route:
+// identify the key, count the request against its rate limit, apply the
+// workspace rules, then require the operation's scope.
+func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
+	scope, _ := ctx.Operation().Metadata[metaScope].(monitor.Scope)
+	if scope == "" {
+		next(ctx)
+		return
+	}
+	c := ctx.Context()
+	secret, ok := bearer(ctx.Header("Authorization"))
+	if !ok {
+		writeErr(ctx, &monitor.Error{Kind: monitor.KindUnauthenticated, Message: "send an API key as Authorization: Bearer <key>"})
+		return
+	}
+	wsHeader := strings.TrimSpace(ctx.Header("X-Workspace-Id"))
+	p, err := s.app.Authenticate(c, secret, wsHeader)
+	if err != nil {
+		writeErr(ctx, err)
+		return
+	}
+	rs, err := s.app.TakeRate(c, "key:"+p.KeyID())
+	if err != nil {
+		writeErr(ctx, err)
+		return
+	}
+	ctx.SetHeader("X-RateLimit-Limit", strconv.Itoa(rs.Limit))
+	ctx.SetHeader("X-RateLimit-Remaining", strconv.Itoa(rs.Remaining))
+	ctx.SetHeader("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(rs.Reset)))
+	if !rs.Allowed {
+		ctx.SetHeader("Retry-After", strconv.Itoa(ceilSeconds(rs.RetryAfter)))
+		writeErr(ctx, &monitor.Error{Kind: monitor.KindRateLimited,
+			Message: "rate limit of " + strconv.Itoa(rs.Limit) + " requests per minute exceeded"})
+		return
+	}
+	actor, err := p.Actor(wsHeader)
+	if err == nil {
+		err = actor.Require(scope)
+	}
+	if err != nil {
+		writeErr(ctx, err)
+		return
+	}
+	next(huma.WithValue(ctx, actorKey, actor))
+}
+
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+func ceilSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Second - 1) / time.Second)
+}
+
+// actorFrom returns the actor the authenticate middleware admitted.
+func actorFrom(ctx context.Context) app.Actor {
+	a, _ := ctx.Value(actorKey).(app.Actor)
+	return a
+}

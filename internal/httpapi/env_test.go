@@ -1,0 +1,308 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/httpapi"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/internal/store"
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+// clock is the test's settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time // zero: real time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.t.IsZero() {
+		return time.Now()
+	}
+	return c.t
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// env is a real server on loopback over a real database, seeded with two
+// workspaces: A, where a user of every role is a member, and B, where only
+// its own owner is.
+type env struct {
+	t     *testing.T
+	db    *store.DB
+	app   *app.App
+	api   *httpapi.Server
+	srv   *httptest.Server
+	clock *clock
+	wsA   store.Workspace
+	wsB   store.Workspace
+	// emails of A's members by role; ownerB owns B.
+	members map[monitor.Role]string
+	ownerB  string
+	check   validator.Validator
+}
+
+func forEachEngine(t *testing.T, f func(t *testing.T, e *env)) {
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) { f(t, newEnv(t, eng)) })
+	}
+}
+
+func newEnv(t *testing.T, eng storetest.Engine) *env {
+	t.Helper()
+	ctx := context.Background()
+	db := storetest.OpenDB(t, eng)
+	spec, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := secrets.ParseKeyring(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a := app.New(db, kr, c.Now, log, app.Config{})
+	e := &env{t: t, db: db, app: a, clock: c, members: map[monitor.Role]string{}}
+	for _, r := range monitor.Roles {
+		email := string(r) + "@a.test"
+		u, err := a.CreateUser(ctx, app.UserRequest{Email: email, Workspace: "ws-a", Role: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.wsA = u.Workspace
+		e.members[r] = email
+	}
+	u, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@b.test", Workspace: "ws-b", Role: monitor.RoleOwner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wsB, e.ownerB = u.Workspace, u.User.Email
+
+	// The API must be reachable at the URL its document names.
+	mux := http.NewServeMux()
+	e.srv = httptest.NewUnstartedServer(nil)
+	e.api = httpapi.New(a, log, httpapi.Options{BaseURL: "http://" + e.srv.Listener.Addr().String()})
+	mux.Handle("/", e.api)
+	e.srv.Config.Handler = httpapi.Observe(log, mux)
+	e.srv.Start()
+	t.Cleanup(e.srv.Close)
+	e.check = e.validator()
+	return e
+}
+
+// validator checks responses against the document the server serves.
+func (e *env) validator() validator.Validator {
+	e.t.Helper()
+	resp, err := http.Get(e.srv.URL + "/api/v1/openapi.json")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	doc, err := libopenapi.NewDocument(b)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		e.t.Fatalf("openapi document: %v", errs)
+	}
+	return v
+}
+
+// key creates an API key for a user through the operator path.
+func (e *env) key(email, ws string, accountWide bool, scopes ...monitor.Scope) string {
+	e.t.Helper()
+	var s []string
+	for _, sc := range scopes {
+		s = append(s, string(sc))
+	}
+	k, err := e.app.CreateKeyForUser(context.Background(), app.OperatorKeyRequest{Email: email, Workspace: ws, AccountWide: accountWide, Scopes: s})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return k.Secret
+}
+
+// ownerKey is a full-powered key bound to workspace A.
+func (e *env) ownerKey() string {
+	return e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.Scopes...)
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v: %s", err, r.body)
+	}
+	return m
+}
+
+// code returns error.code, failing the test when the body is not the
+// spec's error envelope with a requestId.
+func (r response) code(t testing.TB) string {
+	t.Helper()
+	m := r.json(t)
+	eo, ok := m["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("status %d body is not an error envelope: %s", r.status, r.body)
+	}
+	if eo["message"] == "" || eo["requestId"] == nil || eo["requestId"] != r.header.Get("X-Request-Id") {
+		t.Fatalf("error envelope lacks message or matching requestId: %s (X-Request-Id %q)", r.body, r.header.Get("X-Request-Id"))
+	}
+	c, _ := eo["code"].(string)
+	return c
+}
+
+// req is one request; headers are name, value pairs.
+func (e *env) req(method, path, key string, body any, headers ...string) response {
+	e.t.Helper()
+	return e.send(e.t, method, path, key, body, headers...)
+}
+
+func (e *env) send(t testing.TB, method, path, key string, body any, headers ...string) response {
+	t.Helper()
+	var rd io.Reader
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if raw != nil {
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.validate(t, req, raw, resp, b)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// validate checks every response the tests see against the served document.
+func (e *env) validate(t testing.TB, req *http.Request, reqBody []byte, resp *http.Response, body []byte) {
+	t.Helper()
+	if !strings.HasPrefix(req.URL.Path, httpapi.Prefix+"/") || req.URL.Path == httpapi.Prefix+"/openapi.json" {
+		return
+	}
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+		if _, _, found := e.findOperation(req); !found {
+			return // an unknown route: nothing in the document to check against
+		}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	if ok, errs := e.check.ValidateHttpResponse(req, resp); !ok {
+		var msgs []string
+		for _, ve := range errs {
+			msgs = append(msgs, ve.Message+": "+ve.Reason)
+			for _, se := range ve.SchemaValidationErrors {
+				msgs = append(msgs, "  "+se.FieldPath+": "+se.Reason)
+			}
+		}
+		t.Errorf("%s %s → %d does not match the OpenAPI document:\n%s\nbody: %s", req.Method, req.URL.Path, resp.StatusCode, strings.Join(msgs, "\n"), body)
+	}
+}
+
+func (e *env) findOperation(req *http.Request) (string, string, bool) {
+	for path, item := range e.api.OpenAPI().Paths {
+		if !matchPath(path, req.URL.Path) {
+			continue
+		}
+		ops := map[string]*huma.Operation{"GET": item.Get, "POST": item.Post, "PATCH": item.Patch, "DELETE": item.Delete, "PUT": item.Put}
+		if ops[req.Method] != nil {
+			return path, req.Method, true
+		}
+	}
+	return "", "", false
+}
+
+func matchPath(tmpl, path string) bool {
+	a, b := strings.Split(tmpl, "/"), strings.Split(path, "/")
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if strings.HasPrefix(a[i], "{") {
+			continue
+		}
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// The response check must be able to fail, or it proves nothing.
+func TestResponseValidatorRejectsMismatch(t *testing.T) {
+	e := newEnv(t, storetest.Engines(t)[0])
+	req, _ := http.NewRequest("GET", e.srv.URL+"/api/v1/monitors/mon_x", nil)
+	for _, tc := range []struct {
+		status int
+		body   string
+	}{
+		{200, `{"id": 5}`},
+		{404, `{"message": "not the envelope"}`},
+	} {
+		resp := &http.Response{StatusCode: tc.status, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(tc.body)), Request: req}
+		if ok, _ := e.check.ValidateHttpResponse(req, resp); ok {
+			t.Errorf("%d %s passed validation", tc.status, tc.body)
+		}
+	}
+}

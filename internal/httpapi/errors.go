@@ -1,0 +1,225 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// ErrorResponse is the one error body of the API (spec §7):
+// {"error": {"code", "message", "details"?, "requestId"}}.
+type ErrorResponse struct {
+	Err    ErrorObject `json:"error"`
+	status int
+}
+
+// ErrorObject carries a stable code, a sentence for humans, and where the
+// request was at fault, the fields.
+type ErrorObject struct {
+	Code      string        `json:"code" doc:"Stable machine-readable error code, e.g. validation_error." example:"validation_error"`
+	Message   string        `json:"message" doc:"What went wrong, for humans."`
+	Details   []FieldDetail `json:"details,omitempty" doc:"For validation errors: every failing field."`
+	RequestID string        `json:"requestId,omitempty" doc:"Identifies the request in the service's logs; also sent as X-Request-Id."`
+}
+
+// FieldDetail names one failing input. Body fields are named by a JSON
+// pointer (RFC 6901); query parameters and headers by location and name.
+// The offending value is never echoed back: it may be a secret.
+type FieldDetail struct {
+	Pointer   string `json:"pointer,omitempty" doc:"JSON pointer into the request body, e.g. /config/url."`
+	Parameter string `json:"parameter,omitempty" doc:"For parameters: where and which, e.g. query.limit or header.Idempotency-Key."`
+	Message   string `json:"message"`
+}
+
+func (e *ErrorResponse) Error() string  { return e.Err.Code + ": " + e.Err.Message }
+func (e *ErrorResponse) GetStatus() int { return e.status }
+
+// kinds maps every error kind to its HTTP status and code (DESIGN §2). It is
+// the only place domain errors become HTTP.
+var kinds = map[monitor.Kind]struct {
+	status int
+	code   string
+}{
+	monitor.KindInternal:              {http.StatusInternalServerError, "internal"},
+	monitor.KindNotFound:              {http.StatusNotFound, "not_found"},
+	monitor.KindInvalid:               {http.StatusUnprocessableEntity, "validation_error"},
+	monitor.KindUnauthenticated:       {http.StatusUnauthorized, "unauthorized"},
+	monitor.KindInsufficientScope:     {http.StatusForbidden, "insufficient_scope"},
+	monitor.KindForbidden:             {http.StatusForbidden, "forbidden"},
+	monitor.KindWorkspaceRequired:     {http.StatusBadRequest, "workspace_required"},
+	monitor.KindQuota:                 {http.StatusPaymentRequired, "quota_exceeded"},
+	monitor.KindFeatureUnavailable:    {http.StatusForbidden, "feature_unavailable"},
+	monitor.KindConflict:              {http.StatusConflict, "conflict"},
+	monitor.KindIdempotencyMismatch:   {http.StatusConflict, "idempotency_conflict"},
+	monitor.KindIdempotencyInProgress: {http.StatusConflict, "idempotency_in_progress"},
+	monitor.KindRateLimited:           {http.StatusTooManyRequests, "rate_limited"},
+}
+
+// statusCodes names the errors huma itself raises, by status.
+var statusCodes = map[int]string{
+	http.StatusBadRequest:            "bad_request",
+	http.StatusUnauthorized:          "unauthorized",
+	http.StatusForbidden:             "forbidden",
+	http.StatusNotFound:              "not_found",
+	http.StatusMethodNotAllowed:      "method_not_allowed",
+	http.StatusNotAcceptable:         "not_acceptable",
+	http.StatusRequestEntityTooLarge: "payload_too_large",
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+	http.StatusUnprocessableEntity:   "validation_error",
+	http.StatusTooManyRequests:       "rate_limited",
+	http.StatusInternalServerError:   "internal",
+}
+
+// fromError turns any error into the envelope. Internal errors are logged
+// here, once, and their text never reaches the client.
+func fromError(ctx context.Context, err error) *ErrorResponse {
+	var er *ErrorResponse
+	if errors.As(err, &er) {
+		return er
+	}
+	var me *monitor.Error
+	if errors.As(err, &me) {
+		k := kinds[me.Kind]
+		r := &ErrorResponse{status: k.status, Err: ErrorObject{Code: k.code, Message: me.Message}}
+		for _, f := range me.Fields {
+			r.Err.Details = append(r.Err.Details, fieldDetail(f.Pointer, f.Message))
+		}
+		if me.Kind != monitor.KindInternal {
+			return r
+		}
+	}
+	if errors.Is(err, context.Canceled) {
+		// The client went away; nobody reads this answer.
+		return &ErrorResponse{status: 499, Err: ErrorObject{Code: "client_closed_request", Message: "the client closed the request"}}
+	}
+	loggerFrom(ctx).ErrorContext(ctx, "request failed", "err", err)
+	return &ErrorResponse{status: http.StatusInternalServerError, Err: ErrorObject{Code: "internal", Message: "internal error; quote the requestId when reporting it"}}
+}
+
+func fieldDetail(where, msg string) FieldDetail {
+	if strings.HasPrefix(where, "/") || where == "" {
+		return FieldDetail{Pointer: where, Message: msg}
+	}
+	return FieldDetail{Parameter: where, Message: msg}
+}
+
+// hugaError replaces huma's error constructor: every error huma raises
+// (schema validation, malformed JSON, oversize bodies…) and every error a
+// handler returns becomes our envelope.
+func humaError(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+	var c context.Context = context.Background()
+	if ctx != nil {
+		c = ctx.Context()
+	}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var me *monitor.Error
+		var er *ErrorResponse
+		if errors.As(err, &me) || errors.As(err, &er) || status >= 500 {
+			r := fromError(c, err)
+			r.Err.RequestID = requestIDFrom(c)
+			return r
+		}
+	}
+	code, ok := statusCodes[status]
+	if !ok {
+		code = strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
+	}
+	r := &ErrorResponse{status: status, Err: ErrorObject{Code: code, Message: humaMessage(status, msg, errs)}}
+	if status >= 500 {
+		loggerFrom(c).ErrorContext(c, "request failed", "msg", msg, "errs", fmt.Sprint(errs))
+		r.Err.Message = "internal error; quote the requestId when reporting it"
+	}
+	seen := map[string]bool{}
+	for _, err := range errs {
+		var d huma.ErrorDetailer
+		if errors.As(err, &d) {
+			det := d.ErrorDetail()
+			where := locationPointer(det.Location)
+			// Schema and domain rules may both flag a field; report it once.
+			if !seen[where] {
+				seen[where] = true
+				r.Err.Details = append(r.Err.Details, fieldDetail(where, det.Message))
+			}
+		}
+	}
+	r.Err.RequestID = requestIDFrom(c)
+	return r
+}
+
+func humaMessage(status int, msg string, errs []error) string {
+	switch status {
+	case http.StatusUnprocessableEntity:
+		return "the request has invalid fields"
+	case http.StatusBadRequest:
+		for _, err := range errs {
+			var d huma.ErrorDetailer
+			if errors.As(err, &d) && strings.HasPrefix(d.ErrorDetail().Location, "body") {
+				return "the request body is not valid JSON"
+			}
+		}
+	case http.StatusUnsupportedMediaType:
+		return "send the request body as Content-Type: application/json"
+	case http.StatusRequestEntityTooLarge:
+		return "the request body is too large"
+	}
+	if msg == "" {
+		return http.StatusText(status)
+	}
+	return msg
+}
+
+// locationPointer turns huma's "body.config.items[3].x" into "/config/items/3/x";
+// other locations ("query.limit") stay as they are.
+func locationPointer(loc string) string {
+	rest, ok := strings.CutPrefix(loc, "body")
+	if !ok {
+		return loc
+	}
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(rest, func(r rune) bool { return r == '.' || r == '[' }) {
+		part = strings.TrimSuffix(part, "]")
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(part, "~", "~0"), "/", "~1"))
+	}
+	if b.Len() == 0 {
+		return "/"
+	}
+	return b.String()
+}
+
+func init() {
+	huma.NewErrorWithContext = humaError
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		return humaError(nil, status, msg, errs...)
+	}
+}
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	loggerKey
+	actorKey
+)
+
+func requestIDFrom(ctx context.Context) string {
+	s, _ := ctx.Value(requestIDKey).(string)
+	return s
+}
+
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}

@@ -1,0 +1,135 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+)
+
+// writeJSONError writes the envelope outside huma (panics, unknown routes).
+func writeJSONError(w http.ResponseWriter, r *http.Request, e *ErrorResponse) {
+	e.Err.RequestID = requestIDFrom(r.Context())
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.status)
+	_ = json.NewEncoder(w).Encode(e)
+}
+
+// validRequestID accepts a caller's X-Request-Id only when it is short and
+// plain, so it is safe to log and echo.
+func validRequestID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// statusWriter remembers the status for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Observe gives every request an id (X-Request-Id, in every log line), a
+// logger, panic recovery and an access-log line. It wraps the whole server,
+// not only the API.
+func Observe(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rid := r.Header.Get("X-Request-Id")
+		if !validRequestID(rid) {
+			rid = ids.New(ids.Request, start)
+		}
+		w.Header().Set("X-Request-Id", rid)
+		l := log.With("requestId", rid)
+		ctx := context.WithValue(r.Context(), requestIDKey, rid)
+		ctx = context.WithValue(ctx, loggerKey, l)
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				l.ErrorContext(ctx, "panic serving request", "panic", p, "method", r.Method, "path", r.URL.Path)
+				if sw.status == 0 {
+					writeJSONError(sw, r, &ErrorResponse{status: http.StatusInternalServerError,
+						Err: ErrorObject{Code: "internal", Message: "internal error; quote the requestId when reporting it"}})
+				}
+			}
+			if l.Enabled(ctx, slog.LevelDebug) || sw.status >= 500 {
+				l.LogAttrs(ctx, levelFor(sw.status), "request", slog.String("method", r.Method),
+					slog.String("path", r.URL.Path), slog.Int("status", sw.status), slog.Duration("took", time.Since(start)))
+			}
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+func levelFor(status int) slog.Level {
+	if status >= 500 {
+		return slog.LevelError
+	}
+	return slog.LevelDebug
+}
+
+// routed answers requests that match no route with the envelope instead of
+// the mux's plain text: 404 not_found, or 405 method_not_allowed with Allow.
+func routed(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		probe := &headerProbe{header: http.Header{}}
+		h.ServeHTTP(probe, r)
+		switch probe.status {
+		case http.StatusMethodNotAllowed:
+			w.Header().Set("Allow", probe.header.Get("Allow"))
+			writeJSONError(w, r, &ErrorResponse{status: http.StatusMethodNotAllowed, Err: ErrorObject{Code: "method_not_allowed",
+				Message: r.Method + " is not allowed here; allowed: " + probe.header.Get("Allow")}})
+		case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+			mux.ServeHTTP(w, r)
+		default:
+			writeJSONError(w, r, &ErrorResponse{status: http.StatusNotFound, Err: ErrorObject{Code: "not_found",
+				Message: "no such route: " + r.Method + " " + strings.ToValidUTF8(r.URL.Path, "?")}})
+		}
+	})
+}
+
+// headerProbe records what the mux's fallback handler would answer.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header         { return p.header }
+func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *headerProbe) WriteHeader(code int)        { p.status = code }

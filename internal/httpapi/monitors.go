@@ -1,0 +1,245 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// inWorkspace is embedded in every authenticated input to document the
+// header; the authenticate middleware reads it.
+type inWorkspace struct {
+	WorkspaceID string `header:"X-Workspace-Id" maxLength:"64" doc:"The workspace to act in. Required for account-wide keys; a workspace-bound key may omit it or must name its own workspace."`
+}
+
+type monitorID struct {
+	inWorkspace
+	ID string `path:"id" maxLength:"64" doc:"Monitor id (mon_…)."`
+}
+
+type monitorBody struct {
+	Body Monitor
+}
+
+type createMonitorInput struct {
+	inWorkspace
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
+	Body           MonitorCreate
+}
+
+type createdMonitor struct {
+	Location string `header:"Location" doc:"URL of the new monitor."`
+	Body     Monitor
+}
+
+type listInput struct {
+	inWorkspace
+	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor from the previous page."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100."`
+}
+
+// List is one page of a collection.
+type List[T any] struct {
+	Data       []T     `json:"data"`
+	NextCursor *string `json:"nextCursor" nullable:"true" doc:"Pass as cursor to get the next page; null on the last page."`
+	Total      *int    `json:"total,omitempty" doc:"Number of items in the whole collection, when cheap to know."`
+}
+
+func toList[D, W any](p app.Page[D], conv func(D) W) List[W] {
+	out := List[W]{Data: make([]W, 0, len(p.Items))}
+	for _, it := range p.Items {
+		out.Data = append(out.Data, conv(it))
+	}
+	if p.NextCursor != "" {
+		out.NextCursor = &p.NextCursor
+	}
+	if p.HasTotal {
+		out.Total = &p.Total
+	}
+	return out
+}
+
+type monitorList struct {
+	Body List[Monitor]
+}
+
+// MonitorPatch is the body of PATCH /api/v1/monitors/{id}.
+type MonitorPatch struct {
+	Name            *string        `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	IntervalSeconds *int           `json:"intervalSeconds,omitempty" minimum:"10" maximum:"86400"`
+	Config          map[string]any `json:"config,omitempty" doc:"A JSON merge patch (RFC 7396) of the monitor's config (see MonitorConfig): fields given replace the stored ones, null resets a field to its default, fields not given stay. config.auth absent keeps the stored credential, null removes it, an object replaces it whole."`
+}
+
+type patchMonitorInput struct {
+	inWorkspace
+	ID   string `path:"id" maxLength:"64" doc:"Monitor id (mon_…)."`
+	Body MonitorPatch
+}
+
+// op fills in what every authenticated operation shares.
+func op(o huma.Operation, scope monitor.Scope, errs ...int) huma.Operation {
+	o.Metadata = map[string]any{metaScope: scope}
+	o.Security = []map[string][]string{{"apiKey": {string(scope)}}}
+	o.Errors = append([]int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
+		http.StatusTooManyRequests, http.StatusInternalServerError}, errs...)
+	o.MaxBodyBytes = maxBodyBytes
+	return o
+}
+
+func (s *Server) registerMonitors() {
+	tags := []string{"Monitors"}
+	create := op(huma.Operation{OperationID: "createMonitor", Method: http.MethodPost, Path: Prefix + "/monitors",
+		Summary: "Create a monitor", Tags: tags, DefaultStatus: http.StatusCreated},
+		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
+	create.Metadata[metaIdempotent] = true
+	huma.Register(s.api, create, func(ctx context.Context, in *createMonitorInput) (*createdMonitor, error) {
+		d, err := in.Body.draft()
+		if err != nil {
+			return nil, err
+		}
+		m, err := s.app.CreateMonitor(ctx, actorFrom(ctx), d)
+		if err != nil {
+			return nil, err
+		}
+		return &createdMonitor{Location: Prefix + "/monitors/" + m.ID, Body: toMonitor(m)}, nil
+	})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "listMonitors", Method: http.MethodGet, Path: Prefix + "/monitors",
+		Summary: "List monitors", Description: "Monitors in creation order, oldest first.", Tags: tags},
+		monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *listInput) (*monitorList, error) {
+			p, err := s.app.ListMonitors(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+			if err != nil {
+				return nil, err
+			}
+			return &monitorList{Body: toList(p, toMonitor)}, nil
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "getMonitor", Method: http.MethodGet, Path: Prefix + "/monitors/{id}",
+		Summary: "Get a monitor", Tags: tags}, monitor.ScopeMonitorsRead, http.StatusNotFound),
+		func(ctx context.Context, in *monitorID) (*monitorBody, error) {
+			m, err := s.app.GetMonitor(ctx, actorFrom(ctx), in.ID)
+			if err != nil {
+				return nil, err
+			}
+			return &monitorBody{Body: toMonitor(m)}, nil
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "updateMonitor", Method: http.MethodPatch, Path: Prefix + "/monitors/{id}",
+		Summary: "Update a monitor", Description: "Changes name, interval or config; the result is validated as a whole.", Tags: tags},
+		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusPaymentRequired, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *patchMonitorInput) (*monitorBody, error) {
+			m, err := s.app.UpdateMonitor(ctx, actorFrom(ctx), in.ID, s.applyPatch(in.Body))
+			if err != nil {
+				return nil, err
+			}
+			return &monitorBody{Body: toMonitor(m)}, nil
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "deleteMonitor", Method: http.MethodDelete, Path: Prefix + "/monitors/{id}",
+		Summary: "Delete a monitor", Tags: tags, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
+		func(ctx context.Context, in *monitorID) (*struct{}, error) {
+			return nil, s.app.DeleteMonitor(ctx, actorFrom(ctx), in.ID)
+		})
+
+	for _, p := range []struct {
+		id, path, summary string
+		paused            bool
+	}{
+		{"pauseMonitor", "/pause", "Pause a monitor: no checks run until it is resumed", true},
+		{"resumeMonitor", "/resume", "Resume a paused monitor; its state is PENDING until the next result", false},
+	} {
+		huma.Register(s.api, op(huma.Operation{OperationID: p.id, Method: http.MethodPost, Path: Prefix + "/monitors/{id}" + p.path,
+			Summary: p.summary, Tags: tags}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
+			func(ctx context.Context, in *monitorID) (*monitorBody, error) {
+				m, err := s.app.SetPaused(ctx, actorFrom(ctx), in.ID, p.paused)
+				if err != nil {
+					return nil, err
+				}
+				return &monitorBody{Body: toMonitor(m)}, nil
+			})
+	}
+}
+
+// applyPatch merges a PATCH body into the current monitor and validates the
+// merged config against the same schema a create uses.
+func (s *Server) applyPatch(p MonitorPatch) app.MonitorUpdate {
+	return func(cur monitor.Monitor) (monitor.Draft, app.AuthChange, error) {
+		d := monitor.Draft{Type: cur.Type, Name: cur.Name, Config: cur.Config, IntervalSeconds: cur.IntervalSeconds, Paused: cur.Paused}
+		if p.Name != nil {
+			d.Name = *p.Name
+		}
+		if p.IntervalSeconds != nil {
+			d.IntervalSeconds = *p.IntervalSeconds
+		}
+		change := app.AuthKeep
+		if p.Config == nil {
+			d.Config.AuthSet = nil
+			return d, change, nil
+		}
+		var merged map[string]any
+		b, _ := json.Marshal(toConfig(cur.Config))
+		if err := json.Unmarshal(b, &merged); err != nil {
+			return d, change, err
+		}
+		delete(merged, "auth") // the stored credential is handled apart
+		if a, ok := p.Config["auth"]; ok {
+			change = app.AuthRemove
+			if a != nil {
+				change = app.AuthReplace
+			}
+		}
+		mergePatch(merged, p.Config)
+		res := &huma.ValidateResult{}
+		schema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[MonitorConfig](), false, "")
+		huma.Validate(s.api.OpenAPI().Components.Schemas, schema, huma.NewPathBuffer([]byte("body.config"), 0), huma.ModeWriteToServer, merged, res)
+		if len(res.Errors) > 0 {
+			var fields []monitor.FieldError
+			for _, e := range res.Errors {
+				if det, ok := e.(huma.ErrorDetailer); ok {
+					fields = append(fields, monitor.FieldError{Pointer: locationPointer(det.ErrorDetail().Location), Message: det.ErrorDetail().Message})
+				}
+			}
+			return d, change, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields", Fields: fields}
+		}
+		var cfg MonitorConfig
+		b, _ = json.Marshal(merged)
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			return d, change, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields",
+				Fields: []monitor.FieldError{{Pointer: "/config", Message: err.Error()}}}
+		}
+		dc, auth, err := cfg.domain()
+		if err != nil {
+			return d, change, err
+		}
+		d.Config, d.Auth = dc, auth
+		return d, change, nil
+	}
+}
+
+// mergePatch applies an RFC 7396 merge patch to target in place.
+func mergePatch(target, patch map[string]any) {
+	for k, v := range patch {
+		if v == nil {
+			delete(target, k)
+			continue
+		}
+		if pm, ok := v.(map[string]any); ok {
+			if tm, ok := target[k].(map[string]any); ok {
+				mergePatch(tm, pm)
+				continue
+			}
+			fresh := map[string]any{}
+			mergePatch(fresh, pm)
+			target[k] = fresh
+			continue
+		}
+		target[k] = v
+	}
+}

@@ -1,0 +1,235 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// Monitor is a monitor as the API shows it.
+type Monitor struct {
+	ID              string        `json:"id" example:"mon_01JD5Z8Q3C4M6V9X2B7N1K0PQR" doc:"Stable, sortable identifier."`
+	Type            string        `json:"type" enum:"http,tcp,dns,tls"`
+	Name            string        `json:"name"`
+	Config          MonitorConfig `json:"config"`
+	IntervalSeconds int           `json:"intervalSeconds" doc:"Seconds between checks."`
+	State           string        `json:"state" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE" doc:"PENDING until the first checks have a result."`
+	StateSince      time.Time     `json:"stateSince"`
+	Paused          bool          `json:"paused"`
+	CreatedAt       time.Time     `json:"createdAt"`
+	UpdatedAt       time.Time     `json:"updatedAt"`
+}
+
+// MonitorCreate is the body of POST /api/v1/monitors (spec §2).
+type MonitorCreate struct {
+	Type            string        `json:"type" enum:"http,tcp,dns,tls" doc:"The kind of check."`
+	Name            string        `json:"name" minLength:"1" maxLength:"200" doc:"Display name."`
+	Config          MonitorConfig `json:"config" doc:"Type-specific settings."`
+	IntervalSeconds int           `json:"intervalSeconds,omitempty" minimum:"10" maximum:"86400" default:"60" doc:"Seconds between checks, 10 to 86400; the workspace's plan may require more."`
+	Paused          bool          `json:"paused,omitempty" doc:"Create the monitor paused: no checks run until it is resumed."`
+}
+
+// MonitorConfig holds the settings of every monitor type; each type uses
+// its own fields and rejects the others.
+type MonitorConfig struct {
+	// http
+	URL                 string             `json:"url,omitempty" maxLength:"2048" doc:"http: the URL to request (http or https). Required for http." example:"https://example.com/health"`
+	Method              string             `json:"method,omitempty" enum:"GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS" doc:"http: request method; default GET."`
+	Headers             map[string]string  `json:"headers,omitempty" doc:"http: extra request headers. Put credentials in auth, not here."`
+	Body                string             `json:"body,omitempty" maxLength:"65536" doc:"http: request body."`
+	TimeoutSeconds      int                `json:"timeoutSeconds,omitempty" minimum:"1" maximum:"60" doc:"Seconds before the check gives up; default 10, never more than intervalSeconds."`
+	FollowRedirects     *bool              `json:"followRedirects,omitempty" doc:"http: follow up to 10 redirects; default true."`
+	ExpectedStatusCodes []StatusCode       `json:"expectedStatusCodes,omitempty" maxItems:"50" doc:"http: accepted status codes, as integers or ranges such as \"200-299\"; default 200-399."`
+	KeywordAssertions   []KeywordAssertion `json:"keywordAssertions,omitempty" maxItems:"20" doc:"http: keywords that must (or must not) be in the first 128 KiB of the body."`
+	JSONAssertions      []JSONAssertion    `json:"jsonAssertions,omitempty" maxItems:"20" doc:"http: RFC 9535 JSONPath assertions on the first 128 KiB of the body."`
+	DegradedLatencyMs   int                `json:"degradedLatencyMs,omitempty" minimum:"0" doc:"A correct answer slower than this many milliseconds is degraded; 0 or absent: never."`
+	Auth                *MonitorAuth       `json:"auth,omitempty" doc:"http: credentials, stored encrypted. Secret fields are write-only: responses say which are set."`
+
+	// tcp, tls
+	Host string `json:"host,omitempty" maxLength:"253" doc:"tcp, tls: host name or IP address."`
+	Port int    `json:"port,omitempty" minimum:"1" maximum:"65535" doc:"tcp: required; tls: default 443."`
+	Send string `json:"send,omitempty" maxLength:"65536" doc:"tcp: bytes to send after connecting."`
+	// Expect is matched against what the server sends back.
+	Expect string `json:"expect,omitempty" maxLength:"1024" doc:"tcp: text the reply must contain."`
+
+	// dns
+	RecordName     string   `json:"recordName,omitempty" maxLength:"253" doc:"dns: the name to resolve. Required for dns."`
+	RecordType     string   `json:"recordType,omitempty" enum:"A,AAAA,CNAME,MX,NS,TXT,SRV,CAA,PTR,SOA" doc:"dns: record type; default A."`
+	ExpectedValues []string `json:"expectedValues,omitempty" maxItems:"20" doc:"dns: values the answer must contain; empty: any answer."`
+	Resolver       string   `json:"resolver,omitempty" doc:"dns: resolver as host:port; default the system resolver."`
+
+	// tls
+	ServerName         string `json:"serverName,omitempty" maxLength:"253" doc:"tls: SNI name; default host."`
+	DegradedExpiryDays int    `json:"degradedExpiryDays,omitempty" minimum:"0" maximum:"365" doc:"tls: degraded when the certificate expires within this many days; default 14."`
+	DownExpiryDays     int    `json:"downExpiryDays,omitempty" minimum:"0" maximum:"365" doc:"tls: down when the certificate expires within this many days; default 3."`
+}
+
+// MonitorAuth is an authenticated check's credential.
+type MonitorAuth struct {
+	Type        string `json:"type" enum:"basic,bearer,header"`
+	Username    string `json:"username,omitempty" doc:"basic: user name."`
+	Password    string `json:"password,omitempty" writeOnly:"true" doc:"basic: password. Write-only."`
+	Token       string `json:"token,omitempty" writeOnly:"true" doc:"bearer: token. Write-only."`
+	Header      string `json:"header,omitempty" doc:"header: header name."`
+	Value       string `json:"value,omitempty" writeOnly:"true" doc:"header: header value. Write-only."`
+	PasswordSet bool   `json:"passwordSet,omitempty" readOnly:"true" doc:"A password is stored."`
+	TokenSet    bool   `json:"tokenSet,omitempty" readOnly:"true" doc:"A token is stored."`
+	ValueSet    bool   `json:"valueSet,omitempty" readOnly:"true" doc:"A header value is stored."`
+}
+
+// KeywordAssertion checks for a keyword in the body.
+type KeywordAssertion struct {
+	Keyword       string `json:"keyword" minLength:"1" maxLength:"1024"`
+	Present       *bool  `json:"present,omitempty" doc:"true (default): the keyword must appear; false: it must not."`
+	CaseSensitive *bool  `json:"caseSensitive,omitempty" doc:"Default true."`
+}
+
+// JSONAssertion compares what a JSONPath selects with a value.
+type JSONAssertion struct {
+	Path     string `json:"path" minLength:"1" maxLength:"256" doc:"RFC 9535 JSONPath, e.g. $.status." example:"$.status"`
+	Operator string `json:"operator" enum:"equals,contains,exists,gt,lt" doc:"equals: a selected node equals value; contains: a selected string contains value (a string) or a selected array has an element equal to value; exists: the path selects something (value false: selects nothing); gt / lt: a selected number is greater / less than value."`
+	Value    any    `json:"value,omitempty" doc:"Any JSON for equals and contains; absent or boolean for exists; a number for gt and lt."`
+}
+
+// StatusCode is an accepted status: an integer, or a range "200-299".
+type StatusCode struct{ From, To int }
+
+// Schema documents and validates both forms.
+func (StatusCode) Schema(huma.Registry) *huma.Schema {
+	lo, hi := 100.0, 599.0
+	return &huma.Schema{OneOf: []*huma.Schema{
+		{Type: huma.TypeInteger, Minimum: &lo, Maximum: &hi},
+		{Type: huma.TypeString, Pattern: `^[1-5][0-9]{2}-[1-5][0-9]{2}$`},
+	}, Description: "A status code such as 204, or an inclusive range such as \"200-299\"."}
+}
+
+func (s *StatusCode) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		s.From, s.To = n, n
+		return nil
+	}
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
+		return fmt.Errorf("status code must be an integer or a range string")
+	}
+	lo, hi, ok := strings.Cut(str, "-")
+	a, err1 := strconv.Atoi(lo)
+	b2, err2 := strconv.Atoi(hi)
+	if !ok || err1 != nil || err2 != nil {
+		return fmt.Errorf("status range must look like 200-299")
+	}
+	s.From, s.To = a, b2
+	return nil
+}
+
+func (s StatusCode) MarshalJSON() ([]byte, error) {
+	if s.From == s.To {
+		return json.Marshal(s.From)
+	}
+	return json.Marshal(fmt.Sprintf("%d-%d", s.From, s.To))
+}
+
+func boolOr(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// draft converts a request body into a domain draft.
+func (c MonitorCreate) draft() (monitor.Draft, error) {
+	cfg, auth, err := c.Config.domain()
+	return monitor.Draft{Type: monitor.Type(c.Type), Name: c.Name, Config: cfg, Auth: auth,
+		IntervalSeconds: c.IntervalSeconds, Paused: c.Paused}, err
+}
+
+func (c MonitorConfig) domain() (monitor.Config, *monitor.Auth, error) {
+	out := monitor.Config{
+		URL: c.URL, Method: c.Method, Headers: c.Headers, Body: c.Body, TimeoutSeconds: c.TimeoutSeconds,
+		FollowRedirects: c.FollowRedirects, DegradedLatencyMs: c.DegradedLatencyMs,
+		Host: c.Host, Port: c.Port, Send: c.Send, Expect: c.Expect,
+		RecordName: c.RecordName, RecordType: c.RecordType, ExpectedValues: c.ExpectedValues, Resolver: c.Resolver,
+		ServerName: c.ServerName, DegradedExpiryDays: c.DegradedExpiryDays, DownExpiryDays: c.DownExpiryDays,
+	}
+	for _, s := range c.ExpectedStatusCodes {
+		out.ExpectedStatusCodes = append(out.ExpectedStatusCodes, monitor.StatusRange{From: s.From, To: s.To})
+	}
+	for _, k := range c.KeywordAssertions {
+		out.KeywordAssertions = append(out.KeywordAssertions, monitor.KeywordAssertion{
+			Keyword: k.Keyword, Present: boolOr(k.Present, true), CaseSensitive: boolOr(k.CaseSensitive, true)})
+	}
+	for _, j := range c.JSONAssertions {
+		a := monitor.JSONAssertion{Path: j.Path, Operator: monitor.Operator(j.Operator)}
+		if j.Value != nil {
+			b, err := json.Marshal(j.Value)
+			if err != nil {
+				return out, nil, err
+			}
+			a.Value = b
+		}
+		out.JSONAssertions = append(out.JSONAssertions, a)
+	}
+	var auth *monitor.Auth
+	if c.Auth != nil {
+		auth = &monitor.Auth{Type: monitor.AuthType(c.Auth.Type), Username: c.Auth.Username, Password: c.Auth.Password,
+			Token: c.Auth.Token, Header: c.Auth.Header, Value: c.Auth.Value}
+	}
+	return out, auth, nil
+}
+
+func toConfig(c monitor.Config) MonitorConfig {
+	out := MonitorConfig{
+		URL: c.URL, Method: c.Method, Headers: c.Headers, Body: c.Body, TimeoutSeconds: c.TimeoutSeconds,
+		FollowRedirects: c.FollowRedirects, DegradedLatencyMs: c.DegradedLatencyMs,
+		Host: c.Host, Port: c.Port, Send: c.Send, Expect: c.Expect,
+		RecordName: c.RecordName, RecordType: c.RecordType, ExpectedValues: c.ExpectedValues, Resolver: c.Resolver,
+		ServerName: c.ServerName, DegradedExpiryDays: c.DegradedExpiryDays, DownExpiryDays: c.DownExpiryDays,
+	}
+	for _, r := range c.ExpectedStatusCodes {
+		out.ExpectedStatusCodes = append(out.ExpectedStatusCodes, StatusCode{From: r.From, To: r.To})
+	}
+	for _, k := range c.KeywordAssertions {
+		out.KeywordAssertions = append(out.KeywordAssertions, KeywordAssertion{Keyword: k.Keyword, Present: &k.Present, CaseSensitive: &k.CaseSensitive})
+	}
+	for _, j := range c.JSONAssertions {
+		a := JSONAssertion{Path: j.Path, Operator: string(j.Operator)}
+		if j.Value != nil {
+			a.Value = json.RawMessage(j.Value)
+		}
+		out.JSONAssertions = append(out.JSONAssertions, a)
+	}
+	if p := c.AuthSet; p != nil {
+		out.Auth = &MonitorAuth{Type: string(p.Type), Username: p.Username, Header: p.Header,
+			PasswordSet: p.PasswordSet, TokenSet: p.TokenSet, ValueSet: p.ValueSet}
+	}
+	return out
+}
+
+func toMonitor(m monitor.Monitor) Monitor {
+	return Monitor{
+		ID: m.ID, Type: string(m.Type), Name: m.Name, Config: toConfig(m.Config),
+		IntervalSeconds: m.IntervalSeconds, State: string(m.State), StateSince: m.StateSince,
+		Paused: m.Paused, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+	}
+}
+
+// Resolve runs the domain's rules after the schema's, so one 422 lists
+// every failing field: huma calls it even when schema validation failed.
+func (c *MonitorCreate) Resolve(huma.Context) []error {
+	d, err := c.draft()
+	if err != nil {
+		return nil
+	}
+	var errs []error
+	for _, f := range d.Normalize() {
+		errs = append(errs, &huma.ErrorDetail{Location: f.Pointer, Message: f.Message})
+	}
+	return errs
+}

@@ -1,0 +1,176 @@
+package monitor
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Type is the kind of check a monitor runs.
+type Type string
+
+const (
+	TypeHTTP Type = "http"
+	TypeTCP  Type = "tcp"
+	TypeDNS  Type = "dns"
+	TypeTLS  Type = "tls"
+)
+
+// Types lists the monitor types in documentation order.
+var Types = []Type{TypeHTTP, TypeTCP, TypeDNS, TypeTLS}
+
+// State is a monitor's current condition (spec §3).
+type State string
+
+const (
+	StatePending     State = "PENDING"
+	StateUp          State = "UP"
+	StateDegraded    State = "DEGRADED"
+	StateDown        State = "DOWN"
+	StateUnknown     State = "UNKNOWN"
+	StatePaused      State = "PAUSED"
+	StateMaintenance State = "MAINTENANCE"
+)
+
+// States lists every state in the spec's order.
+var States = []State{StatePending, StateUp, StateDegraded, StateDown, StateUnknown, StatePaused, StateMaintenance}
+
+// Interval bounds (DESIGN §2). The per-workspace quota may raise the minimum.
+const (
+	MinIntervalSeconds     = 10
+	MaxIntervalSeconds     = 86400
+	DefaultIntervalSeconds = 60
+)
+
+// Monitor is a configured check in a workspace.
+type Monitor struct {
+	ID              string
+	WorkspaceID     string
+	Type            Type
+	Name            string
+	Config          Config
+	IntervalSeconds int
+	State           State
+	StateSince      time.Time
+	Paused          bool
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+// Config holds the type-specific settings. Exactly the fields of the
+// monitor's type are meaningful; Validate enforces that. It is persisted as
+// JSON, so the tags are part of the storage format.
+type Config struct {
+	// http
+	URL                 string             `json:"url,omitempty"`
+	Method              string             `json:"method,omitempty"`
+	Headers             map[string]string  `json:"headers,omitempty"`
+	Body                string             `json:"body,omitempty"`
+	FollowRedirects     *bool              `json:"followRedirects,omitempty"`
+	ExpectedStatusCodes []StatusRange      `json:"expectedStatusCodes,omitempty"`
+	KeywordAssertions   []KeywordAssertion `json:"keywordAssertions,omitempty"`
+	JSONAssertions      []JSONAssertion    `json:"jsonAssertions,omitempty"`
+	DegradedLatencyMs   int                `json:"degradedLatencyMs,omitempty"`
+	Auth                *Auth              `json:"-"` // sealed separately, never in the config JSON
+	AuthSet             *AuthPresence      `json:"authSet,omitempty"`
+	TimeoutSeconds      int                `json:"timeoutSeconds,omitempty"`
+
+	// tcp, tls (host, port); dns (name)
+	Host string `json:"host,omitempty"`
+	Port int    `json:"port,omitempty"`
+	// tcp: optional exchange
+	Send   string `json:"send,omitempty"`
+	Expect string `json:"expect,omitempty"`
+
+	// dns
+	RecordName     string   `json:"recordName,omitempty"`
+	RecordType     string   `json:"recordType,omitempty"`
+	ExpectedValues []string `json:"expectedValues,omitempty"`
+	Resolver       string   `json:"resolver,omitempty"`
+
+	// tls
+	ServerName         string `json:"serverName,omitempty"`
+	DegradedExpiryDays int    `json:"degradedExpiryDays,omitempty"`
+	DownExpiryDays     int    `json:"downExpiryDays,omitempty"`
+}
+
+// StatusRange is an inclusive range of HTTP status codes; a single code has
+// From == To.
+type StatusRange struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+// KeywordAssertion checks that a keyword is (or is not) in the body.
+type KeywordAssertion struct {
+	Keyword       string `json:"keyword"`
+	Present       bool   `json:"present"`
+	CaseSensitive bool   `json:"caseSensitive"`
+}
+
+// Operator is a JSON assertion operator (spec §2, exactly five).
+type Operator string
+
+const (
+	OpEquals   Operator = "equals"
+	OpContains Operator = "contains"
+	OpExists   Operator = "exists"
+	OpGT       Operator = "gt"
+	OpLT       Operator = "lt"
+)
+
+// Operators lists the five operators in the spec's order.
+var Operators = []Operator{OpEquals, OpContains, OpExists, OpGT, OpLT}
+
+// JSONAssertion compares the nodes a JSONPath selects with a value. Value is
+// the raw JSON of the comparison value; nil when absent.
+type JSONAssertion struct {
+	Path     string          `json:"path"`
+	Operator Operator        `json:"operator"`
+	Value    json.RawMessage `json:"value,omitempty"`
+}
+
+// AuthType says how an authenticated check presents its credentials.
+type AuthType string
+
+const (
+	AuthBasic  AuthType = "basic"
+	AuthBearer AuthType = "bearer"
+	AuthHeader AuthType = "header"
+)
+
+// Auth is the credential of an authenticated check. It is sealed at rest and
+// never leaves the service.
+type Auth struct {
+	Type     AuthType `json:"type"`
+	Username string   `json:"username,omitempty"`
+	Password string   `json:"password,omitempty"`
+	Token    string   `json:"token,omitempty"`
+	Header   string   `json:"header,omitempty"`
+	Value    string   `json:"value,omitempty"`
+}
+
+// AuthPresence is what may be shown about an Auth: its type, the
+// non-secret parts, and which secret fields are set.
+type AuthPresence struct {
+	Type        AuthType `json:"type"`
+	Username    string   `json:"username,omitempty"`
+	Header      string   `json:"header,omitempty"`
+	PasswordSet bool     `json:"passwordSet,omitempty"`
+	TokenSet    bool     `json:"tokenSet,omitempty"`
+	ValueSet    bool     `json:"valueSet,omitempty"`
+}
+
+// Presence describes a without its secrets.
+func (a *Auth) Presence() *AuthPresence {
+	if a == nil {
+		return nil
+	}
+	return &AuthPresence{
+		Type:        a.Type,
+		Username:    a.Username,
+		Header:      a.Header,
+		PasswordSet: a.Password != "",
+		TokenSet:    a.Token != "",
+		ValueSet:    a.Value != "",
+	}
+}

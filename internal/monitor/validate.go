@@ -1,0 +1,379 @@
+package monitor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/theory/jsonpath"
+)
+
+// Limits on a monitor's configuration: they keep every check bounded.
+const (
+	MaxNameLen           = 200
+	MaxURLLen            = 2048
+	MaxHeaders           = 50
+	MaxHeaderLen         = 8192
+	MaxBodyLen           = 64 << 10
+	MaxAssertions        = 20
+	MaxKeywordLen        = 1024
+	MaxJSONPathLen       = 256
+	MaxAssertionValueLen = 4096
+	MaxTimeoutSeconds    = 60
+	DefaultTimeout       = 10
+	MaxExpectedValues    = 20
+)
+
+// HTTPMethods are the methods an HTTP check may use.
+var HTTPMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+// DNSRecordTypes are the record types a DNS check may query.
+var DNSRecordTypes = []string{"A", "AAAA", "CNAME", "MX", "NS", "TXT", "SRV", "CAA", "PTR", "SOA"}
+
+// Draft is a monitor as a user asks for it, before it is stored.
+type Draft struct {
+	Type            Type
+	Name            string
+	Config          Config
+	Auth            *Auth
+	IntervalSeconds int
+	Paused          bool
+}
+
+// Normalize fills defaults and then validates. It returns every failing field
+// at once, each named by its JSON pointer in the request body.
+func (d *Draft) Normalize() []FieldError {
+	v := &validator{}
+	d.Name = strings.TrimSpace(d.Name)
+	if d.Name == "" {
+		v.add("/name", "must not be empty")
+	} else if utf8.RuneCountInString(d.Name) > MaxNameLen {
+		v.add("/name", fmt.Sprintf("must be at most %d characters", MaxNameLen))
+	}
+	if d.IntervalSeconds == 0 {
+		d.IntervalSeconds = DefaultIntervalSeconds
+	}
+	if d.IntervalSeconds < MinIntervalSeconds || d.IntervalSeconds > MaxIntervalSeconds {
+		v.add("/intervalSeconds", fmt.Sprintf("must be between %d and %d", MinIntervalSeconds, MaxIntervalSeconds))
+	}
+	c := &d.Config
+	switch d.Type {
+	case TypeHTTP:
+		v.http(c, d.Auth)
+	case TypeTCP:
+		v.hostPort(c, true)
+		if len(c.Send) > MaxBodyLen {
+			v.add("/config/send", fmt.Sprintf("must be at most %d bytes", MaxBodyLen))
+		}
+		if len(c.Expect) > MaxKeywordLen {
+			v.add("/config/expect", fmt.Sprintf("must be at most %d bytes", MaxKeywordLen))
+		}
+	case TypeDNS:
+		v.dns(c)
+	case TypeTLS:
+		if c.Port == 0 {
+			c.Port = 443
+		}
+		v.hostPort(c, false)
+		if c.DegradedExpiryDays == 0 {
+			c.DegradedExpiryDays = 14
+		}
+		if c.DownExpiryDays == 0 {
+			c.DownExpiryDays = 3
+		}
+		if c.DownExpiryDays < 0 || c.DownExpiryDays > 365 {
+			v.add("/config/downExpiryDays", "must be between 0 and 365")
+		}
+		if c.DegradedExpiryDays < c.DownExpiryDays || c.DegradedExpiryDays > 365 {
+			v.add("/config/degradedExpiryDays", "must be between downExpiryDays and 365")
+		}
+	default:
+		v.add("/type", fmt.Sprintf("must be one of %s", joinTypes()))
+	}
+	if d.Type != TypeHTTP && d.Auth != nil {
+		v.add("/config/auth", "is only allowed for http monitors")
+	}
+	v.foreign(d.Type, c)
+	if d.Type == TypeHTTP && c.TimeoutSeconds > d.IntervalSeconds {
+		v.add("/config/timeoutSeconds", "must not exceed intervalSeconds")
+	}
+	c.AuthSet = d.Auth.Presence()
+	return v.errs
+}
+
+type validator struct{ errs []FieldError }
+
+func (v *validator) add(ptr, msg string) {
+	v.errs = append(v.errs, FieldError{Pointer: ptr, Message: msg})
+}
+
+func (v *validator) http(c *Config, auth *Auth) {
+	if c.URL == "" {
+		v.add("/config/url", "is required for http monitors")
+	} else if len(c.URL) > MaxURLLen {
+		v.add("/config/url", fmt.Sprintf("must be at most %d characters", MaxURLLen))
+	} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.add("/config/url", "must be an absolute http or https URL")
+	} else if u.User != nil {
+		v.add("/config/url", "must not carry credentials; use config.auth")
+	}
+	c.Method = strings.ToUpper(c.Method)
+	if c.Method == "" {
+		c.Method = "GET"
+	}
+	if !slices.Contains(HTTPMethods, c.Method) {
+		v.add("/config/method", "must be one of "+strings.Join(HTTPMethods, ", "))
+	}
+	if len(c.Headers) > MaxHeaders {
+		v.add("/config/headers", fmt.Sprintf("must have at most %d entries", MaxHeaders))
+	}
+	for name, val := range c.Headers {
+		ptr := "/config/headers/" + escapePointer(name)
+		if !validHeaderName(name) {
+			v.add(ptr, "is not a valid header name")
+		} else if strings.EqualFold(name, "Host") || strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Transfer-Encoding") {
+			v.add(ptr, "is set by the probe and cannot be overridden")
+		}
+		if len(val) > MaxHeaderLen || strings.ContainsAny(val, "\r\n\x00") {
+			v.add(ptr, "must be at most 8192 bytes without line breaks")
+		}
+	}
+	if len(c.Body) > MaxBodyLen {
+		v.add("/config/body", fmt.Sprintf("must be at most %d bytes", MaxBodyLen))
+	}
+	if c.TimeoutSeconds == 0 {
+		c.TimeoutSeconds = DefaultTimeout
+	}
+	if c.TimeoutSeconds < 1 || c.TimeoutSeconds > MaxTimeoutSeconds {
+		v.add("/config/timeoutSeconds", fmt.Sprintf("must be between 1 and %d", MaxTimeoutSeconds))
+	}
+	if c.FollowRedirects == nil {
+		t := true
+		c.FollowRedirects = &t
+	}
+	if len(c.ExpectedStatusCodes) == 0 {
+		c.ExpectedStatusCodes = []StatusRange{{From: 200, To: 399}}
+	}
+	for i, r := range c.ExpectedStatusCodes {
+		if r.From < 100 || r.To > 599 || r.From > r.To {
+			v.add(fmt.Sprintf("/config/expectedStatusCodes/%d", i), "must be a status code or range within 100-599, low end first")
+		}
+	}
+	if len(c.KeywordAssertions) > MaxAssertions {
+		v.add("/config/keywordAssertions", fmt.Sprintf("must have at most %d entries", MaxAssertions))
+	}
+	for i, k := range c.KeywordAssertions {
+		if k.Keyword == "" || len(k.Keyword) > MaxKeywordLen {
+			v.add(fmt.Sprintf("/config/keywordAssertions/%d/keyword", i), fmt.Sprintf("must be 1 to %d bytes", MaxKeywordLen))
+		}
+	}
+	if len(c.JSONAssertions) > MaxAssertions {
+		v.add("/config/jsonAssertions", fmt.Sprintf("must have at most %d entries", MaxAssertions))
+	}
+	for i := range c.JSONAssertions {
+		v.jsonAssertion(fmt.Sprintf("/config/jsonAssertions/%d", i), &c.JSONAssertions[i])
+	}
+	if c.DegradedLatencyMs < 0 || c.DegradedLatencyMs > c.TimeoutSeconds*1000 {
+		v.add("/config/degradedLatencyMs", "must be between 1 and timeoutSeconds×1000 (0 or absent: never degraded by latency)")
+	}
+	if auth != nil {
+		v.auth(auth)
+	}
+}
+
+// jsonAssertion applies the per-operator value rules:
+// equals and contains need a value; exists takes none or a boolean (false:
+// the path must select nothing); gt and lt need a number.
+func (v *validator) jsonAssertion(ptr string, a *JSONAssertion) {
+	if a.Path == "" || len(a.Path) > MaxJSONPathLen {
+		v.add(ptr+"/path", fmt.Sprintf("must be 1 to %d characters", MaxJSONPathLen))
+	} else if _, err := jsonpath.Parse(a.Path); err != nil {
+		v.add(ptr+"/path", "is not an RFC 9535 JSONPath: "+strings.TrimPrefix(err.Error(), "jsonpath: "))
+	}
+	val := bytes.TrimSpace(a.Value)
+	if len(val) == 0 || bytes.Equal(val, []byte("null")) && a.Operator == OpExists {
+		val = nil
+	}
+	a.Value = val
+	if len(val) > MaxAssertionValueLen {
+		v.add(ptr+"/value", fmt.Sprintf("must be at most %d bytes of JSON", MaxAssertionValueLen))
+		return
+	}
+	switch a.Operator {
+	case OpEquals, OpContains:
+		if val == nil {
+			v.add(ptr+"/value", fmt.Sprintf("is required for operator %q", a.Operator))
+		}
+	case OpExists:
+		if val != nil && !bytes.Equal(val, []byte("true")) && !bytes.Equal(val, []byte("false")) {
+			v.add(ptr+"/value", "must be absent or a boolean for operator \"exists\"")
+		}
+	case OpGT, OpLT:
+		var n json.Number
+		if val == nil || json.Unmarshal(val, &n) != nil {
+			v.add(ptr+"/value", fmt.Sprintf("must be a number for operator %q", a.Operator))
+		} else if _, err := strconv.ParseFloat(n.String(), 64); err != nil {
+			v.add(ptr+"/value", "must be a finite number")
+		}
+	default:
+		v.add(ptr+"/operator", "must be one of equals, contains, exists, gt, lt")
+	}
+}
+
+func (v *validator) auth(a *Auth) {
+	need := func(field, val string) {
+		if val == "" {
+			v.add("/config/auth/"+field, fmt.Sprintf("is required for auth type %q", a.Type))
+		} else if len(val) > MaxHeaderLen || strings.ContainsAny(val, "\r\n\x00") {
+			v.add("/config/auth/"+field, "must be at most 8192 bytes without line breaks")
+		}
+	}
+	none := func(field, val string) {
+		if val != "" {
+			v.add("/config/auth/"+field, fmt.Sprintf("is not used by auth type %q", a.Type))
+		}
+	}
+	switch a.Type {
+	case AuthBasic:
+		need("username", a.Username)
+		need("password", a.Password)
+		none("token", a.Token)
+		none("header", a.Header)
+		none("value", a.Value)
+	case AuthBearer:
+		need("token", a.Token)
+		none("username", a.Username)
+		none("password", a.Password)
+		none("header", a.Header)
+		none("value", a.Value)
+	case AuthHeader:
+		need("header", a.Header)
+		need("value", a.Value)
+		if a.Header != "" && !validHeaderName(a.Header) {
+			v.add("/config/auth/header", "is not a valid header name")
+		}
+		none("username", a.Username)
+		none("password", a.Password)
+		none("token", a.Token)
+	default:
+		v.add("/config/auth/type", "must be one of basic, bearer, header")
+	}
+}
+
+func (v *validator) hostPort(c *Config, portRequired bool) {
+	if c.Host == "" {
+		v.add("/config/host", "is required")
+	} else if len(c.Host) > 253 || strings.ContainsAny(c.Host, "/:@ ") && net.ParseIP(c.Host) == nil {
+		v.add("/config/host", "must be a host name or IP address")
+	}
+	if c.Port == 0 && portRequired {
+		v.add("/config/port", "is required")
+	} else if c.Port < 1 || c.Port > 65535 {
+		v.add("/config/port", "must be between 1 and 65535")
+	}
+	if c.TimeoutSeconds == 0 {
+		c.TimeoutSeconds = DefaultTimeout
+	}
+	if c.TimeoutSeconds < 1 || c.TimeoutSeconds > MaxTimeoutSeconds {
+		v.add("/config/timeoutSeconds", fmt.Sprintf("must be between 1 and %d", MaxTimeoutSeconds))
+	}
+}
+
+func (v *validator) dns(c *Config) {
+	if c.RecordName == "" || len(c.RecordName) > 253 || strings.ContainsAny(c.RecordName, "/:@ ") {
+		v.add("/config/recordName", "must be a domain name of at most 253 characters")
+	}
+	c.RecordType = strings.ToUpper(c.RecordType)
+	if c.RecordType == "" {
+		c.RecordType = "A"
+	}
+	if !slices.Contains(DNSRecordTypes, c.RecordType) {
+		v.add("/config/recordType", "must be one of "+strings.Join(DNSRecordTypes, ", "))
+	}
+	if len(c.ExpectedValues) > MaxExpectedValues {
+		v.add("/config/expectedValues", fmt.Sprintf("must have at most %d entries", MaxExpectedValues))
+	}
+	if c.Resolver != "" {
+		if _, _, err := net.SplitHostPort(c.Resolver); err != nil {
+			v.add("/config/resolver", "must be host:port, e.g. 1.1.1.1:53")
+		}
+	}
+	if c.TimeoutSeconds == 0 {
+		c.TimeoutSeconds = DefaultTimeout
+	}
+	if c.TimeoutSeconds < 1 || c.TimeoutSeconds > MaxTimeoutSeconds {
+		v.add("/config/timeoutSeconds", fmt.Sprintf("must be between 1 and %d", MaxTimeoutSeconds))
+	}
+}
+
+// foreign rejects fields that belong to another monitor type, so a typo in
+// the type never silently drops settings.
+func (v *validator) foreign(t Type, c *Config) {
+	type field struct {
+		name  string
+		set   bool
+		types []Type
+	}
+	fields := []field{
+		{"url", c.URL != "", []Type{TypeHTTP}},
+		{"method", c.Method != "" && t != TypeHTTP, []Type{TypeHTTP}},
+		{"headers", len(c.Headers) > 0, []Type{TypeHTTP}},
+		{"body", c.Body != "", []Type{TypeHTTP}},
+		{"followRedirects", c.FollowRedirects != nil && t != TypeHTTP, []Type{TypeHTTP}},
+		{"expectedStatusCodes", len(c.ExpectedStatusCodes) > 0 && t != TypeHTTP, []Type{TypeHTTP}},
+		{"keywordAssertions", len(c.KeywordAssertions) > 0, []Type{TypeHTTP}},
+		{"jsonAssertions", len(c.JSONAssertions) > 0, []Type{TypeHTTP}},
+		{"degradedLatencyMs", c.DegradedLatencyMs != 0, []Type{TypeHTTP, TypeTCP, TypeDNS, TypeTLS}},
+		{"host", c.Host != "", []Type{TypeTCP, TypeTLS}},
+		{"port", c.Port != 0 && t != TypeTLS, []Type{TypeTCP, TypeTLS}},
+		{"send", c.Send != "", []Type{TypeTCP}},
+		{"expect", c.Expect != "", []Type{TypeTCP}},
+		{"recordName", c.RecordName != "", []Type{TypeDNS}},
+		{"recordType", c.RecordType != "" && t != TypeDNS, []Type{TypeDNS}},
+		{"expectedValues", len(c.ExpectedValues) > 0, []Type{TypeDNS}},
+		{"resolver", c.Resolver != "", []Type{TypeDNS}},
+		{"serverName", c.ServerName != "", []Type{TypeTLS}},
+		{"degradedExpiryDays", c.DegradedExpiryDays != 0 && t != TypeTLS, []Type{TypeTLS}},
+		{"downExpiryDays", c.DownExpiryDays != 0 && t != TypeTLS, []Type{TypeTLS}},
+	}
+	if !slices.Contains(Types, t) {
+		return
+	}
+	for _, f := range fields {
+		if f.set && !slices.Contains(f.types, t) {
+			v.add("/config/"+f.name, fmt.Sprintf("is not used by %s monitors", t))
+		}
+	}
+}
+
+func joinTypes() string {
+	s := make([]string, len(Types))
+	for i, t := range Types {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+func validHeaderName(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// escapePointer escapes a token for a JSON pointer (RFC 6901).
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// Users, workspaces and memberships.
+
+const userColumns = `id, email, password_hash, must_change_password, created_at`
+
+func scanUser(row interface{ Scan(...any) error }) (User, error) {
+	var u User
+	var created int64
+	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.MustChangePassword, &created); err != nil {
+		return User{}, classify(err)
+	}
+	u.CreatedAt = fromMicros(created)
+	return u, nil
+}
+
+// CreateUser inserts u with its email lower-cased; ErrConflict when the
+// email or id is taken.
+func (db *DB) CreateUser(ctx context.Context, u User) (err error) {
+	defer monitor.Wrap(&err, "store.CreateUser(%s)", u.ID)
+	return insertUser(ctx, db.w, u)
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func insertUser(ctx context.Context, ex execer, u User) error {
+	_, err := ex.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES ($1, $2, $3, $4, $5)`,
+		u.ID, strings.ToLower(u.Email), u.PasswordHash, u.MustChangePassword, micros(u.CreatedAt))
+	return classify(err)
+}
+
+// UserByEmail finds a user by email, ignoring case.
+func (db *DB) UserByEmail(ctx context.Context, email string) (u User, err error) {
+	defer monitor.Wrap(&err, "store.UserByEmail")
+	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, strings.ToLower(email)))
+}
+
+func (db *DB) UserByID(ctx context.Context, id string) (u User, err error) {
+	defer monitor.Wrap(&err, "store.UserByID(%s)", id)
+	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
+}
+
+// SetPassword replaces a user's password hash and whether it must be
+// changed at the next sign-in.
+func (db *DB) SetPassword(ctx context.Context, userID, hash string, mustChange bool) (err error) {
+	defer monitor.Wrap(&err, "store.SetPassword(%s)", userID)
+	return oneRow(db.w.ExecContext(ctx, `UPDATE users SET password_hash = $2, must_change_password = $3 WHERE id = $1`,
+		userID, hash, mustChange))
+}
+
+func (db *DB) CountUsers(ctx context.Context) (n int, err error) {
+	defer monitor.Wrap(&err, "store.CountUsers")
+	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM users`).Scan(&n)
+	return n, err
+}
+
+const workspaceColumns = `id, name, slug, max_monitors, min_interval_seconds, created_at`
+
+func (db *DB) CreateWorkspace(ctx context.Context, w Workspace) (err error) {
+	defer monitor.Wrap(&err, "store.CreateWorkspace(%s)", w.ID)
+	return insertWorkspace(ctx, db.w, w)
+}
+
+func insertWorkspace(ctx context.Context, ex execer, w Workspace) error {
+	_, err := ex.ExecContext(ctx, `INSERT INTO workspaces (`+workspaceColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		w.ID, w.Name, w.Slug, w.MaxMonitors, w.MinIntervalSeconds, micros(w.CreatedAt))
+	return classify(err)
+}
+
+// Workspace finds a workspace by id or by slug. Should a slug ever equal
+// another workspace's id, the id wins.
+func (db *DB) Workspace(ctx context.Context, idOrSlug string) (w Workspace, err error) {
+	defer monitor.Wrap(&err, "store.Workspace(%s)", idOrSlug)
+	var created int64
+	err = db.r.QueryRowContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces
+		WHERE id = $1 OR slug = $1
+		ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1`, idOrSlug).
+		Scan(&w.ID, &w.Name, &w.Slug, &w.MaxMonitors, &w.MinIntervalSeconds, &created)
+	if err != nil {
+		return Workspace{}, classify(err)
+	}
+	w.CreatedAt = fromMicros(created)
+	return w, nil
+}
+
+func (db *DB) SetWorkspaceQuota(ctx context.Context, wsID string, maxMonitors, minIntervalSeconds int) (err error) {
+	defer monitor.Wrap(&err, "store.SetWorkspaceQuota(%s)", wsID)
+	return oneRow(db.w.ExecContext(ctx, `UPDATE workspaces SET max_monitors = $2, min_interval_seconds = $3 WHERE id = $1`,
+		wsID, maxMonitors, minIntervalSeconds))
+}
+
+// PutMembership adds a user to a workspace, or changes their role (keeping
+// the original CreatedAt).
+func (db *DB) PutMembership(ctx context.Context, m Membership) (err error) {
+	defer monitor.Wrap(&err, "store.PutMembership(%s, %s)", m.WorkspaceID, m.UserID)
+	return putMembership(ctx, db.w, m)
+}
+
+func putMembership(ctx context.Context, ex execer, m Membership) error {
+	_, err := ex.ExecContext(ctx, `INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role`,
+		m.WorkspaceID, m.UserID, string(m.Role), micros(m.CreatedAt))
+	return classify(err)
+}
+
+func (db *DB) DeleteMembership(ctx context.Context, wsID, userID string) (err error) {
+	defer monitor.Wrap(&err, "store.DeleteMembership(%s, %s)", wsID, userID)
+	return oneRow(db.w.ExecContext(ctx, `DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, wsID, userID))
+}
+
+func (db *DB) Membership(ctx context.Context, wsID, userID string) (m Membership, err error) {
+	defer monitor.Wrap(&err, "store.Membership(%s, %s)", wsID, userID)
+	var created int64
+	err = db.r.QueryRowContext(ctx, `SELECT workspace_id, user_id, role, created_at FROM memberships
+		WHERE workspace_id = $1 AND user_id = $2`, wsID, userID).
+		Scan(&m.WorkspaceID, &m.UserID, &m.Role, &created)
+	if err != nil {
+		return Membership{}, classify(err)
+	}
+	m.CreatedAt = fromMicros(created)
+	return m, nil
+}
+
+// Bootstrap creates the first account, its workspace and its membership,
+// all or nothing, and only while there are no users at all. created reports
+// whether it did. On PostgreSQL the users table is locked against inserts
+// for the transaction, so concurrent first starts (or a concurrent
+// `tocsin user create`) cannot both see an empty table.
+func (db *DB) Bootstrap(ctx context.Context, u User, w Workspace, m Membership) (created bool, err error) {
+	defer monitor.Wrap(&err, "store.Bootstrap(%s)", u.ID)
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		if db.d.bootstrapLock != "" {
+			if _, err := tx.ExecContext(ctx, db.d.bootstrapLock); err != nil {
+				return err
+			}
+		}
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM users LIMIT 1) AS u`).Scan(&n)
+		if err != nil || n > 0 {
+			return err
+		}
+		if err := insertUser(ctx, tx, u); err != nil {
+			return err
+		}
+		if err := insertWorkspace(ctx, tx, w); err != nil {
+			return err
+		}
+		if err := putMembership(ctx, tx, m); err != nil {
+			return err
+		}
+		created = true
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return created, nil
+}

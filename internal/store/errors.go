@@ -1,0 +1,81 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ErrConflict is wrapped when an insert hits a unique constraint.
+var ErrConflict = &monitor.Error{Kind: monitor.KindConflict, Message: "already exists"}
+
+// ErrQuota is wrapped when a workspace quota would be exceeded; the wrapping
+// message names the limit.
+var ErrQuota = &monitor.Error{Kind: monitor.KindQuota, Message: "monitor quota reached"}
+
+// classify turns driver errors that callers must tell apart into the
+// domain's sentinels, keeping the driver error in the chain for logs:
+// no row → ErrNotFound, unique violation → ErrConflict, and a foreign key
+// pointing at a missing row (a membership for an unknown user, …) →
+// ErrNotFound.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return monitor.ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w (%w)", ErrConflict, err)
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return fmt.Errorf("%w: a referenced row is missing (%w)", monitor.ErrNotFound, err)
+		}
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "23505": // unique_violation
+			return fmt.Errorf("%w (%w)", ErrConflict, err)
+		case "23503": // foreign_key_violation
+			return fmt.Errorf("%w: a referenced row is missing (%w)", monitor.ErrNotFound, err)
+		}
+	}
+	return err
+}
+
+// oneRow reports ErrNotFound when an UPDATE or DELETE matched nothing.
+func oneRow(res sql.Result, err error) error {
+	if err != nil {
+		return classify(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return monitor.ErrNotFound
+	}
+	return nil
+}
+
+// refined is a sentinel with a more specific message: errors.As finds the
+// specific *monitor.Error first (so the edge shows, e.g., the limit), and
+// errors.Is still matches the sentinel.
+type refined struct {
+	specific, sentinel *monitor.Error
+}
+
+func refine(sentinel *monitor.Error, format string, args ...any) error {
+	return refined{specific: monitor.Errorf(sentinel.Kind, format, args...), sentinel: sentinel}
+}
+
+func (e refined) Error() string   { return e.specific.Error() }
+func (e refined) Unwrap() []error { return []error{e.specific, e.sentinel} }

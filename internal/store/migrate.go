@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Each engine has its own folder of numbered SQL files (NNNN_name.sql),
+// applied in order, each once. A migration never changes after release;
+// later changes come as new files.
+//
+//go:embed migrations
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations(engine string) ([]migration, error) {
+	dir := path.Join("migrations", engine)
+	entries, err := fs.ReadDir(migrationFS, dir)
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		num, _, _ := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s/%s: name must start with a positive number", dir, e.Name())
+		}
+		body, err := fs.ReadFile(migrationFS, path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(body)})
+	}
+	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("migrations %s and %s share version %d", ms[i-1].name, ms[i].name, ms[i].version)
+		}
+	}
+	return ms, nil
+}
+
+// Migrate applies the pending migrations and reports how many it applied.
+// Each runs in its own transaction together with its schema_migrations row.
+// Several processes may migrate at once: on PostgreSQL every transaction
+// first takes an advisory lock and re-checks the version under it; on
+// SQLite, BEGIN IMMEDIATE does the same job.
+func (db *DB) Migrate(ctx context.Context) (applied int, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("store.Migrate(%s): %w", db.d.name, err)
+		}
+	}()
+	ms, err := migrations(db.d.name)
+	if err != nil {
+		return 0, err
+	}
+	err = db.migrateTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER NOT NULL PRIMARY KEY,
+			applied_at BIGINT  NOT NULL
+		)`)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range ms {
+		var done bool
+		err := db.migrateTx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			done = true
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, m.version, micros(time.Now()))
+			return err
+		})
+		if err != nil {
+			return applied, fmt.Errorf("%s: %w", m.name, err)
+		}
+		if done {
+			applied++
+		}
+	}
+	return applied, nil
+}
+
+func (db *DB) migrateTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		if db.d.migrateLock != "" {
+			if _, err := tx.ExecContext(ctx, db.d.migrateLock); err != nil {
+				return err
+			}
+		}
+		return fn(tx)
+	})
+}

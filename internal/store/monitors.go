@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// Monitors. Config is stored as the JSON of monitor.Config; its Auth is
+// never in that JSON but sealed by the caller and kept in auth_sealed, so
+// reading a monitor never touches the credential.
+
+const monitorColumns = `id, workspace_id, type, name, config, interval_seconds, state, state_since, paused, created_at, updated_at`
+
+func scanMonitor(row interface{ Scan(...any) error }) (monitor.Monitor, error) {
+	var (
+		m                       monitor.Monitor
+		config                  string
+		since, created, updated int64
+	)
+	err := row.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds,
+		&m.State, &since, &m.Paused, &created, &updated)
+	if err != nil {
+		return monitor.Monitor{}, classify(err)
+	}
+	if err := json.Unmarshal([]byte(config), &m.Config); err != nil {
+		return monitor.Monitor{}, fmt.Errorf("decoding config of %s: %w", m.ID, err)
+	}
+	m.StateSince, m.CreatedAt, m.UpdatedAt = fromMicros(since), fromMicros(created), fromMicros(updated)
+	return m, nil
+}
+
+func configJSON(c monitor.Config) (string, error) {
+	b, err := json.Marshal(c)
+	return string(b), err
+}
+
+// CreateMonitor inserts m unless its workspace already has maxMonitors
+// monitors (ErrQuota). The count and the insert are one transaction that
+// holds the workspace row (PostgreSQL) or the write lock (SQLite), so
+// concurrent creates never exceed the quota.
+func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth []byte, maxMonitors int) (err error) {
+	defer monitor.Wrap(&err, "store.CreateMonitor(%s)", m.ID)
+	config, err := configJSON(m.Config)
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		var ws string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM workspaces WHERE id = $1`+db.d.forUpdate, m.WorkspaceID).Scan(&ws)
+		if err != nil {
+			return classify(err)
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM monitors WHERE workspace_id = $1`, m.WorkspaceID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= maxMonitors {
+			return refine(ErrQuota, "monitor quota reached: this workspace allows at most %d monitors", maxMonitors)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO monitors (`+monitorColumns+`, auth_sealed)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			m.ID, m.WorkspaceID, string(m.Type), m.Name, config, m.IntervalSeconds,
+			string(m.State), micros(m.StateSince), m.Paused, micros(m.CreatedAt), micros(m.UpdatedAt),
+			nullBytes(sealedAuth))
+		return classify(err)
+	})
+}
+
+// GetMonitor returns a monitor of the workspace; ErrNotFound also when it
+// belongs to another workspace.
+func (db *DB) GetMonitor(ctx context.Context, wsID, id string) (m monitor.Monitor, err error) {
+	defer monitor.Wrap(&err, "store.GetMonitor(%s)", id)
+	return scanMonitor(db.r.QueryRowContext(ctx, `SELECT `+monitorColumns+` FROM monitors
+		WHERE workspace_id = $1 AND id = $2`, wsID, id))
+}
+
+// ListMonitors returns up to limit monitors with ids after afterID (all when
+// afterID is ""), by id. Ids grow with creation time and never repeat, so a
+// page boundary stays put while others insert.
+func (db *DB) ListMonitors(ctx context.Context, wsID, afterID string, limit int) (ms []monitor.Monitor, err error) {
+	defer monitor.Wrap(&err, "store.ListMonitors(%s)", wsID)
+	if limit <= 0 {
+		return nil, errors.New("limit must be positive")
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT `+monitorColumns+` FROM monitors
+		WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, wsID, afterID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scanMonitor(rows)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	return ms, rows.Err()
+}
+
+func (db *DB) CountMonitors(ctx context.Context, wsID string) (n int, err error) {
+	defer monitor.Wrap(&err, "store.CountMonitors(%s)", wsID)
+	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM monitors WHERE workspace_id = $1`, wsID).Scan(&n)
+	return n, err
+}
+
+// UpdateMonitor stores m's mutable fields. With keepAuth the sealed
+// credential is left as it is; otherwise it becomes sealedAuth (nil clears it).
+func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth []byte, keepAuth bool) (err error) {
+	defer monitor.Wrap(&err, "store.UpdateMonitor(%s)", m.ID)
+	config, err := configJSON(m.Config)
+	if err != nil {
+		return err
+	}
+	args := []any{m.WorkspaceID, m.ID, string(m.Type), m.Name, config, m.IntervalSeconds,
+		string(m.State), micros(m.StateSince), m.Paused, micros(m.UpdatedAt)}
+	q := `UPDATE monitors SET type = $3, name = $4, config = $5, interval_seconds = $6,
+		state = $7, state_since = $8, paused = $9, updated_at = $10`
+	if !keepAuth {
+		q += `, auth_sealed = $11`
+		args = append(args, nullBytes(sealedAuth))
+	}
+	q += ` WHERE workspace_id = $1 AND id = $2`
+	return oneRow(db.w.ExecContext(ctx, q, args...))
+}
+
+func (db *DB) DeleteMonitor(ctx context.Context, wsID, id string) (err error) {
+	defer monitor.Wrap(&err, "store.DeleteMonitor(%s)", id)
+	return oneRow(db.w.ExecContext(ctx, `DELETE FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id))
+}
+
+// MonitorAuth returns the monitor's sealed credential, nil when it has none.
+func (db *DB) MonitorAuth(ctx context.Context, wsID, id string) (sealed []byte, err error) {
+	defer monitor.Wrap(&err, "store.MonitorAuth(%s)", id)
+	err = db.r.QueryRowContext(ctx, `SELECT auth_sealed FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id).Scan(&sealed)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return sealed, nil
+}

@@ -1,0 +1,199 @@
+// Package store keeps Tocsin's records in SQLite or PostgreSQL through one
+// database/sql code path: the same $n-placeholder SQL on both engines, with a
+// few dialect hooks where the engines differ.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
+	_ "modernc.org/sqlite"             // registers driver "sqlite"
+)
+
+// Engine names, as returned by DB.Engine.
+const (
+	EngineSQLite   = "sqlite"
+	EnginePostgres = "postgres"
+)
+
+// DB is the store. Writes go through w and reads through r; on PostgreSQL
+// they are the same pool, on SQLite w is the single writer connection.
+type DB struct {
+	w, r *sql.DB
+	d    dialect
+	// limiter holds SQLite's rate-limit buckets in memory (see TakeToken);
+	// nil on PostgreSQL, where buckets live in the database.
+	limiter *memLimiter
+}
+
+// dialect holds the few places where the engines' SQL differs.
+type dialect struct {
+	name string
+	// forUpdate locks the selected row until the transaction ends. SQLite has
+	// no row locks; its BEGIN IMMEDIATE already serializes every writer.
+	forUpdate string
+	// migrateLock and bootstrapLock run first in transactions that must not
+	// interleave across processes; empty on SQLite for the same reason.
+	migrateLock   string
+	bootstrapLock string
+}
+
+// advisory-lock key for migrations: any constant that no other code uses.
+const migrateLockKey = 7_281_946_355_100_001
+
+var (
+	sqliteDialect   = dialect{name: EngineSQLite}
+	postgresDialect = dialect{
+		name:          EnginePostgres,
+		forUpdate:     " FOR UPDATE",
+		migrateLock:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrateLockKey),
+		bootstrapLock: "LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE",
+	}
+)
+
+// Open connects to databaseURL and checks that it answers. It does not
+// migrate; call Migrate.
+//
+//	postgres://… or postgresql://…       PostgreSQL
+//	sqlite:PATH, sqlite://PATH, file:PATH  a SQLite file (created with its directory)
+func Open(ctx context.Context, databaseURL string) (_ *DB, err error) {
+	switch {
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		defer wrapURL(&err, databaseURL)
+		return openPostgres(ctx, databaseURL)
+	case strings.HasPrefix(databaseURL, "sqlite:"), strings.HasPrefix(databaseURL, "file:"):
+		defer wrapURL(&err, databaseURL)
+		return openSQLite(ctx, sqlitePath(databaseURL))
+	}
+	scheme, _, _ := strings.Cut(databaseURL, ":")
+	return nil, fmt.Errorf("store.Open: unsupported database URL scheme %q: use postgres://…, sqlite:PATH or file:PATH", scheme)
+}
+
+// wrapURL names the database in an error without leaking its password.
+func wrapURL(errp *error, databaseURL string) {
+	if *errp == nil {
+		return
+	}
+	shown := databaseURL
+	if u, err := url.Parse(databaseURL); err == nil {
+		shown = u.Redacted()
+	} else {
+		shown, _, _ = strings.Cut(databaseURL, ":")
+		shown += ":…"
+	}
+	*errp = fmt.Errorf("store.Open(%s): %w", shown, *errp)
+}
+
+func sqlitePath(databaseURL string) string {
+	for _, p := range []string{"sqlite://", "file://", "sqlite:", "file:"} {
+		if rest, ok := strings.CutPrefix(databaseURL, p); ok {
+			return rest
+		}
+	}
+	return databaseURL
+}
+
+func openPostgres(ctx context.Context, databaseURL string) (*DB, error) {
+	pool, err := sql.Open("pgx", databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	n := 4*runtime.GOMAXPROCS(0) + 4
+	pool.SetMaxOpenConns(n)
+	pool.SetMaxIdleConns(n)
+	pool.SetConnMaxIdleTime(5 * time.Minute)
+	if err := pool.PingContext(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &DB{w: pool, r: pool, d: postgresDialect}, nil
+}
+
+// openSQLite opens one writer connection and a pool of readers. SQLite
+// allows one writer at a time; funnelling writes through one connection
+// whose transactions begin IMMEDIATE (taking the write lock up front) means
+// a transaction never fails halfway with SQLITE_BUSY when it upgrades from
+// reading to writing, and WAL lets the readers run alongside it.
+func openSQLite(ctx context.Context, path string) (*DB, error) {
+	switch {
+	case path == "":
+		return nil, errors.New("empty SQLite path")
+	case path == ":memory:" || strings.HasPrefix(path, ":memory:"):
+		return nil, errors.New("in-memory SQLite is not supported (the reader and writer pools would see different databases); use a file")
+	case strings.ContainsAny(path, "?#"):
+		return nil, errors.New("SQLite path must not contain '?' or '#'; options are fixed by Tocsin")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	const common = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
+	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	// Connect the writer first so the file exists and is in WAL mode before
+	// any reader opens it.
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	// query_only makes an accidental write through a reader fail loudly
+	// instead of contending for the write lock.
+	r, err := sql.Open("sqlite", path+"?"+common+"&_query_only=1")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	if err := r.PingContext(ctx); err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
+	return &DB{w: w, r: r, d: sqliteDialect, limiter: newMemLimiter()}, nil
+}
+
+// Engine reports "sqlite" or "postgres".
+func (db *DB) Engine() string { return db.d.name }
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	if db.r == db.w {
+		return db.w.Close()
+	}
+	return errors.Join(db.w.Close(), db.r.Close())
+}
+
+// Ping checks that the database answers (for /readyz).
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("store.Ping: %w", err)
+	}
+	return nil
+}
+
+// inTx runs fn in a write transaction and commits it when fn returns nil.
+func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// Rate limiting with GCRA: a bucket is one number, its theoretical arrival
+// time (TAT). Taking a token moves it to max(TAT, now) + emission; the
+// request is allowed when that lands at most tolerance after now (so a
+// bucket allows a burst of tolerance/emission requests, refilled at one
+// per emission). A TAT in the past means a full bucket, so a missing bucket
+// and a stale one behave the same, which makes forgetting stale buckets
+// lossless.
+//
+// Where buckets live differs by engine, on purpose:
+//   - PostgreSQL: in rate_limits, updated by one atomic statement, because
+//     several nodes serve the same keys and must share one limit.
+//   - SQLite: in memory. SQLite is one node by design, so memory is the
+//     single source of truth, and a disk write per request would funnel
+//     every API call through the one writer connection. Buckets restart
+//     full when the process restarts, which errs towards allowing.
+
+// TakeToken takes one token from bucket at now. When allowed, the new TAT
+// is stored and returned; when refused nothing changes and the current TAT
+// is returned (the caller derives Retry-After from it).
+func (db *DB) TakeToken(ctx context.Context, bucket string, now time.Time, emission, tolerance time.Duration) (d RateDecision, err error) {
+	defer monitor.Wrap(&err, "store.TakeToken")
+	if emission <= 0 {
+		return RateDecision{}, errors.New("emission interval must be positive")
+	}
+	nowUS, em, tol := micros(now), emission.Microseconds(), tolerance.Microseconds()
+	if db.limiter != nil {
+		ok, tat := db.limiter.take(bucket, nowUS, em, tol)
+		return RateDecision{Allowed: ok, TAT: fromMicros(tat)}, nil
+	}
+	// The SELECT … WHERE guards the insert of a new bucket, the DO UPDATE …
+	// WHERE an existing one; no row comes back when the request is refused.
+	var tat int64
+	err = db.w.QueryRowContext(ctx, `INSERT INTO rate_limits AS r (bucket, tat)
+		SELECT $1, $2::bigint + $3::bigint WHERE $3::bigint <= $4::bigint
+		ON CONFLICT (bucket) DO UPDATE SET tat = GREATEST(r.tat, $2::bigint) + $3::bigint
+		WHERE GREATEST(r.tat, $2::bigint) + $3::bigint - $2::bigint <= $4::bigint
+		RETURNING r.tat`, bucket, nowUS, em, tol).Scan(&tat)
+	if err == nil {
+		return RateDecision{Allowed: true, TAT: fromMicros(tat)}, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return RateDecision{}, err
+	}
+	err = db.r.QueryRowContext(ctx, `SELECT tat FROM rate_limits WHERE bucket = $1`, bucket).Scan(&tat)
+	switch {
+	case errors.Is(err, sql.ErrNoRows): // refused without a bucket: emission > tolerance
+		tat = nowUS
+	case err != nil:
+		return RateDecision{}, err
+	}
+	return RateDecision{Allowed: false, TAT: fromMicros(tat)}, nil
+}
+
+// PurgeRateLimits forgets buckets that are full again (TAT before now),
+// which changes no decision. On SQLite this happens in memory as it goes.
+func (db *DB) PurgeRateLimits(ctx context.Context, now time.Time) (n int64, err error) {
+	defer monitor.Wrap(&err, "store.PurgeRateLimits")
+	if db.limiter != nil {
+		return db.limiter.purge(micros(now)), nil
+	}
+	res, err := db.w.ExecContext(ctx, `DELETE FROM rate_limits WHERE tat < $1`, micros(now))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// memLimiter holds GCRA buckets in memory, sharded so concurrent requests
+// for different keys rarely share a lock.
+type memLimiter struct {
+	seed   maphash.Seed
+	shards [32]memShard
+}
+
+type memShard struct {
+	mu  sync.Mutex
+	tat map[string]int64 // unix µs
+	// sweepAt is the size at which the shard next drops full buckets; it
+	// doubles with the live size so sweeping costs O(1) per take on average.
+	sweepAt int
+}
+
+const minSweep = 1024
+
+func newMemLimiter() *memLimiter {
+	l := &memLimiter{seed: maphash.MakeSeed()}
+	for i := range l.shards {
+		l.shards[i].tat = make(map[string]int64)
+		l.shards[i].sweepAt = minSweep
+	}
+	return l
+}
+
+func (l *memLimiter) take(bucket string, now, em, tol int64) (bool, int64) {
+	s := &l.shards[maphash.String(l.seed, bucket)%uint64(len(l.shards))]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tat, ok := s.tat[bucket]
+	if !ok {
+		tat = now
+	}
+	next := max(tat, now) + em
+	if next-now > tol {
+		return false, tat
+	}
+	s.tat[bucket] = next
+	if len(s.tat) >= s.sweepAt {
+		s.sweep(now)
+	}
+	return true, next
+}
+
+func (s *memShard) sweep(now int64) (n int64) {
+	for b, tat := range s.tat {
+		if tat < now {
+			delete(s.tat, b)
+			n++
+		}
+	}
+	s.sweepAt = max(minSweep, 2*len(s.tat))
+	return n
+}
+
+func (l *memLimiter) purge(now int64) (n int64) {
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		n += s.sweep(now)
+		s.mu.Unlock()
+	}
+	return n
+}

@@ -1,0 +1,738 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+// The contract every engine must meet: the same assertions on each.
+func TestStore(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, storetest.Engine)
+	}{
+		{"Migrate", testMigrate},
+		{"MigrateConcurrent", testMigrateConcurrent},
+		{"Users", testUsers},
+		{"Bootstrap", testBootstrap},
+		{"BootstrapConcurrent", testBootstrapConcurrent},
+		{"Workspaces", testWorkspaces},
+		{"Memberships", testMemberships},
+		{"Keys", testKeys},
+		{"Monitors", testMonitors},
+		{"MonitorPages", testMonitorPages},
+		{"MonitorQuota", testMonitorQuota},
+		{"MonitorQuotaTwoNodes", testMonitorQuotaTwoNodes},
+		{"Idempotency", testIdempotency},
+		{"IdempotencyConcurrent", testIdempotencyConcurrent},
+		{"RateLimit", testRateLimit},
+	}
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) { tt.fn(t, e) })
+			}
+		})
+	}
+}
+
+var (
+	ctx = context.Background()
+	// t0 has microsecond precision, as stored.
+	t0 = time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
+)
+
+func check(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantKind(t *testing.T, err error, sentinel *monitor.Error) {
+	t.Helper()
+	if !errors.Is(err, sentinel) || monitor.KindOf(err) != sentinel.Kind {
+		t.Fatalf("error = %v, want %q (kind %d)", err, sentinel.Message, sentinel.Kind)
+	}
+}
+
+func equal[T any](t *testing.T, got, want T) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func newUser(email string) store.User {
+	return store.User{ID: ids.New(ids.User, t0), Email: email, PasswordHash: "$argon2id$v=19$x", CreatedAt: t0}
+}
+
+func newWorkspace(slug string) store.Workspace {
+	return store.Workspace{ID: ids.New(ids.Workspace, t0), Name: "WS " + slug, Slug: slug, MaxMonitors: 50, MinIntervalSeconds: 30, CreatedAt: t0}
+}
+
+// seed stores a user who owns a workspace.
+func seed(t *testing.T, db *store.DB, slug string) (store.User, store.Workspace) {
+	t.Helper()
+	u, w := newUser(slug+"@example.com"), newWorkspace(slug)
+	check(t, db.CreateUser(ctx, u))
+	check(t, db.CreateWorkspace(ctx, w))
+	check(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
+	return u, w
+}
+
+func testMigrate(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	if db.Engine() != e.Name {
+		t.Fatalf("Engine() = %q, want %q", db.Engine(), e.Name)
+	}
+	check(t, db.Ping(ctx))
+	for range 2 {
+		n, err := db.Migrate(ctx)
+		check(t, err)
+		if n != 0 {
+			t.Fatalf("second Migrate applied %d migrations, want 0", n)
+		}
+	}
+}
+
+// Several processes starting at once on an empty database all migrate; each
+// migration must be applied exactly once.
+func testMigrateConcurrent(t *testing.T, e storetest.Engine) {
+	url := storetest.EmptyURL(t, e)
+	const n = 4
+	var (
+		wg      sync.WaitGroup
+		applied [n]int
+		errs    [n]error
+	)
+	for i := range n {
+		wg.Go(func() {
+			db, err := store.Open(ctx, url)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer db.Close()
+			applied[i], errs[i] = db.Migrate(ctx)
+		})
+	}
+	wg.Wait()
+	total := 0
+	for i := range n {
+		check(t, errs[i])
+		total += applied[i]
+	}
+	db, err := store.Open(ctx, url)
+	check(t, err)
+	defer db.Close()
+	again, err := db.Migrate(ctx)
+	check(t, err)
+	if total == 0 || again != 0 {
+		t.Fatalf("concurrent Migrate applied %d in total, then %d more; want >0 and 0", total, again)
+	}
+	// Applying one migration twice would have failed above, so the total is
+	// the number of migrations; the schema must be usable.
+	_, err = db.CountUsers(ctx)
+	check(t, err)
+}
+
+func testUsers(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	u := newUser("Alice@Example.com")
+	check(t, db.CreateUser(ctx, u))
+	u.Email = "alice@example.com"
+
+	dup := newUser("ALICE@example.COM")
+	wantKind(t, db.CreateUser(ctx, dup), store.ErrConflict)
+
+	got, err := db.UserByEmail(ctx, "aLiCe@EXAMPLE.com")
+	check(t, err)
+	equal(t, got, u)
+	got, err = db.UserByID(ctx, u.ID)
+	check(t, err)
+	equal(t, got, u)
+
+	_, err = db.UserByEmail(ctx, "bob@example.com")
+	wantKind(t, err, monitor.ErrNotFound)
+	_, err = db.UserByID(ctx, "usr_missing")
+	wantKind(t, err, monitor.ErrNotFound)
+
+	check(t, db.SetPassword(ctx, u.ID, "$argon2id$new", true))
+	got, err = db.UserByID(ctx, u.ID)
+	check(t, err)
+	if got.PasswordHash != "$argon2id$new" || !got.MustChangePassword {
+		t.Fatalf("after SetPassword: %+v", got)
+	}
+	wantKind(t, db.SetPassword(ctx, "usr_missing", "x", false), monitor.ErrNotFound)
+
+	n, err := db.CountUsers(ctx)
+	check(t, err)
+	if n != 1 {
+		t.Fatalf("CountUsers = %d, want 1", n)
+	}
+}
+
+func bootstrapArgs(i int) (store.User, store.Workspace, store.Membership) {
+	u := newUser(fmt.Sprintf("owner%d@example.com", i))
+	w := newWorkspace(fmt.Sprintf("default-%d", i))
+	return u, w, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}
+}
+
+func testBootstrap(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	u, w, m := bootstrapArgs(1)
+	created, err := db.Bootstrap(ctx, u, w, m)
+	check(t, err)
+	if !created {
+		t.Fatal("first Bootstrap created nothing")
+	}
+	gotM, err := db.Membership(ctx, w.ID, u.ID)
+	check(t, err)
+	equal(t, gotM, m)
+
+	u2, w2, m2 := bootstrapArgs(2)
+	created, err = db.Bootstrap(ctx, u2, w2, m2)
+	check(t, err)
+	if created {
+		t.Fatal("second Bootstrap created again")
+	}
+	if _, err := db.Workspace(ctx, w2.ID); !errors.Is(err, monitor.ErrNotFound) {
+		t.Fatalf("second Bootstrap's workspace: %v, want not found", err)
+	}
+}
+
+func testBootstrapConcurrent(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	const n = 8
+	var (
+		wg      sync.WaitGroup
+		created [n]bool
+		errs    [n]error
+	)
+	for i := range n {
+		wg.Go(func() {
+			u, w, m := bootstrapArgs(i)
+			created[i], errs[i] = db.Bootstrap(ctx, u, w, m)
+		})
+	}
+	wg.Wait()
+	winners := 0
+	for i := range n {
+		check(t, errs[i])
+		if created[i] {
+			winners++
+		}
+	}
+	users, err := db.CountUsers(ctx)
+	check(t, err)
+	if winners != 1 || users != 1 {
+		t.Fatalf("%d Bootstraps created, %d users; want 1 and 1", winners, users)
+	}
+}
+
+func testWorkspaces(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	w := newWorkspace("acme")
+	check(t, db.CreateWorkspace(ctx, w))
+	for _, key := range []string{w.ID, w.Slug} {
+		got, err := db.Workspace(ctx, key)
+		check(t, err)
+		equal(t, got, w)
+	}
+	_, err := db.Workspace(ctx, "nope")
+	wantKind(t, err, monitor.ErrNotFound)
+
+	dup := newWorkspace("acme")
+	wantKind(t, db.CreateWorkspace(ctx, dup), store.ErrConflict)
+
+	check(t, db.SetWorkspaceQuota(ctx, w.ID, 7, 60))
+	got, err := db.Workspace(ctx, "acme")
+	check(t, err)
+	if got.MaxMonitors != 7 || got.MinIntervalSeconds != 60 {
+		t.Fatalf("after SetWorkspaceQuota: %+v", got)
+	}
+	wantKind(t, db.SetWorkspaceQuota(ctx, "ws_missing", 1, 10), monitor.ErrNotFound)
+}
+
+func testMemberships(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	u := newUser("bob@example.com")
+	check(t, db.CreateUser(ctx, u))
+
+	_, err := db.Membership(ctx, w.ID, u.ID)
+	wantKind(t, err, monitor.ErrNotFound)
+
+	m := store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleViewer, CreatedAt: t0}
+	check(t, db.PutMembership(ctx, m))
+	// A role change keeps the original CreatedAt.
+	check(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleAdmin, CreatedAt: t0.Add(time.Hour)}))
+	got, err := db.Membership(ctx, w.ID, u.ID)
+	check(t, err)
+	m.Role = monitor.RoleAdmin
+	equal(t, got, m)
+
+	wantKind(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: "usr_missing", Role: monitor.RoleViewer, CreatedAt: t0}), monitor.ErrNotFound)
+
+	check(t, db.DeleteMembership(ctx, w.ID, u.ID))
+	_, err = db.Membership(ctx, w.ID, u.ID)
+	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, db.DeleteMembership(ctx, w.ID, u.ID), monitor.ErrNotFound)
+}
+
+func testKeys(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	u, w1 := seed(t, db, "one")
+	w2 := newWorkspace("two")
+	check(t, db.CreateWorkspace(ctx, w2))
+	check(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w1.ID, UserID: u.ID, Role: monitor.RoleEditor, CreatedAt: t0}))
+
+	bound := store.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, WorkspaceID: w1.ID, Name: "ci",
+		Hash: bytes.Repeat([]byte{1}, 32), Prefix: "tsk_abc", CreatedAt: t0,
+		Scopes: []monitor.Scope{monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite}}
+	wide := store.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, Name: "laptop",
+		Hash: bytes.Repeat([]byte{2}, 32), Prefix: "tsk_def", CreatedAt: t0,
+		Scopes: []monitor.Scope{monitor.ScopeMetricsRead}}
+	check(t, db.CreateAPIKey(ctx, bound))
+	check(t, db.CreateAPIKey(ctx, wide))
+	dup := wide
+	dup.ID = ids.New(ids.Key, t0)
+	wantKind(t, db.CreateAPIKey(ctx, dup), store.ErrConflict)
+
+	for _, tc := range []struct {
+		name   string
+		key    store.APIKey
+		ws     string
+		wantWS string
+		role   monitor.Role
+	}{
+		{"bound key, own workspace", bound, "", w1.ID, monitor.RoleEditor},
+		{"bound key, named workspace", bound, w1.ID, w1.ID, monitor.RoleEditor},
+		{"bound key, another workspace", bound, w2.ID, w2.ID, ""},
+		{"account-wide key, no workspace", wide, "", "", ""},
+		{"account-wide key, member", wide, w1.ID, w1.ID, monitor.RoleEditor},
+		{"account-wide key, non-member", wide, w2.ID, w2.ID, ""},
+	} {
+		g, err := db.KeyGrantByHash(ctx, tc.key.Hash, tc.ws)
+		check(t, err)
+		equal(t, g, store.KeyGrant{Key: tc.key, WorkspaceID: tc.wantWS, Role: tc.role})
+	}
+
+	_, err := db.KeyGrantByHash(ctx, bytes.Repeat([]byte{3}, 32), "")
+	wantKind(t, err, monitor.ErrNotFound)
+
+	// Touch never moves backwards.
+	check(t, db.TouchAPIKey(ctx, bound.ID, t0.Add(time.Minute)))
+	check(t, db.TouchAPIKey(ctx, bound.ID, t0.Add(time.Second)))
+	wantKind(t, db.TouchAPIKey(ctx, "key_missing", t0), monitor.ErrNotFound)
+
+	// Revoked keys are still returned, with the first revocation time.
+	check(t, db.RevokeAPIKey(ctx, bound.ID, t0.Add(time.Hour)))
+	check(t, db.RevokeAPIKey(ctx, bound.ID, t0.Add(2*time.Hour)))
+	wantKind(t, db.RevokeAPIKey(ctx, "key_missing", t0), monitor.ErrNotFound)
+	g, err := db.KeyGrantByHash(ctx, bound.Hash, "")
+	check(t, err)
+	bound.LastUsedAt, bound.RevokedAt = t0.Add(time.Minute), t0.Add(time.Hour)
+	equal(t, g, store.KeyGrant{Key: bound, WorkspaceID: w1.ID, Role: monitor.RoleEditor})
+}
+
+// fullMonitor sets every kind of config field, so a round trip proves the
+// JSON encoding loses nothing.
+func fullMonitor(wsID string) monitor.Monitor {
+	follow := false
+	return monitor.Monitor{
+		ID: ids.New(ids.Monitor, t0), WorkspaceID: wsID, Type: monitor.TypeHTTP, Name: "API health",
+		Config: monitor.Config{
+			URL: "https://example.com/health", Method: "POST",
+			Headers: map[string]string{"X-Trace": "1", "Accept": "application/json"},
+			Body:    `{"ping":true}`, FollowRedirects: &follow,
+			ExpectedStatusCodes: []monitor.StatusRange{{From: 200, To: 299}, {From: 304, To: 304}},
+			KeywordAssertions:   []monitor.KeywordAssertion{{Keyword: "ok", Present: true, CaseSensitive: true}},
+			JSONAssertions: []monitor.JSONAssertion{
+				{Path: "$.status", Operator: monitor.OpEquals, Value: []byte(`"ok"`)},
+				{Path: "$.n", Operator: monitor.OpGT, Value: []byte(`3`)},
+			},
+			DegradedLatencyMs: 800,
+			AuthSet:           &monitor.AuthPresence{Type: monitor.AuthBearer, TokenSet: true},
+			TimeoutSeconds:    5,
+		},
+		IntervalSeconds: 30, State: monitor.StatePending, StateSince: t0, CreatedAt: t0, UpdatedAt: t0,
+	}
+}
+
+func testMonitors(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	_, other := seed(t, db, "other")
+
+	m := fullMonitor(w.ID)
+	sealed := []byte("sealed-credential")
+	check(t, db.CreateMonitor(ctx, m, sealed, 10))
+	wantKind(t, db.CreateMonitor(ctx, m, nil, 10), store.ErrConflict)
+	orphan := fullMonitor("ws_missing")
+	wantKind(t, db.CreateMonitor(ctx, orphan, nil, 10), monitor.ErrNotFound)
+
+	got, err := db.GetMonitor(ctx, w.ID, m.ID)
+	check(t, err)
+	equal(t, got, m)
+	auth, err := db.MonitorAuth(ctx, w.ID, m.ID)
+	check(t, err)
+	equal(t, auth, sealed)
+
+	// Another workspace cannot tell the monitor exists.
+	_, err = db.GetMonitor(ctx, other.ID, m.ID)
+	wantKind(t, err, monitor.ErrNotFound)
+	_, err = db.MonitorAuth(ctx, other.ID, m.ID)
+	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, db.DeleteMonitor(ctx, other.ID, m.ID), monitor.ErrNotFound)
+	moved := m
+	moved.WorkspaceID = other.ID
+	wantKind(t, db.UpdateMonitor(ctx, moved, nil, true), monitor.ErrNotFound)
+
+	// Update everything mutable but keep the credential.
+	m.Type, m.Name = monitor.TypeTCP, "DB port"
+	m.Config = monitor.Config{Host: "db.internal", Port: 5432, TimeoutSeconds: 3}
+	m.IntervalSeconds, m.State, m.StateSince, m.Paused, m.UpdatedAt = 60, monitor.StateDown, t0.Add(time.Minute), true, t0.Add(time.Minute)
+	check(t, db.UpdateMonitor(ctx, m, nil, true))
+	got, err = db.GetMonitor(ctx, w.ID, m.ID)
+	check(t, err)
+	equal(t, got, m)
+	auth, err = db.MonitorAuth(ctx, w.ID, m.ID)
+	check(t, err)
+	equal(t, auth, sealed)
+
+	check(t, db.UpdateMonitor(ctx, m, []byte("resealed"), false))
+	auth, err = db.MonitorAuth(ctx, w.ID, m.ID)
+	check(t, err)
+	equal(t, auth, []byte("resealed"))
+	check(t, db.UpdateMonitor(ctx, m, nil, false))
+	auth, err = db.MonitorAuth(ctx, w.ID, m.ID)
+	check(t, err)
+	if auth != nil {
+		t.Fatalf("MonitorAuth after clearing = %q, want nil", auth)
+	}
+
+	n, err := db.CountMonitors(ctx, w.ID)
+	check(t, err)
+	if n != 1 {
+		t.Fatalf("CountMonitors = %d, want 1", n)
+	}
+	check(t, db.DeleteMonitor(ctx, w.ID, m.ID))
+	_, err = db.GetMonitor(ctx, w.ID, m.ID)
+	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, db.DeleteMonitor(ctx, w.ID, m.ID), monitor.ErrNotFound)
+	wantKind(t, db.UpdateMonitor(ctx, m, nil, true), monitor.ErrNotFound)
+}
+
+func testMonitorPages(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	_, other := seed(t, db, "other")
+	var want []string
+	for i := range 7 {
+		m := fullMonitor(w.ID)
+		m.Name = fmt.Sprintf("m%d", i)
+		check(t, db.CreateMonitor(ctx, m, nil, 100))
+		want = append(want, m.ID)
+		check(t, db.CreateMonitor(ctx, fullMonitor(other.ID), nil, 100))
+	}
+
+	var got []string
+	after := ""
+	for page := 0; ; page++ {
+		ms, err := db.ListMonitors(ctx, w.ID, after, 3)
+		check(t, err)
+		if len(ms) == 0 {
+			break
+		}
+		for _, m := range ms {
+			if m.WorkspaceID != w.ID {
+				t.Fatalf("page %d holds %s of workspace %s", page, m.ID, m.WorkspaceID)
+			}
+			got = append(got, m.ID)
+		}
+		after = ms[len(ms)-1].ID
+		if page == 0 {
+			// A monitor created mid-listing sorts after every existing one:
+			// it shows up once, at the end, and nothing repeats.
+			m := fullMonitor(w.ID)
+			check(t, db.CreateMonitor(ctx, m, nil, 100))
+			want = append(want, m.ID)
+		}
+	}
+	equal(t, got, want)
+}
+
+func testMonitorQuota(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	const max, n = 5, 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = db.CreateMonitor(ctx, fullMonitor(w.ID), nil, max) })
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+			continue
+		}
+		wantKind(t, err, store.ErrQuota)
+		var me *monitor.Error
+		if errors.As(err, &me); !strings.Contains(me.Message, "5") {
+			t.Fatalf("quota error %q does not name the limit", me.Message)
+		}
+	}
+	count, err := db.CountMonitors(ctx, w.ID)
+	check(t, err)
+	if ok != max || count != max {
+		t.Fatalf("%d creates succeeded, %d stored; want %d", ok, count, max)
+	}
+}
+
+// Two processes on one database (PostgreSQL nodes, or a CLI beside a
+// SQLite server) still never exceed the quota together.
+func testMonitorQuotaTwoNodes(t *testing.T, e storetest.Engine) {
+	url := storetest.URL(t, e)
+	var nodes [2]*store.DB
+	for i := range nodes {
+		db, err := store.Open(ctx, url)
+		check(t, err)
+		defer db.Close()
+		nodes[i] = db
+	}
+	_, w := seed(t, nodes[0], "acme")
+	const max, n = 3, 12
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { errs[i] = nodes[i%2].CreateMonitor(ctx, fullMonitor(w.ID), nil, max) })
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+		} else {
+			wantKind(t, err, store.ErrQuota)
+		}
+	}
+	count, err := nodes[1].CountMonitors(ctx, w.ID)
+	check(t, err)
+	if ok != max || count != max {
+		t.Fatalf("%d creates succeeded, %d stored; want %d", ok, count, max)
+	}
+}
+
+const (
+	ttl     = 24 * time.Hour
+	lockTTL = time.Minute
+)
+
+func testIdempotency(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	s := store.IdempotencyScope{WorkspaceID: "ws_1", KeyID: "key_1", Key: "create-1"}
+	fp := []byte("fingerprint-1")
+
+	rec, ok, err := db.BeginIdempotent(ctx, s, fp, t0, ttl, lockTTL)
+	check(t, err)
+	if !ok {
+		t.Fatal("first Begin did not acquire")
+	}
+	equal(t, rec, store.IdempotencyRecord{Fingerprint: fp, CreatedAt: t0, ExpiresAt: t0.Add(ttl)})
+
+	// Still running: the second request sees it in progress.
+	rec, ok, err = db.BeginIdempotent(ctx, s, []byte("other body"), t0.Add(time.Second), ttl, lockTTL)
+	check(t, err)
+	if ok || rec.Done || !bytes.Equal(rec.Fingerprint, fp) {
+		t.Fatalf("Begin during the first request: acquired=%v %+v", ok, rec)
+	}
+
+	header, body := []byte(`{"Location":["/x"]}`), []byte(`{"id":"mon_1"}`)
+	check(t, db.FinishIdempotent(ctx, s, 201, header, body))
+	// The first response stored wins.
+	wantKind(t, db.FinishIdempotent(ctx, s, 200, nil, nil), monitor.ErrNotFound)
+	// A done record is replayed, long after lockTTL.
+	rec, ok, err = db.BeginIdempotent(ctx, s, fp, t0.Add(time.Hour), ttl, lockTTL)
+	check(t, err)
+	if ok {
+		t.Fatal("Begin after Finish acquired")
+	}
+	equal(t, rec, store.IdempotencyRecord{Fingerprint: fp, Done: true, Status: 201, Header: header, Body: body, CreatedAt: t0, ExpiresAt: t0.Add(ttl)})
+	wantKind(t, db.AbandonIdempotent(ctx, s), monitor.ErrNotFound)
+
+	// Expired: the key is free again.
+	fp2 := []byte("fingerprint-2")
+	rec, ok, err = db.BeginIdempotent(ctx, s, fp2, t0.Add(ttl), ttl, lockTTL)
+	check(t, err)
+	if !ok || rec.Done || !bytes.Equal(rec.Fingerprint, fp2) {
+		t.Fatalf("Begin after expiry: acquired=%v %+v", ok, rec)
+	}
+	check(t, db.FinishIdempotent(ctx, s, 200, nil, body))
+
+	// An in-progress record older than lockTTL was left by a crash.
+	s2 := store.IdempotencyScope{WorkspaceID: "ws_1", KeyID: "key_1", Key: "create-2"}
+	_, ok, err = db.BeginIdempotent(ctx, s2, fp, t0, ttl, lockTTL)
+	check(t, err)
+	_, ok2, err := db.BeginIdempotent(ctx, s2, fp, t0.Add(lockTTL-time.Microsecond), ttl, lockTTL)
+	check(t, err)
+	_, ok3, err := db.BeginIdempotent(ctx, s2, fp, t0.Add(lockTTL), ttl, lockTTL)
+	check(t, err)
+	if !ok || ok2 || !ok3 {
+		t.Fatalf("lockTTL takeover: acquired %v, %v, %v; want true, false, true", ok, ok2, ok3)
+	}
+
+	// Abandoned (5xx): a retry runs again.
+	check(t, db.AbandonIdempotent(ctx, s2))
+	_, ok, err = db.BeginIdempotent(ctx, s2, fp, t0.Add(lockTTL), ttl, lockTTL)
+	check(t, err)
+	if !ok {
+		t.Fatal("Begin after Abandon did not acquire")
+	}
+	// Scopes are separate per workspace and per key.
+	for _, other := range []store.IdempotencyScope{
+		{WorkspaceID: "ws_2", KeyID: "key_1", Key: "create-2"},
+		{WorkspaceID: "ws_1", KeyID: "key_2", Key: "create-2"},
+	} {
+		_, ok, err = db.BeginIdempotent(ctx, other, fp, t0.Add(lockTTL), ttl, lockTTL)
+		check(t, err)
+		if !ok {
+			t.Fatalf("scope %+v collided with %+v", other, s2)
+		}
+	}
+
+	// s expires at t0+2·ttl, s2 and the two others at t0+lockTTL+ttl.
+	n, err := db.PurgeIdempotency(ctx, t0.Add(ttl+lockTTL))
+	check(t, err)
+	if n != 3 {
+		t.Fatalf("PurgeIdempotency removed %d records, want 3", n)
+	}
+	rec, ok, err = db.BeginIdempotent(ctx, s, fp, t0.Add(ttl+lockTTL), ttl, lockTTL)
+	check(t, err)
+	if ok || !rec.Done || rec.Status != 200 || rec.Header != nil {
+		t.Fatalf("after Purge, the live record: acquired=%v %+v", ok, rec)
+	}
+}
+
+func testIdempotencyConcurrent(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	s := store.IdempotencyScope{WorkspaceID: "ws_1", KeyID: "key_1", Key: "race"}
+	const n = 20
+	var (
+		wg       sync.WaitGroup
+		acquired [n]bool
+		errs     [n]error
+	)
+	for i := range n {
+		wg.Go(func() {
+			_, acquired[i], errs[i] = db.BeginIdempotent(ctx, s, []byte("fp"), t0, ttl, lockTTL)
+		})
+	}
+	wg.Wait()
+	winners := 0
+	for i := range n {
+		check(t, errs[i])
+		if acquired[i] {
+			winners++
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d of %d concurrent callers acquired, want 1", winners, n)
+	}
+}
+
+func testRateLimit(t *testing.T, e storetest.Engine) {
+	const em, tol = 100 * time.Millisecond, 500 * time.Millisecond // burst of 5, 10/s
+	db := storetest.OpenDB(t, e)
+	take := func(db *store.DB, bucket string, now time.Time) store.RateDecision {
+		t.Helper()
+		d, err := db.TakeToken(ctx, bucket, now, em, tol)
+		check(t, err)
+		return d
+	}
+
+	for i := range 5 {
+		d := take(db, "key_a", t0)
+		equal(t, d, store.RateDecision{Allowed: true, TAT: t0.Add(time.Duration(i+1) * em)})
+	}
+	equal(t, take(db, "key_a", t0), store.RateDecision{Allowed: false, TAT: t0.Add(tol)})
+	// Other buckets are separate.
+	equal(t, take(db, "key_b", t0).Allowed, true)
+	// One emission interval later, one more token.
+	later := t0.Add(em)
+	equal(t, take(db, "key_a", later), store.RateDecision{Allowed: true, TAT: later.Add(tol)})
+	equal(t, take(db, "key_a", later).Allowed, false)
+	// Long idle: a full burst again, not more.
+	idle := t0.Add(time.Hour)
+	for range 5 {
+		equal(t, take(db, "key_a", idle).Allowed, true)
+	}
+	equal(t, take(db, "key_a", idle).Allowed, false)
+
+	// Concurrent takes never exceed the burst.
+	const n = 20
+	var (
+		wg      sync.WaitGroup
+		allowed [n]bool
+	)
+	for i := range n {
+		wg.Go(func() {
+			d, err := db.TakeToken(ctx, "key_c", t0, em, tol)
+			allowed[i] = err == nil && d.Allowed
+		})
+	}
+	wg.Wait()
+	count := 0
+	for _, a := range allowed {
+		if a {
+			count++
+		}
+	}
+	if count != 5 {
+		t.Fatalf("%d of %d concurrent takes allowed, want 5", count, n)
+	}
+
+	// Full buckets are forgotten without changing any decision.
+	purged, err := db.PurgeRateLimits(ctx, idle.Add(time.Hour))
+	check(t, err)
+	if purged != 3 {
+		t.Fatalf("PurgeRateLimits removed %d buckets, want 3", purged)
+	}
+	equal(t, take(db, "key_a", idle.Add(time.Hour)).TAT, idle.Add(time.Hour+em))
+
+	if e.Name != store.EnginePostgres {
+		return // SQLite is one node: buckets live in its memory
+	}
+	// Two nodes on one database share the bucket.
+	url := storetest.URL(t, e)
+	node1, err := store.Open(ctx, url)
+	check(t, err)
+	defer node1.Close()
+	node2, err := store.Open(ctx, url)
+	check(t, err)
+	defer node2.Close()
+	for i := range 5 {
+		node := node1
+		if i%2 == 1 {
+			node = node2
+		}
+		equal(t, take(node, "shared", t0).Allowed, true)
+	}
+	equal(t, take(node1, "shared", t0).Allowed, false)
+	equal(t, take(node2, "shared", t0).Allowed, false)
+}
