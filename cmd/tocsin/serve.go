@@ -81,7 +81,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
-	a := app.New(db, kr, time.Now, log, app.Config{})
+	a := app.New(db, kr, time.Now, log, app.Config{RatePerMinute: c.RatePerMinute})
 	if b, err := a.Bootstrap(ctx); err != nil {
 		return err
 	} else if b != nil {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ type Config struct {
 	LogLevel        string
 	LogFormat       string
 	ShutdownTimeout time.Duration
+	// RatePerMinute is each API key's budget. The API contract is 600;
+	// operators may change it for their own deployment (or benchmarks).
+	RatePerMinute int
 }
 
 // setting ties a flag to its environment variable.
@@ -35,7 +39,7 @@ type setting struct {
 	dst              *string
 }
 
-func settings(c *Config, timeout *string) []setting {
+func settings(c *Config, timeout, rate *string) []setting {
 	return []setting{
 		{"listen", "TOCSIN_LISTEN", "address to listen on", ":8080", &c.Listen},
 		{"database-url", "TOCSIN_DATABASE_URL", "postgres://… for PostgreSQL; default: SQLite in the data dir", "", &c.DatabaseURL},
@@ -45,6 +49,7 @@ func settings(c *Config, timeout *string) []setting {
 		{"log-level", "TOCSIN_LOG_LEVEL", "debug, info, warn or error", "info", &c.LogLevel},
 		{"log-format", "TOCSIN_LOG_FORMAT", "text or json", "text", &c.LogFormat},
 		{"shutdown-timeout", "TOCSIN_SHUTDOWN_TIMEOUT", "how long SIGTERM waits for in-flight requests", "30s", timeout},
+		{"rate-limit", "TOCSIN_RATE_LIMIT", "requests per minute per API key (the API contract is 600)", "600", rate},
 	}
 }
 
@@ -53,9 +58,9 @@ func settings(c *Config, timeout *string) []setting {
 // ValidateDatabase (admin commands) next; both report all problems at once.
 func Parse(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (Config, error) {
 	var c Config
-	var timeout string
+	var timeout, rate string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	for _, s := range settings(&c, &timeout) {
+	for _, s := range settings(&c, &timeout, &rate) {
 		def := s.def
 		if v := getenv(s.env); v != "" {
 			def = v
@@ -77,6 +82,11 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 		problems = append(problems, fmt.Errorf("shutdown-timeout: %q is not a positive duration such as 30s", timeout))
 	}
 	c.ShutdownTimeout = d
+	if n, err := strconv.Atoi(rate); err != nil || n < 1 || n > 1_000_000 {
+		problems = append(problems, fmt.Errorf("rate-limit: %q must be a whole number from 1 to 1000000", rate))
+	} else {
+		c.RatePerMinute = n
+	}
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = "sqlite:" + filepath.Join(c.DataDir, "tocsin.db")
 	}
@@ -138,8 +148,8 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s",
-		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout)
+	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min",
+		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute)
 }
 
 func redactURL(s string) string {

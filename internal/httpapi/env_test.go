@@ -52,6 +52,8 @@ func (c *clock) Set(t time.Time) {
 type env struct {
 	t     *testing.T
 	db    *store.DB
+	url   string // the database, for a second server on it
+	kr    *secrets.Keyring
 	app   *app.App
 	api   *httpapi.Server
 	srv   *httptest.Server
@@ -73,7 +75,12 @@ func forEachEngine(t *testing.T, f func(t *testing.T, e *env)) {
 func newEnv(t *testing.T, eng storetest.Engine) *env {
 	t.Helper()
 	ctx := context.Background()
-	db := storetest.OpenDB(t, eng)
+	url := storetest.URL(t, eng)
+	db, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	spec, err := secrets.GenerateKeySpec("k1")
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +92,7 @@ func newEnv(t *testing.T, eng storetest.Engine) *env {
 	c := &clock{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := app.New(db, kr, c.Now, log, app.Config{})
-	e := &env{t: t, db: db, app: a, clock: c, members: map[monitor.Role]string{}}
+	e := &env{t: t, db: db, url: url, kr: kr, app: a, clock: c, members: map[monitor.Role]string{}}
 	for _, r := range monitor.Roles {
 		email := string(r) + "@a.test"
 		u, err := a.CreateUser(ctx, app.UserRequest{Email: email, Workspace: "ws-a", Role: r})
@@ -111,6 +118,28 @@ func newEnv(t *testing.T, eng storetest.Engine) *env {
 	t.Cleanup(e.srv.Close)
 	e.check = e.validator()
 	return e
+}
+
+// twin is a second server process, as far as the API can tell: its own
+// database handle, app and HTTP server on the same database and clock.
+func (e *env) twin() *env {
+	e.t.Helper()
+	db, err := store.Open(context.Background(), e.url)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { db.Close() })
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	t2 := *e
+	t2.db = db
+	t2.app = app.New(db, e.kr, e.clock.Now, log, app.Config{})
+	t2.srv = httptest.NewUnstartedServer(nil)
+	t2.api = httpapi.New(t2.app, log, httpapi.Options{BaseURL: "http://" + t2.srv.Listener.Addr().String()})
+	t2.srv.Config.Handler = httpapi.Observe(log, t2.api)
+	t2.srv.Start()
+	e.t.Cleanup(t2.srv.Close)
+	t2.check = t2.validator()
+	return &t2
 }
 
 // validator checks responses against the document the server serves.

@@ -1,0 +1,209 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// route is one authenticated API operation and what success looks like.
+type route struct {
+	method, path string // {id}: a monitor id is filled in
+	scope        monitor.Scope
+	body         any
+	ok           int
+}
+
+func monitorRoutes() []route {
+	create := map[string]any{"type": "tcp", "name": "db", "config": map[string]any{"host": "db.internal", "port": 5432}}
+	return []route{
+		{"GET", "/api/v1/monitors", monitor.ScopeMonitorsRead, nil, 200},
+		{"POST", "/api/v1/monitors", monitor.ScopeMonitorsWrite, create, 201},
+		{"GET", "/api/v1/monitors/{id}", monitor.ScopeMonitorsRead, nil, 200},
+		{"PATCH", "/api/v1/monitors/{id}", monitor.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
+		{"POST", "/api/v1/monitors/{id}/pause", monitor.ScopeMonitorsWrite, nil, 200},
+		{"POST", "/api/v1/monitors/{id}/resume", monitor.ScopeMonitorsWrite, nil, 200},
+		{"DELETE", "/api/v1/monitors/{id}", monitor.ScopeMonitorsWrite, nil, 204},
+	}
+}
+
+// monitorIn creates a monitor in a workspace, as its owner would.
+func (e *env) monitorIn(ws store.Workspace) string {
+	e.t.Helper()
+	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	m, err := e.app.CreateMonitor(context.Background(), owner, monitor.Draft{Type: monitor.TypeTCP, Name: "seed",
+		Config: monitor.Config{Host: "seed.internal", Port: 22}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m.ID
+}
+
+func (r route) target(id string) string { return strings.Replace(r.path, "{id}", id, 1) }
+
+// TestAuthorizationMatrix: every route × every single scope and all scopes
+// × every role × bound and account-wide keys. A key lacking the route's
+// scope gets insufficient_scope; a role that does not grant it, forbidden.
+func TestAuthorizationMatrix(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		scopeSets := [][]monitor.Scope{monitor.Scopes}
+		for _, s := range monitor.Scopes {
+			scopeSets = append(scopeSets, []monitor.Scope{s})
+		}
+		type kind struct {
+			name        string
+			accountWide bool
+			header      bool
+		}
+		kinds := []kind{{"bound", false, false}, {"bound+header", false, true}, {"account-wide", true, true}}
+		n := 0
+		for _, role := range monitor.Roles {
+			for _, scopes := range scopeSets {
+				for _, k := range kinds {
+					key := e.key(e.members[role], e.wsA.ID, k.accountWide, scopes...)
+					var hdr []string
+					if k.header {
+						hdr = []string{"X-Workspace-Id", e.wsA.ID}
+					}
+					for _, r := range monitorRoutes() {
+						want, wantCode := r.ok, ""
+						switch {
+						case !slices.Contains(scopes, r.scope):
+							want, wantCode = 403, "insufficient_scope"
+						case !role.Grants(r.scope):
+							want, wantCode = 403, "forbidden"
+						}
+						res := e.req(r.method, r.target(e.monitorIn(e.wsA)), key, r.body, hdr...)
+						n++
+						name := fmt.Sprintf("%s %s as %s with %v (%s)", r.method, r.path, role, scopes, k.name)
+						if res.status != want {
+							t.Errorf("%s: status %d, want %d: %s", name, res.status, want, res.body)
+							continue
+						}
+						if wantCode != "" && res.code(t) != wantCode {
+							t.Errorf("%s: code %s, want %s", name, res.code(t), wantCode)
+						}
+						if res.header.Get("X-RateLimit-Limit") != "600" || res.header.Get("X-RateLimit-Remaining") == "" || res.header.Get("X-RateLimit-Reset") == "" {
+							t.Errorf("%s: rate-limit headers missing: %v", name, res.header)
+						}
+					}
+				}
+			}
+		}
+		t.Logf("%d requests checked", n)
+	})
+}
+
+// TestWorkspaceIsolation: another workspace's monitors do not exist for a
+// key, and keys act only where their owner is a member.
+func TestWorkspaceIsolation(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		owner := e.members[monitor.RoleOwner]
+		bound := e.key(owner, e.wsA.ID, false, monitor.Scopes...)
+		wide := e.key(owner, e.wsA.ID, true, monitor.Scopes...)
+		for _, r := range monitorRoutes() {
+			otherID := e.monitorIn(e.wsB)
+			if strings.Contains(r.path, "{id}") {
+				res := e.req(r.method, r.target(otherID), bound, r.body)
+				if res.status != 404 || res.code(t) != "not_found" {
+					t.Errorf("%s on workspace B's monitor: %d %s, want 404 not_found", r.method, res.status, res.body)
+				}
+			}
+			cases := []struct {
+				name string
+				key  string
+				hdr  []string
+				want int
+				code string
+			}{
+				{"bound key naming another workspace", bound, []string{"X-Workspace-Id", e.wsB.ID}, 403, "forbidden"},
+				{"account-wide key without X-Workspace-Id", wide, nil, 400, "workspace_required"},
+				{"account-wide key in a workspace its owner is not in", wide, []string{"X-Workspace-Id", e.wsB.ID}, 403, "forbidden"},
+				{"account-wide key in an unknown workspace", wide, []string{"X-Workspace-Id", "ws_nope"}, 403, "forbidden"},
+				{"no key", "", nil, 401, "unauthorized"},
+				{"unknown key", "tsk_" + strings.Repeat("A", 43), nil, 401, "unauthorized"},
+				{"not a key", "hello", nil, 401, "unauthorized"},
+			}
+			for _, c := range cases {
+				res := e.req(r.method, r.target(e.monitorIn(e.wsA)), c.key, r.body, c.hdr...)
+				if res.status != c.want || res.code(t) != c.code {
+					t.Errorf("%s %s, %s: %d %s, want %d %s", r.method, r.path, c.name, res.status, res.body, c.want, c.code)
+				}
+				if c.want == 401 && !strings.HasPrefix(res.header.Get("WWW-Authenticate"), "Bearer") {
+					t.Errorf("401 without WWW-Authenticate: %v", res.header)
+				}
+			}
+		}
+		// Workspace B's owner still sees their monitor.
+		bKey := e.key(e.ownerB, e.wsB.ID, false, monitor.ScopeMonitorsRead)
+		if res := e.req("GET", "/api/v1/monitors", bKey, nil); res.status != 200 || strings.Contains(string(res.body), e.wsA.ID) {
+			t.Errorf("B's list: %d %s", res.status, res.body)
+		}
+		// A wrong scheme is not a bearer key.
+		if res := e.req("GET", "/api/v1/monitors", "", nil, "Authorization", "Basic "+bound); res.status != 401 {
+			t.Errorf("Basic scheme accepted: %d", res.status)
+		}
+	})
+}
+
+// TestKeyFollowsCreatorRole: a key never does more than its creator's role
+// allows now: demotion and removal bite at once, revocation too.
+func TestKeyFollowsCreatorRole(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		email := e.members[monitor.RoleEditor]
+		key := e.key(email, e.wsA.ID, false, monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite)
+		create := monitorRoutes()[1]
+		if res := e.req("POST", create.path, key, create.body); res.status != 201 {
+			t.Fatalf("editor create: %d %s", res.status, res.body)
+		}
+		u, err := e.db.UserByEmail(ctx, email)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.db.PutMembership(ctx, store.Membership{WorkspaceID: e.wsA.ID, UserID: u.ID, Role: monitor.RoleViewer}); err != nil {
+			t.Fatal(err)
+		}
+		if res := e.req("POST", create.path, key, create.body); res.status != 403 || res.code(t) != "forbidden" {
+			t.Errorf("after demotion to viewer: %d %s, want 403 forbidden", res.status, res.body)
+		}
+		if res := e.req("GET", "/api/v1/monitors", key, nil); res.status != 200 {
+			t.Errorf("viewer read: %d %s", res.status, res.body)
+		}
+		if err := e.db.DeleteMembership(ctx, e.wsA.ID, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if res := e.req("GET", "/api/v1/monitors", key, nil); res.status != 403 || res.code(t) != "forbidden" {
+			t.Errorf("after removal: %d %s, want 403 forbidden", res.status, res.body)
+		}
+
+		owner := e.ownerKey()
+		p, err := e.app.Authenticate(ctx, owner, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.db.RevokeAPIKey(ctx, p.KeyID(), e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if res := e.req("GET", "/api/v1/monitors", owner, nil); res.status != 401 || res.code(t) != "unauthorized" {
+			t.Errorf("revoked key: %d %s, want 401", res.status, res.body)
+		}
+	})
+}
+
+// TestPublicDocument: the OpenAPI document needs no key.
+func TestPublicDocument(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		res := e.req("GET", "/api/v1/openapi.json", "", nil)
+		if res.status != http.StatusOK || !strings.Contains(string(res.body), `"openapi":"3.1.0"`) {
+			t.Fatalf("openapi.json: %d %.200s", res.status, res.body)
+		}
+	})
+}
