@@ -145,6 +145,17 @@ func humaError(ctx huma.Context, status int, msg string, errs ...error) huma.Sta
 		if errors.As(err, &d) {
 			det := d.ErrorDetail()
 			where := locationPointer(det.Location)
+			if status != http.StatusUnprocessableEntity && status != http.StatusBadRequest {
+				break // 413, 415…: the status says it all; field rules never ran
+			}
+			if status == http.StatusBadRequest && !strings.HasPrefix(det.Location, "body") {
+				continue // only the parse error; domain rules ran on an empty body
+			}
+			// huma names a missing property at its parent; point at the property.
+			if name, ok := strings.CutPrefix(det.Message, "expected required property "); ok {
+				name, _, _ = strings.Cut(name, " ")
+				where = strings.TrimSuffix(where, "/") + "/" + name
+			}
 			// Schema and domain rules may both flag a field; report it once.
 			if !seen[where] {
 				seen[where] = true

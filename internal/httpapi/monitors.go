@@ -12,14 +12,14 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
-// inWorkspace is embedded in every authenticated input to document the
+// InWorkspace is embedded in every authenticated input to document the
 // header; the authenticate middleware reads it.
-type inWorkspace struct {
+type InWorkspace struct {
 	WorkspaceID string `header:"X-Workspace-Id" maxLength:"64" doc:"The workspace to act in. Required for account-wide keys; a workspace-bound key may omit it or must name its own workspace."`
 }
 
-type monitorID struct {
-	inWorkspace
+type MonitorID struct {
+	InWorkspace
 	ID string `path:"id" maxLength:"64" doc:"Monitor id (mon_…)."`
 }
 
@@ -28,7 +28,7 @@ type monitorBody struct {
 }
 
 type createMonitorInput struct {
-	inWorkspace
+	InWorkspace
 	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
 	Body           MonitorCreate
 }
@@ -39,7 +39,7 @@ type createdMonitor struct {
 }
 
 type listInput struct {
-	inWorkspace
+	InWorkspace
 	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor from the previous page."`
 	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100."`
 }
@@ -77,8 +77,7 @@ type MonitorPatch struct {
 }
 
 type patchMonitorInput struct {
-	inWorkspace
-	ID   string `path:"id" maxLength:"64" doc:"Monitor id (mon_…)."`
+	MonitorID
 	Body MonitorPatch
 }
 
@@ -96,7 +95,7 @@ func (s *Server) registerMonitors() {
 	tags := []string{"Monitors"}
 	create := op(huma.Operation{OperationID: "createMonitor", Method: http.MethodPost, Path: Prefix + "/monitors",
 		Summary: "Create a monitor", Tags: tags, DefaultStatus: http.StatusCreated},
-		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
+		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 	create.Metadata[metaIdempotent] = true
 	huma.Register(s.api, create, func(ctx context.Context, in *createMonitorInput) (*createdMonitor, error) {
 		d, err := in.Body.draft()
@@ -123,7 +122,7 @@ func (s *Server) registerMonitors() {
 
 	huma.Register(s.api, op(huma.Operation{OperationID: "getMonitor", Method: http.MethodGet, Path: Prefix + "/monitors/{id}",
 		Summary: "Get a monitor", Tags: tags}, monitor.ScopeMonitorsRead, http.StatusNotFound),
-		func(ctx context.Context, in *monitorID) (*monitorBody, error) {
+		func(ctx context.Context, in *MonitorID) (*monitorBody, error) {
 			m, err := s.app.GetMonitor(ctx, actorFrom(ctx), in.ID)
 			if err != nil {
 				return nil, err
@@ -133,7 +132,7 @@ func (s *Server) registerMonitors() {
 
 	huma.Register(s.api, op(huma.Operation{OperationID: "updateMonitor", Method: http.MethodPatch, Path: Prefix + "/monitors/{id}",
 		Summary: "Update a monitor", Description: "Changes name, interval or config; the result is validated as a whole.", Tags: tags},
-		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusPaymentRequired, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity),
+		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusPaymentRequired, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
 		func(ctx context.Context, in *patchMonitorInput) (*monitorBody, error) {
 			m, err := s.app.UpdateMonitor(ctx, actorFrom(ctx), in.ID, s.applyPatch(in.Body))
 			if err != nil {
@@ -144,7 +143,7 @@ func (s *Server) registerMonitors() {
 
 	huma.Register(s.api, op(huma.Operation{OperationID: "deleteMonitor", Method: http.MethodDelete, Path: Prefix + "/monitors/{id}",
 		Summary: "Delete a monitor", Tags: tags, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
-		func(ctx context.Context, in *monitorID) (*struct{}, error) {
+		func(ctx context.Context, in *MonitorID) (*struct{}, error) {
 			return nil, s.app.DeleteMonitor(ctx, actorFrom(ctx), in.ID)
 		})
 
@@ -157,7 +156,7 @@ func (s *Server) registerMonitors() {
 	} {
 		huma.Register(s.api, op(huma.Operation{OperationID: p.id, Method: http.MethodPost, Path: Prefix + "/monitors/{id}" + p.path,
 			Summary: p.summary, Tags: tags}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
-			func(ctx context.Context, in *monitorID) (*monitorBody, error) {
+			func(ctx context.Context, in *MonitorID) (*monitorBody, error) {
 				m, err := s.app.SetPaused(ctx, actorFrom(ctx), in.ID, p.paused)
 				if err != nil {
 					return nil, err

@@ -58,6 +58,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.api = humago.New(s.mux, cfg)
 	s.api.UseMiddleware(s.authenticate, s.idempotent)
 	s.registerMonitors()
+	documentHeaders(s.api.OpenAPI())
 	s.handler = routed(s.mux)
 	return s
 }

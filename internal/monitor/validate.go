@@ -216,7 +216,7 @@ func (v *validator) jsonAssertion(ptr string, a *JSONAssertion) {
 		}
 	case OpGT, OpLT:
 		var n json.Number
-		if val == nil || json.Unmarshal(val, &n) != nil {
+		if val == nil || !isJSONNumber(val) || json.Unmarshal(val, &n) != nil {
 			v.add(ptr+"/value", fmt.Sprintf("must be a number for operator %q", a.Operator))
 		} else if _, err := strconv.ParseFloat(n.String(), 64); err != nil {
 			v.add(ptr+"/value", "must be a finite number")
@@ -376,4 +376,10 @@ func validHeaderName(s string) bool {
 // escapePointer escapes a token for a JSON pointer (RFC 6901).
 func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// isJSONNumber reports whether raw JSON is a number literal (json.Number
+// alone would also accept a quoted string).
+func isJSONNumber(raw []byte) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
 }

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// bench owns the servers, databases and work directory of one run.
+type bench struct {
+	c     config
+	log   io.Writer
+	dir   string
+	bin   string
+	tr    *http.Transport
+	procs []*proc
+	pgDBs []string
+}
+
+// engine is one tocsin server and how to run its admin commands.
+type engine struct {
+	name   string
+	p      *proc
+	dbArgs []string // --data-dir or --database-url, for `tocsin key create` and friends
+}
+
+// target is one row of the table.
+type target struct {
+	name    string
+	wl      workload
+	creates *creates // POST targets only
+	engine  *engine
+	rate    float64 // best rate seen so far, for sizing POST workspaces
+	phases  []phase
+}
+
+func newBench(c config, log io.Writer) *bench {
+	return &bench{c: c, log: log, tr: newTransport(c.concurrency)}
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func (b *bench) close() {
+	for _, p := range b.procs {
+		p.stop()
+	}
+	b.tr.CloseIdleConnections()
+	for _, db := range b.pgDBs {
+		if b.c.keepWork {
+			b.logf("kept PostgreSQL database %s", db)
+			continue
+		}
+		if _, err := command(context.Background(), "psql", b.c.pgURL, "-v", "ON_ERROR_STOP=1", "-qc",
+			"DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
+			b.logf("dropping %s: %v", db, err)
+		}
+	}
+	if b.dir != "" {
+		if b.c.keepWork {
+			b.logf("kept work directory %s", b.dir)
+		} else {
+			os.RemoveAll(b.dir)
+		}
+	}
+}
+
+func (b *bench) run(ctx context.Context) ([]*target, error) {
+	var err error
+	if b.dir, err = os.MkdirTemp("", "apibench-"); err != nil {
+		return nil, err
+	}
+	b.bin = b.c.tocsin
+	if b.bin == "" {
+		b.logf("building ./cmd/tocsin")
+		if b.bin, err = buildTocsin(ctx, b.dir); err != nil {
+			return nil, err
+		}
+	}
+	targets, err := b.setup(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for r := range b.c.rounds {
+		// Rotate the order so no target always runs first or last.
+		for i := range targets {
+			t := targets[(i+r)%len(targets)]
+			if err := b.measure(ctx, t, r); err != nil {
+				return nil, fmt.Errorf("%s, round %d: %w", t.name, r+1, err)
+			}
+		}
+	}
+	return targets, nil
+}
+
+func (b *bench) setup(ctx context.Context) ([]*target, error) {
+	engines := map[string]*engine{}
+	var targets []*target
+	for _, name := range b.c.targets {
+		if name == "bare" {
+			addr, err := freeAddr()
+			if err != nil {
+				return nil, err
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return nil, err
+			}
+			p, err := startProc(ctx, "bare", b.dir, addr, self, "-bare-serve", addr)
+			if err != nil {
+				return nil, err
+			}
+			b.procs = append(b.procs, p)
+			wl, err := newFixed(b.c.concurrency, http.MethodGet, p.base+"/api/v1/monitors/mon_01M7ZZ0000000000000000000", "tsk_bare")
+			if err != nil {
+				return nil, err
+			}
+			targets = append(targets, &target{name: name, wl: wl})
+			continue
+		}
+		engName, op, _ := strings.Cut(name, "-")
+		e := engines[engName]
+		if e == nil {
+			var err error
+			if e, err = b.startEngine(ctx, engName); err != nil {
+				return nil, err
+			}
+			engines[engName] = e
+		}
+		t := &target{name: name, engine: e, rate: b.c.postGuess}
+		switch op {
+		case "get":
+			id, key, err := b.seedGet(ctx, e)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if t.wl, err = newFixed(b.c.concurrency, http.MethodGet, e.p.base+"/api/v1/monitors/"+id, key); err != nil {
+				return nil, err
+			}
+		case "post":
+			t.creates = newCreates(b.c.concurrency, e.p.base)
+			t.wl = t.creates
+		}
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+// startEngine starts tocsin on a fresh SQLite data dir or PostgreSQL database.
+func (b *bench) startEngine(ctx context.Context, name string) (*engine, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	dataDir := filepath.Join(b.dir, name)
+	args := []string{b.bin, "serve", "--listen", addr, "--data-dir", dataDir, "--rate-limit", strconv.Itoa(b.c.rateLimit)}
+	e := &engine{name: name, dbArgs: []string{"--data-dir", dataDir}}
+	if name == "postgres" {
+		dbURL, err := b.createPostgres(ctx)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := command(ctx, b.bin, "secret-key")
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--database-url", dbURL, "--secret-keys", keys)
+		e.dbArgs = []string{"--database-url", dbURL}
+	}
+	b.logf("starting tocsin on %s at %s", name, addr)
+	if e.p, err = startProc(ctx, "tocsin-"+name, b.dir, addr, args...); err != nil {
+		return nil, err
+	}
+	b.procs = append(b.procs, e.p)
+	return e, nil
+}
+
+func (b *bench) createPostgres(ctx context.Context) (string, error) {
+	u, err := url.Parse(b.c.pgURL)
+	if err != nil {
+		return "", fmt.Errorf("-pg-url: %w", err)
+	}
+	db := fmt.Sprintf("tocsin_bench_%d_%d", time.Now().Unix(), os.Getpid())
+	if _, err := command(ctx, "psql", b.c.pgURL, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE "+db); err != nil {
+		return "", err
+	}
+	b.pgDBs = append(b.pgDBs, db)
+	u.Path = "/" + db
+	return u.String(), nil
+}
+
+// seedGet makes a key for the bootstrap owner and one monitor to read.
+func (b *bench) seedGet(ctx context.Context, e *engine) (id, key string, err error) {
+	key, err = b.tocsin(ctx, e, "key", "create", "--email", "owner@localhost", "--workspace", "default",
+		"--scope", "monitors:read", "--scope", "monitors:write", "--name", "apibench-get")
+	if err != nil {
+		return "", "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.p.base+"/api/v1/monitors",
+		strings.NewReader(`{"type":"http","name":"apibench read target","config":{"url":"https://example.com/health"}}`))
+	if err != nil {
+		return "", "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := b.tr.RoundTrip(req)
+	if err != nil {
+		return "", "", err
+	}
+	defer resp.Body.Close()
+	var m struct {
+		ID string `json:"id"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != http.StatusCreated || m.ID == "" {
+		return "", "", fmt.Errorf("creating the monitor to read: %s (%v)", resp.Status, err)
+	}
+	return m.ID, key, nil
+}
+
+func (b *bench) tocsin(ctx context.Context, e *engine, args ...string) (string, error) {
+	return command(ctx, append(append([]string{b.bin}, args...), e.dbArgs...)...)
+}
+
+// provision adds workspaces until the POST target can take need more creates.
+func (b *bench) provision(ctx context.Context, t *target, need int) error {
+	missing := (need - t.creates.capacity() + monitorQuota - 1) / monitorQuota
+	if missing <= 0 {
+		return nil
+	}
+	b.logf("%s: adding %d workspaces for %d more creates", t.name, missing, need)
+	start := len(t.creates.wss)
+	var wg sync.WaitGroup
+	errs := make([]error, missing)
+	keys := make([]string, missing)
+	sem := make(chan struct{}, 4)
+	for i := range missing {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			slug := fmt.Sprintf("bench-post-%d", start+i+1)
+			email := slug + "@localhost"
+			if _, err := b.tocsin(ctx, t.engine, "user", "create", "--email", email, "--workspace", slug, "--role", "owner"); err != nil {
+				errs[i] = err
+				return
+			}
+			keys[i], errs[i] = b.tocsin(ctx, t.engine, "key", "create", "--email", email, "--workspace", slug,
+				"--scope", "monitors:read", "--scope", "monitors:write", "--name", "apibench-post")
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		t.creates.add(k)
+	}
+	return nil
+}
+
+// need is how many creates a phase of d may make, generously.
+func (b *bench) need(t *target, d time.Duration) int {
+	return int(t.rate*d.Seconds()*1.5) + 4*b.c.concurrency
+}
+
+// measure warms a target up, then records one round.
+func (b *bench) measure(ctx context.Context, t *target, round int) error {
+	if t.creates != nil {
+		if err := b.provision(ctx, t, b.need(t, b.c.warmup+b.c.duration)); err != nil {
+			return err
+		}
+	}
+	if b.c.warmup > 0 {
+		w := load(ctx, b.tr, t.wl, b.c.concurrency, b.c.warmup)
+		t.rate = max(t.rate, w.rate())
+		if t.creates != nil {
+			// The warm-up knows the real rate better than the guess did.
+			t.rate = w.rate()
+			if err := b.provision(ctx, t, b.need(t, b.c.duration)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := load(ctx, b.tr, t.wl, b.c.concurrency, b.c.duration)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t.phases = append(t.phases, p)
+	t.rate = max(t.rate, p.rate())
+	sorted := sortedLatencies(p.latencies)
+	b.logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s errors %d%s", t.name, round+1, p.rate(),
+		fmtDur(percentile(sorted, 0.50)), fmtDur(percentile(sorted, 0.99)), p.errors, exhaustedNote(p))
+	if t.creates != nil {
+		n, failed, err := t.creates.cleanup(ctx, b.tr)
+		if err != nil || failed > 0 {
+			b.logf("%s: cleanup deleted %d monitors, %d failed: %v", t.name, n, failed, err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // let the last round's background work settle
+	return nil
+}
+
+func exhaustedNote(p phase) string {
+	if p.exhausted {
+		return "  (ran out of workspace quota before the end: the rate covers a shorter run)"
+	}
+	return ""
+}

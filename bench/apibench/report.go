@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// machine describes where the numbers were taken.
+type machine struct {
+	date, cpus, cpuModel, goVersion, kernel, postgres, tocsin string
+}
+
+func machineInfo(b *bench) machine {
+	m := machine{
+		date:      time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		cpus:      fmt.Sprintf("%d (GOMAXPROCS %d)", runtime.NumCPU(), runtime.GOMAXPROCS(0)),
+		cpuModel:  "unknown",
+		goVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.cpuModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.kernel = strings.TrimSpace(string(b))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if len(b.pgDBs) > 0 {
+		m.postgres, _ = command(ctx, "psql", b.c.pgURL, "-tAc", "SHOW server_version")
+	}
+	if b.c.tocsin == "" {
+		rev, err := command(ctx, "git", "describe", "--always", "--dirty")
+		if err == nil {
+			m.tocsin = "built from this checkout, " + rev
+		}
+	} else {
+		m.tocsin = b.c.tocsin
+	}
+	return m
+}
+
+func sortedLatencies(l []time.Duration) []time.Duration {
+	return slices.Sorted(slices.Values(l))
+}
+
+// fmtDur prints a latency in milliseconds, with precision that suits it.
+func fmtDur(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	switch {
+	case ms < 1:
+		return fmt.Sprintf("%.3f ms", ms)
+	case ms < 100:
+		return fmt.Sprintf("%.2f ms", ms)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
+}
+
+// row is a target's results over all rounds.
+type row struct {
+	name          string
+	rates         []float64
+	median        float64
+	p50, p99      time.Duration
+	requests, err int
+	statuses      map[string]int
+	exhausted     bool
+}
+
+func summarize(t *target) row {
+	r := row{name: t.name, statuses: map[string]int{}}
+	var all []time.Duration
+	for _, p := range t.phases {
+		r.rates = append(r.rates, p.rate())
+		all = append(all, p.latencies...)
+		r.requests += p.ok + p.errors
+		r.err += p.errors
+		r.exhausted = r.exhausted || p.exhausted
+		for k, v := range p.statuses {
+			r.statuses[k] += v
+		}
+	}
+	r.median = median(r.rates)
+	slices.Sort(all)
+	r.p50, r.p99 = percentile(all, 0.50), percentile(all, 0.99)
+	return r
+}
+
+func report(w io.Writer, c config, m machine, targets []*target) {
+	fmt.Fprintf(w, "Machine: %s CPUs, %s; Linux %s; %s\n", m.cpus, m.cpuModel, m.kernel, m.goVersion)
+	if m.postgres != "" {
+		fmt.Fprintf(w, "PostgreSQL: %s, on the same machine\n", m.postgres)
+	}
+	if m.tocsin != "" {
+		fmt.Fprintf(w, "tocsin: %s\n", m.tocsin)
+	}
+	fmt.Fprintf(w, "Date: %s\n", m.date)
+	fmt.Fprintf(w, "Load: %d keep-alive clients, closed loop, %s per round after a %s warm-up, %d rounds interleaved; tocsin --rate-limit %d\n\n",
+		c.concurrency, c.duration, c.warmup, c.rounds, c.rateLimit)
+
+	rows := make([]row, len(targets))
+	var bare float64
+	for i, t := range targets {
+		rows[i] = summarize(t)
+		if t.name == "bare" {
+			bare = rows[i].median
+		}
+	}
+	fmt.Fprintln(w, "| target | rounds | median req/s | req/s per round | p50 | p99 | vs bare | errors |")
+	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|")
+	for _, r := range rows {
+		ratio := "–"
+		if bare > 0 {
+			ratio = fmt.Sprintf("%.2f", r.median/bare)
+		}
+		per := make([]string, len(r.rates))
+		for i, x := range r.rates {
+			per[i] = fmt.Sprintf("%.0f", x)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s | %s | %d |\n", r.name, len(r.rates), r.median,
+			strings.Join(per, ", "), fmtDur(r.p50), fmtDur(r.p99), ratio, r.err)
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s: %d requests, %d errors", r.name, r.requests, r.err)
+		for _, k := range slices.Sorted(maps.Keys(r.statuses)) {
+			fmt.Fprintf(w, "; %s ×%d", k, r.statuses[k])
+		}
+		if r.exhausted {
+			fmt.Fprint(w, "; WARNING: a round ran out of workspace quota early")
+		}
+		fmt.Fprintln(w)
+	}
+}
