@@ -20,10 +20,7 @@ import (
 // stderr so stdout carries only the command's result.
 func adminApp(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*app.App, *store.DB, error) {
 	c, err := config.Parse(name, args, getenv, extra)
-	if err == nil {
-		err = c.ValidateDatabase()
-	}
-	if err != nil {
+	if err := errors.Join(err, c.ValidateDatabase()); err != nil {
 		return nil, nil, err
 	}
 	log := newLogger(c, stderr)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -64,10 +65,11 @@ func keyring(c config.Config, log *slog.Logger) (*secrets.Keyring, error) {
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := config.Parse("serve", args, getenv, nil)
-	if err == nil {
-		err = c.Validate()
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
 	}
-	if err != nil {
+	// Report every problem at once: those found parsing and validating.
+	if err := errors.Join(err, c.Validate()); err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := newLogger(c, stderr)

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while run writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is `tocsin serve` running in-process through run on port 0.
+type server struct {
+	url    string
+	stdout *syncBuffer
+	logs   *syncBuffer
+	cancel context.CancelFunc // SIGTERM
+	done   chan error
+}
+
+func startServe(t *testing.T, env map[string]string, args ...string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	s := &server{stdout: &syncBuffer{}, logs: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	getenv := func(k string) string { return env[k] }
+	go func() {
+		err := run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), getenv, strings.NewReader(""), s.stdout, pw)
+		pw.Close()
+		s.done <- err
+	}()
+	addr := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`msg=listening addr=(http://[0-9.:]+)`)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			s.logs.Write(append(sc.Bytes(), '\n'))
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	select {
+	case s.url = <-addr:
+	case err := <-s.done:
+		t.Fatalf("serve exited: %v\n%s", err, s.logs.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not start:\n%s", s.logs.String())
+	}
+	t.Cleanup(func() {
+		s.cancel()
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	return s
+}
+
+func cli(t *testing.T, env map[string]string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+// TestQuickStart is the README's walk-through, end to end through run, on
+// each engine: serve on an empty database prints a one-time sign-in, `key
+// create` prints only a key, and the key manages monitors.
+func TestQuickStart(t *testing.T) {
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := map[string]string{"TOCSIN_DATA_DIR": dir}
+			if eng.Name == "postgres" {
+				env["TOCSIN_DATABASE_URL"] = storetest.EmptyURL(t, eng)
+				out, _, err := cli(t, env, "secret-key")
+				if err != nil {
+					t.Fatal(err)
+				}
+				env["TOCSIN_SECRET_KEYS"] = strings.TrimSpace(out)
+			}
+			s := startServe(t, env)
+			out := s.stdout.String()
+			pw := regexp.MustCompile(`One-time password:\s+(\S+)`).FindStringSubmatch(out)
+			if !strings.Contains(out, "owner@localhost") || pw == nil || len(pw[1]) < 16 {
+				t.Fatalf("no one-time sign-in on first start:\n%s", out)
+			}
+			if strings.Contains(s.logs.String(), pw[1]) {
+				t.Error("the one-time password was logged")
+			}
+			if env["TOCSIN_SECRET_KEYS"] != "" && strings.Contains(s.logs.String(), env["TOCSIN_SECRET_KEYS"][3:]) {
+				t.Error("secret keys were logged")
+			}
+			if eng.Name == "sqlite" {
+				fi, err := os.Stat(filepath.Join(dir, "secret.key"))
+				if err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("key file: %v %v", fi, err)
+				}
+			}
+
+			key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
+				"--scope", "monitors:read", "--scope", "monitors:write")
+			if err != nil {
+				t.Fatalf("key create: %v\n%s", err, errOut)
+			}
+			if !regexp.MustCompile(`^tsk_[A-Za-z0-9_-]{43}\n$`).MatchString(key) {
+				t.Fatalf("key create stdout must be the key alone, got %q", key)
+			}
+			key = strings.TrimSpace(key)
+
+			body := `{"type":"http","name":"Example","config":{"url":"https://example.com"}}`
+			res := do(t, "POST", s.url+"/api/v1/monitors", key, body)
+			if res.StatusCode != 201 {
+				t.Fatalf("create: %d", res.StatusCode)
+			}
+			res = do(t, "GET", s.url+"/api/v1/monitors", key, "")
+			var list struct {
+				Data []struct{ Name, State string }
+			}
+			if err := json.NewDecoder(res.Body).Decode(&list); err != nil || len(list.Data) != 1 || list.Data[0].State != "PENDING" {
+				t.Fatalf("list: %v %+v", err, list)
+			}
+			for _, p := range []string{"/healthz", "/readyz"} {
+				if r := do(t, "GET", s.url+p, "", ""); r.StatusCode != 200 {
+					t.Errorf("%s: %d", p, r.StatusCode)
+				}
+			}
+
+			// A second start on the same database creates no second owner.
+			s.cancel()
+			if err := <-s.done; err != nil {
+				t.Fatalf("serve stopped with %v", err)
+			}
+			s.done <- nil // for the cleanup
+			s2 := startServe(t, env)
+			if strings.Contains(s2.stdout.String(), "One-time password") {
+				t.Error("second start bootstrapped again")
+			}
+		})
+	}
+}
+
+func do(t *testing.T, method, url, key, body string) *http.Response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res
+}
+
+// TestGracefulShutdown: SIGTERM lets a request in flight finish, then serve
+// returns cleanly.
+func TestGracefulShutdown(t *testing.T) {
+	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
+	s := startServe(t, env)
+	key, _, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default", "--scope", "monitors:write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A create whose body is still arriving when SIGTERM comes.
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", s.url+"/api/v1/monitors", pr)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(key))
+	req.Header.Set("Content-Type", "application/json")
+	got := make(chan *http.Response, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("in-flight request failed: %v", err)
+			got <- nil
+			return
+		}
+		got <- res
+	}()
+	io.WriteString(pw, `{"type":"http","name":"slow",`)
+	time.Sleep(200 * time.Millisecond) // the server is now reading the body
+	s.cancel()
+	time.Sleep(200 * time.Millisecond) // shutdown has begun and waits for us
+	select {
+	case err := <-s.done:
+		t.Fatalf("serve returned before the in-flight request finished: %v", err)
+	default:
+	}
+	io.WriteString(pw, `"config":{"url":"https://example.com"}}`)
+	pw.Close()
+	res := <-got
+	if res == nil || res.StatusCode != 201 {
+		t.Fatalf("in-flight request: %+v", res)
+	}
+	res.Body.Close()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+		s.done <- nil
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop after draining")
+	}
+	if !strings.Contains(s.logs.String(), "stopped") {
+		t.Errorf("no clean stop logged:\n%s", s.logs.String())
+	}
+}
+
+// TestConfigProblemsListedTogether: serve refuses a bad configuration and
+// names every problem at once, without echoing secrets.
+func TestConfigProblemsListedTogether(t *testing.T) {
+	env := map[string]string{
+		"TOCSIN_DATABASE_URL": "postgres://u:pa55word@127.0.0.1:1/x",
+		"TOCSIN_LOG_LEVEL":    "loud",
+		"TOCSIN_BASE_URL":     "ftp://x",
+	}
+	_, _, err := cli(t, env, "serve", "--listen", "nope", "--shutdown-timeout", "-1s")
+	if err == nil {
+		t.Fatal("serve accepted a bad configuration")
+	}
+	for _, want := range []string{"listen", "log-level", "base-url", "secret-keys", "shutdown-timeout"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s: %v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "pa55word") {
+		t.Errorf("error leaks the database password: %v", err)
+	}
+}
+
+func TestKeyCreateErrors(t *testing.T) {
+	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
+	startServe(t, env) // bootstraps the owner
+	for _, args := range [][]string{
+		{"key", "create", "--email", "owner@localhost", "--workspace", "default", "--scope", "monitors:admin"},
+		{"key", "create", "--email", "owner@localhost", "--workspace", "default"},
+		{"key", "create", "--email", "nobody@localhost", "--workspace", "default", "--scope", "monitors:read"},
+		{"key", "create", "--email", "owner@localhost", "--scope", "monitors:read"},
+	} {
+		out, _, err := cli(t, env, args...)
+		if err == nil || out != "" {
+			t.Errorf("%v: err %v, stdout %q", args, err, out)
+		}
+	}
+	out, _, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--account-wide", "--scope", "monitors:read")
+	if err != nil || !strings.HasPrefix(out, "tsk_") {
+		t.Errorf("account-wide key: %v %q", err, out)
+	}
+	if _, _, err := cli(t, env, "user", "create", "--email", "viewer@example.com", "--workspace", "default", "--role", "viewer"); err != nil {
+		t.Errorf("user create: %v", err)
+	}
+	if _, _, err := cli(t, env, "user", "create", "--email", "viewer@example.com", "--workspace", "default", "--role", "viewer"); err == nil {
+		t.Error("duplicate user accepted")
+	}
+}
