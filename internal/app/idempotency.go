@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"io"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -32,8 +33,11 @@ func canonicalJSON(body []byte) []byte {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	if err := dec.Decode(&v); err != nil {
 		return body
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return body // trailing data: not one JSON value
 	}
 	out, err := json.Marshal(v) // maps marshal with sorted keys
 	if err != nil {

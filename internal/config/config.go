@@ -30,6 +30,9 @@ type Config struct {
 	// RatePerMinute is each API key's budget. The API contract is 600;
 	// operators may change it for their own deployment (or benchmarks).
 	RatePerMinute int
+
+	// As given, to quote in problems; empty for a Config built in code.
+	rawTimeout, rawRate string
 }
 
 // setting ties a flag to its environment variable.
@@ -76,15 +79,11 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	var problems []error
-	d, err := time.ParseDuration(timeout)
-	if err != nil || d <= 0 {
-		problems = append(problems, fmt.Errorf("shutdown-timeout: %q is not a positive duration such as 30s", timeout))
-	}
-	c.ShutdownTimeout = d
-	if n, err := strconv.Atoi(rate); err != nil || n < 1 || n > 1_000_000 {
-		problems = append(problems, fmt.Errorf("rate-limit: %q must be a whole number from 1 to 1000000", rate))
-	} else {
+	// Unparsable values become out of range, so Validate reports them with
+	// every other problem.
+	c.rawTimeout, c.rawRate = timeout, rate
+	c.ShutdownTimeout, _ = time.ParseDuration(timeout)
+	if n, err := strconv.Atoi(rate); err == nil {
 		c.RatePerMinute = n
 	}
 	if c.DatabaseURL == "" {
@@ -94,7 +93,7 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 		_, port, _ := net.SplitHostPort(c.Listen)
 		c.BaseURL = "http://localhost:" + port
 	}
-	return c, errors.Join(problems...)
+	return c, nil
 }
 
 // IsPostgres reports whether the database is PostgreSQL.
@@ -131,6 +130,12 @@ func (c Config) Validate() error {
 	} else if c.IsPostgres() {
 		p = append(p, errors.New("secret-keys: required with PostgreSQL, so every node encrypts with the same keys; generate one with `tocsin secret-key`"))
 	}
+	if c.ShutdownTimeout <= 0 {
+		p = append(p, fmt.Errorf("shutdown-timeout: %s must be a positive duration such as 30s", quoted(c.rawTimeout, c.ShutdownTimeout.String())))
+	}
+	if c.RatePerMinute < 1 || c.RatePerMinute > 1_000_000 {
+		p = append(p, fmt.Errorf("rate-limit: %s must be a whole number from 1 to 1000000", quoted(c.rawRate, strconv.Itoa(c.RatePerMinute))))
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -153,18 +158,33 @@ func (c Config) Redacted() string {
 }
 
 func redactURL(s string) string {
+	if !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") &&
+		!strings.HasPrefix(s, "sqlite:") && !strings.HasPrefix(s, "file:") {
+		return "(not a database URL)" // e.g. a key=value DSN, which may hold a password
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(unparseable URL)"
 	}
-	if u.User == nil {
-	} else if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "REDACTED")
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "REDACTED")
+		}
 	}
 	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "REDACTED")
-		u.RawQuery = q.Encode()
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "REDACTED")
+		}
 	}
+	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// quoted names a value as the operator gave it, when known.
+func quoted(raw, parsed string) string {
+	if raw != "" {
+		return strconv.Quote(raw)
+	}
+	return parsed
 }

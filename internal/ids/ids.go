@@ -41,7 +41,9 @@ var (
 // in the same millisecond still increase (the random part is incremented).
 func New(prefix string, now time.Time) string {
 	var b [16]byte
-	ms := uint64(now.UnixMilli())
+	// Clamp to the 48 bits an id holds: a zero or absurd time must not push
+	// every later id of the process out of order.
+	ms := uint64(min(max(now.UnixMilli(), 0), 1<<48-1))
 	mu.Lock()
 	if ms <= lastMS {
 		ms = lastMS
@@ -83,7 +85,7 @@ func encode(b [16]byte) string {
 // Valid reports whether s looks like an id with the given prefix.
 func Valid(prefix, s string) bool {
 	rest, ok := strings.CutPrefix(s, prefix+"_")
-	if !ok || len(rest) != encodedBytes {
+	if !ok || len(rest) != encodedBytes || rest[0] > '7' { // 26 chars hold 130 bits; ids use 128
 		return false
 	}
 	for i := 0; i < len(rest); i++ {

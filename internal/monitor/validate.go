@@ -179,7 +179,7 @@ func (v *validator) http(c *Config, auth *Auth) {
 	for i := range c.JSONAssertions {
 		v.jsonAssertion(fmt.Sprintf("/config/jsonAssertions/%d", i), &c.JSONAssertions[i])
 	}
-	if c.DegradedLatencyMs < 0 || c.DegradedLatencyMs > c.TimeoutSeconds*1000 {
+	if c.DegradedLatencyMs < 0 || c.DegradedLatencyMs > 0 && c.TimeoutSeconds >= 1 && c.DegradedLatencyMs > c.TimeoutSeconds*1000 {
 		v.add("/config/degradedLatencyMs", "must be between 1 and timeoutSeconds×1000 (0 or absent: never degraded by latency)")
 	}
 	if auth != nil {
@@ -201,6 +201,10 @@ func (v *validator) jsonAssertion(ptr string, a *JSONAssertion) {
 		val = nil
 	}
 	a.Value = val
+	if val != nil && !json.Valid(val) && (a.Operator == OpEquals || a.Operator == OpContains) {
+		v.add(ptr+"/value", "must be a JSON value")
+		return
+	}
 	if len(val) > MaxAssertionValueLen {
 		v.add(ptr+"/value", fmt.Sprintf("must be at most %d bytes of JSON", MaxAssertionValueLen))
 		return
