@@ -62,3 +62,86 @@ func TestMonitorLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// TestPatchMonitor: PATCH merges into the stored config and validates the
+// result as a whole; the credential is kept, replaced or removed.
+func TestPatchMonitor(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		k := e.ownerKey()
+		r := e.req("POST", "/api/v1/monitors", k, map[string]any{"type": "http", "name": "api", "config": map[string]any{
+			"url": "https://api.example", "headers": map[string]any{"X-A": "1", "X-B": "2"},
+			"auth": map[string]any{"type": "basic", "username": "ops", "password": "pw-one"}}})
+		id := r.json(t)["id"].(string)
+		path := "/api/v1/monitors/" + id
+		cred := func() string {
+			a, err := e.app.MonitorAuth(t.Context(), e.wsA.ID, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a == nil {
+				return ""
+			}
+			return a.Username + ":" + a.Password + a.Token
+		}
+		cases := []struct {
+			name   string
+			patch  string
+			status int
+			check  func(cfg map[string]any)
+			cred   string
+		}{
+			{"merge a nested map", `{"config":{"headers":{"X-A":null,"X-C":"3"}}}`, 200, func(cfg map[string]any) {
+				h := cfg["headers"].(map[string]any)
+				if h["X-A"] != nil || h["X-B"] != "2" || h["X-C"] != "3" {
+					t.Errorf("headers %v", h)
+				}
+			}, "ops:pw-one"},
+			{"set a field", `{"config":{"method":"POST"}}`, 200, func(cfg map[string]any) {
+				if cfg["method"] != "POST" {
+					t.Errorf("method %v", cfg["method"])
+				}
+			}, "ops:pw-one"},
+			{"reset method", `{"config":{"method":null}}`, 200, func(cfg map[string]any) {
+				if cfg["method"] != "GET" {
+					t.Errorf("method %v", cfg["method"])
+				}
+			}, "ops:pw-one"},
+			{"invalid merged result", `{"config":{"url":"ftp://x","timeoutSeconds":99}}`, 422, nil, "ops:pw-one"},
+			{"field of another type", `{"config":{"port":80}}`, 422, nil, "ops:pw-one"},
+			{"unknown field", `{"config":{"retries":3}}`, 422, nil, "ops:pw-one"},
+			{"empty name", `{"name":""}`, 422, nil, "ops:pw-one"},
+			{"interval out of range", `{"intervalSeconds":5}`, 422, nil, "ops:pw-one"},
+			{"partial auth is rejected", `{"config":{"auth":{"type":"basic","username":"x"}}}`, 422, nil, "ops:pw-one"},
+			{"replace auth", `{"config":{"auth":{"type":"bearer","token":"tok-two"}}}`, 200, func(cfg map[string]any) {
+				a := cfg["auth"].(map[string]any)
+				if a["type"] != "bearer" || a["tokenSet"] != true {
+					t.Errorf("auth %v", a)
+				}
+			}, ":tok-two"},
+			{"remove auth", `{"config":{"auth":null}}`, 200, func(cfg map[string]any) {
+				if cfg["auth"] != nil {
+					t.Errorf("auth %v", cfg["auth"])
+				}
+			}, ""},
+		}
+		for _, c := range cases {
+			res := e.req("PATCH", path, k, c.patch)
+			if res.status != c.status {
+				t.Errorf("%s: %d %s", c.name, res.status, res.body)
+				continue
+			}
+			if c.status == 422 && res.code(t) != "validation_error" {
+				t.Errorf("%s: %s", c.name, res.body)
+			}
+			if c.check != nil {
+				c.check(res.json(t)["config"].(map[string]any))
+			}
+			if got := cred(); got != c.cred {
+				t.Errorf("%s: stored credential %q, want %q", c.name, got, c.cred)
+			}
+			if strings.Contains(string(res.body), "pw-one") || strings.Contains(string(res.body), "tok-two") {
+				t.Errorf("%s: secret echoed: %s", c.name, res.body)
+			}
+		}
+	})
+}
