@@ -138,3 +138,58 @@ func describe(err error) error {
 	}
 	return errors.New(b.String())
 }
+
+func keyList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var email string
+	a, db, err := adminApp(ctx, "key list", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&email, "email", "", "whose keys (required)")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	keys, err := a.KeysOf(ctx, email)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%-30s %-12s %-30s %-20s %-20s %s\n", "ID", "PREFIX", "WORKSPACE", "LAST USED", "REVOKED", "SCOPES")
+	for _, k := range keys {
+		ws := k.WorkspaceID
+		if ws == "" {
+			ws = "(account-wide)"
+		}
+		fmt.Fprintf(stdout, "%-30s %-12s %-30s %-20s %-20s %s\n", k.ID, k.Prefix+"…", ws, when(k.LastUsedAt), when(k.RevokedAt), joinScopes(k.Scopes))
+	}
+	return nil
+}
+
+func keyRevoke(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var id string
+	a, db, err := adminApp(ctx, "key revoke", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&id, "id", "", "the key's id, key_… (see key list)")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := a.RevokeKey(ctx, id); err != nil {
+		return fmt.Errorf("revoking %s: %w", id, err)
+	}
+	fmt.Fprintf(stdout, "revoked %s\n", id)
+	return nil
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func joinScopes(s []monitor.Scope) string {
+	out := make([]string, len(s))
+	for i, sc := range s {
+		out[i] = string(sc)
+	}
+	return strings.Join(out, ",")
+}

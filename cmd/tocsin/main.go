@@ -37,6 +37,8 @@ Commands:
   migrate       apply database migrations and exit
   user create   create a user and make them a member of a workspace
   key create    create an API key; prints only the key
+  key list      list a user's API keys
+  key revoke    revoke an API key at once
   secret-key    print a new entry for TOCSIN_SECRET_KEYS
 
 Run "tocsin <command> -h" for the flags of a command. Every flag has a
@@ -55,14 +57,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "migrate":
 		return migrate(ctx, rest, getenv, stdout, stderr)
 	case "user", "key":
-		if len(rest) == 0 || rest[0] != "create" {
-			fmt.Fprintf(stderr, "Usage: tocsin %s create [flags]\n", cmd)
-			return errUsage
+		sub := ""
+		if len(rest) > 0 {
+			sub = rest[0]
 		}
-		if cmd == "user" {
+		switch cmd + " " + sub {
+		case "user create":
 			return userCreate(ctx, rest[1:], getenv, stdin, stdout, stderr)
+		case "key create":
+			return keyCreate(ctx, rest[1:], getenv, stdout, stderr)
+		case "key list":
+			return keyList(ctx, rest[1:], getenv, stdout, stderr)
+		case "key revoke":
+			return keyRevoke(ctx, rest[1:], getenv, stdout, stderr)
 		}
-		return keyCreate(ctx, rest[1:], getenv, stdout, stderr)
+		fmt.Fprintf(stderr, "Usage: tocsin user create | key create | key list | key revoke [flags]\n")
+		return errUsage
 	case "secret-key":
 		return secretKey(rest, stdout)
 	case "help", "-h", "--help":

@@ -291,3 +291,45 @@ func TestKeyCreateErrors(t *testing.T) {
 		t.Error("duplicate user accepted")
 	}
 }
+
+// TestKeyRevoke: an operator lists keys and revokes one; it stops working
+// on the next request.
+func TestKeyRevoke(t *testing.T) {
+	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
+	s := startServe(t, env)
+	key, _, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default", "--scope", "monitors:read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key = strings.TrimSpace(key)
+	if r := do(t, "GET", s.url+"/api/v1/monitors", key, ""); r.StatusCode != 200 {
+		t.Fatalf("before revoke: %d", r.StatusCode)
+	}
+	list, _, err := cli(t, env, "key", "list", "--email", "owner@localhost")
+	id := regexp.MustCompile(`key_[0-9A-Z]{26}`).FindString(list)
+	if err != nil || id == "" || !strings.Contains(list, key[:10]) || strings.Contains(list, key) {
+		t.Fatalf("key list (must show the prefix, never the key): %v\n%s", err, list)
+	}
+	if _, _, err := cli(t, env, "key", "revoke", "--id", id); err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, "GET", s.url+"/api/v1/monitors", key, ""); r.StatusCode != 401 {
+		t.Errorf("after revoke: %d", r.StatusCode)
+	}
+	if _, _, err := cli(t, env, "key", "revoke", "--id", "key_nope"); err == nil {
+		t.Error("revoking an unknown key succeeded")
+	}
+	list, _, _ = cli(t, env, "key", "list", "--email", "owner@localhost")
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[0] == id {
+			if _, err := time.Parse(time.RFC3339, f[4]); err != nil {
+				t.Errorf("revoked key listed without its revocation time: %q", line)
+			}
+			if _, err := time.Parse(time.RFC3339, f[3]); err != nil {
+				t.Errorf("used key listed without its last-used time: %q", line)
+			}
+			return
+		}
+	}
+	t.Errorf("revoked key missing from the list:\n%s", list)
+}

@@ -182,3 +182,19 @@ func slugify(s string) string {
 	}
 	return strings.Trim(b.String(), "-")
 }
+
+// KeysOf lists a user's API keys for the operator (never their secrets,
+// which are not stored).
+func (a *App) KeysOf(ctx context.Context, email string) ([]store.APIKey, error) {
+	u, err := a.store.UserByEmail(ctx, email)
+	if err != nil {
+		return nil, fmt.Errorf("user %s: %w", email, err)
+	}
+	return a.store.ListAPIKeys(ctx, u.ID)
+}
+
+// RevokeKey is an operator action: the key stops working on the next
+// request, on every node.
+func (a *App) RevokeKey(ctx context.Context, keyID string) error {
+	return a.store.RevokeAPIKey(ctx, keyID, a.now())
+}
