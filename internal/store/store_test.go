@@ -347,6 +347,14 @@ func testKeys(t *testing.T, e storetest.Engine) {
 	check(t, err)
 	bound.LastUsedAt, bound.RevokedAt = t0.Add(time.Minute), t0.Add(time.Hour)
 	equal(t, g, store.KeyGrant{Key: bound, WorkspaceID: w1.ID, Role: monitor.RoleEditor})
+
+	// The operator's list: the user's keys, oldest first, revoked included.
+	keys, err := db.ListAPIKeys(ctx, u.ID)
+	check(t, err)
+	equal(t, keys, []store.APIKey{bound, wide})
+	keys, err = db.ListAPIKeys(ctx, "usr_nobody")
+	check(t, err)
+	equal(t, len(keys), 0)
 }
 
 // fullMonitor sets every kind of config field, so a round trip proves the
