@@ -3,10 +3,13 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
 )
 
 func invalid(fields []monitor.FieldError) error {
@@ -144,11 +147,23 @@ const (
 // It returns the draft and what to do with the stored credential.
 type MonitorUpdate func(cur monitor.Monitor) (monitor.Draft, AuthChange, error)
 
-// UpdateMonitor applies an update and validates the result as a whole.
+// UpdateMonitor applies an update and validates the result as a whole. It
+// reads, applies and writes optimistically: if the monitor changed in
+// between, it starts over from the new version (a few times).
 func (a *App) UpdateMonitor(ctx context.Context, actor Actor, id string, update MonitorUpdate) (monitor.Monitor, error) {
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return monitor.Monitor{}, err
 	}
+	for range 3 {
+		m, err := a.updateOnce(ctx, actor, id, update)
+		if !errors.Is(err, store.ErrStale) {
+			return m, err
+		}
+	}
+	return monitor.Monitor{}, store.ErrStale
+}
+
+func (a *App) updateOnce(ctx context.Context, actor Actor, id string, update MonitorUpdate) (monitor.Monitor, error) {
 	cur, err := a.store.GetMonitor(ctx, actor.WorkspaceID, id)
 	if err != nil {
 		return monitor.Monitor{}, err
@@ -181,14 +196,19 @@ func (a *App) UpdateMonitor(ctx context.Context, actor Actor, id string, update 
 	}
 	m := cur
 	m.Name, m.Config, m.IntervalSeconds = d.Name, d.Config, d.IntervalSeconds
+	// Strictly later than the version read, so a concurrent writer in the
+	// same microsecond still sees a change.
 	m.UpdatedAt = a.now()
+	if !m.UpdatedAt.After(cur.UpdatedAt) {
+		m.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
+	}
 	var sealed []byte
 	if change == AuthReplace {
 		if sealed, err = a.sealAuth(m.ID, d.Auth); err != nil {
 			return monitor.Monitor{}, err
 		}
 	}
-	if err := a.store.UpdateMonitor(ctx, m, sealed, change == AuthKeep); err != nil {
+	if err := a.store.UpdateMonitor(ctx, m, sealed, change == AuthKeep, cur.UpdatedAt); err != nil {
 		return monitor.Monitor{}, err
 	}
 	return m, nil
@@ -200,23 +220,14 @@ func (a *App) SetPaused(ctx context.Context, actor Actor, id string, paused bool
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return monitor.Monitor{}, err
 	}
-	m, err := a.store.GetMonitor(ctx, actor.WorkspaceID, id)
-	if err != nil {
-		return monitor.Monitor{}, err
-	}
-	if m.Paused == paused {
-		return m, nil
-	}
-	now := a.now()
-	m.Paused, m.UpdatedAt, m.StateSince = paused, now, now
-	m.State = monitor.StatePending
+	state := monitor.StatePending
 	if paused {
-		m.State = monitor.StatePaused
+		state = monitor.StatePaused
 	}
-	if err := a.store.UpdateMonitor(ctx, m, nil, true); err != nil {
+	if err := a.store.SetMonitorPaused(ctx, actor.WorkspaceID, id, paused, state, a.now()); err != nil {
 		return monitor.Monitor{}, err
 	}
-	return m, nil
+	return a.store.GetMonitor(ctx, actor.WorkspaceID, id)
 }
 
 // DeleteMonitor removes a monitor.

@@ -132,7 +132,7 @@ func (s *Server) registerMonitors() {
 
 	huma.Register(s.api, op(huma.Operation{OperationID: "updateMonitor", Method: http.MethodPatch, Path: Prefix + "/monitors/{id}",
 		Summary: "Update a monitor", Description: "Changes name, interval or config; the result is validated as a whole.", Tags: tags},
-		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusPaymentRequired, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
+		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
 		func(ctx context.Context, in *patchMonitorInput) (*monitorBody, error) {
 			m, err := s.app.UpdateMonitor(ctx, actorFrom(ctx), in.ID, s.applyPatch(in.Body))
 			if err != nil {

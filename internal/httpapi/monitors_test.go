@@ -1,8 +1,10 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -142,6 +144,56 @@ func TestPatchMonitor(t *testing.T) {
 			if strings.Contains(string(res.body), "pw-one") || strings.Contains(string(res.body), "tok-two") {
 				t.Errorf("%s: secret echoed: %s", c.name, res.body)
 			}
+		}
+	})
+}
+
+// TestConcurrentPatchesLoseNothing: concurrent edits each either land or
+// get 409 conflict; none is silently overwritten.
+func TestConcurrentPatchesLoseNothing(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		k := e.ownerKey()
+		id := e.req("POST", "/api/v1/monitors", k, httpBody(`{"url":"https://a.example"}`)).json(t)["id"].(string)
+		var wg sync.WaitGroup
+		results := make([]response, 8)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = e.send(t, "PATCH", "/api/v1/monitors/"+id, k, fmt.Sprintf(`{"config":{"headers":{"X-P%d":"v"}}}`, i))
+			}()
+		}
+		wg.Wait()
+		landed := map[string]bool{}
+		for i, r := range results {
+			switch r.status {
+			case 200:
+				landed[fmt.Sprintf("X-P%d", i)] = true
+			case 409:
+				if r.code(t) != "conflict" {
+					t.Errorf("%s", r.body)
+				}
+			default:
+				t.Errorf("%d %s", r.status, r.body)
+			}
+		}
+		if len(landed) == 0 {
+			t.Error("no concurrent edit landed")
+		}
+		final := e.req("GET", "/api/v1/monitors/"+id, k, nil).json(t)["config"].(map[string]any)["headers"].(map[string]any)
+		if len(final) != len(landed) {
+			t.Errorf("headers %v, but these edits were acknowledged: %v", final, landed)
+		}
+		for h := range landed {
+			if final[h] != "v" {
+				t.Errorf("acknowledged edit %s lost: %v", h, final)
+			}
+		}
+		// A pause meanwhile is not undone by an edit made from an older read.
+		e.req("POST", "/api/v1/monitors/"+id+"/pause", k, nil)
+		r := e.req("PATCH", "/api/v1/monitors/"+id, k, `{"name":"after pause"}`)
+		if m := r.json(t); m["paused"] != true || m["state"] != "PAUSED" {
+			t.Errorf("edit after pause: %s", r.body)
 		}
 	})
 }

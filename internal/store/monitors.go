@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -109,24 +110,47 @@ func (db *DB) CountMonitors(ctx context.Context, wsID string) (n int, err error)
 	return n, err
 }
 
-// UpdateMonitor stores m's mutable fields. With keepAuth the sealed
+// ErrStale reports that a row changed since the caller read it.
+var ErrStale = &monitor.Error{Kind: monitor.KindConflict, Message: "the resource changed while it was being updated; retry"}
+
+// UpdateMonitor stores what a user edits — name, config, interval — if the
+// row is still as the caller read it (updated_at = prevUpdatedAt); else
+// ErrStale. State and pause are written by their own methods, so an edit
+// never undoes a state change made meanwhile. With keepAuth the sealed
 // credential is left as it is; otherwise it becomes sealedAuth (nil clears it).
-func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth []byte, keepAuth bool) (err error) {
+func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth []byte, keepAuth bool, prevUpdatedAt time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.UpdateMonitor(%s)", m.ID)
 	config, err := configJSON(m.Config)
 	if err != nil {
 		return err
 	}
-	args := []any{m.WorkspaceID, m.ID, string(m.Type), m.Name, config, m.IntervalSeconds,
-		string(m.State), micros(m.StateSince), m.Paused, micros(m.UpdatedAt)}
-	q := `UPDATE monitors SET type = $3, name = $4, config = $5, interval_seconds = $6,
-		state = $7, state_since = $8, paused = $9, updated_at = $10`
+	args := []any{m.WorkspaceID, m.ID, micros(prevUpdatedAt), m.Name, config, m.IntervalSeconds, micros(m.UpdatedAt)}
+	q := `UPDATE monitors SET name = $4, config = $5, interval_seconds = $6, updated_at = $7`
 	if !keepAuth {
-		q += `, auth_sealed = $11`
+		q += `, auth_sealed = $8`
 		args = append(args, nullBytes(sealedAuth))
 	}
-	q += ` WHERE workspace_id = $1 AND id = $2`
-	return oneRow(db.w.ExecContext(ctx, q, args...))
+	q += ` WHERE workspace_id = $1 AND id = $2 AND updated_at = $3`
+	err = oneRow(db.w.ExecContext(ctx, q, args...))
+	if errors.Is(err, monitor.ErrNotFound) {
+		if _, gerr := db.GetMonitor(ctx, m.WorkspaceID, m.ID); gerr == nil {
+			return ErrStale
+		}
+	}
+	return err
+}
+
+// SetMonitorPaused pauses or resumes a monitor, setting its state and
+// state time with it. It does nothing when the monitor is already so.
+func (db *DB) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool, state monitor.State, at time.Time) (err error) {
+	defer monitor.Wrap(&err, "store.SetMonitorPaused(%s)", id)
+	_, err = db.GetMonitor(ctx, wsID, id)
+	if err != nil {
+		return err
+	}
+	_, err = db.w.ExecContext(ctx, `UPDATE monitors SET paused = $3, state = $4, state_since = $5, updated_at = $5
+		WHERE workspace_id = $1 AND id = $2 AND paused <> $3`, wsID, id, paused, string(state), micros(at))
+	return err
 }
 
 func (db *DB) DeleteMonitor(ctx context.Context, wsID, id string) (err error) {

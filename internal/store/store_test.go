@@ -408,13 +408,14 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	wantKind(t, db.DeleteMonitor(ctx, other.ID, m.ID), monitor.ErrNotFound)
 	moved := m
 	moved.WorkspaceID = other.ID
-	wantKind(t, db.UpdateMonitor(ctx, moved, nil, true), monitor.ErrNotFound)
+	wantKind(t, db.UpdateMonitor(ctx, moved, nil, true, m.UpdatedAt), monitor.ErrNotFound)
 
-	// Update everything mutable but keep the credential.
-	m.Type, m.Name = monitor.TypeTCP, "DB port"
-	m.Config = monitor.Config{Host: "db.internal", Port: 5432, TimeoutSeconds: 3}
-	m.IntervalSeconds, m.State, m.StateSince, m.Paused, m.UpdatedAt = 60, monitor.StateDown, t0.Add(time.Minute), true, t0.Add(time.Minute)
-	check(t, db.UpdateMonitor(ctx, m, nil, true))
+	// Update what a user edits but keep the credential; state stays.
+	prev := m.UpdatedAt
+	m.Name = "Shop health"
+	m.Config = monitor.Config{URL: "https://shop.example/v2", TimeoutSeconds: 3}
+	m.IntervalSeconds, m.UpdatedAt = 120, t0.Add(time.Minute)
+	check(t, db.UpdateMonitor(ctx, m, nil, true, prev))
 	got, err = db.GetMonitor(ctx, w.ID, m.ID)
 	check(t, err)
 	equal(t, got, m)
@@ -422,16 +423,31 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	check(t, err)
 	equal(t, auth, sealed)
 
-	check(t, db.UpdateMonitor(ctx, m, []byte("resealed"), false))
+	// A writer holding the old version loses: optimistic concurrency.
+	stale := m
+	stale.Name = "lost update"
+	wantKind(t, db.UpdateMonitor(ctx, stale, nil, true, prev), store.ErrStale)
+
+	check(t, db.UpdateMonitor(ctx, m, []byte("resealed"), false, m.UpdatedAt))
 	auth, err = db.MonitorAuth(ctx, w.ID, m.ID)
 	check(t, err)
 	equal(t, auth, []byte("resealed"))
-	check(t, db.UpdateMonitor(ctx, m, nil, false))
+	check(t, db.UpdateMonitor(ctx, m, nil, false, m.UpdatedAt))
 	auth, err = db.MonitorAuth(ctx, w.ID, m.ID)
 	check(t, err)
 	if auth != nil {
 		t.Fatalf("MonitorAuth after clearing = %q, want nil", auth)
 	}
+
+	// Pause and resume set the state with them, once.
+	at := t0.Add(2 * time.Minute)
+	check(t, db.SetMonitorPaused(ctx, w.ID, m.ID, true, monitor.StatePaused, at))
+	check(t, db.SetMonitorPaused(ctx, w.ID, m.ID, true, monitor.StatePaused, at.Add(time.Minute)))
+	got, err = db.GetMonitor(ctx, w.ID, m.ID)
+	check(t, err)
+	m.Paused, m.State, m.StateSince, m.UpdatedAt = true, monitor.StatePaused, at, at
+	equal(t, got, m)
+	wantKind(t, db.SetMonitorPaused(ctx, other.ID, m.ID, false, monitor.StatePending, at), monitor.ErrNotFound)
 
 	n, err := db.CountMonitors(ctx, w.ID)
 	check(t, err)
@@ -442,7 +458,7 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	_, err = db.GetMonitor(ctx, w.ID, m.ID)
 	wantKind(t, err, monitor.ErrNotFound)
 	wantKind(t, db.DeleteMonitor(ctx, w.ID, m.ID), monitor.ErrNotFound)
-	wantKind(t, db.UpdateMonitor(ctx, m, nil, true), monitor.ErrNotFound)
+	wantKind(t, db.UpdateMonitor(ctx, m, nil, true, m.UpdatedAt), monitor.ErrNotFound)
 }
 
 func testMonitorPages(t *testing.T, e storetest.Engine) {
