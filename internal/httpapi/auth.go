@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -44,13 +45,13 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	c := ctx.Context()
 	secret, ok := bearer(ctx.Header("Authorization"))
 	if !ok {
-		writeErr(ctx, &monitor.Error{Kind: monitor.KindUnauthenticated, Message: "send an API key as Authorization: Bearer <key>"})
+		s.failedAuth(ctx, &monitor.Error{Kind: monitor.KindUnauthenticated, Message: "send an API key as Authorization: Bearer <key>"})
 		return
 	}
 	wsHeader := strings.TrimSpace(ctx.Header("X-Workspace-Id"))
 	p, err := s.app.Authenticate(c, secret, wsHeader)
 	if err != nil {
-		writeErr(ctx, err)
+		s.failedAuth(ctx, err)
 		return
 	}
 	rs, err := s.app.TakeRate(c, "key:"+p.KeyID())
@@ -76,6 +77,24 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	next(huma.WithValue(ctx, actorKey, actor))
+}
+
+// failedAuth answers a request without a valid key. Such requests count
+// against their client address, so a flood of bad keys meets 429s.
+func (s *Server) failedAuth(ctx huma.Context, err error) {
+	if monitor.KindOf(err) == monitor.KindUnauthenticated {
+		host, _, splitErr := net.SplitHostPort(ctx.RemoteAddr())
+		if splitErr != nil {
+			host = ctx.RemoteAddr()
+		}
+		rs, rerr := s.app.TakeRate(ctx.Context(), "ip:"+host)
+		if rerr == nil && !rs.Allowed {
+			ctx.SetHeader("Retry-After", strconv.Itoa(ceilSeconds(rs.RetryAfter)))
+			writeErr(ctx, &monitor.Error{Kind: monitor.KindRateLimited, Message: "too many requests without a valid API key from this address"})
+			return
+		}
+	}
+	writeErr(ctx, err)
 }
 
 func bearer(h string) (string, bool) {

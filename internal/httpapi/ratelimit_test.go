@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,27 @@ func TestRateLimitAcrossServers(t *testing.T) {
 			if r := srv.req("GET", "/api/v1/monitors", k, nil); r.status != 429 {
 				t.Errorf("request past the shared budget: %d", r.status)
 			}
+		}
+	})
+}
+
+// TestFailedAuthIsLimitedPerAddress: requests without a valid key count
+// against the client's address; past the budget they get 429, not 401.
+func TestFailedAuthIsLimitedPerAddress(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		e.clock.Set(time.Now())
+		for i := 1; i <= 600; i++ {
+			if r := e.req("GET", "/api/v1/monitors", "tsk_"+strings.Repeat("x", 43), nil); r.status != 401 {
+				t.Fatalf("bad key %d: %d", i, r.status)
+			}
+		}
+		r := e.req("GET", "/api/v1/monitors", "", nil)
+		if r.status != 429 || r.code(t) != "rate_limited" || r.header.Get("Retry-After") == "" {
+			t.Fatalf("request 601 without a valid key: %d %s", r.status, r.body)
+		}
+		// A valid key from the same address is not affected.
+		if r := e.req("GET", "/api/v1/monitors", e.ownerKey(), nil); r.status != 200 {
+			t.Errorf("valid key: %d", r.status)
 		}
 	})
 }
