@@ -22,6 +22,7 @@ type bench struct {
 	log   io.Writer
 	dir   string
 	bin   string
+	rev   string // the commit bin was built from, when apibench built it
 	tr    *http.Transport
 	procs []*proc
 	pgDBs []string
@@ -40,7 +41,8 @@ type target struct {
 	wl      workload
 	creates *creates // POST targets only
 	engine  *engine
-	rate    float64 // best rate seen so far, for sizing POST workspaces
+	server  *proc
+	rate    float64 // expected req/s, for sizing the POST targets' workspaces
 	phases  []phase
 }
 
@@ -84,7 +86,7 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 	b.bin = b.c.tocsin
 	if b.bin == "" {
 		b.logf("building ./cmd/tocsin")
-		if b.bin, err = buildTocsin(ctx, b.dir); err != nil {
+		if b.bin, b.rev, err = buildTocsin(ctx, b.dir); err != nil {
 			return nil, err
 		}
 	}
@@ -126,7 +128,7 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 			if err != nil {
 				return nil, err
 			}
-			targets = append(targets, &target{name: name, wl: wl})
+			targets = append(targets, &target{name: name, wl: wl, server: p})
 			continue
 		}
 		engName, op, _ := strings.Cut(name, "-")
@@ -138,7 +140,7 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 			}
 			engines[engName] = e
 		}
-		t := &target{name: name, engine: e, rate: b.c.postGuess}
+		t := &target{name: name, engine: e, server: e.p, rate: b.c.postGuess}
 		switch op {
 		case "get":
 			id, key, err := b.seedGet(ctx, e)
@@ -294,15 +296,20 @@ func (b *bench) measure(ctx context.Context, t *target, round int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	before, cpuOK := sampleCPU()
 	p := load(ctx, b.tr, t.wl, b.c.concurrency, b.c.duration)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if after, ok := sampleCPU(); ok && cpuOK {
+		p.cpu = before.share(after, t.server.cmd.Process.Pid)
+	}
 	t.phases = append(t.phases, p)
 	t.rate = max(t.rate, p.rate())
 	sorted := sortedLatencies(p.latencies)
-	b.logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s errors %d%s", t.name, round+1, p.rate(),
-		fmtDur(percentile(sorted, 0.50)), fmtDur(percentile(sorted, 0.99)), p.errors, exhaustedNote(p))
+	b.logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s errors %d  CPU%%: busy %.0f, apibench %.0f, server %.0f, postgres %.0f, others %.0f%s",
+		t.name, round+1, p.rate(), fmtDur(percentile(sorted, 0.50)), fmtDur(percentile(sorted, 0.99)), p.errors,
+		p.cpu.busy, p.cpu.self, p.cpu.server, p.cpu.pg, p.cpu.other, exhaustedNote(p))
 	if t.creates != nil {
 		n, failed, err := t.creates.cleanup(ctx, b.tr)
 		if err != nil || failed > 0 {

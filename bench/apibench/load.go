@@ -42,6 +42,7 @@ type phase struct {
 	latencies  []time.Duration // of every request, in no order
 	statuses   map[string]int  // non-2xx statuses and transport errors
 	exhausted  bool            // the workload ran out before the time did
+	cpu        cpuShare        // who used the machine meanwhile; set by the caller
 }
 
 func (p phase) rate() float64 { return float64(p.ok+p.errors) / p.elapsed.Seconds() }

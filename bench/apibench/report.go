@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"maps"
@@ -40,15 +41,39 @@ func machineInfo(b *bench) machine {
 	if len(b.pgDBs) > 0 {
 		m.postgres, _ = command(ctx, "psql", b.c.pgURL, "-tAc", "SHOW server_version")
 	}
-	if b.c.tocsin == "" {
-		rev, err := command(ctx, "git", "describe", "--always", "--dirty")
-		if err == nil {
-			m.tocsin = "built from this checkout, " + rev
-		}
-	} else {
-		m.tocsin = b.c.tocsin
+	m.tocsin = describeBinary(b.bin)
+	if b.rev != "" {
+		m.tocsin = "built from this checkout at " + b.rev + " (git describe --dirty)"
 	}
 	return m
+}
+
+// describeBinary names the commit a Go binary was built from, as go build
+// recorded it.
+func describeBinary(path string) string {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return path
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return path + " (" + info.GoVersion + ", no VCS information)"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified == "true" {
+		rev += " with uncommitted changes"
+	}
+	return "commit " + rev + ", " + info.GoVersion
 }
 
 func sortedLatencies(l []time.Duration) []time.Duration {
@@ -67,6 +92,14 @@ func fmtDur(d time.Duration) string {
 	return fmt.Sprintf("%.0f ms", ms)
 }
 
+// disturbance is the share of the machine, in percent, that other
+// processes may use before a round counts as disturbed.
+const disturbance = 10.0
+
+func fmtMicros(d time.Duration) string {
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}
+
 // row is a target's results over all rounds.
 type row struct {
 	name          string
@@ -76,6 +109,21 @@ type row struct {
 	requests, err int
 	statuses      map[string]int
 	exhausted     bool
+	disturbed     int      // rounds during which other processes used > 10% of the machine
+	cpu           cpuShare // median of the rounds, field by field
+	// CPU time per request of the server and of PostgreSQL, median of the rounds
+	serverPerReq, pgPerReq time.Duration
+}
+
+// perRequest converts a share of the machine during a phase into CPU time
+// per request.
+func perRequest(share float64, p phase) time.Duration {
+	n := p.ok + p.errors
+	if n == 0 {
+		return 0
+	}
+	cpuTime := share / 100 * float64(runtime.NumCPU()) * float64(p.elapsed)
+	return time.Duration(cpuTime / float64(n))
 }
 
 func summarize(t *target) row {
@@ -87,11 +135,34 @@ func summarize(t *target) row {
 		r.requests += p.ok + p.errors
 		r.err += p.errors
 		r.exhausted = r.exhausted || p.exhausted
+		if p.cpu.other > disturbance {
+			r.disturbed++
+		}
 		for k, v := range p.statuses {
 			r.statuses[k] += v
 		}
 	}
 	r.median = median(r.rates)
+	var srv, pg []float64
+	for _, p := range t.phases {
+		srv = append(srv, float64(perRequest(p.cpu.server, p)))
+		pg = append(pg, float64(perRequest(p.cpu.pg, p)))
+	}
+	r.serverPerReq, r.pgPerReq = time.Duration(median(srv)), time.Duration(median(pg))
+	field := func(f func(cpuShare) float64) float64 {
+		xs := make([]float64, len(t.phases))
+		for i, p := range t.phases {
+			xs[i] = f(p.cpu)
+		}
+		return median(xs)
+	}
+	r.cpu = cpuShare{
+		busy:   field(func(c cpuShare) float64 { return c.busy }),
+		self:   field(func(c cpuShare) float64 { return c.self }),
+		server: field(func(c cpuShare) float64 { return c.server }),
+		pg:     field(func(c cpuShare) float64 { return c.pg }),
+		other:  field(func(c cpuShare) float64 { return c.other }),
+	}
 	slices.Sort(all)
 	r.p50, r.p99 = percentile(all, 0.50), percentile(all, 0.99)
 	return r
@@ -132,10 +203,32 @@ func report(w io.Writer, c config, m machine, targets []*target) {
 			strings.Join(per, ", "), fmtDur(r.p50), fmtDur(r.p99), ratio, r.err)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "CPU use while measuring, in % of the whole machine (median of the rounds):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| target | machine busy | apibench (load) | server | postgres | other processes | server CPU per request | postgres CPU per request |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	noisy := false
+	for _, r := range rows {
+		pg := "–"
+		if r.pgPerReq > time.Microsecond {
+			pg = fmtMicros(r.pgPerReq)
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %s |\n", r.name, r.cpu.busy, r.cpu.self, r.cpu.server, r.cpu.pg,
+			r.cpu.other, fmtMicros(r.serverPerReq), pg)
+		noisy = noisy || r.disturbed > 0
+	}
+	fmt.Fprintln(w)
+	if noisy {
+		fmt.Fprintf(w, "WARNING: other processes used more than %.0f%% of the machine during some rounds (listed below); the medians resist one such round, not more.\n", disturbance)
+		fmt.Fprintln(w)
+	}
 	for _, r := range rows {
 		fmt.Fprintf(w, "%s: %d requests, %d errors", r.name, r.requests, r.err)
 		for _, k := range slices.Sorted(maps.Keys(r.statuses)) {
 			fmt.Fprintf(w, "; %s ×%d", k, r.statuses[k])
+		}
+		if r.disturbed > 0 {
+			fmt.Fprintf(w, "; %d of %d rounds disturbed by other processes", r.disturbed, len(r.rates))
 		}
 		if r.exhausted {
 			fmt.Fprint(w, "; WARNING: a round ran out of workspace quota early")

@@ -148,20 +148,26 @@ func command(ctx context.Context, argv ...string) (string, error) {
 }
 
 // buildTocsin builds ./cmd/tocsin of the module holding the current
-// directory into dir.
-func buildTocsin(ctx context.Context, dir string) (string, error) {
+// directory into dir, and says which commit it built (GOFLAGS may keep go
+// build from recording it in the binary).
+func buildTocsin(ctx context.Context, dir string) (bin, rev string, err error) {
 	gomod, err := command(ctx, "go", "env", "GOMOD")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside a Go module; run from the tocsin module root or pass -tocsin")
+		return "", "", errors.New("not inside a Go module; run from the tocsin module root or pass -tocsin")
 	}
-	bin := filepath.Join(dir, "tocsin")
+	root := filepath.Dir(gomod)
+	rev, err = command(ctx, "git", "-C", root, "describe", "--always", "--dirty")
+	if err != nil {
+		rev = "unknown commit"
+	}
+	bin = filepath.Join(dir, "tocsin")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tocsin")
-	cmd.Dir = filepath.Dir(gomod)
+	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/tocsin: %w\n%s", err, out)
+		return "", "", fmt.Errorf("go build ./cmd/tocsin: %w\n%s", err, out)
 	}
-	return bin, nil
+	return bin, rev, nil
 }

@@ -110,7 +110,7 @@ func fieldDetail(where, msg string) FieldDetail {
 	return FieldDetail{Parameter: where, Message: msg}
 }
 
-// hugaError replaces huma's error constructor: every error huma raises
+// humaError replaces huma's error constructor: every error huma raises
 // (schema validation, malformed JSON, oversize bodies…) and every error a
 // handler returns becomes our envelope.
 func humaError(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
@@ -208,7 +208,9 @@ func locationPointer(loc string) string {
 	return b.String()
 }
 
+// huma's package-level settings are set once, here, before any API exists.
 func init() {
+	huma.DefaultArrayNullable = false // an absent list is [], never null
 	huma.NewErrorWithContext = humaError
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
 		return humaError(nil, status, msg, errs...)

@@ -40,7 +40,6 @@ type Server struct {
 
 // New builds the API and registers every route.
 func New(a *app.App, log *slog.Logger, opts Options) *Server {
-	huma.DefaultArrayNullable = false
 	cfg := huma.DefaultConfig("Tocsin API", Version)
 	cfg.CreateHooks = nil // no injected $schema fields or Link headers
 	cfg.DocsPath = ""     // the docs UI would load scripts from a CDN
