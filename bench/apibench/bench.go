@@ -310,12 +310,6 @@ func (b *bench) measure(ctx context.Context, t *target, round int) error {
 	b.logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s errors %d  CPU%%: busy %.0f, apibench %.0f, server %.0f, postgres %.0f, others %.0f%s",
 		t.name, round+1, p.rate(), fmtDur(percentile(sorted, 0.50)), fmtDur(percentile(sorted, 0.99)), p.errors,
 		p.cpu.busy, p.cpu.self, p.cpu.server, p.cpu.pg, p.cpu.other, exhaustedNote(p))
-	if t.creates != nil {
-		n, failed, err := t.creates.cleanup(ctx, b.tr)
-		if err != nil || failed > 0 {
-			b.logf("%s: cleanup deleted %d monitors, %d failed: %v", t.name, n, failed, err)
-		}
-	}
 	time.Sleep(500 * time.Millisecond) // let the last round's background work settle
 	return nil
 }

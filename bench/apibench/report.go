@@ -181,26 +181,34 @@ func report(w io.Writer, c config, m machine, targets []*target) {
 		c.concurrency, c.duration, c.warmup, c.rounds, c.rateLimit)
 
 	rows := make([]row, len(targets))
-	var bare float64
+	var bare *row
 	for i, t := range targets {
 		rows[i] = summarize(t)
 		if t.name == "bare" {
-			bare = rows[i].median
+			bare = &rows[i]
 		}
 	}
-	fmt.Fprintln(w, "| target | rounds | median req/s | req/s per round | p50 | p99 | vs bare | errors |")
-	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| target | rounds | median req/s | req/s per round | p50 | p99 | vs bare | vs bare, paired by round | errors |")
+	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		ratio := "–"
-		if bare > 0 {
-			ratio = fmt.Sprintf("%.2f", r.median/bare)
+		ratio, paired := "–", "–"
+		if bare != nil && bare.median > 0 {
+			ratio = fmt.Sprintf("%.2f", r.median/bare.median)
+			// Round i of every target runs in the same pass as bare's
+			// round i; the median of the per-round ratios resists the
+			// machine's speed drifting from one pass to the next.
+			var rs []float64
+			for i := range min(len(r.rates), len(bare.rates)) {
+				rs = append(rs, r.rates[i]/bare.rates[i])
+			}
+			paired = fmt.Sprintf("%.2f", median(rs))
 		}
 		per := make([]string, len(r.rates))
 		for i, x := range r.rates {
 			per[i] = fmt.Sprintf("%.0f", x)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s | %s | %d |\n", r.name, len(r.rates), r.median,
-			strings.Join(per, ", "), fmtDur(r.p50), fmtDur(r.p99), ratio, r.err)
+		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s | %s | %s | %d |\n", r.name, len(r.rates), r.median,
+			strings.Join(per, ", "), fmtDur(r.p50), fmtDur(r.p99), ratio, paired, r.err)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "CPU use while measuring, in % of the whole machine (median of the rounds):")

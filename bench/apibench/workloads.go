@@ -2,11 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"fmt"
-	"io"
 	"net/http"
-	"path"
 	"sync"
 	"sync/atomic"
 )
@@ -41,19 +37,15 @@ const monitorQuota = 1000
 // own owner and key (the CLI makes one user per workspace).
 type postWorkspace struct {
 	key  string
-	used atomic.Int64 // monitors that exist or may: creates sent, not deleted
-}
-
-type created struct {
-	ws *postWorkspace
-	id string
+	used atomic.Int64 // creates sent that succeeded or may have
 }
 
 // creates is the POST /api/v1/monitors load. The monitor quota of a
-// workspace would refuse creates after 1000, so it fills workspaces one
-// after the other (all clients in the same one at a time, like one tenant),
-// and deletes what it created after each phase so every round starts from
-// the same state.
+// workspace refuses creates after 1000, so it fills workspaces one after
+// the other: all clients in the same one at a time, like one tenant adding
+// monitors. Workspaces are never emptied; deleting would leave PostgreSQL
+// dead index entries that every later quota count walks through, so rounds
+// would slow down as autovacuum fell behind.
 type creates struct {
 	url  string
 	body []byte
@@ -62,7 +54,6 @@ type creates struct {
 	wss     []*postWorkspace
 	cursor  atomic.Int64 // index of the workspace being filled
 	current []*postWorkspace
-	made    [][]created // by worker
 }
 
 func newCreates(concurrency int, base string) *creates {
@@ -70,7 +61,6 @@ func newCreates(concurrency int, base string) *creates {
 		url:     base + "/api/v1/monitors",
 		body:    []byte(`{"type":"http","name":"bench","config":{"url":"https://example.com/health"}}`),
 		current: make([]*postWorkspace, concurrency),
-		made:    make([][]created, concurrency),
 	}
 }
 
@@ -98,13 +88,11 @@ func (c *creates) request(w int) *http.Request {
 	}
 }
 
+// answered gives back the slot of a create that was refused.
 func (c *creates) answered(w int, _ *http.Request, resp *http.Response) {
-	ws := c.current[w]
 	if resp.StatusCode != http.StatusCreated {
-		ws.used.Add(-1)
-		return
+		c.current[w].used.Add(-1)
 	}
-	c.made[w] = append(c.made[w], created{ws: ws, id: path.Base(resp.Header.Get("Location"))})
 }
 
 // failed keeps the slot taken: the monitor may have been created.
@@ -123,58 +111,4 @@ func (c *creates) add(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.wss = append(c.wss, &postWorkspace{key: key})
-}
-
-// cleanup deletes every monitor the phase created, with as many clients as
-// the load had, and starts filling from the first workspace again.
-func (c *creates) cleanup(ctx context.Context, rt http.RoundTripper) (deleted, failed int, err error) {
-	var all []created
-	for w := range c.made {
-		all = append(all, c.made[w]...)
-		c.made[w] = c.made[w][:0]
-	}
-	var next atomic.Int64
-	var nDel, nFail atomic.Int64
-	var firstErr error
-	var once sync.Once
-	var wg sync.WaitGroup
-	for range len(c.current) {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := next.Add(1) - 1
-				if i >= int64(len(all)) {
-					return
-				}
-				m := all[i]
-				req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url+"/"+m.id, nil)
-				if err != nil {
-					once.Do(func() { firstErr = err })
-					return
-				}
-				req.Header.Set("Authorization", "Bearer "+m.ws.key)
-				resp, err := rt.RoundTrip(req)
-				if err != nil {
-					nFail.Add(1)
-					once.Do(func() { firstErr = err })
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				switch resp.StatusCode {
-				case http.StatusNoContent, http.StatusNotFound:
-					m.ws.used.Add(-1)
-					nDel.Add(1)
-				default:
-					nFail.Add(1)
-					once.Do(func() { firstErr = fmt.Errorf("DELETE %s: %s", m.id, resp.Status) })
-				}
-			}
-		})
-	}
-	wg.Wait()
-	c.cursor.Store(0)
-	if err := ctx.Err(); err != nil {
-		return int(nDel.Load()), int(nFail.Load()), err
-	}
-	return int(nDel.Load()), int(nFail.Load()), firstErr
 }
