@@ -230,9 +230,14 @@ func requestIDFrom(ctx context.Context) string {
 	return s
 }
 
+// loggerFrom is the request's logger: the server's, with the request id.
 func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
-		return l
+	l, ok := ctx.Value(loggerKey).(*slog.Logger)
+	if !ok {
+		l = slog.Default()
 	}
-	return slog.Default()
+	if rid := requestIDFrom(ctx); rid != "" {
+		l = l.With("requestId", rid)
+	}
+	return l
 }

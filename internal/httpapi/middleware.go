@@ -67,9 +67,9 @@ func Observe(log *slog.Logger, next http.Handler) http.Handler {
 			rid = ids.New(ids.Request, start)
 		}
 		w.Header().Set("X-Request-Id", rid)
-		l := log.With("requestId", rid)
+		// The logger is built only when something is logged (loggerFrom).
 		ctx := context.WithValue(r.Context(), requestIDKey, rid)
-		ctx = context.WithValue(ctx, loggerKey, l)
+		ctx = context.WithValue(ctx, loggerKey, log)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
@@ -77,14 +77,15 @@ func Observe(log *slog.Logger, next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
+				l := loggerFrom(ctx)
 				l.ErrorContext(ctx, "panic serving request", "panic", p, "method", r.Method, "path", r.URL.Path)
 				if sw.status == 0 {
 					writeJSONError(sw, r, &ErrorResponse{status: http.StatusInternalServerError,
 						Err: ErrorObject{Code: "internal", Message: "internal error; quote the requestId when reporting it"}})
 				}
 			}
-			if l.Enabled(ctx, slog.LevelDebug) || sw.status >= 500 {
-				l.LogAttrs(ctx, levelFor(sw.status), "request", slog.String("method", r.Method),
+			if log.Enabled(ctx, slog.LevelDebug) || sw.status >= 500 {
+				loggerFrom(ctx).LogAttrs(ctx, levelFor(sw.status), "request", slog.String("method", r.Method),
 					slog.String("path", r.URL.Path), slog.Int("status", sw.status), slog.Duration("took", time.Since(start)))
 			}
 		}()
@@ -101,35 +102,25 @@ func levelFor(status int) slog.Level {
 
 // routed answers requests that match no route with the envelope instead of
 // the mux's plain text: 404 not_found, or 405 method_not_allowed with Allow.
-func routed(mux *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, pattern := mux.Handler(r)
-		if pattern != "" {
-			mux.ServeHTTP(w, r)
+// It is the mux's catch-all pattern, so matched requests pay nothing extra.
+func routed(mux *http.ServeMux) {
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeJSONError(w, r, &ErrorResponse{status: http.StatusMethodNotAllowed, Err: ErrorObject{Code: "method_not_allowed",
+				Message: r.Method + " is not allowed here; allowed: " + strings.Join(allow, ", ")}})
 			return
 		}
-		probe := &headerProbe{header: http.Header{}}
-		h.ServeHTTP(probe, r)
-		switch probe.status {
-		case http.StatusMethodNotAllowed:
-			w.Header().Set("Allow", probe.header.Get("Allow"))
-			writeJSONError(w, r, &ErrorResponse{status: http.StatusMethodNotAllowed, Err: ErrorObject{Code: "method_not_allowed",
-				Message: r.Method + " is not allowed here; allowed: " + probe.header.Get("Allow")}})
-		case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
-			mux.ServeHTTP(w, r)
-		default:
-			writeJSONError(w, r, &ErrorResponse{status: http.StatusNotFound, Err: ErrorObject{Code: "not_found",
-				Message: "no such route: " + r.Method + " " + strings.ToValidUTF8(r.URL.Path, "?")}})
-		}
+		writeJSONError(w, r, &ErrorResponse{status: http.StatusNotFound, Err: ErrorObject{Code: "not_found",
+			Message: "no such route: " + r.Method + " " + strings.ToValidUTF8(r.URL.Path, "?")}})
 	})
 }
 
-// headerProbe records what the mux's fallback handler would answer.
-type headerProbe struct {
-	header http.Header
-	status int
-}
-
-func (p *headerProbe) Header() http.Header         { return p.header }
-func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
-func (p *headerProbe) WriteHeader(code int)        { p.status = code }

@@ -58,7 +58,8 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.api.UseMiddleware(s.authenticate, s.idempotent)
 	s.registerMonitors()
 	documentHeaders(s.api.OpenAPI())
-	s.handler = routed(s.mux)
+	routed(s.mux)
+	s.handler = s.mux
 	return s
 }
 

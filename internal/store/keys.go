@@ -43,7 +43,7 @@ func (db *DB) KeyGrantByHash(ctx context.Context, hash []byte, workspaceID strin
 		created             int64
 		lastUsed, revokedAt sql.NullInt64
 	)
-	err = db.r.QueryRowContext(ctx, `SELECT k.id, k.user_id, COALESCE(k.workspace_id, ''), k.name, k.hash, k.prefix, k.scopes,
+	err = db.queryRow(ctx, db.r, `SELECT k.id, k.user_id, COALESCE(k.workspace_id, ''), k.name, k.hash, k.prefix, k.scopes,
 			k.created_at, k.last_used_at, k.revoked_at,
 			COALESCE(NULLIF($2, ''), k.workspace_id, ''), COALESCE(m.role, '')
 		FROM api_keys k

@@ -72,12 +72,13 @@ func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth [
 	})
 }
 
+var getMonitorSQL = `SELECT ` + monitorColumns + ` FROM monitors WHERE workspace_id = $1 AND id = $2`
+
 // GetMonitor returns a monitor of the workspace; ErrNotFound also when it
 // belongs to another workspace.
 func (db *DB) GetMonitor(ctx context.Context, wsID, id string) (m monitor.Monitor, err error) {
 	defer monitor.Wrap(&err, "store.GetMonitor(%s)", id)
-	return scanMonitor(db.r.QueryRowContext(ctx, `SELECT `+monitorColumns+` FROM monitors
-		WHERE workspace_id = $1 AND id = $2`, wsID, id))
+	return scanMonitor(db.queryRow(ctx, db.r, getMonitorSQL, wsID, id))
 }
 
 // ListMonitors returns up to limit monitors with ids after afterID (all when

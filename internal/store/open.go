@@ -33,6 +33,7 @@ type DB struct {
 	// limiter holds SQLite's rate-limit buckets in memory (see TakeToken);
 	// nil on PostgreSQL, where buckets live in the database.
 	limiter *memLimiter
+	stmts   stmtCache
 }
 
 // dialect holds the few places where the engines' SQL differs.
@@ -171,6 +172,7 @@ func (db *DB) Engine() string { return db.d.name }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.stmts.close()
 	if db.r == db.w {
 		return db.w.Close()
 	}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// stmtCache keeps prepared statements for the queries every request runs.
+// SQLite's driver otherwise parses and plans the SQL text on every call,
+// which measured as the largest single cost of an authenticated read
+// (docs/benchmarks.md). database/sql re-prepares a statement on each pool
+// connection as needed, so one *sql.Stmt serves the whole pool.
+type stmtCache struct {
+	mu sync.Mutex
+	m  map[*sql.DB]map[string]*sql.Stmt
+}
+
+// queryRow runs a single-row query through a cached prepared statement.
+func (db *DB) queryRow(ctx context.Context, pool *sql.DB, query string, args ...any) *sql.Row {
+	st, err := db.stmts.get(ctx, pool, query)
+	if err != nil {
+		// Preparing failed (e.g. the database is gone): run it unprepared so
+		// the caller gets the real error from the query itself.
+		return pool.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (c *stmtCache) get(ctx context.Context, pool *sql.DB, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.m[pool][query]; st != nil {
+		return st, nil
+	}
+	st, err := pool.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil {
+		c.m = map[*sql.DB]map[string]*sql.Stmt{}
+	}
+	if c.m[pool] == nil {
+		c.m[pool] = map[string]*sql.Stmt{}
+	}
+	c.m[pool][query] = st
+	return st, nil
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, byQuery := range c.m {
+		for _, st := range byQuery {
+			st.Close()
+		}
+	}
+	c.m = nil
+}
