@@ -123,4 +123,3 @@ func routed(mux *http.ServeMux) {
 			Message: "no such route: " + r.Method + " " + strings.ToValidUTF8(r.URL.Path, "?")}})
 	})
 }
-
