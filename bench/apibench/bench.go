@@ -143,11 +143,11 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 		t := &target{name: name, engine: e, server: e.p, rate: b.c.postGuess}
 		switch op {
 		case "get":
-			id, key, err := b.seedGet(ctx, e)
+			id, keys, err := b.seedGet(ctx, e)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			if t.wl, err = newFixed(b.c.concurrency, http.MethodGet, e.p.base+"/api/v1/monitors/"+id, key); err != nil {
+			if t.wl, err = newFixed(b.c.concurrency, http.MethodGet, e.p.base+"/api/v1/monitors/"+id, keys...); err != nil {
 				return nil, err
 			}
 		case "post":
@@ -202,32 +202,39 @@ func (b *bench) createPostgres(ctx context.Context) (string, error) {
 	return u.String(), nil
 }
 
-// seedGet makes a key for the bootstrap owner and one monitor to read.
-func (b *bench) seedGet(ctx context.Context, e *engine) (id, key string, err error) {
-	key, err = b.tocsin(ctx, e, "key", "create", "--email", "owner@localhost", "--workspace", "default",
-		"--scope", "monitors:read", "--scope", "monitors:write", "--name", "apibench-get")
-	if err != nil {
-		return "", "", err
+// seedGet makes keys for the bootstrap owner and one monitor to read.
+// With several keys, client w uses key w mod len(keys): many API clients,
+// each well within its own rate limit, as in production, where one key can
+// never send more than 600 requests a minute.
+func (b *bench) seedGet(ctx context.Context, e *engine) (id string, keys []string, err error) {
+	for i := range max(1, b.c.keys) {
+		key, err := b.tocsin(ctx, e, "key", "create", "--email", "owner@localhost", "--workspace", "default",
+			"--scope", "monitors:read", "--scope", "monitors:write", "--name", fmt.Sprintf("apibench-get-%d", i))
+		if err != nil {
+			return "", nil, err
+		}
+		keys = append(keys, key)
 	}
+	key := keys[0]
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.p.base+"/api/v1/monitors",
 		strings.NewReader(`{"type":"http","name":"apibench read target","config":{"url":"https://example.com/health"}}`))
 	if err != nil {
-		return "", "", err
+		return "", nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := b.tr.RoundTrip(req)
 	if err != nil {
-		return "", "", err
+		return "", nil, err
 	}
 	defer resp.Body.Close()
 	var m struct {
 		ID string `json:"id"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != http.StatusCreated || m.ID == "" {
-		return "", "", fmt.Errorf("creating the monitor to read: %s (%v)", resp.Status, err)
+		return "", nil, fmt.Errorf("creating the monitor to read: %s (%v)", resp.Status, err)
 	}
-	return m.ID, key, nil
+	return m.ID, keys, nil
 }
 
 func (b *bench) tocsin(ctx context.Context, e *engine, args ...string) (string, error) {

@@ -44,6 +44,7 @@ type config struct {
 	pgURL       string
 	rateLimit   int
 	postGuess   float64
+	keys        int
 	keepWork    bool
 }
 
@@ -75,6 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		"PostgreSQL server for the postgres-* targets (the user must be able to CREATE DATABASE); empty skips them")
 	fs.IntVar(&c.rateLimit, "rate-limit", 1_000_000, "tocsin --rate-limit (requests per minute per API key); high so the limiter never refuses")
 	fs.Float64Var(&c.postGuess, "post-rate-guess", 2500, "expected POST req/s before the first measurement; sizes the workspaces made for the monitor quota")
+	fs.IntVar(&c.keys, "keys", 32, "API keys the GET clients share out (client w uses key w mod keys); 1: every client on one key")
 	fs.BoolVar(&c.keepWork, "keep", false, "keep the work directory (server logs, SQLite files) and PostgreSQL databases")
 	fs.StringVar(&bareServe, "bare-serve", "", "internal: serve the bare handler on this address and exit on SIGTERM")
 	if err := fs.Parse(args); err != nil {

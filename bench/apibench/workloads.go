@@ -11,14 +11,16 @@ import (
 // body can be sent again once its response body is closed.
 type fixed struct{ reqs []*http.Request }
 
-func newFixed(concurrency int, method, url, key string) (*fixed, error) {
+// newFixed prepares one request per client; client w sends key w mod
+// len(keys).
+func newFixed(concurrency int, method, url string, keys ...string) (*fixed, error) {
 	f := &fixed{}
-	for range concurrency {
+	for w := range concurrency {
 		req, err := http.NewRequest(method, url, nil)
 		if err != nil {
 			return nil, err
 		}
-		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Authorization", "Bearer "+keys[w%len(keys)])
 		req.Header.Set("Accept", "application/json")
 		f.reqs = append(f.reqs, req)
 	}
