@@ -130,6 +130,9 @@ Create an API key for the API:
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("listening", "addr", "http://"+ln.Addr().String(), "engine", db.Engine())
+	hkCtx, stopHousekeeping := context.WithCancel(ctx)
+	defer stopHousekeeping()
+	go a.RunHousekeeping(hkCtx, 10*time.Minute)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

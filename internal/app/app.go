@@ -5,6 +5,7 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -68,3 +69,31 @@ func (a *App) Now() time.Time { return a.now() }
 
 // Config returns the effective configuration.
 func (a *App) Config() Config { return a.cfg }
+
+// Housekeeping forgets what no longer matters: idempotency records past
+// their 24 hours and rate-limit buckets that are full again. Deleting is
+// idempotent, so every node may run it.
+func (a *App) Housekeeping(ctx context.Context) error {
+	now := a.now()
+	if _, err := a.store.PurgeIdempotency(ctx, now); err != nil {
+		return err
+	}
+	_, err := a.store.PurgeRateLimits(ctx, now)
+	return err
+}
+
+// RunHousekeeping calls Housekeeping every interval until ctx ends.
+func (a *App) RunHousekeeping(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.Housekeeping(ctx); err != nil && ctx.Err() == nil {
+				a.log.WarnContext(ctx, "housekeeping failed", "err", err)
+			}
+		}
+	}
+}

@@ -125,3 +125,31 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 		}
 	})
 }
+
+// TestHousekeeping: expired idempotency records are deleted; a record still
+// in its 24 hours survives and is replayed.
+func TestHousekeeping(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		k := e.ownerKey()
+		start := time.Now()
+		e.clock.Set(start)
+		old := e.req("POST", "/api/v1/monitors", k, httpBody(`{"url":"https://old.example"}`), "Idempotency-Key", "old")
+		e.clock.Set(start.Add(23 * time.Hour))
+		fresh := e.req("POST", "/api/v1/monitors", k, httpBody(`{"url":"https://fresh.example"}`), "Idempotency-Key", "fresh")
+		e.clock.Set(start.Add(25 * time.Hour))
+		if err := e.app.Housekeeping(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if old.status != 201 || fresh.status != 201 {
+			t.Fatalf("%d %d", old.status, fresh.status)
+		}
+		// The fresh record is replayed; the old one is gone, so its key is free.
+		if r := e.req("POST", "/api/v1/monitors", k, httpBody(`{"url":"https://fresh.example"}`), "Idempotency-Key", "fresh"); r.header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("fresh record not replayed after housekeeping: %d", r.status)
+		}
+		n, err := e.db.PurgeIdempotency(context.Background(), start.Add(25*time.Hour))
+		if err != nil || n != 0 {
+			t.Errorf("housekeeping left %d expired records (%v)", n, err)
+		}
+	})
+}
