@@ -103,6 +103,7 @@ func (db *DB) SetWorkspaceQuota(ctx context.Context, wsID string, maxMonitors, m
 // the original CreatedAt).
 func (db *DB) PutMembership(ctx context.Context, m Membership) (err error) {
 	defer monitor.Wrap(&err, "store.PutMembership(%s, %s)", m.WorkspaceID, m.UserID)
+	defer db.grants.invalidate()
 	return putMembership(ctx, db.w, m)
 }
 
@@ -115,6 +116,7 @@ func putMembership(ctx context.Context, ex execer, m Membership) error {
 
 func (db *DB) DeleteMembership(ctx context.Context, wsID, userID string) (err error) {
 	defer monitor.Wrap(&err, "store.DeleteMembership(%s, %s)", wsID, userID)
+	defer db.grants.invalidate()
 	return oneRow(db.w.ExecContext(ctx, `DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, wsID, userID))
 }
 

@@ -25,6 +25,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, k APIKey) (err error) {
 // RevokeAPIKey revokes a key. Revoking twice keeps the first time.
 func (db *DB) RevokeAPIKey(ctx context.Context, keyID string, at time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.RevokeAPIKey(%s)", keyID)
+	defer db.grants.invalidate()
 	return oneRow(db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`,
 		keyID, micros(at)))
 }
@@ -36,6 +37,22 @@ func (db *DB) RevokeAPIKey(ctx context.Context, keyID string, at time.Time) (err
 // "revoked" from "unknown"; checking that a bound key is used in its own
 // workspace is also the caller's job.
 func (db *DB) KeyGrantByHash(ctx context.Context, hash []byte, workspaceID string) (g KeyGrant, err error) {
+	ck := grantKey(hash, workspaceID)
+	if g, ok := db.grants.get(ck); ok {
+		return g, nil
+	}
+	var epoch uint64
+	if db.grants != nil {
+		epoch = db.grants.epoch.Load() // before reading: a change after this makes the entry stale
+	}
+	g, err = db.keyGrant(ctx, hash, workspaceID)
+	if err == nil && g.Key.RevokedAt.IsZero() {
+		db.grants.put(ck, g, epoch)
+	}
+	return g, err
+}
+
+func (db *DB) keyGrant(ctx context.Context, hash []byte, workspaceID string) (g KeyGrant, err error) {
 	defer monitor.Wrap(&err, "store.KeyGrantByHash")
 	var (
 		k                   = &g.Key

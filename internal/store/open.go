@@ -34,6 +34,8 @@ type DB struct {
 	// nil on PostgreSQL, where buckets live in the database.
 	limiter *memLimiter
 	stmts   stmtCache
+	// grants caches key grants on PostgreSQL; nil on SQLite.
+	grants *grantCache
 }
 
 // dialect holds the few places where the engines' SQL differs.
@@ -116,7 +118,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &DB{w: pool, r: pool, d: postgresDialect}, nil
+	return &DB{w: pool, r: pool, d: postgresDialect, grants: startGrantCache(databaseURL)}, nil
 }
 
 // openSQLite opens one writer connection and a pool of readers. SQLite
@@ -172,6 +174,7 @@ func (db *DB) Engine() string { return db.d.name }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.grants.close()
 	db.stmts.close()
 	if db.r == db.w {
 		return db.w.Close()

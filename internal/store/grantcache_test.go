@@ -1,0 +1,105 @@
+package store_test
+
+import (
+	"bytes"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+// TestGrantCache: on PostgreSQL key grants are cached per node and every
+// change to keys or memberships, from any node or by hand, reaches every
+// node's cache through LISTEN/NOTIFY.
+func TestGrantCache(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			url := storetest.URL(t, e)
+			open := func() *store.DB {
+				db, err := store.Open(ctx, url)
+				check(t, err)
+				t.Cleanup(func() { db.Close() })
+				return db
+			}
+			node1, node2 := open(), open()
+			if e.Name == store.EngineSQLite {
+				if node1.CachesGrants() {
+					t.Error("SQLite caches grants; the CLI's changes from another process would not reach it")
+				}
+				return
+			}
+			eventually(t, "the change listener to connect", func() bool { return node1.CachesGrants() && node2.CachesGrants() })
+
+			u, w := seed(t, node1, "cache")
+			check(t, node1.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleEditor, CreatedAt: t0}))
+			k := store.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, WorkspaceID: w.ID, Hash: bytes.Repeat([]byte{9}, 32),
+				Prefix: "tsk_c", Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}, CreatedAt: t0}
+			check(t, node1.CreateAPIKey(ctx, k))
+			role := func(db *store.DB) monitor.Role {
+				g, err := db.KeyGrantByHash(ctx, k.Hash, "")
+				check(t, err)
+				if !g.Key.RevokedAt.IsZero() {
+					return "revoked"
+				}
+				return g.Role
+			}
+			equal(t, role(node1), monitor.RoleEditor)
+			equal(t, role(node2), monitor.RoleEditor)
+
+			// The cache is really used: a change that notifies nobody is not seen.
+			raw, err := sql.Open("pgx", url)
+			check(t, err)
+			defer raw.Close()
+			tx, err := raw.Begin()
+			check(t, err)
+			_, err = tx.Exec(`ALTER TABLE memberships DISABLE TRIGGER memberships_auth_changed`)
+			check(t, err)
+			_, err = tx.Exec(`UPDATE memberships SET role = 'owner' WHERE user_id = $1`, u.ID)
+			check(t, err)
+			_, err = tx.Exec(`ALTER TABLE memberships ENABLE TRIGGER memberships_auth_changed`)
+			check(t, err)
+			check(t, tx.Commit())
+			equal(t, role(node1), monitor.RoleEditor)
+
+			// A change by hand with the triggers on reaches both nodes.
+			_, err = raw.Exec(`UPDATE memberships SET role = 'viewer' WHERE user_id = $1`, u.ID)
+			check(t, err)
+			eventually(t, "node 1 to see the demotion", func() bool { return role(node1) == monitor.RoleViewer })
+			eventually(t, "node 2 to see the demotion", func() bool { return role(node2) == monitor.RoleViewer })
+
+			// A node's own change is seen by that node at once…
+			check(t, node1.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleAdmin, CreatedAt: t0}))
+			equal(t, role(node1), monitor.RoleAdmin)
+			// …and by the others as soon as the notification arrives.
+			eventually(t, "node 2 to see the promotion", func() bool { return role(node2) == monitor.RoleAdmin })
+
+			check(t, node2.RevokeAPIKey(ctx, k.ID, t0))
+			equal(t, role(node2), monitor.Role("revoked"))
+			eventually(t, "node 1 to see the revocation", func() bool { return role(node1) == "revoked" })
+
+			check(t, node1.DeleteMembership(ctx, w.ID, u.ID))
+			g, err := node2.KeyGrantByHash(ctx, k.Hash, "")
+			check(t, err)
+			eventually(t, "node 2 to see the removal", func() bool {
+				g, err = node2.KeyGrantByHash(ctx, k.Hash, "")
+				return err == nil && g.Role == ""
+			})
+		})
+	}
+}
+
+// eventually waits up to 5 s for cond: notifications are asynchronous.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
