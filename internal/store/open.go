@@ -36,6 +36,8 @@ type DB struct {
 	stmts   stmtCache
 	// grants caches key grants on PostgreSQL; nil on SQLite.
 	grants *grantCache
+	// leases holds rate-limit tokens leased from PostgreSQL; nil on SQLite.
+	leases *leaseBook
 }
 
 // dialect holds the few places where the engines' SQL differs.
@@ -118,7 +120,8 @@ func openPostgres(ctx context.Context, databaseURL string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &DB{w: pool, r: pool, d: postgresDialect, grants: startGrantCache(databaseURL)}, nil
+	return &DB{w: pool, r: pool, d: postgresDialect, grants: startGrantCache(databaseURL),
+		leases: &leaseBook{m: map[string]lease{}}}, nil
 }
 
 // openSQLite opens one writer connection and a pool of readers. SQLite

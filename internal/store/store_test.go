@@ -38,6 +38,7 @@ func TestStore(t *testing.T) {
 		{"Idempotency", testIdempotency},
 		{"IdempotencyConcurrent", testIdempotencyConcurrent},
 		{"RateLimit", testRateLimit},
+		{"RateLimitLeases", testRateLimitLeases},
 	}
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -759,4 +760,59 @@ func testRateLimit(t *testing.T, e storetest.Engine) {
 	}
 	equal(t, take(node1, "shared", t0).Allowed, false)
 	equal(t, take(node2, "shared", t0).Allowed, false)
+}
+
+// testRateLimitLeases: with a large burst, PostgreSQL nodes lease tokens in
+// batches; the decisions and reported TATs are still those of one exact
+// GCRA bucket, and nodes together never admit more than the burst.
+func testRateLimitLeases(t *testing.T, e storetest.Engine) {
+	const em, tol = 100 * time.Millisecond, time.Minute // 600 a minute, as the API
+	url := storetest.URL(t, e)
+	node1, err := store.Open(ctx, url)
+	check(t, err)
+	defer node1.Close()
+	for i := range 600 {
+		d, err := node1.TakeToken(ctx, "one-node", t0, em, tol)
+		check(t, err)
+		equal(t, d, store.RateDecision{Allowed: true, TAT: t0.Add(time.Duration(i+1) * em)})
+	}
+	d, err := node1.TakeToken(ctx, "one-node", t0, em, tol)
+	check(t, err)
+	equal(t, d.Allowed, false)
+
+	if e.Name != store.EnginePostgres {
+		return
+	}
+	node2, err := store.Open(ctx, url)
+	check(t, err)
+	defer node2.Close()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		allowed int
+	)
+	for g := range 40 {
+		node := node1
+		if g%2 == 1 {
+			node = node2
+		}
+		wg.Go(func() {
+			for range 20 {
+				d, err := node.TakeToken(ctx, "two-nodes", t0, em, tol)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Allowed {
+					mu.Lock()
+					allowed++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if allowed > 600 || allowed < 600-2*16 {
+		t.Fatalf("two nodes admitted %d of 800 requests against a burst of 600; want at most 600 (and no more than two leases short)", allowed)
+	}
 }
