@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -173,4 +174,38 @@ func (a *Auth) Presence() *AuthPresence {
 		TokenSet:    a.Token != "",
 		ValueSet:    a.Value != "",
 	}
+}
+
+// Clone returns a copy of c that shares no maps, slices or pointers with it.
+func (c Config) Clone() Config {
+	out := c
+	if c.Headers != nil {
+		out.Headers = make(map[string]string, len(c.Headers))
+		for k, v := range c.Headers {
+			out.Headers[k] = v
+		}
+	}
+	if c.FollowRedirects != nil {
+		v := *c.FollowRedirects
+		out.FollowRedirects = &v
+	}
+	out.ExpectedStatusCodes = slices.Clone(c.ExpectedStatusCodes)
+	out.KeywordAssertions = slices.Clone(c.KeywordAssertions)
+	if c.JSONAssertions != nil {
+		out.JSONAssertions = make([]JSONAssertion, len(c.JSONAssertions))
+		for i, a := range c.JSONAssertions {
+			a.Value = slices.Clone(a.Value)
+			out.JSONAssertions[i] = a
+		}
+	}
+	if c.Auth != nil {
+		v := *c.Auth
+		out.Auth = &v
+	}
+	if c.AuthSet != nil {
+		v := *c.AuthSet
+		out.AuthSet = &v
+	}
+	out.ExpectedValues = slices.Clone(c.ExpectedValues)
+	return out
 }

@@ -38,6 +38,8 @@ type DB struct {
 	grants *grantCache
 	// leases holds rate-limit tokens leased from PostgreSQL; nil on SQLite.
 	leases *leaseBook
+	// configs spares repeated reads of a monitor the JSON decoding.
+	configs configCache
 }
 
 // dialect holds the few places where the engines' SQL differs.

@@ -812,7 +812,19 @@ func testRateLimitLeases(t *testing.T, e storetest.Engine) {
 		})
 	}
 	wg.Wait()
-	if allowed > 600 || allowed < 600-2*16 {
-		t.Fatalf("two nodes admitted %d of 800 requests against a burst of 600; want at most 600 (and no more than two leases short)", allowed)
+	// Tokens a node still holds are not lost: draining both nodes admits
+	// exactly the rest of the burst.
+	for _, node := range []*store.DB{node1, node2} {
+		for {
+			d, err := node.TakeToken(ctx, "two-nodes", t0, em, tol)
+			check(t, err)
+			if !d.Allowed {
+				break
+			}
+			allowed++
+		}
+	}
+	if allowed != 600 {
+		t.Fatalf("two nodes admitted %d requests in all against a burst of 600", allowed)
 	}
 }
