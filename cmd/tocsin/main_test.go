@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
@@ -187,7 +190,51 @@ func do(t *testing.T, method, url, key, body string) *http.Response {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { res.Body.Close() })
+	validateAPI(t, req, res)
 	return res
+}
+
+// validators holds, per server, a validator of the document it serves.
+var validators sync.Map // base URL → validator.Validator
+
+// validateAPI checks an API response against the OpenAPI document the same
+// server serves, as the API's own tests do for every response.
+func validateAPI(t *testing.T, req *http.Request, res *http.Response) {
+	t.Helper()
+	if !strings.HasPrefix(req.URL.Path, "/api/v1/") || req.URL.Path == "/api/v1/openapi.json" {
+		return
+	}
+	base := req.URL.Scheme + "://" + req.URL.Host
+	v, ok := validators.Load(base)
+	if !ok {
+		r, err := http.Get(base + "/api/v1/openapi.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		doc, err := libopenapi.NewDocument(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nv, errs := validator.NewValidator(doc)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		v, _ = validators.LoadOrStore(base, nv)
+	}
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	check := *res
+	check.Body = io.NopCloser(bytes.NewReader(body))
+	if ok, errs := v.(validator.Validator).ValidateHttpResponse(req, &check); !ok {
+		for _, e := range errs {
+			t.Errorf("%s %s → %d does not match the served OpenAPI document: %s: %s", req.Method, req.URL.Path, res.StatusCode, e.Message, e.Reason)
+		}
+	}
 }
 
 // TestGracefulShutdown: SIGTERM lets a request in flight finish, then serve
@@ -198,6 +245,10 @@ func TestGracefulShutdown(t *testing.T) {
 	key, _, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default", "--scope", "monitors:write")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Loads the document for validateAPI while the server is up.
+	if r := do(t, "GET", s.url+"/api/v1/monitors", strings.TrimSpace(key), ""); r.StatusCode != 403 {
+		t.Fatalf("a key without monitors:read listed monitors: %d", r.StatusCode)
 	}
 	// A create whose body is still arriving when SIGTERM comes.
 	pr, pw := io.Pipe()
@@ -229,6 +280,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if res == nil || res.StatusCode != 201 {
 		t.Fatalf("in-flight request: %+v", res)
 	}
+	validateAPI(t, req, res)
 	res.Body.Close()
 	select {
 	case err := <-s.done:

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
@@ -96,6 +97,14 @@ Create an API key for the API:
 `, b.Email, b.Password, b.Email)
 	}
 
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(c.BaseURL, ":0") {
+		// Listening on port 0 (tests): name the port the system chose.
+		c.BaseURL = "http://" + ln.Addr().String()
+	}
 	api := httpapi.New(a, log, httpapi.Options{BaseURL: c.BaseURL})
 	root := http.NewServeMux()
 	root.Handle(httpapi.Prefix+"/", api)
@@ -116,10 +125,6 @@ Create an API key for the API:
 	})
 	root.Handle("/", api) // unknown paths get the API's JSON 404
 
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Handler:           httpapi.Observe(log, root),
 		ReadHeaderTimeout: 10 * time.Second,
