@@ -1,0 +1,176 @@
+package monitor
+
+import (
+	"fmt"
+	"time"
+)
+
+// Result is what one check concluded (DESIGN §4).
+type Result string
+
+const (
+	ResultUp       Result = "up"
+	ResultDegraded Result = "degraded"
+	ResultDown     Result = "down"
+	// ResultUnknown: the probe could not tell. It never counts as up or
+	// down, never opens an incident, and shows up as lost coverage.
+	ResultUnknown Result = "unknown"
+)
+
+// Results lists every result.
+var Results = []Result{ResultUp, ResultDegraded, ResultDown, ResultUnknown}
+
+// Known reports whether the result says something about the target.
+func (r Result) Known() bool { return r == ResultUp || r == ResultDegraded || r == ResultDown }
+
+// Thresholds say how many consecutive results change a state: a single
+// blip opens no incident.
+type Thresholds struct {
+	Confirmations int // consecutive downs before DOWN; default 2
+	Recoveries    int // consecutive ups (or degraded) to leave DOWN; default 1
+}
+
+// WithDefaults fills zero thresholds.
+func (t Thresholds) WithDefaults() Thresholds {
+	if t.Confirmations <= 0 {
+		t.Confirmations = 2
+	}
+	if t.Recoveries <= 0 {
+		t.Recoveries = 1
+	}
+	return t
+}
+
+// Tracker is the part of a monitor the state machine keeps between
+// results. It is a value: every step returns a new one.
+type Tracker struct {
+	State State
+	Since time.Time
+	// Streaks of consecutive known results; unknown results touch neither.
+	Downs int
+	Ups   int // up or degraded
+	// LastKnown is when the last up, degraded or down result was observed.
+	LastKnown time.Time
+	// Last is the last known result.
+	Last Result
+}
+
+// Transition is one change of state, with its cause: stored as the state
+// history that metrics integrate.
+type Transition struct {
+	From, To State
+	At       time.Time
+	Cause    string
+}
+
+// NewTracker starts a monitor's history.
+func NewTracker(now time.Time, paused bool) Tracker {
+	if paused {
+		return Tracker{State: StatePaused, Since: now}
+	}
+	return Tracker{State: StatePending, Since: now}
+}
+
+func (t Tracker) moveTo(s State, at time.Time, cause string) (Tracker, *Transition) {
+	if t.State == s {
+		return t, nil
+	}
+	tr := &Transition{From: t.State, To: s, At: at, Cause: cause}
+	t.State, t.Since = s, at
+	return t, tr
+}
+
+// Observe applies one check result at time at. While paused nothing
+// changes (no checks should run); during maintenance the streaks move but
+// the state stays MAINTENANCE.
+func (t Tracker) Observe(r Result, at time.Time, th Thresholds) (Tracker, *Transition) {
+	th = th.WithDefaults()
+	if t.State == StatePaused || !r.Known() {
+		return t, nil
+	}
+	t.LastKnown, t.Last = at, r
+	if r == ResultDown {
+		t.Downs++
+		t.Ups = 0
+	} else {
+		t.Ups++
+		t.Downs = 0
+	}
+	if t.State == StateMaintenance {
+		return t, nil
+	}
+	switch {
+	case r == ResultDown && t.Downs >= th.Confirmations:
+		return t.moveTo(StateDown, at, fmt.Sprintf("%d consecutive down results", t.Downs))
+	case r == ResultDown:
+		return t, nil // not confirmed yet: the state stands
+	case t.State == StateDown && t.Ups < th.Recoveries:
+		return t, nil // recovering, not recovered
+	case r == ResultDegraded:
+		return t.moveTo(StateDegraded, at, "correct but slow")
+	default:
+		return t.moveTo(StateUp, at, "up")
+	}
+}
+
+// Tick marks the monitor UNKNOWN once no known result has arrived for two
+// intervals (the probe could not tell, or no check ran).
+func (t Tracker) Tick(now time.Time, interval time.Duration) (Tracker, *Transition) {
+	switch t.State {
+	case StatePaused, StateMaintenance, StateUnknown:
+		return t, nil
+	}
+	// Count from the later of the last known result and the last change
+	// (creation, resume, end of maintenance), so each starts with a grace.
+	last := t.LastKnown
+	if t.Since.After(last) {
+		last = t.Since
+	}
+	if now.Sub(last) >= 2*interval {
+		return t.moveTo(StateUnknown, now, fmt.Sprintf("no known result for %s", now.Sub(last).Round(time.Second)))
+	}
+	return t, nil
+}
+
+// Pause stops the machine; Resume starts over from PENDING, since nothing
+// is known about the time in between.
+func (t Tracker) Pause(now time.Time) (Tracker, *Transition) {
+	t.Downs, t.Ups = 0, 0
+	return t.moveTo(StatePaused, now, "paused")
+}
+
+func (t Tracker) Resume(now time.Time) (Tracker, *Transition) {
+	if t.State != StatePaused {
+		return t, nil
+	}
+	t.Downs, t.Ups, t.LastKnown, t.Last = 0, 0, time.Time{}, ""
+	return t.moveTo(StatePending, now, "resumed")
+}
+
+// StartMaintenance holds the state at MAINTENANCE: checks run and count,
+// but nothing alerts.
+func (t Tracker) StartMaintenance(now time.Time) (Tracker, *Transition) {
+	if t.State == StatePaused {
+		return t, nil
+	}
+	return t.moveTo(StateMaintenance, now, "maintenance window began")
+}
+
+// EndMaintenance returns to the state the results seen so far support.
+func (t Tracker) EndMaintenance(now time.Time, th Thresholds) (Tracker, *Transition) {
+	th = th.WithDefaults()
+	if t.State != StateMaintenance {
+		return t, nil
+	}
+	const cause = "maintenance window ended"
+	switch {
+	case t.Downs >= th.Confirmations:
+		return t.moveTo(StateDown, now, cause)
+	case t.Last == ResultDegraded && t.Ups > 0:
+		return t.moveTo(StateDegraded, now, cause)
+	case t.Last == ResultUp && t.Ups > 0:
+		return t.moveTo(StateUp, now, cause)
+	default:
+		return t.moveTo(StatePending, now, cause)
+	}
+}

@@ -1,0 +1,182 @@
+package monitor
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// TestObserveTable: every state × result, at the edge of each threshold.
+func TestObserveTable(t *testing.T) {
+	type tc struct {
+		from      State
+		downs     int // streak before the result
+		ups       int
+		r         Result
+		th        Thresholds
+		want      State
+		wantTrans bool
+	}
+	def := Thresholds{}
+	var cases []tc
+	for _, from := range []State{StatePending, StateUp, StateDegraded, StateUnknown} {
+		cases = append(cases,
+			// up and degraded take effect at once outside DOWN
+			tc{from, 0, 0, ResultUp, def, StateUp, from != StateUp},
+			tc{from, 0, 0, ResultDegraded, def, StateDegraded, from != StateDegraded},
+			// one down is a blip: the state stands
+			tc{from, 0, 0, ResultDown, def, from, false},
+			// the second consecutive down confirms
+			tc{from, 1, 0, ResultDown, def, StateDown, true},
+			// with confirmations 1 the first down is enough
+			tc{from, 0, 0, ResultDown, Thresholds{Confirmations: 1}, StateDown, true},
+			// with confirmations 3, two are not
+			tc{from, 1, 0, ResultDown, Thresholds{Confirmations: 3}, from, false},
+			tc{from, 2, 0, ResultDown, Thresholds{Confirmations: 3}, StateDown, true},
+			// unknown changes nothing
+			tc{from, 1, 0, ResultUnknown, def, from, false},
+		)
+	}
+	cases = append(cases,
+		tc{StateDown, 2, 0, ResultDown, def, StateDown, false},
+		tc{StateDown, 2, 0, ResultUp, def, StateUp, true},
+		tc{StateDown, 2, 0, ResultDegraded, def, StateDegraded, true},
+		tc{StateDown, 2, 0, ResultUp, Thresholds{Recoveries: 2}, StateDown, false},
+		tc{StateDown, 0, 1, ResultUp, Thresholds{Recoveries: 2}, StateUp, true},
+		tc{StateDown, 0, 1, ResultDegraded, Thresholds{Recoveries: 2}, StateDegraded, true},
+		tc{StateDown, 2, 0, ResultUnknown, def, StateDown, false},
+	)
+	for _, r := range Results {
+		// Paused: nothing moves. Maintenance: the state holds.
+		cases = append(cases,
+			tc{StatePaused, 0, 0, r, Thresholds{Confirmations: 1}, StatePaused, false},
+			tc{StateMaintenance, 5, 0, r, Thresholds{Confirmations: 1}, StateMaintenance, false},
+		)
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%s(downs=%d,ups=%d)+%s%+v", c.from, c.downs, c.ups, c.r, c.th)
+		tr := Tracker{State: c.from, Since: t0, Downs: c.downs, Ups: c.ups}
+		got, trans := tr.Observe(c.r, t0.Add(time.Minute), c.th)
+		if got.State != c.want || (trans != nil) != c.wantTrans {
+			t.Errorf("%s: state %s, transition %v; want %s, transition %v", name, got.State, trans, c.want, c.wantTrans)
+			continue
+		}
+		if trans != nil && (trans.From != c.from || trans.To != c.want || !trans.At.Equal(t0.Add(time.Minute)) || trans.Cause == "" || !got.Since.Equal(trans.At)) {
+			t.Errorf("%s: transition %+v, since %v", name, trans, got.Since)
+		}
+		if c.r == ResultUnknown && (got.Downs != c.downs || got.Ups != c.ups || !got.LastKnown.IsZero()) {
+			t.Errorf("%s: an unknown result moved the streaks or the last known time: %+v", name, got)
+		}
+	}
+}
+
+// TestSequences: the stories a user would tell.
+func TestSequences(t *testing.T) {
+	run := func(tr Tracker, th Thresholds, rs ...Result) (Tracker, []State) {
+		var seen []State
+		at := t0
+		for _, r := range rs {
+			at = at.Add(time.Minute)
+			var trans *Transition
+			tr, trans = tr.Observe(r, at, th)
+			if trans != nil {
+				seen = append(seen, trans.To)
+			}
+		}
+		return tr, seen
+	}
+	eq := func(name string, got, want []State) {
+		t.Helper()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: transitions %v, want %v", name, got, want)
+		}
+	}
+	start := NewTracker(t0, false)
+	_, seen := run(start, Thresholds{}, ResultUp, ResultDown, ResultUp, ResultDown, ResultUp)
+	eq("blips never open", seen, []State{StateUp})
+	_, seen = run(start, Thresholds{}, ResultUp, ResultDown, ResultUnknown, ResultDown, ResultUp)
+	eq("an unknown between two downs neither breaks nor extends the streak", seen, []State{StateUp, StateDown, StateUp})
+	_, seen = run(start, Thresholds{Recoveries: 2}, ResultDown, ResultDown, ResultUp, ResultDown, ResultUp, ResultUp)
+	eq("recovery needs two ups in a row", seen, []State{StateDown, StateUp})
+	_, seen = run(start, Thresholds{}, ResultUnknown, ResultUnknown, ResultUnknown)
+	eq("unknowns alone leave PENDING", seen, nil)
+	_, seen = run(start, Thresholds{}, ResultDegraded, ResultUp, ResultDegraded)
+	eq("slow and fast", seen, []State{StateDegraded, StateUp, StateDegraded})
+}
+
+func TestTickUnknownAfterTwoIntervals(t *testing.T) {
+	iv := time.Minute
+	up, _ := NewTracker(t0, false).Observe(ResultUp, t0, Thresholds{})
+	for _, c := range []struct {
+		name string
+		tr   Tracker
+		at   time.Duration
+		want State
+	}{
+		{"up, a known result 119 s ago", up, 119 * time.Second, StateUp},
+		{"up, none for two intervals", up, 2 * iv, StateUnknown},
+		{"pending since creation", NewTracker(t0, false), 2 * iv, StateUnknown},
+		{"pending, young", NewTracker(t0, false), iv, StatePending},
+		{"paused never goes unknown", NewTracker(t0, true), time.Hour, StatePaused},
+	} {
+		got, trans := c.tr.Tick(t0.Add(c.at), iv)
+		if got.State != c.want || (trans != nil) != (c.want != c.tr.State) {
+			t.Errorf("%s: %s %v", c.name, got.State, trans)
+		}
+	}
+	// Unknown results do not keep a monitor out of UNKNOWN…
+	tr, _ := up.Observe(ResultUnknown, t0.Add(90*time.Second), Thresholds{})
+	if got, _ := tr.Tick(t0.Add(2*iv), iv); got.State != StateUnknown {
+		t.Errorf("unknown results counted as known: %s", got.State)
+	}
+	// …and a known result brings it back.
+	unk, _ := up.Tick(t0.Add(3*iv), iv)
+	back, trans := unk.Observe(ResultUp, t0.Add(4*iv), Thresholds{})
+	if back.State != StateUp || trans == nil || trans.From != StateUnknown {
+		t.Errorf("recovery from UNKNOWN: %s %+v", back.State, trans)
+	}
+}
+
+func TestPauseResumeMaintenance(t *testing.T) {
+	down, _ := NewTracker(t0, false).Observe(ResultDown, t0, Thresholds{Confirmations: 1})
+	p, tr := down.Pause(t0.Add(time.Minute))
+	if p.State != StatePaused || tr == nil || p.Downs != 0 {
+		t.Fatalf("pause: %+v %+v", p, tr)
+	}
+	r, tr := p.Resume(t0.Add(2 * time.Minute))
+	if r.State != StatePending || tr == nil || !r.LastKnown.IsZero() {
+		t.Fatalf("resume: %+v %+v", r, tr)
+	}
+	if _, tr := r.Resume(t0); tr != nil {
+		t.Error("resuming a running monitor changed it")
+	}
+
+	up, _ := NewTracker(t0, false).Observe(ResultUp, t0, Thresholds{})
+	m, tr := up.StartMaintenance(t0.Add(time.Minute))
+	if m.State != StateMaintenance || tr == nil {
+		t.Fatalf("maintenance: %+v", m)
+	}
+	// Downs during maintenance alert nobody…
+	m, tr = m.Observe(ResultDown, t0.Add(2*time.Minute), Thresholds{})
+	m, tr2 := m.Observe(ResultDown, t0.Add(3*time.Minute), Thresholds{})
+	if m.State != StateMaintenance || tr != nil || tr2 != nil {
+		t.Fatalf("down during maintenance: %+v", m)
+	}
+	// …and when it ends the confirmed outage shows.
+	if e, tr := m.EndMaintenance(t0.Add(4*time.Minute), Thresholds{}); e.State != StateDown || tr == nil || tr.Cause == "" {
+		t.Errorf("end of maintenance after two downs: %+v %+v", e, tr)
+	}
+	m2, _ := up.StartMaintenance(t0)
+	if e, _ := m2.EndMaintenance(t0, Thresholds{}); e.State != StateUp {
+		t.Errorf("end of quiet maintenance: %s", e.State)
+	}
+	fresh, _ := NewTracker(t0, false).StartMaintenance(t0)
+	if e, _ := fresh.EndMaintenance(t0, Thresholds{}); e.State != StatePending {
+		t.Errorf("end of maintenance with nothing known: %s", e.State)
+	}
+	if pm, tr := NewTracker(t0, true).StartMaintenance(t0); pm.State != StatePaused || tr != nil {
+		t.Error("maintenance unpaused a paused monitor")
+	}
+}
