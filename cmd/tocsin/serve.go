@@ -16,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/httpapi"
+	"github.com/tocsin/tocsin/internal/netguard"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -84,7 +85,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
-	a := app.New(db, kr, time.Now, log, app.Config{RatePerMinute: c.RatePerMinute})
+	a := app.New(db, kr, time.Now, log, app.Config{RatePerMinute: c.RatePerMinute,
+		Outbound: netguard.Policy{BlockPrivate: c.BlockPrivateTargets}})
 	if b, err := a.Bootstrap(ctx); err != nil {
 		return err
 	} else if b != nil {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/netguard"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -24,6 +25,9 @@ type Config struct {
 	// to new workspaces.
 	DefaultMaxMonitors        int
 	DefaultMinIntervalSeconds int
+	// Outbound is where checks may connect; it also vets targets written as
+	// addresses when a monitor is saved.
+	Outbound netguard.Policy
 }
 
 func (c *Config) defaults() {

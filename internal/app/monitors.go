@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/ids"
@@ -48,7 +50,31 @@ func (a *App) MonitorAuth(ctx context.Context, wsID, monitorID string) (*monitor
 	return &auth, nil
 }
 
-// checkQuota applies the workspace's quotas to a draft.
+// validate normalizes a draft and applies the outbound policy to targets
+// written as addresses; names are judged again when a check dials them.
+func (a *App) validate(d *monitor.Draft) []monitor.FieldError {
+	errs := d.Normalize()
+	type target struct{ ptr, host string }
+	targets := []target{{"/config/host", d.Config.Host}}
+	if u, err := url.Parse(d.Config.URL); err == nil && d.Config.URL != "" {
+		targets = append(targets, target{"/config/url", u.Hostname()})
+	}
+	if host, _, err := net.SplitHostPort(d.Config.Resolver); err == nil {
+		targets = append(targets, target{"/config/resolver", host})
+	}
+	for _, tg := range targets {
+		ptr, host := tg.ptr, tg.host
+		if host == "" {
+			continue
+		}
+		if err := a.cfg.Outbound.CheckHost(host); err != nil {
+			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "is refused by this server's outbound policy (private targets are blocked)"})
+		}
+	}
+	return errs
+}
+
+// workspaceQuota applies the workspace's quotas to a draft.
 func (a *App) workspaceQuota(ctx context.Context, actor Actor, d *monitor.Draft) (maxMonitors int, err error) {
 	ws, err := a.store.Workspace(ctx, actor.WorkspaceID)
 	if err != nil {
@@ -66,7 +92,7 @@ func (a *App) CreateMonitor(ctx context.Context, actor Actor, d monitor.Draft) (
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return monitor.Monitor{}, err
 	}
-	if errs := d.Normalize(); len(errs) > 0 {
+	if errs := a.validate(&d); len(errs) > 0 {
 		return monitor.Monitor{}, invalid(errs)
 	}
 	maxMonitors, err := a.workspaceQuota(ctx, actor, &d)
@@ -186,7 +212,7 @@ func (a *App) updateOnce(ctx context.Context, actor Actor, id string, update Mon
 	if change == AuthRemove {
 		d.Auth = nil
 	}
-	if errs := d.Normalize(); len(errs) > 0 {
+	if errs := a.validate(&d); len(errs) > 0 {
 		return monitor.Monitor{}, invalid(errs)
 	}
 	if d.IntervalSeconds != cur.IntervalSeconds {

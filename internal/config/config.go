@@ -31,8 +31,12 @@ type Config struct {
 	// operators may change it for their own deployment (or benchmarks).
 	RatePerMinute int
 
+	// BlockPrivateTargets refuses checks (and later webhooks) to loopback,
+	// private, link-local, CGNAT and metadata addresses.
+	BlockPrivateTargets bool
+
 	// As given, to quote in problems; empty for a Config built in code.
-	rawTimeout, rawRate string
+	rawTimeout, rawRate, rawBlock string
 }
 
 // setting ties a flag to its environment variable.
@@ -42,7 +46,7 @@ type setting struct {
 	dst              *string
 }
 
-func settings(c *Config, timeout, rate *string) []setting {
+func settings(c *Config, timeout, rate, block *string) []setting {
 	return []setting{
 		{"listen", "TOCSIN_LISTEN", "address to listen on", ":8080", &c.Listen},
 		{"database-url", "TOCSIN_DATABASE_URL", "postgres://… for PostgreSQL; default: SQLite in the data dir", "", &c.DatabaseURL},
@@ -53,6 +57,7 @@ func settings(c *Config, timeout, rate *string) []setting {
 		{"log-format", "TOCSIN_LOG_FORMAT", "text or json", "text", &c.LogFormat},
 		{"shutdown-timeout", "TOCSIN_SHUTDOWN_TIMEOUT", "how long SIGTERM waits for in-flight requests", "30s", timeout},
 		{"rate-limit", "TOCSIN_RATE_LIMIT", "requests per minute per API key (the API contract is 600)", "600", rate},
+		{"block-private-targets", "TOCSIN_BLOCK_PRIVATE_TARGETS", "refuse checks to loopback, private, link-local and metadata addresses (true or false)", "false", block},
 	}
 }
 
@@ -61,9 +66,9 @@ func settings(c *Config, timeout, rate *string) []setting {
 // ValidateDatabase (admin commands) next; both report all problems at once.
 func Parse(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (Config, error) {
 	var c Config
-	var timeout, rate string
+	var timeout, rate, block string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	for _, s := range settings(&c, &timeout, &rate) {
+	for _, s := range settings(&c, &timeout, &rate, &block) {
 		def := s.def
 		if v := getenv(s.env); v != "" {
 			def = v
@@ -81,7 +86,8 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 	}
 	// Unparsable values become out of range, so Validate reports them with
 	// every other problem.
-	c.rawTimeout, c.rawRate = timeout, rate
+	c.rawTimeout, c.rawRate, c.rawBlock = timeout, rate, block
+	c.BlockPrivateTargets, _ = strconv.ParseBool(block)
 	c.ShutdownTimeout, _ = time.ParseDuration(timeout)
 	if n, err := strconv.Atoi(rate); err == nil {
 		c.RatePerMinute = n
@@ -136,6 +142,9 @@ func (c Config) Validate() error {
 	if c.RatePerMinute < 1 || c.RatePerMinute > 1_000_000 {
 		p = append(p, fmt.Errorf("rate-limit: %s must be a whole number from 1 to 1000000", quoted(c.rawRate, strconv.Itoa(c.RatePerMinute))))
 	}
+	if _, err := strconv.ParseBool(c.rawBlock); c.rawBlock != "" && err != nil {
+		p = append(p, fmt.Errorf("block-private-targets: %q must be true or false", c.rawBlock))
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -153,8 +162,8 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min",
-		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute)
+	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t",
+		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets)
 }
 
 func redactURL(s string) string {

@@ -74,6 +74,11 @@ func forEachEngine(t *testing.T, f func(t *testing.T, e *env)) {
 
 func newEnv(t *testing.T, eng storetest.Engine) *env {
 	t.Helper()
+	return newEnvWith(t, eng, app.Config{})
+}
+
+func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
+	t.Helper()
 	ctx := context.Background()
 	url := storetest.URL(t, eng)
 	db, err := store.Open(ctx, url)
@@ -91,7 +96,7 @@ func newEnv(t *testing.T, eng storetest.Engine) *env {
 	}
 	c := &clock{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := app.New(db, kr, c.Now, log, app.Config{})
+	a := app.New(db, kr, c.Now, log, cfg)
 	e := &env{t: t, db: db, url: url, kr: kr, app: a, clock: c, members: map[monitor.Role]string{}}
 	for _, r := range monitor.Roles {
 		email := string(r) + "@a.test"

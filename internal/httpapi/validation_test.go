@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/netguard"
+	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
 func httpBody(cfg string) string {
@@ -197,4 +201,33 @@ func TestQuotas(t *testing.T) {
 			t.Errorf("third monitor: %d %s", r.status, r.body)
 		}
 	})
+}
+
+// TestOutboundPolicy: with private targets blocked, a monitor aimed at an
+// address the policy refuses is a validation error naming the field; the
+// default self-hosted policy accepts it.
+func TestOutboundPolicy(t *testing.T) {
+	eng := storetest.Engines(t)[0]
+	blocked := newEnvWith(t, eng, app.Config{Outbound: netguard.Policy{BlockPrivate: true}})
+	open := newEnv(t, eng)
+	cases := []struct{ body, ptr string }{
+		{httpBody(`{"url":"http://127.0.0.1:8080/health"}`), "/config/url"},
+		{httpBody(`{"url":"http://[::1]/"}`), "/config/url"},
+		{httpBody(`{"url":"http://localhost/"}`), "/config/url"},
+		{httpBody(`{"url":"http://169.254.169.254/latest/meta-data/"}`), "/config/url"},
+		{`{"type":"tcp","name":"n","config":{"host":"10.0.0.5","port":5432}}`, "/config/host"},
+		{`{"type":"dns","name":"n","config":{"recordName":"a.example","resolver":"192.168.1.1:53"}}`, "/config/resolver"},
+	}
+	for _, c := range cases {
+		r := blocked.req("POST", "/api/v1/monitors", blocked.ownerKey(), c.body)
+		if r.status != 422 || !strings.Contains(string(r.body), `"pointer":"`+c.ptr+`"`) || !strings.Contains(string(r.body), "outbound policy") {
+			t.Errorf("blocked policy, %s: %d %s", c.body, r.status, r.body)
+		}
+		if r := open.req("POST", "/api/v1/monitors", open.ownerKey(), c.body); r.status != 201 {
+			t.Errorf("default policy, %s: %d %s", c.body, r.status, r.body)
+		}
+	}
+	if r := blocked.req("POST", "/api/v1/monitors", blocked.ownerKey(), httpBody(`{"url":"https://example.com/"}`)); r.status != 201 {
+		t.Errorf("public target refused: %d %s", r.status, r.body)
+	}
 }

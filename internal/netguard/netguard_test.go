@@ -67,3 +67,20 @@ func TestProxyIgnored(t *testing.T) {
 		t.Fatal("the guarded transport has a proxy function")
 	}
 }
+
+func TestCheckHost(t *testing.T) {
+	blocked := Policy{BlockPrivate: true}
+	for _, h := range []string{"127.0.0.1", "[::1]", "::1", "localhost", "LOCALHOST.", "db.localhost", "10.1.2.3", "169.254.169.254", "::ffff:127.0.0.1", "100.64.1.1", "fd00::1"} {
+		if err := blocked.CheckHost(h); !Blocked(err) {
+			t.Errorf("%s: %v, want blocked", h, err)
+		}
+		if err := (Policy{}).CheckHost(h); err != nil {
+			t.Errorf("%s with the default policy: %v", h, err)
+		}
+	}
+	for _, h := range []string{"example.com", "1.1.1.1", "[2606:4700:4700::1111]", "internal.example"} {
+		if err := blocked.CheckHost(h); err != nil {
+			t.Errorf("%s: %v", h, err)
+		}
+	}
+}
