@@ -40,17 +40,12 @@ func EvaluateHTTP(c Config, status int, body []byte, truncated bool) (bool, []Ou
 	if len(body) > MaxAssertedBody {
 		body, truncated = body[:MaxAssertedBody], true
 	}
-	ok := true
-	add := func(o Outcome) {
-		ok = ok && o.Passed
-	}
 	var out []Outcome
 	st := Outcome{Kind: "status", Passed: statusAccepted(c.ExpectedStatusCodes, status)}
 	if !st.Passed {
 		st.Reason = fmt.Sprintf("status %d is not among the expected codes", status)
 	}
 	out = append(out, st)
-	add(st)
 	for i, k := range c.KeywordAssertions {
 		o := Outcome{Kind: "keyword", Index: i, Passed: containsKeyword(body, k.Keyword, k.CaseSensitive) == k.Present}
 		switch {
@@ -63,7 +58,6 @@ func EvaluateHTTP(c Config, status int, body []byte, truncated bool) (bool, []Ou
 			o.Reason = fmt.Sprintf("keyword %q found in the body, but must be absent", k.Keyword)
 		}
 		out = append(out, o)
-		add(o)
 	}
 	if len(c.JSONAssertions) > 0 {
 		doc, err := decodeBounded(body, truncated)
@@ -75,15 +69,18 @@ func EvaluateHTTP(c Config, status int, body []byte, truncated bool) (bool, []Ou
 				o.Passed, o.Reason = evalJSON(a, doc)
 			}
 			out = append(out, o)
-			add(o)
 		}
+	}
+	ok := true
+	for _, o := range out {
+		ok = ok && o.Passed
 	}
 	return ok, out
 }
 
 func statusAccepted(ranges []StatusRange, status int) bool {
 	if len(ranges) == 0 {
-		ranges = []StatusRange{{From: 200, To: 399}}
+		ranges = DefaultExpectedStatus
 	}
 	for _, r := range ranges {
 		if status >= r.From && status <= r.To {

@@ -30,6 +30,9 @@ const (
 	MaxExpectedValues    = 20
 )
 
+// DefaultExpectedStatus is accepted when a monitor names no status codes.
+var DefaultExpectedStatus = []StatusRange{{From: 200, To: 399}}
+
 // HTTPMethods are the methods an HTTP check may use.
 var HTTPMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
@@ -158,7 +161,7 @@ func (v *validator) http(c *Config, auth *Auth) {
 		c.FollowRedirects = &t
 	}
 	if len(c.ExpectedStatusCodes) == 0 {
-		c.ExpectedStatusCodes = []StatusRange{{From: 200, To: 399}}
+		c.ExpectedStatusCodes = slices.Clone(DefaultExpectedStatus)
 	}
 	for i, r := range c.ExpectedStatusCodes {
 		if r.From < 100 || r.To > 599 || r.From > r.To {

@@ -28,14 +28,16 @@ type Policy struct {
 	BlockPrivate bool
 }
 
+// guard holds the blocked ranges; it is read-only, so one serves everyone.
+var guard = ssrf.New(ssrf.WithAnyPort(), ssrf.WithNetworks("tcp4", "tcp6", "udp4", "udp6"))
+
 // control is the dialer's Control hook: it sees the resolved address.
 func (p Policy) control() func(network, address string, c syscall.RawConn) error {
 	if !p.BlockPrivate {
 		return nil
 	}
-	g := ssrf.New(ssrf.WithAnyPort(), ssrf.WithNetworks("tcp4", "tcp6", "udp4", "udp6"))
 	return func(network, address string, c syscall.RawConn) error {
-		if err := g.Safe(network, address, c); err != nil {
+		if err := guard.Safe(network, address, c); err != nil {
 			return fmt.Errorf("%w: %v", ErrBlocked, err)
 		}
 		return nil
@@ -87,7 +89,7 @@ func (p Policy) CheckHost(host string) error {
 	if err != nil {
 		return nil // a name: checked when dialled
 	}
-	if err := ssrf.New(ssrf.WithAnyPort()).SafeAddr(ip.Unmap()); err != nil {
+	if err := guard.SafeAddr(ip.Unmap()); err != nil {
 		return fmt.Errorf("%w: %s is a private or special-purpose address", ErrBlocked, host)
 	}
 	return nil

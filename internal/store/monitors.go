@@ -182,12 +182,12 @@ func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth [
 // state time with it. It does nothing when the monitor is already so.
 func (db *DB) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool, state monitor.State, at time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.SetMonitorPaused(%s)", id)
-	_, err = db.GetMonitor(ctx, wsID, id)
-	if err != nil {
-		return err
+	err = oneRow(db.w.ExecContext(ctx, `UPDATE monitors SET paused = $3, state = $4, state_since = $5, updated_at = $5
+		WHERE workspace_id = $1 AND id = $2 AND paused <> $3`, wsID, id, paused, string(state), micros(at)))
+	if errors.Is(err, monitor.ErrNotFound) {
+		// Nothing changed: already so, or no such monitor (only then an error).
+		_, err = db.GetMonitor(ctx, wsID, id)
 	}
-	_, err = db.w.ExecContext(ctx, `UPDATE monitors SET paused = $3, state = $4, state_since = $5, updated_at = $5
-		WHERE workspace_id = $1 AND id = $2 AND paused <> $3`, wsID, id, paused, string(state), micros(at))
 	return err
 }
 
