@@ -246,11 +246,7 @@ func (a *App) SetPaused(ctx context.Context, actor Actor, id string, paused bool
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return monitor.Monitor{}, err
 	}
-	state := monitor.StatePending
-	if paused {
-		state = monitor.StatePaused
-	}
-	if err := a.store.SetMonitorPaused(ctx, actor.WorkspaceID, id, paused, state, a.now()); err != nil {
+	if err := a.store.SetMonitorPaused(ctx, actor.WorkspaceID, id, paused, a.now()); err != nil {
 		return monitor.Monitor{}, err
 	}
 	return a.store.GetMonitor(ctx, actor.WorkspaceID, id)

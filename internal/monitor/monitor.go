@@ -55,6 +55,20 @@ type Monitor struct {
 	Paused          bool
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+	// Last is the latest check's summary; its At is zero before the first.
+	Last LastCheck
+}
+
+// Interval is the time between the monitor's checks.
+func (m Monitor) Interval() time.Duration { return time.Duration(m.IntervalSeconds) * time.Second }
+
+// LastCheck summarises a monitor's latest check for its API response.
+type LastCheck struct {
+	At         time.Time
+	Result     Result
+	Reason     string
+	Latency    time.Duration
+	StatusCode int
 }
 
 // Config holds the type-specific settings. Exactly the fields of the

@@ -16,16 +16,23 @@ import (
 // never in that JSON but sealed by the caller and kept in auth_sealed, so
 // reading a monitor never touches the credential.
 
-const monitorColumns = `id, workspace_id, type, name, config, interval_seconds, state, state_since, paused, created_at, updated_at`
+// A monitor is read with its runtime row: the state and the latest check,
+// which the check engine writes (checks.go).
+const (
+	monitorColumns = `m.id, m.workspace_id, m.type, m.name, m.config, m.interval_seconds, m.paused, m.created_at, m.updated_at,
+		r.state, r.state_since, r.last_check_at, r.last_result, r.last_reason, r.last_latency_us, r.last_status`
+	monitorFrom = ` FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id`
+)
 
 func (db *DB) scanMonitor(row interface{ Scan(...any) error }) (monitor.Monitor, error) {
 	var (
-		m                       monitor.Monitor
-		config                  string
-		since, created, updated int64
+		m                               monitor.Monitor
+		config                          string
+		since, created, updated, lastAt int64
+		lastLatency                     int64
 	)
-	err := row.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds,
-		&m.State, &since, &m.Paused, &created, &updated)
+	err := row.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds, &m.Paused, &created, &updated,
+		&m.State, &since, &lastAt, &m.Last.Result, &m.Last.Reason, &lastLatency, &m.Last.StatusCode)
 	if err != nil {
 		return monitor.Monitor{}, classify(err)
 	}
@@ -33,6 +40,10 @@ func (db *DB) scanMonitor(row interface{ Scan(...any) error }) (monitor.Monitor,
 		return monitor.Monitor{}, err
 	}
 	m.StateSince, m.CreatedAt, m.UpdatedAt = fromMicros(since), fromMicros(created), fromMicros(updated)
+	if lastAt != 0 {
+		m.Last.At = fromMicros(lastAt)
+	}
+	m.Last.Latency = time.Duration(lastLatency) * time.Microsecond
 	return m, nil
 }
 
@@ -100,16 +111,26 @@ func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth [
 		if n >= maxMonitors {
 			return refine(ErrQuota, "monitor quota reached: this workspace allows at most %d monitors", maxMonitors)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO monitors (`+monitorColumns+`, auth_sealed)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO monitors (id, workspace_id, type, name, config, interval_seconds,
+			paused, created_at, updated_at, auth_sealed)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			m.ID, m.WorkspaceID, string(m.Type), m.Name, config, m.IntervalSeconds,
-			string(m.State), micros(m.StateSince), m.Paused, micros(m.CreatedAt), micros(m.UpdatedAt),
-			nullBytes(sealedAuth))
+			m.Paused, micros(m.CreatedAt), micros(m.UpdatedAt), nullBytes(sealedAuth))
+		if err != nil {
+			return classify(err)
+		}
+		interval := m.Interval()
+		next := pausedDue
+		if !m.Paused {
+			next = micros(monitor.NextSlot(m.ID, interval, m.CreatedAt))
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO monitor_runtime (monitor_id, interval_us, next_due_at, state, state_since)
+			VALUES ($1, $2, $3, $4, $5)`, m.ID, interval.Microseconds(), next, string(m.State), micros(m.StateSince))
 		return classify(err)
 	})
 }
 
-var getMonitorSQL = `SELECT ` + monitorColumns + ` FROM monitors WHERE workspace_id = $1 AND id = $2`
+var getMonitorSQL = `SELECT ` + monitorColumns + monitorFrom + ` WHERE m.workspace_id = $1 AND m.id = $2`
 
 // GetMonitor returns a monitor of the workspace; ErrNotFound also when it
 // belongs to another workspace.
@@ -126,8 +147,8 @@ func (db *DB) ListMonitors(ctx context.Context, wsID, afterID string, limit int)
 	if limit <= 0 {
 		return nil, errors.New("limit must be positive")
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT `+monitorColumns+` FROM monitors
-		WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, wsID, afterID, limit)
+	rows, err := db.r.QueryContext(ctx, `SELECT `+monitorColumns+monitorFrom+`
+		WHERE m.workspace_id = $1 AND m.id > $2 ORDER BY m.id LIMIT $3`, wsID, afterID, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +177,7 @@ var ErrStale = &monitor.Error{Kind: monitor.KindConflict, Message: "the resource
 // ErrStale. State and pause are written by their own methods, so an edit
 // never undoes a state change made meanwhile. With keepAuth the sealed
 // credential is left as it is; otherwise it becomes sealedAuth (nil clears it).
+// A new interval moves the next check to the first slot of the new interval.
 func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth []byte, keepAuth bool, prevUpdatedAt time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.UpdateMonitor(%s)", m.ID)
 	config, err := configJSON(m.Config)
@@ -169,7 +191,17 @@ func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth [
 		args = append(args, nullBytes(sealedAuth))
 	}
 	q += ` WHERE workspace_id = $1 AND id = $2 AND updated_at = $3`
-	err = oneRow(db.w.ExecContext(ctx, q, args...))
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		if err := oneRow(tx.ExecContext(ctx, q, args...)); err != nil {
+			return err
+		}
+		interval := m.Interval()
+		_, err := tx.ExecContext(ctx, `UPDATE monitor_runtime SET interval_us = $2,
+			next_due_at = CASE WHEN next_due_at = $4 OR interval_us = $2 THEN next_due_at ELSE $3 END
+			WHERE monitor_id = $1`, m.ID, interval.Microseconds(),
+			micros(monitor.NextSlot(m.ID, interval, m.UpdatedAt)), pausedDue)
+		return err
+	})
 	if errors.Is(err, monitor.ErrNotFound) {
 		if _, gerr := db.GetMonitor(ctx, m.WorkspaceID, m.ID); gerr == nil {
 			return ErrStale
@@ -178,12 +210,36 @@ func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth [
 	return err
 }
 
-// SetMonitorPaused pauses or resumes a monitor, setting its state and
-// state time with it. It does nothing when the monitor is already so.
-func (db *DB) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool, state monitor.State, at time.Time) (err error) {
+// SetMonitorPaused pauses or resumes a monitor: the state machine moves to
+// PAUSED, or back to PENDING, and the change is kept in the state history.
+// A paused monitor is never due; a resumed one is due at its next slot. It
+// does nothing when the monitor is already so.
+func (db *DB) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.SetMonitorPaused(%s)", id)
-	err = oneRow(db.w.ExecContext(ctx, `UPDATE monitors SET paused = $3, state = $4, state_since = $5, updated_at = $5
-		WHERE workspace_id = $1 AND id = $2 AND paused <> $3`, wsID, id, paused, string(state), micros(at)))
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		err := oneRow(tx.ExecContext(ctx, `UPDATE monitors SET paused = $3, updated_at = $4
+			WHERE workspace_id = $1 AND id = $2 AND paused <> $3`, wsID, id, paused, micros(at)))
+		if err != nil {
+			return err
+		}
+		rt, err := db.lockRuntime(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		var tr *monitor.Transition
+		if paused {
+			rt.Tracker, tr = rt.Tracker.Pause(at)
+			rt.NextDue = pausedDue
+		} else {
+			rt.Tracker, tr = rt.Tracker.Resume(at)
+			rt.NextDue = micros(monitor.NextSlot(id, rt.Interval, at))
+		}
+		rt.LeaseOwner, rt.LeaseUntil = "", 0
+		if err := db.saveRuntime(ctx, tx, rt); err != nil {
+			return err
+		}
+		return db.recordTransition(ctx, tx, id, tr)
+	})
 	if errors.Is(err, monitor.ErrNotFound) {
 		// Nothing changed: already so, or no such monitor (only then an error).
 		_, err = db.GetMonitor(ctx, wsID, id)
@@ -191,9 +247,24 @@ func (db *DB) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool
 	return err
 }
 
+// DeleteMonitor removes a monitor with its observations and state history.
 func (db *DB) DeleteMonitor(ctx context.Context, wsID, id string) (err error) {
 	defer monitor.Wrap(&err, "store.DeleteMonitor(%s)", id)
-	return oneRow(db.w.ExecContext(ctx, `DELETE FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id))
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		var seq int64
+		err := tx.QueryRowContext(ctx, `SELECT r.seq FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id
+			WHERE m.workspace_id = $1 AND m.id = $2`, wsID, id).Scan(&seq)
+		if err != nil {
+			return classify(err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM observations WHERE monitor_seq = $1`, seq); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM state_changes WHERE subject_id = $1`, id); err != nil {
+			return err
+		}
+		return oneRow(tx.ExecContext(ctx, `DELETE FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id))
+	})
 }
 
 // MonitorAuth returns the monitor's sealed credential, nil when it has none.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
@@ -40,6 +41,8 @@ type DB struct {
 	leases *leaseBook
 	// configs spares repeated reads of a monitor the JSON decoding.
 	configs configCache
+	// probes numbers probe names (see probeID).
+	probes sync.Map
 }
 
 // dialect holds the few places where the engines' SQL differs.

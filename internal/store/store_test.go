@@ -442,13 +442,13 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 
 	// Pause and resume set the state with them, once.
 	at := t0.Add(2 * time.Minute)
-	check(t, db.SetMonitorPaused(ctx, w.ID, m.ID, true, monitor.StatePaused, at))
-	check(t, db.SetMonitorPaused(ctx, w.ID, m.ID, true, monitor.StatePaused, at.Add(time.Minute)))
+	check(t, db.SetMonitorPaused(ctx, w.ID, m.ID, true, at))
+	check(t, db.SetMonitorPaused(ctx, w.ID, m.ID, true, at.Add(time.Minute)))
 	got, err = db.GetMonitor(ctx, w.ID, m.ID)
 	check(t, err)
 	m.Paused, m.State, m.StateSince, m.UpdatedAt = true, monitor.StatePaused, at, at
 	equal(t, got, m)
-	wantKind(t, db.SetMonitorPaused(ctx, other.ID, m.ID, false, monitor.StatePending, at), monitor.ErrNotFound)
+	wantKind(t, db.SetMonitorPaused(ctx, other.ID, m.ID, false, at), monitor.ErrNotFound)
 
 	n, err := db.CountMonitors(ctx, w.ID)
 	check(t, err)

@@ -1,0 +1,645 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// The check engine's records: each monitor's runtime row (schedule, lease,
+// state machine, latest check), its observations, and its state history.
+//
+// A due check is claimed with a lease before it runs, so several nodes on
+// one PostgreSQL run each check once: the claim takes rows FOR UPDATE SKIP
+// LOCKED there, and is a compare-and-set on lease_until under SQLite's one
+// writer. The lease ends when the check's observation is applied, which
+// also moves next_due_at to the monitor's next slot; a node that dies
+// leaves its leases to lapse, and another node then takes the checks over.
+
+// pausedDue is next_due_at of a paused monitor: never due.
+const pausedDue int64 = math.MaxInt64
+
+// runtimeRow is one monitor_runtime row.
+type runtimeRow struct {
+	Seq        int64
+	MonitorID  string
+	Interval   time.Duration
+	NextDue    int64 // µs, pausedDue while paused
+	LeaseOwner string
+	LeaseUntil int64 // µs
+	Tracker    monitor.Tracker
+	Last       monitor.LastCheck
+}
+
+const runtimeColumns = `seq, monitor_id, interval_us, next_due_at, lease_owner, lease_until, state, state_since,
+	downs, ups, last_known_at, last_known, last_check_at, last_result, last_reason, last_latency_us, last_status`
+
+func scanRuntime(row interface{ Scan(...any) error }) (runtimeRow, error) {
+	var (
+		rt                                    runtimeRow
+		interval, since, lastKnown, lastCheck int64
+		latency                               int64
+		owner                                 sql.NullString
+		state, lastKnownResult, lastResult    string
+	)
+	err := row.Scan(&rt.Seq, &rt.MonitorID, &interval, &rt.NextDue, &owner, &rt.LeaseUntil, &state, &since,
+		&rt.Tracker.Downs, &rt.Tracker.Ups, &lastKnown, &lastKnownResult, &lastCheck, &lastResult,
+		&rt.Last.Reason, &latency, &rt.Last.StatusCode)
+	if err != nil {
+		return runtimeRow{}, classify(err)
+	}
+	rt.Interval = time.Duration(interval) * time.Microsecond
+	rt.LeaseOwner = owner.String
+	rt.Tracker.State, rt.Tracker.Since = monitor.State(state), fromMicros(since)
+	rt.Tracker.Last = monitor.Result(lastKnownResult)
+	if lastKnown != 0 {
+		rt.Tracker.LastKnown = fromMicros(lastKnown)
+	}
+	if lastCheck != 0 {
+		rt.Last.At = fromMicros(lastCheck)
+	}
+	rt.Last.Result = monitor.Result(lastResult)
+	rt.Last.Latency = time.Duration(latency) * time.Microsecond
+	return rt, nil
+}
+
+func zeroMicros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return micros(t)
+}
+
+func (db *DB) lockRuntime(ctx context.Context, tx *sql.Tx, monitorID string) (runtimeRow, error) {
+	return scanRuntime(tx.QueryRowContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
+		WHERE monitor_id = $1`+db.d.forUpdate, monitorID))
+}
+
+const saveRuntimeSQL = `UPDATE monitor_runtime SET next_due_at = $2, lease_owner = $3, lease_until = $4,
+	state = $5, state_since = $6, downs = $7, ups = $8, last_known_at = $9, last_known = $10,
+	last_check_at = $11, last_result = $12, last_reason = $13, last_latency_us = $14, last_status = $15
+	WHERE seq = $1`
+
+func (db *DB) saveRuntime(ctx context.Context, tx *sql.Tx, rt runtimeRow) error {
+	_, err := tx.ExecContext(ctx, saveRuntimeSQL, runtimeArgs(rt)...)
+	return err
+}
+
+func runtimeArgs(rt runtimeRow) []any {
+	t := rt.Tracker
+	return []any{rt.Seq, rt.NextDue, nullString(rt.LeaseOwner), rt.LeaseUntil,
+		string(t.State), micros(t.Since), t.Downs, t.Ups, zeroMicros(t.LastKnown), string(t.Last),
+		zeroMicros(rt.Last.At), string(rt.Last.Result), rt.Last.Reason, rt.Last.Latency.Microseconds(), rt.Last.StatusCode}
+}
+
+func (db *DB) recordTransition(ctx context.Context, tx *sql.Tx, subjectID string, tr *monitor.Transition) error {
+	if tr == nil {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO state_changes (subject_id, at, from_state, to_state, cause)
+		VALUES ($1, $2, $3, $4, $5)`, subjectID, micros(tr.At), string(tr.From), string(tr.To), tr.Cause)
+	return err
+}
+
+// DueCheck is a check claimed to run: the monitor with its sealed
+// credential (opened only when the check runs), the slot it is due at, and
+// how long the claim holds.
+type DueCheck struct {
+	Seq        int64
+	Monitor    monitor.Monitor
+	SealedAuth []byte
+	Due        time.Time
+	LeaseUntil time.Time
+}
+
+// ClaimDue leases up to limit checks due at or before horizon whose lease
+// has lapsed by now, earliest first, to owner for lease beyond their due
+// time. Checks already leased by a live node are skipped, never waited for.
+func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) (due []DueCheck, err error) {
+	defer monitor.Wrap(&err, "store.ClaimDue")
+	var q string
+	if db.d.name == EnginePostgres {
+		q = `WITH due AS (
+			SELECT seq FROM monitor_runtime
+			WHERE next_due_at <= $2 AND lease_until < $3
+			ORDER BY next_due_at LIMIT $5
+			FOR UPDATE SKIP LOCKED)
+		UPDATE monitor_runtime r SET lease_owner = $1, lease_until = GREATEST(r.next_due_at, $3) + $4
+		FROM due WHERE r.seq = due.seq
+		RETURNING r.seq, r.monitor_id, r.next_due_at, r.lease_until`
+	} else {
+		q = `UPDATE monitor_runtime SET lease_owner = $1, lease_until = MAX(next_due_at, $3) + $4
+		WHERE seq IN (SELECT seq FROM monitor_runtime
+			WHERE next_due_at <= $2 AND lease_until < $3
+			ORDER BY next_due_at LIMIT $5)
+		RETURNING seq, monitor_id, next_due_at, lease_until`
+	}
+	rows, err := db.w.QueryContext(ctx, q, owner, micros(horizon), micros(now), lease.Microseconds(), limit)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]int{}
+	for rows.Next() {
+		var (
+			d            DueCheck
+			dueAt, until int64
+		)
+		if err := rows.Scan(&d.Seq, &d.Monitor.ID, &dueAt, &until); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		d.Due, d.LeaseUntil = fromMicros(dueAt), fromMicros(until)
+		byID[d.Monitor.ID] = len(due)
+		due = append(due, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(due) == 0 {
+		return nil, err
+	}
+	// The monitors themselves, read in one query.
+	args := make([]any, 0, len(due))
+	for _, d := range due {
+		args = append(args, d.Monitor.ID)
+	}
+	mrows, err := db.r.QueryContext(ctx, `SELECT id, workspace_id, type, name, config, interval_seconds, auth_sealed
+		FROM monitors WHERE id IN (`+placeholders(1, len(args))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer mrows.Close()
+	found := 0
+	for mrows.Next() {
+		var (
+			m      monitor.Monitor
+			config string
+			sealed []byte
+		)
+		if err := mrows.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds, &sealed); err != nil {
+			return nil, err
+		}
+		if m.Config, err = db.configs.decode(m.ID, config); err != nil {
+			return nil, err
+		}
+		i := byID[m.ID]
+		due[i].Monitor, due[i].SealedAuth = m, sealed
+		found++
+	}
+	if err := mrows.Err(); err != nil {
+		return nil, err
+	}
+	if found < len(due) { // deleted between the two queries
+		due = slices.DeleteFunc(due, func(d DueCheck) bool { return d.Monitor.WorkspaceID == "" })
+	}
+	slices.SortFunc(due, func(a, b DueCheck) int { return a.Due.Compare(b.Due) })
+	return due, nil
+}
+
+// placeholders returns "$from, $from+1, …" for n arguments.
+func placeholders(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(from + i))
+	}
+	return b.String()
+}
+
+// Completed is one finished check to apply: its observation, the
+// monitor's state-machine thresholds, and the run's lease owner.
+type Completed struct {
+	Seq         int64
+	Observation monitor.Observation
+	Thresholds  monitor.Thresholds
+}
+
+// StateChange is a transition that an applied batch made.
+type StateChange struct {
+	SubjectID string
+	monitor.Transition
+}
+
+// ApplyObservations stores a batch of finished checks in one transaction:
+// each observation, its effect on the monitor's state machine (with the
+// transition, if any, in the state history), the latest-check summary, and
+// the end of the lease with the next slot. A check whose lease another node
+// has taken over meanwhile is stored but moves nothing; a check of a
+// deleted monitor is dropped.
+func (db *DB) ApplyObservations(ctx context.Context, owner string, batch []Completed) (changes []StateChange, err error) {
+	defer monitor.Wrap(&err, "store.ApplyObservations(%d)", len(batch))
+	if len(batch) == 0 {
+		return nil, nil
+	}
+	// Per monitor in start order, monitors in seq order: nodes lock rows in
+	// the same order, so their batches never deadlock.
+	batch = slices.Clone(batch)
+	slices.SortStableFunc(batch, func(a, b Completed) int {
+		if a.Seq != b.Seq {
+			return cmpInt(a.Seq, b.Seq)
+		}
+		return a.Observation.StartedAt.Compare(b.Observation.StartedAt)
+	})
+	probes := make([]int, len(batch))
+	for i, c := range batch {
+		if probes[i], err = db.probeID(ctx, c.Observation.Probe, c.Observation.Region); err != nil {
+			return nil, err
+		}
+	}
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		changes = changes[:0]
+		seqs := make([]any, 0, len(batch))
+		for _, c := range batch {
+			if len(seqs) == 0 || seqs[len(seqs)-1] != any(c.Seq) {
+				seqs = append(seqs, c.Seq)
+			}
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
+			WHERE seq IN (`+placeholders(1, len(seqs))+`) ORDER BY seq`+db.d.forUpdate, seqs...)
+		if err != nil {
+			return err
+		}
+		rts := make(map[int64]*runtimeRow, len(seqs))
+		for rows.Next() {
+			rt, err := scanRuntime(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			rts[rt.Seq] = &rt
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var ins observationInsert
+		for i, c := range batch {
+			rt := rts[c.Seq]
+			if rt == nil {
+				continue // the monitor was deleted while its check ran
+			}
+			o := c.Observation
+			ins.add(c.Seq, o, probes[i])
+			if rt.LeaseOwner != owner {
+				continue // taken over after our lease lapsed: the new owner moves it
+			}
+			var tr *monitor.Transition
+			if o.Result.Known() {
+				rt.Tracker, tr = rt.Tracker.Observe(o.Result, o.StartedAt, c.Thresholds)
+			} else {
+				rt.Tracker, tr = rt.Tracker.Tick(o.StartedAt, rt.Interval)
+			}
+			if tr != nil {
+				changes = append(changes, StateChange{SubjectID: rt.MonitorID, Transition: *tr})
+				if err := db.recordTransition(ctx, tx, rt.MonitorID, tr); err != nil {
+					return err
+				}
+			}
+			if o.StartedAt.After(rt.Last.At) {
+				rt.Last = monitor.LastCheck{At: o.StartedAt, Result: o.Result, Reason: o.Reason,
+					Latency: o.Latency, StatusCode: o.StatusCode}
+			}
+			if rt.NextDue != pausedDue {
+				from := o.StartedAt
+				if o.Due.After(from) {
+					from = o.Due
+				}
+				rt.NextDue = micros(monitor.NextSlot(rt.MonitorID, rt.Interval, from))
+			}
+			rt.LeaseOwner, rt.LeaseUntil = "", 0
+			if _, err := tx.ExecContext(ctx, saveRuntimeSQL, runtimeArgs(*rt)...); err != nil {
+				return err
+			}
+		}
+		return ins.exec(ctx, tx)
+	})
+	return changes, err
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// observationInsert builds multi-row INSERTs of observations.
+type observationInsert struct {
+	args []any
+	n    int
+}
+
+const observationCols = 12
+
+var resultCodes = map[monitor.Result]int{monitor.ResultUp: 1, monitor.ResultDegraded: 2, monitor.ResultDown: 3, monitor.ResultUnknown: 4}
+
+func resultOf(code int) monitor.Result {
+	for r, c := range resultCodes {
+		if c == code {
+			return r
+		}
+	}
+	return monitor.ResultUnknown
+}
+
+// clampMicros keeps a duration within a 32-bit column.
+func clampMicros(d time.Duration) int64 {
+	return min(max(d.Microseconds(), 0), math.MaxInt32)
+}
+
+func nullPhase(d time.Duration) any {
+	if d <= 0 {
+		return nil
+	}
+	return clampMicros(d)
+}
+
+func (b *observationInsert) add(seq int64, o monitor.Observation, probe int) {
+	var status, reason any
+	if o.StatusCode != 0 {
+		status = o.StatusCode
+	}
+	if o.Reason != "" {
+		reason = o.Reason
+	}
+	lag := time.Duration(0)
+	if !o.Due.IsZero() {
+		lag = o.StartedAt.Sub(o.Due)
+	}
+	b.args = append(b.args, seq, micros(o.StartedAt), resultCodes[o.Result], clampMicros(o.Latency), clampMicros(lag),
+		status, nullPhase(o.Phases.DNS), nullPhase(o.Phases.Connect), nullPhase(o.Phases.TLS),
+		nullPhase(o.Phases.FirstByte), probe, reason)
+	b.n++
+}
+
+func (b *observationInsert) exec(ctx context.Context, tx *sql.Tx) error {
+	const perStatement = 500 // well under both engines' parameter limits
+	for start := 0; start < b.n; start += perStatement {
+		n := min(perStatement, b.n-start)
+		var q strings.Builder
+		q.WriteString(`INSERT INTO observations (monitor_seq, at, result, latency_us, lag_us, status,
+			dns_us, connect_us, tls_us, ttfb_us, probe, reason) VALUES `)
+		for i := range n {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(" + placeholders(i*observationCols+1, observationCols) + ")")
+		}
+		q.WriteString(` ON CONFLICT DO NOTHING`)
+		args := b.args[start*observationCols : (start+n)*observationCols]
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probeID numbers a probe (name and region) once; observations store the
+// number.
+func (db *DB) probeID(ctx context.Context, name, region string) (int, error) {
+	key := name + "\x00" + region
+	if id, ok := db.probes.Load(key); ok {
+		return id.(int), nil
+	}
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO probes (name, region) VALUES ($1, $2)
+		ON CONFLICT (name, region) DO NOTHING`, name, region); err != nil {
+		return 0, fmt.Errorf("naming probe %q: %w", name, err)
+	}
+	var id int
+	if err := db.w.QueryRowContext(ctx, `SELECT id FROM probes WHERE name = $1 AND region = $2`, name, region).Scan(&id); err != nil {
+		return 0, fmt.Errorf("naming probe %q: %w", name, err)
+	}
+	db.probes.Store(key, id)
+	return id, nil
+}
+
+// probeNames maps probe numbers back to names for listings.
+func (db *DB) probeNames(ctx context.Context) (map[int][2]string, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT id, name, region FROM probes`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int][2]string{}
+	for rows.Next() {
+		var (
+			id           int
+			name, region string
+		)
+		if err := rows.Scan(&id, &name, &region); err != nil {
+			return nil, err
+		}
+		out[id] = [2]string{name, region}
+	}
+	return out, rows.Err()
+}
+
+// SweepStale marks UNKNOWN every monitor that has had no known result for
+// two intervals (no check ran, or none could tell), and returns the
+// transitions. Rows another node holds locked are left to it.
+func (db *DB) SweepStale(ctx context.Context, now time.Time) (changes []StateChange, err error) {
+	defer monitor.Wrap(&err, "store.SweepStale")
+	skip := ""
+	if db.d.name == EnginePostgres {
+		skip = " FOR UPDATE SKIP LOCKED"
+	}
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		changes = changes[:0]
+		rows, err := tx.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
+			WHERE state IN ('PENDING', 'UP', 'DEGRADED', 'DOWN')
+			AND (CASE WHEN last_known_at > state_since THEN last_known_at ELSE state_since END) + 2 * interval_us <= $1`+skip,
+			micros(now))
+		if err != nil {
+			return err
+		}
+		var stale []runtimeRow
+		for rows.Next() {
+			rt, err := scanRuntime(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			stale = append(stale, rt)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, rt := range stale {
+			var tr *monitor.Transition
+			rt.Tracker, tr = rt.Tracker.Tick(now, rt.Interval)
+			if tr == nil {
+				continue
+			}
+			if err := db.saveRuntime(ctx, tx, rt); err != nil {
+				return err
+			}
+			if err := db.recordTransition(ctx, tx, rt.MonitorID, tr); err != nil {
+				return err
+			}
+			changes = append(changes, StateChange{SubjectID: rt.MonitorID, Transition: *tr})
+		}
+		return nil
+	})
+	return changes, err
+}
+
+// ObservationQuery selects a monitor's observations, newest first.
+type ObservationQuery struct {
+	From, To time.Time      // [From, To); zero = unbounded
+	Result   monitor.Result // "" = any
+	Before   time.Time      // cursor: only observations that started before it
+	Limit    int
+}
+
+// ListObservations returns observations of a monitor of the workspace.
+func (db *DB) ListObservations(ctx context.Context, wsID, monitorID string, q ObservationQuery) (obs []monitor.Observation, err error) {
+	defer monitor.Wrap(&err, "store.ListObservations(%s)", monitorID)
+	if q.Limit <= 0 {
+		return nil, errors.New("limit must be positive")
+	}
+	seq, err := db.monitorSeq(ctx, wsID, monitorID)
+	if err != nil {
+		return nil, err
+	}
+	sqlq := `SELECT at, result, latency_us, lag_us, status, dns_us, connect_us, tls_us, ttfb_us, probe, reason
+		FROM observations WHERE monitor_seq = $1`
+	args := []any{seq}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		sqlq += " AND " + cond + " $" + strconv.Itoa(len(args))
+	}
+	if !q.From.IsZero() {
+		add("at >=", micros(q.From))
+	}
+	if !q.To.IsZero() {
+		add("at <", micros(q.To))
+	}
+	if !q.Before.IsZero() {
+		add("at <", micros(q.Before))
+	}
+	if q.Result != "" {
+		add("result =", resultCodes[q.Result])
+	}
+	args = append(args, q.Limit)
+	sqlq += " ORDER BY at DESC LIMIT $" + strconv.Itoa(len(args))
+	names, err := db.probeNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.r.QueryContext(ctx, sqlq, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			at, latency, lag                int64
+			result, probe                   int
+			status, dns, connect, tls, ttfb sql.NullInt64
+			reason                          sql.NullString
+		)
+		if err := rows.Scan(&at, &result, &latency, &lag, &status, &dns, &connect, &tls, &ttfb, &probe, &reason); err != nil {
+			return nil, err
+		}
+		us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+		o := monitor.Observation{
+			MonitorID:  monitorID,
+			StartedAt:  fromMicros(at),
+			Result:     resultOf(result),
+			Reason:     reason.String,
+			Latency:    us(latency),
+			StatusCode: int(status.Int64),
+			Phases: monitor.Phases{DNS: us(dns.Int64), Connect: us(connect.Int64),
+				TLS: us(tls.Int64), FirstByte: us(ttfb.Int64)},
+			Probe:  names[probe][0],
+			Region: names[probe][1],
+		}
+		o.Due = o.StartedAt.Add(-us(lag))
+		obs = append(obs, o)
+	}
+	return obs, rows.Err()
+}
+
+func (db *DB) monitorSeq(ctx context.Context, wsID, monitorID string) (seq int64, err error) {
+	err = db.queryRow(ctx, db.r, `SELECT r.seq FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id
+		WHERE m.workspace_id = $1 AND m.id = $2`, wsID, monitorID).Scan(&seq)
+	return seq, classify(err)
+}
+
+// ListStateChanges returns a monitor's state history, newest first, with
+// changes before the cursor before (zero: from the newest).
+func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, before time.Time, limit int) (out []monitor.Transition, err error) {
+	defer monitor.Wrap(&err, "store.ListStateChanges(%s)", subjectID)
+	if _, err := db.monitorSeq(ctx, wsID, subjectID); err != nil {
+		return nil, err
+	}
+	cursor := int64(math.MaxInt64)
+	if !before.IsZero() {
+		cursor = micros(before)
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT at, from_state, to_state, cause FROM state_changes
+		WHERE subject_id = $1 AND at < $2 ORDER BY at DESC, id DESC LIMIT $3`, subjectID, cursor, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			tr       monitor.Transition
+			at       int64
+			from, to string
+		)
+		if err := rows.Scan(&at, &from, &to, &tr.Cause); err != nil {
+			return nil, err
+		}
+		tr.At, tr.From, tr.To = fromMicros(at), monitor.State(from), monitor.State(to)
+		out = append(out, tr)
+	}
+	return out, rows.Err()
+}
+
+// DeleteObservationsBefore removes observations that started before cutoff
+// (the retention setting), one monitor at a time so each delete is a short
+// range of the primary key. It returns how many rows went.
+func (db *DB) DeleteObservationsBefore(ctx context.Context, cutoff time.Time) (deleted int64, err error) {
+	defer monitor.Wrap(&err, "store.DeleteObservationsBefore")
+	rows, err := db.r.QueryContext(ctx, `SELECT seq FROM monitor_runtime ORDER BY seq`)
+	if err != nil {
+		return 0, err
+	}
+	var seqs []int64
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		seqs = append(seqs, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, s := range seqs {
+		res, err := db.w.ExecContext(ctx, `DELETE FROM observations WHERE monitor_seq = $1 AND at < $2`, s, micros(cutoff))
+		if err != nil {
+			return deleted, err
+		}
+		n, _ := res.RowsAffected()
+		deleted += n
+	}
+	return deleted, nil
+}
