@@ -50,6 +50,8 @@ type MonitorConfig struct {
 	JSONAssertions      []JSONAssertion    `json:"jsonAssertions,omitempty" maxItems:"20" doc:"http: RFC 9535 JSONPath assertions on the first 128 KiB of the body."`
 	DegradedLatencyMs   int                `json:"degradedLatencyMs,omitempty" minimum:"0" doc:"A correct answer slower than this many milliseconds is degraded; 0 or absent: never."`
 	Auth                *MonitorAuth       `json:"auth,omitempty" doc:"http: credentials, stored encrypted. Secret fields are write-only: responses say which are set."`
+	Confirmations       int                `json:"confirmations,omitempty" minimum:"1" maximum:"10" doc:"Consecutive down results before the monitor is DOWN; default 2, so one blip raises no alarm."`
+	Recoveries          int                `json:"recoveries,omitempty" minimum:"1" maximum:"10" doc:"Consecutive up results before a DOWN monitor is UP again; default 1."`
 
 	// tcp, tls
 	Host string `json:"host,omitempty" maxLength:"253" doc:"tcp, tls: host name or IP address."`
@@ -157,6 +159,7 @@ func (c MonitorConfig) domain() (monitor.Config, *monitor.Auth, error) {
 		Host: c.Host, Port: c.Port, Send: c.Send, Expect: c.Expect,
 		RecordName: c.RecordName, RecordType: c.RecordType, ExpectedValues: c.ExpectedValues, Resolver: c.Resolver,
 		ServerName: c.ServerName, DegradedExpiryDays: c.DegradedExpiryDays, DownExpiryDays: c.DownExpiryDays,
+		Confirmations: c.Confirmations, Recoveries: c.Recoveries,
 	}
 	for _, s := range c.ExpectedStatusCodes {
 		out.ExpectedStatusCodes = append(out.ExpectedStatusCodes, monitor.StatusRange{From: s.From, To: s.To})
@@ -191,6 +194,7 @@ func toConfig(c monitor.Config) MonitorConfig {
 		Host: c.Host, Port: c.Port, Send: c.Send, Expect: c.Expect,
 		RecordName: c.RecordName, RecordType: c.RecordType, ExpectedValues: c.ExpectedValues, Resolver: c.Resolver,
 		ServerName: c.ServerName, DegradedExpiryDays: c.DegradedExpiryDays, DownExpiryDays: c.DownExpiryDays,
+		Confirmations: c.Confirmations, Recoveries: c.Recoveries,
 	}
 	for _, r := range c.ExpectedStatusCodes {
 		out.ExpectedStatusCodes = append(out.ExpectedStatusCodes, StatusCode{From: r.From, To: r.To})

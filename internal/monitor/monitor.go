@@ -89,6 +89,10 @@ type Config struct {
 	AuthSet             *AuthPresence      `json:"authSet,omitempty"`
 	TimeoutSeconds      int                `json:"timeoutSeconds,omitempty"`
 
+	// every type: the state machine's thresholds (DESIGN §4)
+	Confirmations int `json:"confirmations,omitempty"` // consecutive downs before DOWN
+	Recoveries    int `json:"recoveries,omitempty"`    // consecutive ups to leave DOWN
+
 	// tcp, tls (host, port); dns (name)
 	Host string `json:"host,omitempty"`
 	Port int    `json:"port,omitempty"`

@@ -33,10 +33,10 @@ type Thresholds struct {
 // WithDefaults fills zero thresholds.
 func (t Thresholds) WithDefaults() Thresholds {
 	if t.Confirmations <= 0 {
-		t.Confirmations = 2
+		t.Confirmations = DefaultConfirmations
 	}
 	if t.Recoveries <= 0 {
-		t.Recoveries = 1
+		t.Recoveries = DefaultRecoveries
 	}
 	return t
 }

@@ -27,6 +27,9 @@ const (
 	MaxAssertionValueLen = 4096
 	MaxTimeoutSeconds    = 60
 	DefaultTimeout       = 10
+	DefaultConfirmations = 2
+	DefaultRecoveries    = 1
+	MaxConfirmations     = 10
 	MaxExpectedValues    = 20
 )
 
@@ -103,7 +106,21 @@ func (d *Draft) Normalize() []FieldError {
 		v.add("/config/auth", "is only allowed for http monitors")
 	}
 	v.foreign(d.Type, c)
-	if d.Type == TypeHTTP && c.TimeoutSeconds > d.IntervalSeconds {
+	if c.Confirmations == 0 {
+		c.Confirmations = DefaultConfirmations
+	}
+	if c.Confirmations < 1 || c.Confirmations > MaxConfirmations {
+		v.add("/config/confirmations", fmt.Sprintf("must be between 1 and %d", MaxConfirmations))
+	}
+	if c.Recoveries == 0 {
+		c.Recoveries = DefaultRecoveries
+	}
+	if c.Recoveries < 1 || c.Recoveries > MaxConfirmations {
+		v.add("/config/recoveries", fmt.Sprintf("must be between 1 and %d", MaxConfirmations))
+	}
+	// A check must end before the next one is due (checked only when both
+	// are otherwise valid, so one mistake gets one message).
+	if c.TimeoutSeconds <= MaxTimeoutSeconds && d.IntervalSeconds >= MinIntervalSeconds && c.TimeoutSeconds > d.IntervalSeconds {
 		v.add("/config/timeoutSeconds", "must not exceed intervalSeconds")
 	}
 	c.AuthSet = d.Auth.Presence()

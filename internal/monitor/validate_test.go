@@ -406,7 +406,7 @@ func TestNormalizeReportsEveryErrorAtOnce(t *testing.T) {
 			Auth: &monitor.Auth{Type: monitor.AuthBasic},
 		}, []string{
 			"/name", "/intervalSeconds", "/config/url", "/config/method", "/config/headers/Host",
-			"/config/timeoutSeconds", "/config/timeoutSeconds", // out of range, and above the interval
+			"/config/timeoutSeconds", // out of range (one message: the interval rule waits for a valid value)
 			"/config/expectedStatusCodes/1", "/config/keywordAssertions/0/keyword",
 			"/config/jsonAssertions/0/path", "/config/jsonAssertions/0/value", "/config/jsonAssertions/1/value",
 			"/config/degradedLatencyMs", "/config/auth/username", "/config/auth/password", "/config/host",

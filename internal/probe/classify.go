@@ -1,0 +1,177 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/netguard"
+)
+
+// ReasonBlocked is the reason of a check the outbound policy refused.
+const ReasonBlocked = "destination blocked by the outbound policy (--block-private-targets)"
+
+// exhaustion maps the errors of a probe short of resources to reasons:
+// the probe could not tell, so the result is unknown.
+var exhaustion = []struct {
+	errno  syscall.Errno
+	reason string
+}{
+	{syscall.EMFILE, "probe out of file descriptors (EMFILE)"},
+	{syscall.ENFILE, "probe host out of file descriptors (ENFILE)"},
+	{syscall.ENOBUFS, "probe out of socket buffers (ENOBUFS)"},
+	{syscall.ENOMEM, "probe out of memory (ENOMEM)"},
+	{syscall.EADDRNOTAVAIL, "probe has no usable local address or port (EADDRNOTAVAIL)"},
+}
+
+// classify turns the error of a check into a failure. stage says what the
+// check was doing ("connecting", "waiting for the response headers"), for
+// a timeout's reason. ctx is the check's own context: its cause tells the
+// check's deadline from other errors.
+func (c *checkRun) classify(ctx context.Context, err error, stage string) *failure {
+	for _, e := range exhaustion {
+		if errors.Is(err, e.errno) {
+			return unknown(e.reason)
+		}
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && strings.Contains(dnsErr.Err, "too many open files") {
+		// The resolver keeps only the text of its socket's error.
+		return unknown("probe out of file descriptors (EMFILE)")
+	}
+	if netguard.Blocked(err) {
+		return down(ReasonBlocked)
+	}
+	if isDeadline(ctx, err) {
+		return netDown(fmt.Sprintf("timed out after %s (%s)", fmtDuration(c.timeout), stage))
+	}
+	if dnsErr != nil {
+		return dnsFailure(dnsErr)
+	}
+	if f := tlsFailure(err); f != nil {
+		return f
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return netDown("connection refused")
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.EHOSTDOWN):
+		return netDown("host unreachable")
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.ENETDOWN):
+		return netDown("network unreachable")
+	case errors.As(err, &ne) && ne.Timeout():
+		return netDown("timed out (" + stage + ")")
+	case errors.Is(err, syscall.ECONNRESET):
+		return down("connection reset by the target")
+	case errors.Is(err, syscall.EPIPE):
+		return down("connection closed by the target while sending")
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return down("connection closed by the target before it answered")
+	}
+	return down(innermost(err))
+}
+
+// isDeadline reports whether err comes from the check's own deadline (or
+// from a connection deadline set to it).
+func isDeadline(ctx context.Context, err error) bool {
+	return errors.Is(context.Cause(ctx), errCheckTimeout) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// netDown is a failure to reach the target, which the canaries judge.
+func netDown(reason string) *failure {
+	return &failure{result: monitor.ResultDown, reason: reason, network: true}
+}
+
+// dnsFailure: a name that does not exist is the target's fault; a resolver
+// that does not answer may be the probe's, so the canaries judge it.
+func dnsFailure(e *net.DNSError) *failure {
+	name := e.Name
+	if len(name) > 100 {
+		name = name[:100] + "…"
+	}
+	switch {
+	case e.IsNotFound:
+		return down("DNS: no such host " + name)
+	case e.IsTimeout:
+		return netDown("DNS: the resolver did not answer for " + name)
+	default:
+		return netDown("DNS: lookup of " + name + " failed (" + e.Err + ")")
+	}
+}
+
+// tlsFailure names a TLS handshake or verification error, or returns nil.
+func tlsFailure(err error) *failure {
+	var (
+		inv    x509.CertificateInvalidError
+		host   x509.HostnameError
+		ua     x509.UnknownAuthorityError
+		verify *tls.CertificateVerificationError
+		rec    tls.RecordHeaderError
+		alert  tls.AlertError
+	)
+	switch {
+	case errors.As(err, &inv):
+		switch inv.Reason {
+		case x509.Expired:
+			if inv.Cert != nil && time.Now().Before(inv.Cert.NotBefore) {
+				return down("TLS: certificate is not valid yet")
+			}
+			return down("TLS: certificate has expired")
+		default:
+			return down("TLS: invalid certificate: " + inv.Error())
+		}
+	case errors.As(err, &host):
+		return down("TLS: certificate is not valid for " + host.Host)
+	case errors.As(err, &ua):
+		return down("TLS: certificate signed by an unknown authority")
+	case errors.As(err, &verify):
+		return down("TLS: certificate verification failed: " + innermost(verify.Err))
+	case errors.As(err, &rec):
+		return down("TLS: the target did not answer with TLS")
+	case errors.As(err, &alert):
+		return down("TLS: handshake failed: " + alert.Error())
+	case strings.Contains(err.Error(), "remote error: tls: "):
+		return down("TLS: the target refused the handshake: " + strings.TrimPrefix(innermost(err), "tls: "))
+	case strings.Contains(err.Error(), "tls: "):
+		return down("TLS: handshake failed: " + strings.TrimPrefix(innermost(err), "tls: "))
+	}
+	return nil
+}
+
+// innermost is the message of the deepest wrapped error, which leaves out
+// the URL and the addresses the outer layers add.
+func innermost(err error) string {
+	for {
+		var next error
+		switch e := err.(type) {
+		case *net.OpError:
+			next = e.Err
+		case *os.SyscallError:
+			next = e.Err
+		case interface{ Unwrap() error }:
+			next = e.Unwrap()
+		}
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
+
+// fmtDuration prints whole seconds as "10s" and shorter times as "500ms".
+func fmtDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	}
+	return d.Round(time.Millisecond).String()
+}
