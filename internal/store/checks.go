@@ -643,3 +643,23 @@ func (db *DB) DeleteObservationsBefore(ctx context.Context, cutoff time.Time) (d
 	}
 	return deleted, nil
 }
+
+// ReleaseLeases gives back checks that owner claimed but will not run (it
+// is stopping), so another node takes them at once rather than when the
+// leases lapse.
+func (db *DB) ReleaseLeases(ctx context.Context, owner string, seqs []int64) (err error) {
+	defer monitor.Wrap(&err, "store.ReleaseLeases(%d)", len(seqs))
+	for start := 0; start < len(seqs); start += 500 {
+		part := seqs[start:min(start+500, len(seqs))]
+		args := []any{owner}
+		for _, s := range part {
+			args = append(args, s)
+		}
+		_, err := db.w.ExecContext(ctx, `UPDATE monitor_runtime SET lease_owner = NULL, lease_until = 0
+			WHERE lease_owner = $1 AND seq IN (`+placeholders(2, len(part))+`)`, args...)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

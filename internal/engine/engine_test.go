@@ -1,0 +1,249 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/engine"
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/probe"
+	"github.com/tocsin/tocsin/internal/store"
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+var ctx = context.Background()
+
+func check(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func workspace(t testing.TB, db *store.DB) string {
+	t.Helper()
+	now := time.Now().UTC()
+	w := store.Workspace{ID: ids.New(ids.Workspace, now), Name: "engine", Slug: "engine-" + strings.ToLower(ids.New("x", now)[2:12]),
+		MaxMonitors: 100000, MinIntervalSeconds: 1, CreatedAt: now}
+	check(t, db.CreateWorkspace(ctx, w))
+	return w.ID
+}
+
+// addMonitor stores an http monitor of target checked every interval; the
+// store takes intervals shorter than the API allows, so tests run fast.
+func addMonitor(t testing.TB, db *store.DB, ws, target string, interval time.Duration, timeout int) monitor.Monitor {
+	t.Helper()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	m := monitor.Monitor{ID: ids.New(ids.Monitor, now), WorkspaceID: ws, Type: monitor.TypeHTTP, Name: "m",
+		Config:          monitor.Config{URL: target, TimeoutSeconds: timeout, Confirmations: 2, Recoveries: 1},
+		IntervalSeconds: int(interval / time.Second), State: monitor.StatePending, StateSince: now,
+		CreatedAt: now, UpdatedAt: now}
+	check(t, db.CreateMonitor(ctx, m, nil, 100000))
+	return m
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func start(t testing.TB, o engine.Options) (stop func()) {
+	t.Helper()
+	if o.Checker == nil {
+		o.Checker = probe.New(probe.Options{ProbeID: o.Node})
+	}
+	if o.Poll == 0 {
+		o.Poll = 50 * time.Millisecond
+	}
+	e := engine.New(o)
+	c, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Run(c)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// A target whose health the test switches.
+type target struct {
+	status atomic.Int32
+	hits   atomic.Int64
+	*httptest.Server
+}
+
+func newTarget(t testing.TB) *target {
+	tg := &target{}
+	tg.status.Store(200)
+	tg.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tg.hits.Add(1)
+		w.WriteHeader(int(tg.status.Load()))
+	}))
+	t.Cleanup(tg.Close)
+	return tg
+}
+
+func getMonitor(t testing.TB, db *store.DB, m monitor.Monitor) monitor.Monitor {
+	t.Helper()
+	got, err := db.GetMonitor(ctx, m.WorkspaceID, m.ID)
+	check(t, err)
+	return got
+}
+
+// TestStatesFollowChecks runs real checks of a real server through the
+// engine: PENDING → UP; a failing target is DOWN only after two
+// consecutive downs; it recovers on the first up; every transition is in
+// the state history with its cause, and the monitor shows its last check.
+func TestStatesFollowChecks(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			ws := workspace(t, db)
+			tg := newTarget(t)
+			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
+			start(t, engine.Options{Node: "node-a", Store: db})
+
+			waitFor(t, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
+			got := getMonitor(t, db, m)
+			if got.Last.Result != monitor.ResultUp || got.Last.StatusCode != 200 || got.Last.At.IsZero() {
+				t.Fatalf("last check = %+v", got.Last)
+			}
+
+			tg.status.Store(503)
+			waitFor(t, "DOWN", func() bool { return getMonitor(t, db, m).State == monitor.StateDown })
+			obs, err := db.ListObservations(ctx, ws, m.ID, store.ObservationQuery{Limit: 100})
+			check(t, err)
+			// The newest observations: the two downs that confirmed it.
+			if len(obs) < 3 || obs[0].Result != monitor.ResultDown || obs[1].Result != monitor.ResultDown {
+				t.Fatalf("observations before DOWN: %+v", obs)
+			}
+			if !strings.Contains(obs[0].Reason, "503") || obs[0].StatusCode != 503 || obs[0].Probe != "node-a" {
+				t.Fatalf("down observation = %+v", obs[0])
+			}
+
+			tg.status.Store(200)
+			waitFor(t, "UP again", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
+
+			hist, err := db.ListStateChanges(ctx, ws, m.ID, time.Time{}, 10)
+			check(t, err)
+			var path []string
+			for _, tr := range slices.Backward(hist) {
+				path = append(path, fmt.Sprintf("%s→%s", tr.From, tr.To))
+			}
+			want := []string{"PENDING→UP", "UP→DOWN", "DOWN→UP"}
+			if !slices.Equal(path, want) {
+				t.Fatalf("state history = %v, want %v", path, want)
+			}
+			if hist[1].Cause != "2 consecutive down results" {
+				t.Fatalf("cause of DOWN = %q", hist[1].Cause)
+			}
+		})
+	}
+}
+
+// TestTwoSchedulersCheckEachSlotOnce runs two engines on one database: 500
+// monitors, every slot of every monitor checked exactly once, none missed.
+func TestTwoSchedulersCheckEachSlotOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for several seconds")
+	}
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			// Each node has its own connection pool, as two processes would.
+			u := storetest.URL(t, e)
+			db, err := store.Open(ctx, u)
+			check(t, err)
+			t.Cleanup(func() { db.Close() })
+			db2, err := store.Open(ctx, u)
+			check(t, err)
+			t.Cleanup(func() { db2.Close() })
+			ws := workspace(t, db)
+			tg := newTarget(t)
+			const n = 500
+			interval := 2 * time.Second
+			ms := make([]monitor.Monitor, n)
+			for i := range ms {
+				ms[i] = addMonitor(t, db, ws, tg.URL, interval, 1)
+			}
+			began := time.Now()
+			stopA := start(t, engine.Options{Node: "node-a", Store: db})
+			stopB := start(t, engine.Options{Node: "node-b", Store: db2})
+			time.Sleep(4*interval + interval/2)
+			stopA()
+			stopB()
+
+			byNode := map[string]int{}
+			total, requested, cancelled := 0, 0, 0
+			for _, m := range ms {
+				// Slots due before the engines ran are unknown (missed start); the
+				// ones that count came after.
+				all, err := db.ListObservations(ctx, ws, m.ID, store.ObservationQuery{Limit: 100})
+				check(t, err)
+				var obs []monitor.Observation
+				for _, o := range all {
+					switch {
+					case o.Result == monitor.ResultUp:
+						requested++
+					case o.Reason == monitor.ReasonShuttingDown:
+						cancelled++ // in flight when the engines stopped
+					}
+					if !o.Due.Before(began.Add(time.Second)) {
+						obs = append(obs, o)
+					}
+				}
+				slots := map[time.Time]bool{}
+				for _, o := range obs {
+					if o.Result != monitor.ResultUp && o.Reason != monitor.ReasonShuttingDown {
+						t.Fatalf("%s: %s observation: %s", m.ID, o.Result, o.Reason)
+					}
+					if slots[o.Due] {
+						t.Fatalf("%s: slot %v checked twice", m.ID, o.Due)
+					}
+					slots[o.Due] = true
+					byNode[o.Probe]++
+				}
+				// Every slot from the first to the last is there.
+				for i := 1; i < len(obs); i++ {
+					if gap := obs[i-1].Due.Sub(obs[i].Due); gap != interval {
+						t.Fatalf("%s: slots %v and %v are %v apart; a slot was missed", m.ID, obs[i].Due, obs[i-1].Due, gap)
+					}
+				}
+				if len(obs) < 3 {
+					t.Fatalf("%s: %d checks in %v at a %v interval", m.ID, len(obs), time.Since(began), interval)
+				}
+				total += len(obs)
+			}
+			t.Logf("%d checks of %d monitors; by node: %v; target saw %d requests", total, n, byNode, tg.hits.Load())
+			// Every request the target saw is stored; none was made twice.
+			if hits := int(tg.hits.Load()); hits < requested || hits > requested+cancelled {
+				t.Fatalf("stored %d up observations (and %d cancelled at stop), but the target saw %d requests", requested, cancelled, hits)
+			}
+			if e.Name == store.EnginePostgres && (byNode["node-a"] == 0 || byNode["node-b"] == 0) {
+				t.Fatalf("one node did all the work: %v", byNode)
+			}
+		})
+	}
+}

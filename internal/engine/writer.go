@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// writer is the one path from finished checks to the database: it takes
+// whatever has queued up since its last write and stores it as one batch
+// (group commit), so at low load an observation is written at once and at
+// high load a write carries hundreds. Checks hand over their observation
+// and go; only the writer waits on the disk.
+type writer struct {
+	st      Store
+	owner   string
+	log     *slog.Logger
+	metrics *Metrics
+	max     int // observations per batch
+
+	mu      sync.Mutex
+	queue   []store.Completed
+	closed  bool
+	wake    chan struct{} // something queued (capacity 1)
+	changes func([]store.StateChange)
+}
+
+func newWriter(st Store, owner string, log *slog.Logger, m *Metrics, backlog int) *writer {
+	return &writer{st: st, owner: owner, log: log, metrics: m, max: 1000, wake: make(chan struct{}, 1)}
+}
+
+// submit queues one finished check. It never blocks: the scheduler stops
+// claiming when the backlog is long, which bounds the queue.
+func (w *writer) submit(c store.Completed) {
+	w.mu.Lock()
+	w.queue = append(w.queue, c)
+	n := len(w.queue)
+	w.mu.Unlock()
+	w.metrics.backlog.Set(float64(n))
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *writer) backlog() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue)
+}
+
+// close makes run return once everything queued is written.
+func (w *writer) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *writer) run() {
+	for {
+		w.mu.Lock()
+		n := min(len(w.queue), w.max)
+		batch := w.queue[:n:n]
+		w.queue = w.queue[n:]
+		closed := w.closed
+		left := len(w.queue)
+		w.mu.Unlock()
+		w.metrics.backlog.Set(float64(left))
+		if n == 0 {
+			if closed {
+				return
+			}
+			<-w.wake
+			continue
+		}
+		w.write(batch, closed)
+	}
+}
+
+// write stores one batch, retrying while the database fails: observations
+// are not dropped. At shutdown it gives up after a bounded time.
+func (w *writer) write(batch []store.Completed, closing bool) {
+	backoff := 100 * time.Millisecond
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		changes, err := w.st.ApplyObservations(ctx, w.owner, batch)
+		cancel()
+		if err == nil {
+			w.metrics.batchSeconds.Observe(time.Since(start).Seconds())
+			w.metrics.written.Add(float64(len(batch)))
+			for _, c := range changes {
+				w.log.Info("monitor state changed", "monitor", c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
+			}
+			if w.changes != nil {
+				w.changes(changes)
+			}
+			return
+		}
+		w.metrics.writeErrors.Inc()
+		if closing && time.Now().After(deadline) {
+			w.log.Error("observations lost at shutdown: the database would not take them", "err", err, "observations", len(batch))
+			return
+		}
+		w.log.Warn("writing observations; will retry", "err", err, "observations", len(batch), "retry_in", backoff)
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
