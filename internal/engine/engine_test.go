@@ -247,3 +247,143 @@ func TestTwoSchedulersCheckEachSlotOnce(t *testing.T) {
 		})
 	}
 }
+
+func observations(t testing.TB, db *store.DB, m monitor.Monitor) []monitor.Observation {
+	t.Helper()
+	obs, err := db.ListObservations(ctx, m.WorkspaceID, m.ID, store.ObservationQuery{Limit: 100})
+	check(t, err)
+	return obs
+}
+
+// TestDeadNodesChecksAreTakenOver: a node claims checks and dies; once its
+// leases lapse another node runs them.
+func TestDeadNodesChecksAreTakenOver(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			ws := workspace(t, db)
+			tg := newTarget(t)
+			m := addMonitor(t, db, ws, tg.URL, 10*time.Second, 5)
+			check(t, db.SetNextDueForTest(ctx, m.ID, time.Now().Add(100*time.Millisecond)))
+			// The dead node claims the first slot (looking far ahead) with a
+			// short lease, and never reports back.
+			now := time.Now()
+			claimed, err := db.ClaimDue(ctx, "dead-node", now, now.Add(time.Minute), 2*time.Second, 10)
+			check(t, err)
+			if len(claimed) != 1 {
+				t.Fatalf("dead node claimed %d checks", len(claimed))
+			}
+			// While the lease holds, nobody else may take it.
+			again, err := db.ClaimDue(ctx, "node-b", now, now.Add(time.Minute), time.Minute, 10)
+			check(t, err)
+			if len(again) != 0 {
+				t.Fatalf("a held check was claimed twice")
+			}
+			start(t, engine.Options{Node: "node-b", Store: db, Lookahead: time.Minute})
+			waitFor(t, "node-b to check the monitor", func() bool { return len(observations(t, db, m)) > 0 })
+			o := observations(t, db, m)[0]
+			if o.Probe != "node-b" || !o.Due.Equal(claimed[0].Due) {
+				t.Fatalf("observation %+v; want node-b running the slot %v", o, claimed[0].Due)
+			}
+		})
+	}
+}
+
+// TestShutdownCancelsChecksAsUnknown: a check in flight when the process
+// stops is recorded as unknown — never down — and the monitor stays as it
+// was.
+func TestShutdownCancelsChecksAsUnknown(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			ws := workspace(t, db)
+			entered := make(chan struct{}, 1)
+			release := make(chan struct{})
+			slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case entered <- struct{}{}:
+				default:
+				}
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}))
+			t.Cleanup(slow.Close)
+			t.Cleanup(func() { close(release) })
+			m := addMonitor(t, db, ws, slow.URL, 10*time.Second, 9)
+			check(t, db.SetNextDueForTest(ctx, m.ID, time.Now().Add(100*time.Millisecond)))
+			stop := start(t, engine.Options{Node: "node-a", Store: db, Lookahead: time.Minute})
+			<-entered
+			stop()
+			obs := observations(t, db, m)
+			if len(obs) != 1 || obs[0].Result != monitor.ResultUnknown || obs[0].Reason != monitor.ReasonShuttingDown {
+				t.Fatalf("observations after shutdown: %+v", obs)
+			}
+			if s := getMonitor(t, db, m).State; s != monitor.StatePending {
+				t.Fatalf("state after a cancelled check = %s, want PENDING", s)
+			}
+		})
+	}
+}
+
+// TestMissedStartIsUnknown: with every check slot busy, a check that cannot
+// start before its deadline is recorded as unknown, not run late.
+func TestMissedStartIsUnknown(t *testing.T) {
+	db := storetest.OpenDB(t, storetest.Engines(t)[0])
+	ws := workspace(t, db)
+	blocker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // never answers: the check times out
+	}))
+	t.Cleanup(blocker.Close)
+	tg := newTarget(t)
+	// Both due at once-ish (within the lookahead); one slot, 1 s timeouts.
+	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 1)
+	b := addMonitor(t, db, ws, tg.URL, 10*time.Second, 1)
+	// Put both at the same slot so they compete for the single check slot.
+	due := time.Now().Add(300 * time.Millisecond)
+	for _, m := range []monitor.Monitor{a, b} {
+		check(t, db.SetNextDueForTest(ctx, m.ID, due))
+	}
+	start(t, engine.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})
+	waitFor(t, "both checks", func() bool { return len(observations(t, db, a)) > 0 && len(observations(t, db, b)) > 0 })
+	results := map[monitor.Result]string{}
+	for _, m := range []monitor.Monitor{a, b} {
+		o := observations(t, db, m)[0]
+		results[o.Result] = o.Reason
+	}
+	// Whichever ran first timed out (down); the other missed its start.
+	if results[monitor.ResultDown] == "" || results[monitor.ResultUnknown] != monitor.ReasonMissedStart {
+		t.Fatalf("results = %v", results)
+	}
+}
+
+// TestSilentMonitorBecomesUnknown: no known result for two intervals (no
+// node ran its checks) makes a monitor UNKNOWN, with the cause stored.
+func TestSilentMonitorBecomesUnknown(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			ws := workspace(t, db)
+			m := addMonitor(t, db, ws, "http://127.0.0.1:1/", 30*time.Second, 5)
+			changes, err := db.SweepStale(ctx, m.CreatedAt.Add(59*time.Second))
+			check(t, err)
+			if len(changes) != 0 {
+				t.Fatalf("swept after one interval and a half: %+v", changes)
+			}
+			changes, err = db.SweepStale(ctx, m.CreatedAt.Add(60*time.Second))
+			check(t, err)
+			if len(changes) != 1 || changes[0].To != monitor.StateUnknown || changes[0].From != monitor.StatePending {
+				t.Fatalf("changes after two intervals: %+v", changes)
+			}
+			if s := getMonitor(t, db, m).State; s != monitor.StateUnknown {
+				t.Fatalf("state = %s", s)
+			}
+			hist, err := db.ListStateChanges(ctx, ws, m.ID, time.Time{}, 10)
+			check(t, err)
+			if len(hist) != 1 || !strings.HasPrefix(hist[0].Cause, "no known result for") {
+				t.Fatalf("history = %+v", hist)
+			}
+		})
+	}
+}
