@@ -18,6 +18,9 @@ func TestLayering(t *testing.T) {
 		"store":   {mod + "app", mod + "httpapi", mod + "config"},
 		"monitor": {"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "secrets", mod + "config", mod + "ids"},
 		"secrets": {mod + "store", mod + "app", mod + "httpapi"},
+		"recur":   {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor"},
+		"probe":   {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
+		"engine":  {"net/http", mod + "app", mod + "httpapi", mod + "config"},
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "./"+pkg).CombinedOutput()

@@ -13,10 +13,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/engine"
 	"github.com/tocsin/tocsin/internal/httpapi"
 	"github.com/tocsin/tocsin/internal/netguard"
+	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -85,8 +91,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
-	a := app.New(db, kr, time.Now, log, app.Config{RatePerMinute: c.RatePerMinute,
-		Outbound: netguard.Policy{BlockPrivate: c.BlockPrivateTargets}})
+	outbound := netguard.Policy{BlockPrivate: c.BlockPrivateTargets}
+	prober := probe.New(probe.Options{Policy: outbound, ProbeID: c.NodeName, Region: c.Region, Canaries: c.Canaries})
+	a := app.New(db, kr, time.Now, log, app.Config{RatePerMinute: c.RatePerMinute, Outbound: outbound,
+		Checker: prober, RetentionDays: c.RetentionDays})
 	if b, err := a.Bootstrap(ctx); err != nil {
 		return err
 	} else if b != nil {
@@ -125,7 +133,13 @@ Create an API key for the API:
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	root.Handle("/", api) // unknown paths get the API's JSON 404
+	checks := engine.New(engine.Options{Node: c.NodeName, Region: c.Region, Store: db, Checker: prober,
+		OpenAuth: a.OpenMonitorAuth, Log: log.With("component", "engine"), Metrics: engine.NewMetrics(reg),
+		Concurrency: c.CheckConcurrency})
 
 	srv := &http.Server{
 		Handler:           httpapi.Observe(log, root),
@@ -140,6 +154,18 @@ Create an API key for the API:
 	hkCtx, stopHousekeeping := context.WithCancel(ctx)
 	defer stopHousekeeping()
 	go a.RunHousekeeping(hkCtx, 10*time.Minute)
+	engineCtx, stopEngine := context.WithCancel(ctx)
+	engineDone := make(chan struct{})
+	go func() {
+		defer close(engineDone)
+		checks.Run(engineCtx)
+	}()
+	// However serve ends, the engine stops first: checks in flight are
+	// recorded as unknown and every observation is written.
+	defer func() {
+		stopEngine()
+		<-engineDone
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -147,7 +173,8 @@ Create an API key for the API:
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: draining in-flight requests", "timeout", c.ShutdownTimeout)
+	log.Info("shutting down: draining in-flight requests and checks", "timeout", c.ShutdownTimeout)
+	stopEngine()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -156,6 +183,7 @@ Create an API key for the API:
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	<-engineDone
 	log.Info("stopped")
 	return nil
 }

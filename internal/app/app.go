@@ -28,6 +28,10 @@ type Config struct {
 	// Outbound is where checks may connect; it also vets targets written as
 	// addresses when a monitor is saved.
 	Outbound netguard.Policy
+	// Checker runs POST /monitors/test; nil on a node that runs no checks.
+	Checker Checker
+	// RetentionDays is how long raw observations are kept (default 30).
+	RetentionDays int
 }
 
 func (c *Config) defaults() {
@@ -39,6 +43,9 @@ func (c *Config) defaults() {
 	}
 	if c.DefaultMaxMonitors == 0 {
 		c.DefaultMaxMonitors = 1000
+	}
+	if c.RetentionDays == 0 {
+		c.RetentionDays = 30
 	}
 	if c.DefaultMinIntervalSeconds == 0 {
 		c.DefaultMinIntervalSeconds = 10
@@ -75,14 +82,18 @@ func (a *App) Now() time.Time { return a.now() }
 func (a *App) Config() Config { return a.cfg }
 
 // Housekeeping forgets what no longer matters: idempotency records past
-// their 24 hours and rate-limit buckets that are full again. Deleting is
+// their 24 hours, rate-limit buckets that are full again, and observations
+// past the retention. Deleting is
 // idempotent, so every node may run it.
 func (a *App) Housekeeping(ctx context.Context) error {
 	now := a.now()
 	if _, err := a.store.PurgeIdempotency(ctx, now); err != nil {
 		return err
 	}
-	_, err := a.store.PurgeRateLimits(ctx, now)
+	if _, err := a.store.PurgeRateLimits(ctx, now); err != nil {
+		return err
+	}
+	_, err := a.store.DeleteObservationsBefore(ctx, now.AddDate(0, 0, -a.cfg.RetentionDays))
 	return err
 }
 

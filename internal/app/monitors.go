@@ -39,15 +39,7 @@ func (a *App) MonitorAuth(ctx context.Context, wsID, monitorID string) (*monitor
 	if err != nil || sealed == nil {
 		return nil, err
 	}
-	plain, err := a.keys.Open(sealed, authAAD(monitorID))
-	if err != nil {
-		return nil, fmt.Errorf("monitor %s credential: %w", monitorID, err)
-	}
-	var auth monitor.Auth
-	if err := json.Unmarshal(plain, &auth); err != nil {
-		return nil, err
-	}
-	return &auth, nil
+	return a.OpenMonitorAuth(monitorID, sealed)
 }
 
 // validate normalizes a draft and applies the outbound policy to targets

@@ -51,8 +51,7 @@ func (p PageRequest) decode() (after string, limit int, err error) {
 	if p.Cursor == "" {
 		return "", limit, nil
 	}
-	bad := &monitor.Error{Kind: monitor.KindInvalid, Message: "cursor is not a value returned as nextCursor",
-		Fields: []monitor.FieldError{{Pointer: "query.cursor", Message: "is not a value returned as nextCursor"}}}
+	bad := badCursor()
 	b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
 	if err != nil {
 		return "", 0, bad
@@ -62,4 +61,9 @@ func (p PageRequest) decode() (after string, limit int, err error) {
 		return "", 0, bad
 	}
 	return c.After, limit, nil
+}
+
+func badCursor() error {
+	return &monitor.Error{Kind: monitor.KindInvalid, Message: "cursor is not a value returned as nextCursor",
+		Fields: []monitor.FieldError{{Pointer: "query.cursor", Message: "is not a value returned as nextCursor"}}}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,8 +36,15 @@ type Config struct {
 	// private, link-local, CGNAT and metadata addresses.
 	BlockPrivateTargets bool
 
+	// The check engine.
+	NodeName         string   // names this node's checks (probe) in observations
+	Region           string   // where this node runs
+	CheckConcurrency int      // checks in flight at once
+	RetentionDays    int      // raw observations are kept this many days
+	Canaries         []string // host:port targets this probe should always reach
+
 	// As given, to quote in problems; empty for a Config built in code.
-	rawTimeout, rawRate, rawBlock string
+	rawTimeout, rawRate, rawBlock, rawConcurrency, rawRetention, rawCanaries string
 }
 
 // setting ties a flag to its environment variable.
@@ -46,7 +54,7 @@ type setting struct {
 	dst              *string
 }
 
-func settings(c *Config, timeout, rate, block *string) []setting {
+func settings(c *Config, timeout, rate, block, conc, retention, canaries *string) []setting {
 	return []setting{
 		{"listen", "TOCSIN_LISTEN", "address to listen on", ":8080", &c.Listen},
 		{"database-url", "TOCSIN_DATABASE_URL", "postgres://… for PostgreSQL; default: SQLite in the data dir", "", &c.DatabaseURL},
@@ -58,6 +66,11 @@ func settings(c *Config, timeout, rate, block *string) []setting {
 		{"shutdown-timeout", "TOCSIN_SHUTDOWN_TIMEOUT", "how long SIGTERM waits for in-flight requests", "30s", timeout},
 		{"rate-limit", "TOCSIN_RATE_LIMIT", "requests per minute per API key (the API contract is 600)", "600", rate},
 		{"block-private-targets", "TOCSIN_BLOCK_PRIVATE_TARGETS", "refuse checks to loopback, private, link-local and metadata addresses (true or false)", "false", block},
+		{"node-name", "TOCSIN_NODE_NAME", "this node's name in observations; default the host name", "", &c.NodeName},
+		{"region", "TOCSIN_REGION", "where this node runs, shown with its observations", "local", &c.Region},
+		{"check-concurrency", "TOCSIN_CHECK_CONCURRENCY", "checks in flight at once on this node", "512", conc},
+		{"observation-retention-days", "TOCSIN_OBSERVATION_RETENTION_DAYS", "days raw observations are kept", "30", retention},
+		{"probe-canaries", "TOCSIN_PROBE_CANARIES", "comma-separated host:port targets this node should always reach; when a check fails and they fail too, the result is unknown", "", canaries},
 	}
 }
 
@@ -66,9 +79,9 @@ func settings(c *Config, timeout, rate, block *string) []setting {
 // ValidateDatabase (admin commands) next; both report all problems at once.
 func Parse(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (Config, error) {
 	var c Config
-	var timeout, rate, block string
+	var timeout, rate, block, conc, retention, canaries string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	for _, s := range settings(&c, &timeout, &rate, &block) {
+	for _, s := range settings(&c, &timeout, &rate, &block, &conc, &retention, &canaries) {
 		def := s.def
 		if v := getenv(s.env); v != "" {
 			def = v
@@ -87,6 +100,17 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 	// Unparsable values become out of range, so Validate reports them with
 	// every other problem.
 	c.rawTimeout, c.rawRate, c.rawBlock = timeout, rate, block
+	c.rawConcurrency, c.rawRetention, c.rawCanaries = conc, retention, canaries
+	c.CheckConcurrency, _ = strconv.Atoi(conc)
+	c.RetentionDays, _ = strconv.Atoi(retention)
+	for _, cn := range strings.Split(canaries, ",") {
+		if cn = strings.TrimSpace(cn); cn != "" {
+			c.Canaries = append(c.Canaries, cn)
+		}
+	}
+	if c.NodeName == "" {
+		c.NodeName, _ = os.Hostname()
+	}
 	c.BlockPrivateTargets, _ = strconv.ParseBool(block)
 	c.ShutdownTimeout, _ = time.ParseDuration(timeout)
 	if n, err := strconv.Atoi(rate); err == nil {
@@ -145,6 +169,20 @@ func (c Config) Validate() error {
 	if _, err := strconv.ParseBool(c.rawBlock); c.rawBlock != "" && err != nil {
 		p = append(p, fmt.Errorf("block-private-targets: %q must be true or false", c.rawBlock))
 	}
+	if c.CheckConcurrency < 1 || c.CheckConcurrency > 100_000 {
+		p = append(p, fmt.Errorf("check-concurrency: %s must be a whole number from 1 to 100000", quoted(c.rawConcurrency, strconv.Itoa(c.CheckConcurrency))))
+	}
+	if c.RetentionDays < 1 || c.RetentionDays > 3650 {
+		p = append(p, fmt.Errorf("observation-retention-days: %s must be a whole number from 1 to 3650", quoted(c.rawRetention, strconv.Itoa(c.RetentionDays))))
+	}
+	for _, cn := range c.Canaries {
+		if _, port, err := net.SplitHostPort(cn); err != nil || port == "" {
+			p = append(p, fmt.Errorf("probe-canaries: %q must be host:port", cn))
+		}
+	}
+	if c.NodeName == "" || len(c.NodeName) > 100 {
+		p = append(p, fmt.Errorf("node-name: %q must be 1 to 100 characters", c.NodeName))
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -162,8 +200,9 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t",
-		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets)
+	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s",
+		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets,
+		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","))
 }
 
 func redactURL(s string) string {

@@ -3,6 +3,7 @@ package config_test
 import (
 	"errors"
 	"flag"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -32,17 +33,29 @@ func parse(t *testing.T, args []string, vars map[string]string) config.Config {
 	return c
 }
 
+func hostname(t *testing.T) string {
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func TestParseDefaults(t *testing.T) {
 	c := parse(t, nil, nil)
 	want := config.Config{
-		Listen:          ":8080",
-		DatabaseURL:     "sqlite:" + filepath.Join("tocsin-data", "tocsin.db"),
-		DataDir:         "./tocsin-data",
-		BaseURL:         "http://localhost:8080",
-		LogLevel:        "info",
-		LogFormat:       "text",
-		ShutdownTimeout: 30 * time.Second,
-		RatePerMinute:   600,
+		Listen:           ":8080",
+		DatabaseURL:      "sqlite:" + filepath.Join("tocsin-data", "tocsin.db"),
+		DataDir:          "./tocsin-data",
+		BaseURL:          "http://localhost:8080",
+		LogLevel:         "info",
+		LogFormat:        "text",
+		ShutdownTimeout:  30 * time.Second,
+		RatePerMinute:    600,
+		NodeName:         hostname(t),
+		Region:           "local",
+		CheckConcurrency: 512,
+		RetentionDays:    30,
 	}
 	if !sameExported(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -225,14 +238,18 @@ func TestParseExtraFlags(t *testing.T) {
 // valid is a configuration that passes Validate, the base of every case.
 func valid() config.Config {
 	return config.Config{
-		Listen:          ":8080",
-		DatabaseURL:     "sqlite:tocsin-data/tocsin.db",
-		DataDir:         "./tocsin-data",
-		BaseURL:         "http://localhost:8080",
-		LogLevel:        "info",
-		LogFormat:       "text",
-		ShutdownTimeout: 30 * time.Second,
-		RatePerMinute:   600,
+		Listen:           ":8080",
+		DatabaseURL:      "sqlite:tocsin-data/tocsin.db",
+		DataDir:          "./tocsin-data",
+		BaseURL:          "http://localhost:8080",
+		LogLevel:         "info",
+		LogFormat:        "text",
+		ShutdownTimeout:  30 * time.Second,
+		RatePerMinute:    600,
+		NodeName:         "node-1",
+		Region:           "local",
+		CheckConcurrency: 512,
+		RetentionDays:    30,
 	}
 }
 
@@ -334,7 +351,12 @@ func TestValidateListsEveryProblem(t *testing.T) {
 			c.SecretKeys = "k1:abc"
 			c.ShutdownTimeout = 0
 			c.RatePerMinute = 2_000_000
-		}, []string{"listen", "log-level", "base-url", "database-url", "secret-keys", "shutdown-timeout", "rate-limit"}},
+			c.CheckConcurrency = 0
+			c.RetentionDays = 5000
+			c.Canaries = []string{"no-port"}
+			c.NodeName = ""
+		}, []string{"listen", "log-level", "base-url", "database-url", "secret-keys", "shutdown-timeout", "rate-limit",
+			"check-concurrency", "observation-retention-days", "probe-canaries", "node-name"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -519,7 +541,7 @@ func TestRedacted(t *testing.T) {
 func sameExported(a, b config.Config) bool {
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	for i := range va.NumField() {
-		if va.Type().Field(i).IsExported() && va.Field(i).Interface() != vb.Field(i).Interface() {
+		if va.Type().Field(i).IsExported() && !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
 			return false
 		}
 	}

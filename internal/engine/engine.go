@@ -7,6 +7,7 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"log/slog"
 	"sync"
@@ -94,7 +95,10 @@ func (o *Options) defaults() {
 
 // Engine is one node's scheduler and writer.
 type Engine struct {
-	o      Options
+	o Options
+	// owner holds this process's leases: the node name and a random part,
+	// so two processes given one name never share leases.
+	owner  string
 	writer *writer
 	sem    chan struct{}
 
@@ -107,8 +111,8 @@ type Engine struct {
 // New makes an engine; Run starts it.
 func New(o Options) *Engine {
 	o.defaults()
-	e := &Engine{o: o, sem: make(chan struct{}, o.Concurrency), held: map[int64]*time.Timer{}}
-	e.writer = newWriter(o.Store, o.Node, o.Log, o.Metrics, o.Backlog)
+	e := &Engine{o: o, owner: o.Node + "/" + rand.Text()[:10], sem: make(chan struct{}, o.Concurrency), held: map[int64]*time.Timer{}}
+	e.writer = newWriter(o.Store, e.owner, o.Log, o.Metrics, o.Backlog)
 	return e
 }
 
@@ -163,7 +167,7 @@ loop:
 	if len(release) > 0 {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := e.o.Store.ReleaseLeases(rctx, e.o.Node, release); err != nil {
+		if err := e.o.Store.ReleaseLeases(rctx, e.owner, release); err != nil {
 			e.o.Log.Warn("releasing leases at shutdown", "err", err, "checks", len(release))
 		}
 	}
@@ -178,7 +182,7 @@ func (e *Engine) claim(ctx, checkCtx context.Context) int {
 	}
 	now := e.o.Now()
 	limit := e.o.ClaimBatch
-	due, err := e.o.Store.ClaimDue(ctx, e.o.Node, now, now.Add(e.o.Lookahead), e.o.Lease, limit)
+	due, err := e.o.Store.ClaimDue(ctx, e.owner, now, now.Add(e.o.Lookahead), e.o.Lease, limit)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.o.Log.Warn("claiming due checks", "err", err)

@@ -21,6 +21,9 @@ type route struct {
 	ok           int
 }
 
+// probeDraft is a check that answers at once: nothing listens on port 1.
+var probeDraft = map[string]any{"type": "tcp", "name": "closed", "config": map[string]any{"host": "127.0.0.1", "port": 1, "timeoutSeconds": 2}}
+
 func monitorRoutes() []route {
 	create := map[string]any{"type": "tcp", "name": "db", "config": map[string]any{"host": "db.internal", "port": 5432}}
 	return []route{
@@ -30,6 +33,9 @@ func monitorRoutes() []route {
 		{"PATCH", "/api/v1/monitors/{id}", monitor.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
 		{"POST", "/api/v1/monitors/{id}/pause", monitor.ScopeMonitorsWrite, nil, 200},
 		{"POST", "/api/v1/monitors/{id}/resume", monitor.ScopeMonitorsWrite, nil, 200},
+		{"GET", "/api/v1/monitors/{id}/checks", monitor.ScopeMonitorsRead, nil, 200},
+		{"GET", "/api/v1/monitors/{id}/states", monitor.ScopeMonitorsRead, nil, 200},
+		{"POST", "/api/v1/monitors/test", monitor.ScopeMonitorsWrite, probeDraft, 200},
 		{"DELETE", "/api/v1/monitors/{id}", monitor.ScopeMonitorsWrite, nil, 204},
 	}
 }
@@ -72,6 +78,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 					if k.header {
 						hdr = []string{"X-Workspace-Id", e.wsA.ID}
 					}
+					// One monitor serves every route of this combination; the
+					// delete comes last.
+					id := e.monitorIn(e.wsA)
 					for _, r := range monitorRoutes() {
 						want, wantCode := r.ok, ""
 						switch {
@@ -80,7 +89,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 						case !role.Grants(r.scope):
 							want, wantCode = 403, "forbidden"
 						}
-						res := e.req(r.method, r.target(e.monitorIn(e.wsA)), key, r.body, hdr...)
+						res := e.req(r.method, r.target(id), key, r.body, hdr...)
 						n++
 						name := fmt.Sprintf("%s %s as %s with %v (%s)", r.method, r.path, role, scopes, k.name)
 						if res.status != want {

@@ -20,6 +20,7 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/httpapi"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
@@ -96,6 +97,9 @@ func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
 	}
 	c := &clock{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Checker == nil {
+		cfg.Checker = probe.New(probe.Options{ProbeID: "test-probe", Region: "test", Policy: cfg.Outbound})
+	}
 	a := app.New(db, kr, c.Now, log, cfg)
 	e := &env{t: t, db: db, url: url, kr: kr, app: a, clock: c, members: map[monitor.Role]string{}}
 	for _, r := range monitor.Roles {

@@ -57,6 +57,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.api = humago.New(s.mux, cfg)
 	s.api.UseMiddleware(s.authenticate, s.idempotent)
 	s.registerMonitors()
+	s.registerChecks()
 	documentHeaders(s.api.OpenAPI())
 	routed(s.mux)
 	s.handler = s.mux

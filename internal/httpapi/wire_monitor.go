@@ -21,6 +21,10 @@ type Monitor struct {
 	IntervalSeconds int           `json:"intervalSeconds" doc:"Seconds between checks."`
 	State           string        `json:"state" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE" doc:"PENDING until the first checks have a result."`
 	StateSince      time.Time     `json:"stateSince"`
+	LastCheckAt     *time.Time    `json:"lastCheckAt" nullable:"true" doc:"When the latest check started; null before the first."`
+	LastResult      *string       `json:"lastResult" nullable:"true" doc:"The latest check's result (up, degraded, down or unknown); null before the first."`
+	LastReason      string        `json:"lastReason,omitempty" doc:"Why the latest check was not up."`
+	LastLatencyMs   *float64      `json:"lastLatencyMs" nullable:"true" doc:"The latest check's latency in milliseconds; null before the first."`
 	Paused          bool          `json:"paused"`
 	CreatedAt       time.Time     `json:"createdAt"`
 	UpdatedAt       time.Time     `json:"updatedAt"`
@@ -217,11 +221,16 @@ func toConfig(c monitor.Config) MonitorConfig {
 }
 
 func toMonitor(m monitor.Monitor) Monitor {
-	return Monitor{
+	out := Monitor{
 		ID: m.ID, Type: string(m.Type), Name: m.Name, Config: toConfig(m.Config),
 		IntervalSeconds: m.IntervalSeconds, State: string(m.State), StateSince: m.StateSince,
 		Paused: m.Paused, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
 	}
+	if l := m.Last; !l.At.IsZero() {
+		at, result, latency := l.At, string(l.Result), ms(l.Latency)
+		out.LastCheckAt, out.LastResult, out.LastReason, out.LastLatencyMs = &at, &result, l.Reason, &latency
+	}
+	return out
 }
 
 // Resolve runs the domain's rules after the schema's, so one 422 lists

@@ -1,0 +1,122 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Checker runs one check of a monitor (probe.Prober in production).
+type Checker interface {
+	Check(ctx context.Context, m monitor.Monitor) monitor.Observation
+}
+
+// OpenMonitorAuth decrypts a sealed credential, in memory, for the check
+// that is about to run. The monitor id is bound into the ciphertext, so a
+// credential copied to another monitor's row does not open.
+func (a *App) OpenMonitorAuth(monitorID string, sealed []byte) (*monitor.Auth, error) {
+	plain, err := a.keys.Open(sealed, authAAD(monitorID))
+	if err != nil {
+		return nil, fmt.Errorf("monitor %s credential: %w", monitorID, err)
+	}
+	var auth monitor.Auth
+	if err := json.Unmarshal(plain, &auth); err != nil {
+		return nil, err
+	}
+	return &auth, nil
+}
+
+// CheckQuery selects a monitor's checks.
+type CheckQuery struct {
+	PageRequest
+	From, To time.Time
+	Result   monitor.Result
+}
+
+// ListChecks pages through a monitor's observations, newest first. The
+// cursor is the start time of the last one seen, so a page boundary stays
+// put while new checks arrive.
+func (a *App) ListChecks(ctx context.Context, actor Actor, id string, q CheckQuery) (Page[monitor.Observation], error) {
+	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+		return Page[monitor.Observation]{}, err
+	}
+	before, limit, err := q.decodeTime()
+	if err != nil {
+		return Page[monitor.Observation]{}, err
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && !q.To.After(q.From) {
+		return Page[monitor.Observation]{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "to must be after from",
+			Fields: []monitor.FieldError{{Pointer: "query.to", Message: "must be after from"}}}
+	}
+	obs, err := a.store.ListObservations(ctx, actor.WorkspaceID, id, store.ObservationQuery{
+		From: q.From, To: q.To, Result: q.Result, Before: before, Limit: limit + 1})
+	if err != nil {
+		return Page[monitor.Observation]{}, err
+	}
+	page := Page[monitor.Observation]{Items: obs}
+	if len(obs) > limit {
+		page.Items = obs[:limit]
+		page.NextCursor = encodeCursor(strconv.FormatInt(obs[limit-1].StartedAt.UnixMicro(), 10))
+	}
+	return page, nil
+}
+
+// ListStates pages through a monitor's state history, newest first.
+func (a *App) ListStates(ctx context.Context, actor Actor, id string, p PageRequest) (Page[monitor.Transition], error) {
+	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+		return Page[monitor.Transition]{}, err
+	}
+	before, limit, err := p.decodeTime()
+	if err != nil {
+		return Page[monitor.Transition]{}, err
+	}
+	trs, err := a.store.ListStateChanges(ctx, actor.WorkspaceID, id, before, limit+1)
+	if err != nil {
+		return Page[monitor.Transition]{}, err
+	}
+	page := Page[monitor.Transition]{Items: trs}
+	if len(trs) > limit {
+		page.Items = trs[:limit]
+		page.NextCursor = encodeCursor(strconv.FormatInt(trs[limit-1].At.UnixMicro(), 10))
+	}
+	return page, nil
+}
+
+// decodeTime reads a cursor that holds a time in microseconds.
+func (p PageRequest) decodeTime() (time.Time, int, error) {
+	after, limit, err := p.decode()
+	if err != nil || after == "" {
+		return time.Time{}, limit, err
+	}
+	us, perr := strconv.ParseInt(after, 10, 64)
+	if perr != nil {
+		return time.Time{}, 0, badCursor()
+	}
+	return time.UnixMicro(us).UTC(), limit, nil
+}
+
+// TestMonitor runs one check of a draft now and returns the observation,
+// without saving anything: for trying a configuration before creating it.
+// The response body is never returned, only what the assertions found.
+func (a *App) TestMonitor(ctx context.Context, actor Actor, d monitor.Draft) (monitor.Observation, error) {
+	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+		return monitor.Observation{}, err
+	}
+	if a.cfg.Checker == nil {
+		return monitor.Observation{}, &monitor.Error{Kind: monitor.KindFeatureUnavailable, Message: "this node runs no checks"}
+	}
+	if errs := a.validate(&d); len(errs) > 0 {
+		return monitor.Observation{}, invalid(errs)
+	}
+	m := monitor.Monitor{ID: "test", WorkspaceID: actor.WorkspaceID, Type: d.Type, Name: d.Name,
+		Config: d.Config, IntervalSeconds: d.IntervalSeconds}
+	m.Config.Auth = d.Auth
+	obs := a.cfg.Checker.Check(ctx, m)
+	obs.MonitorID = ""
+	return obs, nil
+}
