@@ -269,6 +269,9 @@ func (db *DB) ApplyObservations(ctx context.Context, owner string, batch []Compl
 			return err
 		}
 		rts := make(map[int64]*runtimeRow, len(seqs))
+		// Whether this node held each lease when the batch began: a batch
+		// may carry several checks of one monitor, and the first releases it.
+		owned := make(map[int64]bool, len(seqs))
 		for rows.Next() {
 			rt, err := scanRuntime(rows)
 			if err != nil {
@@ -276,6 +279,7 @@ func (db *DB) ApplyObservations(ctx context.Context, owner string, batch []Compl
 				return err
 			}
 			rts[rt.Seq] = &rt
+			owned[rt.Seq] = rt.LeaseOwner == owner
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -289,7 +293,7 @@ func (db *DB) ApplyObservations(ctx context.Context, owner string, batch []Compl
 			}
 			o := c.Observation
 			ins.add(c.Seq, o, probes[i])
-			if rt.LeaseOwner != owner {
+			if !owned[c.Seq] {
 				continue // taken over after our lease lapsed: the new owner moves it
 			}
 			var tr *monitor.Transition
