@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -384,4 +385,60 @@ func TestKeyRevoke(t *testing.T) {
 		}
 	}
 	t.Errorf("revoked key missing from the list:\n%s", list)
+}
+
+// TestServeChecksMonitors: `tocsin serve` runs the check engine: a monitor
+// created through the API is checked, its observation listed, and the
+// engine's figures are on /metrics.
+func TestServeChecksMonitors(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "healthy")
+	}))
+	defer target.Close()
+	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir(), "TOCSIN_NODE_NAME": "e2e-node"}
+	s := startServe(t, env)
+	key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
+		"--scope", "monitors:read", "--scope", "monitors:write")
+	if err != nil {
+		t.Fatalf("key create: %v\n%s", err, errOut)
+	}
+	key = strings.TrimSpace(key)
+	res := do(t, "POST", s.url+"/api/v1/monitors", key,
+		`{"type":"http","name":"local","intervalSeconds":10,"config":{"url":"`+target.URL+`","keywordAssertions":[{"keyword":"healthy"}]}}`)
+	var m struct{ ID string }
+	if err := json.NewDecoder(res.Body).Decode(&m); err != nil || res.StatusCode != 201 {
+		t.Fatalf("create: %d %v", res.StatusCode, err)
+	}
+	// The first check comes within one interval (its slot) and the state
+	// follows.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var got struct {
+			State, LastResult string
+		}
+		r := do(t, "GET", s.url+"/api/v1/monitors/"+m.ID, key, "")
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		if got.State == "UP" && got.LastResult == "up" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("monitor not checked: %+v\n%s", got, s.logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var checks struct {
+		Data []struct{ Result, Probe, Region string }
+	}
+	r := do(t, "GET", s.url+"/api/v1/monitors/"+m.ID+"/checks", key, "")
+	if err := json.NewDecoder(r.Body).Decode(&checks); err != nil || len(checks.Data) == 0 ||
+		checks.Data[0].Result != "up" || checks.Data[0].Probe != "e2e-node" || checks.Data[0].Region != "local" {
+		t.Fatalf("checks: %v %+v", err, checks)
+	}
+	mr := do(t, "GET", s.url+"/metrics", "", "")
+	b, _ := io.ReadAll(mr.Body)
+	for _, want := range []string{`tocsin_checks_total{result="up"}`, "tocsin_check_lag_seconds_bucket", "tocsin_observations_written_total"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
