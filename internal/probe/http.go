@@ -98,12 +98,6 @@ func (c *checkRun) http(ctx context.Context) *failure {
 			return down(o.Reason)
 		}
 	}
-	if ms := cfg.DegradedLatencyMs; ms > 0 && c.obs.Latency > time.Duration(ms)*time.Millisecond {
-		return &failure{
-			result: monitor.ResultDegraded,
-			reason: fmt.Sprintf("slow: %d ms, above the degraded threshold of %d ms", c.obs.Latency.Milliseconds(), ms),
-		}
-	}
 	return nil
 }
 

@@ -152,6 +152,11 @@ func (p *Prober) Check(ctx context.Context, m monitor.Monitor) (obs monitor.Obse
 	if obs.Latency == 0 {
 		obs.Latency = time.Since(start)
 	}
+	// Correct but slow, whatever the type: degraded.
+	if ms := m.Config.DegradedLatencyMs; f == nil && ms > 0 && obs.Latency > time.Duration(ms)*time.Millisecond {
+		f = &failure{result: monitor.ResultDegraded,
+			reason: fmt.Sprintf("slow: %d ms, above the degraded threshold of %d ms", obs.Latency.Milliseconds(), ms)}
+	}
 	f = p.judge(ctx, f)
 	if f == nil {
 		obs.Result, obs.Reason = monitor.ResultUp, ""

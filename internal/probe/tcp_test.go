@@ -12,7 +12,8 @@ import (
 )
 
 // lineServer answers each line it reads with "PONG <line>"; a line "quiet"
-// gets no answer, and "bye" closes the connection. It greets with banner.
+// gets no answer, "slow" its answer after 150 ms, and "bye" closes the
+// connection. It greets with banner.
 func lineServer(t *testing.T, banner string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -36,6 +37,9 @@ func lineServer(t *testing.T, banner string) string {
 				for sc.Scan() {
 					switch line := sc.Text(); line {
 					case "quiet":
+					case "slow":
+						time.Sleep(150 * time.Millisecond)
+						_, _ = c.Write([]byte("PONG slow\n"))
 					case "bye":
 						return
 					default:
@@ -116,4 +120,16 @@ func TestTCPBlockedByPolicy(t *testing.T) {
 		m.Config.Host, m.Config.Port = host, port
 		want(t, check(t, p, m), monitor.ResultDown, ReasonBlocked)
 	}
+}
+
+// TestSlowAnswerIsDegraded: degradedLatencyMs applies to every type, not
+// only http.
+func TestSlowAnswerIsDegraded(t *testing.T) {
+	t.Parallel()
+	addr := lineServer(t, "")
+	m := tcpMon(t, addr, "slow\n", "PONG slow")
+	m.Config.DegradedLatencyMs = 50
+	want(t, check(t, New(Options{}), m), monitor.ResultDegraded, "above the degraded threshold of 50 ms")
+	m.Config.DegradedLatencyMs = 900
+	want(t, check(t, New(Options{}), m), monitor.ResultUp, "")
 }
