@@ -387,3 +387,42 @@ func TestSilentMonitorBecomesUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowTargetDelaysNoOther: a target that hangs holds only its own
+// check; the others due at the same time are checked and stored while it
+// still hangs.
+func TestSlowTargetDelaysNoOther(t *testing.T) {
+	db := storetest.OpenDB(t, storetest.Engines(t)[0])
+	ws := workspace(t, db)
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hanging.Close)
+	defer close(release)
+	tg := newTarget(t)
+	due := time.Now().Add(200 * time.Millisecond)
+	slow := addMonitor(t, db, ws, hanging.URL, 30*time.Second, 20)
+	check(t, db.SetNextDueForTest(ctx, slow.ID, due))
+	var fast []monitor.Monitor
+	for range 20 {
+		m := addMonitor(t, db, ws, tg.URL, 30*time.Second, 20)
+		check(t, db.SetNextDueForTest(ctx, m.ID, due))
+		fast = append(fast, m)
+	}
+	start(t, engine.Options{Node: "node-a", Store: db, Lookahead: time.Minute})
+	waitFor(t, "the fast monitors", func() bool {
+		for _, m := range fast {
+			if len(observations(t, db, m)) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	if n := len(observations(t, db, slow)); n != 0 {
+		t.Fatalf("the hanging check finished early: %d observations", n)
+	}
+}

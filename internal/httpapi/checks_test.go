@@ -104,6 +104,14 @@ func TestListChecks(t *testing.T) {
 			t.Errorf("monitor's last check: %v", mon)
 		}
 
+		// One down between ups never confirms DOWN: the history holds the
+		// first result only.
+		st := e.req("GET", "/api/v1/monitors/"+id+"/states", k, nil).json(t)["data"].([]any)
+		if len(st) != 1 || st[0].(map[string]any)["from"] != "PENDING" || st[0].(map[string]any)["to"] != "UP" ||
+			st[0].(map[string]any)["at"] != "2026-11-01T12:00:00Z" {
+			t.Errorf("state history: %v", st)
+		}
+
 		// Filters: result and a time range [from, to).
 		r = e.req("GET", "/api/v1/monitors/"+id+"/checks?result=down&limit=100", k, nil)
 		downs := r.json(t)["data"].([]any)

@@ -828,3 +828,46 @@ func testRateLimitLeases(t *testing.T, e storetest.Engine) {
 		t.Fatalf("two nodes admitted %d requests in all against a burst of 600", allowed)
 	}
 }
+
+// TestObservationRetention: observations older than the cutoff go, newer
+// ones and other monitors' stay.
+func TestObservationRetention(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			_, w := seed(t, db, "ret")
+			var seqs []int64
+			for i := range 2 {
+				m := monitor.Monitor{ID: ids.New(ids.Monitor, t0), WorkspaceID: w.ID, Type: monitor.TypeTCP, Name: fmt.Sprint("m", i),
+					Config: monitor.Config{Host: "h", Port: 1}, IntervalSeconds: 60, State: monitor.StatePending,
+					StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
+				check(t, db.CreateMonitor(ctx, m, nil, 10))
+			}
+			claimed, err := db.ClaimDue(ctx, "n", t0, t0.Add(time.Hour), time.Hour, 10)
+			check(t, err)
+			var batch []store.Completed
+			for _, c := range claimed {
+				seqs = append(seqs, c.Seq)
+				for d := range 10 { // one a day
+					at := t0.Add(time.Duration(d) * 24 * time.Hour)
+					batch = append(batch, store.Completed{Seq: c.Seq, Observation: monitor.Observation{
+						MonitorID: c.Monitor.ID, StartedAt: at, Due: at, Result: monitor.ResultUp, Probe: "p"}})
+				}
+			}
+			_, err = db.ApplyObservations(ctx, "n", batch)
+			check(t, err)
+			n, err := db.DeleteObservationsBefore(ctx, t0.Add(7*24*time.Hour))
+			check(t, err)
+			if n != 14 || len(seqs) != 2 {
+				t.Fatalf("deleted %d observations of %d monitors, want 14 of 2", n, len(seqs))
+			}
+			for _, c := range claimed {
+				obs, err := db.ListObservations(ctx, w.ID, c.Monitor.ID, store.ObservationQuery{Limit: 100})
+				check(t, err)
+				if len(obs) != 3 || obs[2].StartedAt.Before(t0.Add(7*24*time.Hour)) {
+					t.Fatalf("%s kept %d observations", c.Monitor.ID, len(obs))
+				}
+			}
+		})
+	}
+}
