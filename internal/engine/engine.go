@@ -24,6 +24,8 @@ type Store interface {
 	ApplyObservations(ctx context.Context, owner string, batch []store.Completed) ([]store.StateChange, error)
 	ReleaseLeases(ctx context.Context, owner string, seqs []int64) error
 	SweepStale(ctx context.Context, now time.Time) ([]store.StateChange, error)
+	AllMaintenanceWindows(ctx context.Context) ([]store.MaintenanceWindow, error)
+	ApplyMaintenance(ctx context.Context, p store.MaintenancePlan) ([]store.StateChange, error)
 }
 
 // Checker runs one check; probe.Prober is the real one.
@@ -55,6 +57,10 @@ type Options struct {
 	// Sweep is how often monitors with no known result for two intervals
 	// are marked UNKNOWN; 5s.
 	Sweep time.Duration
+	// Maintenance is how often maintenance windows are applied to monitor
+	// states, at the latest; the sweep also runs at start and at each
+	// occurrence's start and end that it knows of. 5s.
+	Maintenance time.Duration
 	// Backlog is how many observations may wait for the writer before the
 	// scheduler stops claiming more; 20000.
 	Backlog int
@@ -87,6 +93,9 @@ func (o *Options) defaults() {
 	}
 	if o.Sweep <= 0 {
 		o.Sweep = 5 * time.Second
+	}
+	if o.Maintenance <= 0 {
+		o.Maintenance = 5 * time.Second
 	}
 	if o.Backlog <= 0 {
 		o.Backlog = 20000
@@ -130,8 +139,10 @@ func (e *Engine) Run(ctx context.Context) {
 
 	claim := time.NewTimer(0)
 	sweep := time.NewTicker(e.o.Sweep)
+	maintenance := time.NewTimer(0)
 	defer claim.Stop()
 	defer sweep.Stop()
+	defer maintenance.Stop()
 loop:
 	for {
 		select {
@@ -146,6 +157,8 @@ loop:
 			claim.Reset(wait)
 		case <-sweep.C:
 			e.sweep(ctx)
+		case <-maintenance.C:
+			maintenance.Reset(e.maintenance(ctx))
 		}
 	}
 
@@ -245,6 +258,9 @@ func (e *Engine) run(ctx context.Context, d store.DueCheck) (obs monitor.Observa
 		return missed()
 	}
 	defer func() { <-e.sem }()
+	if !e.o.Now().Before(deadline) {
+		return missed() // the slot came free too late
+	}
 	e.o.Metrics.inflight.Inc()
 	defer e.o.Metrics.inflight.Dec()
 
@@ -278,4 +294,80 @@ func (e *Engine) sweep(ctx context.Context) {
 	for _, c := range changes {
 		e.o.Log.Info("monitor state changed", "monitor", c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
 	}
+}
+
+// maintenance applies the maintenance windows: monitors inside an active
+// occurrence go to MAINTENANCE, monitors whose windows all ended (or were
+// deleted, or no longer name them) leave it. It returns when to run again:
+// at the next occurrence start or end it knows of, at most Maintenance
+// from now.
+func (e *Engine) maintenance(ctx context.Context) time.Duration {
+	now := e.o.Now()
+	windows, err := e.o.Store.AllMaintenanceWindows(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.o.Log.Warn("reading maintenance windows", "err", err)
+		}
+		return e.o.Maintenance
+	}
+	plan, boundary := planMaintenance(windows, now, e.o.Log)
+	changes, err := e.o.Store.ApplyMaintenance(ctx, plan)
+	if err != nil && ctx.Err() == nil {
+		e.o.Log.Warn("applying maintenance windows", "err", err)
+	}
+	for _, c := range changes {
+		e.o.Log.Info("monitor state changed", "monitor", c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
+	}
+	wait := e.o.Maintenance
+	if !boundary.IsZero() {
+		wait = min(wait, max(boundary.Sub(now), time.Millisecond))
+	}
+	return wait
+}
+
+// planMaintenance works out which monitors the windows cover at now, and
+// the earliest instant after now when that changes by the clock alone.
+func planMaintenance(windows []store.MaintenanceWindow, now time.Time, log *slog.Logger) (store.MaintenancePlan, time.Time) {
+	plan := store.MaintenancePlan{Now: now, Active: map[string][]string{}}
+	var boundary time.Time
+	earlier := func(t time.Time) {
+		if boundary.IsZero() || t.Before(boundary) {
+			boundary = t
+		}
+	}
+	// What became of each window, for the cause of leaving maintenance.
+	const active, inactive, invalid = "active", "inactive", "invalid"
+	status := map[string]string{}
+	for _, w := range windows {
+		timing, err := w.Timing()
+		if err != nil {
+			status[w.ID] = invalid
+			log.Warn("maintenance window cannot be evaluated; it is ignored", "window", w.ID, "err", err)
+			continue
+		}
+		on, end := timing.Active(now)
+		status[w.ID] = inactive
+		if on {
+			status[w.ID] = active
+			earlier(end)
+			for _, m := range w.MonitorIDs {
+				plan.Active[m] = append(plan.Active[m], w.ID)
+			}
+		}
+		if next, ok := timing.NextStart(now); ok {
+			earlier(next)
+		}
+	}
+	plan.EndCause = func(monitorID, windowID string) string {
+		switch status[windowID] {
+		case "":
+			return "maintenance window " + windowID + " was deleted"
+		case active:
+			return "monitor was removed from maintenance window " + windowID
+		case invalid:
+			return "maintenance window " + windowID + " can no longer be evaluated"
+		}
+		return "maintenance window " + windowID + " ended"
+	}
+	return plan, boundary
 }

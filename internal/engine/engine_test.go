@@ -182,11 +182,15 @@ func TestTwoSchedulersCheckEachSlotOnce(t *testing.T) {
 			t.Cleanup(func() { db2.Close() })
 			ws := workspace(t, db)
 			tg := newTarget(t)
+			// Timeouts as long as the interval, so a check is a missed start
+			// only when a whole slot went by: a loaded CI machine running
+			// other tests beside this one may delay a start, and that is not
+			// what this test is about (TestMissedStartIsUnknown is).
 			const n = 500
-			interval := 2 * time.Second
+			interval := 3 * time.Second
 			ms := make([]monitor.Monitor, n)
 			for i := range ms {
-				ms[i] = addMonitor(t, db, ws, tg.URL, interval, 1)
+				ms[i] = addMonitor(t, db, ws, tg.URL, interval, 3)
 			}
 			began := time.Now()
 			stopA := start(t, engine.Options{Node: "node-a", Store: db})
@@ -337,14 +341,13 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	}))
 	t.Cleanup(blocker.Close)
 	tg := newTarget(t)
-	// Both due at once-ish (within the lookahead); one slot, 1 s timeouts.
-	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 1)
+	// One check slot. a takes it first and holds it for its 2 s timeout;
+	// b, due 100 ms later with a 1 s timeout, cannot start in time.
+	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 2)
 	b := addMonitor(t, db, ws, tg.URL, 10*time.Second, 1)
-	// Put both at the same slot so they compete for the single check slot.
 	due := time.Now().Add(300 * time.Millisecond)
-	for _, m := range []monitor.Monitor{a, b} {
-		check(t, db.SetNextDueForTest(ctx, m.ID, due))
-	}
+	check(t, db.SetNextDueForTest(ctx, a.ID, due))
+	check(t, db.SetNextDueForTest(ctx, b.ID, due.Add(100*time.Millisecond)))
 	start(t, engine.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})
 	waitFor(t, "both checks", func() bool { return len(observations(t, db, a)) > 0 && len(observations(t, db, b)) > 0 })
 	results := map[monitor.Result]string{}
@@ -352,8 +355,8 @@ func TestMissedStartIsUnknown(t *testing.T) {
 		o := observations(t, db, m)[0]
 		results[o.Result] = o.Reason
 	}
-	// Whichever ran first timed out (down); the other missed its start.
-	if results[monitor.ResultDown] == "" || results[monitor.ResultUnknown] != monitor.ReasonMissedStart {
+	// a timed out (down); b missed its start (unknown), and was never run.
+	if results[monitor.ResultDown] == "" || results[monitor.ResultUnknown] != monitor.ReasonMissedStart || tg.hits.Load() != 0 {
 		t.Fatalf("results = %v", results)
 	}
 }

@@ -1,0 +1,181 @@
+package engine_test
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/engine"
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+// addWindow stores a one-off maintenance window over monitors.
+func addWindow(t testing.TB, db *store.DB, ws string, from, to time.Time, monitorIDs ...string) store.MaintenanceWindow {
+	t.Helper()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	slices.Sort(monitorIDs)
+	w := store.MaintenanceWindow{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "maintenance",
+		StartsAt: from.UTC().Truncate(time.Microsecond), EndsAt: to.UTC().Truncate(time.Microsecond),
+		MonitorIDs: monitorIDs, CreatedAt: now, UpdatedAt: now}
+	check(t, db.CreateMaintenanceWindow(ctx, w, 100))
+	return w
+}
+
+// history is a monitor's state history, oldest first, as "FROM→TO: cause".
+func history(t testing.TB, db *store.DB, m monitor.Monitor) []string {
+	t.Helper()
+	hist, err := db.ListStateChanges(ctx, m.WorkspaceID, m.ID, time.Time{}, 100)
+	check(t, err)
+	var out []string
+	for _, tr := range slices.Backward(hist) {
+		out = append(out, fmt.Sprintf("%s→%s: %s", tr.From, tr.To, tr.Cause))
+	}
+	return out
+}
+
+func countResults(obs []monitor.Observation, r monitor.Result, after time.Time) int {
+	n := 0
+	for _, o := range obs {
+		if o.Result == r && o.StartedAt.After(after) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMaintenanceWindowHoldsState runs a real monitor of a real server:
+// a window active now puts it in MAINTENANCE while its checks go on being
+// recorded; the target failing meanwhile does not make it DOWN; deleting
+// the window lets it leave MAINTENANCE for the state its results support.
+// A paused monitor in the same window stays PAUSED.
+func TestMaintenanceWindowHoldsState(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			ws := workspace(t, db)
+			tg := newTarget(t)
+			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
+			paused := addMonitor(t, db, ws, tg.URL, time.Second, 1)
+			check(t, db.SetMonitorPaused(ctx, ws, paused.ID, true, time.Now()))
+			start(t, engine.Options{Node: "node-a", Store: db, Maintenance: 100 * time.Millisecond})
+			waitFor(t, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
+
+			w := addWindow(t, db, ws, time.Now().Add(-time.Minute), time.Now().Add(time.Hour), m.ID, paused.ID)
+			waitFor(t, "MAINTENANCE", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
+			began := time.Now()
+
+			tg.status.Store(503)
+			waitFor(t, "three down checks during maintenance", func() bool {
+				return countResults(observations(t, db, m), monitor.ResultDown, began) >= 3
+			})
+			got := getMonitor(t, db, m)
+			if got.State != monitor.StateMaintenance || got.Last.Result != monitor.ResultDown {
+				t.Fatalf("during maintenance with a failing target: state %s, last check %+v", got.State, got.Last)
+			}
+
+			check(t, db.DeleteMaintenanceWindow(ctx, ws, w.ID))
+			waitFor(t, "DOWN after the window went", func() bool { return getMonitor(t, db, m).State == monitor.StateDown })
+			want := []string{
+				"PENDING→UP: up",
+				"UP→MAINTENANCE: maintenance window " + w.ID + " began",
+				"MAINTENANCE→DOWN: maintenance window " + w.ID + " was deleted",
+			}
+			if h := history(t, db, m); !slices.Equal(h, want) {
+				t.Fatalf("state history:\n%q\nwant\n%q", h, want)
+			}
+			if s := getMonitor(t, db, paused).State; s != monitor.StatePaused {
+				t.Fatalf("paused monitor in the window is %s", s)
+			}
+			if h := history(t, db, paused); !slices.Equal(h, []string{"PENDING→PAUSED: paused"}) {
+				t.Fatalf("paused monitor's history: %q", h)
+			}
+		})
+	}
+}
+
+// TestMaintenanceWindowEndsOnTime: the engine sweeps at an occurrence's
+// end, not only every few seconds, and the monitor goes back to what its
+// checks during the window found.
+func TestMaintenanceWindowEndsOnTime(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			ws := workspace(t, db)
+			tg := newTarget(t)
+			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
+			end := time.Now().Add(2500 * time.Millisecond)
+			w := addWindow(t, db, ws, time.Now().Add(-time.Second), end, m.ID)
+			// The periodic sweep is far slower than the window is long.
+			start(t, engine.Options{Node: "node-a", Store: db, Maintenance: time.Minute})
+			waitFor(t, "MAINTENANCE from the sweep at start", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
+			waitFor(t, "UP after the window", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
+			hist, err := db.ListStateChanges(ctx, ws, m.ID, time.Time{}, 1)
+			check(t, err)
+			if late := hist[0].At.Sub(end); hist[0].Cause != "maintenance window "+w.ID+" ended" || late < 0 || late > time.Second {
+				t.Fatalf("left maintenance %v after the window's end, cause %q", late, hist[0].Cause)
+			}
+			if n := countResults(observations(t, db, m), monitor.ResultUp, time.Time{}); n == 0 {
+				t.Fatal("no checks recorded during the window")
+			}
+		})
+	}
+}
+
+// fakeClock is a settable engine clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// TestRecurringMaintenanceWindow: a weekly window in a time zone begins and
+// ends with the engine's clock. The clock is set years back, so no check
+// of the monitor falls due and only the windows move its state.
+func TestRecurringMaintenanceWindow(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			ws := workspace(t, db)
+			m := addMonitor(t, db, ws, "http://127.0.0.1:1/", 10*time.Second, 5)
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			// Saturdays 02:00-04:00 in Berlin: 00:00-02:00Z in summer.
+			w := store.MaintenanceWindow{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "weekly",
+				StartsAt: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), Cron: "0 2 * * 6", Timezone: "Europe/Berlin",
+				Duration: 2 * time.Hour, MonitorIDs: []string{m.ID}, CreatedAt: now, UpdatedAt: now}
+			check(t, db.CreateMaintenanceWindow(ctx, w, 100))
+			clock := &fakeClock{t: time.Date(2020, 5, 1, 23, 59, 0, 0, time.UTC)} // Friday night
+			start(t, engine.Options{Node: "node-a", Store: db, Now: clock.Now, Maintenance: 50 * time.Millisecond})
+			time.Sleep(200 * time.Millisecond)
+			if s := getMonitor(t, db, m).State; s != monitor.StatePending {
+				t.Fatalf("before the window: %s", s)
+			}
+			clock.Set(time.Date(2020, 5, 2, 0, 30, 0, 0, time.UTC))
+			waitFor(t, "MAINTENANCE on Saturday at 02:30 Berlin", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
+			clock.Set(time.Date(2020, 5, 2, 2, 0, 0, 0, time.UTC))
+			waitFor(t, "out of maintenance at 04:00 Berlin", func() bool { return getMonitor(t, db, m).State == monitor.StatePending })
+			want := []string{
+				"PENDING→MAINTENANCE: maintenance window " + w.ID + " began",
+				"MAINTENANCE→PENDING: maintenance window " + w.ID + " ended",
+			}
+			if h := history(t, db, m); !slices.Equal(h, want) {
+				t.Fatalf("state history %q, want %q", h, want)
+			}
+		})
+	}
+}
