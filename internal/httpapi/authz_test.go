@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -15,7 +16,7 @@ import (
 
 // route is one authenticated API operation and what success looks like.
 type route struct {
-	method, path string // {id}: a monitor id is filled in
+	method, path string // {id}: a monitor (or maintenance window) id is filled in
 	scope        monitor.Scope
 	body         any
 	ok           int
@@ -38,6 +39,73 @@ func monitorRoutes() []route {
 		{"POST", "/api/v1/monitors/test", monitor.ScopeMonitorsWrite, probeDraft, 200},
 		{"DELETE", "/api/v1/monitors/{id}", monitor.ScopeMonitorsWrite, nil, 204},
 	}
+}
+
+// maintenanceRoutes are the maintenance-window routes; {id} is a window of
+// the monitor monitorID.
+func maintenanceRoutes(monitorID string) []route {
+	create := map[string]any{"name": "upgrade", "monitorIds": []string{monitorID},
+		"startsAt": time.Now().UTC().Format(time.RFC3339), "endsAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
+	return []route{
+		{"GET", "/api/v1/maintenance-windows", monitor.ScopeMonitorsRead, nil, 200},
+		{"POST", "/api/v1/maintenance-windows", monitor.ScopeMonitorsWrite, create, 201},
+		{"GET", "/api/v1/maintenance-windows/{id}", monitor.ScopeMonitorsRead, nil, 200},
+		{"PATCH", "/api/v1/maintenance-windows/{id}", monitor.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
+		{"DELETE", "/api/v1/maintenance-windows/{id}", monitor.ScopeMonitorsWrite, nil, 204},
+	}
+}
+
+// windowIn creates a maintenance window over a monitor, as the workspace's
+// owner would.
+func (e *env) windowIn(ws store.Workspace, monitorID string) string {
+	e.t.Helper()
+	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	now := time.Now()
+	v, err := e.app.CreateMaintenanceWindow(context.Background(), owner, app.MaintenanceDraft{Name: "seed",
+		StartsAt: now, EndsAt: now.Add(time.Hour), MonitorIDs: []string{monitorID}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return v.ID
+}
+
+// clearWindows deletes the workspace's maintenance windows, so tests that
+// make many stay within the per-workspace limit.
+func (e *env) clearWindows(ws store.Workspace) {
+	e.t.Helper()
+	ctx := context.Background()
+	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	for {
+		p, err := e.app.ListMaintenanceWindows(ctx, owner, app.PageRequest{Limit: app.MaxPageLimit})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, w := range p.Items {
+			if err := e.app.DeleteMaintenanceWindow(ctx, owner, w.ID); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+		if p.NextCursor == "" {
+			return
+		}
+	}
+}
+
+// allRoutes lists every authenticated route with the id each one's {id}
+// takes, made afresh in workspace ws.
+func (e *env) allRoutes(ws store.Workspace) (routes []route, targets []string) {
+	e.t.Helper()
+	e.clearWindows(ws)
+	monitorID := e.monitorIn(ws)
+	for _, r := range monitorRoutes() {
+		routes, targets = append(routes, r), append(targets, r.target(monitorID))
+	}
+	subject := e.monitorIn(ws)
+	windowID := e.windowIn(ws, subject)
+	for _, r := range maintenanceRoutes(subject) {
+		routes, targets = append(routes, r), append(targets, r.target(windowID))
+	}
+	return routes, targets
 }
 
 // monitorIn creates a monitor in a workspace, as its owner would.
@@ -78,10 +146,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 					if k.header {
 						hdr = []string{"X-Workspace-Id", e.wsA.ID}
 					}
-					// One monitor serves every route of this combination; the
-					// delete comes last.
-					id := e.monitorIn(e.wsA)
-					for _, r := range monitorRoutes() {
+					// One monitor (and one window) serves every route of this
+					// combination; the deletes come last.
+					routes, targets := e.allRoutes(e.wsA)
+					for i, r := range routes {
 						want, wantCode := r.ok, ""
 						switch {
 						case !slices.Contains(scopes, r.scope):
@@ -89,7 +157,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 						case !role.Grants(r.scope):
 							want, wantCode = 403, "forbidden"
 						}
-						res := e.req(r.method, r.target(id), key, r.body, hdr...)
+						res := e.req(r.method, targets[i], key, r.body, hdr...)
 						n++
 						name := fmt.Sprintf("%s %s as %s with %v (%s)", r.method, r.path, role, scopes, k.name)
 						if res.status != want {
@@ -117,12 +185,13 @@ func TestWorkspaceIsolation(t *testing.T) {
 		owner := e.members[monitor.RoleOwner]
 		bound := e.key(owner, e.wsA.ID, false, monitor.Scopes...)
 		wide := e.key(owner, e.wsA.ID, true, monitor.Scopes...)
-		for _, r := range monitorRoutes() {
-			otherID := e.monitorIn(e.wsB)
+		routes, _ := e.allRoutes(e.wsA)
+		for i, r := range routes {
+			_, others := e.allRoutes(e.wsB)
 			if strings.Contains(r.path, "{id}") {
-				res := e.req(r.method, r.target(otherID), bound, r.body)
+				res := e.req(r.method, others[i], bound, r.body)
 				if res.status != 404 || res.code(t) != "not_found" {
-					t.Errorf("%s on workspace B's monitor: %d %s, want 404 not_found", r.method, res.status, res.body)
+					t.Errorf("%s %s on workspace B's resource: %d %s, want 404 not_found", r.method, r.path, res.status, res.body)
 				}
 			}
 			cases := []struct {
@@ -140,8 +209,10 @@ func TestWorkspaceIsolation(t *testing.T) {
 				{"unknown key", "tsk_" + strings.Repeat("A", 43), nil, 401, "unauthorized"},
 				{"not a key", "hello", nil, 401, "unauthorized"},
 			}
+			// Every case fails before acting, so one set of resources serves them all.
+			_, targets := e.allRoutes(e.wsA)
 			for _, c := range cases {
-				res := e.req(r.method, r.target(e.monitorIn(e.wsA)), c.key, r.body, c.hdr...)
+				res := e.req(r.method, targets[i], c.key, r.body, c.hdr...)
 				if res.status != c.want || res.code(t) != c.code {
 					t.Errorf("%s %s, %s: %d %s, want %d %s", r.method, r.path, c.name, res.status, res.body, c.want, c.code)
 				}

@@ -58,6 +58,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.api.UseMiddleware(s.authenticate, s.idempotent)
 	s.registerMonitors()
 	s.registerChecks()
+	s.registerMaintenance()
 	documentHeaders(s.api.OpenAPI())
 	routed(s.mux)
 	s.handler = s.mux

@@ -1,0 +1,363 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/recur"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Maintenance windows: while one is active, its monitors are MAINTENANCE —
+// checks run and are recorded, nothing alerts. The check engine applies
+// the windows every few seconds (and at each occurrence's start and end);
+// these use cases only keep them.
+
+// Limits on maintenance windows.
+const (
+	// MaxMaintenanceWindows bounds one workspace's windows: the engine
+	// evaluates every window every few seconds.
+	MaxMaintenanceWindows = 100
+	// MaxOneOffMaintenance bounds a one-off window; longer is a pause, or
+	// a recurring window.
+	MaxOneOffMaintenance = 31 * 24 * time.Hour
+	maxSubjects          = 1000
+	maxWindowName        = 200
+	maxWindowDescription = 2000
+)
+
+// MaintenanceDraft is a maintenance window as a user writes it: one-off
+// (StartsAt, EndsAt) or recurring (Recurrence, StartsAt optional).
+type MaintenanceDraft struct {
+	Name        string
+	Description string
+	// One-off: when the window begins (required). Recurring: no occurrence
+	// begins before it, and it anchors an RRULE (DTSTART); default the
+	// time of the request, to the minute.
+	StartsAt     time.Time
+	EndsAt       time.Time // one-off only
+	Recurrence   *Recurrence
+	MonitorIDs   []string
+	HeartbeatIDs []string
+}
+
+// Recurrence makes a window repeat: exactly one of Cron and RRule, read in
+// Timezone (default UTC); each occurrence lasts Duration of elapsed time;
+// none begins after Until (zero: no end).
+type Recurrence struct {
+	Cron     string
+	RRule    string
+	Timezone string
+	Duration time.Duration
+	Until    time.Time
+}
+
+// MaintenanceView is a window with what its timing means at the time it
+// was read.
+type MaintenanceView struct {
+	store.MaintenanceWindow
+	Active        bool
+	CurrentEndsAt time.Time // when the occurrence in progress ends; zero when inactive
+	NextStartAt   time.Time // when the next occurrence begins; zero when none is left
+}
+
+func viewOf(w store.MaintenanceWindow, now time.Time) MaintenanceView {
+	v := MaintenanceView{MaintenanceWindow: w}
+	timing, err := w.Timing()
+	if err != nil {
+		return v // stored windows were valid when saved; an invalid one never applies
+	}
+	v.Active, v.CurrentEndsAt = timing.Active(now)
+	v.NextStartAt, _ = timing.NextStart(now)
+	return v
+}
+
+// window is the stored form of d, made at now.
+func (d MaintenanceDraft) window(now time.Time) store.MaintenanceWindow {
+	norm := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		return t.UTC().Truncate(time.Microsecond)
+	}
+	w := store.MaintenanceWindow{Name: strings.TrimSpace(d.Name), Description: d.Description,
+		StartsAt: norm(d.StartsAt), EndsAt: norm(d.EndsAt)}
+	w.MonitorIDs = slices.Compact(slices.Sorted(slices.Values(d.MonitorIDs)))
+	if r := d.Recurrence; r != nil {
+		w.Cron, w.RRule, w.Timezone = strings.TrimSpace(r.Cron), strings.TrimSpace(r.RRule), r.Timezone
+		w.Duration, w.Until = r.Duration, norm(r.Until)
+		if w.Timezone == "" {
+			w.Timezone = "UTC"
+		}
+		if w.StartsAt.IsZero() {
+			w.StartsAt = now.UTC().Truncate(time.Minute)
+		}
+	}
+	return w
+}
+
+// timingPointers maps recur's field names to the request's JSON pointers.
+var timingPointers = map[string]string{
+	"start":         "/startsAt",
+	"end":           "/endsAt",
+	"duration":      "/recurrence/durationMinutes",
+	"until":         "/recurrence/until",
+	"rule.cron":     "/recurrence/cron",
+	"rule.rrule":    "/recurrence/rrule",
+	"rule.dtstart":  "/startsAt",
+	"rule.location": "/recurrence/timezone",
+}
+
+// ValidateMaintenance checks a draft's fields and timing without the
+// database; now supplies the default start of a recurring window. It
+// judges nothing against the clock (see CreateMaintenanceWindow), so the
+// API runs it next to its schema checks and one answer lists every field.
+func ValidateMaintenance(d MaintenanceDraft, now time.Time) []monitor.FieldError {
+	var errs []monitor.FieldError
+	add := func(ptr, format string, args ...any) {
+		errs = append(errs, monitor.FieldError{Pointer: ptr, Message: fmt.Sprintf(format, args...)})
+	}
+	switch n := utf8.RuneCountInString(d.Name); {
+	case strings.TrimSpace(d.Name) == "":
+		add("/name", "must not be blank")
+	case n > maxWindowName:
+		add("/name", "must be at most %d characters", maxWindowName)
+	}
+	if utf8.RuneCountInString(d.Description) > maxWindowDescription {
+		add("/description", "must be at most %d characters", maxWindowDescription)
+	}
+	switch {
+	case len(d.MonitorIDs)+len(d.HeartbeatIDs) == 0:
+		add("/monitorIds", "give at least one monitor the window applies to")
+	case len(d.MonitorIDs) > maxSubjects:
+		add("/monitorIds", "must list at most %d monitors", maxSubjects)
+	}
+	seen := make(map[string]bool, len(d.MonitorIDs))
+	for i, id := range d.MonitorIDs {
+		if seen[id] {
+			add(fmt.Sprintf("/monitorIds/%d", i), "is listed twice")
+		}
+		seen[id] = true
+	}
+	// Heartbeats do not exist yet: none can be named, and saying so beats
+	// ignoring the field.
+	for i := range d.HeartbeatIDs {
+		add(fmt.Sprintf("/heartbeatIds/%d", i), "no such heartbeat")
+	}
+
+	if r := d.Recurrence; r != nil && strings.TrimSpace(r.Cron) == "" && strings.TrimSpace(r.RRule) == "" {
+		add("/recurrence", "give either cron or rrule")
+		return errs
+	}
+	w := d.window(now)
+	if !w.Recurring() && !w.StartsAt.IsZero() && w.EndsAt.Sub(w.StartsAt) > MaxOneOffMaintenance {
+		add("/endsAt", "must be at most 31 days after startsAt; use a recurring window for regular maintenance")
+	}
+	if _, err := w.Timing(); err != nil {
+		var fes recur.FieldErrors
+		if !errors.As(err, &fes) {
+			add("/recurrence", "%s", err.Error())
+		}
+		for _, fe := range fes {
+			ptr, ok := timingPointers[fe.Field]
+			if !ok {
+				ptr = "/recurrence"
+			}
+			msg := strings.ReplaceAll(fe.Message, "after start", "after startsAt")
+			if fe.Field == "duration" {
+				msg = fmt.Sprintf("must be between 1 and %d minutes (7 days)", int(recur.MaxRecurringDuration/time.Minute))
+			}
+			add(ptr, "%s", msg)
+		}
+	}
+	return errs
+}
+
+// checkMaintenance validates d as a whole at now — fields, timing, that it
+// has a future, that its monitors are the workspace's — and returns the
+// window to store. prev is the stored window an update starts from (nil
+// for a create): a window whose timing an update leaves alone may lie in
+// the past.
+func (a *App) checkMaintenance(ctx context.Context, actor Actor, d MaintenanceDraft, now time.Time, prev *store.MaintenanceWindow) (store.MaintenanceWindow, error) {
+	errs := ValidateMaintenance(d, now)
+	w := d.window(now)
+	if len(errs) == 0 && (prev == nil || !sameTiming(*prev, w)) {
+		timing, _ := w.Timing()
+		active, _ := timing.Active(now)
+		if _, next := timing.NextStart(now); !active && !next {
+			switch {
+			case !w.Recurring():
+				errs = append(errs, monitor.FieldError{Pointer: "/endsAt", Message: "is in the past"})
+			case !w.Until.IsZero() && w.Until.Before(now):
+				errs = append(errs, monitor.FieldError{Pointer: "/recurrence/until", Message: "is in the past: the window would never begin again"})
+			default:
+				errs = append(errs, monitor.FieldError{Pointer: "/recurrence", Message: "has no occurrence left after now"})
+			}
+		}
+	}
+	missing, err := a.store.UnknownMonitors(ctx, actor.WorkspaceID, w.MonitorIDs)
+	if err != nil {
+		return store.MaintenanceWindow{}, err
+	}
+	errs = append(errs, unknownMonitorFields(d.MonitorIDs, missing)...)
+	if len(errs) > 0 {
+		return store.MaintenanceWindow{}, invalid(errs)
+	}
+	return w, nil
+}
+
+func sameTiming(a, b store.MaintenanceWindow) bool {
+	return a.StartsAt.Equal(b.StartsAt) && a.EndsAt.Equal(b.EndsAt) && a.Cron == b.Cron && a.RRule == b.RRule &&
+		a.Timezone == b.Timezone && a.Duration == b.Duration && a.Until.Equal(b.Until)
+}
+
+// unknownMonitorFields names each unknown id by its place in the request.
+// The message is the same whether the id exists in another workspace or
+// nowhere.
+func unknownMonitorFields(requested, missing []string) []monitor.FieldError {
+	unknown := make(map[string]bool, len(missing))
+	for _, id := range missing {
+		unknown[id] = true
+	}
+	var errs []monitor.FieldError
+	for i, id := range requested {
+		if unknown[id] {
+			errs = append(errs, monitor.FieldError{Pointer: fmt.Sprintf("/monitorIds/%d", i), Message: "no such monitor in this workspace"})
+			unknown[id] = false // a repeat is reported as such
+		}
+	}
+	return errs
+}
+
+// storeErr turns a store's verdict on unknown monitors (a monitor deleted
+// while the request ran) into the request's fields.
+func storeErr(err error, d MaintenanceDraft) error {
+	var um *store.UnknownMonitorsError
+	if errors.As(err, &um) {
+		return invalid(unknownMonitorFields(d.MonitorIDs, um.IDs))
+	}
+	return err
+}
+
+// CreateMaintenanceWindow validates and stores a new window. Its monitors
+// enter maintenance at the engine's next sweep, within seconds.
+func (a *App) CreateMaintenanceWindow(ctx context.Context, actor Actor, d MaintenanceDraft) (MaintenanceView, error) {
+	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+		return MaintenanceView{}, err
+	}
+	now := a.now()
+	w, err := a.checkMaintenance(ctx, actor, d, now, nil)
+	if err != nil {
+		return MaintenanceView{}, err
+	}
+	w.ID, w.WorkspaceID, w.CreatedAt, w.UpdatedAt = ids.New(ids.Maintenance, now), actor.WorkspaceID, now, now
+	if err := a.store.CreateMaintenanceWindow(ctx, w, MaxMaintenanceWindows); err != nil {
+		return MaintenanceView{}, storeErr(err, d)
+	}
+	return viewOf(w, now), nil
+}
+
+// GetMaintenanceWindow returns one window of the actor's workspace.
+func (a *App) GetMaintenanceWindow(ctx context.Context, actor Actor, id string) (MaintenanceView, error) {
+	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+		return MaintenanceView{}, err
+	}
+	w, err := a.store.GetMaintenanceWindow(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return MaintenanceView{}, err
+	}
+	return viewOf(w, a.now()), nil
+}
+
+// ListMaintenanceWindows pages through the workspace's windows in creation
+// order.
+func (a *App) ListMaintenanceWindows(ctx context.Context, actor Actor, p PageRequest) (Page[MaintenanceView], error) {
+	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+		return Page[MaintenanceView]{}, err
+	}
+	after, limit, err := p.decode()
+	if err != nil {
+		return Page[MaintenanceView]{}, err
+	}
+	ws, err := a.store.ListMaintenanceWindows(ctx, actor.WorkspaceID, after, limit+1)
+	if err != nil {
+		return Page[MaintenanceView]{}, err
+	}
+	total, err := a.store.CountMaintenanceWindows(ctx, actor.WorkspaceID)
+	if err != nil {
+		return Page[MaintenanceView]{}, err
+	}
+	page := Page[MaintenanceView]{Total: total, HasTotal: true}
+	if len(ws) > limit {
+		ws = ws[:limit]
+		page.NextCursor = encodeCursor(ws[limit-1].ID)
+	}
+	now := a.now()
+	for _, w := range ws {
+		page.Items = append(page.Items, viewOf(w, now))
+	}
+	return page, nil
+}
+
+// MaintenanceUpdate computes the new draft of a window from its current
+// state.
+type MaintenanceUpdate func(cur MaintenanceView) (MaintenanceDraft, error)
+
+// UpdateMaintenanceWindow applies an update and validates the result as a
+// whole, optimistically like UpdateMonitor: if the window changed in
+// between, it starts over from the new version (a few times).
+func (a *App) UpdateMaintenanceWindow(ctx context.Context, actor Actor, id string, update MaintenanceUpdate) (MaintenanceView, error) {
+	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+		return MaintenanceView{}, err
+	}
+	for range 3 {
+		v, err := a.updateMaintenanceOnce(ctx, actor, id, update)
+		if !errors.Is(err, store.ErrStale) {
+			return v, err
+		}
+	}
+	return MaintenanceView{}, store.ErrStale
+}
+
+func (a *App) updateMaintenanceOnce(ctx context.Context, actor Actor, id string, update MaintenanceUpdate) (MaintenanceView, error) {
+	cur, err := a.store.GetMaintenanceWindow(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return MaintenanceView{}, err
+	}
+	now := a.now()
+	d, err := update(viewOf(cur, now))
+	if err != nil {
+		return MaintenanceView{}, err
+	}
+	w, err := a.checkMaintenance(ctx, actor, d, now, &cur)
+	if err != nil {
+		return MaintenanceView{}, err
+	}
+	w.ID, w.WorkspaceID, w.CreatedAt = cur.ID, cur.WorkspaceID, cur.CreatedAt
+	// Strictly later than the version read, so a concurrent writer in the
+	// same microsecond still sees a change.
+	w.UpdatedAt = now
+	if !w.UpdatedAt.After(cur.UpdatedAt) {
+		w.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
+	}
+	if err := a.store.UpdateMaintenanceWindow(ctx, w, cur.UpdatedAt); err != nil {
+		return MaintenanceView{}, storeErr(err, d)
+	}
+	return viewOf(w, now), nil
+}
+
+// DeleteMaintenanceWindow removes a window; its monitors leave maintenance
+// at the engine's next sweep unless another window holds them.
+func (a *App) DeleteMaintenanceWindow(ctx context.Context, actor Actor, id string) error {
+	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+		return err
+	}
+	return a.store.DeleteMaintenanceWindow(ctx, actor.WorkspaceID, id)
+}

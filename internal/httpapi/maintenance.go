@@ -1,0 +1,291 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// MaintenanceWindow is a maintenance window as the API shows it.
+type MaintenanceWindow struct {
+	ID            string                 `json:"id" example:"mw_01JD5Z8Q3C4M6V9X2B7N1K0PQR" doc:"Stable, sortable identifier."`
+	Name          string                 `json:"name"`
+	Description   string                 `json:"description" doc:"Free text; empty when none."`
+	StartsAt      time.Time              `json:"startsAt" doc:"One-off: when the window begins. Recurring: no occurrence begins before it, and an rrule counts from it (DTSTART)."`
+	EndsAt        *time.Time             `json:"endsAt,omitempty" nullable:"false" doc:"One-off windows: when the window ends."`
+	Recurrence    *MaintenanceRecurrence `json:"recurrence,omitempty" doc:"Recurring windows: when occurrences begin and how long each lasts."`
+	MonitorIDs    []string               `json:"monitorIds" doc:"Monitors held in MAINTENANCE while the window is active."`
+	HeartbeatIDs  []string               `json:"heartbeatIds" doc:"Heartbeats held in MAINTENANCE while the window is active."`
+	Active        bool                   `json:"active" doc:"An occurrence is in progress now. Monitor states follow within seconds."`
+	CurrentEndsAt *time.Time             `json:"currentEndsAt" nullable:"true" doc:"When the occurrence in progress ends; null when the window is not active."`
+	NextStartAt   *time.Time             `json:"nextStartAt" nullable:"true" doc:"When the next occurrence begins (after the one in progress, if any); null when none is left."`
+	CreatedAt     time.Time              `json:"createdAt"`
+	UpdatedAt     time.Time              `json:"updatedAt"`
+}
+
+// MaintenanceRecurrence makes a window repeat.
+type MaintenanceRecurrence struct {
+	Cron            string `json:"cron,omitempty" maxLength:"256" example:"0 2 * * 6" doc:"Five-field cron expression (minute hour day-of-month month day-of-week; L, W and # extensions; @daily and the like) for when each occurrence begins. Give cron or rrule, not both."`
+	RRule           string `json:"rrule,omitempty" maxLength:"512" example:"FREQ=WEEKLY;BYDAY=SA;BYHOUR=2;BYMINUTE=0" doc:"RFC 5545 recurrence rule (FREQ=DAILY, WEEKLY, MONTHLY or YEARLY) for when each occurrence begins, counted from startsAt (DTSTART). Give cron or rrule, not both."`
+	Timezone        string `json:"timezone,omitempty" maxLength:"64" default:"UTC" example:"Europe/Berlin" doc:"IANA time zone the rule's wall times are read in; default UTC. On a daylight-saving night a time that does not exist fires at the end of the gap and a time that happens twice fires once."`
+	DurationMinutes int    `json:"durationMinutes" minimum:"1" maximum:"10080" doc:"How long each occurrence lasts, in minutes of elapsed time: 1 to 10080 (7 days)."`
+	Until           string `json:"until,omitempty" format:"date-time" doc:"No occurrence begins after this instant (RFC 3339); absent: no end."`
+}
+
+// MaintenanceWindowCreate is the body of POST /api/v1/maintenance-windows.
+type MaintenanceWindowCreate struct {
+	Name         string                 `json:"name" minLength:"1" maxLength:"200" doc:"Display name."`
+	Description  string                 `json:"description,omitempty" maxLength:"2000" doc:"Free text, e.g. what the maintenance is for."`
+	StartsAt     string                 `json:"startsAt,omitempty" format:"date-time" doc:"One-off: when the window begins (required). Recurring: no occurrence begins before it, and an rrule counts from it (DTSTART); default the time of the request, to the minute."`
+	EndsAt       string                 `json:"endsAt,omitempty" format:"date-time" doc:"One-off windows only: when the window ends, after startsAt and at most 31 days later."`
+	Recurrence   *MaintenanceRecurrence `json:"recurrence,omitempty" doc:"Makes the window recurring; without it the window is one-off (startsAt to endsAt)."`
+	MonitorIDs   []string               `json:"monitorIds,omitempty" maxItems:"1000" doc:"Monitors of this workspace the window applies to; at least one subject is required."`
+	HeartbeatIDs []string               `json:"heartbeatIds,omitempty" maxItems:"1000" doc:"Heartbeats the window applies to. Heartbeats are not available yet, so any id given is rejected."`
+}
+
+// MaintenanceWindowPatch is the body of PATCH
+// /api/v1/maintenance-windows/{id}: a JSON merge patch (RFC 7396) of the
+// window in its create form. It is a map so that null (remove or reset a
+// field) and absent (keep it) stay distinguishable.
+type MaintenanceWindowPatch map[string]any
+
+// Schema is the create schema with every property optional and, where
+// removing the field means something, nullable.
+func (MaintenanceWindowPatch) Schema(r huma.Registry) *huma.Schema {
+	create := r.Schema(reflect.TypeFor[MaintenanceWindowCreate](), false, "")
+	rec := r.SchemaFromRef(create.Properties["recurrence"].Ref)
+	optional := func(from *huma.Schema, keep ...string) map[string]*huma.Schema {
+		props := map[string]*huma.Schema{}
+		for name, p := range from.Properties {
+			cp := *p
+			cp.Nullable, cp.Default = true, nil // absent keeps the stored value
+			for _, k := range keep {
+				if k == name {
+					cp.Nullable = false
+				}
+			}
+			props[name] = &cp
+		}
+		return props
+	}
+	props := optional(create, "name")
+	props["recurrence"] = &huma.Schema{Type: huma.TypeObject, Nullable: true, Properties: optional(rec, "durationMinutes"),
+		AdditionalProperties: false, Description: "Merged into the stored recurrence; null makes the window one-off (then give startsAt and endsAt)."}
+	return &huma.Schema{Type: huma.TypeObject, Properties: props, AdditionalProperties: false,
+		Description: "A JSON merge patch (RFC 7396) of the window as created: fields given replace the stored ones, " +
+			"null removes a field (or resets it to its default), fields not given stay; arrays are replaced whole. " +
+			"The result is validated as a whole, as a create is. To switch a one-off window to recurring send " +
+			"{\"endsAt\": null, \"recurrence\": {…}}; back: {\"recurrence\": null, \"endsAt\": …}."}
+}
+
+// MaintenanceWindowID names one window.
+type MaintenanceWindowID struct {
+	InWorkspace
+	ID string `path:"id" maxLength:"64" doc:"Maintenance window id (mw_…)."`
+}
+
+type createMaintenanceInput struct {
+	InWorkspace
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
+	Body           MaintenanceWindowCreate
+}
+
+type patchMaintenanceInput struct {
+	MaintenanceWindowID
+	Body MaintenanceWindowPatch
+}
+
+type maintenanceBody struct {
+	Body MaintenanceWindow
+}
+
+type createdMaintenance struct {
+	Location string `header:"Location" doc:"URL of the new maintenance window."`
+	Body     MaintenanceWindow
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// Request times are strings in the schema's date-time format, so a bad one
+// is reported by the schema and never aborts decoding the rest of the body
+// (which the domain rules in Resolve then read).
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// parseTime reads a date-time the schema has checked; zero when absent or
+// invalid (the schema's error names it).
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+func toMaintenanceWindow(v app.MaintenanceView) MaintenanceWindow {
+	c := createForm(v)
+	return MaintenanceWindow{
+		ID: v.ID, Name: v.Name, Description: v.Description, StartsAt: v.StartsAt, EndsAt: timePtr(v.EndsAt),
+		Recurrence: c.Recurrence, MonitorIDs: append([]string{}, v.MonitorIDs...), HeartbeatIDs: []string{},
+		Active: v.Active, CurrentEndsAt: timePtr(v.CurrentEndsAt), NextStartAt: timePtr(v.NextStartAt),
+		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+	}
+}
+
+// createForm is a stored window as the body that would create it.
+func createForm(v app.MaintenanceView) MaintenanceWindowCreate {
+	c := MaintenanceWindowCreate{Name: v.Name, Description: v.Description, StartsAt: formatTime(v.StartsAt),
+		MonitorIDs: v.MonitorIDs}
+	if !v.Recurring() {
+		c.EndsAt = formatTime(v.EndsAt)
+		return c
+	}
+	c.Recurrence = &MaintenanceRecurrence{Cron: v.Cron, RRule: v.RRule, Timezone: v.Timezone,
+		DurationMinutes: int(v.Duration / time.Minute), Until: formatTime(v.Until)}
+	return c
+}
+
+func (c MaintenanceWindowCreate) draft() app.MaintenanceDraft {
+	d := app.MaintenanceDraft{Name: c.Name, Description: c.Description, StartsAt: parseTime(c.StartsAt),
+		EndsAt: parseTime(c.EndsAt), MonitorIDs: c.MonitorIDs, HeartbeatIDs: c.HeartbeatIDs}
+	if r := c.Recurrence; r != nil {
+		d.Recurrence = &app.Recurrence{Cron: r.Cron, RRule: r.RRule, Timezone: r.Timezone,
+			Duration: time.Duration(r.DurationMinutes) * time.Minute, Until: parseTime(r.Until)}
+	}
+	return d
+}
+
+// Resolve runs the domain's rules after the schema's, so one 422 lists
+// every failing field. Rules that need the database or the clock (unknown
+// monitors, windows in the past) run in the use case.
+func (c *MaintenanceWindowCreate) Resolve(huma.Context) []error {
+	var errs []error
+	for _, f := range app.ValidateMaintenance(c.draft(), time.Now()) {
+		errs = append(errs, &huma.ErrorDetail{Location: f.Pointer, Message: f.Message})
+	}
+	return errs
+}
+
+func (s *Server) registerMaintenance() {
+	tags := []string{"Maintenance windows"}
+	base := Prefix + "/maintenance-windows"
+	create := op(huma.Operation{OperationID: "createMaintenanceWindow", Method: http.MethodPost, Path: base,
+		Summary: "Create a maintenance window",
+		Description: "While a window is active its monitors are in MAINTENANCE: checks run and are recorded, no incident opens and nothing alerts. " +
+			"States follow within seconds of an occurrence's start or end.",
+		Tags: tags, DefaultStatus: http.StatusCreated},
+		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+	create.Metadata[metaIdempotent] = true
+	huma.Register(s.api, create, func(ctx context.Context, in *createMaintenanceInput) (*createdMaintenance, error) {
+		v, err := s.app.CreateMaintenanceWindow(ctx, actorFrom(ctx), in.Body.draft())
+		if err != nil {
+			return nil, err
+		}
+		return &createdMaintenance{Location: base + "/" + v.ID, Body: toMaintenanceWindow(v)}, nil
+	})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "listMaintenanceWindows", Method: http.MethodGet, Path: base,
+		Summary: "List maintenance windows", Description: "Windows in creation order, oldest first.", Tags: tags},
+		monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *listInput) (*struct{ Body List[MaintenanceWindow] }, error) {
+			p, err := s.app.ListMaintenanceWindows(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+			if err != nil {
+				return nil, err
+			}
+			return &struct{ Body List[MaintenanceWindow] }{Body: toList(p, toMaintenanceWindow)}, nil
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "getMaintenanceWindow", Method: http.MethodGet, Path: base + "/{id}",
+		Summary: "Get a maintenance window", Tags: tags}, monitor.ScopeMonitorsRead, http.StatusNotFound),
+		func(ctx context.Context, in *MaintenanceWindowID) (*maintenanceBody, error) {
+			v, err := s.app.GetMaintenanceWindow(ctx, actorFrom(ctx), in.ID)
+			if err != nil {
+				return nil, err
+			}
+			return &maintenanceBody{Body: toMaintenanceWindow(v)}, nil
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "updateMaintenanceWindow", Method: http.MethodPatch, Path: base + "/{id}",
+		Summary:     "Update a maintenance window",
+		Description: "Merges a JSON merge patch into the window and validates the result as a whole. Monitor states follow at the engine's next sweep, within seconds.",
+		Tags:        tags},
+		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *patchMaintenanceInput) (*maintenanceBody, error) {
+			v, err := s.app.UpdateMaintenanceWindow(ctx, actorFrom(ctx), in.ID, s.applyMaintenancePatch(in.Body))
+			if err != nil {
+				return nil, err
+			}
+			return &maintenanceBody{Body: toMaintenanceWindow(v)}, nil
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "deleteMaintenanceWindow", Method: http.MethodDelete, Path: base + "/{id}",
+		Summary:     "Delete a maintenance window",
+		Description: "Its monitors leave MAINTENANCE within seconds, to the state their latest results support, unless another active window holds them.",
+		Tags:        tags, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
+		func(ctx context.Context, in *MaintenanceWindowID) (*struct{}, error) {
+			return nil, s.app.DeleteMaintenanceWindow(ctx, actorFrom(ctx), in.ID)
+		})
+}
+
+// applyMaintenancePatch merges a PATCH body into the window's create form
+// and validates the result against the same schema a create uses.
+func (s *Server) applyMaintenancePatch(p MaintenanceWindowPatch) app.MaintenanceUpdate {
+	return func(cur app.MaintenanceView) (app.MaintenanceDraft, error) {
+		var merged map[string]any
+		b, err := json.Marshal(createForm(cur))
+		if err != nil {
+			return app.MaintenanceDraft{}, err
+		}
+		if err := json.Unmarshal(b, &merged); err != nil {
+			return app.MaintenanceDraft{}, err
+		}
+		mergePatch(merged, p)
+		res := &huma.ValidateResult{}
+		registry := s.api.OpenAPI().Components.Schemas
+		schema := registry.Schema(reflect.TypeFor[MaintenanceWindowCreate](), false, "")
+		huma.Validate(registry, schema, huma.NewPathBuffer([]byte("body"), 0), huma.ModeWriteToServer, merged, res)
+		if len(res.Errors) > 0 {
+			var fields []monitor.FieldError
+			for _, e := range res.Errors {
+				if det, ok := e.(huma.ErrorDetailer); ok {
+					d := det.ErrorDetail()
+					fields = append(fields, monitor.FieldError{Pointer: requiredPointer(locationPointer(d.Location), d.Message), Message: d.Message})
+				}
+			}
+			return app.MaintenanceDraft{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields", Fields: fields}
+		}
+		var c MaintenanceWindowCreate
+		b, _ = json.Marshal(merged)
+		if err := json.Unmarshal(b, &c); err != nil {
+			return app.MaintenanceDraft{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields",
+				Fields: []monitor.FieldError{{Pointer: "/", Message: err.Error()}}}
+		}
+		return c.draft(), nil
+	}
+}
+
+// requiredPointer points at a missing property rather than its parent, as
+// humaError does for request bodies.
+func requiredPointer(where, msg string) string {
+	if name, ok := strings.CutPrefix(msg, "expected required property "); ok {
+		name, _, _ = strings.Cut(name, " ")
+		return strings.TrimSuffix(where, "/") + "/" + name
+	}
+	return where
+}

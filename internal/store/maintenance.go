@@ -1,0 +1,380 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	_ "time/tzdata" // IANA zones even where the system has none (minimal containers)
+
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/recur"
+)
+
+// Maintenance windows as users keep them; maintenance_sweep.go applies them
+// to monitor states.
+
+// MaintenanceWindow is a stored maintenance window. It is one-off
+// (StartsAt, EndsAt) or recurring: exactly one of Cron and RRule, read in
+// Timezone, each occurrence open for Duration of elapsed time; no
+// occurrence begins before StartsAt (also the RRULE's DTSTART) nor after
+// Until (zero: no end).
+type MaintenanceWindow struct {
+	ID          string
+	WorkspaceID string
+	Name        string
+	Description string
+	StartsAt    time.Time
+	EndsAt      time.Time // one-off only
+	Cron        string
+	RRule       string
+	Timezone    string // recurring only
+	Duration    time.Duration
+	Until       time.Time
+	MonitorIDs  []string // sorted
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Recurring reports whether the window repeats.
+func (w MaintenanceWindow) Recurring() bool { return w.Cron != "" || w.RRule != "" }
+
+// Timing is the window as package recur computes it. When the window is
+// invalid the error is recur.FieldErrors naming every failing field as
+// recur.Window.Validate does, with "rule.location" for the time zone.
+func (w MaintenanceWindow) Timing() (recur.Window, error) {
+	win := recur.Window{Start: w.StartsAt, End: w.EndsAt, Duration: w.Duration, Until: w.Until}
+	if !w.Recurring() {
+		return win, win.Validate()
+	}
+	loc, zerr := zone(w.Timezone)
+	var (
+		rule recur.Rule
+		err  = zerr
+	)
+	switch {
+	case err != nil:
+	case w.Cron != "" && w.RRule != "":
+		err = errors.New("both cron and rrule")
+	case w.Cron != "":
+		rule, err = recur.ParseCron(w.Cron, loc)
+	default:
+		rule, err = recur.ParseRRule(w.RRule, w.StartsAt, loc)
+	}
+	if err == nil {
+		win.Rule = &rule
+		if err = win.Validate(); err == nil {
+			return win, nil
+		}
+	}
+	// Say which fields fail: validate again with the rule as written.
+	var errs recur.FieldErrors
+	if zerr != nil {
+		errs = append(errs, recur.FieldError{Field: "rule.location", Message: zerr.Error()})
+	}
+	win.Rule = &recur.Rule{Cron: w.Cron, RRule: w.RRule, Location: loc, DTStart: w.StartsAt}
+	if fes, ok := win.Validate().(recur.FieldErrors); ok {
+		for _, fe := range fes {
+			if !slices.ContainsFunc(errs, func(e recur.FieldError) bool { return e.Field == fe.Field }) {
+				errs = append(errs, fe)
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return recur.Window{}, err // cannot happen: parsing and Validate agree
+	}
+	return recur.Window{}, errs
+}
+
+// zones caches loaded time zones: the sweep evaluates every window every few
+// seconds, and loading a zone reads and parses its file.
+var zones sync.Map // name → *time.Location
+
+// zone loads an IANA time zone. "Local" is refused: it would mean whatever
+// zone the server happens to run in.
+func zone(name string) (*time.Location, error) {
+	if l, ok := zones.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	if name == "" || name == "Local" || len(name) > 64 {
+		return nil, fmt.Errorf("%q is not an IANA time zone name (such as Europe/Berlin or UTC)", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an IANA time zone name (such as Europe/Berlin or UTC)", name)
+	}
+	zones.Store(name, loc)
+	return loc, nil
+}
+
+// UnknownMonitorsError lists ids that name no monitor of the window's
+// workspace — whether they exist elsewhere is not said.
+type UnknownMonitorsError struct{ IDs []string }
+
+func (e *UnknownMonitorsError) Error() string {
+	return "no such monitor in this workspace: " + strings.Join(e.IDs, ", ")
+}
+
+// Unwrap makes it a validation error wherever it is not mapped to fields.
+func (e *UnknownMonitorsError) Unwrap() error {
+	return &monitor.Error{Kind: monitor.KindInvalid, Message: e.Error()}
+}
+
+const windowColumns = `id, workspace_id, name, description, starts_at, ends_at, cron, rrule, timezone,
+	duration_us, until_at, created_at, updated_at`
+
+func scanWindow(row interface{ Scan(...any) error }) (MaintenanceWindow, error) {
+	var (
+		w                         MaintenanceWindow
+		starts, dur, created, upd int64
+		ends, until               sql.NullInt64
+	)
+	err := row.Scan(&w.ID, &w.WorkspaceID, &w.Name, &w.Description, &starts, &ends, &w.Cron, &w.RRule, &w.Timezone,
+		&dur, &until, &created, &upd)
+	if err != nil {
+		return MaintenanceWindow{}, classify(err)
+	}
+	w.StartsAt, w.EndsAt, w.Until = fromMicros(starts), fromNullMicros(ends), fromNullMicros(until)
+	w.Duration = time.Duration(dur) * time.Microsecond
+	w.CreatedAt, w.UpdatedAt = fromMicros(created), fromMicros(upd)
+	return w, nil
+}
+
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queryWindows reads windows with their subjects. With all, it reads every
+// subject in one go instead of naming the windows (there may be more of
+// them than a statement takes parameters).
+func queryWindows(ctx context.Context, q queryer, all bool, where string, args ...any) ([]MaintenanceWindow, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+windowColumns+` FROM maintenance_windows `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		ws  []MaintenanceWindow
+		ids []any
+		at  = map[string]int{}
+	)
+	for rows.Next() {
+		w, err := scanWindow(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		at[w.ID] = len(ws)
+		ids = append(ids, w.ID)
+		ws = append(ws, w)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ws) == 0 {
+		return ws, err
+	}
+	if all {
+		rows, err = q.QueryContext(ctx, `SELECT window_id, monitor_id FROM maintenance_subjects
+			WHERE monitor_id IS NOT NULL ORDER BY window_id, monitor_id`)
+	} else {
+		rows, err = q.QueryContext(ctx, `SELECT window_id, monitor_id FROM maintenance_subjects
+			WHERE monitor_id IS NOT NULL AND window_id IN (`+placeholders(1, len(ids))+`)
+			ORDER BY window_id, monitor_id`, ids...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var wid, mid string
+		if err := rows.Scan(&wid, &mid); err != nil {
+			return nil, err
+		}
+		if i, ok := at[wid]; ok { // a window created since the first query is left for the next sweep
+			ws[i].MonitorIDs = append(ws[i].MonitorIDs, mid)
+		}
+	}
+	return ws, rows.Err()
+}
+
+func windowArgs(w MaintenanceWindow) []any {
+	return []any{w.ID, w.WorkspaceID, w.Name, w.Description, micros(w.StartsAt), nullMicros(w.EndsAt),
+		w.Cron, w.RRule, w.Timezone, w.Duration.Microseconds(), nullMicros(w.Until), micros(w.CreatedAt), micros(w.UpdatedAt)}
+}
+
+// unknownMonitors returns the ids among ids that are not monitors of the
+// workspace. In a transaction on PostgreSQL it also holds the found rows,
+// so none is deleted before the subjects that name it are written.
+func (db *DB) unknownMonitors(ctx context.Context, q queryer, wsID string, ids []string, lock bool) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{wsID}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	suffix := ""
+	if lock && db.d.name == EnginePostgres {
+		suffix = " FOR KEY SHARE"
+	}
+	rows, err := q.QueryContext(ctx, `SELECT id FROM monitors WHERE workspace_id = $1 AND id IN (`+
+		placeholders(2, len(ids))+`)`+suffix, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		found[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, id := range ids {
+		if !found[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing, nil
+}
+
+// UnknownMonitors returns the ids that are not monitors of the workspace,
+// so a request can name every one at once.
+func (db *DB) UnknownMonitors(ctx context.Context, wsID string, ids []string) (missing []string, err error) {
+	defer monitor.Wrap(&err, "store.UnknownMonitors(%s)", wsID)
+	return db.unknownMonitors(ctx, db.r, wsID, ids, false)
+}
+
+// putSubjects checks that every monitor of w is in its workspace and writes
+// the window's subjects.
+func (db *DB) putSubjects(ctx context.Context, tx *sql.Tx, w MaintenanceWindow) error {
+	missing, err := db.unknownMonitors(ctx, tx, w.WorkspaceID, w.MonitorIDs, true)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return &UnknownMonitorsError{IDs: missing}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM maintenance_subjects WHERE window_id = $1`, w.ID); err != nil {
+		return err
+	}
+	for start := 0; start < len(w.MonitorIDs); start += 500 {
+		part := w.MonitorIDs[start:min(start+500, len(w.MonitorIDs))]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO maintenance_subjects (window_id, subject_id, monitor_id) VALUES `)
+		args := []any{w.ID}
+		for i, id := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			fmt.Fprintf(&q, "($1, $%d, $%d)", i+2, i+2)
+			args = append(args, id)
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return classify(err)
+		}
+	}
+	return nil
+}
+
+// CreateMaintenanceWindow stores w unless its workspace already has
+// maxWindows windows (ErrQuota), or a monitor it names is not one of the
+// workspace's (*UnknownMonitorsError).
+func (db *DB) CreateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, maxWindows int) (err error) {
+	defer monitor.Wrap(&err, "store.CreateMaintenanceWindow(%s)", w.ID)
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		var ws string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM workspaces WHERE id = $1`+db.d.forUpdate, w.WorkspaceID).Scan(&ws)
+		if err != nil {
+			return classify(err)
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM maintenance_windows WHERE workspace_id = $1`, w.WorkspaceID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= maxWindows {
+			return refine(ErrQuota, "maintenance window quota reached: this workspace allows at most %d windows", maxWindows)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO maintenance_windows (`+windowColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, windowArgs(w)...)
+		if err != nil {
+			return classify(err)
+		}
+		return db.putSubjects(ctx, tx, w)
+	})
+}
+
+// GetMaintenanceWindow returns a window of the workspace; ErrNotFound also
+// when it belongs to another workspace.
+func (db *DB) GetMaintenanceWindow(ctx context.Context, wsID, id string) (w MaintenanceWindow, err error) {
+	defer monitor.Wrap(&err, "store.GetMaintenanceWindow(%s)", id)
+	ws, err := queryWindows(ctx, db.r, false, `WHERE workspace_id = $1 AND id = $2`, wsID, id)
+	if err != nil {
+		return MaintenanceWindow{}, err
+	}
+	if len(ws) == 0 {
+		return MaintenanceWindow{}, monitor.ErrNotFound
+	}
+	return ws[0], nil
+}
+
+// ListMaintenanceWindows returns up to limit windows of the workspace with
+// ids after afterID, by id (creation order).
+func (db *DB) ListMaintenanceWindows(ctx context.Context, wsID, afterID string, limit int) (ws []MaintenanceWindow, err error) {
+	defer monitor.Wrap(&err, "store.ListMaintenanceWindows(%s)", wsID)
+	if limit <= 0 {
+		return nil, errors.New("limit must be positive")
+	}
+	return queryWindows(ctx, db.r, false, `WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, wsID, afterID, limit)
+}
+
+func (db *DB) CountMaintenanceWindows(ctx context.Context, wsID string) (n int, err error) {
+	defer monitor.Wrap(&err, "store.CountMaintenanceWindows(%s)", wsID)
+	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM maintenance_windows WHERE workspace_id = $1`, wsID).Scan(&n)
+	return n, err
+}
+
+// AllMaintenanceWindows returns the windows of every workspace, for the
+// maintenance sweep.
+func (db *DB) AllMaintenanceWindows(ctx context.Context) (ws []MaintenanceWindow, err error) {
+	defer monitor.Wrap(&err, "store.AllMaintenanceWindows")
+	return queryWindows(ctx, db.r, true, `ORDER BY id`)
+}
+
+// UpdateMaintenanceWindow replaces what a user edits — everything but the
+// id, workspace and creation time — if the row is still as the caller read
+// it (updated_at = prevUpdatedAt); else ErrStale.
+func (db *DB) UpdateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, prevUpdatedAt time.Time) (err error) {
+	defer monitor.Wrap(&err, "store.UpdateMaintenanceWindow(%s)", w.ID)
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		err := oneRow(tx.ExecContext(ctx, `UPDATE maintenance_windows SET name = $4, description = $5, starts_at = $6,
+			ends_at = $7, cron = $8, rrule = $9, timezone = $10, duration_us = $11, until_at = $12, updated_at = $13
+			WHERE workspace_id = $1 AND id = $2 AND updated_at = $3`,
+			w.WorkspaceID, w.ID, micros(prevUpdatedAt), w.Name, w.Description, micros(w.StartsAt), nullMicros(w.EndsAt),
+			w.Cron, w.RRule, w.Timezone, w.Duration.Microseconds(), nullMicros(w.Until), micros(w.UpdatedAt)))
+		if err != nil {
+			return err
+		}
+		return db.putSubjects(ctx, tx, w)
+	})
+	if errors.Is(err, monitor.ErrNotFound) {
+		if _, gerr := db.GetMaintenanceWindow(ctx, w.WorkspaceID, w.ID); gerr == nil {
+			return ErrStale
+		}
+	}
+	return err
+}
+
+// DeleteMaintenanceWindow removes a window; its monitors leave maintenance
+// at the next sweep.
+func (db *DB) DeleteMaintenanceWindow(ctx context.Context, wsID, id string) (err error) {
+	defer monitor.Wrap(&err, "store.DeleteMaintenanceWindow(%s)", id)
+	return oneRow(db.w.ExecContext(ctx, `DELETE FROM maintenance_windows WHERE workspace_id = $1 AND id = $2`, wsID, id))
+}

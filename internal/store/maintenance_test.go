@@ -1,0 +1,493 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/recur"
+	"github.com/tocsin/tocsin/internal/store"
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+// The maintenance-window contract, the same on every engine.
+func TestMaintenance(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, storetest.Engine)
+	}{
+		{"Windows", testMaintenanceWindows},
+		{"WindowPages", testMaintenanceWindowPages},
+		{"Apply", testApplyMaintenance},
+		{"ApplyTwoNodes", testApplyMaintenanceTwoNodes},
+		{"ApplyWithObservations", testApplyMaintenanceWithObservations},
+	}
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) { tt.fn(t, e) })
+			}
+		})
+	}
+}
+
+// addMonitor stores a tcp monitor of the workspace.
+func addMonitor(t *testing.T, db *store.DB, wsID string, cfg monitor.Config) monitor.Monitor {
+	t.Helper()
+	if cfg.Host == "" {
+		cfg.Host, cfg.Port = "db.internal", 5432
+	}
+	m := monitor.Monitor{ID: ids.New(ids.Monitor, t0), WorkspaceID: wsID, Type: monitor.TypeTCP, Name: "m", Config: cfg,
+		IntervalSeconds: 30, State: monitor.StatePending, StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
+	check(t, db.CreateMonitor(ctx, m, nil, 1000))
+	return m
+}
+
+func oneOff(wsID string, monitorIDs ...string) store.MaintenanceWindow {
+	return store.MaintenanceWindow{ID: ids.New(ids.Maintenance, t0), WorkspaceID: wsID, Name: "db upgrade",
+		Description: "Postgres 17", StartsAt: t0.Add(time.Hour), EndsAt: t0.Add(3 * time.Hour),
+		MonitorIDs: monitorIDs, CreatedAt: t0, UpdatedAt: t0}
+}
+
+func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	_, other := seed(t, db, "other")
+	m1, m2 := addMonitor(t, db, w.ID, monitor.Config{}), addMonitor(t, db, w.ID, monitor.Config{})
+	mOther := addMonitor(t, db, other.ID, monitor.Config{})
+	ids2 := []string{m1.ID, m2.ID}
+	slices.Sort(ids2)
+
+	one := oneOff(w.ID, ids2...)
+	check(t, db.CreateMaintenanceWindow(ctx, one, 10))
+	wantKind(t, db.CreateMaintenanceWindow(ctx, one, 10), store.ErrConflict)
+	got, err := db.GetMaintenanceWindow(ctx, w.ID, one.ID)
+	check(t, err)
+	equal(t, got, one)
+
+	weekly := store.MaintenanceWindow{ID: ids.New(ids.Maintenance, t0), WorkspaceID: w.ID, Name: "weekly",
+		StartsAt: t0, Cron: "0 2 * * 6", Timezone: "Europe/Berlin", Duration: 2 * time.Hour,
+		Until: t0.AddDate(1, 0, 0), MonitorIDs: []string{m1.ID}, CreatedAt: t0, UpdatedAt: t0}
+	check(t, db.CreateMaintenanceWindow(ctx, weekly, 10))
+	got, err = db.GetMaintenanceWindow(ctx, w.ID, weekly.ID)
+	check(t, err)
+	equal(t, got, weekly)
+
+	// A monitor of another workspace, or none at all, is refused and named;
+	// nothing is stored.
+	for _, bad := range [][]string{{m1.ID, mOther.ID}, {"mon_nope"}} {
+		win := oneOff(w.ID, bad...)
+		err := db.CreateMaintenanceWindow(ctx, win, 10)
+		var um *store.UnknownMonitorsError
+		if !errors.As(err, &um) || !slices.Equal(um.IDs, bad[len(bad)-1:]) || monitor.KindOf(err) != monitor.KindInvalid {
+			t.Fatalf("create naming %v: %v", bad, err)
+		}
+		_, err = db.GetMaintenanceWindow(ctx, w.ID, win.ID)
+		wantKind(t, err, monitor.ErrNotFound)
+	}
+	missing, err := db.UnknownMonitors(ctx, w.ID, []string{m1.ID, mOther.ID, "mon_nope"})
+	check(t, err)
+	equal(t, missing, []string{mOther.ID, "mon_nope"})
+
+	// Another workspace cannot tell the window exists.
+	_, err = db.GetMaintenanceWindow(ctx, other.ID, one.ID)
+	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, db.DeleteMaintenanceWindow(ctx, other.ID, one.ID), monitor.ErrNotFound)
+	moved := one
+	moved.WorkspaceID = other.ID
+	wantKind(t, db.UpdateMaintenanceWindow(ctx, moved, one.UpdatedAt), monitor.ErrNotFound)
+
+	// Update everything a user edits, subjects included; optimistic.
+	prev := one.UpdatedAt
+	one.Name, one.Description = "db upgrade, take two", ""
+	one.StartsAt, one.EndsAt = t0.Truncate(time.Minute), time.Time{}
+	one.RRule, one.Timezone, one.Duration = "FREQ=MONTHLY;BYDAY=1SU;BYHOUR=3;BYMINUTE=0", "America/New_York", 90*time.Minute
+	one.MonitorIDs = []string{m2.ID}
+	one.UpdatedAt = t0.Add(time.Minute)
+	check(t, db.UpdateMaintenanceWindow(ctx, one, prev))
+	got, err = db.GetMaintenanceWindow(ctx, w.ID, one.ID)
+	check(t, err)
+	equal(t, got, one)
+	stale := one
+	stale.Name = "lost update"
+	wantKind(t, db.UpdateMaintenanceWindow(ctx, stale, prev), store.ErrStale)
+	// A refused update changes nothing.
+	bad := one
+	bad.MonitorIDs, bad.UpdatedAt = []string{mOther.ID}, t0.Add(2*time.Minute)
+	var um *store.UnknownMonitorsError
+	if err := db.UpdateMaintenanceWindow(ctx, bad, one.UpdatedAt); !errors.As(err, &um) {
+		t.Fatalf("update naming another workspace's monitor: %v", err)
+	}
+	got, err = db.GetMaintenanceWindow(ctx, w.ID, one.ID)
+	check(t, err)
+	equal(t, got, one)
+
+	// Deleting a monitor takes it out of its windows.
+	check(t, db.DeleteMonitor(ctx, w.ID, m2.ID))
+	got, err = db.GetMaintenanceWindow(ctx, w.ID, one.ID)
+	check(t, err)
+	if len(got.MonitorIDs) != 0 {
+		t.Fatalf("subjects after deleting the monitor: %v", got.MonitorIDs)
+	}
+
+	// The sweep sees every workspace's windows.
+	otherWin := oneOff(other.ID, mOther.ID)
+	check(t, db.CreateMaintenanceWindow(ctx, otherWin, 10))
+	all, err := db.AllMaintenanceWindows(ctx)
+	check(t, err)
+	var allIDs []string
+	for _, x := range all {
+		allIDs = append(allIDs, x.ID)
+	}
+	equal(t, allIDs, []string{one.ID, weekly.ID, otherWin.ID})
+
+	check(t, db.DeleteMaintenanceWindow(ctx, w.ID, one.ID))
+	_, err = db.GetMaintenanceWindow(ctx, w.ID, one.ID)
+	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, db.DeleteMaintenanceWindow(ctx, w.ID, one.ID), monitor.ErrNotFound)
+	wantKind(t, db.UpdateMaintenanceWindow(ctx, one, one.UpdatedAt), monitor.ErrNotFound)
+
+	// Quota, and a workspace that does not exist.
+	n, err := db.CountMaintenanceWindows(ctx, w.ID)
+	check(t, err)
+	if n != 1 {
+		t.Fatalf("CountMaintenanceWindows = %d, want 1", n)
+	}
+	wantKind(t, db.CreateMaintenanceWindow(ctx, oneOff(w.ID, m1.ID), 1), store.ErrQuota)
+	wantKind(t, db.CreateMaintenanceWindow(ctx, oneOff("ws_missing"), 10), monitor.ErrNotFound)
+}
+
+func testMaintenanceWindowPages(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	_, other := seed(t, db, "other")
+	m := addMonitor(t, db, w.ID, monitor.Config{})
+	check(t, db.CreateMaintenanceWindow(ctx, oneOff(other.ID), 10))
+	var want []string
+	for range 5 {
+		win := oneOff(w.ID, m.ID)
+		check(t, db.CreateMaintenanceWindow(ctx, win, 10))
+		want = append(want, win.ID)
+	}
+	var got []string
+	after := ""
+	for {
+		page, err := db.ListMaintenanceWindows(ctx, w.ID, after, 2)
+		check(t, err)
+		for _, x := range page {
+			if !slices.Equal(x.MonitorIDs, []string{m.ID}) {
+				t.Fatalf("window %s lists %v", x.ID, x.MonitorIDs)
+			}
+			got = append(got, x.ID)
+		}
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	equal(t, got, want)
+	n, err := db.CountMaintenanceWindows(ctx, w.ID)
+	check(t, err)
+	if n != 5 {
+		t.Fatalf("count %d", n)
+	}
+}
+
+// observe runs one check result of m through the engine's path: claim,
+// then apply.
+func observe(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at time.Time) []store.StateChange {
+	t.Helper()
+	check(t, db.SetNextDueForTest(ctx, m.ID, at))
+	due, err := db.ClaimDue(ctx, "node", at, at, time.Microsecond, 1000)
+	check(t, err)
+	i := slices.IndexFunc(due, func(d store.DueCheck) bool { return d.Monitor.ID == m.ID })
+	if i < 0 {
+		t.Fatalf("%s not claimed at %v", m.ID, at)
+	}
+	changes, err := db.ApplyObservations(ctx, "node", []store.Completed{{Seq: due[i].Seq,
+		Observation: monitor.Observation{MonitorID: m.ID, StartedAt: at, Due: at, Result: r, Probe: "p", Region: "r"},
+		Thresholds:  monitor.Thresholds{Confirmations: m.Config.Confirmations, Recoveries: m.Config.Recoveries}}})
+	check(t, err)
+	return changes
+}
+
+func path(changes []store.StateChange) []string {
+	var out []string
+	for _, c := range changes {
+		out = append(out, fmt.Sprintf("%s %s→%s: %s", c.SubjectID, c.From, c.To, c.Cause))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func testApplyMaintenance(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	up := addMonitor(t, db, w.ID, monitor.Config{})
+	paused := addMonitor(t, db, w.ID, monitor.Config{})
+	strict := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 3})
+	outside := addMonitor(t, db, w.ID, monitor.Config{})
+	at := t0.Add(time.Hour)
+	tick := func() time.Time { at = at.Add(time.Second); return at }
+	observe(t, db, up, monitor.ResultUp, tick())
+	observe(t, db, strict, monitor.ResultUp, tick())
+	check(t, db.SetMonitorPaused(ctx, w.ID, paused.ID, true, tick()))
+
+	both := store.MaintenancePlan{Now: tick(), Active: map[string][]string{up.ID: {"mw_a"}, paused.ID: {"mw_a"}, strict.ID: {"mw_a"}}}
+	changes, err := db.ApplyMaintenance(ctx, both)
+	check(t, err)
+	equal(t, path(changes), path([]store.StateChange{
+		{SubjectID: up.ID, Transition: monitor.Transition{From: monitor.StateUp, To: monitor.StateMaintenance, Cause: "maintenance window mw_a began"}},
+		{SubjectID: strict.ID, Transition: monitor.Transition{From: monitor.StateUp, To: monitor.StateMaintenance, Cause: "maintenance window mw_a began"}},
+	}))
+	for _, c := range changes {
+		if !c.At.Equal(both.Now) {
+			t.Fatalf("transition at %v, want the sweep's time %v", c.At, both.Now)
+		}
+	}
+	// The same plan again finds the work done.
+	changes, err = db.ApplyMaintenance(ctx, both)
+	check(t, err)
+	equal(t, len(changes), 0)
+	if s := getState(t, db, paused); s != monitor.StatePaused {
+		t.Fatalf("paused monitor is %s", s)
+	}
+	if s := getState(t, db, outside); s != monitor.StatePending {
+		t.Fatalf("monitor outside the window is %s", s)
+	}
+
+	// Checks go on during maintenance and move the streaks, not the state.
+	for range 2 {
+		if c := observe(t, db, up, monitor.ResultDown, tick()); len(c) != 0 {
+			t.Fatalf("a check during maintenance changed the state: %+v", c)
+		}
+		observe(t, db, strict, monitor.ResultDown, tick())
+	}
+	if s := getState(t, db, up); s != monitor.StateMaintenance {
+		t.Fatalf("state during maintenance after downs: %s", s)
+	}
+
+	// mw_a ends while mw_b still covers up: it stays, now held by mw_b.
+	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: tick(), Active: map[string][]string{up.ID: {"mw_b"}}})
+	check(t, err)
+	// strict leaves: two downs are not its three confirmations, and its
+	// last result was down, so nothing is known: PENDING.
+	equal(t, path(changes), path([]store.StateChange{
+		{SubjectID: strict.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StatePending, Cause: "maintenance window mw_a ended"}},
+	}))
+	// mw_b goes: up leaves to what its two downs support.
+	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: tick(), Active: map[string][]string{},
+		EndCause: func(m, win string) string { return "window " + win + " was deleted" }})
+	check(t, err)
+	equal(t, path(changes), path([]store.StateChange{
+		{SubjectID: up.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StateDown, Cause: "window mw_b was deleted"}},
+	}))
+	hist, err := db.ListStateChanges(ctx, w.ID, up.ID, time.Time{}, 10)
+	check(t, err)
+	var causes []string
+	for _, tr := range slices.Backward(hist) {
+		causes = append(causes, fmt.Sprintf("%s→%s: %s", tr.From, tr.To, tr.Cause))
+	}
+	equal(t, causes, []string{"PENDING→UP: up", "UP→MAINTENANCE: maintenance window mw_a began", "MAINTENANCE→DOWN: window mw_b was deleted"})
+
+	// A paused monitor resumed inside a window enters maintenance.
+	check(t, db.SetMonitorPaused(ctx, w.ID, paused.ID, false, tick()))
+	changes, err = db.ApplyMaintenance(ctx, both)
+	check(t, err)
+	if len(changes) != 3 || getState(t, db, paused) != monitor.StateMaintenance {
+		t.Fatalf("after resume: %v", path(changes))
+	}
+}
+
+func getState(t *testing.T, db *store.DB, m monitor.Monitor) monitor.State {
+	t.Helper()
+	got, err := db.GetMonitor(ctx, m.WorkspaceID, m.ID)
+	check(t, err)
+	return got.State
+}
+
+// Several nodes sweep at once: each transition happens once.
+func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
+	u := storetest.URL(t, e)
+	var dbs []*store.DB
+	for range 3 {
+		db, err := store.Open(ctx, u)
+		check(t, err)
+		t.Cleanup(func() { db.Close() })
+		dbs = append(dbs, db)
+	}
+	_, w := seed(t, dbs[0], "acme")
+	active := map[string][]string{}
+	for range 40 {
+		m := addMonitor(t, dbs[0], w.ID, monitor.Config{})
+		active[m.ID] = []string{"mw_x"}
+	}
+	for round, plan := range []store.MaintenancePlan{
+		{Now: t0.Add(time.Hour), Active: active},
+		{Now: t0.Add(2 * time.Hour), Active: map[string][]string{}},
+	} {
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			total int
+		)
+		for i := range 6 {
+			wg.Go(func() {
+				changes, err := dbs[i%len(dbs)].ApplyMaintenance(ctx, plan)
+				if err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				total += len(changes)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if total != len(active) {
+			t.Fatalf("round %d: %d transitions for %d monitors", round, total, len(active))
+		}
+	}
+}
+
+// The sweep and the observation writer take the same rows: run together,
+// neither fails (no deadlock) and no observation is lost.
+func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
+	u := storetest.URL(t, e)
+	writerDB, err := store.Open(ctx, u)
+	check(t, err)
+	t.Cleanup(func() { writerDB.Close() })
+	sweepDB, err := store.Open(ctx, u)
+	check(t, err)
+	t.Cleanup(func() { sweepDB.Close() })
+	_, w := seed(t, writerDB, "acme")
+	var ms []monitor.Monitor
+	active := map[string][]string{}
+	for range 20 {
+		m := addMonitor(t, writerDB, w.ID, monitor.Config{})
+		ms = append(ms, m)
+		active[m.ID] = []string{"mw_x"}
+	}
+	base := t0.Add(time.Hour)
+	// Claimed first: a claim skips rows that a sweep holds locked.
+	seqs := map[string]int64{}
+	due, err := writerDB.ClaimDue(ctx, "node", base.Add(time.Hour), base.Add(time.Hour), time.Hour, 1000)
+	check(t, err)
+	for _, d := range due {
+		seqs[d.Monitor.ID] = d.Seq
+	}
+	if len(seqs) != len(ms) {
+		t.Fatalf("claimed %d of %d", len(seqs), len(ms))
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 30 {
+			plan := store.MaintenancePlan{Now: base.Add(time.Duration(i) * time.Second), Active: active}
+			if i%2 == 1 {
+				plan.Active = nil
+			}
+			if _, err := sweepDB.ApplyMaintenance(ctx, plan); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for i := range 30 {
+			var batch []store.Completed
+			for j := range ms {
+				at := base.Add(time.Duration(i)*time.Second + time.Duration(j)*time.Millisecond)
+				batch = append(batch, store.Completed{Seq: seqs[ms[j].ID], Thresholds: monitor.Thresholds{},
+					Observation: monitor.Observation{MonitorID: ms[j].ID, StartedAt: at, Due: at, Result: monitor.ResultDown, Probe: "p", Region: "r"}})
+			}
+			slices.Reverse(batch) // the writer sorts; the locking order must not depend on the caller's
+			if _, err := writerDB.ApplyObservations(ctx, "node", batch); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	for _, m := range ms {
+		obs, err := writerDB.ListObservations(ctx, w.ID, m.ID, store.ObservationQuery{Limit: 100})
+		check(t, err)
+		if len(obs) != 30 {
+			t.Fatalf("%s: %d observations stored, want 30", m.ID, len(obs))
+		}
+	}
+}
+
+// TestMaintenanceTiming: a stored window's timing is what recur computes,
+// with the time zone, the RRULE's DTSTART taken from StartsAt, and Until;
+// invalid windows name their fields.
+func TestMaintenanceTiming(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	cases := []struct {
+		name     string
+		w        store.MaintenanceWindow
+		now      string
+		active   bool
+		end      string // when active
+		next     string // "" when none
+		badField string // Timing fails naming this field
+	}{
+		{name: "one-off inside", w: store.MaintenanceWindow{StartsAt: at("2026-05-01T10:00:00Z"), EndsAt: at("2026-05-01T12:00:00Z")},
+			now: "2026-05-01T11:00:00Z", active: true, end: "2026-05-01T12:00:00Z"},
+		{name: "one-off before", w: store.MaintenanceWindow{StartsAt: at("2026-05-01T10:00:00Z"), EndsAt: at("2026-05-01T12:00:00Z")},
+			now: "2026-05-01T09:00:00Z", next: "2026-05-01T10:00:00Z"},
+		// Saturdays 02:00 Berlin (CEST in May: 00:00Z) for two hours.
+		{name: "cron in a zone", w: store.MaintenanceWindow{Cron: "0 2 * * 6", Timezone: "Europe/Berlin", Duration: 2 * time.Hour,
+			StartsAt: at("2026-01-01T00:00:00Z")}, now: "2026-05-02T01:30:00Z", active: true, end: "2026-05-02T02:00:00Z", next: "2026-05-09T00:00:00Z"},
+		// The same in March: the 28th is still CET (01:00Z); the 4th of April is CEST.
+		{name: "cron across DST", w: store.MaintenanceWindow{Cron: "0 2 * * 6", Timezone: "Europe/Berlin", Duration: 2 * time.Hour,
+			StartsAt: at("2026-01-01T00:00:00Z")}, now: "2026-03-28T02:59:00Z", active: true, end: "2026-03-28T03:00:00Z", next: "2026-04-04T00:00:00Z"},
+		{name: "until stops it", w: store.MaintenanceWindow{Cron: "0 2 * * 6", Timezone: "Europe/Berlin", Duration: 2 * time.Hour,
+			StartsAt: at("2026-01-01T00:00:00Z"), Until: at("2026-05-03T00:00:00Z")}, now: "2026-05-02T01:30:00Z", active: true, end: "2026-05-02T02:00:00Z"},
+		{name: "starts at bounds it", w: store.MaintenanceWindow{Cron: "0 2 * * 6", Timezone: "Europe/Berlin", Duration: 2 * time.Hour,
+			StartsAt: at("2026-05-02T00:30:00Z")}, now: "2026-05-02T01:30:00Z", next: "2026-05-09T00:00:00Z"},
+		// FREQ=DAILY without BYHOUR: the time of day comes from DTSTART (StartsAt) in the zone.
+		{name: "rrule anchored at startsAt", w: store.MaintenanceWindow{RRule: "FREQ=DAILY;INTERVAL=2", Timezone: "America/New_York",
+			Duration: 30 * time.Minute, StartsAt: at("2026-06-01T07:00:00Z")}, now: "2026-06-03T07:10:00Z", active: true,
+			end: "2026-06-03T07:30:00Z", next: "2026-06-05T07:00:00Z"},
+		{name: "unknown zone", w: store.MaintenanceWindow{Cron: "0 2 * * *", Timezone: "Mars/Olympus", Duration: time.Hour, StartsAt: t0}, badField: "rule.location"},
+		{name: "Local is not a zone", w: store.MaintenanceWindow{Cron: "0 2 * * *", Timezone: "Local", Duration: time.Hour, StartsAt: t0}, badField: "rule.location"},
+		{name: "cron that never fires", w: store.MaintenanceWindow{Cron: "0 0 30 2 *", Timezone: "UTC", Duration: time.Hour, StartsAt: t0}, badField: "rule.cron"},
+		{name: "bad rrule", w: store.MaintenanceWindow{RRule: "FREQ=HOURLY", Timezone: "UTC", Duration: time.Hour, StartsAt: t0}, badField: "rule.rrule"},
+		{name: "both rules", w: store.MaintenanceWindow{Cron: "0 2 * * *", RRule: "FREQ=DAILY", Timezone: "UTC", Duration: time.Hour, StartsAt: t0}, badField: "rule.rrule"},
+		{name: "duration too long", w: store.MaintenanceWindow{Cron: "0 2 * * *", Timezone: "UTC", Duration: 8 * 24 * time.Hour, StartsAt: t0}, badField: "duration"},
+		{name: "one-off backwards", w: store.MaintenanceWindow{StartsAt: t0, EndsAt: t0.Add(-time.Hour)}, badField: "end"},
+	}
+	for _, c := range cases {
+		timing, err := c.w.Timing()
+		if c.badField != "" {
+			var fes recur.FieldErrors
+			if !errors.As(err, &fes) || !slices.ContainsFunc(fes, func(fe recur.FieldError) bool { return fe.Field == c.badField }) {
+				t.Errorf("%s: Timing() error %v, want one naming %s", c.name, err, c.badField)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		now := at(c.now)
+		active, end := timing.Active(now)
+		if active != c.active || (active && !end.Equal(at(c.end))) {
+			t.Errorf("%s: Active(%s) = %v, %v; want %v, %s", c.name, c.now, active, end, c.active, c.end)
+		}
+		next, ok := timing.NextStart(now)
+		if ok != (c.next != "") || (ok && !next.Equal(at(c.next))) {
+			t.Errorf("%s: NextStart(%s) = %v, %v; want %q", c.name, c.now, next, ok, c.next)
+		}
+	}
+}
