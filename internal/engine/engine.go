@@ -64,6 +64,9 @@ type Options struct {
 	// Backlog is how many observations may wait for the writer before the
 	// scheduler stops claiming more; 20000.
 	Backlog int
+	// WriteLinger is how long the writer waits, after the first observation
+	// of a batch, for more to join it; 100ms. Negative: no wait.
+	WriteLinger time.Duration
 }
 
 func (o *Options) defaults() {
@@ -100,6 +103,9 @@ func (o *Options) defaults() {
 	if o.Backlog <= 0 {
 		o.Backlog = 20000
 	}
+	if o.WriteLinger == 0 {
+		o.WriteLinger = 100 * time.Millisecond
+	}
 }
 
 // Engine is one node's scheduler and writer.
@@ -121,7 +127,7 @@ type Engine struct {
 func New(o Options) *Engine {
 	o.defaults()
 	e := &Engine{o: o, owner: o.Node + "/" + rand.Text()[:10], sem: make(chan struct{}, o.Concurrency), held: map[int64]*time.Timer{}}
-	e.writer = newWriter(o.Store, e.owner, o.Log, o.Metrics, o.Backlog)
+	e.writer = newWriter(o.Store, e.owner, o.Log, o.Metrics, o.WriteLinger)
 	return e
 }
 
@@ -211,7 +217,9 @@ func (e *Engine) claim(ctx, checkCtx context.Context) int {
 		d := d
 		e.held[d.Seq] = nil
 		e.checks.Add(1)
-		e.held[d.Seq] = time.AfterFunc(max(d.Due.Sub(now), 0), func() { e.start(checkCtx, d) })
+		// From the time after the claim returned, not before it was made:
+		// otherwise every check would start late by the claim's duration.
+		e.held[d.Seq] = time.AfterFunc(max(d.Due.Sub(e.o.Now()), 0), func() { e.start(checkCtx, d) })
 	}
 	return len(due)
 }
