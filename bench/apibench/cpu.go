@@ -2,9 +2,8 @@ package main
 
 import (
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+
+	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
 // On a small machine the load generator, the server and PostgreSQL share
@@ -13,14 +12,8 @@ import (
 
 // cpuSample is cumulative CPU time in clock ticks.
 type cpuSample struct {
-	all, busy uint64 // all CPUs, from /proc/stat
-	procs     map[int]procTime
-}
-
-type procTime struct {
-	own, children uint64 // user+system time of the process, and of its reaped children
-	start         uint64 // start time, telling a reused pid from the same process
-	comm          string
+	all, busy uint64 // all CPUs; busy counts steal too
+	procs     map[int]host.Proc
 }
 
 // cpuShare is a round's CPU use, in percent of the whole machine.
@@ -29,56 +22,11 @@ type cpuShare struct {
 }
 
 func sampleCPU() (s cpuSample, ok bool) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
+	c, ok := host.ReadCPU()
+	if !ok {
 		return s, false
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return s, false
-	}
-	var v [8]uint64
-	for i := range v {
-		v[i], _ = strconv.ParseUint(f[i+1], 10, 64)
-	}
-	// user nice system idle iowait irq softirq steal
-	s.busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
-	s.all = s.busy + v[3] + v[4]
-	s.procs = map[int]procTime{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range stats {
-		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		if err != nil {
-			continue
-		}
-		if t, ok := readProcTime(p); ok {
-			s.procs[pid] = t
-		}
-	}
-	return s, true
-}
-
-func readProcTime(path string) (procTime, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return procTime{}, false
-	}
-	open, end := strings.IndexByte(string(b), '('), strings.LastIndexByte(string(b), ')')
-	if open < 0 || end < open {
-		return procTime{}, false
-	}
-	f := strings.Fields(string(b[end+1:]))
-	if len(f) < 20 {
-		return procTime{}, false
-	}
-	// After the command: state(0) … utime(11) stime(12) cutime(13) cstime(14) … starttime(19).
-	var n [4]uint64
-	for i := range n {
-		n[i], _ = strconv.ParseUint(f[11+i], 10, 64)
-	}
-	start, _ := strconv.ParseUint(f[19], 10, 64)
-	return procTime{own: n[0] + n[1], children: n[2] + n[3], start: start, comm: string(b[open+1 : end])}, true
+	return cpuSample{all: c.All(), busy: c.Busy + c.Steal, procs: host.Procs()}, true
 }
 
 // share attributes the CPU time between a and b to this process, the
@@ -92,29 +40,24 @@ func (a cpuSample) share(b cpuSample, serverPID int) cpuShare {
 		return cpuShare{}
 	}
 	pct := func(x uint64) float64 { return 100 * float64(x) / d }
-	delta := func(x, y uint64) uint64 {
-		if y < x {
-			return 0
-		}
-		return y - x
-	}
+	delta := host.Delta
 	s := cpuShare{busy: pct(delta(a.busy, b.busy))}
 	self := os.Getpid()
 	for pid, t := range b.procs {
 		before := a.procs[pid] // zero for a process started meanwhile
-		if before.start != t.start {
-			before = procTime{}
+		if before.Start != t.Start {
+			before = host.Proc{}
 		}
-		own := pct(delta(before.own, t.own))
+		own := pct(delta(before.Own, t.Own))
 		switch {
 		case pid == self:
 			s.self += own
 		case pid == serverPID:
 			s.server += own
-		case t.comm == "postgres":
+		case t.Comm == "postgres":
 			s.pg += own
 		default:
-			s.other += own + pct(delta(before.children, t.children))
+			s.other += own + pct(delta(before.Children, t.Children))
 		}
 	}
 	return s

@@ -6,36 +6,22 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
 // machine describes where the numbers were taken.
 type machine struct {
-	date, cpus, cpuModel, goVersion, kernel, postgres, tocsin string
+	host.Machine
+	postgres, tocsin string
 }
 
 func machineInfo(b *bench) machine {
-	m := machine{
-		date:      time.Now().UTC().Format("2006-01-02 15:04 UTC"),
-		cpus:      fmt.Sprintf("%d (GOMAXPROCS %d)", runtime.NumCPU(), runtime.GOMAXPROCS(0)),
-		cpuModel:  "unknown",
-		goVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-	}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.cpuModel = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.kernel = strings.TrimSpace(string(b))
-	}
+	m := machine{Machine: host.Describe()}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if len(b.pgDBs) > 0 {
@@ -169,14 +155,14 @@ func summarize(t *target) row {
 }
 
 func report(w io.Writer, c config, m machine, targets []*target) {
-	fmt.Fprintf(w, "Machine: %s CPUs, %s; Linux %s; %s\n", m.cpus, m.cpuModel, m.kernel, m.goVersion)
+	fmt.Fprintf(w, "Machine: %s CPUs, %s; Linux %s; %s\n", m.CPUs, m.CPUModel, m.Kernel, m.GoVersion)
 	if m.postgres != "" {
 		fmt.Fprintf(w, "PostgreSQL: %s, on the same machine\n", m.postgres)
 	}
 	if m.tocsin != "" {
 		fmt.Fprintf(w, "tocsin: %s\n", m.tocsin)
 	}
-	fmt.Fprintf(w, "Date: %s\n", m.date)
+	fmt.Fprintf(w, "Date: %s\n", m.Date)
 	fmt.Fprintf(w, "Load: %d keep-alive clients, closed loop, %s per round after a %s warm-up, %d rounds interleaved; tocsin --rate-limit %d\n\n",
 		c.concurrency, c.duration, c.warmup, c.rounds, c.rateLimit)
 

@@ -6,45 +6,22 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
 // machine describes where the numbers were taken.
 type machine struct {
-	date, cpus, cpuModel, memory, goVersion, kernel, postgres, tocsin string
+	host.Machine
+	postgres, tocsin string
 }
 
 func (b *bench) machine(ctx context.Context) machine {
-	m := machine{
-		date:      time.Now().UTC().Format("2006-01-02 15:04 UTC"),
-		cpus:      fmt.Sprintf("%d (GOMAXPROCS %d)", runtime.NumCPU(), runtime.GOMAXPROCS(0)),
-		cpuModel:  "unknown",
-		goVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-	}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.cpuModel = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			var kb int64
-			if _, err := fmt.Sscanf(line, "MemTotal: %d kB", &kb); err == nil {
-				m.memory = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.kernel = strings.TrimSpace(string(b))
-	}
+	m := machine{Machine: host.Describe()}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if slices.Contains(b.c.engines, "postgres") {
@@ -71,7 +48,7 @@ func report(w io.Writer, c config, m machine, res []*result) {
 	perSecond := float64(c.monitors) / c.interval.Seconds()
 	fmt.Fprintf(w, "# Check engine: %d HTTP monitors every %s\n\n", c.monitors, c.interval)
 	fmt.Fprintf(w, "%s; tocsin at `%s` (git describe --dirty); %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.date, orUnknown(m.tocsin), m.cpus, m.cpuModel, orUnknown(m.memory), m.goVersion, m.kernel)
+		m.Date, orUnknown(m.tocsin), m.CPUs, m.CPUModel, orUnknown(m.Memory), m.GoVersion, m.Kernel)
 	if m.postgres != "" {
 		fmt.Fprintf(w, "; PostgreSQL %s", m.postgres)
 	}

@@ -215,7 +215,6 @@ func (e *Engine) claim(ctx, checkCtx context.Context) int {
 			continue // our own check whose lease lapsed while it ran; it is ours still
 		}
 		d := d
-		e.held[d.Seq] = nil
 		e.checks.Add(1)
 		// From the time after the claim returned, not before it was made:
 		// otherwise every check would start late by the claim's duration.
