@@ -11,9 +11,10 @@ import (
 
 // writer is the one path from finished checks to the database: it takes
 // whatever has queued up since its last write and stores it as one batch
-// (group commit). After the first observation of a batch arrives it waits
-// a moment (the linger, 100 ms) for others, so a steady stream of checks is
-// written in tens per transaction rather than one by one. Checks hand over their observation
+// (group commit). A batch is written once its oldest observation has waited
+// the linger (100 ms), or at once when it is full or the writer closes, so
+// a steady stream of checks is written in tens per transaction rather than
+// one by one. Checks hand over their observation
 // and go; only the writer waits on the disk.
 type writer struct {
 	st      Store
@@ -25,25 +26,24 @@ type writer struct {
 
 	mu      sync.Mutex
 	queue   []store.Completed
+	since   time.Time // when the oldest queued observation arrived
 	closed  bool
 	wake    chan struct{} // something queued (capacity 1)
+	done    chan struct{} // closed by close
 	changes func([]store.StateChange)
 }
 
 func newWriter(st Store, owner string, log *slog.Logger, m *Metrics, linger time.Duration) *writer {
-	return &writer{st: st, owner: owner, log: log, metrics: m, max: 1000, linger: linger, wake: make(chan struct{}, 1)}
-}
-
-func (w *writer) isClosed() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.closed
+	return &writer{st: st, owner: owner, log: log, metrics: m, max: 1000, linger: linger, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // submit queues one finished check. It never blocks: the scheduler stops
 // claiming when the backlog is long, which bounds the queue.
 func (w *writer) submit(c store.Completed) {
 	w.mu.Lock()
+	if len(w.queue) == 0 {
+		w.since = time.Now()
+	}
 	w.queue = append(w.queue, c)
 	n := len(w.queue)
 	w.mu.Unlock()
@@ -63,7 +63,10 @@ func (w *writer) backlog() int {
 // close makes run return once everything queued is written.
 func (w *writer) close() {
 	w.mu.Lock()
-	w.closed = true
+	if !w.closed {
+		w.closed = true
+		close(w.done)
+	}
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -75,9 +78,21 @@ func (w *writer) run() {
 	for {
 		w.mu.Lock()
 		n := min(len(w.queue), w.max)
+		closed := w.closed
+		// Let the batch fill: one transaction per check cost as much CPU as
+		// the check itself (docs/benchmarks.md). The wait counts from the
+		// oldest observation's arrival, so no batch waits more than the
+		// linger, and one that filled during the previous write goes at once.
+		if wait := w.linger - time.Since(w.since); n > 0 && n < w.max && !closed && wait > 0 {
+			w.mu.Unlock()
+			w.sleep(wait)
+			continue
+		}
 		batch := w.queue[:n:n]
 		w.queue = w.queue[n:]
-		closed := w.closed
+		if len(w.queue) > 0 {
+			w.since = time.Now()
+		}
 		left := len(w.queue)
 		w.mu.Unlock()
 		w.metrics.backlog.Set(float64(left))
@@ -86,14 +101,19 @@ func (w *writer) run() {
 				return
 			}
 			<-w.wake
-			// Let the batch fill a little: one transaction per check cost
-			// as much CPU as the check itself (docs/benchmarks.md).
-			if w.linger > 0 && !w.isClosed() {
-				time.Sleep(w.linger)
-			}
 			continue
 		}
 		w.write(batch, closed)
+	}
+}
+
+// sleep waits for d, or less when the writer is closed meanwhile.
+func (w *writer) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.done:
 	}
 }
 
