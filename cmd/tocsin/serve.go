@@ -136,7 +136,7 @@ Create an API key for the API:
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	root.Handle("/", api) // unknown paths get the API's JSON 404
+	root.Handle("/", api) // the ping URLs, and the API's JSON 404 for unknown paths
 	checks := engine.New(engine.Options{Node: c.NodeName, Region: c.Region, Store: db, Checker: prober,
 		OpenAuth: a.OpenMonitorAuth, Log: log.With("component", "engine"), Metrics: engine.NewMetrics(reg),
 		Concurrency: c.CheckConcurrency})
@@ -154,6 +154,7 @@ Create an API key for the API:
 	hkCtx, stopHousekeeping := context.WithCancel(ctx)
 	defer stopHousekeeping()
 	go a.RunHousekeeping(hkCtx, 10*time.Minute)
+	go a.RunHeartbeats(hkCtx, c.NodeName)
 	engineCtx, stopEngine := context.WithCancel(ctx)
 	engineDone := make(chan struct{})
 	go func() {

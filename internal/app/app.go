@@ -63,6 +63,9 @@ type App struct {
 	// touched remembers when each key's last-used time was last written, so
 	// a busy key costs one write a minute, not one per request.
 	touched sync.Map // key id → time.Time
+
+	pings      pinger
+	pingLimits *store.LocalLimiter
 }
 
 // New wires the use cases. now is the clock; tests freeze it. Times are
@@ -72,7 +75,8 @@ func New(db *store.DB, keys *secrets.Keyring, now func() time.Time, log *slog.Lo
 	if now == nil {
 		now = time.Now
 	}
-	return &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg}
+	return &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg,
+		pingLimits: store.NewLocalLimiter()}
 }
 
 // Now is the application clock.
@@ -82,8 +86,8 @@ func (a *App) Now() time.Time { return a.now() }
 func (a *App) Config() Config { return a.cfg }
 
 // Housekeeping forgets what no longer matters: idempotency records past
-// their 24 hours, rate-limit buckets that are full again, and observations
-// past the retention. Deleting is
+// their 24 hours, rate-limit buckets that are full again, observations and
+// pings past the retention, and ping keys past their 24 hours. Deleting is
 // idempotent, so every node may run it.
 func (a *App) Housekeeping(ctx context.Context) error {
 	now := a.now()
@@ -93,8 +97,11 @@ func (a *App) Housekeeping(ctx context.Context) error {
 	if _, err := a.store.PurgeRateLimits(ctx, now); err != nil {
 		return err
 	}
-	_, err := a.store.DeleteObservationsBefore(ctx, now.AddDate(0, 0, -a.cfg.RetentionDays))
-	return err
+	cutoff := now.AddDate(0, 0, -a.cfg.RetentionDays)
+	if _, err := a.store.DeleteObservationsBefore(ctx, cutoff); err != nil {
+		return err
+	}
+	return a.store.DeletePingsBefore(ctx, cutoff, now)
 }
 
 // RunHousekeeping calls Housekeeping every interval until ctx ends.

@@ -66,7 +66,8 @@ func (a *App) ListChecks(ctx context.Context, actor Actor, id string, q CheckQue
 	return page, nil
 }
 
-// ListStates pages through a monitor's state history, newest first.
+// ListStates pages through a monitor's or a heartbeat's state history,
+// newest first.
 func (a *App) ListStates(ctx context.Context, actor Actor, id string, p PageRequest) (Page[monitor.Transition], error) {
 	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
 		return Page[monitor.Transition]{}, err

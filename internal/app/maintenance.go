@@ -15,10 +15,10 @@ import (
 	"github.com/tocsin/tocsin/internal/store"
 )
 
-// Maintenance windows: while one is active, its monitors are MAINTENANCE —
-// checks run and are recorded, nothing alerts. The check engine applies
-// the windows every few seconds (and at each occurrence's start and end);
-// these use cases only keep them.
+// Maintenance windows: while one is active, its monitors and heartbeats
+// are MAINTENANCE — checks run and pings are recorded, nothing alerts. The
+// check engine applies the windows every few seconds (and at each
+// occurrence's start and end); these use cases only keep them.
 
 // Limits on maintenance windows.
 const (
@@ -90,6 +90,7 @@ func (d MaintenanceDraft) window(now time.Time) store.MaintenanceWindow {
 	w := store.MaintenanceWindow{Name: strings.TrimSpace(d.Name), Description: d.Description,
 		StartsAt: norm(d.StartsAt), EndsAt: norm(d.EndsAt)}
 	w.MonitorIDs = slices.Compact(slices.Sorted(slices.Values(d.MonitorIDs)))
+	w.HeartbeatIDs = slices.Compact(slices.Sorted(slices.Values(d.HeartbeatIDs)))
 	if r := d.Recurrence; r != nil {
 		w.Cron, w.RRule, w.Timezone = strings.TrimSpace(r.Cron), strings.TrimSpace(r.RRule), r.Timezone
 		w.Duration, w.Until = r.Duration, norm(r.Until)
@@ -133,23 +134,23 @@ func ValidateMaintenance(d MaintenanceDraft, now time.Time) []monitor.FieldError
 	if utf8.RuneCountInString(d.Description) > maxWindowDescription {
 		add("/description", "must be at most %d characters", maxWindowDescription)
 	}
-	switch {
-	case len(d.MonitorIDs)+len(d.HeartbeatIDs) == 0:
-		add("/monitorIds", "give at least one monitor the window applies to")
-	case len(d.MonitorIDs) > maxSubjects:
-		add("/monitorIds", "must list at most %d monitors", maxSubjects)
+	if len(d.MonitorIDs)+len(d.HeartbeatIDs) == 0 {
+		add("/monitorIds", "give at least one monitor or heartbeat the window applies to")
 	}
-	seen := make(map[string]bool, len(d.MonitorIDs))
-	for i, id := range d.MonitorIDs {
-		if seen[id] {
-			add(fmt.Sprintf("/monitorIds/%d", i), "is listed twice")
+	for _, list := range []struct {
+		ptr, noun string
+		ids       []string
+	}{{"/monitorIds", "monitors", d.MonitorIDs}, {"/heartbeatIds", "heartbeats", d.HeartbeatIDs}} {
+		if len(list.ids) > maxSubjects {
+			add(list.ptr, "must list at most %d %s", maxSubjects, list.noun)
 		}
-		seen[id] = true
-	}
-	// Heartbeats do not exist yet: none can be named, and saying so beats
-	// ignoring the field.
-	for i := range d.HeartbeatIDs {
-		add(fmt.Sprintf("/heartbeatIds/%d", i), "no such heartbeat")
+		seen := make(map[string]bool, len(list.ids))
+		for i, id := range list.ids {
+			if seen[id] {
+				add(fmt.Sprintf("%s/%d", list.ptr, i), "is listed twice")
+			}
+			seen[id] = true
+		}
 	}
 
 	if r := d.Recurrence; r != nil && strings.TrimSpace(r.Cron) == "" && strings.TrimSpace(r.RRule) == "" {
@@ -181,10 +182,10 @@ func ValidateMaintenance(d MaintenanceDraft, now time.Time) []monitor.FieldError
 }
 
 // checkMaintenance validates d as a whole at now — fields, timing, that it
-// has a future, that its monitors are the workspace's — and returns the
-// window to store. prev is the stored window an update starts from (nil
-// for a create): a window whose timing an update leaves alone may lie in
-// the past.
+// has a future, that its monitors and heartbeats are the workspace's — and
+// returns the window to store. prev is the stored window an update starts
+// from (nil for a create): a window whose timing an update leaves alone may
+// lie in the past.
 func (a *App) checkMaintenance(ctx context.Context, actor Actor, d MaintenanceDraft, now time.Time, prev *store.MaintenanceWindow) (store.MaintenanceWindow, error) {
 	errs := ValidateMaintenance(d, now)
 	w := d.window(now)
@@ -207,6 +208,11 @@ func (a *App) checkMaintenance(ctx context.Context, actor Actor, d MaintenanceDr
 		return store.MaintenanceWindow{}, err
 	}
 	errs = append(errs, unknownMonitorFields(d.MonitorIDs, missing)...)
+	missing, err = a.store.UnknownHeartbeats(ctx, actor.WorkspaceID, w.HeartbeatIDs)
+	if err != nil {
+		return store.MaintenanceWindow{}, err
+	}
+	errs = append(errs, unknownHeartbeatFields(d.HeartbeatIDs, missing)...)
 	if len(errs) > 0 {
 		return store.MaintenanceWindow{}, invalid(errs)
 	}
@@ -222,6 +228,15 @@ func sameTiming(a, b store.MaintenanceWindow) bool {
 // The message is the same whether the id exists in another workspace or
 // nowhere.
 func unknownMonitorFields(requested, missing []string) []monitor.FieldError {
+	return unknownFields("/monitorIds", "no such monitor in this workspace", requested, missing)
+}
+
+// unknownHeartbeatFields is unknownMonitorFields for heartbeats.
+func unknownHeartbeatFields(requested, missing []string) []monitor.FieldError {
+	return unknownFields("/heartbeatIds", "no such heartbeat in this workspace", requested, missing)
+}
+
+func unknownFields(ptr, msg string, requested, missing []string) []monitor.FieldError {
 	unknown := make(map[string]bool, len(missing))
 	for _, id := range missing {
 		unknown[id] = true
@@ -229,25 +244,36 @@ func unknownMonitorFields(requested, missing []string) []monitor.FieldError {
 	var errs []monitor.FieldError
 	for i, id := range requested {
 		if unknown[id] {
-			errs = append(errs, monitor.FieldError{Pointer: fmt.Sprintf("/monitorIds/%d", i), Message: "no such monitor in this workspace"})
+			errs = append(errs, monitor.FieldError{Pointer: fmt.Sprintf("%s/%d", ptr, i), Message: msg})
 			unknown[id] = false // a repeat is reported as such
 		}
 	}
 	return errs
 }
 
-// storeErr turns a store's verdict on unknown monitors (a monitor deleted
-// while the request ran) into the request's fields.
+// storeErr turns a store's verdict on unknown monitors or heartbeats (one
+// deleted while the request ran) into the request's fields.
 func storeErr(err error, d MaintenanceDraft) error {
-	var um *store.UnknownMonitorsError
+	var (
+		um   *store.UnknownMonitorsError
+		uh   *store.UnknownHeartbeatsError
+		errs []monitor.FieldError
+	)
 	if errors.As(err, &um) {
-		return invalid(unknownMonitorFields(d.MonitorIDs, um.IDs))
+		errs = append(errs, unknownMonitorFields(d.MonitorIDs, um.IDs)...)
+	}
+	if errors.As(err, &uh) {
+		errs = append(errs, unknownHeartbeatFields(d.HeartbeatIDs, uh.IDs)...)
+	}
+	if len(errs) > 0 {
+		return invalid(errs)
 	}
 	return err
 }
 
 // CreateMaintenanceWindow validates and stores a new window. Its monitors
-// enter maintenance at the engine's next sweep, within seconds.
+// and heartbeats enter maintenance at the engine's next sweep, within
+// seconds.
 func (a *App) CreateMaintenanceWindow(ctx context.Context, actor Actor, d MaintenanceDraft) (MaintenanceView, error) {
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return MaintenanceView{}, err
@@ -353,8 +379,9 @@ func (a *App) updateMaintenanceOnce(ctx context.Context, actor Actor, id string,
 	return viewOf(w, now), nil
 }
 
-// DeleteMaintenanceWindow removes a window; its monitors leave maintenance
-// at the engine's next sweep unless another window holds them.
+// DeleteMaintenanceWindow removes a window; its monitors and heartbeats
+// leave maintenance at the engine's next sweep unless another window holds
+// them.
 func (a *App) DeleteMaintenanceWindow(ctx context.Context, actor Actor, id string) error {
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return err

@@ -10,9 +10,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/store"
@@ -303,11 +305,11 @@ func (e *Engine) sweep(ctx context.Context) {
 	}
 }
 
-// maintenance applies the maintenance windows: monitors inside an active
-// occurrence go to MAINTENANCE, monitors whose windows all ended (or were
-// deleted, or no longer name them) leave it. It returns when to run again:
-// at the next occurrence start or end it knows of, at most Maintenance
-// from now.
+// maintenance applies the maintenance windows: monitors and heartbeats
+// inside an active occurrence go to MAINTENANCE, those whose windows all
+// ended (or were deleted, or no longer name them) leave it. It returns
+// when to run again: at the next occurrence start or end it knows of, at
+// most Maintenance from now.
 func (e *Engine) maintenance(ctx context.Context) time.Duration {
 	now := e.o.Now()
 	windows, err := e.o.Store.AllMaintenanceWindows(ctx)
@@ -323,7 +325,8 @@ func (e *Engine) maintenance(ctx context.Context) time.Duration {
 		e.o.Log.Warn("applying maintenance windows", "err", err)
 	}
 	for _, c := range changes {
-		e.o.Log.Info("monitor state changed", "monitor", c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
+		kind := subjectKind(c.SubjectID)
+		e.o.Log.Info(kind+" state changed", kind, c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
 	}
 	wait := e.o.Maintenance
 	if !boundary.IsZero() {
@@ -332,8 +335,9 @@ func (e *Engine) maintenance(ctx context.Context) time.Duration {
 	return wait
 }
 
-// planMaintenance works out which monitors the windows cover at now, and
-// the earliest instant after now when that changes by the clock alone.
+// planMaintenance works out which monitors and heartbeats the windows
+// cover at now, and the earliest instant after now when that changes by
+// the clock alone.
 func planMaintenance(windows []store.MaintenanceWindow, now time.Time, log *slog.Logger) (store.MaintenancePlan, time.Time) {
 	plan := store.MaintenancePlan{Now: now, Active: map[string][]string{}}
 	var boundary time.Time
@@ -357,24 +361,36 @@ func planMaintenance(windows []store.MaintenanceWindow, now time.Time, log *slog
 		if on {
 			status[w.ID] = active
 			earlier(end)
-			for _, m := range w.MonitorIDs {
-				plan.Active[m] = append(plan.Active[m], w.ID)
+			for _, id := range w.MonitorIDs {
+				plan.Active[id] = append(plan.Active[id], w.ID)
+			}
+			for _, id := range w.HeartbeatIDs {
+				plan.Active[id] = append(plan.Active[id], w.ID)
 			}
 		}
 		if next, ok := timing.NextStart(now); ok {
 			earlier(next)
 		}
 	}
-	plan.EndCause = func(monitorID, windowID string) string {
+	plan.EndCause = func(subjectID, windowID string) string {
 		switch status[windowID] {
 		case "":
 			return "maintenance window " + windowID + " was deleted"
 		case active:
-			return "monitor was removed from maintenance window " + windowID
+			return subjectKind(subjectID) + " was removed from maintenance window " + windowID
 		case invalid:
 			return "maintenance window " + windowID + " can no longer be evaluated"
 		}
 		return "maintenance window " + windowID + " ended"
 	}
 	return plan, boundary
+}
+
+// subjectKind names what a maintenance subject is, by its id's prefix: the
+// subject may no longer be in any window to tell.
+func subjectKind(id string) string {
+	if strings.HasPrefix(id, ids.Heartbeat+"_") {
+		return "heartbeat"
+	}
+	return "monitor"
 }

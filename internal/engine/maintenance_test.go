@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/engine"
+	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -175,6 +176,60 @@ func TestRecurringMaintenanceWindow(t *testing.T) {
 			}
 			if h := history(t, db, m); !slices.Equal(h, want) {
 				t.Fatalf("state history %q, want %q", h, want)
+			}
+		})
+	}
+}
+
+// TestMaintenanceWindowHoldsHeartbeats: the engine's sweep moves the
+// heartbeats a window names into MAINTENANCE with its monitors, and out
+// when the window stops naming them, saying so.
+func TestMaintenanceWindowHoldsHeartbeats(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			ws := workspace(t, db)
+			m := addMonitor(t, db, ws, "http://127.0.0.1:1/", 10*time.Second, 5)
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			h := heartbeat.Heartbeat{ID: ids.New(ids.Heartbeat, now), WorkspaceID: ws, Name: "backup",
+				Schedule: heartbeat.Schedule{PeriodSeconds: 3600}, Runtime: heartbeat.New(now, false), CreatedAt: now, UpdatedAt: now}
+			check(t, db.CreateHeartbeat(ctx, h, heartbeat.HashToken(h.ID), []byte("sealed"), 100))
+			state := func() monitor.State {
+				got, _, err := db.GetHeartbeat(ctx, ws, h.ID)
+				check(t, err)
+				return got.State()
+			}
+			// The clock is years back, so no check of the monitor falls due.
+			clock := &fakeClock{t: time.Date(2020, 5, 2, 0, 30, 0, 0, time.UTC)}
+			w := store.MaintenanceWindow{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "weekly",
+				StartsAt: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), Cron: "0 2 * * 6", Timezone: "Europe/Berlin",
+				Duration: 2 * time.Hour, MonitorIDs: []string{m.ID}, HeartbeatIDs: []string{h.ID}, CreatedAt: now, UpdatedAt: now}
+			check(t, db.CreateMaintenanceWindow(ctx, w, 100))
+			start(t, engine.Options{Node: "node-a", Store: db, Now: clock.Now, Maintenance: 50 * time.Millisecond})
+			waitFor(t, "heartbeat in MAINTENANCE", func() bool { return state() == monitor.StateMaintenance })
+			if s := getMonitor(t, db, m).State; s != monitor.StateMaintenance {
+				t.Fatalf("monitor in the same window: %s", s)
+			}
+
+			prev := w.UpdatedAt
+			w.HeartbeatIDs, w.UpdatedAt = nil, prev.Add(time.Second)
+			check(t, db.UpdateMaintenanceWindow(ctx, w, prev))
+			waitFor(t, "heartbeat out of maintenance", func() bool { return state() == monitor.StatePending })
+			hist, err := db.ListStateChanges(ctx, ws, h.ID, time.Time{}, 10)
+			check(t, err)
+			var got []string
+			for _, tr := range slices.Backward(hist) {
+				got = append(got, fmt.Sprintf("%s→%s: %s", tr.From, tr.To, tr.Cause))
+			}
+			want := []string{
+				"PENDING→MAINTENANCE: maintenance window " + w.ID + " began",
+				"MAINTENANCE→PENDING: heartbeat was removed from maintenance window " + w.ID,
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("heartbeat's history %q, want %q", got, want)
+			}
+			if s := getMonitor(t, db, m).State; s != monitor.StateMaintenance {
+				t.Fatalf("monitor still named by the window: %s", s)
 			}
 		})
 	}

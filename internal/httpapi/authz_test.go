@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -53,6 +54,34 @@ func maintenanceRoutes(monitorID string) []route {
 		{"PATCH", "/api/v1/maintenance-windows/{id}", monitor.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
 		{"DELETE", "/api/v1/maintenance-windows/{id}", monitor.ScopeMonitorsWrite, nil, 204},
 	}
+}
+
+func heartbeatRoutes() []route {
+	create := map[string]any{"name": "backup", "schedule": map[string]any{"cron": "30 2 * * *", "timezone": "Europe/Berlin"}}
+	return []route{
+		{"GET", "/api/v1/heartbeats", monitor.ScopeMonitorsRead, nil, 200},
+		{"POST", "/api/v1/heartbeats", monitor.ScopeMonitorsWrite, create, 201},
+		{"GET", "/api/v1/heartbeats/{id}", monitor.ScopeMonitorsRead, nil, 200},
+		{"PATCH", "/api/v1/heartbeats/{id}", monitor.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
+		{"POST", "/api/v1/heartbeats/{id}/pause", monitor.ScopeMonitorsWrite, nil, 200},
+		{"POST", "/api/v1/heartbeats/{id}/resume", monitor.ScopeMonitorsWrite, nil, 200},
+		{"POST", "/api/v1/heartbeats/{id}/rotate-token", monitor.ScopeMonitorsWrite, nil, 200},
+		{"GET", "/api/v1/heartbeats/{id}/pings", monitor.ScopeMonitorsRead, nil, 200},
+		{"GET", "/api/v1/heartbeats/{id}/states", monitor.ScopeMonitorsRead, nil, 200},
+		{"DELETE", "/api/v1/heartbeats/{id}", monitor.ScopeMonitorsWrite, nil, 204},
+	}
+}
+
+// heartbeatIn creates a heartbeat in a workspace, as its owner would.
+func (e *env) heartbeatIn(ws store.Workspace) string {
+	e.t.Helper()
+	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	h, err := e.app.CreateHeartbeat(context.Background(), owner, heartbeat.Draft{Name: "seed",
+		Schedule: heartbeat.Schedule{PeriodSeconds: 3600}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h.ID
 }
 
 // windowIn creates a maintenance window over a monitor, as the workspace's
@@ -104,6 +133,10 @@ func (e *env) allRoutes(ws store.Workspace) (routes []route, targets []string) {
 	windowID := e.windowIn(ws, subject)
 	for _, r := range maintenanceRoutes(subject) {
 		routes, targets = append(routes, r), append(targets, r.target(windowID))
+	}
+	heartbeatID := e.heartbeatIn(ws)
+	for _, r := range heartbeatRoutes() {
+		routes, targets = append(routes, r), append(targets, r.target(heartbeatID))
 	}
 	return routes, targets
 }

@@ -60,6 +60,7 @@ var kinds = map[monitor.Kind]struct {
 	monitor.KindIdempotencyMismatch:   {http.StatusConflict, "idempotency_conflict"},
 	monitor.KindIdempotencyInProgress: {http.StatusConflict, "idempotency_in_progress"},
 	monitor.KindRateLimited:           {http.StatusTooManyRequests, "rate_limited"},
+	monitor.KindUnavailable:           {http.StatusServiceUnavailable, "unavailable"},
 }
 
 // statusCodes names the errors huma itself raises, by status.

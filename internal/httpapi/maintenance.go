@@ -24,7 +24,7 @@ type MaintenanceWindow struct {
 	Recurrence    *MaintenanceRecurrence `json:"recurrence,omitempty" doc:"Recurring windows: when occurrences begin and how long each lasts."`
 	MonitorIDs    []string               `json:"monitorIds" doc:"Monitors held in MAINTENANCE while the window is active."`
 	HeartbeatIDs  []string               `json:"heartbeatIds" doc:"Heartbeats held in MAINTENANCE while the window is active."`
-	Active        bool                   `json:"active" doc:"An occurrence is in progress now. Monitor states follow within seconds."`
+	Active        bool                   `json:"active" doc:"An occurrence is in progress now. Monitor and heartbeat states follow within seconds."`
 	CurrentEndsAt *time.Time             `json:"currentEndsAt" nullable:"true" doc:"When the occurrence in progress ends; null when the window is not active."`
 	NextStartAt   *time.Time             `json:"nextStartAt" nullable:"true" doc:"When the next occurrence begins (after the one in progress, if any); null when none is left."`
 	CreatedAt     time.Time              `json:"createdAt"`
@@ -47,8 +47,8 @@ type MaintenanceWindowCreate struct {
 	StartsAt     string                 `json:"startsAt,omitempty" format:"date-time" doc:"One-off: when the window begins (required). Recurring: no occurrence begins before it, and an rrule counts from it (DTSTART); default the time of the request, to the minute."`
 	EndsAt       string                 `json:"endsAt,omitempty" format:"date-time" doc:"One-off windows only: when the window ends, after startsAt and at most 31 days later."`
 	Recurrence   *MaintenanceRecurrence `json:"recurrence,omitempty" doc:"Makes the window recurring; without it the window is one-off (startsAt to endsAt)."`
-	MonitorIDs   []string               `json:"monitorIds,omitempty" maxItems:"1000" doc:"Monitors of this workspace the window applies to; at least one subject is required."`
-	HeartbeatIDs []string               `json:"heartbeatIds,omitempty" maxItems:"1000" doc:"Heartbeats the window applies to. Heartbeats are not available yet, so any id given is rejected."`
+	MonitorIDs   []string               `json:"monitorIds,omitempty" maxItems:"1000" doc:"Monitors of this workspace the window applies to; at least one subject (monitor or heartbeat) is required."`
+	HeartbeatIDs []string               `json:"heartbeatIds,omitempty" maxItems:"1000" doc:"Heartbeats of this workspace the window applies to: pings are recorded and deadlines pass without alerts while it is active."`
 }
 
 // MaintenanceWindowPatch is the body of PATCH
@@ -140,7 +140,7 @@ func toMaintenanceWindow(v app.MaintenanceView) MaintenanceWindow {
 	c := createForm(v)
 	return MaintenanceWindow{
 		ID: v.ID, Name: v.Name, Description: v.Description, StartsAt: v.StartsAt, EndsAt: timePtr(v.EndsAt),
-		Recurrence: c.Recurrence, MonitorIDs: append([]string{}, v.MonitorIDs...), HeartbeatIDs: []string{},
+		Recurrence: c.Recurrence, MonitorIDs: append([]string{}, v.MonitorIDs...), HeartbeatIDs: append([]string{}, v.HeartbeatIDs...),
 		Active: v.Active, CurrentEndsAt: timePtr(v.CurrentEndsAt), NextStartAt: timePtr(v.NextStartAt),
 		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 	}
@@ -149,7 +149,7 @@ func toMaintenanceWindow(v app.MaintenanceView) MaintenanceWindow {
 // createForm is a stored window as the body that would create it.
 func createForm(v app.MaintenanceView) MaintenanceWindowCreate {
 	c := MaintenanceWindowCreate{Name: v.Name, Description: v.Description, StartsAt: formatTime(v.StartsAt),
-		MonitorIDs: v.MonitorIDs}
+		MonitorIDs: v.MonitorIDs, HeartbeatIDs: v.HeartbeatIDs}
 	if !v.Recurring() {
 		c.EndsAt = formatTime(v.EndsAt)
 		return c
@@ -171,7 +171,7 @@ func (c MaintenanceWindowCreate) draft() app.MaintenanceDraft {
 
 // Resolve runs the domain's rules after the schema's, so one 422 lists
 // every failing field. Rules that need the database or the clock (unknown
-// monitors, windows in the past) run in the use case.
+// monitors and heartbeats, windows in the past) run in the use case.
 func (c *MaintenanceWindowCreate) Resolve(huma.Context) []error {
 	var errs []error
 	for _, f := range app.ValidateMaintenance(c.draft(), time.Now()) {
@@ -185,7 +185,7 @@ func (s *Server) registerMaintenance() {
 	base := Prefix + "/maintenance-windows"
 	create := op(huma.Operation{OperationID: "createMaintenanceWindow", Method: http.MethodPost, Path: base,
 		Summary: "Create a maintenance window",
-		Description: "While a window is active its monitors are in MAINTENANCE: checks run and are recorded, no incident opens and nothing alerts. " +
+		Description: "While a window is active its monitors and heartbeats are in MAINTENANCE: checks run and pings are recorded, missed heartbeat deadlines pass, no incident opens and nothing alerts. " +
 			"States follow within seconds of an occurrence's start or end.",
 		Tags: tags, DefaultStatus: http.StatusCreated},
 		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
@@ -222,7 +222,7 @@ func (s *Server) registerMaintenance() {
 
 	huma.Register(s.api, op(huma.Operation{OperationID: "updateMaintenanceWindow", Method: http.MethodPatch, Path: base + "/{id}",
 		Summary:     "Update a maintenance window",
-		Description: "Merges a JSON merge patch into the window and validates the result as a whole. Monitor states follow at the engine's next sweep, within seconds.",
+		Description: "Merges a JSON merge patch into the window and validates the result as a whole. Monitor and heartbeat states follow at the engine's next sweep, within seconds.",
 		Tags:        tags},
 		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
 		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
@@ -236,7 +236,7 @@ func (s *Server) registerMaintenance() {
 
 	huma.Register(s.api, op(huma.Operation{OperationID: "deleteMaintenanceWindow", Method: http.MethodDelete, Path: base + "/{id}",
 		Summary:     "Delete a maintenance window",
-		Description: "Its monitors leave MAINTENANCE within seconds, to the state their latest results support, unless another active window holds them.",
+		Description: "Its monitors and heartbeats leave MAINTENANCE within seconds, to the state their latest results support, unless another active window holds them.",
 		Tags:        tags, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
 		func(ctx context.Context, in *MaintenanceWindowID) (*struct{}, error) {
 			return nil, s.app.DeleteMaintenanceWindow(ctx, actorFrom(ctx), in.ID)

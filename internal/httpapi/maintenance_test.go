@@ -218,6 +218,78 @@ func TestMaintenanceWindowLifecycle(t *testing.T) {
 	})
 }
 
+// TestMaintenanceWindowHeartbeats: a window names heartbeats of its
+// workspace as it names monitors; another workspace's heartbeat is
+// described exactly as a missing one.
+func TestMaintenanceWindowHeartbeats(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		k := e.ownerKey()
+		bKey := e.key(e.ownerB, e.wsB.ID, false, "monitors:write")
+		newHeartbeat := func(key string) string {
+			t.Helper()
+			r := e.req("POST", "/api/v1/heartbeats", key, map[string]any{"name": "backup", "schedule": map[string]any{"periodSeconds": 3600}})
+			if r.status != http.StatusCreated {
+				t.Fatalf("create heartbeat: %d %s", r.status, r.body)
+			}
+			return r.json(t)["id"].(string)
+		}
+		hb1, hb2, theirs := newHeartbeat(k), newHeartbeat(k), newHeartbeat(bKey)
+		now := time.Now().UTC()
+		window := func(heartbeatIDs ...string) map[string]any {
+			return map[string]any{"name": "backups paused", "startsAt": rfc3339(now.Add(-time.Minute)),
+				"endsAt": rfc3339(now.Add(time.Hour)), "heartbeatIds": heartbeatIDs}
+		}
+
+		// Heartbeats alone are subjects enough.
+		r := e.req("POST", "/api/v1/maintenance-windows", k, window(hb2, hb1))
+		if r.status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+		w := r.json(t)
+		id := w["id"].(string)
+		want := []string{hb1, hb2}
+		slices.Sort(want)
+		if got := fmt.Sprint(w["heartbeatIds"]); got != fmt.Sprint(want) || len(w["monitorIds"].([]any)) != 0 {
+			t.Errorf("subjects: %s", r.body)
+		}
+		if g := e.req("GET", "/api/v1/maintenance-windows/"+id, k, nil); g.status != 200 || string(g.body) != string(r.body) {
+			t.Errorf("get differs from create:\n%s\n%s", g.body, r.body)
+		}
+		// A patch that leaves heartbeatIds alone keeps them.
+		if p := e.req("PATCH", "/api/v1/maintenance-windows/"+id, k, map[string]any{"name": "renamed"}); p.status != 200 ||
+			fmt.Sprint(p.json(t)["heartbeatIds"]) != fmt.Sprint(want) {
+			t.Errorf("rename: %d %s", p.status, p.body)
+		}
+		if got := pointers(t, e.req("PATCH", "/api/v1/maintenance-windows/"+id, k, `{"heartbeatIds":["hb_nope"]}`)); !slices.Equal(got, []string{"/heartbeatIds/0"}) {
+			t.Errorf("patch to an unknown heartbeat: %v", got)
+		}
+
+		// Unknown, and another workspace's, alike.
+		for _, bad := range []string{"hb_01ZZZZZZZZZZZZZZZZZZZZZZZZ", theirs} {
+			res := e.req("POST", "/api/v1/maintenance-windows", k, window(hb1, bad))
+			if got := pointers(t, res); !slices.Equal(got, []string{"/heartbeatIds/1"}) {
+				t.Errorf("naming %s: %v", bad, got)
+			}
+			if strings.Contains(string(res.body), e.wsB.ID) {
+				t.Errorf("another workspace named: %s", res.body)
+			}
+		}
+		a := e.req("POST", "/api/v1/maintenance-windows", k, window(theirs))
+		b := e.req("POST", "/api/v1/maintenance-windows", k, window("hb_01ZZZZZZZZZZZZZZZZZZZZZZZZ"))
+		if strings.ReplaceAll(string(a.body), a.header.Get("X-Request-Id"), "") != strings.ReplaceAll(string(b.body), b.header.Get("X-Request-Id"), "") {
+			t.Errorf("another workspace's heartbeat is told apart from a missing one:\n%s\n%s", a.body, b.body)
+		}
+
+		// Deleting a heartbeat takes it out of its windows.
+		if d := e.req("DELETE", "/api/v1/heartbeats/"+hb1, k, nil); d.status != http.StatusNoContent {
+			t.Fatalf("delete heartbeat: %d %s", d.status, d.body)
+		}
+		if g := e.req("GET", "/api/v1/maintenance-windows/"+id, k, nil).json(t); fmt.Sprint(g["heartbeatIds"]) != fmt.Sprint([]string{hb2}) {
+			t.Errorf("window after deleting a heartbeat: %v", g)
+		}
+	})
+}
+
 // TestMaintenanceWindowValidation: every invalid field is a 422 naming it
 // by its JSON pointer, and nothing is created.
 func TestMaintenanceWindowValidation(t *testing.T) {
@@ -262,7 +334,8 @@ func TestMaintenanceWindowValidation(t *testing.T) {
 			{"unknown monitor", `{"name":"w","startsAt":"` + from + `","endsAt":"` + to + `","monitorIds":["` + mine + `","mon_01ZZZZZZZZZZZZZZZZZZZZZZZZ"]}`, []string{"/monitorIds/1"}},
 			{"other workspace's monitor", `{"name":"w","startsAt":"` + from + `","endsAt":"` + to + `","monitorIds":["` + theirs + `"]}`, []string{"/monitorIds/0"}},
 			{"monitor listed twice", `{"name":"w","startsAt":"` + from + `","endsAt":"` + to + `","monitorIds":["` + mine + `","` + mine + `"]}`, []string{"/monitorIds/1"}},
-			{"heartbeat ids", oneOff(`,"heartbeatIds":["hb_01JD5Z8Q3C4M6V9X2B7N1K0PQR"]`), []string{"/heartbeatIds/0"}},
+			{"unknown heartbeat", oneOff(`,"heartbeatIds":["hb_01JD5Z8Q3C4M6V9X2B7N1K0PQR"]`), []string{"/heartbeatIds/0"}},
+			{"heartbeat listed twice", oneOff(`,"heartbeatIds":["hb_x","hb_x"]`), []string{"/heartbeatIds/1"}},
 			{"no subjects", `{"name":"w","startsAt":"` + from + `","endsAt":"` + to + `"}`, []string{"/monitorIds"}},
 			{"empty subjects", `{"name":"w","startsAt":"` + from + `","endsAt":"` + to + `","monitorIds":[]}`, []string{"/monitorIds"}},
 			{"blank name", strings.Replace(oneOff(""), `"name":"w"`, `"name":"   "`, 1), []string{"/name"}},
@@ -270,11 +343,11 @@ func TestMaintenanceWindowValidation(t *testing.T) {
 			{"long name", strings.Replace(oneOff(""), `"name":"w"`, `"name":"`+strings.Repeat("x", 201)+`"`, 1), []string{"/name"}},
 			{"unknown field", oneOff(`,"colour":"red"`), []string{"/colour"}},
 			{"unknown recurrence field", recurring(`{"cron":"0 2 * * *","durationMinutes":60,"count":3}`), []string{"/recurrence/count"}},
-			{"several at once", `{"name":"","monitorIds":["` + theirs + `"],"heartbeatIds":["hb_x"],"recurrence":{"cron":"0 0 30 2 *","timezone":"Nowhere/Land","durationMinutes":60}}`,
-				[]string{"/name", "/heartbeatIds/0", "/recurrence/cron", "/recurrence/timezone"}},
+			{"several at once", `{"name":"","monitorIds":["` + theirs + `"],"heartbeatIds":["hb_x","hb_x"],"recurrence":{"cron":"0 0 30 2 *","timezone":"Nowhere/Land","durationMinutes":60}}`,
+				[]string{"/name", "/heartbeatIds/1", "/recurrence/cron", "/recurrence/timezone"}},
 			// Rules that need the database or the clock are judged together.
-			{"unknown monitors and a past window", `{"name":"w","startsAt":"2020-01-01T00:00:00Z","endsAt":"2020-01-01T01:00:00Z","monitorIds":["` + theirs + `","mon_nope"]}`,
-				[]string{"/endsAt", "/monitorIds/0", "/monitorIds/1"}},
+			{"unknown subjects and a past window", `{"name":"w","startsAt":"2020-01-01T00:00:00Z","endsAt":"2020-01-01T01:00:00Z","monitorIds":["` + theirs + `","mon_nope"],"heartbeatIds":["hb_nope"]}`,
+				[]string{"/endsAt", "/monitorIds/0", "/monitorIds/1", "/heartbeatIds/0"}},
 		}
 		for _, c := range cases {
 			r := e.req("POST", "/api/v1/maintenance-windows", k, c.body)

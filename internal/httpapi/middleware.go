@@ -78,7 +78,7 @@ func Observe(log *slog.Logger, next http.Handler) http.Handler {
 					panic(p)
 				}
 				l := loggerFrom(ctx)
-				l.ErrorContext(ctx, "panic serving request", "panic", p, "method", r.Method, "path", r.URL.Path)
+				l.ErrorContext(ctx, "panic serving request", "panic", p, "method", r.Method, "path", redactPath(r.URL.Path))
 				if sw.status == 0 {
 					writeJSONError(sw, r, &ErrorResponse{status: http.StatusInternalServerError,
 						Err: ErrorObject{Code: "internal", Message: "internal error; quote the requestId when reporting it"}})
@@ -86,7 +86,7 @@ func Observe(log *slog.Logger, next http.Handler) http.Handler {
 			}
 			if log.Enabled(ctx, slog.LevelDebug) || sw.status >= 500 {
 				loggerFrom(ctx).LogAttrs(ctx, levelFor(sw.status), "request", slog.String("method", r.Method),
-					slog.String("path", r.URL.Path), slog.Int("status", sw.status), slog.Duration("took", time.Since(start)))
+					slog.String("path", redactPath(r.URL.Path)), slog.Int("status", sw.status), slog.Duration("took", time.Since(start)))
 			}
 		}()
 		next.ServeHTTP(sw, r)

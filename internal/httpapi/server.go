@@ -7,6 +7,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -36,6 +37,7 @@ type Server struct {
 	api     huma.API
 	mux     *http.ServeMux
 	handler http.Handler
+	baseURL string
 }
 
 // New builds the API and registers every route.
@@ -53,20 +55,26 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"apiKey": {Type: "http", Scheme: "bearer", Description: "An API key (tsk_…) with the scopes the operation lists."},
 	}
-	s := &Server{app: a, log: log, mux: http.NewServeMux()}
+	s := &Server{app: a, log: log, mux: http.NewServeMux(), baseURL: opts.BaseURL}
 	s.api = humago.New(s.mux, cfg)
 	s.api.UseMiddleware(s.authenticate, s.idempotent)
 	s.registerMonitors()
 	s.registerChecks()
 	s.registerMaintenance()
+	s.registerHeartbeats()
+	s.documentPings()
 	documentHeaders(s.api.OpenAPI())
 	routed(s.mux)
 	s.handler = s.mux
 	return s
 }
 
-// ServeHTTP serves the API.
+// ServeHTTP serves the API and the ping URLs.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, PingPrefix) {
+		s.ServePing(w, r)
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes+1)
 	s.handler.ServeHTTP(w, r)
 }

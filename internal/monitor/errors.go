@@ -23,6 +23,7 @@ const (
 	KindIdempotencyMismatch   // an Idempotency-Key reused with another request
 	KindIdempotencyInProgress // an Idempotency-Key whose first request still runs
 	KindRateLimited
+	KindUnavailable // the service cannot do it right now; retry
 )
 
 // FieldError names one failing field by its JSON pointer (RFC 6901).

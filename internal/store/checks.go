@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -677,7 +678,14 @@ func (db *DB) monitorSeq(ctx context.Context, wsID, monitorID string) (seq int64
 // changes before the cursor before (zero: from the newest).
 func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, before time.Time, limit int) (out []monitor.Transition, err error) {
 	defer monitor.Wrap(&err, "store.ListStateChanges(%s)", subjectID)
-	if _, err := db.monitorSeq(ctx, wsID, subjectID); err != nil {
+	if strings.HasPrefix(subjectID, ids.Heartbeat+"_") {
+		err = db.r.QueryRowContext(ctx, `SELECT id FROM heartbeats WHERE workspace_id = $1 AND id = $2`,
+			wsID, subjectID).Scan(new(string))
+		err = classify(err)
+	} else {
+		_, err = db.monitorSeq(ctx, wsID, subjectID)
+	}
+	if err != nil {
 		return nil, err
 	}
 	cursor := int64(math.MaxInt64)

@@ -16,7 +16,7 @@ import (
 )
 
 // Maintenance windows as users keep them; maintenance_sweep.go applies them
-// to monitor states.
+// to monitor and heartbeat states.
 
 // MaintenanceWindow is a stored maintenance window. It is one-off
 // (StartsAt, EndsAt) or recurring: exactly one of Cron and RRule, read in
@@ -24,20 +24,21 @@ import (
 // occurrence begins before StartsAt (also the RRULE's DTSTART) nor after
 // Until (zero: no end).
 type MaintenanceWindow struct {
-	ID          string
-	WorkspaceID string
-	Name        string
-	Description string
-	StartsAt    time.Time
-	EndsAt      time.Time // one-off only
-	Cron        string
-	RRule       string
-	Timezone    string // recurring only
-	Duration    time.Duration
-	Until       time.Time
-	MonitorIDs  []string // sorted
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID           string
+	WorkspaceID  string
+	Name         string
+	Description  string
+	StartsAt     time.Time
+	EndsAt       time.Time // one-off only
+	Cron         string
+	RRule        string
+	Timezone     string // recurring only
+	Duration     time.Duration
+	Until        time.Time
+	MonitorIDs   []string // sorted
+	HeartbeatIDs []string // sorted
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // Recurring reports whether the window repeats.
@@ -124,6 +125,19 @@ func (e *UnknownMonitorsError) Unwrap() error {
 	return &monitor.Error{Kind: monitor.KindInvalid, Message: e.Error()}
 }
 
+// UnknownHeartbeatsError lists ids that name no heartbeat of the window's
+// workspace — whether they exist elsewhere is not said.
+type UnknownHeartbeatsError struct{ IDs []string }
+
+func (e *UnknownHeartbeatsError) Error() string {
+	return "no such heartbeat in this workspace: " + strings.Join(e.IDs, ", ")
+}
+
+// Unwrap makes it a validation error wherever it is not mapped to fields.
+func (e *UnknownHeartbeatsError) Unwrap() error {
+	return &monitor.Error{Kind: monitor.KindInvalid, Message: e.Error()}
+}
+
 const windowColumns = `id, workspace_id, name, description, starts_at, ends_at, cron, rrule, timezone,
 	duration_us, until_at, created_at, updated_at`
 
@@ -175,25 +189,35 @@ func queryWindows(ctx context.Context, q queryer, all bool, where string, args .
 	if err := rows.Err(); err != nil || len(ws) == 0 {
 		return ws, err
 	}
+	// A subject row names a monitor or a heartbeat, and equals subject_id:
+	// sorted by it, each kind's ids come sorted.
+	const subjects = `SELECT window_id, monitor_id, heartbeat_id FROM maintenance_subjects
+		WHERE (monitor_id IS NOT NULL OR heartbeat_id IS NOT NULL)`
 	if all {
-		rows, err = q.QueryContext(ctx, `SELECT window_id, monitor_id FROM maintenance_subjects
-			WHERE monitor_id IS NOT NULL ORDER BY window_id, monitor_id`)
+		rows, err = q.QueryContext(ctx, subjects+` ORDER BY window_id, subject_id`)
 	} else {
-		rows, err = q.QueryContext(ctx, `SELECT window_id, monitor_id FROM maintenance_subjects
-			WHERE monitor_id IS NOT NULL AND window_id IN (`+placeholders(1, len(ids))+`)
-			ORDER BY window_id, monitor_id`, ids...)
+		rows, err = q.QueryContext(ctx, subjects+` AND window_id IN (`+placeholders(1, len(ids))+`)
+			ORDER BY window_id, subject_id`, ids...)
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var wid, mid string
-		if err := rows.Scan(&wid, &mid); err != nil {
+		var (
+			wid      string
+			mid, hid sql.NullString
+		)
+		if err := rows.Scan(&wid, &mid, &hid); err != nil {
 			return nil, err
 		}
-		if i, ok := at[wid]; ok { // a window created since the first query is left for the next sweep
-			ws[i].MonitorIDs = append(ws[i].MonitorIDs, mid)
+		i, ok := at[wid]
+		switch {
+		case !ok: // a window created since the first query is left for the next sweep
+		case mid.Valid:
+			ws[i].MonitorIDs = append(ws[i].MonitorIDs, mid.String)
+		case hid.Valid:
+			ws[i].HeartbeatIDs = append(ws[i].HeartbeatIDs, hid.String)
 		}
 	}
 	return ws, rows.Err()
@@ -204,10 +228,18 @@ func windowArgs(w MaintenanceWindow) []any {
 		w.Cron, w.RRule, w.Timezone, w.Duration.Microseconds(), nullMicros(w.Until), micros(w.CreatedAt), micros(w.UpdatedAt)}
 }
 
-// unknownMonitors returns the ids among ids that are not monitors of the
-// workspace. In a transaction on PostgreSQL it also holds the found rows,
-// so none is deleted before the subjects that name it are written.
-func (db *DB) unknownMonitors(ctx context.Context, q queryer, wsID string, ids []string, lock bool) ([]string, error) {
+// Subject kinds: the table of their rows and the maintenance_subjects
+// column that references it.
+const (
+	monitorSubjects   = "monitor"
+	heartbeatSubjects = "heartbeat"
+)
+
+// unknownSubjects returns the ids among ids that are not subjects of the
+// kind (monitorSubjects, heartbeatSubjects) in the workspace. In a
+// transaction on PostgreSQL it also holds the found rows, so none is
+// deleted before the subjects that name it are written.
+func (db *DB) unknownSubjects(ctx context.Context, q queryer, kind, wsID string, ids []string, lock bool) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -219,7 +251,7 @@ func (db *DB) unknownMonitors(ctx context.Context, q queryer, wsID string, ids [
 	if lock && db.d.name == EnginePostgres {
 		suffix = " FOR KEY SHARE"
 	}
-	rows, err := q.QueryContext(ctx, `SELECT id FROM monitors WHERE workspace_id = $1 AND id IN (`+
+	rows, err := q.QueryContext(ctx, `SELECT id FROM `+kind+`s WHERE workspace_id = $1 AND id IN (`+
 		placeholders(2, len(ids))+`)`+suffix, args...)
 	if err != nil {
 		return nil, err
@@ -249,27 +281,52 @@ func (db *DB) unknownMonitors(ctx context.Context, q queryer, wsID string, ids [
 // so a request can name every one at once.
 func (db *DB) UnknownMonitors(ctx context.Context, wsID string, ids []string) (missing []string, err error) {
 	defer monitor.Wrap(&err, "store.UnknownMonitors(%s)", wsID)
-	return db.unknownMonitors(ctx, db.r, wsID, ids, false)
+	return db.unknownSubjects(ctx, db.r, monitorSubjects, wsID, ids, false)
 }
 
-// putSubjects checks that every monitor of w is in its workspace and writes
-// the window's subjects.
+// UnknownHeartbeats returns the ids that are not heartbeats of the
+// workspace, so a request can name every one at once.
+func (db *DB) UnknownHeartbeats(ctx context.Context, wsID string, ids []string) (missing []string, err error) {
+	defer monitor.Wrap(&err, "store.UnknownHeartbeats(%s)", wsID)
+	return db.unknownSubjects(ctx, db.r, heartbeatSubjects, wsID, ids, false)
+}
+
+// putSubjects checks that every monitor and heartbeat of w is in its
+// workspace and writes the window's subjects. Unknown ones of both kinds
+// are reported together (*UnknownMonitorsError, *UnknownHeartbeatsError).
 func (db *DB) putSubjects(ctx context.Context, tx *sql.Tx, w MaintenanceWindow) error {
-	missing, err := db.unknownMonitors(ctx, tx, w.WorkspaceID, w.MonitorIDs, true)
+	missingMonitors, err := db.unknownSubjects(ctx, tx, monitorSubjects, w.WorkspaceID, w.MonitorIDs, true)
 	if err != nil {
 		return err
 	}
-	if len(missing) > 0 {
-		return &UnknownMonitorsError{IDs: missing}
+	missingHeartbeats, err := db.unknownSubjects(ctx, tx, heartbeatSubjects, w.WorkspaceID, w.HeartbeatIDs, true)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(missingMonitors) > 0 && len(missingHeartbeats) > 0:
+		return errors.Join(&UnknownMonitorsError{IDs: missingMonitors}, &UnknownHeartbeatsError{IDs: missingHeartbeats})
+	case len(missingMonitors) > 0:
+		return &UnknownMonitorsError{IDs: missingMonitors}
+	case len(missingHeartbeats) > 0:
+		return &UnknownHeartbeatsError{IDs: missingHeartbeats}
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM maintenance_subjects WHERE window_id = $1`, w.ID); err != nil {
 		return err
 	}
-	for start := 0; start < len(w.MonitorIDs); start += 500 {
-		part := w.MonitorIDs[start:min(start+500, len(w.MonitorIDs))]
+	if err := insertSubjects(ctx, tx, w.ID, monitorSubjects, w.MonitorIDs); err != nil {
+		return err
+	}
+	return insertSubjects(ctx, tx, w.ID, heartbeatSubjects, w.HeartbeatIDs)
+}
+
+// insertSubjects writes subject rows of a window naming ids of the kind.
+func insertSubjects(ctx context.Context, tx *sql.Tx, windowID, kind string, ids []string) error {
+	for start := 0; start < len(ids); start += 500 {
+		part := ids[start:min(start+500, len(ids))]
 		var q strings.Builder
-		q.WriteString(`INSERT INTO maintenance_subjects (window_id, subject_id, monitor_id) VALUES `)
-		args := []any{w.ID}
+		q.WriteString(`INSERT INTO maintenance_subjects (window_id, subject_id, ` + kind + `_id) VALUES `)
+		args := []any{windowID}
 		for i, id := range part {
 			if i > 0 {
 				q.WriteString(", ")
@@ -285,8 +342,8 @@ func (db *DB) putSubjects(ctx context.Context, tx *sql.Tx, w MaintenanceWindow) 
 }
 
 // CreateMaintenanceWindow stores w unless its workspace already has
-// maxWindows windows (ErrQuota), or a monitor it names is not one of the
-// workspace's (*UnknownMonitorsError).
+// maxWindows windows (ErrQuota), or a monitor or heartbeat it names is not
+// one of the workspace's (*UnknownMonitorsError, *UnknownHeartbeatsError).
 func (db *DB) CreateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, maxWindows int) (err error) {
 	defer monitor.Wrap(&err, "store.CreateMaintenanceWindow(%s)", w.ID)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
@@ -372,8 +429,8 @@ func (db *DB) UpdateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, 
 	return err
 }
 
-// DeleteMaintenanceWindow removes a window; its monitors leave maintenance
-// at the next sweep.
+// DeleteMaintenanceWindow removes a window; its monitors and heartbeats
+// leave maintenance at the next sweep.
 func (db *DB) DeleteMaintenanceWindow(ctx context.Context, wsID, id string) (err error) {
 	defer monitor.Wrap(&err, "store.DeleteMaintenanceWindow(%s)", id)
 	return oneRow(db.w.ExecContext(ctx, `DELETE FROM maintenance_windows WHERE workspace_id = $1 AND id = $2`, wsID, id))

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/recur"
@@ -26,6 +28,8 @@ func TestMaintenance(t *testing.T) {
 		{"Apply", testApplyMaintenance},
 		{"ApplyTwoNodes", testApplyMaintenanceTwoNodes},
 		{"ApplyWithObservations", testApplyMaintenanceWithObservations},
+		{"HeartbeatWindows", testMaintenanceHeartbeatWindows},
+		{"ApplyHeartbeats", testApplyMaintenanceHeartbeats},
 	}
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -311,7 +315,8 @@ func getState(t *testing.T, db *store.DB, m monitor.Monitor) monitor.State {
 	return got.State
 }
 
-// Several nodes sweep at once: each transition happens once.
+// Several nodes sweep at once: each transition happens once, for monitors
+// and heartbeats alike.
 func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 	u := storetest.URL(t, e)
 	var dbs []*store.DB
@@ -326,6 +331,10 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 	for range 40 {
 		m := addMonitor(t, dbs[0], w.ID, monitor.Config{})
 		active[m.ID] = []string{"mw_x"}
+	}
+	for range 20 {
+		h := addHeartbeatForWindow(t, dbs[0], w.ID, false)
+		active[h.ID] = []string{"mw_x"}
 	}
 	for round, plan := range []store.MaintenancePlan{
 		{Now: t0.Add(time.Hour), Active: active},
@@ -349,7 +358,7 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 		}
 		wg.Wait()
 		if total != len(active) {
-			t.Fatalf("round %d: %d transitions for %d monitors", round, total, len(active))
+			t.Fatalf("round %d: %d transitions for %d monitors and heartbeats", round, total, len(active))
 		}
 	}
 }
@@ -419,6 +428,263 @@ func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 			t.Fatalf("%s: %d observations stored, want 30", m.ID, len(obs))
 		}
 	}
+}
+
+// addHeartbeatForWindow stores a heartbeat of the workspace that expects a
+// ping every minute, with a minute's grace. Its ping token is its id.
+func addHeartbeatForWindow(t *testing.T, db *store.DB, wsID string, paused bool) heartbeat.Heartbeat {
+	t.Helper()
+	h := heartbeat.Heartbeat{ID: ids.New(ids.Heartbeat, t0), WorkspaceID: wsID, Name: "backup",
+		Schedule: heartbeat.Schedule{PeriodSeconds: 60, GraceSeconds: 60}, Paused: paused,
+		Runtime: heartbeat.New(t0, paused), CreatedAt: t0, UpdatedAt: t0}
+	check(t, db.CreateHeartbeat(ctx, h, heartbeat.HashToken(h.ID), []byte("sealed"), 1000))
+	return h
+}
+
+// pingForWindow records one ping of h (success or fail) at at and returns
+// the state changes it made.
+func pingForWindow(t *testing.T, db *store.DB, h heartbeat.Heartbeat, sig heartbeat.Signal, at time.Time) []store.StateChange {
+	t.Helper()
+	outs, changes, err := db.RecordPings(ctx, []heartbeat.Arrival{{TokenHash: heartbeat.HashToken(h.ID),
+		Ping: heartbeat.Ping{Signal: sig, ExitCode: -1, At: at}, Method: "POST", Client: "127.0.0.1"}})
+	check(t, err)
+	if !outs[0].Found {
+		t.Fatalf("ping of %s not found", h.ID)
+	}
+	return changes
+}
+
+func heartbeatRuntime(t *testing.T, db *store.DB, h heartbeat.Heartbeat) heartbeat.Runtime {
+	t.Helper()
+	got, _, err := db.GetHeartbeat(ctx, h.WorkspaceID, h.ID)
+	check(t, err)
+	return got.Runtime
+}
+
+// stateHistory is a subject's state history, oldest first, as "FROM→TO: cause".
+func stateHistory(t *testing.T, db *store.DB, wsID, id string) []string {
+	t.Helper()
+	hist, err := db.ListStateChanges(ctx, wsID, id, time.Time{}, 100)
+	check(t, err)
+	var out []string
+	for _, tr := range slices.Backward(hist) {
+		out = append(out, fmt.Sprintf("%s→%s: %s", tr.From, tr.To, tr.Cause))
+	}
+	return out
+}
+
+// Windows name heartbeats as they name monitors.
+func testMaintenanceHeartbeatWindows(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	_, other := seed(t, db, "other")
+	m := addMonitor(t, db, w.ID, monitor.Config{})
+	h1, h2 := addHeartbeatForWindow(t, db, w.ID, false), addHeartbeatForWindow(t, db, w.ID, false)
+	hOther := addHeartbeatForWindow(t, db, other.ID, false)
+	hbs := []string{h1.ID, h2.ID}
+	slices.Sort(hbs)
+
+	both := oneOff(w.ID, m.ID)
+	both.HeartbeatIDs = hbs
+	check(t, db.CreateMaintenanceWindow(ctx, both, 10))
+	got, err := db.GetMaintenanceWindow(ctx, w.ID, both.ID)
+	check(t, err)
+	equal(t, got, both)
+	only := oneOff(w.ID)
+	only.HeartbeatIDs = []string{h1.ID}
+	check(t, db.CreateMaintenanceWindow(ctx, only, 10))
+	got, err = db.GetMaintenanceWindow(ctx, w.ID, only.ID)
+	check(t, err)
+	equal(t, got, only)
+
+	// A heartbeat of another workspace, or none at all, is refused and
+	// named; nothing is stored. Unknown monitors are named with them.
+	for _, bad := range [][]string{{h1.ID, hOther.ID}, {"hb_nope"}} {
+		win := oneOff(w.ID, m.ID)
+		win.HeartbeatIDs = bad
+		err := db.CreateMaintenanceWindow(ctx, win, 10)
+		var uh *store.UnknownHeartbeatsError
+		if !errors.As(err, &uh) || !slices.Equal(uh.IDs, bad[len(bad)-1:]) || monitor.KindOf(err) != monitor.KindInvalid {
+			t.Fatalf("create naming heartbeats %v: %v", bad, err)
+		}
+		_, err = db.GetMaintenanceWindow(ctx, w.ID, win.ID)
+		wantKind(t, err, monitor.ErrNotFound)
+	}
+	win := oneOff(w.ID, "mon_nope")
+	win.HeartbeatIDs = []string{"hb_nope"}
+	err = db.CreateMaintenanceWindow(ctx, win, 10)
+	var (
+		um *store.UnknownMonitorsError
+		uh *store.UnknownHeartbeatsError
+	)
+	if !errors.As(err, &um) || !errors.As(err, &uh) || monitor.KindOf(err) != monitor.KindInvalid {
+		t.Fatalf("create naming an unknown monitor and heartbeat: %v", err)
+	}
+	missing, err := db.UnknownHeartbeats(ctx, w.ID, []string{h1.ID, hOther.ID, "hb_nope", m.ID})
+	check(t, err)
+	equal(t, missing, []string{hOther.ID, "hb_nope", m.ID})
+	// Nor may an update name one.
+	bad := both
+	bad.HeartbeatIDs, bad.UpdatedAt = []string{hOther.ID}, t0.Add(time.Minute)
+	if err := db.UpdateMaintenanceWindow(ctx, bad, both.UpdatedAt); !errors.As(err, &uh) {
+		t.Fatalf("update naming another workspace's heartbeat: %v", err)
+	}
+	// An update replaces the heartbeats too.
+	prev := both.UpdatedAt
+	both.HeartbeatIDs, both.UpdatedAt = []string{h2.ID}, t0.Add(time.Minute)
+	check(t, db.UpdateMaintenanceWindow(ctx, both, prev))
+	got, err = db.GetMaintenanceWindow(ctx, w.ID, both.ID)
+	check(t, err)
+	equal(t, got, both)
+
+	// The sweep sees them.
+	all, err := db.AllMaintenanceWindows(ctx)
+	check(t, err)
+	equal(t, all, []store.MaintenanceWindow{both, only})
+
+	// Deleting a heartbeat takes it out of its windows.
+	check(t, db.DeleteHeartbeat(ctx, w.ID, h2.ID))
+	got, err = db.GetMaintenanceWindow(ctx, w.ID, both.ID)
+	check(t, err)
+	if len(got.HeartbeatIDs) != 0 || !slices.Equal(got.MonitorIDs, []string{m.ID}) {
+		t.Fatalf("subjects after deleting the heartbeat: %v, %v", got.MonitorIDs, got.HeartbeatIDs)
+	}
+}
+
+// Heartbeats enter and leave maintenance with monitors, in the same sweep:
+// pings are recorded meanwhile, deadlines pass without alerts (also one the
+// deadline sweeper had not judged when the window ended), and each leaves
+// for the state its job's reports support.
+func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	m := addMonitor(t, db, w.ID, monitor.Config{})
+	ok, failed := addHeartbeatForWindow(t, db, w.ID, false), addHeartbeatForWindow(t, db, w.ID, false)
+	fresh, paused := addHeartbeatForWindow(t, db, w.ID, false), addHeartbeatForWindow(t, db, w.ID, true)
+	outside := addHeartbeatForWindow(t, db, w.ID, false)
+	base := t0.Add(time.Hour)
+	// This service receives pings throughout, so a missed deadline is DOWN.
+	var (
+		span     int64
+		lastSeen time.Time
+	)
+	live := func(to time.Time) {
+		for at := base; ; at = at.Add(10 * time.Second) {
+			if at.After(to) {
+				at = to
+			}
+			if at.After(lastSeen) {
+				id, err := db.TouchSpan(ctx, "node", span, lastSeen, at)
+				check(t, err)
+				span, lastSeen = id, at
+			}
+			if !at.Before(to) {
+				return
+			}
+		}
+	}
+	sweep := func(at time.Time) []store.StateChange {
+		live(at)
+		changes, _, err := db.SweepHeartbeats(ctx, "node", at, time.Minute, 100)
+		check(t, err)
+		return changes
+	}
+	pingForWindow(t, db, ok, heartbeat.SignalSuccess, base.Add(time.Second))
+	pingForWindow(t, db, failed, heartbeat.SignalFail, base.Add(2*time.Second))
+	pingForWindow(t, db, outside, heartbeat.SignalSuccess, base.Add(3*time.Second))
+
+	began := "maintenance window mw_a began"
+	first := store.MaintenancePlan{Now: base.Add(10 * time.Second), Active: map[string][]string{
+		m.ID: {"mw_a"}, ok.ID: {"mw_a"}, failed.ID: {"mw_a"}, fresh.ID: {"mw_a"}, paused.ID: {"mw_a"}}}
+	changes, err := db.ApplyMaintenance(ctx, first)
+	check(t, err)
+	equal(t, path(changes), path([]store.StateChange{
+		{SubjectID: m.ID, Transition: monitor.Transition{From: monitor.StatePending, To: monitor.StateMaintenance, Cause: began}},
+		{SubjectID: ok.ID, Transition: monitor.Transition{From: monitor.StateUp, To: monitor.StateMaintenance, Cause: began}},
+		{SubjectID: failed.ID, Transition: monitor.Transition{From: monitor.StateDown, To: monitor.StateMaintenance, Cause: began}},
+		{SubjectID: fresh.ID, Transition: monitor.Transition{From: monitor.StatePending, To: monitor.StateMaintenance, Cause: began}},
+	}))
+	for _, c := range changes {
+		if !c.At.Equal(first.Now) {
+			t.Fatalf("transition at %v, want the sweep's time %v", c.At, first.Now)
+		}
+	}
+	changes, err = db.ApplyMaintenance(ctx, first)
+	check(t, err)
+	equal(t, len(changes), 0)
+	if s := heartbeatRuntime(t, db, paused).State; s != monitor.StatePaused {
+		t.Fatalf("paused heartbeat is %s", s)
+	}
+
+	// Pings during maintenance are recorded and move nothing.
+	if c := pingForWindow(t, db, failed, heartbeat.SignalSuccess, base.Add(20*time.Second)); len(c) != 0 {
+		t.Fatalf("a ping during maintenance changed the state: %v", path(c))
+	}
+	// ok's deadline (2 minutes after its ping) passes: no alert. outside's
+	// passes too, and it is DOWN.
+	changes = sweep(base.Add(130 * time.Second))
+	if len(changes) != 1 || changes[0].SubjectID != outside.ID || changes[0].To != monitor.StateDown {
+		t.Fatalf("deadline sweep during maintenance: %v", path(changes))
+	}
+	rt := heartbeatRuntime(t, db, ok)
+	if rt.State != monitor.StateMaintenance || rt.Late || !rt.Deadline.After(base.Add(130*time.Second)) {
+		t.Fatalf("ok after its deadline passed in maintenance: %+v", rt)
+	}
+
+	// mw_a ends while mw_b still holds ok: the others leave.
+	ended := "maintenance window mw_a ended"
+	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: base.Add(140 * time.Second),
+		Active: map[string][]string{ok.ID: {"mw_b"}}})
+	check(t, err)
+	equal(t, path(changes), path([]store.StateChange{
+		{SubjectID: m.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StatePending, Cause: ended}},
+		// Its last report, made during the window, was a success.
+		{SubjectID: failed.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StateUp, Cause: ended}},
+		{SubjectID: fresh.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StatePending, Cause: ended}},
+	}))
+
+	// ok's next deadline passes inside mw_b, and mw_b goes before the
+	// deadline sweeper came to it: that deadline does not count.
+	deadline := heartbeatRuntime(t, db, ok).Deadline
+	leave := deadline.Add(15 * time.Second)
+	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: leave, Active: map[string][]string{},
+		EndCause: func(id, win string) string { return "window " + win + " was deleted" }})
+	check(t, err)
+	equal(t, path(changes), path([]store.StateChange{
+		{SubjectID: ok.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StateUp, Cause: "window mw_b was deleted"}},
+	}))
+	if c := sweep(leave); len(c) != 0 {
+		t.Fatalf("a deadline inside the window counted after it: %v", path(c))
+	}
+	// The next one does.
+	next := heartbeatRuntime(t, db, ok).Deadline
+	if !next.After(leave) {
+		t.Fatalf("deadline after leaving %v, not after %v", next, leave)
+	}
+	changes = sweep(next.Add(time.Second))
+	if i := slices.IndexFunc(changes, func(c store.StateChange) bool { return c.SubjectID == ok.ID }); i < 0 || changes[i].To != monitor.StateDown {
+		t.Fatalf("the first deadline after the window: %v", path(changes))
+	}
+	hist := stateHistory(t, db, w.ID, ok.ID)
+	equal(t, hist[:3], []string{
+		"PENDING→UP: the job reported success",
+		"UP→MAINTENANCE: " + began,
+		"MAINTENANCE→UP: window mw_b was deleted",
+	})
+	if len(hist) != 4 || !strings.HasPrefix(hist[3], "UP→DOWN: late:") {
+		t.Fatalf("history of ok: %q", hist)
+	}
+
+	// A paused heartbeat resumed inside a window enters maintenance.
+	check(t, db.SetHeartbeatPaused(ctx, w.ID, paused.ID, false, leave))
+	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: leave.Add(time.Second),
+		Active: map[string][]string{paused.ID: {"mw_c"}}})
+	check(t, err)
+	equal(t, path(changes), path([]store.StateChange{
+		{SubjectID: paused.ID, Transition: monitor.Transition{From: monitor.StatePending, To: monitor.StateMaintenance, Cause: "maintenance window mw_c began"}},
+	}))
+	equal(t, stateHistory(t, db, w.ID, paused.ID), []string{
+		"PAUSED→PENDING: resumed", "PENDING→MAINTENANCE: maintenance window mw_c began"})
 }
 
 // TestMaintenanceTiming: a stored window's timing is what recur computes,

@@ -43,6 +43,8 @@ type DB struct {
 	configs configCache
 	// probes numbers probe names (see probeID).
 	probes sync.Map
+	// plans spares pings and sweeps compiling heartbeat schedules.
+	plans planCache
 }
 
 // dialect holds the few places where the engines' SQL differs.

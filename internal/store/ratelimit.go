@@ -223,3 +223,46 @@ func (l *memLimiter) purge(now int64) (n int64) {
 	}
 	return n
 }
+
+// LocalLimiter holds rate-limit buckets in this process's memory, for
+// limits that may hold per node and must cost no database round trip: the
+// ping URLs'.
+type LocalLimiter struct{ l *memLimiter }
+
+func NewLocalLimiter() *LocalLimiter { return &LocalLimiter{l: newMemLimiter()} }
+
+// gcra turns a budget into the emission interval and tolerance, in µs.
+func gcra(perMinute, burst int) (em, tol int64) {
+	em = time.Minute.Microseconds() / int64(max(perMinute, 1))
+	return em, em * int64(max(burst, 1))
+}
+
+// Take spends one request from bucket, which allows perMinute a minute in
+// bursts of up to burst. When it refuses, retry is how long until one
+// would be allowed.
+func (l *LocalLimiter) Take(bucket string, now time.Time, perMinute, burst int) (ok bool, retry time.Duration) {
+	em, tol := gcra(perMinute, burst)
+	us := now.UnixMicro()
+	ok, tat := l.l.take(bucket, us, em, tol)
+	if ok {
+		return true, 0
+	}
+	return false, time.Duration(max(tat, us)+em-us-tol) * time.Microsecond
+}
+
+// Blocked reports whether Take would refuse now, without spending.
+func (l *LocalLimiter) Blocked(bucket string, now time.Time, perMinute, burst int) (bool, time.Duration) {
+	em, tol := gcra(perMinute, burst)
+	us := now.UnixMicro()
+	s := &l.l.shards[maphash.String(l.l.seed, bucket)%uint64(len(l.l.shards))]
+	s.mu.Lock()
+	tat, ok := s.tat[bucket]
+	s.mu.Unlock()
+	if !ok {
+		return false, 0
+	}
+	if wait := max(tat, us) + em - us - tol; wait > 0 {
+		return true, time.Duration(wait) * time.Microsecond
+	}
+	return false, 0
+}

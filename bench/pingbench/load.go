@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ackPrefix starts every acknowledgement, Tocsin's and the bare handler's.
+var ackPrefix = []byte(`{"ok":true`)
+
+// outcome counts what requests came to.
+type outcome struct {
+	ok       int            // acknowledged: 200 with an acknowledgement
+	statuses map[int]int    // other answers, by status (200 without an acknowledgement as 0)
+	errors   map[string]int // no answer, by kind
+	lat      []time.Duration
+}
+
+func newOutcome() outcome {
+	return outcome{statuses: map[int]int{}, errors: map[string]int{}}
+}
+
+func (o *outcome) add(x outcome) {
+	o.ok += x.ok
+	for k, v := range x.statuses {
+		o.statuses[k] += v
+	}
+	for k, v := range x.errors {
+		o.errors[k] += v
+	}
+	o.lat = append(o.lat, x.lat...)
+}
+
+// failures counts the requests not acknowledged.
+func (o *outcome) failures() int {
+	n := 0
+	for _, v := range o.statuses {
+		n += v
+	}
+	for _, v := range o.errors {
+		n += v
+	}
+	return n
+}
+
+// percentile is the q-quantile (0 < q ≤ 1) of the latencies of the
+// acknowledged pings, by the nearest-rank method; lat must be sorted.
+func (o *outcome) percentile(q float64) time.Duration {
+	return percentile(o.lat, q)
+}
+
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// ping sends one GET ping and counts how it went; the latency is of
+// acknowledged pings only, from sending to reading the whole answer. It
+// reports whether the ping got no answer.
+func ping(ctx context.Context, rt http.RoundTripper, url string, o *outcome) (failed bool) {
+	t0 := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		o.errors[err.Error()]++
+		return true
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		o.errors[errKind(err)]++
+		return true
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	switch {
+	case err != nil:
+		o.errors[errKind(err)]++
+		return true
+	case resp.StatusCode != http.StatusOK:
+		o.statuses[resp.StatusCode]++
+	case !bytes.HasPrefix(body, ackPrefix):
+		o.statuses[0]++
+	default:
+		o.ok++
+		o.lat = append(o.lat, time.Since(t0))
+	}
+	return false
+}
+
+// errKind names a transport error without its addresses, to count it.
+func errKind(err error) string {
+	s := err.Error()
+	for _, k := range []string{"connection refused", "connection reset", "broken pipe", "EOF", "timeout", "canceled"} {
+		if strings.Contains(s, k) {
+			return k
+		}
+	}
+	return s
+}
+
+// phase is one measured window of sustained load.
+type phase struct {
+	outcome
+	round   int
+	elapsed time.Duration
+	cpu     cpuShare
+}
+
+// rate is acknowledged pings per second.
+func (p *phase) rate() float64 { return float64(p.ok) / p.elapsed.Seconds() }
+
+// newTransport keeps one connection per client alive for the whole run.
+func newTransport(conns int) *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: conns,
+		MaxConnsPerHost:     conns,
+		IdleConnTimeout:     5 * time.Minute,
+		DisableCompression:  true,
+	}
+}
+
+// sustained warms t up and then measures it: clients keep-alive clients,
+// each sending its next ping when the previous answer is read.
+func sustained(ctx context.Context, t *target, clients int, warmup, d time.Duration) (*phase, error) {
+	tr := newTransport(clients)
+	defer tr.CloseIdleConnections()
+	if warmup > 0 {
+		w := load(ctx, tr, t, clients, warmup)
+		t.acked += w.ok
+	}
+	pg, err := t.raw.pgProcesses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c0 := sampleCPU()
+	p := load(ctx, tr, t, clients, d)
+	c1 := sampleCPU()
+	// Backends that connected during the window count too.
+	more, err := t.raw.pgProcesses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for pid := range more { // nil on SQLite
+		pg[pid] = true
+	}
+	p.cpu = c0.share(c1, t.srv.cmd.Process.Pid, pg)
+	t.acked += p.ok
+	return p, ctx.Err()
+}
+
+// load runs the closed loop for d. Client w's i-th ping goes to heartbeat
+// (w + i·clients) mod n, so every heartbeat gets its share.
+func load(ctx context.Context, rt http.RoundTripper, t *target, clients int, d time.Duration) *phase {
+	parts := make([]outcome, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for w := range clients {
+		wg.Go(func() {
+			o := newOutcome()
+			o.lat = make([]time.Duration, 0, 1<<14)
+			for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
+				if ping(ctx, rt, t.srv.base+"/ping/"+t.tokens[(w+i*clients)%len(t.tokens)], &o) {
+					time.Sleep(time.Millisecond) // no busy loop on a dead server
+				}
+			}
+			parts[w] = o
+		})
+	}
+	wg.Wait()
+	p := &phase{outcome: newOutcome(), elapsed: time.Since(start)}
+	for _, o := range parts {
+		p.add(o)
+	}
+	slices.Sort(p.lat)
+	return p
+}
+
+// burstResult is what a burst came to.
+type burstResult struct {
+	outcome
+	sent  int
+	conns int
+	// warmFailed counts connections that could not be opened beforehand
+	// (their pings were still sent, on new connections).
+	warmFailed int
+	// open is how long opening the connections took; all is from the
+	// release to the last answer.
+	open, all time.Duration
+}
+
+// burst opens conns connections to t (a request each), then releases them
+// at once: each sends its share of n pings, one after the other.
+func burst(ctx context.Context, t *target, n, conns int) (*burstResult, error) {
+	type part struct {
+		outcome
+		warmErr error
+		end     time.Time
+	}
+	parts := make([]part, conns)
+	release := make(chan struct{})
+	var ready, wg sync.WaitGroup
+	ready.Add(conns)
+	opening := make(chan struct{}, 64) // the listen backlog is finite
+	begin := time.Now()
+	for c := range conns {
+		wg.Go(func() {
+			p := &parts[c]
+			p.outcome = newOutcome()
+			tr := newTransport(1)
+			defer tr.CloseIdleConnections()
+			opening <- struct{}{}
+			p.warmErr = warm(ctx, tr, t.srv.base+"/healthz")
+			<-opening
+			ready.Done()
+			<-release
+			k := n / conns
+			if c < n%conns {
+				k++
+			}
+			for i := range k {
+				ping(ctx, tr, t.srv.base+"/ping/"+t.tokens[(c*(n/conns)+i)%len(t.tokens)], &p.outcome)
+			}
+			p.end = time.Now()
+		})
+	}
+	ready.Wait()
+	start := time.Now()
+	close(release)
+	wg.Wait()
+	r := &burstResult{outcome: newOutcome(), sent: n, conns: conns, open: start.Sub(begin)}
+	for _, p := range parts {
+		r.add(p.outcome)
+		if p.warmErr != nil {
+			r.warmFailed++
+		}
+		r.all = max(r.all, p.end.Sub(start))
+	}
+	slices.Sort(r.lat)
+	t.acked += r.ok
+	return r, ctx.Err()
+}
+
+// warm opens tr's connection with a request that stores nothing.
+func warm(ctx context.Context, tr http.RoundTripper, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
+}

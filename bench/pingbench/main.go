@@ -1,0 +1,159 @@
+// Command pingbench measures how many heartbeat pings Tocsin acknowledges
+// per second on this machine, each committed to the database before its
+// 200, on SQLite and on PostgreSQL, next to a bare net/http handler in the
+// same run.
+//
+//	go run ./bench/pingbench -duration 30s -out /tmp/pings.md
+//
+// Every server is a child process (this binary re-executed): -serve runs
+// Tocsin's HTTP side as `tocsin serve` composes it (store, app, API and
+// ping handler, httpapi.Observe, the heartbeat sweeper, housekeeping and
+// the check engine) on a database the parent prepared with -heartbeats
+// heartbeats; -bare-serve runs a handler that reads the request and writes
+// a fixed acknowledgement of the same size. For each -rounds round, and
+// each target in turn, -clients keep-alive clients send plain GET pings in
+// a closed loop, spread over the heartbeats, for -warmup and then the
+// measured -duration. Then each target takes a burst: -burst pings at once
+// over -burst-conns connections opened beforehand, to show that a burst is
+// queued and answered, not dropped. Finally the pings stored in each
+// database are counted against those acknowledged. Results and how to
+// read them: docs/benchmarks.md, "Pings".
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is what the flags ask for.
+type config struct {
+	engines    []string
+	bare       bool
+	pgURL      string
+	duration   time.Duration
+	warmup     time.Duration
+	rounds     int
+	clients    int
+	heartbeats int
+	burst      int
+	burstConns int
+	out        string
+	keep       bool
+	profileDir string
+}
+
+var allEngines = []string{"sqlite", "postgres"}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "pingbench:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	var (
+		c         config
+		engines   string
+		serveURL  string
+		bareServe bool
+	)
+	fs := flag.NewFlagSet("pingbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&engines, "engines", strings.Join(allEngines, ","), "comma-separated database engines to measure")
+	fs.BoolVar(&c.bare, "bare", true, "measure the bare net/http handler too, as the baseline")
+	fs.StringVar(&c.pgURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped")
+	fs.DurationVar(&c.duration, "duration", 30*time.Second, "measured time per target and round")
+	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "unmeasured load before each measured window")
+	fs.IntVar(&c.rounds, "rounds", 1, "rounds of sustained load, the targets in a rotating order")
+	fs.IntVar(&c.clients, "clients", 64, "concurrent keep-alive clients of the sustained load")
+	fs.IntVar(&c.heartbeats, "heartbeats", 1000, "heartbeats the pings are spread over")
+	fs.IntVar(&c.burst, "burst", 20000, "pings of the burst sent to each target at once; 0: no burst")
+	fs.IntVar(&c.burstConns, "burst-conns", 4000, "connections the burst is sent over, opened beforehand")
+	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")
+	fs.StringVar(&c.profileDir, "cpuprofile", "", "write each server's CPU profile, from start to stop, to <target>.pprof in this directory")
+	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (logs, SQLite files) and the PostgreSQL database")
+	fs.StringVar(&serveURL, "serve", "", "internal: serve Tocsin on this database URL (keyring in "+keysEnv+")")
+	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case serveURL != "":
+		return serveTocsin(ctx, serveURL, os.Getenv(keysEnv), stdin, stdout, stderr)
+	case bareServe:
+		return serveBare(ctx, stdin, stdout)
+	}
+	for e := range strings.SplitSeq(engines, ",") {
+		e = strings.TrimSpace(e)
+		switch {
+		case e == "":
+		case !slices.Contains(allEngines, e):
+			return fmt.Errorf("unknown engine %q; known: %s", e, strings.Join(allEngines, ", "))
+		case e == "postgres" && c.pgURL == "":
+			fmt.Fprintln(stderr, "skipping postgres: -pg-url is empty")
+		default:
+			c.engines = append(c.engines, e)
+		}
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	b := &bench{c: c, log: stderr}
+	defer b.close()
+	res, err := b.run(ctx)
+	if err != nil {
+		return err
+	}
+	var sb strings.Builder
+	report(&sb, c, b.machine(ctx), res)
+	fmt.Fprint(stdout, sb.String())
+	if c.out != "" {
+		return os.WriteFile(c.out, []byte(sb.String()), 0o644)
+	}
+	return nil
+}
+
+func (c config) validate() error {
+	switch {
+	case len(c.engines) == 0 && !c.bare:
+		return errors.New("nothing to measure")
+	case c.clients < 1 || c.heartbeats < 1 || c.rounds < 1:
+		return errors.New("-clients, -heartbeats and -rounds must be at least 1")
+	case c.duration <= 0 || c.warmup < 0:
+		return errors.New("-duration must be positive and -warmup not negative")
+	case c.burst < 0 || (c.burst > 0 && (c.burstConns < 1 || c.burstConns > c.burst)):
+		return errors.New("-burst must not be negative, and -burst-conns from 1 to -burst")
+	}
+	if c.burst > 0 {
+		// This process holds every burst connection, and the server as
+		// many again.
+		if limit := openFileLimit(); limit > 0 && c.burstConns+256 > limit {
+			return fmt.Errorf("-burst-conns %d: this process may open only %d files (ulimit -n)", c.burstConns, limit)
+		}
+	}
+	return nil
+}
+
+// openFileLimit is RLIMIT_NOFILE as Go raised it at start; 0 if unknown.
+func openFileLimit() int {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil || l.Cur > 1<<30 {
+		return 0
+	}
+	return int(l.Cur)
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary serve as the benchmark's children, which
+// the smoke test starts by re-executing it with -serve or -bare-serve.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && (os.Args[1] == "-serve" || os.Args[1] == "-bare-serve") {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestPercentile(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	lat := ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 5 * time.Millisecond}, {0.9, 9 * time.Millisecond}, {0.99, 10 * time.Millisecond}, {1, 10 * time.Millisecond}, {0.01, time.Millisecond}} {
+		if got := percentile(lat, c.q); got != c.want {
+			t.Errorf("percentile(%v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if got := percentile(nil, 0.5); got != 0 {
+		t.Errorf("percentile of nothing = %v", got)
+	}
+	if got := median([]float64{3, 1, 2, 10}); got != 2.5 {
+		t.Errorf("median = %v", got)
+	}
+}
+
+// TestReport renders made-up results and checks the verdicts.
+func TestReport(t *testing.T) {
+	mk := func(name string, rate float64, fails map[int]int) *target {
+		o := newOutcome()
+		o.ok = int(rate * 10)
+		o.statuses = fails
+		o.lat = []time.Duration{time.Millisecond, 2 * time.Millisecond, 30 * time.Millisecond}
+		tg := &target{name: name, rounds: []*phase{{outcome: o, round: 1, elapsed: 10 * time.Second,
+			cpu: cpuShare{Busy: 90, Server: 50, ServerTime: 5 * time.Second}}}}
+		if name != "bare" {
+			tg.raw = &rawDB{engine: name}
+			tg.acked, tg.stored = o.ok+100, int64(o.ok+100)
+			b := newOutcome()
+			b.ok = 99
+			b.statuses[503] = 1
+			tg.burst = &burstResult{outcome: b, sent: 100, conns: 10, all: time.Second}
+		}
+		return tg
+	}
+	ts := []*target{mk("bare", 10000, nil), mk("sqlite", 6500, nil), mk("postgres", 4000, map[int]int{429: 3})}
+	var b bytes.Buffer
+	report(&b, config{heartbeats: 1000, clients: 64, duration: 10 * time.Second, rounds: 1, burst: 100, burstConns: 10}, machine{}, ts)
+	out := b.String()
+	for _, want := range []string{
+		"| SQLite against the bare handler | ≥ 0.60 | 0.65 (6500 vs 10000/s) | met |",
+		"| PostgreSQL, acknowledged pings/s | ≥ 5000 | 4000 | **not met** |",
+		"| sqlite: a burst is queued and answered, none dropped | 100 of 100 acknowledged | 99 | **not met** |",
+		"| postgres: every acknowledged ping stored | 40100 | 40100 stored | met |",
+		"429: 3",
+		"503: 1",
+		"postgres refused 3 pings with 429",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestSmoke runs the whole benchmark briefly on SQLite.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers for a few seconds")
+	}
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"-engines", "sqlite", "-duration", "1s", "-warmup", "300ms",
+		"-heartbeats", "200", "-clients", "4", "-burst", "400", "-burst-conns", "40"}, strings.NewReader(""), &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	for _, want := range []string{
+		"| SQLite against the bare handler |",
+		"| sqlite: a burst is queued and answered, none dropped | 400 of 400 acknowledged | 400 | met |",
+		"| sqlite: every acknowledged ping stored |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s\n%s", want, out.String(), errb.String())
+		}
+	}
+	if strings.Contains(out.String(), "every acknowledged ping stored | 0 |") {
+		t.Errorf("nothing acknowledged:\n%s", out.String())
+	}
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// freshDatabase makes an empty database and returns its URL and how to
+// remove it.
+func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string, drop func(), err error) {
+	if engine == "sqlite" {
+		dir := filepath.Join(b.dir, "sqlite")
+		return "sqlite:" + filepath.Join(dir, "tocsin.db"), func() {}, nil // removed with the work directory
+	}
+	admin, err := sql.Open("pgx", b.c.pgURL)
+	if err != nil {
+		return "", nil, err
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("tocsin_pingbench_%s_%d", time.Now().UTC().Format("20060102_150405"), os.Getpid())
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", nil, fmt.Errorf("creating database %s: %w", name, err)
+	}
+	u, err := url.Parse(b.c.pgURL)
+	if err != nil {
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	drop = func() {
+		if b.c.keep {
+			b.logf("kept PostgreSQL database %s", name)
+			return
+		}
+		admin, err := sql.Open("pgx", b.c.pgURL)
+		if err == nil {
+			defer admin.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		}
+		if err != nil {
+			b.logf("dropping %s: %v", name, err)
+		}
+	}
+	return u.String(), drop, nil
+}
+
+// createHeartbeats migrates the database, makes the owner and workspace
+// `tocsin serve` makes on an empty database, and creates n heartbeats
+// through the app, as the API would (hourly, default grace). It returns
+// their ping tokens.
+func createHeartbeats(ctx context.Context, dbURL, keys string, n int) ([]string, error) {
+	kr, err := secrets.ParseKeyring(keys)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if _, err := db.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	a := app.New(db, kr, time.Now, slog.New(slog.DiscardHandler), app.Config{DefaultMaxMonitors: max(1000, n)})
+	boot, err := a.Bootstrap(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if boot == nil {
+		return nil, errors.New("the database was not empty")
+	}
+	actor := app.Actor{WorkspaceID: boot.WorkspaceID, Role: monitor.RoleOwner}
+	tokens := make([]string, n)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		next = make(chan int)
+	)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				h, err := a.CreateHeartbeat(ctx, actor, heartbeat.Draft{Name: fmt.Sprintf("pingbench %d", i),
+					Schedule: heartbeat.Schedule{PeriodSeconds: 3600}})
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					continue
+				}
+				tokens[i] = h.Token
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return tokens, errors.Join(errs...)
+}
+
+// rawDB reads the database around the server: what it stored, and which
+// PostgreSQL processes serve it.
+type rawDB struct {
+	engine string
+	db     *sql.DB
+}
+
+func openRaw(engine, dbURL string) (*rawDB, error) {
+	if engine == "sqlite" {
+		path := strings.TrimPrefix(dbURL, "sqlite:")
+		db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_query_only=1")
+		if err != nil {
+			return nil, err
+		}
+		return &rawDB{engine: engine, db: db}, nil
+	}
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1) // one backend of ours, left out of PostgreSQL's CPU
+	return &rawDB{engine: engine, db: db}, nil
+}
+
+func (r *rawDB) Close() error { return r.db.Close() }
+
+func (r *rawDB) countPings(ctx context.Context) (n int64, err error) {
+	err = r.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pings`).Scan(&n)
+	return n, err
+}
+
+// pgProcesses lists the backends of the benchmark's database (but ours)
+// and the cluster's background writers, which work for it too; nil on
+// SQLite.
+func (r *rawDB) pgProcesses(ctx context.Context) (map[int]bool, error) {
+	if r == nil || r.engine != "postgres" {
+		return nil, nil
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT pid FROM pg_stat_activity
+		WHERE (datname = current_database() AND pid <> pg_backend_pid())
+		OR backend_type IN ('checkpointer', 'background writer', 'walwriter', 'autovacuum launcher')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	pids := map[int]bool{}
+	for rows.Next() {
+		var pid int
+		if err := rows.Scan(&pid); err != nil {
+			return nil, err
+		}
+		pids[pid] = true
+	}
+	return pids, rows.Err()
+}
+
+// gitDescribe names the checkout's commit when the run starts, which is
+// what `go run` just built.
+func gitDescribe(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}

@@ -1,0 +1,240 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Receiving pings, and judging heartbeat deadlines.
+//
+// A ping is acknowledged only once it is committed: handlers hand pings to
+// one writer, which stores whatever has queued up as one transaction
+// (group commit) and then answers each. Under load the batches grow by
+// themselves, so durability costs a transaction per batch, not per ping.
+
+const (
+	// pingQueue bounds the pings waiting for the writer; a burst beyond it
+	// waits for room (up to PingWait) rather than being dropped.
+	pingQueue = 20_000
+	// pingBatch bounds one transaction.
+	pingBatch = 2_000
+	// PingWait is the longest a ping waits to be stored before it is
+	// answered 503 (and not stored). The sweeper judges deadlines this far
+	// in the past, so that no acknowledged ping arrives after the deadline
+	// it answers was judged.
+	PingWait = 5 * time.Second
+	// spanEvery is how often a node records that it is receiving pings.
+	spanEvery = 5 * time.Second
+)
+
+// Ping rate limits, per node (a ping costs no database round trip for
+// them): generous for jobs, tight for guessing tokens.
+const (
+	// PingsPerMinute a heartbeat may receive, in bursts of PingBurst.
+	PingsPerMinute = 600
+	PingBurst      = 100
+	// UnknownPingsPerMinute a client address may send to URLs that name no
+	// heartbeat before all its pings are refused for a while.
+	UnknownPingsPerMinute = 60
+	UnknownPingBurst      = 60
+)
+
+// RateLimitedError refuses a ping for now.
+type RateLimitedError struct{ RetryAfter time.Duration }
+
+func (e *RateLimitedError) Error() string {
+	return "too many pings; retry in " + e.RetryAfter.Round(time.Second).String()
+}
+
+func (e *RateLimitedError) Unwrap() error {
+	return &monitor.Error{Kind: monitor.KindRateLimited, Message: e.Error()}
+}
+
+// ErrPingsBusy is returned when a ping could not be stored within PingWait.
+var ErrPingsBusy = &monitor.Error{Kind: monitor.KindUnavailable, Message: "pings cannot be stored right now; retry"}
+
+type pingReq struct {
+	in       heartbeat.Arrival
+	deadline time.Time
+	done     chan pingResult // capacity 1
+}
+
+type pingResult struct {
+	out heartbeat.Outcome
+	err error
+}
+
+// pinger is the group-commit writer of pings.
+type pinger struct {
+	once  sync.Once
+	queue chan *pingReq
+}
+
+// Ping stores one ping and returns its outcome once it is committed. The
+// ping's time is now; token is the secret from the URL.
+func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (heartbeat.Outcome, error) {
+	a.pings.once.Do(func() {
+		a.pings.queue = make(chan *pingReq, pingQueue)
+		go a.writePings()
+	})
+	in.TokenHash = heartbeat.HashToken(token)
+	in.Ping.At = a.now()
+	guess := "u:" + in.Client
+	if blocked, retry := a.pingLimits.Blocked(guess, in.Ping.At, UnknownPingsPerMinute, UnknownPingBurst); blocked {
+		return heartbeat.Outcome{}, &RateLimitedError{RetryAfter: retry}
+	}
+	if ok, retry := a.pingLimits.Take("t:"+string(in.TokenHash), in.Ping.At, PingsPerMinute, PingBurst); !ok {
+		return heartbeat.Outcome{}, &RateLimitedError{RetryAfter: retry}
+	}
+	out, err := a.enqueuePing(ctx, in)
+	if err == nil && !out.Found {
+		a.pingLimits.Take(guess, in.Ping.At, UnknownPingsPerMinute, UnknownPingBurst)
+	}
+	return out, err
+}
+
+func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.Outcome, error) {
+	req := &pingReq{in: in, deadline: time.Now().Add(PingWait), done: make(chan pingResult, 1)}
+	timer := time.NewTimer(PingWait)
+	defer timer.Stop()
+	select {
+	case a.pings.queue <- req:
+	case <-timer.C:
+		return heartbeat.Outcome{}, ErrPingsBusy
+	case <-ctx.Done():
+		return heartbeat.Outcome{}, ctx.Err()
+	}
+	select {
+	case r := <-req.done:
+		return r.out, r.err
+	case <-timer.C:
+		return heartbeat.Outcome{}, ErrPingsBusy
+	}
+}
+
+func (a *App) writePings() {
+	batch := make([]*pingReq, 0, pingBatch)
+	for first := range a.pings.queue {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < pingBatch {
+			select {
+			case r := <-a.pings.queue:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		a.writePingBatch(batch)
+	}
+}
+
+func (a *App) writePingBatch(batch []*pingReq) {
+	now := time.Now()
+	ins := make([]heartbeat.Arrival, 0, len(batch))
+	live := batch[:0]
+	for _, r := range batch {
+		if now.After(r.deadline) {
+			r.done <- pingResult{err: ErrPingsBusy} // its handler has given up: not stored
+			continue
+		}
+		ins = append(ins, r.in)
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), now.Add(PingWait))
+	defer cancel()
+	outs, changes, err := a.store.RecordPings(ctx, ins)
+	if err != nil {
+		a.log.Warn("storing pings", "err", err, "pings", len(ins))
+		for _, r := range live {
+			r.done <- pingResult{err: ErrPingsBusy}
+		}
+		return
+	}
+	for i, r := range live {
+		r.done <- pingResult{out: outs[i]}
+	}
+	a.logChanges(changes)
+}
+
+func (a *App) logChanges(changes []store.StateChange) {
+	for _, c := range changes {
+		a.log.Info("heartbeat state changed", "heartbeat", c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
+	}
+}
+
+// HeartbeatSweeper keeps one node's record of receiving pings current and
+// judges heartbeat deadlines. Every node runs one; the store's leases keep
+// nodes from judging one heartbeat twice.
+type HeartbeatSweeper struct {
+	a        *App
+	owner    string
+	span     int64
+	lastSeen time.Time // when this node's span was last recorded
+}
+
+// NewHeartbeatSweeper makes the sweeper of node.
+func (a *App) NewHeartbeatSweeper(node string) *HeartbeatSweeper {
+	return &HeartbeatSweeper{a: a, owner: node + "/" + rand.Text()[:10]}
+}
+
+// Tick records, if it is due, that this node is receiving pings, and
+// judges the deadlines that have passed: only up to when this node last
+// knew itself receiving pings, and no later than an acknowledged ping
+// could still be waiting to be stored. It returns the state changes made.
+func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]store.StateChange, error) {
+	a := s.a
+	if now := a.now(); s.lastSeen.IsZero() || now.Sub(s.lastSeen) >= spanEvery {
+		id, err := a.store.TouchSpan(ctx, s.owner, s.span, s.lastSeen, now)
+		if err != nil {
+			return nil, fmt.Errorf("recording that this node receives pings: %w", err)
+		}
+		s.span, s.lastSeen = id, now
+	}
+	at := minTime(a.now().Add(-PingWait), s.lastSeen)
+	var all []store.StateChange
+	for {
+		changes, claimed, err := a.store.SweepHeartbeats(ctx, s.owner, at, time.Minute, 500)
+		all = append(all, changes...)
+		if err != nil || claimed < 500 {
+			return all, err
+		}
+	}
+}
+
+// RunHeartbeats runs node's sweeper every second until ctx ends.
+func (a *App) RunHeartbeats(ctx context.Context, node string) {
+	s := a.NewHeartbeatSweeper(node)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		changes, err := s.Tick(ctx)
+		a.logChanges(changes)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+			a.log.Warn("judging heartbeat deadlines", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

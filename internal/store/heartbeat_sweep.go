@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// The heartbeat deadline sweeper, and the record of when this service was
+// receiving pings that lets it tell a late job from its own outage.
+
+// SpanGap is how long a node may go without recording that it is alive
+// before the time in between counts as an outage: a node records every
+// few seconds, so a longer silence means it could not reach the database
+// (or was stopped).
+const SpanGap = 15 * time.Second
+
+// TouchSpan records that node is up and receiving pings at now. id is the
+// node's current span (0 for none) and lastSeen when it was last touched;
+// after more than SpanGap, or with no span, a new span starts. It returns
+// the span's id.
+func (db *DB) TouchSpan(ctx context.Context, node string, id int64, lastSeen, now time.Time) (_ int64, err error) {
+	defer monitor.Wrap(&err, "store.TouchSpan")
+	if id != 0 && now.Sub(lastSeen) <= SpanGap {
+		if err := oneRow(db.w.ExecContext(ctx, `UPDATE service_spans SET last_seen = $2 WHERE id = $1 AND last_seen <= $2`,
+			id, micros(now))); err == nil {
+			return id, nil
+		}
+	}
+	err = db.w.QueryRowContext(ctx, `INSERT INTO service_spans (node, started_at, last_seen) VALUES ($1, $2, $2) RETURNING id`,
+		node, micros(now)).Scan(&id)
+	return id, err
+}
+
+// spans returns the service spans that overlap [from, to], by start.
+func (db *DB) spans(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, from, to time.Time) ([][2]time.Time, error) {
+	rows, err := q.QueryContext(ctx, `SELECT started_at, last_seen FROM service_spans
+		WHERE last_seen >= $1 AND started_at <= $2 ORDER BY started_at`, micros(from), micros(to))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]time.Time
+	for rows.Next() {
+		var a, b int64
+		if err := rows.Scan(&a, &b); err != nil {
+			return nil, err
+		}
+		out = append(out, [2]time.Time{fromMicros(a), fromMicros(b)})
+	}
+	return out, rows.Err()
+}
+
+// coverage answers heartbeat.Coverage from spans sorted by start.
+func coverage(spans [][2]time.Time) heartbeat.Coverage {
+	return func(from, to time.Time) (bool, time.Time, time.Time) {
+		at := from // covered up to here
+		for _, s := range spans {
+			if !s[1].After(at) {
+				continue
+			}
+			if s[0].After(at) {
+				return false, at, minTime(s[0], to)
+			}
+			at = s[1]
+			if !at.Before(to) {
+				return true, time.Time{}, time.Time{}
+			}
+		}
+		if !at.Before(to) {
+			return true, time.Time{}, time.Time{}
+		}
+		return false, at, to
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// SweepHeartbeats judges up to limit heartbeats whose deadline or overrun
+// has come by now: it leases them to owner (other nodes skip them), works
+// out each one's verdict, and stores it with a compare-and-set on the
+// row's version, so a ping that arrived meanwhile wins. The caller must
+// have touched its own span at now. It returns the state changes made and
+// how many heartbeats were claimed.
+func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (changes []StateChange, claimed int, err error) {
+	defer monitor.Wrap(&err, "store.SweepHeartbeats")
+	var q string
+	if db.d.name == EnginePostgres {
+		q = `WITH due AS (
+			SELECT seq FROM heartbeat_runtime WHERE wake_at <= $2 AND sweep_until < $2
+			ORDER BY wake_at LIMIT $4 FOR UPDATE SKIP LOCKED)
+		UPDATE heartbeat_runtime r SET sweep_owner = $1, sweep_until = $3 FROM due WHERE r.seq = due.seq RETURNING r.seq`
+	} else {
+		q = `UPDATE heartbeat_runtime SET sweep_owner = $1, sweep_until = $3
+		WHERE seq IN (SELECT seq FROM heartbeat_runtime WHERE wake_at <= $2 AND sweep_until < $2 ORDER BY wake_at LIMIT $4)
+		RETURNING seq`
+	}
+	rows, err := db.w.QueryContext(ctx, q, owner, micros(now), micros(now.Add(lease)), limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	var seqs []any
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		seqs = append(seqs, seq)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(seqs) == 0 {
+		return nil, 0, err
+	}
+
+	// Judge them outside any transaction.
+	hrows, err := db.w.QueryContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
+		WHERE r.seq IN (`+placeholders(1, len(seqs))+`) ORDER BY r.seq`, seqs...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var hbs []hbRow
+	earliest := now
+	for hrows.Next() {
+		h, err := scanHeartbeat(hrows)
+		if err != nil {
+			hrows.Close()
+			return nil, 0, err
+		}
+		hbs = append(hbs, h)
+		if ws := h.Runtime.WindowStart; !ws.IsZero() && ws.Before(earliest) {
+			earliest = ws
+		}
+		for _, run := range h.Runtime.Open {
+			earliest = minTime(earliest, run.StartedAt)
+		}
+	}
+	hrows.Close()
+	if err := hrows.Err(); err != nil {
+		return nil, 0, err
+	}
+	spans, err := db.spans(ctx, db.w, earliest, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	covered := coverage(spans)
+	type verdict struct {
+		h        hbRow
+		settings heartbeat.Settings
+		trs      []monitor.Transition
+	}
+	var verdicts []verdict
+	for _, h := range hbs {
+		settings, err := db.plans.settings(h.Heartbeat)
+		if err != nil {
+			return nil, 0, err
+		}
+		var trs []monitor.Transition
+		h.Runtime, trs = h.Runtime.Sweep(now, settings, covered)
+		verdicts = append(verdicts, verdict{h, settings, trs})
+	}
+
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		changes = changes[:0]
+		for _, v := range verdicts {
+			vals, err := hbRuntimeValues(v.h.Runtime, v.settings)
+			if err != nil {
+				return err
+			}
+			n := len(vals) + 1
+			res, err := tx.ExecContext(ctx, hbRuntimeUpdate+` WHERE seq = $1 AND version = $`+strconv.Itoa(n+1)+
+				` AND sweep_owner = $`+strconv.Itoa(n+2), append(append([]any{v.h.Seq}, vals...), v.h.Version, owner)...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				continue // a ping moved it meanwhile, or another node took it over: theirs stands
+			}
+			for i := range v.trs {
+				tr := v.trs[i]
+				changes = append(changes, StateChange{SubjectID: v.h.ID, Transition: tr})
+				if err := db.recordTransition(ctx, tx, v.h.ID, &tr); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	slices.SortStableFunc(changes, func(a, b StateChange) int { return a.At.Compare(b.At) })
+	return changes, len(seqs), err
+}
