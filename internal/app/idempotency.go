@@ -83,7 +83,11 @@ func (a *App) BeginIdempotent(ctx context.Context, actor Actor, key string, fing
 		return nil, nil, &monitor.Error{Kind: monitor.KindIdempotencyInProgress,
 			Message: "a request with this Idempotency-Key is still in progress; retry later"}
 	}
-	r := &Replay{Status: rec.Status, Body: rec.Body}
+	body, err := a.openResponse(s, rec.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &Replay{Status: rec.Status, Body: body}
 	if len(rec.Header) > 0 {
 		if err := json.Unmarshal(rec.Header, &r.Header); err != nil {
 			return nil, nil, err
@@ -104,5 +108,25 @@ func (r *IdempotentRequest) Finish(ctx context.Context, status int, header map[s
 	if err != nil {
 		return err
 	}
-	return r.app.store.FinishIdempotent(ctx, r.scope, status, h, body)
+	sealed, err := r.app.keys.Seal(body, responseAAD(r.scope))
+	if err != nil {
+		return err
+	}
+	return r.app.store.FinishIdempotent(ctx, r.scope, status, h, sealed)
+}
+
+// A stored response is sealed: it may hold a secret shown once (a new
+// heartbeat's ping URL, and later signing secrets), which must not sit in
+// the database in the clear for the record's 24 hours.
+func responseAAD(s store.IdempotencyScope) []byte {
+	return []byte("idempotency:" + s.WorkspaceID + ":" + s.KeyID + ":" + s.Key)
+}
+
+// openResponse opens a stored response. A plain JSON body is one stored
+// before responses were sealed, and is replayed as it is.
+func (a *App) openResponse(s store.IdempotencyScope, stored []byte) ([]byte, error) {
+	if json.Valid(stored) {
+		return stored, nil
+	}
+	return a.keys.Open(stored, responseAAD(s))
 }

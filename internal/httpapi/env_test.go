@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -343,4 +344,41 @@ func TestResponseValidatorRejectsMismatch(t *testing.T) {
 			t.Errorf("%d %s passed validation", tc.status, tc.body)
 		}
 	}
+}
+
+// rawBlobs runs query on the database directly, beside the store, and
+// returns the first column of every row: for tests of what is at rest.
+func (e *env) rawBlobs(t *testing.T, query string) [][]byte {
+	t.Helper()
+	driver, dsn := "pgx", e.url
+	if rest, ok := strings.CutPrefix(e.url, "sqlite:"); ok {
+		driver, dsn = "sqlite", strings.TrimPrefix(rest, "//")
+	} else if rest, ok := strings.CutPrefix(e.url, "file:"); ok {
+		driver, dsn = "sqlite", strings.TrimPrefix(rest, "//")
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no rows; the check would prove nothing", query)
+	}
+	return out
 }

@@ -309,6 +309,14 @@ func heartbeatLifecycle(t *testing.T, e *env, k string, t0 time.Time) {
 	if r1.status != 201 || r2.status != 201 || string(r2.body) != string(r1.body) || r2.header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("retried create: %d %s, then %d %v %s", r1.status, r1.body, r2.status, r2.header, r2.body)
 	}
+	// The stored response holds the ping URL; it is sealed at rest.
+	token := r1.json(t)["pingUrl"].(string)
+	token = token[strings.LastIndex(token, "/")+1:]
+	for _, b := range e.rawBlobs(t, "SELECT body FROM idempotency_keys") {
+		if strings.Contains(string(b), token) || strings.Contains(string(b), "retried") {
+			t.Errorf("an idempotency record keeps the response in the clear: %.80q", b)
+		}
+	}
 	if d := e.send(t, "DELETE", "/api/v1/heartbeats/"+r1.json(t)["id"].(string), k, nil); d.status != http.StatusNoContent {
 		t.Errorf("delete the retried one: %d %s", d.status, d.body)
 	}
