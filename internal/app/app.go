@@ -64,8 +64,9 @@ type App struct {
 	// a busy key costs one write a minute, not one per request.
 	touched sync.Map // key id → time.Time
 
-	pings      pinger
-	pingLimits *store.LocalLimiter
+	pings       pinger
+	pingLimits  *store.LocalLimiter
+	knownTokens tokenSet
 }
 
 // New wires the use cases. now is the clock; tests freeze it. Times are

@@ -88,17 +88,52 @@ func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (hea
 	in.TokenHash = heartbeat.HashToken(token)
 	in.Ping.At = a.now()
 	guess := "u:" + in.Client
-	if blocked, retry := a.pingLimits.Blocked(guess, in.Ping.At, UnknownPingsPerMinute, UnknownPingBurst); blocked {
+	if blocked, retry := a.pingLimits.Blocked(guess, in.Ping.At, UnknownPingsPerMinute, UnknownPingBurst); blocked && !a.knownTokens.has(in.TokenHash) {
 		return heartbeat.Outcome{}, &RateLimitedError{RetryAfter: retry}
 	}
 	if ok, retry := a.pingLimits.Take("t:"+string(in.TokenHash), in.Ping.At, PingsPerMinute, PingBurst); !ok {
 		return heartbeat.Outcome{}, &RateLimitedError{RetryAfter: retry}
 	}
 	out, err := a.enqueuePing(ctx, in)
-	if err == nil && !out.Found {
+	switch {
+	case err != nil:
+	case out.Found:
+		a.knownTokens.add(in.TokenHash)
+	default:
 		a.pingLimits.Take(guess, in.Ping.At, UnknownPingsPerMinute, UnknownPingBurst)
 	}
 	return out, err
+}
+
+// maxKnownTokens bounds the memory of tokenSet (about 100 bytes each).
+const maxKnownTokens = 100_000
+
+// tokenSet remembers the token hashes that named a heartbeat on this node.
+// An address blocked for sending unknown tokens keeps getting its known
+// jobs' pings through: many jobs can share one address (a NAT, a proxy),
+// and one of them calling a rotated URL must not silence the others.
+type tokenSet struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+func (s *tokenSet) add(hash []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[string(hash)]; ok {
+		return
+	}
+	if s.m == nil || len(s.m) >= maxKnownTokens {
+		s.m = make(map[string]struct{}) // start over: a known job is known again at its next ping
+	}
+	s.m[string(hash)] = struct{}{}
+}
+
+func (s *tokenSet) has(hash []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[string(hash)]
+	return ok
 }
 
 func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.Outcome, error) {

@@ -38,7 +38,7 @@ type Heartbeat struct {
 	LastResult        *string           `json:"lastResult" nullable:"true" doc:"What the last completed run reported: success or fail; null before the first."`
 	LastExitCode      *int              `json:"lastExitCode,omitempty" doc:"The exit code the last completed run reported, if it gave one."`
 	LastDurationMs    *float64          `json:"lastDurationMs" nullable:"true" doc:"How long the last completed run took, from its /start; null when it sent no start."`
-	NextDeadline      *time.Time        `json:"nextDeadline" nullable:"true" doc:"When the heartbeat becomes late (or a started run overruns) if no ping comes; null when nothing is expected: before the first ping, while paused, or while DOWN."`
+	NextDeadline      *time.Time        `json:"nextDeadline" nullable:"true" doc:"When the heartbeat becomes late (or a started run overruns) if no ping comes; null when nothing is expected: before the first ping, while paused, and after a missed deadline made it DOWN (until the next ping). After a failure the next run is still expected."`
 	CreatedAt         time.Time         `json:"createdAt"`
 	UpdatedAt         time.Time         `json:"updatedAt"`
 }

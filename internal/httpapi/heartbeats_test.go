@@ -77,6 +77,7 @@ func TestHeartbeatPings(t *testing.T) {
 		scenario{"run pairing", pingRunPairing},
 		scenario{"body", pingBody},
 		scenario{"paused", pingPaused},
+		scenario{"rate limits", pingRateLimits},
 	)
 }
 
@@ -1217,5 +1218,56 @@ func heartbeatPingsList(t *testing.T, e *env, k string, t0 time.Time) {
 		if r := e.send(t, "GET", "/api/v1/heartbeats/"+id+"/pings"+bad, k, nil); r.status != 422 || r.code(t) != "validation_error" {
 			t.Errorf("%s: %d %s", bad, r.status, r.body)
 		}
+	}
+}
+
+// pingRateLimits: a heartbeat takes bursts of 100 pings and 600 a minute;
+// an address that sends 60 pings to URLs naming no heartbeat is refused,
+// but not for the jobs it has already reported for.
+func pingRateLimits(t *testing.T, e *env, k string, t0 time.Time) {
+	h := e.newHeartbeat(t, k, periodic("busy", 600, 60))
+	id, pingURL := h["id"].(string), h["pingUrl"].(string)
+	for i := range app.PingBurst {
+		if r := e.ping(t, "GET", pingURL, "", nil); r.status != http.StatusOK {
+			t.Fatalf("ping %d of the burst: %d %s", i+1, r.status, r.body)
+		}
+	}
+	wantLimited := func(r response, what string) {
+		t.Helper()
+		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || r.code(t) != "rate_limited" {
+			t.Errorf("%s: %d %v %s, want 429 rate_limited with Retry-After", what, r.status, r.header, r.body)
+		}
+	}
+	wantLimited(e.ping(t, "GET", pingURL, "", nil), "ping past the burst")
+	if n := len(e.pingsOf(t, k, id, "?limit=100")); n != app.PingBurst {
+		t.Errorf("%d pings stored, want the %d acknowledged", n, app.PingBurst)
+	}
+	// 600 a minute: one more every 100 ms.
+	e.clock.Set(t0.Add(100 * time.Millisecond))
+	if r := e.ping(t, "GET", pingURL, "", nil); r.status != http.StatusOK {
+		t.Errorf("ping after 100 ms: %d %s", r.status, r.body)
+	}
+	wantLimited(e.ping(t, "GET", pingURL, "", nil), "a second ping after 100 ms")
+
+	// Guessing: 60 unknown tokens from this address, then it is refused.
+	e.clock.Set(t0.Add(time.Hour))
+	other := e.newHeartbeat(t, k, periodic("quiet", 600, 60))["pingUrl"].(string)
+	unknown := e.srv.URL + "/ping/" + strings.Repeat("x", 43)
+	for i := range app.UnknownPingBurst {
+		if r := e.ping(t, "GET", unknown, "", nil); r.status != http.StatusNotFound {
+			t.Fatalf("unknown token %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	wantLimited(e.ping(t, "GET", unknown, "", nil), "unknown token past the limit")
+	// A job this node has heard from still gets through; one it has not
+	// waits like the guesses.
+	if r := e.ping(t, "GET", pingURL, "", nil); r.status != http.StatusOK {
+		t.Errorf("a known job from a blocked address: %d %s", r.status, r.body)
+	}
+	wantLimited(e.ping(t, "GET", other, "", nil), "a job not yet heard from, from a blocked address")
+	// One a second again after a minute.
+	e.clock.Set(t0.Add(time.Hour + time.Minute))
+	if r := e.ping(t, "GET", other, "", nil); r.status != http.StatusOK {
+		t.Errorf("after a minute: %d %s", r.status, r.body)
 	}
 }

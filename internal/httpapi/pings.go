@@ -23,7 +23,7 @@ import (
 // POST, with optional ?key= (a retry within 24 hours is a no-op) and ?rid=
 // (pairs a start with its end). It is a plain handler, not a huma
 // operation: it is the hottest path of the service, takes any body, and
-// its answer is small. PingPath documents it in the OpenAPI document.
+// its answer is small. documentPings describes it in the OpenAPI document.
 
 // PingPrefix is where ping URLs start.
 const PingPrefix = "/ping/"
@@ -228,7 +228,7 @@ func (s *Server) documentPings() {
 				Content: map[string]*huma.MediaType{"application/json": {Schema: ack}}},
 			"400": errResp("The path ends in something other than /start, /fail or an exit code 0–255, or key or rid is too long."),
 			"404": errResp("No heartbeat has this ping URL (never had, deleted, or its URL was rotated)."),
-			"429": retry(errResp("Too many pings: a heartbeat takes 600 a minute in bursts of 100, and an address that sent 60 pings to URLs naming no heartbeat is refused for a while. Retry-After says when to retry.")),
+			"429": retry(errResp("Too many pings: a heartbeat takes 600 a minute in bursts of 100, and an address that sent 60 pings to URLs naming no heartbeat is refused for a while, except for heartbeats it has already reported for. Retry-After says when to retry.")),
 			"405": errResp("A method other than GET, HEAD or POST."),
 			"503": retry(errResp("The ping could not be stored within 5 seconds; it was not recorded. Retry (with the same key).")),
 		}
