@@ -32,6 +32,8 @@ type Config struct {
 	Checker Checker
 	// RetentionDays is how long raw observations are kept (default 30).
 	RetentionDays int
+	// PingWait is the longest a ping waits to be stored (default PingWait).
+	PingWait time.Duration
 }
 
 func (c *Config) defaults() {
@@ -46,6 +48,9 @@ func (c *Config) defaults() {
 	}
 	if c.RetentionDays == 0 {
 		c.RetentionDays = 30
+	}
+	if c.PingWait == 0 {
+		c.PingWait = PingWait
 	}
 	if c.DefaultMinIntervalSeconds == 0 {
 		c.DefaultMinIntervalSeconds = 10

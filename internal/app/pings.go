@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
@@ -27,10 +28,13 @@ const (
 	// pingBatch bounds one transaction.
 	pingBatch = 2_000
 	// PingWait is the longest a ping waits to be stored before it is
-	// answered 503 (and not stored). The sweeper judges deadlines this far
-	// in the past, so that no acknowledged ping arrives after the deadline
-	// it answers was judged.
+	// answered 503 (and not stored): the default of Config.PingWait. The
+	// sweeper judges deadlines this far in the past, so that no
+	// acknowledged ping arrives after the deadline it answers was judged.
 	PingWait = 5 * time.Second
+	// pingSlack is the least time a ping must have left to join a
+	// transaction: one about to give up would cut the others' time short.
+	pingSlack = 500 * time.Millisecond
 	// spanEvery is how often a node records that it is receiving pings.
 	spanEvery = 5 * time.Second
 )
@@ -64,8 +68,18 @@ var ErrPingsBusy = &monitor.Error{Kind: monitor.KindUnavailable, Message: "pings
 type pingReq struct {
 	in       heartbeat.Arrival
 	deadline time.Time
-	done     chan pingResult // capacity 1
+	// state is reqQueued until either the writer takes the ping into a
+	// transaction or its handler gives up: whichever comes first decides,
+	// so a ping answered 503 is never stored and a stored one is answered.
+	state atomic.Int32
+	done  chan pingResult // capacity 1
 }
+
+const (
+	reqQueued int32 = iota
+	reqTaken
+	reqAbandoned
+)
 
 type pingResult struct {
 	out heartbeat.Outcome
@@ -137,8 +151,9 @@ func (s *tokenSet) has(hash []byte) bool {
 }
 
 func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.Outcome, error) {
-	req := &pingReq{in: in, deadline: time.Now().Add(PingWait), done: make(chan pingResult, 1)}
-	timer := time.NewTimer(PingWait)
+	wait := a.cfg.PingWait
+	req := &pingReq{in: in, deadline: time.Now().Add(wait), done: make(chan pingResult, 1)}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case a.pings.queue <- req:
@@ -151,7 +166,13 @@ func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.
 	case r := <-req.done:
 		return r.out, r.err
 	case <-timer.C:
-		return heartbeat.Outcome{}, ErrPingsBusy
+		if req.state.CompareAndSwap(reqQueued, reqAbandoned) {
+			return heartbeat.Outcome{}, ErrPingsBusy
+		}
+		// The writer has it in a transaction, which ends by the deadline:
+		// its answer is the truth.
+		r := <-req.done
+		return r.out, r.err
 	}
 }
 
@@ -176,18 +197,24 @@ func (a *App) writePingBatch(batch []*pingReq) {
 	now := time.Now()
 	ins := make([]heartbeat.Arrival, 0, len(batch))
 	live := batch[:0]
+	var deadline time.Time
 	for _, r := range batch {
-		if now.After(r.deadline) {
-			r.done <- pingResult{err: ErrPingsBusy} // its handler has given up: not stored
+		if r.deadline.Sub(now) < pingSlack || !r.state.CompareAndSwap(reqQueued, reqTaken) {
+			r.done <- pingResult{err: ErrPingsBusy} // not stored; its handler gives up, or has
 			continue
 		}
 		ins = append(ins, r.in)
 		live = append(live, r)
+		if deadline.IsZero() || r.deadline.Before(deadline) {
+			deadline = r.deadline
+		}
 	}
 	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), now.Add(PingWait))
+	// The transaction ends by the earliest deadline in it, so every ping
+	// is answered within its wait and the sweeper's margin holds.
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	outs, changes, err := a.store.RecordPings(ctx, ins)
 	if err != nil {
@@ -237,7 +264,7 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]store.StateChange, error
 		}
 		s.span, s.lastSeen = id, now
 	}
-	at := minTime(a.now().Add(-PingWait), s.lastSeen)
+	at := minTime(a.now().Add(-a.cfg.PingWait), s.lastSeen)
 	var all []store.StateChange
 	for {
 		changes, claimed, err := a.store.SweepHeartbeats(ctx, s.owner, at, time.Minute, 500)

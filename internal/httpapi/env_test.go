@@ -350,16 +350,7 @@ func TestResponseValidatorRejectsMismatch(t *testing.T) {
 // returns the first column of every row: for tests of what is at rest.
 func (e *env) rawBlobs(t *testing.T, query string) [][]byte {
 	t.Helper()
-	driver, dsn := "pgx", e.url
-	if rest, ok := strings.CutPrefix(e.url, "sqlite:"); ok {
-		driver, dsn = "sqlite", strings.TrimPrefix(rest, "//")
-	} else if rest, ok := strings.CutPrefix(e.url, "file:"); ok {
-		driver, dsn = "sqlite", strings.TrimPrefix(rest, "//")
-	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := e.rawDB(t)
 	defer db.Close()
 	rows, err := db.Query(query)
 	if err != nil {
@@ -381,4 +372,48 @@ func (e *env) rawBlobs(t *testing.T, query string) [][]byte {
 		t.Fatalf("%s: no rows; the check would prove nothing", query)
 	}
 	return out
+}
+
+// rawDB opens the database directly, beside the store.
+func (e *env) rawDB(t *testing.T) *sql.DB {
+	t.Helper()
+	driver, dsn := "pgx", e.url
+	if rest, ok := strings.CutPrefix(e.url, "sqlite:"); ok {
+		driver, dsn = "sqlite", strings.TrimPrefix(rest, "//")
+	} else if rest, ok := strings.CutPrefix(e.url, "file:"); ok {
+		driver, dsn = "sqlite", strings.TrimPrefix(rest, "//")
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// lockPings holds a lock that keeps pings from being written until
+// release is called: a stuck database, as far as the ping writer can tell.
+func (e *env) lockPings(t *testing.T) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	db := e.rawDB(t)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{"BEGIN", "LOCK TABLE pings IN EXCLUSIVE MODE"}
+	if e.db.Engine() == "sqlite" {
+		stmts = []string{"BEGIN IMMEDIATE"}
+	}
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	return func() {
+		if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Error(err)
+		}
+		conn.Close()
+		db.Close()
+	}
 }

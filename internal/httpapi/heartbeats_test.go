@@ -15,6 +15,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store/storetest"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -1269,5 +1270,43 @@ func pingRateLimits(t *testing.T, e *env, k string, t0 time.Time) {
 	e.clock.Set(t0.Add(time.Hour + time.Minute))
 	if r := e.ping(t, "GET", other, "", nil); r.status != http.StatusOK {
 		t.Errorf("after a minute: %d %s", r.status, r.body)
+	}
+}
+
+// TestPingNotStoredInTimeIsNotAcknowledged: a ping the database cannot
+// take within the wait is answered 503 and is not stored later either, so
+// a client that retries it records it once.
+func TestPingNotStoredInTimeIsNotAcknowledged(t *testing.T) {
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			e := newEnvWith(t, eng, app.Config{PingWait: time.Second})
+			e.clock.Set(hbT0)
+			k := e.ownerKey()
+			h := e.newHeartbeat(t, k, periodic("job", 600, 60))
+			id, pingURL := h["id"].(string), h["pingUrl"].(string)
+			e.pingOK(t, pingURL, "")
+
+			release := e.lockPings(t)
+			e.clock.Set(hbT0.Add(time.Minute))
+			r := e.ping(t, "GET", pingURL, "/fail", nil)
+			release()
+			if r.status != http.StatusServiceUnavailable || r.code(t) != "unavailable" || r.header.Get("Retry-After") == "" {
+				t.Fatalf("ping while the database is stuck: %d %v %s, want 503 unavailable with Retry-After", r.status, r.header, r.body)
+			}
+			// The writer handles batches in turn: once a later ping is
+			// acknowledged, the refused one's batch is over.
+			e.clock.Set(hbT0.Add(2 * time.Minute))
+			e.pingOK(t, pingURL, "")
+			pings := e.pingsOf(t, k, id, "")
+			if len(pings) != 2 {
+				t.Fatalf("%d pings stored, want the 2 acknowledged: %v", len(pings), pings)
+			}
+			for _, p := range pings {
+				if p["signal"] != "success" {
+					t.Errorf("the refused ping was stored: %v", p)
+				}
+			}
+			e.wantHeartbeat(t, k, id, monitor.StateUp, hbT0.Add(2*time.Minute+11*time.Minute))
+		})
 	}
 }
