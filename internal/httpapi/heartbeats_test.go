@@ -15,8 +15,8 @@ import (
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/store/storetest"
 	"github.com/tocsin/tocsin/internal/store"
+	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
 // Heartbeats end to end: the resource through /api/v1, pings through the
