@@ -97,11 +97,28 @@ func TestPanicIsUnknown(t *testing.T) {
 // limit and fills it, so the check's socket cannot be opened.
 func TestFileDescriptorsExhaustedIsUnknown(t *testing.T) {
 	// Not parallel: it changes a process-wide limit.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	var open atomic.Int64 // the server's side of connections, closed asynchronously
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.Start()
 	defer srv.Close()
 	p := New(Options{Canaries: []string{srv.Listener.Addr().String()}})
 	m := httpMon(srv.URL, nil)
 	want(t, check(t, p, m), monitor.ResultUp, "") // the same check works with descriptors to spare
+	// A descriptor the server frees after the limit is filled would let
+	// the check connect and the server fail to accept: wait for them all.
+	for deadline := time.Now().Add(10 * time.Second); open.Load() > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server still holds %d connections of the first check", open.Load())
+		}
+	}
 
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
