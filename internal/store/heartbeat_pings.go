@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,14 @@ import (
 // that stores the pings, replays retried ones, and moves each heartbeat's
 // state machine.
 
+// The SQLite ping writer's statements, prepared once (prepareWrites).
+const (
+	pingLookupSQLite = `SELECT ` + heartbeatColumns + `, h.token_hash` + heartbeatFrom + ` WHERE h.token_hash = $1`
+	pingInsertSQLite = `INSERT INTO pings (heartbeat_seq, at, duration_us, signal, exit_code, body_truncated,
+		ignored, run_id, user_agent, idem_key, method, client, body)
+		VALUES ($1, $2, NULLIF($3, -1), $4, NULLIF($5, -1), $6, $7, $8, $9, $10, $11, $12, $13)`
+)
+
 // RecordPings stores a batch of pings in one transaction and returns each
 // one's outcome and the state changes they made. Pings apply in the
 // batch's order; a ping whose key the heartbeat saw within heartbeat.KeyTTL
@@ -25,6 +34,11 @@ func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs 
 	defer monitor.Wrap(&err, "store.RecordPings(%d)", len(batch))
 	if len(batch) == 0 {
 		return nil, nil, nil
+	}
+	if db.d.name != EnginePostgres {
+		if err := db.prepareWrites(ctx, pingLookupSQLite, pingInsertSQLite, hbRuntimeUpdate+` WHERE seq = $1`); err != nil {
+			return nil, nil, err
+		}
 	}
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		outs, changes = make([]heartbeat.Outcome, len(batch)), changes[:0]
@@ -126,12 +140,27 @@ func (db *DB) lockByTokens(ctx context.Context, tx *sql.Tx, batch []heartbeat.Ar
 		rows, err = tx.QueryContext(ctx, `SELECT `+heartbeatColumns+`, h.token_hash`+heartbeatFrom+`
 			WHERE h.token_hash = ANY($1::bytea[]) ORDER BY r.seq FOR UPDATE OF r`, hashes)
 	} else {
-		args := make([]any, len(hashes))
-		for i, h := range hashes {
-			args[i] = h
+		// SQLite: one cached statement run per token is cheaper than
+		// parsing an IN list of a different length every batch, and the
+		// write transaction already excludes every other writer.
+		st, err := db.txStmt(ctx, tx, pingLookupSQLite)
+		if err != nil {
+			return nil, err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT `+heartbeatColumns+`, h.token_hash`+heartbeatFrom+`
-			WHERE h.token_hash IN (`+placeholders(1, len(args))+`)`, args...)
+		defer st.Close()
+		out := make(map[string]*hbRow, len(hashes))
+		for _, hash := range hashes {
+			var got []byte
+			h, err := scanHeartbeat(st.QueryRowContext(ctx, hash), &got)
+			switch {
+			case errors.Is(err, sql.ErrNoRows), errors.Is(err, monitor.ErrNotFound):
+			case err != nil:
+				return nil, err
+			default:
+				out[string(hash)] = &h
+			}
+		}
+		return out, nil
 	}
 	if err != nil {
 		return nil, err
@@ -259,9 +288,7 @@ func (db *DB) insertPings(ctx context.Context, tx *sql.Tx, r pingRows) error {
 			r.client, r.body)
 		return err
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO pings (heartbeat_seq, at, duration_us, signal, exit_code, body_truncated,
-		ignored, run_id, user_agent, idem_key, method, client, body)
-		VALUES ($1, $2, NULLIF($3, -1), $4, NULLIF($5, -1), $6, $7, $8, $9, $10, $11, $12, $13)`)
+	st, err := db.txStmt(ctx, tx, pingInsertSQLite)
 	if err != nil {
 		return err
 	}
@@ -286,7 +313,7 @@ func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*h
 	}
 	slices.Sort(seqs)
 	if db.d.name != EnginePostgres {
-		st, err := tx.PrepareContext(ctx, hbRuntimeUpdate+` WHERE seq = $1`)
+		st, err := db.txStmt(ctx, tx, hbRuntimeUpdate+` WHERE seq = $1`)
 		if err != nil {
 			return err
 		}

@@ -57,3 +57,28 @@ func (c *stmtCache) close() {
 	}
 	c.m = nil
 }
+
+// txStmt returns query as a statement of tx: the cached prepared one if
+// prepareWrites made it, else one prepared for this transaction alone.
+// (Preparing a cached statement inside a transaction could deadlock:
+// SQLite's write pool has one connection, and tx holds it.)
+func (db *DB) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	db.stmts.mu.Lock()
+	st := db.stmts.m[db.w][query]
+	db.stmts.mu.Unlock()
+	if st == nil {
+		return tx.PrepareContext(ctx, query)
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+// prepareWrites caches prepared statements of the write pool for a hot
+// transaction to come; call it outside any transaction.
+func (db *DB) prepareWrites(ctx context.Context, queries ...string) error {
+	for _, q := range queries {
+		if _, err := db.stmts.get(ctx, db.w, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
