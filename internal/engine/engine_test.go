@@ -349,12 +349,14 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	t.Cleanup(blocker.Close)
 	tg := newTarget(t)
 	// One check slot. a takes it first and holds it for its 2 s timeout;
-	// b, due 100 ms later with a 1 s timeout, cannot start in time.
+	// b, due 500 ms later with a 1 s timeout, cannot start in time. The
+	// margins (the engine is started well before a is due, b follows a by
+	// half a second) keep the order when the machine is busy.
 	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 2)
 	b := addMonitor(t, db, ws, tg.URL, 10*time.Second, 1)
-	due := time.Now().Add(300 * time.Millisecond)
+	due := time.Now().Add(time.Second)
 	check(t, db.SetNextDueForTest(ctx, a.ID, due))
-	check(t, db.SetNextDueForTest(ctx, b.ID, due.Add(100*time.Millisecond)))
+	check(t, db.SetNextDueForTest(ctx, b.ID, due.Add(500*time.Millisecond)))
 	start(t, engine.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})
 	waitFor(t, "both checks", func() bool { return len(observations(t, db, a)) > 0 && len(observations(t, db, b)) > 0 })
 	results := map[monitor.Result]string{}

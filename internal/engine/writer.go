@@ -107,13 +107,15 @@ func (w *writer) run() {
 	}
 }
 
-// sleep waits for d, or less when the writer is closed meanwhile.
+// sleep waits for d, or less when the writer is closed or an observation
+// arrives meanwhile (the batch may be full now: run looks again).
 func (w *writer) sleep(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-w.done:
+	case <-w.wake:
 	}
 }
 

@@ -162,10 +162,20 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// queryWindows reads windows with their subjects. With all, it reads every
-// subject in one go instead of naming the windows (there may be more of
-// them than a statement takes parameters).
-func queryWindows(ctx context.Context, q queryer, all bool, where string, args ...any) ([]MaintenanceWindow, error) {
+// queryWindows reads windows with their subjects, in one snapshot: read
+// apart, a window deleted between the two reads would seem to have lost
+// its subjects (and they would leave maintenance with the wrong cause).
+// With all, it reads every subject in one go instead of naming the windows
+// (there may be more of them than a statement takes parameters).
+func (db *DB) queryWindows(ctx context.Context, all bool, where string, args ...any) (ws []MaintenanceWindow, err error) {
+	err = db.inSnapshot(ctx, func(tx *sql.Tx) error {
+		ws, err = readWindows(ctx, tx, all, where, args...)
+		return err
+	})
+	return ws, err
+}
+
+func readWindows(ctx context.Context, q queryer, all bool, where string, args ...any) ([]MaintenanceWindow, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+windowColumns+` FROM maintenance_windows `+where, args...)
 	if err != nil {
 		return nil, err
@@ -372,7 +382,7 @@ func (db *DB) CreateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, 
 // when it belongs to another workspace.
 func (db *DB) GetMaintenanceWindow(ctx context.Context, wsID, id string) (w MaintenanceWindow, err error) {
 	defer monitor.Wrap(&err, "store.GetMaintenanceWindow(%s)", id)
-	ws, err := queryWindows(ctx, db.r, false, `WHERE workspace_id = $1 AND id = $2`, wsID, id)
+	ws, err := db.queryWindows(ctx, false, `WHERE workspace_id = $1 AND id = $2`, wsID, id)
 	if err != nil {
 		return MaintenanceWindow{}, err
 	}
@@ -389,7 +399,7 @@ func (db *DB) ListMaintenanceWindows(ctx context.Context, wsID, afterID string, 
 	if limit <= 0 {
 		return nil, errors.New("limit must be positive")
 	}
-	return queryWindows(ctx, db.r, false, `WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, wsID, afterID, limit)
+	return db.queryWindows(ctx, false, `WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, wsID, afterID, limit)
 }
 
 func (db *DB) CountMaintenanceWindows(ctx context.Context, wsID string) (n int, err error) {
@@ -402,7 +412,7 @@ func (db *DB) CountMaintenanceWindows(ctx context.Context, wsID string) (n int, 
 // maintenance sweep.
 func (db *DB) AllMaintenanceWindows(ctx context.Context) (ws []MaintenanceWindow, err error) {
 	defer monitor.Wrap(&err, "store.AllMaintenanceWindows")
-	return queryWindows(ctx, db.r, true, `ORDER BY id`)
+	return db.queryWindows(ctx, true, `ORDER BY id`)
 }
 
 // UpdateMaintenanceWindow replaces what a user edits — everything but the

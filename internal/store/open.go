@@ -201,6 +201,23 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // inTx runs fn in a write transaction and commits it when fn returns nil.
+// inSnapshot runs fn's reads in one read-only transaction that sees one
+// snapshot of the database (REPEATABLE READ on PostgreSQL, where READ
+// COMMITTED would give each statement its own): for reads made of several
+// queries that must agree with each other.
+func (db *DB) inSnapshot(ctx context.Context, fn func(*sql.Tx) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if db.d.name == EnginePostgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := db.r.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep
+	return fn(tx)
+}
+
 func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
