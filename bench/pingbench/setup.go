@@ -145,8 +145,14 @@ func openRaw(engine, dbURL string) (*rawDB, error) {
 
 func (r *rawDB) Close() error { return r.db.Close() }
 
+// countPings counts the pings stored: in blocks, and on SQLite also those
+// acknowledged from the journal and not applied yet, in one snapshot.
 func (r *rawDB) countPings(ctx context.Context) (n int64, err error) {
-	err = r.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pings`).Scan(&n)
+	q := `SELECT COALESCE(SUM(n), 0) FROM ping_blocks`
+	if r.engine == "sqlite" {
+		q = `SELECT (` + q + `) + (SELECT COALESCE(SUM(json_array_length(batch)), 0) FROM ping_journal)`
+	}
+	err = r.db.QueryRowContext(ctx, q).Scan(&n)
 	return n, err
 }
 

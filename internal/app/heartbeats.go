@@ -221,12 +221,13 @@ func (a *App) ListPings(ctx context.Context, actor Actor, id string, q PingQuery
 	sq := store.PingQuery{From: q.From, To: q.To, Limit: limit + 1}
 	if after != "" {
 		at, id, ok := strings.Cut(after, ":")
-		us, err1 := strconv.ParseInt(at, 10, 64)
+		// The time is informative; ids order the pings.
+		_, err1 := strconv.ParseInt(at, 10, 64)
 		n, err2 := strconv.ParseInt(id, 10, 64)
 		if !ok || err1 != nil || err2 != nil || n <= 0 {
 			return Page[heartbeat.PingRecord]{}, badCursor()
 		}
-		sq.BeforeAt, sq.BeforeID = time.UnixMicro(us).UTC(), n
+		sq.BeforeID = n
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && !q.To.After(q.From) {
 		return Page[heartbeat.PingRecord]{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "to must be after from",

@@ -178,7 +178,16 @@ func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.
 
 func (a *App) writePings() {
 	batch := make([]*pingReq, 0, pingBatch)
-	for first := range a.pings.queue {
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
+	for {
+		var first *pingReq
+		select {
+		case first = <-a.pings.queue:
+		case <-idle.C:
+			a.applyPings()
+			continue
+		}
 		batch = append(batch[:0], first)
 	drain:
 		for len(batch) < pingBatch {
@@ -190,7 +199,23 @@ func (a *App) writePings() {
 			}
 		}
 		a.writePingBatch(batch)
+		// Between batches, apply what the store holds back, if it is due
+		// (SQLite's journal); come back when it will be, if no ping does.
+		if next := a.applyPings(); !next.IsZero() {
+			idle.Reset(time.Until(next))
+		}
 	}
+}
+
+// applyPings applies the store's pending pings if they are due, and
+// returns when they will be next (zero: none pending).
+func (a *App) applyPings() time.Time {
+	next, err := a.store.ApplyPings(context.Background())
+	if err != nil {
+		a.log.Warn("applying pings", "err", err)
+		return time.Now().Add(time.Second)
+	}
+	return next
 }
 
 func (a *App) writePingBatch(batch []*pingReq) {

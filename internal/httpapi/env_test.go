@@ -131,14 +131,19 @@ func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
 }
 
 // twin is a second server process, as far as the API can tell: its own
-// database handle, app and HTTP server on the same database and clock.
+// database handle, app and HTTP server on the same database and clock. On
+// SQLite, which serves one node (one process receives its pings), it
+// shares the first's database handle.
 func (e *env) twin() *env {
 	e.t.Helper()
-	db, err := store.Open(context.Background(), e.url)
-	if err != nil {
-		e.t.Fatal(err)
+	db := e.db
+	if db.Engine() != store.EngineSQLite {
+		var err error
+		if db, err = store.Open(context.Background(), e.url); err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(func() { db.Close() })
 	}
-	e.t.Cleanup(func() { db.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	t2 := *e
 	t2.db = db
@@ -400,7 +405,7 @@ func (e *env) lockPings(t *testing.T) (release func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stmts := []string{"BEGIN", "LOCK TABLE pings IN EXCLUSIVE MODE"}
+	stmts := []string{"BEGIN", "LOCK TABLE ping_blocks IN EXCLUSIVE MODE"}
 	if e.db.Engine() == "sqlite" {
 		stmts = []string{"BEGIN IMMEDIATE"}
 	}

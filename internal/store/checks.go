@@ -679,6 +679,9 @@ func (db *DB) monitorSeq(ctx context.Context, wsID, monitorID string) (seq int64
 func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, before time.Time, limit int) (out []monitor.Transition, err error) {
 	defer monitor.Wrap(&err, "store.ListStateChanges(%s)", subjectID)
 	if strings.HasPrefix(subjectID, ids.Heartbeat+"_") {
+		if err := db.flushPings(ctx); err != nil {
+			return nil, err
+		}
 		err = db.r.QueryRowContext(ctx, `SELECT id FROM heartbeats WHERE workspace_id = $1 AND id = $2`,
 			wsID, subjectID).Scan(new(string))
 		err = classify(err)

@@ -4,41 +4,35 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
-// Pings: received in batches (group commit), each batch one transaction
-// that stores the pings, replays retried ones, and moves each heartbeat's
-// state machine.
+// Pings: received in batches (group commit). On PostgreSQL each batch is
+// one transaction that stores the pings in blocks, replays retried ones,
+// and moves each heartbeat's state machine; several nodes may write at
+// once. On SQLite, one node, a batch is appended to a journal and applied
+// behind it in larger batches (ping_journal.go).
 
 // The SQLite ping writer's statements, prepared once (prepareWrites).
-const (
-	pingLookupSQLite = `SELECT ` + heartbeatColumns + `, h.token_hash` + heartbeatFrom + ` WHERE h.token_hash = $1`
-	pingInsertSQLite = `INSERT INTO pings (heartbeat_seq, at, duration_us, signal, exit_code, body_truncated,
-		ignored, run_id, user_agent, idem_key, method, client, body)
-		VALUES ($1, $2, NULLIF($3, -1), $4, NULLIF($5, -1), $6, $7, $8, $9, $10, $11, $12, $13)`
-)
+const pingLookupSQLite = `SELECT ` + heartbeatColumns + `, h.token_hash` + heartbeatFrom + ` WHERE h.token_hash = $1`
 
-// RecordPings stores a batch of pings in one transaction and returns each
-// one's outcome and the state changes they made. Pings apply in the
-// batch's order; a ping whose key the heartbeat saw within heartbeat.KeyTTL
-// (earlier in the batch too) is replayed, not recorded again.
+// RecordPings stores a batch of pings and returns each one's outcome and
+// the state changes they made. Pings apply in the batch's order; a ping
+// whose key the heartbeat saw within heartbeat.KeyTTL (earlier in the
+// batch too) is replayed, not recorded again. When it returns without an
+// error every recorded ping is durable.
 func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs []heartbeat.Outcome, changes []StateChange, err error) {
 	defer monitor.Wrap(&err, "store.RecordPings(%d)", len(batch))
 	if len(batch) == 0 {
 		return nil, nil, nil
 	}
-	if db.d.name != EnginePostgres {
-		if err := db.prepareWrites(ctx, pingLookupSQLite, pingInsertSQLite, hbRuntimeUpdate+` WHERE seq = $1`); err != nil {
-			return nil, nil, err
-		}
+	if db.journal != nil {
+		return db.journalPings(ctx, batch)
 	}
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		outs, changes = make([]heartbeat.Outcome, len(batch)), changes[:0]
@@ -46,23 +40,27 @@ func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs 
 		if err != nil {
 			return err
 		}
-		keys, err := db.recentPingKeys(ctx, tx, batch, hbs, batch[0].Ping.At.Add(-heartbeat.KeyTTL))
+		keys, err := db.recentPingKeys(ctx, tx, batch, func(in heartbeat.Arrival) int64 {
+			if h := hbs[string(in.TokenHash)]; h != nil {
+				return h.Seq
+			}
+			return 0
+		}, batch[0].Ping.At.Add(-heartbeat.KeyTTL))
+		if err != nil {
+			return err
+		}
+		// Ids are taken with the runtime rows locked, so a later batch of
+		// the same heartbeat gets higher ones.
+		ids, err := db.takePingIDs(ctx, tx, len(batch))
 		if err != nil {
 			return err
 		}
 		var (
-			rows    pingRows
+			blocks  blockSet
 			newKeys []pingKey
 			moved   = map[int64]*hbRow{}
 		)
-		// In the order they arrived: handlers stamp a ping before queueing
-		// it, so two may reach the queue out of order by a hair.
-		order := make([]int, len(batch))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return batch[a].Ping.At.Compare(batch[b].Ping.At) })
-		for _, i := range order {
+		for _, i := range arrivalOrder(batch) {
 			in := batch[i]
 			h := hbs[string(in.TokenHash)]
 			if h == nil {
@@ -74,43 +72,34 @@ func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs 
 				outs[i].Ack, outs[i].Replayed = ack, true
 				continue
 			}
-			p := in.Ping
-			ack := heartbeat.Ack{HeartbeatID: h.ID, Signal: p.Signal.String(), ExitCode: p.ExitCode, RunID: p.RunID,
-				ReceivedAt: p.At, BodyTruncated: in.Truncated, DurationUs: -1}
-			if h.Paused {
-				ack.Ignored = true
-			} else {
-				settings, err := db.plans.settings(h.Heartbeat)
-				if err != nil {
+			settings, err := db.plans.settings(h.Heartbeat)
+			if err != nil {
+				return err
+			}
+			rec := pingRecord(ids[0], in)
+			ids = ids[1:]
+			var tr *monitor.Transition
+			h.Runtime, tr = applyPing(h.Runtime, &rec, settings)
+			if tr != nil {
+				changes = append(changes, StateChange{SubjectID: h.ID, Transition: *tr})
+				if err := db.recordTransition(ctx, tx, h.ID, tr); err != nil {
 					return err
 				}
-				var (
-					tr  *monitor.Transition
-					dur time.Duration
-				)
-				h.Runtime, tr, dur = h.Runtime.Ping(p, settings)
-				if dur >= 0 {
-					ack.DurationUs = dur.Microseconds()
-				}
-				if tr != nil {
-					changes = append(changes, StateChange{SubjectID: h.ID, Transition: *tr})
-					if err := db.recordTransition(ctx, tx, h.ID, tr); err != nil {
-						return err
-					}
-				}
+			}
+			if !rec.Ignored {
 				moved[h.Seq] = h
 			}
-			rows.add(h.Seq, in, ack)
-			outs[i].Ack = ack
+			blocks.add(h.Seq, &rec)
+			outs[i].Ack = ackOf(h.ID, &rec)
 			if in.Key != "" {
-				keys[k] = ack
+				keys[k] = outs[i].Ack
 				newKeys = append(newKeys, k)
 			}
 		}
 		if err := db.saveHBRuntimes(ctx, tx, moved); err != nil {
 			return err
 		}
-		if err := db.insertPings(ctx, tx, rows); err != nil {
+		if err := db.insertBlocks(ctx, tx, blocks.blocks()); err != nil {
 			return err
 		}
 		return db.insertPingKeys(ctx, tx, newKeys, keys)
@@ -121,8 +110,69 @@ func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs 
 	return outs, changes, nil
 }
 
+// arrivalOrder is the order a batch's pings apply in: by the time they
+// arrived. Handlers stamp a ping before queueing it, so two may reach
+// the queue out of order by a hair.
+func arrivalOrder(batch []heartbeat.Arrival) []int {
+	order := make([]int, len(batch))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return batch[a].Ping.At.Compare(batch[b].Ping.At) })
+	return order
+}
+
+// pingRecord is the stored form of an arrival, before the state machine
+// has said what it did (Duration -1, not Ignored).
+func pingRecord(id int64, in heartbeat.Arrival) heartbeat.PingRecord {
+	p := in.Ping
+	return heartbeat.PingRecord{ID: id, At: p.At, Signal: p.Signal, ExitCode: p.ExitCode, RunID: p.RunID, Duration: -1,
+		Method: in.Method, Client: in.Client, UserAgent: in.UserAgent, Key: in.Key, Body: in.Body, Truncated: in.Truncated}
+}
+
+// applyPing moves rt by the ping rec and notes in rec what it did: the
+// run's duration, or that the heartbeat is paused and the ping ignored.
+func applyPing(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition) {
+	if rt.State == monitor.StatePaused {
+		rec.Ignored = true
+		return rt, nil
+	}
+	rt, tr, dur := rt.Ping(heartbeat.Ping{Signal: rec.Signal, ExitCode: rec.ExitCode, RunID: rec.RunID, At: rec.At}, s)
+	rec.Duration = dur
+	return rt, tr
+}
+
+// ackOf is the acknowledgement of a stored ping.
+func ackOf(heartbeatID string, rec *heartbeat.PingRecord) heartbeat.Ack {
+	ack := heartbeat.Ack{HeartbeatID: heartbeatID, Signal: rec.Signal.String(), ExitCode: rec.ExitCode, RunID: rec.RunID,
+		ReceivedAt: rec.At, BodyTruncated: rec.Truncated, Ignored: rec.Ignored, DurationUs: -1}
+	if rec.Duration >= 0 {
+		ack.DurationUs = rec.Duration.Microseconds()
+	}
+	return ack
+}
+
+// takePingIDs takes n new ping ids (PostgreSQL).
+func (db *DB) takePingIDs(ctx context.Context, tx *sql.Tx, n int) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT nextval('ping_ids') FROM generate_series(1, $1)`, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := make([]int64, 0, n)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, rows.Err()
+}
+
 // lockByTokens reads, with their runtime rows locked in seq order, the
-// heartbeats the batch's tokens name, by token hash.
+// heartbeats the batch's tokens name, by token hash (PostgreSQL).
 func (db *DB) lockByTokens(ctx context.Context, tx *sql.Tx, batch []heartbeat.Arrival) (map[string]*hbRow, error) {
 	seen := map[string]bool{}
 	var hashes [][]byte
@@ -132,36 +182,8 @@ func (db *DB) lockByTokens(ctx context.Context, tx *sql.Tx, batch []heartbeat.Ar
 			hashes = append(hashes, in.TokenHash)
 		}
 	}
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if db.d.name == EnginePostgres {
-		rows, err = tx.QueryContext(ctx, `SELECT `+heartbeatColumns+`, h.token_hash`+heartbeatFrom+`
-			WHERE h.token_hash = ANY($1::bytea[]) ORDER BY r.seq FOR UPDATE OF r`, hashes)
-	} else {
-		// SQLite: one cached statement run per token is cheaper than
-		// parsing an IN list of a different length every batch, and the
-		// write transaction already excludes every other writer.
-		st, err := db.txStmt(ctx, tx, pingLookupSQLite)
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		out := make(map[string]*hbRow, len(hashes))
-		for _, hash := range hashes {
-			var got []byte
-			h, err := scanHeartbeat(st.QueryRowContext(ctx, hash), &got)
-			switch {
-			case errors.Is(err, sql.ErrNoRows), errors.Is(err, monitor.ErrNotFound):
-			case err != nil:
-				return nil, err
-			default:
-				out[string(hash)] = &h
-			}
-		}
-		return out, nil
-	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+heartbeatColumns+`, h.token_hash`+heartbeatFrom+`
+		WHERE h.token_hash = ANY($1::bytea[]) ORDER BY r.seq FOR UPDATE OF r`, hashes)
 	if err != nil {
 		return nil, err
 	}
@@ -184,12 +206,13 @@ type pingKey struct {
 }
 
 // recentPingKeys returns the acknowledgements stored since `since` under
-// the keys the batch's pings carry.
-func (db *DB) recentPingKeys(ctx context.Context, tx *sql.Tx, batch []heartbeat.Arrival, hbs map[string]*hbRow, since time.Time) (map[pingKey]heartbeat.Ack, error) {
+// the keys the batch's pings carry; seqOf names each ping's heartbeat (0
+// for none).
+func (db *DB) recentPingKeys(ctx context.Context, tx *sql.Tx, batch []heartbeat.Arrival, seqOf func(heartbeat.Arrival) int64, since time.Time) (map[pingKey]heartbeat.Ack, error) {
 	var seqs, keys []any
 	for _, in := range batch {
-		if h := hbs[string(in.TokenHash)]; h != nil && in.Key != "" {
-			seqs, keys = append(seqs, h.Seq), append(keys, in.Key)
+		if seq := seqOf(in); seq != 0 && in.Key != "" {
+			seqs, keys = append(seqs, seq), append(keys, in.Key)
 		}
 	}
 	out := map[pingKey]heartbeat.Ack{}
@@ -231,71 +254,6 @@ func (db *DB) insertPingKeys(ctx context.Context, tx *sql.Tx, newKeys []pingKey,
 		if _, err := tx.ExecContext(ctx, `INSERT INTO ping_keys (heartbeat_seq, idem_key, at, ack) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (heartbeat_seq, idem_key) DO UPDATE SET at = excluded.at, ack = excluded.ack`,
 			k.seq, k.key, micros(ack.ReceivedAt), string(b)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pingRows are the columns of pings to insert.
-type pingRows struct {
-	seq, at, duration, signal, exit []int64
-	truncated, ignored              []bool
-	runID, userAgent, key           []*string
-	method, client                  []string
-	body                            [][]byte
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func (r *pingRows) add(seq int64, in heartbeat.Arrival, ack heartbeat.Ack) {
-	r.seq = append(r.seq, seq)
-	r.at = append(r.at, micros(in.Ping.At))
-	r.duration = append(r.duration, ack.DurationUs)
-	r.signal = append(r.signal, int64(in.Ping.Signal))
-	r.exit = append(r.exit, int64(in.Ping.ExitCode))
-	r.truncated = append(r.truncated, in.Truncated)
-	r.ignored = append(r.ignored, ack.Ignored)
-	r.runID = append(r.runID, optional(in.Ping.RunID))
-	r.userAgent = append(r.userAgent, optional(in.UserAgent))
-	r.key = append(r.key, optional(in.Key))
-	r.method = append(r.method, in.Method)
-	r.client = append(r.client, in.Client)
-	r.body = append(r.body, in.Body)
-}
-
-// insertPings stores the rows: on PostgreSQL one statement over arrays,
-// on SQLite one prepared statement per row. A -1 duration or exit code is
-// stored as NULL.
-func (db *DB) insertPings(ctx context.Context, tx *sql.Tx, r pingRows) error {
-	if len(r.seq) == 0 {
-		return nil
-	}
-	if db.d.name == EnginePostgres {
-		_, err := tx.ExecContext(ctx, `INSERT INTO pings (heartbeat_seq, at, duration_us, signal, exit_code, body_truncated,
-			ignored, run_id, user_agent, idem_key, method, client, body)
-			SELECT seq, at, NULLIF(duration, -1), signal, NULLIF(exit, -1), truncated, ignored, run_id, user_agent, idem_key,
-				method, client, body
-			FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::smallint[], $5::smallint[], $6::bool[], $7::bool[],
-				$8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[])
-			AS v(seq, at, duration, signal, exit, truncated, ignored, run_id, user_agent, idem_key, method, client, body)`,
-			r.seq, r.at, r.duration, r.signal, r.exit, r.truncated, r.ignored, r.runID, r.userAgent, r.key, r.method,
-			r.client, r.body)
-		return err
-	}
-	st, err := db.txStmt(ctx, tx, pingInsertSQLite)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for i := range r.seq {
-		if _, err := st.ExecContext(ctx, r.seq[i], r.at[i], r.duration[i], r.signal[i], r.exit[i], r.truncated[i],
-			r.ignored[i], r.runID[i], r.userAgent[i], r.key[i], r.method[i], r.client[i], nullBytes(r.body[i])); err != nil {
 			return err
 		}
 	}
@@ -365,68 +323,6 @@ func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*h
 	return err
 }
 
-// PingQuery selects a heartbeat's pings, newest first: at in [From, To)
-// (zero: unbounded), before the (BeforeAt, BeforeID) position of a
-// previous page, at most Limit.
-type PingQuery struct {
-	From, To time.Time
-	BeforeAt time.Time
-	BeforeID int64
-	Limit    int
-}
-
-// ListPings returns a heartbeat's pings, newest first.
-func (db *DB) ListPings(ctx context.Context, wsID, id string, q PingQuery) (out []heartbeat.PingRecord, err error) {
-	defer monitor.Wrap(&err, "store.ListPings(%s)", id)
-	var seq int64
-	if err := db.r.QueryRowContext(ctx, `SELECT r.seq`+heartbeatFrom+` WHERE h.workspace_id = $1 AND h.id = $2`,
-		wsID, id).Scan(&seq); err != nil {
-		return nil, classify(err)
-	}
-	where := []string{"heartbeat_seq = $1"}
-	args := []any{seq}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	if !q.From.IsZero() {
-		where = append(where, "at >= "+arg(micros(q.From)))
-	}
-	if !q.To.IsZero() {
-		where = append(where, "at < "+arg(micros(q.To)))
-	}
-	if q.BeforeID != 0 {
-		at := arg(micros(q.BeforeAt))
-		where = append(where, "(at < "+at+" OR (at = "+at+" AND id < "+arg(q.BeforeID)+"))")
-	}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, at, signal, COALESCE(exit_code, -1), COALESCE(run_id, ''),
-		COALESCE(duration_us, -1), method, client, COALESCE(user_agent, ''), COALESCE(idem_key, ''), body,
-		body_truncated, ignored FROM pings WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY at DESC, id DESC LIMIT `+arg(q.Limit), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			p       heartbeat.PingRecord
-			at, dur int64
-			signal  int
-		)
-		if err := rows.Scan(&p.ID, &at, &signal, &p.ExitCode, &p.RunID, &dur, &p.Method, &p.Client, &p.UserAgent,
-			&p.Key, &p.Body, &p.Truncated, &p.Ignored); err != nil {
-			return nil, err
-		}
-		p.At, p.Signal = fromMicros(at), heartbeat.Signal(signal)
-		p.Duration = time.Duration(dur) * time.Microsecond
-		if dur < 0 {
-			p.Duration = -1
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
-}
-
 // SpanRetention is how long service spans are kept: longer than the
 // longest heartbeat period plus grace.
 const SpanRetention = 2 * 366 * 24 * time.Hour
@@ -438,7 +334,7 @@ func (db *DB) DeletePingsBefore(ctx context.Context, cutoff, now time.Time) (err
 	if _, err := db.w.ExecContext(ctx, `DELETE FROM ping_keys WHERE at < $1`, micros(now.Add(-heartbeat.KeyTTL))); err != nil {
 		return err
 	}
-	if _, err := db.w.ExecContext(ctx, `DELETE FROM pings WHERE at < $1`, micros(cutoff)); err != nil {
+	if _, err := db.w.ExecContext(ctx, `DELETE FROM ping_blocks WHERE last_at < $1`, micros(cutoff)); err != nil {
 		return err
 	}
 	// Service spans say whether a deadline fell in an outage, back to a

@@ -96,6 +96,20 @@ func minTime(a, b time.Time) time.Time {
 // how many heartbeats were claimed.
 func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (changes []StateChange, claimed int, err error) {
 	defer monitor.Wrap(&err, "store.SweepHeartbeats")
+	if j := db.journal; j != nil {
+		// Pings not applied yet may have moved what is due: hold them
+		// off, and apply them if a heartbeat they moved is due or claimed.
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if err := db.loadJournal(ctx); err != nil {
+			return nil, 0, err
+		}
+		if j.dirtyDue(now, nil) {
+			if err := db.applyJournal(ctx); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
 	var q string
 	if db.d.name == EnginePostgres {
 		q = `WITH due AS (
@@ -123,6 +137,19 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 	rows.Close()
 	if err := rows.Err(); err != nil || len(seqs) == 0 {
 		return nil, 0, err
+	}
+	if j := db.journal; j != nil {
+		if j.dirtyDue(now, seqs) {
+			if err := db.applyJournal(ctx); err != nil {
+				return nil, 0, err
+			}
+		}
+		// The verdicts below rewrite these rows.
+		defer func() {
+			for _, s := range seqs {
+				j.drop(s.(int64))
+			}
+		}()
 	}
 
 	// Judge them outside any transaction.

@@ -96,11 +96,16 @@ func testHeartbeatPings(t *testing.T, e storetest.Engine) {
 }
 
 // Two nodes sweep the same overdue heartbeats at once: each heartbeat is
-// judged once, and its DOWN recorded once.
+// judged once, and its DOWN recorded once. SQLite serves one node (one
+// process receives its pings): there, two sweepers of one process.
 func testHeartbeatSweepTwoNodes(t *testing.T, e storetest.Engine) {
 	url := storetest.URL(t, e)
 	var nodes [2]*store.DB
 	for i := range nodes {
+		if i > 0 && e.Name == store.EngineSQLite {
+			nodes[i] = nodes[0]
+			continue
+		}
 		db, err := store.Open(ctx, url)
 		check(t, err)
 		t.Cleanup(func() { db.Close() })

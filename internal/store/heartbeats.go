@@ -184,6 +184,9 @@ func (db *DB) CreateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, tokenH
 // ErrNotFound also when it belongs to another workspace.
 func (db *DB) GetHeartbeat(ctx context.Context, wsID, id string) (h heartbeat.Heartbeat, sealedToken []byte, err error) {
 	defer monitor.Wrap(&err, "store.GetHeartbeat(%s)", id)
+	if err := db.flushPings(ctx); err != nil {
+		return heartbeat.Heartbeat{}, nil, err
+	}
 	row, err := scanHeartbeat(db.queryRow(ctx, db.r, `SELECT `+heartbeatColumns+`, h.token_sealed`+heartbeatFrom+`
 		WHERE h.workspace_id = $1 AND h.id = $2`, wsID, id), &sealedToken)
 	return row.Heartbeat, sealedToken, err
@@ -200,6 +203,9 @@ func (db *DB) ListHeartbeats(ctx context.Context, wsID, afterID string, limit in
 	defer monitor.Wrap(&err, "store.ListHeartbeats(%s)", wsID)
 	if limit <= 0 {
 		return nil, errors.New("limit must be positive")
+	}
+	if err := db.flushPings(ctx); err != nil {
+		return nil, err
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT `+heartbeatColumns+`, h.token_sealed`+heartbeatFrom+`
 		WHERE h.workspace_id = $1 AND h.id > $2 ORDER BY h.id LIMIT $3`, wsID, afterID, limit)
@@ -241,7 +247,11 @@ func (db *DB) lockHeartbeat(ctx context.Context, tx *sql.Tx, wsID, id string) (h
 // after the last report.
 func (db *DB) UpdateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpdatedAt time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.UpdateHeartbeat(%s)", h.ID)
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.heartbeatWrite(ctx, func() error { return db.updateHeartbeat(ctx, h, prevUpdatedAt) })
+}
+
+func (db *DB) updateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpdatedAt time.Time) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
 		cur, err := db.lockHeartbeat(ctx, tx, h.WorkspaceID, h.ID)
 		if err != nil {
 			return err
@@ -272,15 +282,16 @@ func (db *DB) UpdateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUp
 		}
 		return db.saveHBRuntime(ctx, tx, cur.Seq, rt, settings)
 	})
-	return err
 }
 
 // RotateHeartbeatToken gives a heartbeat a new ping token: the old URL
 // stops working when this commits.
 func (db *DB) RotateHeartbeatToken(ctx context.Context, wsID, id string, tokenHash, tokenSealed []byte, at time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.RotateHeartbeatToken(%s)", id)
-	return oneRow(db.w.ExecContext(ctx, `UPDATE heartbeats SET token_hash = $3, token_sealed = $4, updated_at = $5
-		WHERE workspace_id = $1 AND id = $2`, wsID, id, tokenHash, tokenSealed, micros(at)))
+	return db.heartbeatWrite(ctx, func() error {
+		return oneRow(db.w.ExecContext(ctx, `UPDATE heartbeats SET token_hash = $3, token_sealed = $4, updated_at = $5
+			WHERE workspace_id = $1 AND id = $2`, wsID, id, tokenHash, tokenSealed, micros(at)))
+	})
 }
 
 // SetHeartbeatPaused pauses (pings are acknowledged and ignored, nothing
@@ -288,6 +299,10 @@ func (db *DB) RotateHeartbeatToken(ctx context.Context, wsID, id string, tokenHa
 // history. It does nothing when the heartbeat is already so.
 func (db *DB) SetHeartbeatPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.SetHeartbeatPaused(%s)", id)
+	return db.heartbeatWrite(ctx, func() error { return db.setHeartbeatPaused(ctx, wsID, id, paused, at) })
+}
+
+func (db *DB) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		cur, err := db.lockHeartbeat(ctx, tx, wsID, id)
 		if err != nil || cur.Paused == paused {
@@ -317,6 +332,10 @@ func (db *DB) SetHeartbeatPaused(ctx context.Context, wsID, id string, paused bo
 // DeleteHeartbeat removes a heartbeat with its pings and state history.
 func (db *DB) DeleteHeartbeat(ctx context.Context, wsID, id string) (err error) {
 	defer monitor.Wrap(&err, "store.DeleteHeartbeat(%s)", id)
+	return db.heartbeatWrite(ctx, func() error { return db.deleteHeartbeat(ctx, wsID, id) })
+}
+
+func (db *DB) deleteHeartbeat(ctx context.Context, wsID, id string) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var seq int64
 		err := tx.QueryRowContext(ctx, `SELECT r.seq`+heartbeatFrom+` WHERE h.workspace_id = $1 AND h.id = $2`,
@@ -324,7 +343,7 @@ func (db *DB) DeleteHeartbeat(ctx context.Context, wsID, id string) (err error) 
 		if err != nil {
 			return classify(err)
 		}
-		for _, q := range []string{`DELETE FROM pings WHERE heartbeat_seq = $1`, `DELETE FROM ping_keys WHERE heartbeat_seq = $1`} {
+		for _, q := range []string{`DELETE FROM ping_blocks WHERE heartbeat_seq = $1`, `DELETE FROM ping_keys WHERE heartbeat_seq = $1`} {
 			if _, err := tx.ExecContext(ctx, q, seq); err != nil {
 				return err
 			}

@@ -54,15 +54,22 @@ func (db *DB) ApplyMaintenance(ctx context.Context, p MaintenancePlan) (changes 
 	if err != nil || len(monitorSeqs)+len(heartbeatSeqs) == 0 {
 		return nil, err
 	}
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		changes = changes[:0]
-		var err error
-		if changes, err = db.monitorMaintenance(ctx, tx, p, monitorSeqs, changes); err != nil {
+	apply := func() error {
+		return db.inTx(ctx, func(tx *sql.Tx) error {
+			changes = changes[:0]
+			var err error
+			if changes, err = db.monitorMaintenance(ctx, tx, p, monitorSeqs, changes); err != nil {
+				return err
+			}
+			changes, err = db.heartbeatMaintenance(ctx, tx, p, heartbeatSeqs, changes)
 			return err
-		}
-		changes, err = db.heartbeatMaintenance(ctx, tx, p, heartbeatSeqs, changes)
-		return err
-	})
+		})
+	}
+	if len(heartbeatSeqs) > 0 {
+		err = db.heartbeatWrite(ctx, apply) // pings' pending effects first
+	} else {
+		err = apply()
+	}
 	return changes, err
 }
 

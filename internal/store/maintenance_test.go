@@ -320,7 +320,13 @@ func getState(t *testing.T, db *store.DB, m monitor.Monitor) monitor.State {
 func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 	u := storetest.URL(t, e)
 	var dbs []*store.DB
-	for range 3 {
+	for i := range 3 {
+		if i > 0 && e.Name == store.EngineSQLite {
+			// One process receives a SQLite database's pings, so one
+			// process writes its heartbeats: three sweeps of one process.
+			dbs = append(dbs, dbs[0])
+			continue
+		}
 		db, err := store.Open(ctx, u)
 		check(t, err)
 		t.Cleanup(func() { db.Close() })

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -57,12 +58,24 @@ func migrations(engine string) ([]migration, error) {
 	return ms, nil
 }
 
+// goSteps run after a migration's SQL, in its transaction: changes to data
+// that SQL alone cannot make alike on both engines.
+var goSteps = map[string]map[int]func(context.Context, *DB, *sql.Tx) error{
+	EngineSQLite:   {5: convertPingRows},
+	EnginePostgres: {8: convertPingRows},
+}
+
 // Migrate applies the pending migrations and reports how many it applied.
 // Each runs in its own transaction together with its schema_migrations row.
 // Several processes may migrate at once: on PostgreSQL every transaction
 // first takes an advisory lock and re-checks the version under it; on
 // SQLite, BEGIN IMMEDIATE does the same job.
 func (db *DB) Migrate(ctx context.Context) (applied int, err error) {
+	return db.migrate(ctx, math.MaxInt)
+}
+
+// migrate applies the pending migrations up to version upTo.
+func (db *DB) migrate(ctx context.Context, upTo int) (applied int, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("store.Migrate(%s): %w", db.d.name, err)
@@ -83,6 +96,9 @@ func (db *DB) Migrate(ctx context.Context) (applied int, err error) {
 		return 0, err
 	}
 	for _, m := range ms {
+		if m.version > upTo {
+			break
+		}
 		var done bool
 		err := db.migrateTx(ctx, func(tx *sql.Tx) error {
 			var n int
@@ -94,6 +110,11 @@ func (db *DB) Migrate(ctx context.Context) (applied int, err error) {
 			}
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return err
+			}
+			if step := goSteps[db.d.name][m.version]; step != nil {
+				if err := step(ctx, db, tx); err != nil {
+					return err
+				}
 			}
 			done = true
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, m.version, micros(time.Now()))

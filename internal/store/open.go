@@ -45,6 +45,9 @@ type DB struct {
 	probes sync.Map
 	// plans spares pings and sweeps compiling heartbeat schedules.
 	plans planCache
+	// journal holds SQLite's pings until they are applied; nil on
+	// PostgreSQL.
+	journal *pingJournal
 }
 
 // dialect holds the few places where the engines' SQL differs.
@@ -149,7 +152,10 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	const common = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
-	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"+
+		// The ping journal's applies write many pages in one transaction:
+		// a 64 MiB page cache keeps them from spilling mid-transaction.
+		"&_pragma=cache_size(-65536)")
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +182,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		r.Close()
 		return nil, err
 	}
-	return &DB{w: w, r: r, d: sqliteDialect, limiter: newMemLimiter()}, nil
+	return &DB{w: w, r: r, d: sqliteDialect, limiter: newMemLimiter(), journal: newPingJournal(path)}, nil
 }
 
 // Engine reports "sqlite" or "postgres".
@@ -184,12 +190,17 @@ func (db *DB) Engine() string { return db.d.name }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	// Pings in the journal are safe without this; applying them spares
+	// the next start the replay.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	flushErr := db.closeJournal(ctx)
+	cancel()
 	db.grants.close()
 	db.stmts.close()
 	if db.r == db.w {
-		return db.w.Close()
+		return errors.Join(flushErr, db.w.Close())
 	}
-	return errors.Join(db.w.Close(), db.r.Close())
+	return errors.Join(flushErr, db.w.Close(), db.r.Close())
 }
 
 // Ping checks that the database answers (for /readyz).

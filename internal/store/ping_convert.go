@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/heartbeat"
+)
+
+// convertPingRows is the Go step of the migration to ping blocks: it
+// moves every row of the old pings table into blocks of up to
+// convertBlock pings of one heartbeat, keeping their ids, makes new ids
+// start above them, and drops the old table.
+func convertPingRows(ctx context.Context, db *DB, tx *sql.Tx) error {
+	const convertBlock = 256
+	rows, err := tx.QueryContext(ctx, `SELECT heartbeat_seq, id, at, signal, COALESCE(exit_code, -1), COALESCE(run_id, ''),
+		COALESCE(duration_us, -1), method, client, COALESCE(user_agent, ''), COALESCE(idem_key, ''), body,
+		body_truncated, ignored FROM pings ORDER BY heartbeat_seq, id`)
+	if err != nil {
+		return err
+	}
+	var (
+		blocks []*pingBlock
+		cur    *pingBlock
+		maxID  int64
+	)
+	for rows.Next() {
+		var (
+			seq, at, dur int64
+			signal       int
+			p            heartbeat.PingRecord
+		)
+		if err := rows.Scan(&seq, &p.ID, &at, &signal, &p.ExitCode, &p.RunID, &dur, &p.Method, &p.Client, &p.UserAgent,
+			&p.Key, &p.Body, &p.Truncated, &p.Ignored); err != nil {
+			rows.Close()
+			return err
+		}
+		p.At, p.Signal = fromMicros(at), heartbeat.Signal(signal)
+		p.Duration = time.Duration(dur) * time.Microsecond
+		if dur < 0 {
+			p.Duration = -1
+		}
+		if cur == nil || cur.seq != seq || cur.n == convertBlock {
+			cur = &pingBlock{seq: seq}
+			blocks = append(blocks, cur)
+		}
+		cur.add(&p)
+		maxID = max(maxID, p.ID)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for len(blocks) > 0 {
+		n := min(len(blocks), 1000)
+		if err := db.insertBlocks(ctx, tx, blocks[:n]); err != nil {
+			return err
+		}
+		blocks = blocks[n:]
+	}
+	if db.d.name == EnginePostgres {
+		if _, err := tx.ExecContext(ctx, `SELECT setval('ping_ids', $1)`, maxID+1); err != nil {
+			return err
+		}
+	} else if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) VALUES ('ping_journal', $1)`,
+		maxID>>journalIDShift+1); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `DROP TABLE pings`)
+	return err
+}
