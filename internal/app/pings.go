@@ -32,6 +32,12 @@ const (
 	// sweeper judges deadlines this far in the past, so that no
 	// acknowledged ping arrives after the deadline it answers was judged.
 	PingWait = 5 * time.Second
+	// PingLinger is how long the writer waits, once a ping has come, for
+	// more to share its transaction: the default of Config.PingLinger. A
+	// transaction costs SQLite's journal as much as a dozen pings; without
+	// the wait, 64 busy clients made batches of three. Longer waits make
+	// bigger batches but slow every ping down (docs/benchmarks.md, "Pings").
+	PingLinger = 250 * time.Microsecond
 	// pingSlack is the least time a ping must have left to join a
 	// transaction: one about to give up would cut the others' time short.
 	pingSlack = 500 * time.Millisecond
@@ -180,6 +186,8 @@ func (a *App) writePings() {
 	batch := make([]*pingReq, 0, pingBatch)
 	idle := time.NewTimer(time.Hour)
 	idle.Stop()
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for {
 		var first *pingReq
 		select {
@@ -189,15 +197,28 @@ func (a *App) writePings() {
 			continue
 		}
 		batch = append(batch[:0], first)
-	drain:
+		if a.cfg.PingLinger > 0 {
+			linger.Reset(a.cfg.PingLinger)
+		}
+	gather:
 		for len(batch) < pingBatch {
+			if a.cfg.PingLinger <= 0 {
+				select {
+				case r := <-a.pings.queue:
+					batch = append(batch, r)
+				default:
+					break gather
+				}
+				continue
+			}
 			select {
 			case r := <-a.pings.queue:
 				batch = append(batch, r)
-			default:
-				break drain
+			case <-linger.C:
+				break gather
 			}
 		}
+		linger.Stop()
 		a.writePingBatch(batch)
 		// Between batches, apply what the store holds back, if it is due
 		// (SQLite's journal); come back when it will be, if no ping does.
