@@ -173,7 +173,8 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 	}
 
 	fmt.Fprint(w, "\n## Stored\n\n")
-	fmt.Fprint(w, "Pings in each database at the end against the pings acknowledged in every phase (warm-ups and bursts too). "+
+	fmt.Fprint(w, "Pings in each database at the end against the pings acknowledged in every phase (warm-ups and bursts too), "+
+		"counted after the server was killed with SIGKILL, by a new process (on SQLite, after it replayed the journal the killed one left). "+
 		"A ping that got no answer may be stored as well, so stored may exceed acknowledged, never fall short of it.\n\n")
 	fmt.Fprint(w, "| engine | acknowledged | stored | acknowledged but missing | heartbeats created in | server peak RSS |\n")
 	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|\n")

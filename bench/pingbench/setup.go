@@ -145,15 +145,16 @@ func openRaw(engine, dbURL string) (*rawDB, error) {
 
 func (r *rawDB) Close() error { return r.db.Close() }
 
-// countPings counts the pings stored: in blocks, and on SQLite also those
-// acknowledged from the journal and not applied yet, in one snapshot.
-func (r *rawDB) countPings(ctx context.Context) (n int64, err error) {
-	q := `SELECT COALESCE(SUM(n), 0) FROM ping_blocks`
-	if r.engine == "sqlite" {
-		q = `SELECT (` + q + `) + (SELECT COALESCE(SUM(json_array_length(batch)), 0) FROM ping_journal)`
+// countPings counts the pings stored in the database at dbURL, as a new
+// server process would find them: on SQLite, with the journal a killed
+// process left replayed.
+func countPings(ctx context.Context, dbURL string) (int64, error) {
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return 0, err
 	}
-	err = r.db.QueryRowContext(ctx, q).Scan(&n)
-	return n, err
+	defer db.Close()
+	return db.CountPings(ctx)
 }
 
 // pgProcesses lists the backends of the benchmark's database (but ours)

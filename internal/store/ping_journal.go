@@ -3,11 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -85,11 +83,7 @@ func newPingJournal(path string) *pingJournal {
 	return &pingJournal{path: path, byHash: map[string]*hbEntry{}, bySeq: map[int64]*hbEntry{}}
 }
 
-// journalRec is one ping in a journal batch.
-type journalRec struct {
-	HeartbeatSeq int64    `json:"heartbeatSeq"`
-	Ping         pingJSON `json:"ping"`
-}
+const journalInsert = `INSERT INTO ping_journal (id, batch) VALUES ($1, $2)`
 
 // journalPings stores a batch of pings in the journal; see RecordPings.
 func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]heartbeat.Outcome, []StateChange, error) {
@@ -97,6 +91,9 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err := db.loadJournal(ctx); err != nil {
+		return nil, nil, err
+	}
+	if err := db.prepareWrites(ctx, journalInsert, pingLookupSQLite); err != nil {
 		return nil, nil, err
 	}
 	type planned struct {
@@ -155,20 +152,17 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 			}
 			rec := pingRecord(bid<<journalIDShift+int64(len(plan)), in)
 			plan = append(plan, planned{i, e, rec})
-			if len(text) == 0 {
-				text = append(text, '[')
-			} else {
-				text = append(text, ',')
-			}
-			text = append(text, `{"heartbeatSeq":`...)
-			text = strconv.AppendInt(text, e.row.Seq, 10)
-			text = append(text, `,"ping":`...)
-			text = append(appendPing(text, &rec), '}')
+			text = appendJournalRec(text, e.row.Seq, &rec)
 		}
 		if len(plan) == 0 {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO ping_journal (id, batch) VALUES ($1, $2)`, bid, string(append(text, ']')))
+		st, err := db.txStmt(ctx, tx, journalInsert)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		_, err = st.ExecContext(ctx, bid, text)
 		return err
 	})
 	if err != nil {
@@ -374,8 +368,8 @@ func (db *DB) loadJournal(ctx context.Context) error {
 		return fmt.Errorf("reading the ping journal: %w", err)
 	}
 	type batch struct {
-		id   int64
-		recs []journalRec
+		id      int64
+		entries []journalEntry
 	}
 	var batches []batch
 	rows, err := db.w.QueryContext(ctx, `SELECT id, batch FROM ping_journal ORDER BY id`)
@@ -384,14 +378,14 @@ func (db *DB) loadJournal(ctx context.Context) error {
 	}
 	for rows.Next() {
 		var (
-			b    batch
-			text string
+			b   batch
+			raw []byte
 		)
-		if err := rows.Scan(&b.id, &text); err != nil {
+		if err := rows.Scan(&b.id, &raw); err != nil {
 			rows.Close()
 			return err
 		}
-		if err := json.Unmarshal([]byte(text), &b.recs); err != nil {
+		if b.entries, err = decodeJournal(raw); err != nil {
 			rows.Close()
 			return fmt.Errorf("ping journal batch %d: %w", b.id, err)
 		}
@@ -403,20 +397,16 @@ func (db *DB) loadJournal(ctx context.Context) error {
 		return err
 	}
 	for _, b := range batches {
-		for _, r := range b.recs {
-			rec, err := r.Ping.record()
-			if err != nil {
-				return fmt.Errorf("ping journal batch %d: %w", b.id, err)
-			}
-			e, err := db.entryBySeq(ctx, r.HeartbeatSeq)
+		for _, je := range b.entries {
+			e, err := db.entryBySeq(ctx, je.seq)
 			if err != nil {
 				return err
 			}
 			if e == nil {
 				continue // deleted since: its pings went with it
 			}
-			// Staging recomputes what the ping did, from the same rows.
-			rec.Duration, rec.Ignored = -1, false
+			// Staging works out again what the ping did, from the same rows.
+			rec := je.rec
 			j.stage(e, &rec)
 			if rec.Key != "" {
 				j.pending.addKey(pingKey{e.row.Seq, rec.Key}, ackOf(e.row.ID, &rec))

@@ -19,5 +19,5 @@ CREATE INDEX ping_blocks_last_at ON ping_blocks (last_at);
 -- batch's id numbers its pings, so an id is never used twice.
 CREATE TABLE ping_journal (
     id    INTEGER PRIMARY KEY AUTOINCREMENT,
-    batch TEXT NOT NULL
+    batch BLOB NOT NULL  -- binary (journal_codec.go)
 ) STRICT;
