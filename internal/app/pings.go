@@ -133,11 +133,14 @@ const maxKnownTokens = 100_000
 // jobs' pings through: many jobs can share one address (a NAT, a proxy),
 // and one of them calling a rotated URL must not silence the others.
 type tokenSet struct {
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[string]struct{}
 }
 
 func (s *tokenSet) add(hash []byte) {
+	if s.has(hash) {
+		return // the usual case: read-locked only
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.m[string(hash)]; ok {
@@ -150,8 +153,8 @@ func (s *tokenSet) add(hash []byte) {
 }
 
 func (s *tokenSet) has(hash []byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	_, ok := s.m[string(hash)]
 	return ok
 }

@@ -221,21 +221,30 @@ func init() {
 type ctxKey int
 
 const (
-	requestIDKey ctxKey = iota
-	loggerKey
+	requestKey ctxKey = iota
 	actorKey
 )
 
+// requestInfo is what Observe gives a request's context: one value, so
+// the ping path allocates once for it.
+type requestInfo struct {
+	id  string
+	log *slog.Logger
+}
+
 func requestIDFrom(ctx context.Context) string {
-	s, _ := ctx.Value(requestIDKey).(string)
-	return s
+	if ri, ok := ctx.Value(requestKey).(*requestInfo); ok {
+		return ri.id
+	}
+	return ""
 }
 
 // loggerFrom is the request's logger: the server's, with the request id.
 func loggerFrom(ctx context.Context) *slog.Logger {
-	l, ok := ctx.Value(loggerKey).(*slog.Logger)
-	if !ok {
-		l = slog.Default()
+	ri, _ := ctx.Value(requestKey).(*requestInfo)
+	l := slog.Default()
+	if ri != nil && ri.log != nil {
+		l = ri.log
 	}
 	if rid := requestIDFrom(ctx); rid != "" {
 		l = l.With("requestId", rid)

@@ -68,8 +68,7 @@ func Observe(log *slog.Logger, next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", rid)
 		// The logger is built only when something is logged (loggerFrom).
-		ctx := context.WithValue(r.Context(), requestIDKey, rid)
-		ctx = context.WithValue(ctx, loggerKey, log)
+		ctx := context.WithValue(r.Context(), requestKey, &requestInfo{id: rid, log: log})
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {

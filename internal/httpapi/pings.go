@@ -86,8 +86,11 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "bad_request", "the ping URL ends in /start, /fail, or an exit code from 0 to 255, or nothing")
 		return
 	}
-	q := r.URL.Query()
-	key, rid := q.Get("key"), q.Get("rid")
+	var key, rid string
+	if r.URL.RawQuery != "" {
+		q := r.URL.Query()
+		key, rid = q.Get("key"), q.Get("rid")
+	}
 	if len(key) > maxPingKey || len(rid) > maxRunID {
 		fail(http.StatusBadRequest, "bad_request", "key and rid may have at most 128 characters")
 		return
@@ -136,17 +139,90 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, "not_found", "no heartbeat has this ping URL")
 		return
 	}
+	h := w.Header()
 	if out.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
+		h["Idempotent-Replayed"] = headerTrue
 	}
-	b, _ := json.Marshal(toPingAck(out.Ack, out.Replayed))
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
-	w.Header().Set("Cache-Control", "no-store")
+	b := appendPingAck(make([]byte, 0, 160), toPingAck(out.Ack, out.Replayed))
+	b = append(b, '\n')
+	h["Content-Type"] = headerJSON
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	h["Cache-Control"] = headerNoStore
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(append(b, '\n'))
+		_, _ = w.Write(b)
 	}
+}
+
+// Header values of every acknowledgement, shared (net/http only reads them).
+var (
+	headerTrue    = []string{"true"}
+	headerJSON    = []string{"application/json"}
+	headerNoStore = []string{"no-store"}
+)
+
+// appendPingAck appends a as encoding/json would write it: by hand, since
+// it is written for every ping (TestPingAckEncoding holds the two alike).
+func appendPingAck(dst []byte, a PingAck) []byte {
+	dst = append(dst, `{"ok":`...)
+	dst = strconv.AppendBool(dst, a.OK)
+	dst = append(dst, `,"signal":`...)
+	dst = appendJSONString(dst, a.Signal)
+	if a.ExitCode != nil {
+		dst = append(dst, `,"exitCode":`...)
+		dst = strconv.AppendInt(dst, int64(*a.ExitCode), 10)
+	}
+	dst = append(dst, `,"receivedAt":"`...)
+	dst = a.ReceivedAt.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, '"')
+	if a.Ignored {
+		dst = append(dst, `,"ignored":true`...)
+	}
+	if a.BodyTruncated {
+		dst = append(dst, `,"bodyTruncated":true`...)
+	}
+	if a.DurationMs != nil {
+		dst = append(dst, `,"durationMs":`...)
+		dst = appendJSONFloat(dst, *a.DurationMs)
+	}
+	if a.Replayed {
+		dst = append(dst, `,"replayed":true`...)
+	}
+	return append(dst, '}')
+}
+
+// appendJSONString appends s as encoding/json does (HTML characters
+// escaped, invalid UTF-8 replaced); signals are plain ASCII, so the quick
+// path is the whole story in practice.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// appendJSONFloat appends f as encoding/json does.
+func appendJSONFloat(dst []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9, as encoding/json does
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
 }
 
 // validToken accepts what NewToken makes, loosely: URL-safe characters.
