@@ -388,6 +388,11 @@ func (e *env) rawDB(t *testing.T) *sql.DB {
 	} else if rest, ok := strings.CutPrefix(e.url, "file:"); ok {
 		driver, dsn = "sqlite", strings.TrimPrefix(rest, "//")
 	}
+	if driver == "sqlite" {
+		// Wait for the server's writer (an apply of the ping journal may
+		// be running) rather than fail at once.
+		dsn += "?_pragma=busy_timeout(10000)"
+	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
