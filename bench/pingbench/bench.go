@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
@@ -174,6 +175,8 @@ type child struct {
 	base  string // its URL
 	log   string
 	done  chan error
+	// profiling: it writes a CPU profile (-cpuprofile)
+	profiling bool
 }
 
 func (b *bench) startChild(ctx context.Context, name string, env []string, args ...string) (*child, error) {
@@ -206,7 +209,7 @@ func (b *bench) startChild(ctx context.Context, name string, env []string, args 
 		f.Close()
 		return nil, err
 	}
-	c := &child{name: name, cmd: cmd, stdin: stdin, log: logPath, done: make(chan error, 1)}
+	c := &child{name: name, cmd: cmd, stdin: stdin, log: logPath, done: make(chan error, 1), profiling: b.c.profileDir != ""}
 	first := make(chan string, 1)
 	go func() {
 		s := bufio.NewScanner(stdout)
@@ -240,8 +243,13 @@ func (b *bench) startChild(ctx context.Context, name string, env []string, args 
 
 // stop closes the child's stdin, which stops it, and kills it if it has
 // not exited within limit.
-// kill ends the child with SIGKILL, as a crash would.
+// kill ends the child with SIGKILL, as a crash would (after SIGUSR1, on
+// which a profiling child writes its profile out).
 func (c *child) kill() {
+	if c.profiling {
+		_ = c.cmd.Process.Signal(syscall.SIGUSR1)
+		time.Sleep(time.Second)
+	}
 	_ = c.cmd.Process.Kill()
 	<-c.done
 	c.done <- nil // for a later stop

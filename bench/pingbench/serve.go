@@ -9,8 +9,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,10 +55,22 @@ func startProfile() (stop func(), err error) {
 		f.Close()
 		return nil, err
 	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}
+	// The parent ends a Tocsin server with SIGKILL, to count its pings as
+	// a crash leaves them; SIGUSR1 first writes the profile out.
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		<-usr1
+		stop()
+	}()
+	return stop, nil
 }
 
 // serveTocsin is the -serve mode: the HTTP side of `tocsin serve` as

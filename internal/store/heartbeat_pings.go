@@ -208,7 +208,7 @@ type pingKey struct {
 // recentPingKeys returns the acknowledgements stored since `since` under
 // the keys the batch's pings carry; seqOf names each ping's heartbeat (0
 // for none).
-func (db *DB) recentPingKeys(ctx context.Context, tx *sql.Tx, batch []heartbeat.Arrival, seqOf func(heartbeat.Arrival) int64, since time.Time) (map[pingKey]heartbeat.Ack, error) {
+func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.Arrival, seqOf func(heartbeat.Arrival) int64, since time.Time) (map[pingKey]heartbeat.Ack, error) {
 	var seqs, keys []any
 	for _, in := range batch {
 		if seq := seqOf(in); seq != 0 && in.Key != "" {
