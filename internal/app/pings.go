@@ -79,6 +79,7 @@ type pingReq struct {
 	// so a ping answered 503 is never stored and a stored one is answered.
 	state atomic.Int32
 	done  chan pingResult // capacity 1
+	timer *time.Timer     // the handler's wait
 }
 
 const (
@@ -159,28 +160,47 @@ func (s *tokenSet) has(hash []byte) bool {
 	return ok
 }
 
+// pingReqs recycles requests, with their channel and timer: one is made
+// for every ping otherwise.
+var pingReqs = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &pingReq{done: make(chan pingResult, 1), timer: t}
+}}
+
 func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.Outcome, error) {
 	wait := a.cfg.PingWait
-	req := &pingReq{in: in, deadline: time.Now().Add(wait), done: make(chan pingResult, 1)}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
+	req := pingReqs.Get().(*pingReq)
+	req.in, req.deadline = in, time.Now().Add(wait)
+	req.state.Store(reqQueued)
+	req.timer.Reset(wait)
+	recycle := func() {
+		req.timer.Stop() // since Go 1.23 no stale tick can follow
+		req.in = heartbeat.Arrival{}
+		pingReqs.Put(req)
+	}
 	select {
 	case a.pings.queue <- req:
-	case <-timer.C:
+	case <-req.timer.C:
+		recycle()
 		return heartbeat.Outcome{}, ErrPingsBusy
 	case <-ctx.Done():
+		recycle()
 		return heartbeat.Outcome{}, ctx.Err()
 	}
 	select {
 	case r := <-req.done:
+		recycle()
 		return r.out, r.err
-	case <-timer.C:
+	case <-req.timer.C:
 		if req.state.CompareAndSwap(reqQueued, reqAbandoned) {
+			// The writer will still answer into done: not recycled.
 			return heartbeat.Outcome{}, ErrPingsBusy
 		}
 		// The writer has it in a transaction, which ends by the deadline:
 		// its answer is the truth.
 		r := <-req.done
+		recycle()
 		return r.out, r.err
 	}
 }

@@ -40,8 +40,8 @@ func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs 
 		if err != nil {
 			return err
 		}
-		keys, err := db.recentPingKeys(ctx, tx, batch, func(in heartbeat.Arrival) int64 {
-			if h := hbs[string(in.TokenHash)]; h != nil {
+		keys, err := db.recentPingKeys(ctx, tx, batch, func(i int) int64 {
+			if h := hbs[string(batch[i].TokenHash)]; h != nil {
 				return h.Seq
 			}
 			return 0
@@ -206,12 +206,15 @@ type pingKey struct {
 }
 
 // recentPingKeys returns the acknowledgements stored since `since` under
-// the keys the batch's pings carry; seqOf names each ping's heartbeat (0
-// for none).
-func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.Arrival, seqOf func(heartbeat.Arrival) int64, since time.Time) (map[pingKey]heartbeat.Ack, error) {
+// the keys the batch's pings carry; seqOf names the heartbeat of the i-th
+// ping (0 for none).
+func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.Arrival, seqOf func(i int) int64, since time.Time) (map[pingKey]heartbeat.Ack, error) {
 	var seqs, keys []any
-	for _, in := range batch {
-		if seq := seqOf(in); seq != 0 && in.Key != "" {
+	for i, in := range batch {
+		if in.Key == "" {
+			continue
+		}
+		if seq := seqOf(i); seq != 0 {
 			seqs, keys = append(seqs, seq), append(keys, in.Key)
 		}
 	}

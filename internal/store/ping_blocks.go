@@ -215,7 +215,10 @@ type blockSet struct {
 	size int // bytes of JSON
 }
 
-func (s *blockSet) add(seq int64, p *heartbeat.PingRecord) {
+func (s *blockSet) add(seq int64, p *heartbeat.PingRecord) { s.addTo(s.block(seq), p) }
+
+// block is the block of heartbeat seq, new if it has none yet.
+func (s *blockSet) block(seq int64) *pingBlock {
 	if s.m == nil {
 		s.m = map[int64]*pingBlock{}
 	}
@@ -224,6 +227,11 @@ func (s *blockSet) add(seq int64, p *heartbeat.PingRecord) {
 		b = &pingBlock{seq: seq}
 		s.m[seq] = b
 	}
+	return b
+}
+
+// addTo adds p to b, one of this set's blocks.
+func (s *blockSet) addTo(b *pingBlock, p *heartbeat.PingRecord) {
 	before := len(b.text)
 	b.add(p)
 	s.size += len(b.text) - before

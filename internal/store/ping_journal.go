@@ -64,10 +64,14 @@ type hbEntry struct {
 	settings heartbeat.Settings
 	hash     string // its token's hash, once a ping named it
 	dirty    bool   // the runtime has moved since it was read
+	// block holds its pending pings while blockGen is the pending set's.
+	block    *pingBlock
+	blockGen uint64
 }
 
 // pendingPings is what the journal holds that is not applied yet.
 type pendingPings struct {
+	gen       uint64 // tells this set's blocks from an applied one's
 	n         int
 	bytes     int
 	since     time.Time // when the oldest was staged
@@ -117,9 +121,9 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 		if err != nil {
 			return err
 		}
-		keys, err := db.recentPingKeys(ctx, db.w, batch, func(in heartbeat.Arrival) int64 {
-			if e := entries[string(in.TokenHash)]; e != nil {
-				if _, pending := j.pending.keys[pingKey{e.row.Seq, in.Key}]; !pending {
+		keys, err := db.recentPingKeys(ctx, db.w, batch, func(i int) int64 {
+			if e := entries[i]; e != nil {
+				if _, pending := j.pending.keys[pingKey{e.row.Seq, batch[i].Key}]; !pending {
 					return e.row.Seq
 				}
 			}
@@ -132,7 +136,7 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 		var text []byte
 		for _, i := range arrivalOrder(batch) {
 			in := batch[i]
-			e := entries[string(in.TokenHash)]
+			e := entries[i]
 			if e == nil {
 				continue
 			}
@@ -208,8 +212,11 @@ func (j *pingJournal) stage(e *hbEntry, rec *heartbeat.PingRecord) *monitor.Tran
 	if p.n == 0 {
 		p.since = time.Now()
 	}
+	if e.block == nil || e.blockGen != p.gen {
+		e.block, e.blockGen = p.blocks.block(e.row.Seq), p.gen
+	}
 	before := p.blocks.size
-	p.blocks.add(e.row.Seq, rec)
+	p.blocks.addTo(e.block, rec)
 	p.n++
 	p.bytes += p.blocks.size - before
 	return tr
@@ -225,17 +232,19 @@ func (p *pendingPings) addKey(k pingKey, ack heartbeat.Ack) {
 
 // entriesByToken returns the cached heartbeats the batch's tokens name,
 // reading those not cached.
-func (db *DB) entriesByToken(ctx context.Context, batch []heartbeat.Arrival) (map[string]*hbEntry, error) {
+func (db *DB) entriesByToken(ctx context.Context, batch []heartbeat.Arrival) ([]*hbEntry, error) {
 	j := db.journal
-	out := make(map[string]*hbEntry, len(batch))
-	var st *sql.Stmt
-	for _, in := range batch {
-		hash := string(in.TokenHash)
-		if _, done := out[hash]; done {
+	out := make([]*hbEntry, len(batch))
+	var (
+		st     *sql.Stmt
+		absent map[string]bool // tokens read and found naming nothing
+	)
+	for i, in := range batch {
+		if e := j.byHash[string(in.TokenHash)]; e != nil {
+			out[i] = e
 			continue
 		}
-		if e := j.byHash[hash]; e != nil {
-			out[hash] = e
+		if absent[string(in.TokenHash)] {
 			continue
 		}
 		if st == nil {
@@ -248,16 +257,17 @@ func (db *DB) entriesByToken(ctx context.Context, batch []heartbeat.Arrival) (ma
 		h, err := scanHeartbeat(st.QueryRowContext(ctx, in.TokenHash), &got)
 		switch {
 		case errors.Is(err, sql.ErrNoRows), errors.Is(err, monitor.ErrNotFound):
-			out[hash] = nil
+			if absent == nil {
+				absent = map[string]bool{}
+			}
+			absent[string(in.TokenHash)] = true
 			continue
 		case err != nil:
 			return nil, err
 		}
-		e, err := j.cache(db, h, hash)
-		if err != nil {
+		if out[i], err = j.cache(db, h, string(in.TokenHash)); err != nil {
 			return nil, err
 		}
-		out[hash] = e
 	}
 	return out, nil
 }
@@ -340,7 +350,7 @@ func (db *DB) applyJournal(ctx context.Context) error {
 	for _, e := range p.dirty {
 		e.dirty = false
 	}
-	j.pending = pendingPings{}
+	j.pending = pendingPings{gen: p.gen + 1}
 	return nil
 }
 
