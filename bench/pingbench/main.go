@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "unmeasured load before each measured window")
 	fs.IntVar(&c.rounds, "rounds", 1, "rounds of sustained load, the targets in a rotating order")
 	fs.IntVar(&c.clients, "clients", 64, "concurrent keep-alive clients of the sustained load")
-	fs.IntVar(&c.heartbeats, "heartbeats", 1000, "heartbeats the pings are spread over")
+	fs.IntVar(&c.heartbeats, "heartbeats", 10000, "heartbeats the pings are spread over (at 600 pings a minute each, 10,000 take 100,000/s before the per-heartbeat limit answers 429)")
 	fs.IntVar(&c.burst, "burst", 20000, "pings of the burst sent to each target at once; 0: no burst")
 	fs.IntVar(&c.burstConns, "burst-conns", 4000, "connections the burst is sent over, opened beforehand")
 	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")
