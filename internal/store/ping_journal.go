@@ -91,6 +91,9 @@ const journalInsert = `INSERT INTO ping_journal (id, batch) VALUES ($1, $2)`
 
 // journalPings stores a batch of pings in the journal; see RecordPings.
 func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]heartbeat.Outcome, []StateChange, error) {
+	if len(batch) >= 1<<journalIDShift {
+		return nil, nil, fmt.Errorf("a batch of %d pings; at most %d", len(batch), 1<<journalIDShift-1)
+	}
 	j := db.journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
