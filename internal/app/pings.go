@@ -97,6 +97,7 @@ type pingResult struct {
 type pinger struct {
 	once  sync.Once
 	queue chan *pingReq
+	ins   []heartbeat.Arrival // the writer's, reused batch to batch
 }
 
 // Ping stores one ping and returns its outcome once it is committed. The
@@ -180,13 +181,17 @@ func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.
 		pingReqs.Put(req)
 	}
 	select {
-	case a.pings.queue <- req:
-	case <-req.timer.C:
-		recycle()
-		return heartbeat.Outcome{}, ErrPingsBusy
-	case <-ctx.Done():
-		recycle()
-		return heartbeat.Outcome{}, ctx.Err()
+	case a.pings.queue <- req: // the usual case; sparing ctx.Done() its channel
+	default:
+		select {
+		case a.pings.queue <- req:
+		case <-req.timer.C:
+			recycle()
+			return heartbeat.Outcome{}, ErrPingsBusy
+		case <-ctx.Done():
+			recycle()
+			return heartbeat.Outcome{}, ctx.Err()
+		}
 	}
 	select {
 	case r := <-req.done:
@@ -264,7 +269,8 @@ func (a *App) applyPings() time.Time {
 
 func (a *App) writePingBatch(batch []*pingReq) {
 	now := time.Now()
-	ins := make([]heartbeat.Arrival, 0, len(batch))
+	ins := a.pings.ins[:0] // only the writer goroutine uses it
+	defer func() { clear(ins); a.pings.ins = ins[:0] }()
 	live := batch[:0]
 	var deadline time.Time
 	for _, r := range batch {

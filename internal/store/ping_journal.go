@@ -47,6 +47,11 @@ const (
 )
 
 type pingJournal struct {
+	// Buffers of journalPings, reused batch to batch under mu.
+	plan    []plannedPing
+	text    []byte
+	entries []*hbEntry
+
 	path      string   // the SQLite database's
 	lock      *os.File // held from the first use on (lockJournal)
 	mu        sync.Mutex
@@ -89,6 +94,14 @@ func newPingJournal(path string) *pingJournal {
 
 const journalInsert = `INSERT INTO ping_journal (id, batch) VALUES ($1, $2)`
 
+// plannedPing is a ping of the batch being journaled: its place in the
+// batch, its heartbeat and its record.
+type plannedPing struct {
+	i   int
+	e   *hbEntry
+	rec heartbeat.PingRecord
+}
+
 // journalPings stores a batch of pings in the journal; see RecordPings.
 func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]heartbeat.Outcome, []StateChange, error) {
 	if len(batch) >= 1<<journalIDShift {
@@ -103,17 +116,13 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 	if err := db.prepareWrites(ctx, journalInsert, pingLookupSQLite); err != nil {
 		return nil, nil, err
 	}
-	type planned struct {
-		i   int
-		e   *hbEntry
-		rec heartbeat.PingRecord
-	}
 	var (
 		outs = make([]heartbeat.Outcome, len(batch))
-		plan []planned
+		plan = j.plan[:0]
 		dups [][2]int // a ping repeating the key of an earlier one in the batch: its index, the earlier's
 		bid  = j.nextBatch
 	)
+	defer func() { clear(plan); j.plan = plan[:0] }()
 	j.nextBatch++ // taken even if the insert fails: ids are never reused
 	// No transaction: mu keeps every other writer of heartbeats out, so
 	// the reads see what the insert commits against, and the insert alone
@@ -135,8 +144,9 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 		if err != nil {
 			return err
 		}
-		firstWithKey := map[pingKey]int{}
-		var text []byte
+		var firstWithKey map[pingKey]int
+		text := j.text[:0]
+		defer func() { j.text = text[:0] }()
 		for _, i := range arrivalOrder(batch) {
 			in := batch[i]
 			e := entries[i]
@@ -158,10 +168,13 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 					dups = append(dups, [2]int{i, first})
 					continue
 				}
+				if firstWithKey == nil {
+					firstWithKey = map[pingKey]int{}
+				}
 				firstWithKey[k] = i
 			}
 			rec := pingRecord(bid<<journalIDShift+int64(len(plan)), in)
-			plan = append(plan, planned{i, e, rec})
+			plan = append(plan, plannedPing{i, e, rec})
 			text = appendJournalRec(text, e.row.Seq, &rec)
 		}
 		if len(plan) == 0 {
@@ -237,7 +250,11 @@ func (p *pendingPings) addKey(k pingKey, ack heartbeat.Ack) {
 // reading those not cached.
 func (db *DB) entriesByToken(ctx context.Context, batch []heartbeat.Arrival) ([]*hbEntry, error) {
 	j := db.journal
-	out := make([]*hbEntry, len(batch))
+	out := j.entries[:0]
+	for range batch {
+		out = append(out, nil)
+	}
+	j.entries = out
 	var (
 		st     *sql.Stmt
 		absent map[string]bool // tokens read and found naming nothing
