@@ -16,7 +16,7 @@ import (
 
 // newHeartbeat stores a heartbeat with a period schedule and returns it
 // with its token.
-func newHeartbeat(t *testing.T, db *store.DB, wsID string, at time.Time, period, grace, maxRuntime int) heartbeat.Heartbeat {
+func newHeartbeat(t testing.TB, db *store.DB, wsID string, at time.Time, period, grace, maxRuntime int) heartbeat.Heartbeat {
 	t.Helper()
 	h := heartbeat.Heartbeat{ID: ids.New(ids.Heartbeat, at), WorkspaceID: wsID, Name: "job",
 		Schedule:          heartbeat.Schedule{PeriodSeconds: period, GraceSeconds: grace},

@@ -55,7 +55,7 @@ var (
 	t0 = time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
 )
 
-func check(t *testing.T, err error) {
+func check(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func newWorkspace(slug string) store.Workspace {
 }
 
 // seed stores a user who owns a workspace.
-func seed(t *testing.T, db *store.DB, slug string) (store.User, store.Workspace) {
+func seed(t testing.TB, db *store.DB, slug string) (store.User, store.Workspace) {
 	t.Helper()
 	u, w := newUser(slug+"@example.com"), newWorkspace(slug)
 	check(t, db.CreateUser(ctx, u))
