@@ -42,7 +42,7 @@ func BenchmarkRecordPings(b *testing.B) {
 				for i := range batch {
 					at = at.Add(time.Microsecond)
 					batch[i] = heartbeat.Arrival{TokenHash: tokens[rand.IntN(heartbeats)],
-						Ping: heartbeat.Ping{Signal: heartbeat.SignalSuccess, ExitCode: -1, At: at},
+						Ping:   heartbeat.Ping{Signal: heartbeat.SignalSuccess, ExitCode: -1, At: at},
 						Method: "GET", Client: "127.0.0.1", UserAgent: "Go-http-client/1.1"}
 				}
 				outs, _, err := db.RecordPings(ctx, batch)
