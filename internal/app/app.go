@@ -34,9 +34,6 @@ type Config struct {
 	RetentionDays int
 	// PingWait is the longest a ping waits to be stored (default PingWait).
 	PingWait time.Duration
-	// PingLinger is how long the ping writer gathers pings into a batch
-	// (default PingLinger; negative: not at all).
-	PingLinger time.Duration
 }
 
 func (c *Config) defaults() {
@@ -51,9 +48,6 @@ func (c *Config) defaults() {
 	}
 	if c.RetentionDays == 0 {
 		c.RetentionDays = 30
-	}
-	if c.PingLinger == 0 {
-		c.PingLinger = PingLinger
 	}
 	if c.PingWait == 0 {
 		c.PingWait = PingWait

@@ -32,12 +32,12 @@ const (
 	// sweeper judges deadlines this far in the past, so that no
 	// acknowledged ping arrives after the deadline it answers was judged.
 	PingWait = 5 * time.Second
-	// PingLinger is how long the writer waits, once a ping has come, for
-	// more to share its transaction: the default of Config.PingLinger. A
+	// pingLinger is how long the writer waits, once a ping has come, for
+	// more to share its transaction. A
 	// transaction costs SQLite's journal as much as a dozen pings; without
 	// the wait, 64 busy clients made batches of three. Longer waits make
 	// bigger batches but slow every ping down (docs/benchmarks.md, "Pings").
-	PingLinger = 250 * time.Microsecond
+	pingLinger = 250 * time.Microsecond
 	// pingSlack is the least time a ping must have left to join a
 	// transaction: one about to give up would cut the others' time short.
 	pingSlack = 500 * time.Millisecond
@@ -225,20 +225,9 @@ func (a *App) writePings() {
 			continue
 		}
 		batch = append(batch[:0], first)
-		if a.cfg.PingLinger > 0 {
-			linger.Reset(a.cfg.PingLinger)
-		}
+		linger.Reset(pingLinger)
 	gather:
 		for len(batch) < pingBatch {
-			if a.cfg.PingLinger <= 0 {
-				select {
-				case r := <-a.pings.queue:
-					batch = append(batch, r)
-				default:
-					break gather
-				}
-				continue
-			}
 			select {
 			case r := <-a.pings.queue:
 				batch = append(batch, r)

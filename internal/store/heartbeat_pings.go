@@ -18,7 +18,8 @@ import (
 // once. On SQLite, one node, a batch is appended to a journal and applied
 // behind it in larger batches (ping_journal.go).
 
-// The SQLite ping writer's statements, prepared once (prepareWrites).
+// pingLookupSQLite finds a heartbeat by token for the SQLite journal (a
+// cached statement of the write pool).
 const pingLookupSQLite = `SELECT ` + heartbeatColumns + `, h.token_hash` + heartbeatFrom + ` WHERE h.token_hash = $1`
 
 // RecordPings stores a batch of pings and returns each one's outcome and

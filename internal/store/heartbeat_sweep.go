@@ -104,7 +104,7 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 		if err := db.loadJournal(ctx); err != nil {
 			return nil, 0, err
 		}
-		if j.dirtyDue(now, nil) {
+		if j.dueDirty(now) {
 			if err := db.applyJournal(ctx); err != nil {
 				return nil, 0, err
 			}
@@ -139,7 +139,7 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 		return nil, 0, err
 	}
 	if j := db.journal; j != nil {
-		if j.dirtyDue(now, seqs) {
+		if j.anyDirty(seqs) {
 			if err := db.applyJournal(ctx); err != nil {
 				return nil, 0, err
 			}

@@ -113,9 +113,6 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 	if err := db.loadJournal(ctx); err != nil {
 		return nil, nil, err
 	}
-	if err := db.prepareWrites(ctx, journalInsert, pingLookupSQLite); err != nil {
-		return nil, nil, err
-	}
 	var (
 		outs = make([]heartbeat.Outcome, len(batch))
 		plan = j.plan[:0]
@@ -561,14 +558,20 @@ func (j *pingJournal) forget() {
 	clear(j.bySeq)
 }
 
-// dirtyDue reports whether a heartbeat with pending pings is due by now,
-// or is among seqs: a sweep must then apply the journal first.
-func (j *pingJournal) dirtyDue(now time.Time, seqs []any) bool {
+// dueDirty reports whether a heartbeat with pending pings is due by now:
+// a sweep must then apply the journal first.
+func (j *pingJournal) dueDirty(now time.Time) bool {
 	for _, e := range j.pending.dirty {
 		if !e.row.Runtime.Wake(e.settings).After(now) {
 			return true
 		}
 	}
+	return false
+}
+
+// anyDirty reports whether one of the heartbeats with these seqs has
+// pending pings: a sweep that claimed them must apply the journal first.
+func (j *pingJournal) anyDirty(seqs []any) bool {
 	for _, s := range seqs {
 		if e := j.bySeq[s.(int64)]; e != nil && e.dirty {
 			return true
