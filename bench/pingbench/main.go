@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&c.burst, "burst", 20000, "pings of the burst sent to each target at once; 0: no burst")
 	fs.IntVar(&c.burstConns, "burst-conns", 4000, "connections the burst is sent over, opened beforehand")
 	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")
-	fs.StringVar(&c.profileDir, "cpuprofile", "", "write each server's CPU profile, from start to stop, to <target>.pprof in this directory")
+	fs.StringVar(&c.profileDir, "cpuprofile", "", "write each server's CPU profile, from start to stop, to <target>.pprof in this directory, and its allocations to <target>.allocs.pprof")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (logs, SQLite files) and the PostgreSQL database")
 	fs.StringVar(&serveURL, "serve", "", "internal: serve Tocsin on this database URL (keyring in "+keysEnv+")")
 	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")

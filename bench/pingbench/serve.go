@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,7 +38,7 @@ import (
 const keysEnv = "PINGBENCH_SECRET_KEYS"
 
 // profileEnv names the file a child writes its CPU profile to, from start
-// to stop (-cpuprofile).
+// to stop (-cpuprofile); its allocations go beside it, in <name>.allocs.pprof.
 const profileEnv = "PINGBENCH_CPUPROFILE"
 
 // startProfile profiles this process into the file profileEnv names, if
@@ -60,6 +61,11 @@ func startProfile() (stop func(), err error) {
 		once.Do(func() {
 			pprof.StopCPUProfile()
 			f.Close()
+			// And what was allocated, from start to stop, beside it.
+			if a, err := os.Create(strings.TrimSuffix(path, ".pprof") + ".allocs.pprof"); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(a, 0)
+				a.Close()
+			}
 		})
 	}
 	// The parent ends a Tocsin server with SIGKILL, to count its pings as
