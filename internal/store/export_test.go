@@ -9,8 +9,13 @@ func (db *DB) MigrateUpTo(ctx context.Context, v int) (int, error) { return db.m
 // Abandon closes the database as a killed process would leave it: pings
 // still in the journal are not applied.
 func (db *DB) Abandon() {
-	if j := db.journal; j != nil && j.lock != nil {
-		j.lock.Close()
+	if j := db.journal; j != nil {
+		unlock := j.lockAll()
+		j.files.close()
+		if j.lock != nil {
+			j.lock.Close()
+		}
+		unlock()
 	}
 	db.stmts.close()
 	db.w.Close()
@@ -24,5 +29,9 @@ func (db *DB) PendingPings() int {
 	}
 	db.journal.mu.Lock()
 	defer db.journal.mu.Unlock()
-	return db.journal.pending.n
+	n := db.journal.pending.n
+	for _, p := range db.journal.frozen {
+		n += p.n
+	}
+	return n
 }

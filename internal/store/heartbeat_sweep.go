@@ -99,8 +99,8 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 	if j := db.journal; j != nil {
 		// Pings not applied yet may have moved what is due: hold them
 		// off, and apply them if a heartbeat they moved is due or claimed.
-		j.mu.Lock()
-		defer j.mu.Unlock()
+		unlock := j.lockAll()
+		defer unlock()
 		if err := db.loadJournal(ctx); err != nil {
 			return nil, 0, err
 		}

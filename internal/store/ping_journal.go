@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,11 +19,13 @@ import (
 // SQLite has one writer, and a ping is answered only once it is durable.
 // Written straight into its heartbeat's block, runtime row and their
 // indexes, each ping dirties about two random pages, and a batch waits for
-// all of them. Instead a batch is appended to ping_journal as one row (a
-// page or two, at the end of the file) and answered when that commits; the
+// all of them. Instead a batch is appended to a journal file beside the
+// database (journal_files.go) and answered when that is written; the
 // journal is applied to blocks, runtime rows, keys and state history
 // behind it (applyJournal), one transaction for many batches, in which a
 // heartbeat's block and runtime row are written once for all its pings.
+// The apply runs beside the ping writer, not in its way: the journal is
+// not in the database, so journaling needs no write lock.
 //
 // Until then the pending state lives here, under mu: the ping writer
 // stages batches against cached heartbeats, and every other writer of
@@ -32,6 +35,12 @@ import (
 // after a crash (loadJournal) gives the states and acknowledgements that
 // were given before. SQLite serves one node (PostgreSQL deployments write
 // pings directly), so this memory is the whole truth about pending pings.
+//
+// Pending pings are set aside (frozen) to be applied: their runtime rows
+// as they stand, blocks, keys and transitions, while later pings stage
+// into a new set. A set stays in frozen, and its heartbeats dirty, until
+// its transaction commits, with the journal's watermark in it. Locks:
+// applying (held by the one apply under way) before mu.
 
 const (
 	// A ping's id is its batch's id shifted left, plus its place in the batch.
@@ -54,12 +63,18 @@ type pingJournal struct {
 
 	path      string   // the SQLite database's
 	lock      *os.File // held from the first use on (lockJournal)
+	applying  sync.Mutex
 	mu        sync.Mutex
-	loaded    bool  // the journal table has been replayed
+	files     journalFiles
+	loaded    bool  // the journal has been replayed
+	legacy    bool  // ping_journal (the table) had batches to replay
 	nextBatch int64 // the next batch's id
 	byHash    map[string]*hbEntry
 	bySeq     map[int64]*hbEntry
 	pending   pendingPings
+	frozen    []*pendingPings // set aside, not yet applied; oldest first
+	failed    error           // of the last apply beside the writer
+	retryAt   time.Time       // after it failed
 }
 
 // hbEntry is a cached heartbeat: its row as the database holds it, plus
@@ -68,7 +83,10 @@ type hbEntry struct {
 	row      hbRow
 	settings heartbeat.Settings
 	hash     string // its token's hash, once a ping named it
-	dirty    bool   // the runtime has moved since it was read
+	// dirty: the runtime has moved since it was read, and the set of that
+	// gen (pending or frozen) is not applied yet.
+	dirty    bool
+	dirtyGen uint64
 	// block holds its pending pings while blockGen is the pending set's.
 	block    *pingBlock
 	blockGen uint64
@@ -86,13 +104,14 @@ type pendingPings struct {
 	keyOrder  []pingKey
 	changes   []StateChange
 	dirty     []*hbEntry
+	// moved holds the dirty heartbeats' rows as they stood when the set
+	// was frozen: what its transaction writes.
+	moved map[int64]*hbRow
 }
 
 func newPingJournal(path string) *pingJournal {
-	return &pingJournal{path: path, byHash: map[string]*hbEntry{}, bySeq: map[int64]*hbEntry{}}
+	return &pingJournal{path: path, files: journalFiles{db: path}, byHash: map[string]*hbEntry{}, bySeq: map[int64]*hbEntry{}}
 }
-
-const journalInsert = `INSERT INTO ping_journal (id, batch) VALUES ($1, $2)`
 
 // plannedPing is a ping of the batch being journaled: its place in the
 // batch, its heartbeat and its record.
@@ -120,19 +139,19 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 		bid  = j.nextBatch
 	)
 	defer func() { clear(plan); j.plan = plan[:0] }()
-	j.nextBatch++ // taken even if the insert fails: ids are never reused
-	// No transaction: mu keeps every other writer of heartbeats out, so
-	// the reads see what the insert commits against, and the insert alone
-	// is atomic (one statement, SQLite's autocommit), which spares each
-	// batch a BEGIN and a COMMIT.
+	j.nextBatch++ // taken even if the write fails: ids are never reused
+	// mu keeps every other writer of heartbeats out, so the reads (on the
+	// readers: an apply may hold the writer) see what the journal is
+	// written against. A heartbeat a set not yet applied moved is cached,
+	// and its keys are in memory.
 	err := func() error {
 		entries, err := db.entriesByToken(ctx, batch)
 		if err != nil {
 			return err
 		}
-		keys, err := db.recentPingKeys(ctx, db.w, batch, func(i int) int64 {
+		keys, err := db.recentPingKeys(ctx, db.r, batch, func(i int) int64 {
 			if e := entries[i]; e != nil {
-				if _, pending := j.pending.keys[pingKey{e.row.Seq, batch[i].Key}]; !pending {
+				if _, pending := j.pendingKey(pingKey{e.row.Seq, batch[i].Key}); !pending {
 					return e.row.Seq
 				}
 			}
@@ -142,7 +161,8 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 			return err
 		}
 		var firstWithKey map[pingKey]int
-		text := j.text[:0]
+		text := append(j.text[:0], make([]byte, journalHeader)...)
+		text = append(text, journalVersion)
 		defer func() { j.text = text[:0] }()
 		for _, i := range arrivalOrder(batch) {
 			in := batch[i]
@@ -153,7 +173,7 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 			outs[i].Found = true
 			k := pingKey{e.row.Seq, in.Key}
 			if in.Key != "" {
-				ack, ok := j.pending.keys[k]
+				ack, ok := j.pendingKey(k)
 				if !ok {
 					ack, ok = keys[k]
 				}
@@ -177,17 +197,12 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 		if len(plan) == 0 {
 			return nil
 		}
-		st, err := db.stmts.get(ctx, db.w, journalInsert)
-		if err != nil {
-			return err
-		}
-		_, err = st.ExecContext(ctx, bid, text)
-		return err
+		return j.files.append(bid, text)
 	}()
 	if err != nil {
 		return nil, nil, err
 	}
-	// Committed: the pings count now.
+	// Written: the pings count now.
 	var changes []StateChange
 	for _, p := range plan {
 		rec := p.rec
@@ -215,8 +230,8 @@ func (j *pingJournal) stage(e *hbEntry, rec *heartbeat.PingRecord) *monitor.Tran
 	p := &j.pending
 	var tr *monitor.Transition
 	e.row.Runtime, tr = applyPing(e.row.Runtime, rec, e.settings)
-	if !rec.Ignored && !e.dirty {
-		e.dirty = true
+	if !rec.Ignored && (!e.dirty || e.dirtyGen != p.gen) {
+		e.dirty, e.dirtyGen = true, p.gen
 		p.dirty = append(p.dirty, e)
 	}
 	if tr != nil {
@@ -233,6 +248,19 @@ func (j *pingJournal) stage(e *hbEntry, rec *heartbeat.PingRecord) *monitor.Tran
 	p.n++
 	p.bytes += p.blocks.size - before
 	return tr
+}
+
+// pendingKey returns the acknowledgement of a key not yet applied.
+func (j *pingJournal) pendingKey(k pingKey) (heartbeat.Ack, bool) {
+	if ack, ok := j.pending.keys[k]; ok {
+		return ack, true
+	}
+	for _, f := range j.frozen {
+		if ack, ok := f.keys[k]; ok {
+			return ack, true
+		}
+	}
+	return heartbeat.Ack{}, false
 }
 
 func (p *pendingPings) addKey(k pingKey, ack heartbeat.Ack) {
@@ -266,7 +294,7 @@ func (db *DB) entriesByToken(ctx context.Context, batch []heartbeat.Arrival) ([]
 		}
 		if st == nil {
 			var err error
-			if st, err = db.stmts.get(ctx, db.w, pingLookupSQLite); err != nil {
+			if st, err = db.stmts.get(ctx, db.r, pingLookupSQLite); err != nil {
 				return nil, err
 			}
 		}
@@ -328,47 +356,127 @@ func (j *pingJournal) dropClean() {
 	}
 }
 
-// applyJournal writes the pending pings into blocks, runtime rows, keys
-// and state history, and empties the journal, in one transaction. The
-// caller holds mu.
-func (db *DB) applyJournal(ctx context.Context) error {
-	j := db.journal
-	p := &j.pending
+// freeze sets the pending pings aside to be applied, with their
+// heartbeats' rows as they stand, and seals the journal segment holding
+// them. The caller holds mu.
+func (j *pingJournal) freeze() {
+	j.files.seal()
+	p := j.pending
 	if p.n == 0 && len(p.dirty) == 0 {
-		return nil
+		return
 	}
-	blocks := p.blocks.blocks()
-	moved := make(map[int64]*hbRow, len(p.dirty))
+	p.moved = make(map[int64]*hbRow, len(p.dirty))
 	for _, e := range p.dirty {
-		moved[e.row.Seq] = &e.row
+		row := e.row // the runtime's values are never changed in place
+		p.moved[e.row.Seq] = &row
 	}
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		if err := db.insertBlocks(ctx, tx, blocks); err != nil {
-			return err
-		}
-		if err := db.saveHBRuntimes(ctx, tx, moved); err != nil {
-			return err
-		}
-		for i := range p.changes {
-			c := &p.changes[i]
-			if err := db.recordTransition(ctx, tx, c.SubjectID, &c.Transition); err != nil {
+	j.frozen = append(j.frozen, &p)
+	j.pending = pendingPings{gen: p.gen + 1}
+}
+
+// writeSets writes the frozen sets into blocks, runtime rows, keys and
+// state history, with the watermark of the last batch in them, in one
+// transaction. It reads nothing of the journal's shared state but the
+// sets, which no one changes once frozen, so it runs without mu.
+func (db *DB) writeSets(ctx context.Context, sets []*pendingPings, legacy bool) (applied int64, err error) {
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, p := range sets {
+			if err := db.insertBlocks(ctx, tx, p.blocks.blocks()); err != nil {
 				return err
 			}
+			if err := db.saveHBRuntimes(ctx, tx, p.moved); err != nil {
+				return err
+			}
+			for i := range p.changes {
+				c := &p.changes[i]
+				if err := db.recordTransition(ctx, tx, c.SubjectID, &c.Transition); err != nil {
+					return err
+				}
+			}
+			if err := db.insertPingKeys(ctx, tx, p.keyOrder, p.keys); err != nil {
+				return err
+			}
+			applied = max(applied, p.lastBatch)
 		}
-		if err := db.insertPingKeys(ctx, tx, p.keyOrder, p.keys); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE ping_journal_applied SET batch = max(batch, $1)`, applied); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM ping_journal WHERE id <= $1`, p.lastBatch)
-		return err
+		if legacy {
+			_, err := tx.ExecContext(ctx, `DELETE FROM ping_journal WHERE id <= $1`, applied)
+			return err
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("applying the ping journal: %w", err)
+		return 0, fmt.Errorf("applying the ping journal: %w", err)
 	}
-	for _, e := range p.dirty {
-		e.dirty = false
+	return applied, nil
+}
+
+// settle marks the first n frozen sets applied, up to batch applied: their
+// heartbeats are clean unless a later set moved them again, and the
+// segments holding them go. The caller holds mu.
+func (j *pingJournal) settle(n int, applied int64) error {
+	for _, p := range j.frozen[:n] {
+		for _, e := range p.dirty {
+			if e.dirtyGen == p.gen {
+				e.dirty = false
+			}
+		}
 	}
-	j.pending = pendingPings{gen: p.gen + 1}
-	return nil
+	j.frozen = slices.Delete(j.frozen, 0, n)
+	if len(j.frozen) == 0 && j.legacy && applied > 0 {
+		j.legacy = false
+	}
+	return j.files.drop(applied)
+}
+
+// applyJournal applies every pending and frozen ping before it returns.
+// The caller holds applying and mu (or, before the journal is loaded, mu
+// alone: no apply can be under way then).
+func (db *DB) applyJournal(ctx context.Context) error {
+	j := db.journal
+	j.freeze()
+	if len(j.frozen) == 0 {
+		return j.files.drop(j.nextBatch - 1) // segments of no pings
+	}
+	n := len(j.frozen)
+	applied, err := db.writeSets(ctx, j.frozen, j.legacy)
+	if err != nil {
+		return err
+	}
+	return j.settle(n, applied)
+}
+
+// applyBeside starts applying the pending pings beside the ping writer,
+// which goes on journaling meanwhile. The caller holds mu and has taken
+// applying, which the apply releases when it is done.
+func (db *DB) applyBeside() {
+	j := db.journal
+	j.freeze()
+	sets := slices.Clone(j.frozen)
+	legacy := j.legacy
+	go func() {
+		defer j.applying.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var applied int64
+		err := errors.New("nothing to apply")
+		if len(sets) > 0 {
+			applied, err = db.writeSets(ctx, sets, legacy)
+		}
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		switch {
+		case len(sets) == 0:
+		case err != nil:
+			j.failed, j.retryAt = err, time.Now().Add(time.Second)
+		default:
+			if err := j.settle(len(sets), applied); err != nil {
+				j.failed = err
+			}
+		}
+	}()
 }
 
 // loadJournal, once, learns the next batch id and replays the batches a
@@ -386,16 +494,22 @@ func (db *DB) loadJournal(ctx context.Context) error {
 		}
 		j.lock = f
 	}
-	var last int64
-	err := db.w.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'ping_journal'`).Scan(&last)
+	var last, applied int64
+	err := db.w.QueryRowContext(ctx, `SELECT batch FROM ping_journal_applied`).Scan(&applied)
+	if err != nil {
+		return fmt.Errorf("reading the ping journal's watermark: %w", err)
+	}
+	err = db.w.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'ping_journal'`).Scan(&last)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("reading the ping journal: %w", err)
 	}
+	last = max(last, applied)
 	type batch struct {
 		id      int64
 		entries []journalEntry
 	}
 	var batches []batch
+	// Batches a process of the version before left in the table.
 	rows, err := db.w.QueryContext(ctx, `SELECT id, batch FROM ping_journal ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("reading the ping journal: %w", err)
@@ -415,10 +529,27 @@ func (db *DB) loadJournal(ctx context.Context) error {
 		}
 		batches = append(batches, b)
 		last = max(last, b.id)
+		j.legacy = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
+	}
+	fileBatches, segs, err := readSegments(j.path, applied)
+	if err != nil {
+		return err
+	}
+	for _, fb := range fileBatches {
+		b := batch{id: fb.id}
+		if b.entries, err = decodeJournal(fb.payload); err != nil {
+			return fmt.Errorf("ping journal batch %d: %w", b.id, err)
+		}
+		batches = append(batches, b)
+	}
+	for _, s := range segs {
+		last = max(last, s.last)
+		s.last = 0 // removed once the replay is applied, whatever it held
+		j.files.sealed = append(j.files.sealed, s)
 	}
 	for _, b := range batches {
 		for _, je := range b.entries {
@@ -467,9 +598,20 @@ func (db *DB) flushPings(ctx context.Context) error {
 	if j == nil {
 		return nil
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	unlock := j.lockAll()
+	defer unlock()
 	return db.flushLocked(ctx)
+}
+
+// lockAll waits for an apply under way and holds off the next, and holds
+// pings off: what a writer of heartbeat rows, and a flush, needs.
+func (j *pingJournal) lockAll() (unlock func()) {
+	j.applying.Lock()
+	j.mu.Lock()
+	return func() {
+		j.mu.Unlock()
+		j.applying.Unlock()
+	}
 }
 
 func (db *DB) flushLocked(ctx context.Context) error {
@@ -485,21 +627,24 @@ func (db *DB) closeJournal(ctx context.Context) error {
 	if j == nil {
 		return nil
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	unlock := j.lockAll()
+	defer unlock()
 	if j.lock != nil {
 		defer j.lock.Close()
 	}
+	defer j.files.close()
 	if !j.loaded {
 		return nil
 	}
 	return db.applyJournal(ctx)
 }
 
-// ApplyPings applies the ping journal if it is due: its oldest ping has
-// waited long enough, it has grown big, or a ping in it changed a state.
-// The ping writer calls it between batches. It returns when the journal
-// is due next (zero: nothing is pending); PostgreSQL has no journal.
+// ApplyPings starts applying the ping journal, beside the ping writer, if
+// it is due: its oldest ping has waited long enough, it has grown big, or
+// a ping in it changed a state. The ping writer calls it between batches.
+// It returns when to call again if no ping comes first (zero: nothing is
+// pending), and the error of an apply that failed since the last call;
+// PostgreSQL has no journal.
 func (db *DB) ApplyPings(ctx context.Context) (next time.Time, err error) {
 	defer monitor.Wrap(&err, "store.ApplyPings")
 	j := db.journal
@@ -511,15 +656,27 @@ func (db *DB) ApplyPings(ctx context.Context) (next time.Time, err error) {
 	if err := db.loadJournal(ctx); err != nil {
 		return time.Time{}, err
 	}
+	if err := j.failed; err != nil {
+		j.failed = nil
+		return j.retryAt, err
+	}
 	p := &j.pending
-	if p.n == 0 {
+	now := time.Now()
+	switch {
+	case len(j.frozen) > 0 && now.Before(j.retryAt):
+		return j.retryAt, nil
+	case len(j.frozen) > 0:
+	case p.n == 0:
 		return time.Time{}, nil
+	case now.Before(p.since.Add(flushAfter)) && p.n < flushCount && p.bytes < flushBytes && len(p.changes) == 0:
+		return p.since.Add(flushAfter), nil
 	}
-	due := p.since.Add(flushAfter)
-	if time.Now().Before(due) && p.n < flushCount && p.bytes < flushBytes && len(p.changes) == 0 {
-		return due, nil
+	if !j.applying.TryLock() {
+		return now.Add(50 * time.Millisecond), nil // one is under way
 	}
-	return time.Time{}, db.applyJournal(ctx)
+	db.applyBeside()
+	// Come back to learn how it went, if no ping does.
+	return now.Add(time.Second), nil
 }
 
 // heartbeatWrite runs fn, which writes heartbeat rows other than by pings,
@@ -531,8 +688,8 @@ func (db *DB) heartbeatWrite(ctx context.Context, fn func() error) error {
 	if j == nil {
 		return fn()
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	unlock := j.lockAll()
+	defer unlock()
 	if err := db.flushLocked(ctx); err != nil {
 		return err
 	}
@@ -561,9 +718,11 @@ func (j *pingJournal) forget() {
 // dueDirty reports whether a heartbeat with pending pings is due by now:
 // a sweep must then apply the journal first.
 func (j *pingJournal) dueDirty(now time.Time) bool {
-	for _, e := range j.pending.dirty {
-		if !e.row.Runtime.Wake(e.settings).After(now) {
-			return true
+	for _, p := range append([]*pendingPings{&j.pending}, j.frozen...) {
+		for _, e := range p.dirty {
+			if !e.row.Runtime.Wake(e.settings).After(now) {
+				return true
+			}
 		}
 	}
 	return false
