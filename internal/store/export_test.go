@@ -1,6 +1,12 @@
 package store
 
-import "context"
+import (
+	"context"
+	"path/filepath"
+	"slices"
+
+	"github.com/tocsin/tocsin/internal/heartbeat"
+)
 
 // MigrateUpTo applies the migrations up to version v, for tests of a
 // migration's conversion of existing data.
@@ -34,4 +40,28 @@ func (db *DB) PendingPings() int {
 		n += p.n
 	}
 	return n
+}
+
+// JournalSegments lists the SQLite ping journal's files, oldest first.
+func (db *DB) JournalSegments() []string {
+	paths, _ := filepath.Glob(globEscape(db.journal.path) + "-pings-*.journal")
+	slices.Sort(paths)
+	return paths
+}
+
+// WriteLegacyJournal writes a batch of pings for the heartbeat with this
+// id as the version before journaled them, as a row of ping_journal
+// (never applied: a killed process left it).
+func (db *DB) WriteLegacyJournal(ctx context.Context, batch int64, heartbeatID string, pings ...heartbeat.Arrival) error {
+	var seq int64
+	if err := db.w.QueryRowContext(ctx, `SELECT seq FROM heartbeat_runtime WHERE heartbeat_id = $1`, heartbeatID).Scan(&seq); err != nil {
+		return err
+	}
+	var text []byte
+	for i, in := range pings {
+		rec := pingRecord(batch<<journalIDShift+int64(i), in)
+		text = appendJournalRec(text, seq, &rec)
+	}
+	_, err := db.w.ExecContext(ctx, `INSERT INTO ping_journal (id, batch) VALUES ($1, $2)`, batch, text)
+	return err
 }

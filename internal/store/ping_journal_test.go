@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,226 @@ func testJournalSecondProcess(t *testing.T, e storetest.Engine) {
 	}
 	if n != want {
 		t.Errorf("%d pings stored, want %d", n, want)
+	}
+}
+
+// The SQLite journal's files: it is applied beside the pings still being
+// journaled; a restart replays only what the tables do not hold, reads a
+// segment up to a torn tail, and replays what the version before left
+// in its table. PostgreSQL has no journal.
+func TestPingJournalFiles(t *testing.T) {
+	e := storetest.Engines(t)[0]
+	if e.Name != store.EngineSQLite {
+		t.Fatalf("the first engine is %s", e.Name)
+	}
+	t.Run("Beside", func(t *testing.T) { testJournalBeside(t, e) })
+	t.Run("Watermark", func(t *testing.T) { testJournalWatermark(t, e) })
+	t.Run("TornTail", func(t *testing.T) { testJournalTornTail(t, e) })
+	t.Run("Legacy", func(t *testing.T) { testJournalLegacy(t, e) })
+}
+
+// Pings go on being journaled while applies run beside them, as the ping
+// writer calls ApplyPings between batches (each state change makes one
+// due at once), and readers flush in between: every ping is stored once,
+// every transition recorded in order, and the runtime is the last ping's.
+func testJournalBeside(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	hbs := make([]heartbeat.Heartbeat, 10)
+	for i := range hbs {
+		hbs[i] = newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	}
+	const rounds = 300
+	done := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() { // a reader, flushing now and then
+		defer close(readErr)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			if _, _, err := db.GetHeartbeat(ctx, w.ID, hbs[0].ID); err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+	at := t0
+	for r := range rounds {
+		batch := make([]heartbeat.Arrival, 0, len(hbs))
+		for i, h := range hbs {
+			at = at.Add(time.Millisecond)
+			sig := heartbeat.SignalSuccess
+			if i == 0 && r%2 == 1 {
+				sig = heartbeat.SignalFail // hbs[0] goes DOWN and UP every other batch
+			}
+			batch = append(batch, ping(h.Token, sig, at, "", ""))
+		}
+		record(t, db, batch...)
+		if _, err := db.ApplyPings(ctx); err != nil {
+			t.Fatalf("round %d: %v", r, err)
+		}
+	}
+	close(done)
+	if err := <-readErr; err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.CountPings(ctx)
+	check(t, err)
+	if n != rounds*int64(len(hbs)) {
+		t.Errorf("%d pings stored, want %d", n, rounds*len(hbs))
+	}
+	states, err := db.ListStateChanges(ctx, w.ID, hbs[0].ID, time.Time{}, 1000)
+	check(t, err)
+	if len(states) != rounds {
+		t.Fatalf("%d state changes of the flapping job, want %d (UP, then DOWN and UP in turn)", len(states), rounds)
+	}
+	for i, s := range states { // newest first
+		want := monitor.StateUp
+		if i%2 == 0 {
+			want = monitor.StateDown
+		}
+		if s.To != want {
+			t.Fatalf("state change %d from the newest: %s, want %s", i, s.To, want)
+		}
+	}
+	last := getHeartbeat(t, db, w.ID, hbs[len(hbs)-1].ID).Runtime
+	if !last.LastPing.Equal(at) {
+		t.Errorf("last ping %v, want %v", last.LastPing, at)
+	}
+	pings, err := db.ListPings(ctx, w.ID, hbs[3].ID, store.PingQuery{Limit: rounds + 1})
+	check(t, err)
+	if len(pings) != rounds {
+		t.Fatalf("%d pings listed, want %d", len(pings), rounds)
+	}
+	for i := 1; i < len(pings); i++ {
+		if pings[i].ID >= pings[i-1].ID || !pings[i].At.Before(pings[i-1].At) {
+			t.Fatalf("pings %d and %d out of order: %+v, %+v", i-1, i, pings[i-1], pings[i])
+		}
+	}
+	if segs := db.JournalSegments(); len(segs) > 1 {
+		t.Errorf("journal files left after everything was applied: %v", segs)
+	}
+}
+
+// A process killed after an apply committed but before it removed the
+// segments it applied: the restart skips the batches the tables hold.
+func testJournalWatermark(t *testing.T, e storetest.Engine) {
+	u := storetest.URL(t, e)
+	db, err := store.Open(ctx, u)
+	check(t, err)
+	_, w := seed(t, db, "acme")
+	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "k1", ""),
+		ping(h.Token, heartbeat.SignalSuccess, t0.Add(2*time.Second), "", ""))
+	saved := map[string][]byte{}
+	for _, p := range db.JournalSegments() {
+		b, err := os.ReadFile(p)
+		check(t, err)
+		saved[p] = b
+	}
+	if len(saved) != 1 {
+		t.Fatalf("journal files after one batch: %v", db.JournalSegments())
+	}
+	getHeartbeat(t, db, w.ID, h.ID) // a read applies the journal
+	if segs := db.JournalSegments(); len(segs) != 0 {
+		t.Fatalf("applied segments not removed: %v", segs)
+	}
+	for p, b := range saved { // as if the process died before removing them
+		check(t, os.WriteFile(p, b, 0o600))
+	}
+	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(3*time.Second), "", ""))
+	db.Abandon()
+
+	db, err = store.Open(ctx, u)
+	check(t, err)
+	t.Cleanup(func() { db.Close() })
+	pings, err := db.ListPings(ctx, w.ID, h.ID, store.PingQuery{Limit: 10})
+	check(t, err)
+	if len(pings) != 3 {
+		t.Fatalf("after the restart %d pings listed, want 3 (each once): %+v", len(pings), pings)
+	}
+	outs := record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(4*time.Second), "k1", ""))
+	if !outs[0].Replayed {
+		t.Errorf("a key of an applied batch is not a replay after the restart: %+v", outs[0])
+	}
+	if segs := db.JournalSegments(); len(segs) > 1 {
+		t.Errorf("journal files left after the replay was applied: %v", segs)
+	}
+}
+
+// A write torn by the process's death leaves a partial record at the end
+// of a segment: it was never acknowledged, and the batches before it are
+// replayed.
+func testJournalTornTail(t *testing.T, e storetest.Engine) {
+	u := storetest.URL(t, e)
+	db, err := store.Open(ctx, u)
+	check(t, err)
+	_, w := seed(t, db, "acme")
+	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", ""))
+	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(2*time.Second), "", ""))
+	segs := db.JournalSegments()
+	db.Abandon()
+	if len(segs) != 1 {
+		t.Fatalf("journal files: %v", segs)
+	}
+	whole, err := os.ReadFile(segs[0])
+	check(t, err)
+	// A third record, cut short: its header and part of its payload.
+	torn := append(append([]byte(nil), whole...), whole[len(whole)/2:len(whole)/2+20]...)
+	check(t, os.WriteFile(segs[0], torn, 0o600))
+
+	db, err = store.Open(ctx, u)
+	check(t, err)
+	t.Cleanup(func() { db.Close() })
+	n, err := db.CountPings(ctx)
+	check(t, err)
+	if n != 2 {
+		t.Fatalf("%d pings after the restart, want the 2 whole records", n)
+	}
+	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(3*time.Second), "", ""))
+	pings, err := db.ListPings(ctx, w.ID, h.ID, store.PingQuery{Limit: 10})
+	check(t, err)
+	if len(pings) != 3 || pings[0].ID <= pings[1].ID {
+		t.Errorf("pings after the restart: %+v", pings)
+	}
+}
+
+// Batches the version before left in ping_journal (the table) are
+// replayed after the upgrade, and new pings number after them.
+func testJournalLegacy(t *testing.T, e storetest.Engine) {
+	u := storetest.EmptyURL(t, e)
+	db, err := store.Open(ctx, u)
+	check(t, err)
+	_, err = db.MigrateUpTo(ctx, 5)
+	check(t, err)
+	_, w := seed(t, db, "acme")
+	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	check(t, db.WriteLegacyJournal(ctx, 7, h.ID,
+		ping(h.Token, heartbeat.SignalStart, t0.Add(time.Second), "", "r1"),
+		ping(h.Token, heartbeat.SignalSuccess, t0.Add(3*time.Second), "k1", "r1")))
+	db.Abandon()
+
+	db, err = store.Open(ctx, u)
+	check(t, err)
+	t.Cleanup(func() { db.Close() })
+	_, err = db.Migrate(ctx)
+	check(t, err)
+	outs := record(t, db,
+		ping(h.Token, heartbeat.SignalSuccess, t0.Add(4*time.Second), "k1", ""),
+		ping(h.Token, heartbeat.SignalSuccess, t0.Add(5*time.Second), "", ""))
+	if !outs[0].Replayed || outs[0].Ack.DurationUs != 2*time.Second.Microseconds() || outs[1].Replayed {
+		t.Errorf("after the upgrade: %+v", outs)
+	}
+	pings, err := db.ListPings(ctx, w.ID, h.ID, store.PingQuery{Limit: 10})
+	check(t, err)
+	if len(pings) != 3 || pings[2].RunID != "r1" || pings[1].Duration != 2*time.Second || pings[0].ID <= 7<<16+1 {
+		t.Errorf("pings after the upgrade, newest first: %+v", pings)
+	}
+	if got := getHeartbeat(t, db, w.ID, h.ID).Runtime; !got.LastPing.Equal(t0.Add(5*time.Second)) || len(got.Open) != 0 {
+		t.Errorf("runtime after the upgrade: %+v", got)
 	}
 }
