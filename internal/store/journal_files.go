@@ -121,7 +121,8 @@ type fileBatch struct {
 
 // readSegments reads every segment of the database at db, oldest first,
 // and returns the batches in them above applied, in order, with the
-// segments (each with its last batch) to remove once those are applied.
+// segments to remove once those are applied, each with its last batch or
+// the first it was named for (the next segment's name must be new).
 func readSegments(db string, applied int64) ([]fileBatch, []segment, error) {
 	paths, err := filepath.Glob(globEscape(db) + "-pings-*.journal")
 	if err != nil {
@@ -150,7 +151,7 @@ func readSegments(db string, applied int64) ([]fileBatch, []segment, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("ping journal: %w", err)
 		}
-		seg := segment{path: s.path}
+		seg := segment{path: s.path, last: s.first}
 		for len(b) >= journalHeader {
 			n := int64(binary.LittleEndian.Uint32(b[0:]))
 			if int64(len(b)-journalHeader) < n {
