@@ -52,17 +52,6 @@ func httpMon(url string, edit func(*monitor.Config)) monitor.Monitor {
 	return monitor.Monitor{ID: "mon_http", Type: monitor.TypeHTTP, Config: c}
 }
 
-// closedPort returns a local TCP address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
 
 func splitAddr(t *testing.T, addr string) (string, int) {
 	t.Helper()
