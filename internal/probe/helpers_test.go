@@ -52,7 +52,6 @@ func httpMon(url string, edit func(*monitor.Config)) monitor.Monitor {
 	return monitor.Monitor{ID: "mon_http", Type: monitor.TypeHTTP, Config: c}
 }
 
-
 func splitAddr(t *testing.T, addr string) (string, int) {
 	t.Helper()
 	h, p, err := net.SplitHostPort(addr)
