@@ -191,9 +191,11 @@ func (db *DB) recordTransition(ctx context.Context, tx *sql.Tx, subjectID string
 	if tr == nil {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO state_changes (subject_id, at, from_state, to_state, cause)
-		VALUES ($1, $2, $3, $4, $5)`, subjectID, micros(tr.At), string(tr.From), string(tr.To), tr.Cause)
-	return err
+	if _, err := tx.ExecContext(ctx, `INSERT INTO state_changes (subject_id, at, from_state, to_state, cause)
+		VALUES ($1, $2, $3, $4, $5)`, subjectID, micros(tr.At), string(tr.From), string(tr.To), tr.Cause); err != nil {
+		return err
+	}
+	return db.onTransition(ctx, tx, subjectID, tr)
 }
 
 // DueCheck is a check claimed to run: the monitor with its sealed

@@ -348,6 +348,9 @@ func (db *DB) deleteHeartbeat(ctx context.Context, wsID, id string) error {
 				return err
 			}
 		}
+		if err := resolveDeleted(ctx, tx, id); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM state_changes WHERE subject_id = $1`, id); err != nil {
 			return err
 		}

@@ -260,6 +260,9 @@ func (db *DB) DeleteMonitor(ctx context.Context, wsID, id string) (err error) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM observations WHERE monitor_seq = $1`, seq); err != nil {
 			return err
 		}
+		if err := resolveDeleted(ctx, tx, id); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM state_changes WHERE subject_id = $1`, id); err != nil {
 			return err
 		}

@@ -1,0 +1,166 @@
+// Package incident holds incidents and the events that tell receivers
+// about them and about state changes (spec §6; DESIGN §6): what they are
+// and how they are written, without I/O.
+package incident
+
+import (
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// Status is where an incident stands, as its updates say.
+type Status string
+
+const (
+	Investigating Status = "investigating"
+	Identified    Status = "identified"
+	Monitoring    Status = "monitoring"
+	Resolved      Status = "resolved"
+)
+
+// Valid reports whether s is one of the four statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case Investigating, Identified, Monitoring, Resolved:
+		return true
+	}
+	return false
+}
+
+// Origin tells an incident opened by a subject going DOWN from one a
+// person wrote (for a status page).
+type Origin string
+
+const (
+	Automatic Origin = "automatic"
+	Manual    Origin = "manual"
+)
+
+// Subject is what an automatic incident or a state change is about: a
+// monitor or a heartbeat.
+type Subject struct {
+	Type string `json:"type"` // "monitor" or "heartbeat"
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// SubjectType is "monitor" or "heartbeat", by the id's prefix.
+func SubjectType(id string) string {
+	if strings.HasPrefix(id, "hb_") {
+		return "heartbeat"
+	}
+	return "monitor"
+}
+
+// Update is one entry of an incident's timeline.
+type Update struct {
+	Status  Status    `json:"status"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// Incident is an outage, opened when a subject goes DOWN and resolved when
+// it recovers, or written by a person.
+type Incident struct {
+	ID               string     `json:"id"`
+	WorkspaceID      string     `json:"workspaceId"`
+	Title            string     `json:"title"`
+	Status           Status     `json:"status"`
+	Origin           Origin     `json:"origin"`
+	Subject          *Subject   `json:"subject"` // automatic ones
+	Cause            string     `json:"cause"`
+	AffectedMonitors []string   `json:"affectedMonitors"`
+	StartedAt        time.Time  `json:"startedAt"`
+	AcknowledgedAt   *time.Time `json:"acknowledgedAt"`
+	ResolvedAt       *time.Time `json:"resolvedAt"`
+	CreatedAt        time.Time  `json:"createdAt"`
+	UpdatedAt        time.Time  `json:"updatedAt"`
+	Updates          []Update   `json:"updates"` // oldest first
+}
+
+// Open reports whether the incident is not resolved.
+func (i *Incident) Open() bool { return i.ResolvedAt == nil }
+
+// Event types.
+const (
+	IncidentOpened        = "incident.opened"
+	IncidentAcknowledged  = "incident.acknowledged"
+	IncidentUpdated       = "incident.updated"
+	IncidentResolved      = "incident.resolved"
+	MonitorStateChanged   = "monitor.state_changed"
+	HeartbeatStateChanged = "heartbeat.state_changed"
+	Test                  = "test"
+)
+
+// EventTypes are every event type, as a channel's filter names them.
+var EventTypes = []string{IncidentOpened, IncidentAcknowledged, IncidentUpdated, IncidentResolved,
+	MonitorStateChanged, HeartbeatStateChanged, Test}
+
+// Event is what a receiver gets: {id, type, createdAt, workspaceId, data}.
+type Event struct {
+	ID          string    `json:"id"`
+	Type        string    `json:"type"`
+	CreatedAt   time.Time `json:"createdAt"`
+	WorkspaceID string    `json:"workspaceId"`
+	Data        any       `json:"data"`
+}
+
+// IncidentData is the data of incident.* events.
+type IncidentData struct {
+	Incident *Incident `json:"incident"`
+}
+
+// StateChangeData is the data of *.state_changed events.
+type StateChangeData struct {
+	Subject Subject       `json:"subject"`
+	From    monitor.State `json:"from"`
+	To      monitor.State `json:"to"`
+	Cause   string        `json:"cause"`
+	At      time.Time     `json:"at"`
+}
+
+// StateChangedType is the event type of a state change of the subject
+// with this id.
+func StateChangedType(subjectID string) string {
+	if SubjectType(subjectID) == "heartbeat" {
+		return HeartbeatStateChanged
+	}
+	return MonitorStateChanged
+}
+
+// Effect is what a state change does to its subject's incident.
+type Effect int
+
+const (
+	None    Effect = iota
+	OpenNew        // open one, unless one is open
+	Resolve        // resolve the open one, if any
+)
+
+// EffectOf is what the transition tr does to its subject's incident: DOWN
+// opens one (one per subject: a DOWN after UNKNOWN or MAINTENANCE keeps
+// the open one); recovering, to UP or DEGRADED, resolves it, and so does
+// pausing (a paused subject would never recover). UNKNOWN and
+// MAINTENANCE neither open nor resolve: they say nothing of the outage.
+func EffectOf(tr monitor.Transition) Effect {
+	switch tr.To {
+	case monitor.StateDown:
+		return OpenNew
+	case monitor.StateUp, monitor.StateDegraded, monitor.StatePaused:
+		return Resolve
+	}
+	return None
+}
+
+// AutoTitle is the title of an automatic incident of subject s.
+func AutoTitle(s Subject) string { return s.Name + " is down" }
+
+// ResolveMessage is the last update of an automatic incident.
+func ResolveMessage(s Subject, to monitor.State) string {
+	if to == monitor.StatePaused {
+		return s.Name + " was paused"
+	}
+	return s.Name + " recovered (" + strings.ToLower(string(to)) + ")"
+}

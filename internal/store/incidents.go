@@ -1,0 +1,382 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// Incidents and the event outbox. Every state change of a monitor or
+// heartbeat goes through recordTransition, in the transaction that makes
+// it; onTransition, there, writes its events and opens or resolves its
+// subject's incident, so a change, its incident and their events commit
+// together or not at all (DESIGN §6).
+
+// onTransition writes the events of the transition tr of subject id, and
+// opens or resolves its incident. A subject deleted meanwhile has none.
+func (db *DB) onTransition(ctx context.Context, tx *sql.Tx, subjectID string, tr *monitor.Transition) error {
+	s, wsID, err := subjectOf(ctx, tx, subjectID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeEvent(ctx, tx, incident.Event{ID: ids.New(ids.Event, tr.At), Type: incident.StateChangedType(subjectID),
+		CreatedAt: tr.At, WorkspaceID: wsID,
+		Data: incident.StateChangeData{Subject: s, From: tr.From, To: tr.To, Cause: tr.Cause, At: tr.At}}, subjectID, ""); err != nil {
+		return err
+	}
+	var open string
+	switch err := tx.QueryRowContext(ctx, `SELECT id FROM incidents WHERE subject_id = $1 AND resolved_at = 0`, subjectID).Scan(&open); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	}
+	switch incident.EffectOf(*tr) {
+	case incident.OpenNew:
+		if open != "" {
+			return nil // one open incident per subject
+		}
+		inc := &incident.Incident{ID: ids.New(ids.Incident, tr.At), WorkspaceID: wsID, Title: incident.AutoTitle(s),
+			Status: incident.Investigating, Origin: incident.Automatic, Subject: &s, Cause: tr.Cause,
+			AffectedMonitors: []string{subjectID}, StartedAt: tr.At, CreatedAt: tr.At, UpdatedAt: tr.At,
+			Updates: []incident.Update{{Status: incident.Investigating, Message: tr.Cause, At: tr.At}}}
+		if err := insertIncident(ctx, tx, inc); err != nil {
+			return err
+		}
+		return writeIncidentEvent(ctx, tx, incident.IncidentOpened, inc, tr.At)
+	case incident.Resolve:
+		if open == "" {
+			return nil
+		}
+		return resolveIncident(ctx, tx, open, incident.ResolveMessage(s, tr.To), tr.At)
+	}
+	return nil
+}
+
+// resolveIncident resolves the open incident id with a last update.
+func resolveIncident(ctx context.Context, tx *sql.Tx, id, message string, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET status = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`,
+		id, string(incident.Resolved), micros(at)); err != nil {
+		return err
+	}
+	if err := insertUpdate(ctx, tx, id, incident.Update{Status: incident.Resolved, Message: message, At: at}); err != nil {
+		return err
+	}
+	inc, err := loadIncident(ctx, tx, "", id)
+	if err != nil {
+		return err
+	}
+	return writeIncidentEvent(ctx, tx, incident.IncidentResolved, inc, at)
+}
+
+// resolveDeleted resolves the open incident of a subject being deleted
+// (in its transaction, before its row goes): nothing is left to recover.
+func resolveDeleted(ctx context.Context, tx *sql.Tx, subjectID string) error {
+	var id, name string
+	err := tx.QueryRowContext(ctx, `SELECT id, subject_name FROM incidents WHERE subject_id = $1 AND resolved_at = 0`, subjectID).Scan(&id, &name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return resolveIncident(ctx, tx, id, name+" was deleted", time.Now().UTC().Truncate(time.Microsecond))
+}
+
+// subjectOf reads the monitor or heartbeat with this id: what events
+// call it, and its workspace.
+func subjectOf(ctx context.Context, tx *sql.Tx, id string) (s incident.Subject, wsID string, err error) {
+	s = incident.Subject{Type: incident.SubjectType(id), ID: id}
+	table := "monitors"
+	if s.Type == "heartbeat" {
+		table = "heartbeats"
+	}
+	err = tx.QueryRowContext(ctx, `SELECT workspace_id, name FROM `+table+` WHERE id = $1`, id).Scan(&wsID, &s.Name)
+	return s, wsID, err
+}
+
+func insertIncident(ctx context.Context, tx *sql.Tx, inc *incident.Incident) error {
+	var subjectID, subjectName string
+	if inc.Subject != nil {
+		subjectID, subjectName = inc.Subject.ID, inc.Subject.Name
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO incidents (id, workspace_id, title, status, origin, subject_id, subject_name,
+		cause, started_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		inc.ID, inc.WorkspaceID, inc.Title, string(inc.Status), string(inc.Origin), subjectID, subjectName, inc.Cause,
+		micros(inc.StartedAt), micros(inc.CreatedAt), micros(inc.UpdatedAt)); err != nil {
+		return err
+	}
+	for _, m := range inc.AffectedMonitors {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_monitors (incident_id, subject_id) VALUES ($1, $2)`, inc.ID, m); err != nil {
+			return err
+		}
+	}
+	for _, u := range inc.Updates {
+		if err := insertUpdate(ctx, tx, inc.ID, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func insertUpdate(ctx context.Context, tx *sql.Tx, incidentID string, u incident.Update) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO incident_updates (incident_id, status, message, at) VALUES ($1, $2, $3, $4)`,
+		incidentID, string(u.Status), u.Message, micros(u.At))
+	return err
+}
+
+func writeIncidentEvent(ctx context.Context, tx *sql.Tx, typ string, inc *incident.Incident, at time.Time) error {
+	subjectID := ""
+	if inc.Subject != nil {
+		subjectID = inc.Subject.ID
+	}
+	return writeEvent(ctx, tx, incident.Event{ID: ids.New(ids.Event, at), Type: typ, CreatedAt: at, WorkspaceID: inc.WorkspaceID,
+		Data: incident.IncidentData{Incident: inc}}, subjectID, inc.ID)
+}
+
+// writeEvent adds ev to the outbox.
+func writeEvent(ctx context.Context, tx *sql.Tx, ev incident.Event, subjectID, incidentID string) error {
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, subject_id, incident_id, created_at, payload)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.WorkspaceID, ev.Type, subjectID, incidentID, micros(ev.CreatedAt), string(payload))
+	return err
+}
+
+const incidentColumns = `id, workspace_id, title, status, origin, subject_id, subject_name, cause,
+	started_at, acknowledged_at, resolved_at, created_at, updated_at`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanIncident(r rowScanner) (*incident.Incident, error) {
+	var (
+		inc                                incident.Incident
+		status, origin, subjectID, subName string
+		started, acked, resolved, cr, up   int64
+	)
+	if err := r.Scan(&inc.ID, &inc.WorkspaceID, &inc.Title, &status, &origin, &subjectID, &subName, &inc.Cause,
+		&started, &acked, &resolved, &cr, &up); err != nil {
+		return nil, err
+	}
+	inc.Status, inc.Origin = incident.Status(status), incident.Origin(origin)
+	if subjectID != "" {
+		inc.Subject = &incident.Subject{Type: incident.SubjectType(subjectID), ID: subjectID, Name: subName}
+	}
+	inc.StartedAt, inc.CreatedAt, inc.UpdatedAt = fromMicros(started), fromMicros(cr), fromMicros(up)
+	if acked != 0 {
+		t := fromMicros(acked)
+		inc.AcknowledgedAt = &t
+	}
+	if resolved != 0 {
+		t := fromMicros(resolved)
+		inc.ResolvedAt = &t
+	}
+	inc.AffectedMonitors, inc.Updates = []string{}, []incident.Update{}
+	return &inc, nil
+}
+
+type rowQueryer interface {
+	queryer
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// loadIncident reads one incident whole: its updates and affected
+// monitors. wsID "" means any workspace (within a transaction that knows).
+func loadIncident(ctx context.Context, q rowQueryer, wsID, id string) (*incident.Incident, error) {
+	query := `SELECT ` + incidentColumns + ` FROM incidents WHERE id = $1`
+	args := []any{id}
+	if wsID != "" {
+		query += ` AND workspace_id = $2`
+		args = append(args, wsID)
+	}
+	inc, err := scanIncident(q.QueryRowContext(ctx, query, args...))
+	if err != nil {
+		return nil, classify(err)
+	}
+	if err := fillIncidents(ctx, q, []*incident.Incident{inc}); err != nil {
+		return nil, err
+	}
+	return inc, nil
+}
+
+// fillIncidents reads the updates and affected monitors of incs.
+func fillIncidents(ctx context.Context, q queryer, incs []*incident.Incident) error {
+	if len(incs) == 0 {
+		return nil
+	}
+	byID := make(map[string]*incident.Incident, len(incs))
+	args := make([]any, len(incs))
+	for i, inc := range incs {
+		byID[inc.ID], args[i] = inc, inc.ID
+	}
+	in := placeholders(1, len(incs))
+	rows, err := q.QueryContext(ctx, `SELECT incident_id, status, message, at FROM incident_updates
+		WHERE incident_id IN (`+in+`) ORDER BY id`, args...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var (
+			id, status string
+			u          incident.Update
+			at         int64
+		)
+		if err := rows.Scan(&id, &status, &u.Message, &at); err != nil {
+			rows.Close()
+			return err
+		}
+		u.Status, u.At = incident.Status(status), fromMicros(at)
+		byID[id].Updates = append(byID[id].Updates, u)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT incident_id, subject_id FROM incident_monitors
+		WHERE incident_id IN (`+in+`) ORDER BY incident_id, subject_id`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, subject string
+		if err := rows.Scan(&id, &subject); err != nil {
+			return err
+		}
+		byID[id].AffectedMonitors = append(byID[id].AffectedMonitors, subject)
+	}
+	return rows.Err()
+}
+
+// GetIncident returns the incident with this id in the workspace.
+func (db *DB) GetIncident(ctx context.Context, wsID, id string) (inc *incident.Incident, err error) {
+	defer monitor.Wrap(&err, "store.GetIncident(%s)", id)
+	if err := db.flushPings(ctx); err != nil { // a ping's incident is in the journal until applied
+		return nil, err
+	}
+	err = db.inSnapshot(ctx, func(tx *sql.Tx) error {
+		inc, err = loadIncident(ctx, tx, wsID, id)
+		return err
+	})
+	return inc, err
+}
+
+// IncidentQuery filters and pages ListIncidents.
+type IncidentQuery struct {
+	Status    string // "open", "resolved" or one of incident.Status; "" for all
+	SubjectID string
+	From, To  time.Time // started in [From, To)
+	BeforeID  string    // the page after this id, newest first
+	Limit     int
+}
+
+// ListIncidents returns the workspace's incidents, newest first.
+func (db *DB) ListIncidents(ctx context.Context, wsID string, q IncidentQuery) (out []*incident.Incident, err error) {
+	defer monitor.Wrap(&err, "store.ListIncidents")
+	if err := db.flushPings(ctx); err != nil {
+		return nil, err
+	}
+	where := []string{"workspace_id = $1"}
+	args := []any{wsID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	switch q.Status {
+	case "":
+	case "open":
+		where = append(where, "resolved_at = 0")
+	case "resolved":
+		where = append(where, "resolved_at <> 0")
+	default:
+		where = append(where, "status = "+arg(q.Status))
+	}
+	if q.SubjectID != "" {
+		where = append(where, "(subject_id = "+arg(q.SubjectID)+
+			" OR id IN (SELECT incident_id FROM incident_monitors WHERE subject_id = "+arg(q.SubjectID)+"))")
+	}
+	if !q.From.IsZero() {
+		where = append(where, "started_at >= "+arg(micros(q.From)))
+	}
+	if !q.To.IsZero() {
+		where = append(where, "started_at < "+arg(micros(q.To)))
+	}
+	if q.BeforeID != "" {
+		where = append(where, "id < "+arg(q.BeforeID))
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	err = db.inSnapshot(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY id DESC LIMIT `+arg(limit), args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			inc, err := scanIncident(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, inc)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return fillIncidents(ctx, tx, out)
+	})
+	return out, err
+}
+
+// StoredEvent is an event as the outbox holds it.
+type StoredEvent struct {
+	Seq        int64
+	ID         string
+	Type       string
+	SubjectID  string
+	IncidentID string
+	CreatedAt  time.Time
+	Payload    []byte // the event as receivers get it
+}
+
+// ListEvents returns the workspace's events after seq, oldest first.
+func (db *DB) ListEvents(ctx context.Context, wsID string, afterSeq int64, limit int) (out []StoredEvent, err error) {
+	defer monitor.Wrap(&err, "store.ListEvents")
+	if err := db.flushPings(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT seq, id, type, subject_id, incident_id, created_at, payload FROM events
+		WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, wsID, afterSeq, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			e       StoredEvent
+			at      int64
+			payload string
+		)
+		if err := rows.Scan(&e.Seq, &e.ID, &e.Type, &e.SubjectID, &e.IncidentID, &at, &payload); err != nil {
+			return nil, err
+		}
+		e.CreatedAt, e.Payload = fromMicros(at), []byte(payload)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
