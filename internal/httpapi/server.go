@@ -61,6 +61,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.registerMonitors()
 	s.registerChecks()
 	s.registerMaintenance()
+	s.registerIncidents()
 	s.registerHeartbeats()
 	s.documentPings()
 	documentHeaders(s.api.OpenAPI())

@@ -69,7 +69,7 @@ type Incident struct {
 	Title            string     `json:"title"`
 	Status           Status     `json:"status"`
 	Origin           Origin     `json:"origin"`
-	Subject          *Subject   `json:"subject"` // automatic ones
+	Subject          *Subject   `json:"subject,omitempty"` // automatic ones
 	Cause            string     `json:"cause"`
 	AffectedMonitors []string   `json:"affectedMonitors"`
 	StartedAt        time.Time  `json:"startedAt"`

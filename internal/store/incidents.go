@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -379,4 +380,114 @@ func (db *DB) ListEvents(ctx context.Context, wsID string, afterSeq int64, limit
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// CreateIncident stores an incident a person wrote, with its first
+// update, and its incident.opened event.
+func (db *DB) CreateIncident(ctx context.Context, inc *incident.Incident) (err error) {
+	defer monitor.Wrap(&err, "store.CreateIncident")
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		if err := db.checkAffected(ctx, tx, inc.WorkspaceID, inc.AffectedMonitors); err != nil {
+			return err
+		}
+		if err := insertIncident(ctx, tx, inc); err != nil {
+			return err
+		}
+		return writeIncidentEvent(ctx, tx, incident.IncidentOpened, inc, inc.CreatedAt)
+	})
+}
+
+// checkAffected fails with UnknownMonitorsError naming the affected ids
+// (monitors and heartbeats) that are not the workspace's.
+func (db *DB) checkAffected(ctx context.Context, tx *sql.Tx, wsID string, affected []string) error {
+	var mons, hbs []string
+	for _, id := range affected {
+		if incident.SubjectType(id) == "heartbeat" {
+			hbs = append(hbs, id)
+		} else {
+			mons = append(mons, id)
+		}
+	}
+	missing, err := db.unknownSubjects(ctx, tx, monitorSubjects, wsID, mons, false)
+	if err != nil {
+		return err
+	}
+	more, err := db.unknownSubjects(ctx, tx, heartbeatSubjects, wsID, hbs, false)
+	if err != nil {
+		return err
+	}
+	if missing = append(missing, more...); len(missing) > 0 {
+		return &UnknownMonitorsError{IDs: missing}
+	}
+	return nil
+}
+
+// IncidentChange changes an incident read in the transaction that writes
+// it back, and says which event tells of the change ("" for none) and
+// which update it adds (nil for none).
+type IncidentChange func(inc *incident.Incident) (event string, update *incident.Update, err error)
+
+// ChangeIncident reads the workspace's incident id, lets change alter its
+// title, status, acknowledgement, resolution and affected monitors, and
+// writes it back with the update and event change names, in one
+// transaction (PostgreSQL locks the row). It returns the incident as
+// written.
+func (db *DB) ChangeIncident(ctx context.Context, wsID, id string, change IncidentChange) (inc *incident.Incident, err error) {
+	defer monitor.Wrap(&err, "store.ChangeIncident(%s)", id)
+	if err := db.flushPings(ctx); err != nil {
+		return nil, err
+	}
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		if db.d.name == EnginePostgres {
+			if err := tx.QueryRowContext(ctx, `SELECT id FROM incidents WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
+				id, wsID).Scan(new(string)); err != nil {
+				return classify(err)
+			}
+		}
+		var err error
+		if inc, err = loadIncident(ctx, tx, wsID, id); err != nil {
+			return err
+		}
+		before := slices.Clone(inc.AffectedMonitors)
+		event, update, err := change(inc)
+		if err != nil || event == "" {
+			return err
+		}
+		if !slices.Equal(before, inc.AffectedMonitors) {
+			if err := db.checkAffected(ctx, tx, wsID, inc.AffectedMonitors); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_monitors WHERE incident_id = $1`, id); err != nil {
+				return err
+			}
+			for _, m := range inc.AffectedMonitors {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO incident_monitors (incident_id, subject_id) VALUES ($1, $2)`, id, m); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET title = $2, status = $3, acknowledged_at = $4, resolved_at = $5,
+			updated_at = $6 WHERE id = $1`, id, inc.Title, string(inc.Status), optMicros(inc.AcknowledgedAt),
+			optMicros(inc.ResolvedAt), micros(inc.UpdatedAt)); err != nil {
+			return err
+		}
+		if update != nil {
+			if err := insertUpdate(ctx, tx, id, *update); err != nil {
+				return err
+			}
+			inc.Updates = append(inc.Updates, *update)
+		}
+		return writeIncidentEvent(ctx, tx, event, inc, inc.UpdatedAt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return inc, nil
+}
+
+func optMicros(t *time.Time) int64 {
+	if t == nil {
+		return 0
+	}
+	return micros(*t)
 }

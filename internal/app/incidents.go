@@ -1,0 +1,292 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Incidents: the automatic ones open and resolve with their subjects'
+// states (in the store, in the state change's transaction); people write
+// the manual ones, for status pages, and post updates to either kind.
+
+const (
+	maxIncidentTitle   = 200
+	maxIncidentMessage = 5000
+	maxAffected        = 100
+)
+
+// IncidentFilter narrows ListIncidents.
+type IncidentFilter struct {
+	Status    string // "open", "resolved", or an incident status
+	SubjectID string // a monitor or heartbeat: its own incidents and those it is affected by
+	From, To  time.Time
+}
+
+// ListIncidents pages through the workspace's incidents, newest first.
+func (a *App) ListIncidents(ctx context.Context, actor Actor, f IncidentFilter, p PageRequest) (Page[*incident.Incident], error) {
+	if err := actor.Require(monitor.ScopeIncidentsRead); err != nil {
+		return Page[*incident.Incident]{}, err
+	}
+	var errs []monitor.FieldError
+	if s := f.Status; s != "" && s != "open" && s != "resolved" && !incident.Status(s).Valid() {
+		errs = append(errs, monitor.FieldError{Pointer: "query.status",
+			Message: "must be open, resolved, investigating, identified or monitoring"})
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		errs = append(errs, monitor.FieldError{Pointer: "query.to", Message: "must be after from"})
+	}
+	if len(errs) > 0 {
+		return Page[*incident.Incident]{}, invalid(errs)
+	}
+	before, limit, err := p.decode()
+	if err != nil {
+		return Page[*incident.Incident]{}, err
+	}
+	incs, err := a.store.ListIncidents(ctx, actor.WorkspaceID, store.IncidentQuery{Status: f.Status, SubjectID: f.SubjectID,
+		From: f.From, To: f.To, BeforeID: before, Limit: limit + 1})
+	if err != nil {
+		return Page[*incident.Incident]{}, err
+	}
+	page := Page[*incident.Incident]{Items: incs}
+	if len(incs) > limit {
+		page.Items = incs[:limit]
+		page.NextCursor = encodeCursor(incs[limit-1].ID)
+	}
+	return page, nil
+}
+
+// GetIncident returns one incident of the actor's workspace.
+func (a *App) GetIncident(ctx context.Context, actor Actor, id string) (*incident.Incident, error) {
+	if err := actor.Require(monitor.ScopeIncidentsRead); err != nil {
+		return nil, err
+	}
+	return a.store.GetIncident(ctx, actor.WorkspaceID, id)
+}
+
+// IncidentDraft is an incident as a person writes it.
+type IncidentDraft struct {
+	Title            string
+	Status           incident.Status // default investigating
+	Message          string          // its first update
+	AffectedMonitors []string        // monitors and heartbeats of the workspace
+}
+
+// ValidateIncident checks a draft's fields without the database.
+func ValidateIncident(d IncidentDraft) []monitor.FieldError {
+	var errs []monitor.FieldError
+	errs = append(errs, validateTitle(d.Title)...)
+	if d.Status != "" && (!d.Status.Valid() || d.Status == incident.Resolved) {
+		errs = append(errs, monitor.FieldError{Pointer: "/status", Message: "must be investigating, identified or monitoring"})
+	}
+	errs = append(errs, validateMessage("/message", d.Message)...)
+	errs = append(errs, validateAffected(d.AffectedMonitors)...)
+	return errs
+}
+
+func validateTitle(title string) []monitor.FieldError {
+	switch {
+	case strings.TrimSpace(title) == "":
+		return []monitor.FieldError{{Pointer: "/title", Message: "must not be blank"}}
+	case utf8.RuneCountInString(title) > maxIncidentTitle:
+		return []monitor.FieldError{{Pointer: "/title", Message: fmt.Sprintf("must be at most %d characters", maxIncidentTitle)}}
+	}
+	return nil
+}
+
+func validateMessage(ptr, msg string) []monitor.FieldError {
+	switch {
+	case strings.TrimSpace(msg) == "":
+		return []monitor.FieldError{{Pointer: ptr, Message: "must not be blank"}}
+	case utf8.RuneCountInString(msg) > maxIncidentMessage:
+		return []monitor.FieldError{{Pointer: ptr, Message: fmt.Sprintf("must be at most %d characters", maxIncidentMessage)}}
+	}
+	return nil
+}
+
+func validateAffected(affected []string) []monitor.FieldError {
+	var errs []monitor.FieldError
+	if len(affected) > maxAffected {
+		errs = append(errs, monitor.FieldError{Pointer: "/affectedMonitors", Message: fmt.Sprintf("must list at most %d", maxAffected)})
+	}
+	seen := map[string]bool{}
+	for i, id := range affected {
+		ptr := fmt.Sprintf("/affectedMonitors/%d", i)
+		switch {
+		case !strings.HasPrefix(id, ids.Monitor+"_") && !strings.HasPrefix(id, ids.Heartbeat+"_"):
+			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "must be a monitor (mon_…) or heartbeat (hb_…) id"})
+		case seen[id]:
+			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "is listed twice"})
+		}
+		seen[id] = true
+	}
+	return errs
+}
+
+// affectedErr names the unknown affected ids by their place in the request.
+func affectedErr(err error, affected []string) error {
+	var um *store.UnknownMonitorsError
+	if errors.As(err, &um) {
+		return invalid(unknownFields("/affectedMonitors", "no such monitor or heartbeat in this workspace", affected, um.IDs))
+	}
+	return err
+}
+
+// CreateIncident stores an incident a person writes, for a status page.
+func (a *App) CreateIncident(ctx context.Context, actor Actor, d IncidentDraft) (*incident.Incident, error) {
+	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+		return nil, err
+	}
+	if errs := ValidateIncident(d); len(errs) > 0 {
+		return nil, invalid(errs)
+	}
+	now := a.stamp()
+	status := d.Status
+	if status == "" {
+		status = incident.Investigating
+	}
+	inc := &incident.Incident{ID: ids.New(ids.Incident, now), WorkspaceID: actor.WorkspaceID, Title: strings.TrimSpace(d.Title),
+		Status: status, Origin: incident.Manual, AffectedMonitors: slices.Sorted(slices.Values(d.AffectedMonitors)),
+		StartedAt: now, CreatedAt: now, UpdatedAt: now,
+		Updates: []incident.Update{{Status: status, Message: d.Message, At: now}}}
+	if inc.AffectedMonitors == nil {
+		inc.AffectedMonitors = []string{}
+	}
+	if err := a.store.CreateIncident(ctx, inc); err != nil {
+		return nil, affectedErr(err, d.AffectedMonitors)
+	}
+	return inc, nil
+}
+
+// IncidentPatch changes an incident's title or affected monitors; nil
+// fields stay.
+type IncidentPatch struct {
+	Title            *string
+	AffectedMonitors *[]string
+}
+
+// UpdateIncident applies p (incident.updated).
+func (a *App) UpdateIncident(ctx context.Context, actor Actor, id string, p IncidentPatch) (*incident.Incident, error) {
+	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+		return nil, err
+	}
+	var errs []monitor.FieldError
+	if p.Title != nil {
+		errs = append(errs, validateTitle(*p.Title)...)
+	}
+	if p.AffectedMonitors != nil {
+		errs = append(errs, validateAffected(*p.AffectedMonitors)...)
+	}
+	if len(errs) > 0 {
+		return nil, invalid(errs)
+	}
+	now := a.stamp()
+	inc, err := a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
+		changed := false
+		if p.Title != nil && strings.TrimSpace(*p.Title) != inc.Title {
+			inc.Title, changed = strings.TrimSpace(*p.Title), true
+		}
+		if p.AffectedMonitors != nil {
+			affected := slices.Sorted(slices.Values(*p.AffectedMonitors))
+			if affected == nil {
+				affected = []string{}
+			}
+			if !slices.Equal(affected, inc.AffectedMonitors) {
+				inc.AffectedMonitors, changed = affected, true
+			}
+		}
+		if !changed {
+			return "", nil, nil
+		}
+		inc.UpdatedAt = later(now, inc.UpdatedAt)
+		return incident.IncidentUpdated, nil, nil
+	})
+	if err != nil && p.AffectedMonitors != nil {
+		return nil, affectedErr(err, *p.AffectedMonitors)
+	}
+	return inc, err
+}
+
+// PostIncidentUpdate adds an update to the timeline and moves the
+// incident to its status: incident.resolved when that resolves it,
+// incident.updated otherwise. A resolved incident takes further notes
+// (status resolved), not a new status: an outage that comes back is a new
+// incident.
+func (a *App) PostIncidentUpdate(ctx context.Context, actor Actor, id string, status incident.Status, message string) (*incident.Incident, error) {
+	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+		return nil, err
+	}
+	errs := validateMessage("/message", message)
+	if !status.Valid() {
+		errs = append(errs, monitor.FieldError{Pointer: "/status", Message: "must be investigating, identified, monitoring or resolved"})
+	}
+	if len(errs) > 0 {
+		return nil, invalid(errs)
+	}
+	now := a.stamp()
+	return a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
+		if !inc.Open() && status != incident.Resolved {
+			return "", nil, invalid([]monitor.FieldError{{Pointer: "/status",
+				Message: "the incident is resolved: its updates keep status resolved (an outage that comes back is a new incident)"}})
+		}
+		at := later(now, inc.UpdatedAt)
+		event := incident.IncidentUpdated
+		if status == incident.Resolved && inc.Open() {
+			event, inc.ResolvedAt = incident.IncidentResolved, &at
+		}
+		inc.Status, inc.UpdatedAt = status, at
+		return event, &incident.Update{Status: status, Message: message, At: at}, nil
+	})
+}
+
+// AcknowledgeIncident records that someone is on it (incident.acknowledged,
+// once; acknowledging again changes nothing).
+func (a *App) AcknowledgeIncident(ctx context.Context, actor Actor, id string) (*incident.Incident, error) {
+	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+		return nil, err
+	}
+	now := a.stamp()
+	return a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
+		if inc.AcknowledgedAt != nil || !inc.Open() {
+			return "", nil, nil
+		}
+		at := later(now, inc.UpdatedAt)
+		inc.AcknowledgedAt, inc.UpdatedAt = &at, at
+		return incident.IncidentAcknowledged, nil, nil
+	})
+}
+
+// ResolveIncident resolves an open incident with a last update (message,
+// or a default); resolving a resolved one changes nothing.
+func (a *App) ResolveIncident(ctx context.Context, actor Actor, id, message string) (*incident.Incident, error) {
+	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+		return nil, err
+	}
+	if message == "" {
+		message = "Resolved."
+	}
+	if errs := validateMessage("/message", message); len(errs) > 0 {
+		return nil, invalid(errs)
+	}
+	now := a.stamp()
+	return a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
+		if !inc.Open() {
+			return "", nil, nil
+		}
+		at := later(now, inc.UpdatedAt)
+		inc.Status, inc.ResolvedAt, inc.UpdatedAt = incident.Resolved, &at, at
+		return incident.IncidentResolved, &incident.Update{Status: incident.Resolved, Message: message, At: at}, nil
+	})
+}
+
+// stamp is now as incidents store it (UTC, to the microsecond).
+func (a *App) stamp() time.Time { return a.now().UTC().Truncate(time.Microsecond) }

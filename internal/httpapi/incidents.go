@@ -1,0 +1,223 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// Incident is an incident as the API shows it, and as incident events
+// carry it.
+type Incident struct {
+	ID               string           `json:"id" example:"inc_01JD5Z8Q3C4M6V9X2B7N1K0PQR" doc:"Stable, sortable identifier."`
+	WorkspaceID      string           `json:"workspaceId"`
+	Title            string           `json:"title"`
+	Status           string           `json:"status" enum:"investigating,identified,monitoring,resolved" doc:"Where the incident stands, as its latest update says."`
+	Origin           string           `json:"origin" enum:"automatic,manual" doc:"automatic: opened when its subject went DOWN, resolved when it recovers (or is paused or deleted). manual: written by a person, e.g. for a status page."`
+	Subject          *IncidentSubject `json:"subject,omitempty" doc:"The monitor or heartbeat whose outage it is; absent for manual incidents."`
+	Cause            string           `json:"cause" doc:"Why the subject went DOWN, from the failing observations; empty for manual incidents."`
+	AffectedMonitors []string         `json:"affectedMonitors" doc:"Monitors and heartbeats the incident affects."`
+	StartedAt        time.Time        `json:"startedAt"`
+	AcknowledgedAt   *time.Time       `json:"acknowledgedAt" nullable:"true" doc:"When someone acknowledged it; null until then."`
+	ResolvedAt       *time.Time       `json:"resolvedAt" nullable:"true" doc:"When it was resolved; null while open."`
+	CreatedAt        time.Time        `json:"createdAt"`
+	UpdatedAt        time.Time        `json:"updatedAt"`
+	Updates          []IncidentUpdate `json:"updates" doc:"The timeline, oldest first."`
+}
+
+// IncidentSubject names a monitor or heartbeat.
+type IncidentSubject struct {
+	Type string `json:"type" enum:"monitor,heartbeat"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// IncidentUpdate is one entry of an incident's timeline.
+type IncidentUpdate struct {
+	Status  string    `json:"status" enum:"investigating,identified,monitoring,resolved"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+func toIncident(inc *incident.Incident) Incident {
+	out := Incident{ID: inc.ID, WorkspaceID: inc.WorkspaceID, Title: inc.Title, Status: string(inc.Status),
+		Origin: string(inc.Origin), Cause: inc.Cause, AffectedMonitors: append([]string{}, inc.AffectedMonitors...),
+		StartedAt: inc.StartedAt, AcknowledgedAt: inc.AcknowledgedAt, ResolvedAt: inc.ResolvedAt,
+		CreatedAt: inc.CreatedAt, UpdatedAt: inc.UpdatedAt, Updates: make([]IncidentUpdate, 0, len(inc.Updates))}
+	if s := inc.Subject; s != nil {
+		out.Subject = &IncidentSubject{Type: s.Type, ID: s.ID, Name: s.Name}
+	}
+	for _, u := range inc.Updates {
+		out.Updates = append(out.Updates, IncidentUpdate{Status: string(u.Status), Message: u.Message, At: u.At})
+	}
+	return out
+}
+
+// IncidentCreate is the body of POST /api/v1/incidents.
+type IncidentCreate struct {
+	Title            string   `json:"title" minLength:"1" maxLength:"200" example:"Checkout is slow" doc:"What people see, e.g. on a status page."`
+	Status           string   `json:"status,omitempty" enum:"investigating,identified,monitoring" default:"investigating" doc:"Where it stands; default investigating."`
+	Message          string   `json:"message" minLength:"1" maxLength:"5000" doc:"The first update."`
+	AffectedMonitors []string `json:"affectedMonitors,omitempty" maxItems:"100" doc:"Monitors and heartbeats of this workspace it affects."`
+}
+
+// Resolve runs the domain's rules after the schema's, so one 422 lists
+// every failing field.
+func (c *IncidentCreate) Resolve(huma.Context) []error {
+	return fieldErrors(app.ValidateIncident(c.draft()))
+}
+
+func (c IncidentCreate) draft() app.IncidentDraft {
+	return app.IncidentDraft{Title: c.Title, Status: incident.Status(c.Status), Message: c.Message, AffectedMonitors: c.AffectedMonitors}
+}
+
+func fieldErrors(fs []monitor.FieldError) []error {
+	var errs []error
+	for _, f := range fs {
+		errs = append(errs, &huma.ErrorDetail{Location: f.Pointer, Message: f.Message})
+	}
+	return errs
+}
+
+// IncidentPatchBody is the body of PATCH /api/v1/incidents/{id}: the
+// fields given replace the stored ones. Status moves by updates.
+type IncidentPatchBody struct {
+	Title            *string   `json:"title,omitempty" minLength:"1" maxLength:"200"`
+	AffectedMonitors *[]string `json:"affectedMonitors,omitempty" maxItems:"100" doc:"Replaces the list whole."`
+}
+
+// IncidentUpdateCreate is the body of POST /api/v1/incidents/{id}/updates.
+type IncidentUpdateCreate struct {
+	Status  string `json:"status" enum:"investigating,identified,monitoring,resolved" doc:"Where the incident stands now; resolved resolves it."`
+	Message string `json:"message" minLength:"1" maxLength:"5000"`
+}
+
+// IncidentResolveBody is the optional body of POST …/resolve.
+type IncidentResolveBody struct {
+	Message string `json:"message,omitempty" maxLength:"5000" doc:"The last update; default \"Resolved.\""`
+}
+
+// IncidentID names one incident.
+type IncidentID struct {
+	InWorkspace
+	ID string `path:"id" maxLength:"64" doc:"Incident id (inc_…)."`
+}
+
+type listIncidentsInput struct {
+	InWorkspace
+	Cursor  string    `query:"cursor" maxLength:"512" doc:"nextCursor from the previous page."`
+	Limit   int       `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100."`
+	Status  string    `query:"status" enum:"open,resolved,investigating,identified,monitoring" doc:"open or resolved, or a status."`
+	Subject string    `query:"subject" maxLength:"64" doc:"A monitor or heartbeat id: its incidents, and those that list it as affected."`
+	From    time.Time `query:"from" doc:"Only incidents that started at or after this time (RFC 3339)."`
+	To      time.Time `query:"to" doc:"Only incidents that started before this time (RFC 3339)."`
+}
+
+type incidentBody struct {
+	Body Incident
+}
+
+type createdIncident struct {
+	Location string `header:"Location" doc:"URL of the new incident."`
+	Body     Incident
+}
+
+func (s *Server) registerIncidents() {
+	tags := []string{"Incidents"}
+	base := Prefix + "/incidents"
+	one := func(inc *incident.Incident, err error) (*incidentBody, error) {
+		if err != nil {
+			return nil, err
+		}
+		return &incidentBody{Body: toIncident(inc)}, nil
+	}
+
+	create := op(huma.Operation{OperationID: "createIncident", Method: http.MethodPost, Path: base,
+		Summary:     "Create an incident",
+		Description: "A manual incident, e.g. for a status page. Incidents also open by themselves when a monitor or heartbeat goes DOWN (origin automatic).",
+		Tags:        tags, DefaultStatus: http.StatusCreated},
+		monitor.ScopeIncidentsWrite, http.StatusConflict, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+	create.Metadata[metaIdempotent] = true
+	huma.Register(s.api, create, func(ctx context.Context, in *struct {
+		InWorkspace
+		IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
+		Body           IncidentCreate
+	}) (*createdIncident, error) {
+		inc, err := s.app.CreateIncident(ctx, actorFrom(ctx), in.Body.draft())
+		if err != nil {
+			return nil, err
+		}
+		return &createdIncident{Location: base + "/" + inc.ID, Body: toIncident(inc)}, nil
+	})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "listIncidents", Method: http.MethodGet, Path: base,
+		Summary: "List incidents", Description: "Newest first.", Tags: tags},
+		monitor.ScopeIncidentsRead, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *listIncidentsInput) (*struct{ Body List[Incident] }, error) {
+			p, err := s.app.ListIncidents(ctx, actorFrom(ctx), app.IncidentFilter{Status: in.Status, SubjectID: in.Subject,
+				From: in.From, To: in.To}, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+			if err != nil {
+				return nil, err
+			}
+			return &struct{ Body List[Incident] }{Body: toList(p, toIncident)}, nil
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "getIncident", Method: http.MethodGet, Path: base + "/{id}",
+		Summary: "Get an incident", Tags: tags}, monitor.ScopeIncidentsRead, http.StatusNotFound),
+		func(ctx context.Context, in *IncidentID) (*incidentBody, error) {
+			return one(s.app.GetIncident(ctx, actorFrom(ctx), in.ID))
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "updateIncident", Method: http.MethodPatch, Path: base + "/{id}",
+		Summary: "Update an incident", Description: "Changes its title or affected monitors (incident.updated). Its status moves by updates.",
+		Tags: tags}, monitor.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *struct {
+			IncidentID
+			Body IncidentPatchBody
+		}) (*incidentBody, error) {
+			return one(s.app.UpdateIncident(ctx, actorFrom(ctx), in.ID,
+				app.IncidentPatch{Title: in.Body.Title, AffectedMonitors: in.Body.AffectedMonitors}))
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "postIncidentUpdate", Method: http.MethodPost, Path: base + "/{id}/updates",
+		Summary:     "Post an incident update",
+		Description: "Adds to the timeline and moves the incident to the update's status (incident.updated; incident.resolved when it resolves it). A resolved incident takes further notes with status resolved.",
+		Tags:        tags, DefaultStatus: http.StatusCreated}, monitor.ScopeIncidentsWrite, http.StatusNotFound,
+		http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *struct {
+			IncidentID
+			Body IncidentUpdateCreate
+		}) (*incidentBody, error) {
+			return one(s.app.PostIncidentUpdate(ctx, actorFrom(ctx), in.ID, incident.Status(in.Body.Status), in.Body.Message))
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "acknowledgeIncident", Method: http.MethodPost, Path: base + "/{id}/acknowledge",
+		Summary: "Acknowledge an incident", Description: "Records that someone is on it (incident.acknowledged, once). Acknowledging again changes nothing.",
+		Tags: tags}, monitor.ScopeIncidentsWrite, http.StatusNotFound),
+		func(ctx context.Context, in *IncidentID) (*incidentBody, error) {
+			return one(s.app.AcknowledgeIncident(ctx, actorFrom(ctx), in.ID))
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "resolveIncident", Method: http.MethodPost, Path: base + "/{id}/resolve",
+		Summary: "Resolve an incident", Description: "Resolves it with a last update (incident.resolved). Resolving a resolved incident changes nothing.",
+		Tags: tags}, monitor.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *struct {
+			IncidentID
+			Body *IncidentResolveBody `required:"false"`
+		}) (*incidentBody, error) {
+			msg := ""
+			if in.Body != nil {
+				msg = in.Body.Message
+			}
+			return one(s.app.ResolveIncident(ctx, actorFrom(ctx), in.ID, msg))
+		})
+}
