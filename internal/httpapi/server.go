@@ -62,6 +62,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.registerChecks()
 	s.registerMaintenance()
 	s.registerIncidents()
+	s.registerChannels()
 	s.registerHeartbeats()
 	s.documentPings()
 	documentHeaders(s.api.OpenAPI())

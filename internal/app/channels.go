@@ -1,0 +1,299 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Notification channels: where events go. Their secrets are sealed under
+// the keyring, bound to the channel's id, and never returned; a webhook's
+// signing secret is shown once, when it is made.
+
+// MaxChannels bounds one workspace's notification channels.
+const MaxChannels = 100
+
+// ChannelView is a channel as users see it: which secrets are set, never
+// their values.
+type ChannelView struct {
+	notify.Channel
+	SecretsSet []string
+}
+
+// ChannelDraft is a channel as a user writes it. Secrets nil keeps the
+// stored ones (an update); a webhook's signing secret is never written,
+// only made (create, rotate-secret).
+type ChannelDraft struct {
+	Name     string
+	Kind     notify.Kind
+	Enabled  bool
+	Config   notify.Config
+	Events   []string
+	Subjects []string
+	Secrets  *notify.Secrets
+}
+
+func secretsAAD(channelID string) []byte { return []byte("channel-secrets:" + channelID) }
+
+func (a *App) sealSecrets(channelID string, s *notify.Secrets) ([]byte, error) {
+	plain, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return a.keys.Seal(plain, secretsAAD(channelID))
+}
+
+// OpenChannelSecrets decrypts a channel's secrets, in memory, to deliver.
+func (a *App) OpenChannelSecrets(channelID string, sealed []byte) (*notify.Secrets, error) {
+	plain, err := a.keys.Open(sealed, secretsAAD(channelID))
+	if err != nil {
+		return nil, err
+	}
+	var s notify.Secrets
+	if err := json.Unmarshal(plain, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// ValidateChannel checks a draft's fields without the database or the
+// server's configuration.
+func ValidateChannel(d ChannelDraft) []monitor.FieldError {
+	c := d.channel()
+	return notify.Validate(&c, d.Secrets)
+}
+
+func (d ChannelDraft) channel() notify.Channel {
+	return notify.Channel{Name: strings.TrimSpace(d.Name), Kind: d.Kind, Enabled: d.Enabled, Config: d.Config,
+		Events: slices.Compact(slices.Sorted(slices.Values(d.Events))), Subjects: slices.Compact(slices.Sorted(slices.Values(d.Subjects)))}
+}
+
+// checkChannel validates a draft as a whole: fields, what this server
+// offers (e-mail needs SMTP), and where it would connect.
+func (a *App) checkChannel(d ChannelDraft, s *notify.Secrets) error {
+	c := d.channel()
+	errs := notify.Validate(&c, s)
+	if d.Kind == notify.Email {
+		return &monitor.Error{Kind: monitor.KindFeatureUnavailable,
+			Message: "e-mail channels need an SMTP server, and this server has none configured"}
+	}
+	targets := []struct{ ptr, raw string }{{"/config/url", c.Config.URL}}
+	if s != nil {
+		targets = append(targets, struct{ ptr, raw string }{"/secrets/hookUrl", s.HookURL})
+	}
+	for _, tg := range targets {
+		u, err := url.Parse(tg.raw)
+		if tg.raw == "" || err != nil || u.Hostname() == "" {
+			continue
+		}
+		if err := a.cfg.Outbound.CheckHost(u.Hostname()); err != nil {
+			errs = append(errs, monitor.FieldError{Pointer: tg.ptr, Message: "is refused by this server's outbound policy (private targets are blocked)"})
+		}
+	}
+	if len(errs) > 0 {
+		return invalid(errs)
+	}
+	return nil
+}
+
+// subjectsErr names unknown subjects by their place in the request.
+func subjectsErr(err error, subjects []string) error {
+	var um *store.UnknownMonitorsError
+	if errors.As(err, &um) {
+		return invalid(unknownFields("/subjects", "no such monitor or heartbeat in this workspace", subjects, um.IDs))
+	}
+	return err
+}
+
+// CreateChannel stores a new channel. A webhook channel gets a signing
+// secret, returned here and never again.
+func (a *App) CreateChannel(ctx context.Context, actor Actor, d ChannelDraft) (v ChannelView, signingSecret string, err error) {
+	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+		return ChannelView{}, "", err
+	}
+	s := d.Secrets
+	if s == nil {
+		s = &notify.Secrets{}
+	}
+	s.Signing = nil
+	if err := a.checkChannel(d, s); err != nil {
+		return ChannelView{}, "", err
+	}
+	now := a.stamp()
+	if d.Kind == notify.Webhook {
+		signingSecret = s.Rotate(now)
+	}
+	c := d.channel()
+	c.ID, c.WorkspaceID, c.CreatedAt, c.UpdatedAt = ids.New(ids.Channel, now), actor.WorkspaceID, now, now
+	sealed, err := a.sealSecrets(c.ID, s)
+	if err != nil {
+		return ChannelView{}, "", err
+	}
+	if err := a.store.CreateChannel(ctx, c, sealed, MaxChannels); err != nil {
+		return ChannelView{}, "", subjectsErr(err, d.Subjects)
+	}
+	return ChannelView{Channel: c, SecretsSet: s.Set()}, signingSecret, nil
+}
+
+func (a *App) channelView(c notify.Channel, sealed []byte) (ChannelView, error) {
+	s, err := a.OpenChannelSecrets(c.ID, sealed)
+	if err != nil {
+		return ChannelView{}, err
+	}
+	return ChannelView{Channel: c, SecretsSet: s.Set()}, nil
+}
+
+// GetChannel returns one channel of the actor's workspace.
+func (a *App) GetChannel(ctx context.Context, actor Actor, id string) (ChannelView, error) {
+	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+		return ChannelView{}, err
+	}
+	c, sealed, err := a.store.GetChannel(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return ChannelView{}, err
+	}
+	return a.channelView(c, sealed)
+}
+
+// ListChannels pages through the workspace's channels in creation order.
+func (a *App) ListChannels(ctx context.Context, actor Actor, p PageRequest) (Page[ChannelView], error) {
+	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+		return Page[ChannelView]{}, err
+	}
+	after, limit, err := p.decode()
+	if err != nil {
+		return Page[ChannelView]{}, err
+	}
+	cs, err := a.store.ListChannels(ctx, actor.WorkspaceID, after, limit+1)
+	if err != nil {
+		return Page[ChannelView]{}, err
+	}
+	total, err := a.store.CountChannels(ctx, actor.WorkspaceID)
+	if err != nil {
+		return Page[ChannelView]{}, err
+	}
+	page := Page[ChannelView]{Total: total, HasTotal: true}
+	if len(cs) > limit {
+		cs = cs[:limit]
+		page.NextCursor = encodeCursor(cs[limit-1].ID)
+	}
+	for _, c := range cs {
+		v, err := a.channelView(c.Channel, c.Sealed)
+		if err != nil {
+			return Page[ChannelView]{}, err
+		}
+		page.Items = append(page.Items, v)
+	}
+	return page, nil
+}
+
+// ChannelUpdate computes the new draft of a channel from its current
+// state (its kind cannot change; Secrets nil keeps the stored ones).
+type ChannelUpdate func(cur ChannelView) (ChannelDraft, error)
+
+// UpdateChannel applies an update, optimistically: if the channel changed
+// in between, it starts over from the new version (a few times).
+func (a *App) UpdateChannel(ctx context.Context, actor Actor, id string, update ChannelUpdate) (ChannelView, error) {
+	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+		return ChannelView{}, err
+	}
+	for range 3 {
+		v, err := a.changeChannel(ctx, actor, id, func(cur ChannelView, s *notify.Secrets) (notify.Channel, bool, error) {
+			d, err := update(cur)
+			if err != nil {
+				return notify.Channel{}, false, err
+			}
+			if d.Kind != cur.Kind {
+				return notify.Channel{}, false, invalid([]monitor.FieldError{{Pointer: "/kind", Message: "cannot change; create another channel"}})
+			}
+			if d.Secrets != nil {
+				fresh := *d.Secrets
+				fresh.Signing = s.Signing // made, never written
+				*s = fresh
+			}
+			if err := a.checkChannel(d, s); err != nil {
+				return notify.Channel{}, false, err
+			}
+			c := d.channel()
+			c.DisabledReason = cur.DisabledReason
+			if c.Enabled && !cur.Enabled {
+				c.DisabledReason = "" // enabled again by hand
+			}
+			return c, d.Secrets != nil, nil
+		})
+		if !errors.Is(err, store.ErrStale) {
+			return v, err
+		}
+	}
+	return ChannelView{}, store.ErrStale
+}
+
+// changeChannel reads a channel and its secrets, lets change make the new
+// version (and say whether the secrets changed), and writes it if the
+// stored version is still the one read.
+func (a *App) changeChannel(ctx context.Context, actor Actor, id string,
+	change func(cur ChannelView, s *notify.Secrets) (notify.Channel, bool, error)) (ChannelView, error) {
+	cur, sealed, err := a.store.GetChannel(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return ChannelView{}, err
+	}
+	s, err := a.OpenChannelSecrets(cur.ID, sealed)
+	if err != nil {
+		return ChannelView{}, err
+	}
+	c, secretsChanged, err := change(ChannelView{Channel: cur, SecretsSet: s.Set()}, s)
+	if err != nil {
+		return ChannelView{}, err
+	}
+	c.ID, c.WorkspaceID, c.Kind, c.CreatedAt = cur.ID, cur.WorkspaceID, cur.Kind, cur.CreatedAt
+	c.UpdatedAt = later(a.stamp(), cur.UpdatedAt)
+	var newSealed []byte
+	if secretsChanged {
+		if newSealed, err = a.sealSecrets(c.ID, s); err != nil {
+			return ChannelView{}, err
+		}
+	}
+	if err := a.store.UpdateChannel(ctx, c, newSealed, cur.UpdatedAt); err != nil {
+		return ChannelView{}, subjectsErr(err, c.Subjects)
+	}
+	return ChannelView{Channel: c, SecretsSet: s.Set()}, nil
+}
+
+// RotateChannelSecret gives a webhook channel a new signing secret,
+// returned here and never again; the old one signs too for
+// notify.RotationGrace, so receivers can switch without losing events.
+func (a *App) RotateChannelSecret(ctx context.Context, actor Actor, id string) (v ChannelView, secret string, err error) {
+	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+		return ChannelView{}, "", err
+	}
+	for range 3 {
+		v, err = a.changeChannel(ctx, actor, id, func(cur ChannelView, s *notify.Secrets) (notify.Channel, bool, error) {
+			if cur.Kind != notify.Webhook {
+				return notify.Channel{}, false, &monitor.Error{Kind: monitor.KindConflict,
+					Message: "only webhook channels have a signing secret; change this channel's secrets with PATCH"}
+			}
+			secret = s.Rotate(a.stamp())
+			return cur.Channel, true, nil
+		})
+		if !errors.Is(err, store.ErrStale) {
+			return v, secret, err
+		}
+	}
+	return ChannelView{}, "", store.ErrStale
+}
+
+// DeleteChannel removes a channel; events no longer go to it.
+func (a *App) DeleteChannel(ctx context.Context, actor Actor, id string) error {
+	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+		return err
+	}
+	return a.store.DeleteChannel(ctx, actor.WorkspaceID, id)
+}

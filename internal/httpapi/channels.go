@@ -1,0 +1,220 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/notify"
+)
+
+// NotificationChannel is a channel as the API shows it: never its
+// secrets, only which are set.
+type NotificationChannel struct {
+	ID             string        `json:"id" example:"nch_01JD5Z8Q3C4M6V9X2B7N1K0PQR" doc:"Stable, sortable identifier."`
+	Name           string        `json:"name"`
+	Kind           string        `json:"kind" enum:"webhook,email,slack,discord,msteams,pagerduty,telegram,ntfy"`
+	Enabled        bool          `json:"enabled" doc:"Whether events go to it."`
+	Config         ChannelConfig `json:"config"`
+	Events         []string      `json:"events" doc:"Event types it hears; empty: every type."`
+	Subjects       []string      `json:"subjects" doc:"Monitors and heartbeats it hears (their state changes, and incidents about or affecting them); empty: all."`
+	SecretsSet     []string      `json:"secretsSet" doc:"Which secrets are set (signingSecret, hookUrl, routingKey, botToken, accessToken); their values are never returned."`
+	DisabledReason string        `json:"disabledReason" doc:"Why delivery stopped by itself, e.g. the receiver answered 410 Gone; empty otherwise. Enabling the channel again clears it."`
+	CreatedAt      time.Time     `json:"createdAt"`
+	UpdatedAt      time.Time     `json:"updatedAt"`
+}
+
+// ChannelConfig holds a channel's settings that are not secret.
+type ChannelConfig struct {
+	URL    string   `json:"url,omitempty" maxLength:"2048" doc:"webhook: where events are POSTed (required). ntfy: the server, default https://ntfy.sh."`
+	Topic  string   `json:"topic,omitempty" maxLength:"64" doc:"ntfy: the topic (required)."`
+	ChatID string   `json:"chatId,omitempty" maxLength:"64" doc:"telegram: the chat's id or @channel name (required)."`
+	To     []string `json:"to,omitempty" maxItems:"20" doc:"email: the recipients (required)."`
+}
+
+// ChannelSecrets are a channel's secrets as written: never returned.
+type ChannelSecrets struct {
+	HookURL     string `json:"hookUrl,omitempty" maxLength:"2048" doc:"slack, discord, msteams: the incoming-webhook URL (required; it carries a token)."`
+	RoutingKey  string `json:"routingKey,omitempty" maxLength:"64" doc:"pagerduty: the Events API v2 integration key (required)."`
+	BotToken    string `json:"botToken,omitempty" maxLength:"128" doc:"telegram: the bot token (required)."`
+	AccessToken string `json:"accessToken,omitempty" maxLength:"256" doc:"ntfy: an access token for a protected topic."`
+}
+
+// ChannelCreate is the body of POST /api/v1/notification-channels.
+type ChannelCreate struct {
+	Name     string          `json:"name" minLength:"1" maxLength:"200"`
+	Kind     string          `json:"kind" enum:"webhook,email,slack,discord,msteams,pagerduty,telegram,ntfy" doc:"How it delivers. A webhook channel gets a signing secret, returned once in the response."`
+	Enabled  *bool           `json:"enabled,omitempty" doc:"Default true."`
+	Config   *ChannelConfig  `json:"config,omitempty"`
+	Events   []string        `json:"events,omitempty" maxItems:"10" doc:"Event types it hears: incident.opened, incident.acknowledged, incident.updated, incident.resolved, monitor.state_changed, heartbeat.state_changed; absent or empty: every type."`
+	Subjects []string        `json:"subjects,omitempty" maxItems:"1000" doc:"Monitors and heartbeats of this workspace it hears; absent or empty: all."`
+	Secrets  *ChannelSecrets `json:"secrets,omitempty" doc:"Write-only."`
+}
+
+func (c ChannelCreate) draft() app.ChannelDraft {
+	d := app.ChannelDraft{Name: c.Name, Kind: notify.Kind(c.Kind), Enabled: c.Enabled == nil || *c.Enabled,
+		Events: c.Events, Subjects: c.Subjects}
+	if c.Config != nil {
+		d.Config = notify.Config{URL: c.Config.URL, Topic: c.Config.Topic, ChatID: c.Config.ChatID, To: c.Config.To}
+	}
+	if s := c.Secrets; s != nil {
+		d.Secrets = &notify.Secrets{HookURL: s.HookURL, RoutingKey: s.RoutingKey, BotToken: s.BotToken, AccessToken: s.AccessToken}
+	}
+	return d
+}
+
+// Resolve runs the domain's rules after the schema's.
+func (c *ChannelCreate) Resolve(huma.Context) []error {
+	d := c.draft()
+	if d.Secrets == nil {
+		d.Secrets = &notify.Secrets{}
+	}
+	return fieldErrors(app.ValidateChannel(d))
+}
+
+// ChannelPatch is the body of PATCH /api/v1/notification-channels/{id}:
+// the fields given replace the stored ones (config and secrets whole).
+type ChannelPatch struct {
+	Name     *string         `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	Enabled  *bool           `json:"enabled,omitempty" doc:"true also clears disabledReason."`
+	Config   *ChannelConfig  `json:"config,omitempty"`
+	Events   *[]string       `json:"events,omitempty" maxItems:"10"`
+	Subjects *[]string       `json:"subjects,omitempty" maxItems:"1000"`
+	Secrets  *ChannelSecrets `json:"secrets,omitempty" doc:"Write-only; replaces the stored secrets (not a webhook's signing secret: rotate it)."`
+}
+
+func (p ChannelPatch) apply(cur app.ChannelView) app.ChannelDraft {
+	d := app.ChannelDraft{Name: cur.Name, Kind: cur.Kind, Enabled: cur.Enabled, Config: cur.Config,
+		Events: cur.Events, Subjects: cur.Subjects}
+	c := ChannelCreate{Kind: string(cur.Kind), Config: p.Config, Secrets: p.Secrets}.draft()
+	if p.Name != nil {
+		d.Name = *p.Name
+	}
+	if p.Enabled != nil {
+		d.Enabled = *p.Enabled
+	}
+	if p.Config != nil {
+		d.Config = c.Config
+	}
+	if p.Events != nil {
+		d.Events = *p.Events
+	}
+	if p.Subjects != nil {
+		d.Subjects = *p.Subjects
+	}
+	d.Secrets = c.Secrets
+	return d
+}
+
+// ChannelWithSecret is a channel with its new signing secret: the
+// response of creating a webhook channel or rotating its secret, the only
+// times the secret is shown.
+type ChannelWithSecret struct {
+	NotificationChannel
+	SigningSecret string `json:"signingSecret,omitempty" doc:"The webhook's signing secret (whsec_…), shown only now: store it where the receiver verifies signatures (docs/webhooks.md)."`
+}
+
+func toChannel(v app.ChannelView) NotificationChannel {
+	c := NotificationChannel{ID: v.ID, Name: v.Name, Kind: string(v.Kind), Enabled: v.Enabled,
+		Config: ChannelConfig{URL: v.Config.URL, Topic: v.Config.Topic, ChatID: v.Config.ChatID, To: v.Config.To},
+		Events: append([]string{}, v.Events...), Subjects: append([]string{}, v.Subjects...),
+		SecretsSet: append([]string{}, v.SecretsSet...), DisabledReason: v.DisabledReason, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+	return c
+}
+
+// ChannelID names one channel.
+type ChannelID struct {
+	InWorkspace
+	ID string `path:"id" maxLength:"64" doc:"Notification channel id (nch_…)."`
+}
+
+func (s *Server) registerChannels() {
+	tags := []string{"Notification channels"}
+	base := Prefix + "/notification-channels"
+	create := op(huma.Operation{OperationID: "createNotificationChannel", Method: http.MethodPost, Path: base,
+		Summary: "Create a notification channel", Tags: tags, DefaultStatus: http.StatusCreated,
+		Description: "Where events go: a signed webhook, e-mail, Slack, Discord, Microsoft Teams, PagerDuty, Telegram or ntfy. " +
+			"A webhook channel's signing secret is in this response only. E-mail channels need an SMTP server configured (else 403 feature_unavailable)."},
+		monitor.ScopeNotificationsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+	create.Metadata[metaIdempotent] = true
+	huma.Register(s.api, create, func(ctx context.Context, in *struct {
+		InWorkspace
+		IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
+		Body           ChannelCreate
+	}) (*struct {
+		Location string `header:"Location" doc:"URL of the new channel."`
+		Body     ChannelWithSecret
+	}, error) {
+		v, secret, err := s.app.CreateChannel(ctx, actorFrom(ctx), in.Body.draft())
+		if err != nil {
+			return nil, err
+		}
+		out := &struct {
+			Location string `header:"Location" doc:"URL of the new channel."`
+			Body     ChannelWithSecret
+		}{Location: base + "/" + v.ID}
+		out.Body = ChannelWithSecret{NotificationChannel: toChannel(v), SigningSecret: secret}
+		return out, nil
+	})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "listNotificationChannels", Method: http.MethodGet, Path: base,
+		Summary: "List notification channels", Description: "In creation order, oldest first.", Tags: tags},
+		monitor.ScopeNotificationsRead, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *listInput) (*struct{ Body List[NotificationChannel] }, error) {
+			p, err := s.app.ListChannels(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+			if err != nil {
+				return nil, err
+			}
+			return &struct{ Body List[NotificationChannel] }{Body: toList(p, toChannel)}, nil
+		})
+
+	one := func(v app.ChannelView, err error) (*struct{ Body NotificationChannel }, error) {
+		if err != nil {
+			return nil, err
+		}
+		return &struct{ Body NotificationChannel }{Body: toChannel(v)}, nil
+	}
+	huma.Register(s.api, op(huma.Operation{OperationID: "getNotificationChannel", Method: http.MethodGet, Path: base + "/{id}",
+		Summary: "Get a notification channel", Tags: tags}, monitor.ScopeNotificationsRead, http.StatusNotFound),
+		func(ctx context.Context, in *ChannelID) (*struct{ Body NotificationChannel }, error) {
+			return one(s.app.GetChannel(ctx, actorFrom(ctx), in.ID))
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "updateNotificationChannel", Method: http.MethodPatch, Path: base + "/{id}",
+		Summary: "Update a notification channel", Description: "The fields given replace the stored ones; the result is validated as a whole. The kind cannot change.",
+		Tags: tags}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *struct {
+			ChannelID
+			Body ChannelPatch
+		}) (*struct{ Body NotificationChannel }, error) {
+			return one(s.app.UpdateChannel(ctx, actorFrom(ctx), in.ID, func(cur app.ChannelView) (app.ChannelDraft, error) {
+				return in.Body.apply(cur), nil
+			}))
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "deleteNotificationChannel", Method: http.MethodDelete, Path: base + "/{id}",
+		Summary: "Delete a notification channel", Tags: tags, DefaultStatus: http.StatusNoContent},
+		monitor.ScopeNotificationsWrite, http.StatusNotFound),
+		func(ctx context.Context, in *ChannelID) (*struct{}, error) {
+			return nil, s.app.DeleteChannel(ctx, actorFrom(ctx), in.ID)
+		})
+
+	huma.Register(s.api, op(huma.Operation{OperationID: "rotateNotificationChannelSecret", Method: http.MethodPost, Path: base + "/{id}/rotate-secret",
+		Summary: "Rotate a webhook channel's signing secret",
+		Description: "Makes a new signing secret, returned in this response only. For 24 hours deliveries carry signatures by both the new and the old secret " +
+			"(two v1= in X-Service-Signature), so the receiver can switch over without losing events. Other kinds: 409 conflict.",
+		Tags: tags}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict),
+		func(ctx context.Context, in *ChannelID) (*struct{ Body ChannelWithSecret }, error) {
+			v, secret, err := s.app.RotateChannelSecret(ctx, actorFrom(ctx), in.ID)
+			if err != nil {
+				return nil, err
+			}
+			return &struct{ Body ChannelWithSecret }{Body: ChannelWithSecret{NotificationChannel: toChannel(v), SigningSecret: secret}}, nil
+		})
+}
