@@ -73,7 +73,7 @@ func (c *ChannelCreate) Resolve(huma.Context) []error {
 	if d.Secrets == nil {
 		d.Secrets = &notify.Secrets{}
 	}
-	return fieldErrors(app.ValidateChannel(d))
+	return fieldDetails(app.ValidateChannel(d))
 }
 
 // ChannelPatch is the body of PATCH /api/v1/notification-channels/{id}:
@@ -126,6 +126,11 @@ func toChannel(v app.ChannelView) NotificationChannel {
 	return c
 }
 
+type createdChannel struct {
+	Location string `header:"Location" doc:"URL of the new channel."`
+	Body     ChannelWithSecret
+}
+
 // ChannelID names one channel.
 type ChannelID struct {
 	InWorkspace
@@ -142,24 +147,13 @@ func (s *Server) registerChannels() {
 		monitor.ScopeNotificationsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
 		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *struct {
-		InWorkspace
-		IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
-		Body           ChannelCreate
-	}) (*struct {
-		Location string `header:"Location" doc:"URL of the new channel."`
-		Body     ChannelWithSecret
-	}, error) {
+	huma.Register(s.api, create, func(ctx context.Context, in *createInput[ChannelCreate]) (*createdChannel, error) {
 		v, secret, err := s.app.CreateChannel(ctx, actorFrom(ctx), in.Body.draft())
 		if err != nil {
 			return nil, err
 		}
-		out := &struct {
-			Location string `header:"Location" doc:"URL of the new channel."`
-			Body     ChannelWithSecret
-		}{Location: base + "/" + v.ID}
-		out.Body = ChannelWithSecret{NotificationChannel: toChannel(v), SigningSecret: secret}
-		return out, nil
+		return &createdChannel{Location: base + "/" + v.ID,
+			Body: ChannelWithSecret{NotificationChannel: toChannel(v), SigningSecret: secret}}, nil
 	})
 
 	huma.Register(s.api, op(huma.Operation{OperationID: "listNotificationChannels", Method: http.MethodGet, Path: base,

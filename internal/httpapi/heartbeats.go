@@ -172,12 +172,6 @@ type heartbeatBody struct {
 	Body Heartbeat
 }
 
-type createHeartbeatInput struct {
-	InWorkspace
-	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
-	Body           HeartbeatCreate
-}
-
 type createdHeartbeat struct {
 	Location string `header:"Location" doc:"URL of the new heartbeat."`
 	Body     Heartbeat
@@ -210,7 +204,7 @@ func (s *Server) registerHeartbeats() {
 		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
 		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *createHeartbeatInput) (*createdHeartbeat, error) {
+	huma.Register(s.api, create, func(ctx context.Context, in *createInput[HeartbeatCreate]) (*createdHeartbeat, error) {
 		h, err := s.app.CreateHeartbeat(ctx, actorFrom(ctx), in.Body.draft())
 		if err != nil {
 			return nil, err

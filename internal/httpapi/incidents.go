@@ -70,19 +70,11 @@ type IncidentCreate struct {
 // Resolve runs the domain's rules after the schema's, so one 422 lists
 // every failing field.
 func (c *IncidentCreate) Resolve(huma.Context) []error {
-	return fieldErrors(app.ValidateIncident(c.draft()))
+	return fieldDetails(app.ValidateIncident(c.draft()))
 }
 
 func (c IncidentCreate) draft() app.IncidentDraft {
 	return app.IncidentDraft{Title: c.Title, Status: incident.Status(c.Status), Message: c.Message, AffectedMonitors: c.AffectedMonitors}
-}
-
-func fieldErrors(fs []monitor.FieldError) []error {
-	var errs []error
-	for _, f := range fs {
-		errs = append(errs, &huma.ErrorDetail{Location: f.Pointer, Message: f.Message})
-	}
-	return errs
 }
 
 // IncidentPatchBody is the body of PATCH /api/v1/incidents/{id}: the
@@ -145,11 +137,7 @@ func (s *Server) registerIncidents() {
 		monitor.ScopeIncidentsWrite, http.StatusConflict, http.StatusRequestEntityTooLarge,
 		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *struct {
-		InWorkspace
-		IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
-		Body           IncidentCreate
-	}) (*createdIncident, error) {
+	huma.Register(s.api, create, func(ctx context.Context, in *createInput[IncidentCreate]) (*createdIncident, error) {
 		inc, err := s.app.CreateIncident(ctx, actorFrom(ctx), in.Body.draft())
 		if err != nil {
 			return nil, err

@@ -92,12 +92,6 @@ type MaintenanceWindowID struct {
 	ID string `path:"id" maxLength:"64" doc:"Maintenance window id (mw_…)."`
 }
 
-type createMaintenanceInput struct {
-	InWorkspace
-	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
-	Body           MaintenanceWindowCreate
-}
-
 type patchMaintenanceInput struct {
 	MaintenanceWindowID
 	Body MaintenanceWindowPatch
@@ -173,11 +167,7 @@ func (c MaintenanceWindowCreate) draft() app.MaintenanceDraft {
 // every failing field. Rules that need the database or the clock (unknown
 // monitors and heartbeats, windows in the past) run in the use case.
 func (c *MaintenanceWindowCreate) Resolve(huma.Context) []error {
-	var errs []error
-	for _, f := range app.ValidateMaintenance(c.draft(), time.Now()) {
-		errs = append(errs, &huma.ErrorDetail{Location: f.Pointer, Message: f.Message})
-	}
-	return errs
+	return fieldDetails(app.ValidateMaintenance(c.draft(), time.Now()))
 }
 
 func (s *Server) registerMaintenance() {
@@ -191,7 +181,7 @@ func (s *Server) registerMaintenance() {
 		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
 		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *createMaintenanceInput) (*createdMaintenance, error) {
+	huma.Register(s.api, create, func(ctx context.Context, in *createInput[MaintenanceWindowCreate]) (*createdMaintenance, error) {
 		v, err := s.app.CreateMaintenanceWindow(ctx, actorFrom(ctx), in.Body.draft())
 		if err != nil {
 			return nil, err

@@ -27,10 +27,12 @@ type monitorBody struct {
 	Body Monitor
 }
 
-type createMonitorInput struct {
+// createInput is the input of every POST that creates: the workspace,
+// an optional Idempotency-Key, and the body B.
+type createInput[B any] struct {
 	InWorkspace
 	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Makes a retried create safe: the same key with the same body within 24 hours returns the stored response; with a different body, 409 idempotency_conflict."`
-	Body           MonitorCreate
+	Body           B
 }
 
 type createdMonitor struct {
@@ -97,7 +99,7 @@ func (s *Server) registerMonitors() {
 		Summary: "Create a monitor", Tags: tags, DefaultStatus: http.StatusCreated},
 		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *createMonitorInput) (*createdMonitor, error) {
+	huma.Register(s.api, create, func(ctx context.Context, in *createInput[MonitorCreate]) (*createdMonitor, error) {
 		d, err := in.Body.draft()
 		if err != nil {
 			return nil, err

@@ -240,9 +240,5 @@ func (c *MonitorCreate) Resolve(huma.Context) []error {
 	if err != nil {
 		return nil
 	}
-	var errs []error
-	for _, f := range d.Normalize() {
-		errs = append(errs, &huma.ErrorDetail{Location: f.Pointer, Message: f.Message})
-	}
-	return errs
+	return fieldDetails(d.Normalize())
 }
