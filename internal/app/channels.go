@@ -104,15 +104,6 @@ func (a *App) checkChannel(d ChannelDraft, s *notify.Secrets) error {
 	return nil
 }
 
-// subjectsErr names unknown subjects by their place in the request.
-func subjectsErr(err error, subjects []string) error {
-	var um *store.UnknownMonitorsError
-	if errors.As(err, &um) {
-		return invalid(unknownFields("/subjects", "no such monitor or heartbeat in this workspace", subjects, um.IDs))
-	}
-	return err
-}
-
 // CreateChannel stores a new channel. A webhook channel gets a signing
 // secret, returned here and never again.
 func (a *App) CreateChannel(ctx context.Context, actor Actor, d ChannelDraft) (v ChannelView, signingSecret string, err error) {
@@ -138,7 +129,7 @@ func (a *App) CreateChannel(ctx context.Context, actor Actor, d ChannelDraft) (v
 		return ChannelView{}, "", err
 	}
 	if err := a.store.CreateChannel(ctx, c, sealed, MaxChannels); err != nil {
-		return ChannelView{}, "", subjectsErr(err, d.Subjects)
+		return ChannelView{}, "", unknownSubjectsErr(err, "/subjects", d.Subjects)
 	}
 	return ChannelView{Channel: c, SecretsSet: s.Set()}, signingSecret, nil
 }
@@ -262,7 +253,7 @@ func (a *App) changeChannel(ctx context.Context, actor Actor, id string,
 		}
 	}
 	if err := a.store.UpdateChannel(ctx, c, newSealed, cur.UpdatedAt); err != nil {
-		return ChannelView{}, subjectsErr(err, c.Subjects)
+		return ChannelView{}, unknownSubjectsErr(err, "/subjects", c.Subjects)
 	}
 	return ChannelView{Channel: c, SecretsSet: s.Set()}, nil
 }

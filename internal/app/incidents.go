@@ -132,11 +132,12 @@ func validateAffected(affected []string) []monitor.FieldError {
 	return errs
 }
 
-// affectedErr names the unknown affected ids by their place in the request.
-func affectedErr(err error, affected []string) error {
+// unknownSubjectsErr names the monitors and heartbeats a store refused as
+// not the workspace's by their place in the request's list at ptr.
+func unknownSubjectsErr(err error, ptr string, requested []string) error {
 	var um *store.UnknownMonitorsError
 	if errors.As(err, &um) {
-		return invalid(unknownFields("/affectedMonitors", "no such monitor or heartbeat in this workspace", affected, um.IDs))
+		return invalid(unknownFields(ptr, "no such monitor or heartbeat in this workspace", requested, um.IDs))
 	}
 	return err
 }
@@ -162,7 +163,7 @@ func (a *App) CreateIncident(ctx context.Context, actor Actor, d IncidentDraft) 
 		inc.AffectedMonitors = []string{}
 	}
 	if err := a.store.CreateIncident(ctx, inc); err != nil {
-		return nil, affectedErr(err, d.AffectedMonitors)
+		return nil, unknownSubjectsErr(err, "/affectedMonitors", d.AffectedMonitors)
 	}
 	return inc, nil
 }
@@ -211,7 +212,7 @@ func (a *App) UpdateIncident(ctx context.Context, actor Actor, id string, p Inci
 		return incident.IncidentUpdated, nil, nil
 	})
 	if err != nil && p.AffectedMonitors != nil {
-		return nil, affectedErr(err, *p.AffectedMonitors)
+		return nil, unknownSubjectsErr(err, "/affectedMonitors", *p.AffectedMonitors)
 	}
 	return inc, err
 }

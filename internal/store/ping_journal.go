@@ -484,9 +484,10 @@ func (db *DB) applyJournal(ctx context.Context) error {
 	return j.settle(n, applied)
 }
 
-// applyBeside starts applying the pending pings beside the ping writer,
-// which goes on journaling meanwhile. The caller holds mu and has taken
-// applying, which the apply releases when it is done.
+// applyBeside starts applying the pending and frozen pings (the caller
+// has some) beside the ping writer, which goes on journaling meanwhile.
+// The caller holds mu and has taken applying, which the apply releases
+// when it is done; a failure is reported by the next ApplyPings.
 func (db *DB) applyBeside() {
 	j := db.journal
 	j.freeze()
@@ -496,21 +497,14 @@ func (db *DB) applyBeside() {
 		defer j.applying.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		var applied int64
-		err := errors.New("nothing to apply")
-		if len(sets) > 0 {
-			applied, err = db.writeSets(ctx, sets, legacy)
-		}
+		applied, err := db.writeSets(ctx, sets, legacy)
 		j.mu.Lock()
 		defer j.mu.Unlock()
-		switch {
-		case len(sets) == 0:
-		case err != nil:
+		if err == nil {
+			err = j.settle(len(sets), applied)
+		}
+		if err != nil {
 			j.failed, j.retryAt = err, time.Now().Add(time.Second)
-		default:
-			if err := j.settle(len(sets), applied); err != nil {
-				j.failed = err
-			}
 		}
 	}()
 }
@@ -757,14 +751,10 @@ func (j *pingJournal) forget() {
 // dueDirty reports whether a heartbeat with pending pings is due by now:
 // a sweep must then apply the journal first.
 func (j *pingJournal) dueDirty(now time.Time) bool {
-	for _, p := range append([]*pendingPings{&j.pending}, j.frozen...) {
-		for _, e := range p.dirty {
-			if !e.row.Runtime.Wake(e.settings).After(now) {
-				return true
-			}
-		}
+	due := func(p *pendingPings) bool {
+		return slices.ContainsFunc(p.dirty, func(e *hbEntry) bool { return !e.row.Runtime.Wake(e.settings).After(now) })
 	}
-	return false
+	return due(&j.pending) || slices.ContainsFunc(j.frozen, due)
 }
 
 // anyDirty reports whether one of the heartbeats with these seqs has
