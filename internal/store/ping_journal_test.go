@@ -27,6 +27,27 @@ func TestPingJournal(t *testing.T) {
 	}
 }
 
+// openForCrash opens a new database with a workspace and a heartbeat, for
+// a test that kills it (Abandon) and opens it again (reopen).
+func openForCrash(t *testing.T, e storetest.Engine) (string, *store.DB, store.Workspace, heartbeat.Heartbeat) {
+	t.Helper()
+	u := storetest.URL(t, e)
+	db, err := store.Open(ctx, u)
+	check(t, err)
+	_, w := seed(t, db, "acme")
+	return u, db, w, newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+}
+
+// reopen opens the database at u again, as a restarted process would,
+// until the test ends.
+func reopen(t *testing.T, u string) *store.DB {
+	t.Helper()
+	db, err := store.Open(ctx, u)
+	check(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func record(t *testing.T, db *store.DB, pings ...heartbeat.Arrival) []heartbeat.Outcome {
 	t.Helper()
 	outs, _, err := db.RecordPings(ctx, pings)
@@ -39,11 +60,7 @@ func record(t *testing.T, db *store.DB, pings ...heartbeat.Arrival) []heartbeat.
 // did before it, a retried key is still a replay, and new pings number
 // after the old ones.
 func testJournalCrash(t *testing.T, e storetest.Engine) {
-	u := storetest.URL(t, e)
-	db, err := store.Open(ctx, u)
-	check(t, err)
-	_, w := seed(t, db, "acme")
-	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	u, db, w, h := openForCrash(t, e)
 	outs := record(t, db,
 		ping(h.Token, heartbeat.SignalStart, t0.Add(time.Second), "", "r1"),
 		ping(h.Token, heartbeat.SignalSuccess, t0.Add(2*time.Second), "k1", ""))
@@ -57,9 +74,7 @@ func testJournalCrash(t *testing.T, e storetest.Engine) {
 	}
 	db.Abandon()
 
-	db, err = store.Open(ctx, u)
-	check(t, err)
-	t.Cleanup(func() { db.Close() })
+	db = reopen(t, u)
 	pings, err := db.ListPings(ctx, w.ID, h.ID, store.PingQuery{Limit: 10})
 	check(t, err)
 	if len(pings) != 3 {
@@ -321,11 +336,7 @@ func testJournalBeside(t *testing.T, e storetest.Engine) {
 // A process killed after an apply committed but before it removed the
 // segments it applied: the restart skips the batches the tables hold.
 func testJournalWatermark(t *testing.T, e storetest.Engine) {
-	u := storetest.URL(t, e)
-	db, err := store.Open(ctx, u)
-	check(t, err)
-	_, w := seed(t, db, "acme")
-	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	u, db, w, h := openForCrash(t, e)
 	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "k1", ""),
 		ping(h.Token, heartbeat.SignalSuccess, t0.Add(2*time.Second), "", ""))
 	saved := map[string][]byte{}
@@ -347,9 +358,7 @@ func testJournalWatermark(t *testing.T, e storetest.Engine) {
 	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(3*time.Second), "", ""))
 	db.Abandon()
 
-	db, err = store.Open(ctx, u)
-	check(t, err)
-	t.Cleanup(func() { db.Close() })
+	db = reopen(t, u)
 	pings, err := db.ListPings(ctx, w.ID, h.ID, store.PingQuery{Limit: 10})
 	check(t, err)
 	if len(pings) != 3 {
@@ -368,11 +377,7 @@ func testJournalWatermark(t *testing.T, e storetest.Engine) {
 // of a segment: it was never acknowledged, and the batches before it are
 // replayed.
 func testJournalTornTail(t *testing.T, e storetest.Engine) {
-	u := storetest.URL(t, e)
-	db, err := store.Open(ctx, u)
-	check(t, err)
-	_, w := seed(t, db, "acme")
-	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	u, db, w, h := openForCrash(t, e)
 	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", ""))
 	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(2*time.Second), "", ""))
 	segs := db.JournalSegments()
@@ -386,9 +391,7 @@ func testJournalTornTail(t *testing.T, e storetest.Engine) {
 	torn := append(append([]byte(nil), whole...), whole[len(whole)/2:len(whole)/2+20]...)
 	check(t, os.WriteFile(segs[0], torn, 0o600))
 
-	db, err = store.Open(ctx, u)
-	check(t, err)
-	t.Cleanup(func() { db.Close() })
+	db = reopen(t, u)
 	n, err := db.CountPings(ctx)
 	check(t, err)
 	if n != 2 {
@@ -417,9 +420,7 @@ func testJournalLegacy(t *testing.T, e storetest.Engine) {
 		ping(h.Token, heartbeat.SignalSuccess, t0.Add(3*time.Second), "k1", "r1")))
 	db.Abandon()
 
-	db, err = store.Open(ctx, u)
-	check(t, err)
-	t.Cleanup(func() { db.Close() })
+	db = reopen(t, u)
 	_, err = db.Migrate(ctx)
 	check(t, err)
 	outs := record(t, db,
