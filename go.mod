@@ -6,6 +6,8 @@ require (
 	code.dny.dev/ssrf v0.3.0
 	github.com/adhocore/gronx v1.20.4
 	github.com/danielgtaylor/huma/v2 v2.39.1
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
+	github.com/emersion/go-smtp v0.24.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/pb33f/libopenapi v0.38.6
 	github.com/pb33f/libopenapi-validator v0.14.0

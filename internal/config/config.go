@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/mail"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/mailer"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
 
@@ -42,6 +44,11 @@ type Config struct {
 	CheckConcurrency int      // checks in flight at once
 	RetentionDays    int      // raw observations are kept this many days
 	Canaries         []string // host:port targets this probe should always reach
+
+	// E-mail channels send through this server; without it they are
+	// unavailable. The URL may hold a password and is never printed whole.
+	SMTPURL  string // smtp://user:pass@host:587 (STARTTLS) or smtps://…:465
+	SMTPFrom string // the From address, e.g. "Tocsin <tocsin@example.com>"
 
 	// As given, to quote in problems; empty for a Config built in code.
 	rawTimeout, rawRate, rawBlock, rawConcurrency, rawRetention, rawCanaries string
@@ -71,6 +78,8 @@ func settings(c *Config, timeout, rate, block, conc, retention, canaries *string
 		{"check-concurrency", "TOCSIN_CHECK_CONCURRENCY", "checks in flight at once on this node", "512", conc},
 		{"observation-retention-days", "TOCSIN_OBSERVATION_RETENTION_DAYS", "days raw observations are kept", "30", retention},
 		{"probe-canaries", "TOCSIN_PROBE_CANARIES", "comma-separated host:port targets this node should always reach; when a check fails and they fail too, the result is unknown", "", canaries},
+		{"smtp-url", "TOCSIN_SMTP_URL", "SMTP server for e-mail channels: smtp://user:pass@host:587 (STARTTLS; ?tls=none for a local relay) or smtps://user:pass@host:465; default none, e-mail unavailable", "", &c.SMTPURL},
+		{"smtp-from", "TOCSIN_SMTP_FROM", "From address of e-mail notifications, e.g. \"Tocsin <tocsin@example.com>\"; required with smtp-url", "", &c.SMTPFrom},
 	}
 }
 
@@ -183,6 +192,20 @@ func (c Config) Validate() error {
 	if c.NodeName == "" || len(c.NodeName) > 100 {
 		p = append(p, fmt.Errorf("node-name: %q must be 1 to 100 characters", c.NodeName))
 	}
+	if c.SMTPURL != "" {
+		// ParseURL's problems never quote the URL, which may hold a password.
+		if _, err := mailer.ParseURL(c.SMTPURL); err != nil {
+			p = append(p, fmt.Errorf("smtp-url: %w", err))
+		}
+		if c.SMTPFrom == "" {
+			p = append(p, errors.New(`smtp-from: required with smtp-url, e.g. "Tocsin <tocsin@example.com>"`))
+		}
+	}
+	if c.SMTPFrom != "" {
+		if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
+			p = append(p, fmt.Errorf(`smtp-from: %q must be one address such as "Tocsin <tocsin@example.com>"`, c.SMTPFrom))
+		}
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -200,9 +223,21 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s",
+	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
 		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets,
-		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","))
+		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom)
+}
+
+// redactSMTP prints the SMTP URL as parsed, its password replaced by ***.
+func redactSMTP(s string) string {
+	if s == "" {
+		return "(none: e-mail unavailable)"
+	}
+	server, err := mailer.ParseURL(s)
+	if err != nil {
+		return "(invalid SMTP URL)" // it may still hold a password
+	}
+	return server.String()
 }
 
 func redactURL(s string) string {

@@ -101,6 +101,10 @@ func TestParsePrecedence(t *testing.T) {
 			get: func(c config.Config) string { return c.ShutdownTimeout.String() }, wantEnv: "1m0s", wantDefStr: "30s"},
 		{flag: "rate-limit", env: "TOCSIN_RATE_LIMIT", def: "600", fromEnv: "1200", fromFlag: "60",
 			get: func(c config.Config) string { return strconv.Itoa(c.RatePerMinute) }},
+		{flag: "smtp-url", env: "TOCSIN_SMTP_URL", def: "", fromEnv: "smtp://u:p@env-mail:587", fromFlag: "smtps://u:p@flag-mail",
+			get: func(c config.Config) string { return c.SMTPURL }},
+		{flag: "smtp-from", env: "TOCSIN_SMTP_FROM", def: "", fromEnv: "env@example.com", fromFlag: "Tocsin <flag@example.com>",
+			get: func(c config.Config) string { return c.SMTPFrom }},
 	}
 	for _, s := range settings {
 		t.Run(s.flag, func(t *testing.T) {
@@ -253,6 +257,10 @@ func valid() config.Config {
 	}
 }
 
+func smtp(url, from string) func(*config.Config) {
+	return func(c *config.Config) { c.SMTPURL, c.SMTPFrom = url, from }
+}
+
 // TestValidateEachProblem: each problem alone is reported, naming its setting.
 func TestValidateEachProblem(t *testing.T) {
 	cases := []struct {
@@ -300,6 +308,26 @@ func TestValidateEachProblem(t *testing.T) {
 		{"rate limit zero", func(c *config.Config) { c.RatePerMinute = 0 }, "rate-limit"},
 		{"rate limit negative", func(c *config.Config) { c.RatePerMinute = -1 }, "rate-limit"},
 		{"rate limit above 1000000", func(c *config.Config) { c.RatePerMinute = 1_000_001 }, "rate-limit"},
+		{"smtp with STARTTLS", smtp("smtp://tocsin:pw@mail.example.com:587", "Tocsin <tocsin@example.com>"), ""},
+		{"smtp default port", smtp("smtp://tocsin:pw@mail.example.com", "tocsin@example.com"), ""},
+		{"smtps", smtp("smtps://tocsin:pw@mail.example.com", "tocsin@example.com"), ""},
+		{"smtp local relay", smtp("smtp://localhost:25?tls=none", "tocsin@example.com"), ""},
+		{"smtp escaped user and password", smtp("smtp://tocsin%40example.com:p%2Fw@[2001:db8::1]:2525", `"Tocsin, ops" <ops@example.com>`), ""},
+		{"smtp from without url", smtp("", "tocsin@example.com"), ""},
+		{"smtp url http", smtp("http://mail.example.com", "tocsin@example.com"), "smtp-url"},
+		{"smtp url without scheme", smtp("mail.example.com:587", "tocsin@example.com"), "smtp-url"},
+		{"smtp url without host", smtp("smtp://", "tocsin@example.com"), "smtp-url"},
+		{"smtp url bad port", smtp("smtp://mail.example.com:70000", "tocsin@example.com"), "smtp-url"},
+		{"smtp url user without password", smtp("smtp://tocsin@mail.example.com", "tocsin@example.com"), "smtp-url"},
+		{"smtp url with a path", smtp("smtp://mail.example.com/x", "tocsin@example.com"), "smtp-url"},
+		{"smtp url unknown parameter", smtp("smtp://mail.example.com?starttls=optional", "tocsin@example.com"), "smtp-url"},
+		{"smtps with tls=none", smtp("smtps://mail.example.com?tls=none", "tocsin@example.com"), "smtp-url"},
+		{"smtp url unparseable", smtp("smtp://u:p%zz@mail.example.com", "tocsin@example.com"), "smtp-url"},
+		{"smtp from missing", smtp("smtp://mail.example.com", ""), "smtp-from"},
+		{"smtp from without @", smtp("smtp://mail.example.com", "tocsin"), "smtp-from"},
+		{"smtp from two addresses", smtp("smtp://mail.example.com", "a@example.com, b@example.com"), "smtp-from"},
+		{"smtp from with a line break", smtp("smtp://mail.example.com", "a@example.com\r\nBcc: b@example.com"), "smtp-from"},
+		{"smtp from invalid without url", smtp("", "not an address"), "smtp-from"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -357,6 +385,14 @@ func TestValidateListsEveryProblem(t *testing.T) {
 			c.NodeName = ""
 		}, []string{"listen", "log-level", "base-url", "database-url", "secret-keys", "shutdown-timeout", "rate-limit",
 			"check-concurrency", "observation-retention-days", "probe-canaries", "node-name"}},
+		{"smtp url and from", func(c *config.Config) {
+			c.SMTPURL = "smtp://tocsin:pw@mail.example.com:0"
+			c.SMTPFrom = "tocsin"
+			c.LogLevel = "loud"
+		}, []string{"smtp-url", "smtp-from", "log-level"}},
+		{"smtp url without from", func(c *config.Config) {
+			c.SMTPURL = "ftp://mail.example.com"
+		}, []string{"smtp-url", "smtp-from"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -386,24 +422,28 @@ func TestValidateListsEveryProblem(t *testing.T) {
 // TestParseAndValidateListEveryProblem is serve's path: what Parse finds
 // (shutdown timeout, rate limit) joined with what Validate finds.
 func TestParseAndValidateListEveryProblem(t *testing.T) {
-	args := []string{"--listen", "nope", "--shutdown-timeout", "-1s", "--rate-limit", "0", "--log-format", "xml"}
+	args := []string{"--listen", "nope", "--shutdown-timeout", "-1s", "--rate-limit", "0", "--log-format", "xml", "--smtp-from", "nobody"}
 	vars := map[string]string{
 		"TOCSIN_DATABASE_URL": "postgres://u:pa55word@127.0.0.1:1/x",
 		"TOCSIN_LOG_LEVEL":    "loud",
 		"TOCSIN_BASE_URL":     "ftp://x",
+		"TOCSIN_SMTP_URL":     "smtp://u:sm7p-word@mail.example.com:0",
 	}
 	c, perr := config.Parse("serve", args, env(vars), nil)
 	err := errors.Join(perr, c.Validate())
 	if err == nil {
 		t.Fatal("accepted")
 	}
-	for _, w := range []string{"listen", "log-level", "log-format", "base-url", "secret-keys", "shutdown-timeout", "rate-limit"} {
+	for _, w := range []string{"listen", "log-level", "log-format", "base-url", "secret-keys", "shutdown-timeout", "rate-limit", "smtp-url", "smtp-from"} {
 		if !strings.Contains(err.Error(), w+":") {
 			t.Errorf("no %s problem in:\n%v", w, err)
 		}
 	}
 	if strings.Contains(err.Error(), "pa55word") {
 		t.Errorf("the error leaks the database password:\n%v", err)
+	}
+	if strings.Contains(err.Error(), "sm7p-word") {
+		t.Errorf("the error leaks the SMTP password:\n%v", err)
 	}
 }
 
@@ -422,6 +462,13 @@ func TestValidateNeverEchoesSecrets(t *testing.T) {
 		{"key pasted as id", func(c *config.Config) { c.SecretKeys = key1 + ":" + key2 }, key1[:16]},
 		{"second key bad", func(c *config.Config) { c.SecretKeys = "k2:" + key2 + ",k1:" + key1[:60] }, key2},
 		{"unsupported database with password", func(c *config.Config) { c.DatabaseURL = "mysql://root:hunter22@db/t" }, "hunter22"},
+		{"smtp url bad port", smtp("smtp://u:hunter33@mail.example.com:0", "a@example.com"), "hunter33"},
+		{"smtp url bad scheme", smtp("http://u:hunter33@mail.example.com", "a@example.com"), "hunter33"},
+		{"smtp url unparseable", smtp("smtp://u:hunter33%zz@mail.example.com", "a@example.com"), "hunter33"},
+		{"smtp url with a path", smtp("smtp://u:hunter33@mail.example.com/hunter33", "a@example.com"), "hunter33"},
+		{"smtp url password as a parameter", smtp("smtp://mail.example.com?password=hunter33", "a@example.com"), "hunter33"},
+		{"smtp url bad tls value", smtp("smtp://mail.example.com?tls=hunter33", "a@example.com"), "hunter33"},
+		{"smtp url without from", smtp("smtp://u:hunter33@mail.example.com", ""), "hunter33"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -517,6 +564,20 @@ func TestRedacted(t *testing.T) {
 			[]string{"k3y-s3cret"}, nil},
 		{"unparseable URL", func(c *config.Config) { c.DatabaseURL = "postgres://u:pa55%zz@db/t" }, []string{"pa55"}, []string{"unparseable"}},
 		{"key=value DSN", func(c *config.Config) { c.DatabaseURL = "host=db user=tocsin password=dsn-s3cret" }, []string{"dsn-s3cret"}, nil},
+		{"no SMTP", func(c *config.Config) {}, nil, []string{"smtp-url=(none"}},
+		{"SMTP password", smtp("smtp://user:sm7p-s3cret@mail.example.com:587", "Tocsin <tocsin@example.com>"),
+			[]string{"sm7p-s3cret"}, []string{"smtp-url=smtp://user:***@mail.example.com:587 ", `smtp-from="Tocsin <tocsin@example.com>"`}},
+		{"SMTP default port shown", smtp("smtps://user:sm7p-s3cret@mail.example.com", "tocsin@example.com"),
+			[]string{"sm7p-s3cret"}, []string{"smtp-url=smtps://user:***@mail.example.com:465 "}},
+		{"SMTP escaped password", smtp("smtp://user:sm7p%2Fs3cret%40x@mail.example.com", "tocsin@example.com"),
+			[]string{"sm7p", "s3cret"}, []string{"smtp-url=smtp://user:***@mail.example.com:587 "}},
+		{"SMTP local relay", smtp("smtp://relay:25?tls=none", "tocsin@example.com"), nil, []string{"smtp-url=smtp://relay:25?tls=none "}},
+		{"SMTP invalid URL still hidden", smtp("smtp://user:sm7p-s3cret@mail.example.com:0", "tocsin@example.com"),
+			[]string{"sm7p-s3cret"}, []string{"smtp-url=(invalid"}},
+		{"SMTP password in the query", smtp("smtp://mail.example.com?password=sm7p-s3cret", "tocsin@example.com"),
+			[]string{"sm7p-s3cret"}, nil},
+		{"SMTP unparseable URL", smtp("smtp://user:sm7p-s3cret%zz@mail.example.com", "tocsin@example.com"),
+			[]string{"sm7p-s3cret"}, []string{"smtp-url=(invalid"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
