@@ -22,6 +22,9 @@ func TestLayering(t *testing.T) {
 		"recur":    {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor"},
 		"probe":    {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 		"engine":   {"net/http", mod + "app", mod + "httpapi", mod + "config"},
+		"notify":   {"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
+		"notifier": {"database/sql", mod + "store", mod + "httpapi", mod + "config"},
+		"mailer":   {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "./"+pkg).CombinedOutput()

@@ -21,7 +21,10 @@ import (
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/engine"
 	"github.com/tocsin/tocsin/internal/httpapi"
+	"github.com/tocsin/tocsin/internal/mailer"
 	"github.com/tocsin/tocsin/internal/netguard"
+	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/notifier"
 	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
@@ -71,6 +74,21 @@ func keyring(c config.Config, log *slog.Logger) (*secrets.Keyring, error) {
 	return kr, nil
 }
 
+// newMailer is the SMTP sender, nil when no server is configured. The
+// server is the operator's, so the outbound policy for users' targets does
+// not apply to it; it is still dialled through the one dialer.
+func newMailer(c config.Config) (notifier.Mailer, error) {
+	if c.SMTPURL == "" {
+		return nil, nil
+	}
+	d := netguard.Policy{}.Dialer(notify.AttemptTimeout)
+	m, err := mailer.New(mailer.Config{URL: c.SMTPURL, From: c.SMTPFrom}, d.DialContext, nil)
+	if err != nil {
+		return nil, err
+	}
+	return notifier.SMTP(m), nil
+}
+
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := config.Parse("serve", args, getenv, nil)
 	if errors.Is(err, flag.ErrHelp) {
@@ -93,8 +111,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer db.Close()
 	outbound := netguard.Policy{BlockPrivate: c.BlockPrivateTargets}
 	prober := probe.New(probe.Options{Policy: outbound, ProbeID: c.NodeName, Region: c.Region, Canaries: c.Canaries})
+	mail, err := newMailer(c)
+	if err != nil {
+		return err
+	}
 	a := app.New(db, kr, time.Now, log, app.Config{RatePerMinute: c.RatePerMinute, Outbound: outbound,
-		Checker: prober, RetentionDays: c.RetentionDays})
+		Checker: prober, RetentionDays: c.RetentionDays, EmailEnabled: mail != nil})
 	if b, err := a.Bootstrap(ctx); err != nil {
 		return err
 	} else if b != nil {
@@ -155,6 +177,18 @@ Create an API key for the API:
 	defer stopHousekeeping()
 	go a.RunHousekeeping(hkCtx, 10*time.Minute)
 	go a.RunHeartbeats(hkCtx, c.NodeName)
+	sender := notifier.New(notifier.Options{App: a, Node: c.NodeName, Policy: outbound, Mailer: mail,
+		Log: log.With("component", "notifier"), Metrics: notifier.NewMetrics(reg)})
+	senderDone := make(chan struct{})
+	go func() {
+		defer close(senderDone)
+		sender.Run(hkCtx)
+	}()
+	// Attempts in flight are recorded before the store closes.
+	defer func() {
+		stopHousekeeping()
+		<-senderDone
+	}()
 	engineCtx, stopEngine := context.WithCancel(ctx)
 	engineDone := make(chan struct{})
 	go func() {

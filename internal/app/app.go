@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/netguard"
+	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -34,6 +35,12 @@ type Config struct {
 	RetentionDays int
 	// PingWait is the longest a ping waits to be stored (default PingWait).
 	PingWait time.Duration
+	// EmailEnabled says an SMTP server is configured, so e-mail channels
+	// can be made.
+	EmailEnabled bool
+	// RetryFirst and RetryMax shape a failed delivery's backoff (defaults
+	// notify.FirstRetry and notify.MaxRetryDelay; tests shorten them).
+	RetryFirst, RetryMax time.Duration
 }
 
 func (c *Config) defaults() {
@@ -51,6 +58,12 @@ func (c *Config) defaults() {
 	}
 	if c.PingWait == 0 {
 		c.PingWait = PingWait
+	}
+	if c.RetryFirst == 0 {
+		c.RetryFirst = notify.FirstRetry
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = notify.MaxRetryDelay
 	}
 	if c.DefaultMinIntervalSeconds == 0 {
 		c.DefaultMinIntervalSeconds = 10

@@ -81,7 +81,7 @@ func (d ChannelDraft) channel() notify.Channel {
 func (a *App) checkChannel(d ChannelDraft, s *notify.Secrets) error {
 	c := d.channel()
 	errs := notify.Validate(&c, s)
-	if d.Kind == notify.Email {
+	if d.Kind == notify.Email && !a.cfg.EmailEnabled {
 		return &monitor.Error{Kind: monitor.KindFeatureUnavailable,
 			Message: "e-mail channels need an SMTP server, and this server has none configured"}
 	}

@@ -63,6 +63,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.registerMaintenance()
 	s.registerIncidents()
 	s.registerChannels()
+	s.registerDeliveries()
 	s.registerHeartbeats()
 	s.documentPings()
 	documentHeaders(s.api.OpenAPI())

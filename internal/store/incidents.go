@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -33,7 +34,8 @@ func (db *DB) onTransition(ctx context.Context, tx *sql.Tx, subjectID string, tr
 	}
 	if err := writeEvent(ctx, tx, incident.Event{ID: ids.New(ids.Event, tr.At), Type: incident.StateChangedType(subjectID),
 		CreatedAt: tr.At, WorkspaceID: wsID,
-		Data: incident.StateChangeData{Subject: s, From: tr.From, To: tr.To, Cause: tr.Cause, At: tr.At}}, subjectID, ""); err != nil {
+		Data: incident.StateChangeData{Subject: s, From: tr.From, To: tr.To, Cause: tr.Cause, At: tr.At}},
+		subjectID, "", []string{subjectID}); err != nil {
 		return err
 	}
 	var open string
@@ -138,22 +140,27 @@ func insertUpdate(ctx context.Context, tx *sql.Tx, incidentID string, u incident
 
 func writeIncidentEvent(ctx context.Context, tx *sql.Tx, typ string, inc *incident.Incident, at time.Time) error {
 	subjectID := ""
+	subjects := slices.Clone(inc.AffectedMonitors)
 	if inc.Subject != nil {
 		subjectID = inc.Subject.ID
+		subjects = append(subjects, subjectID)
 	}
 	return writeEvent(ctx, tx, incident.Event{ID: ids.New(ids.Event, at), Type: typ, CreatedAt: at, WorkspaceID: inc.WorkspaceID,
-		Data: incident.IncidentData{Incident: inc}}, subjectID, inc.ID)
+		Data: incident.IncidentData{Incident: inc}}, subjectID, inc.ID, subjects)
 }
 
-// writeEvent adds ev to the outbox.
-func writeEvent(ctx context.Context, tx *sql.Tx, ev incident.Event, subjectID, incidentID string) error {
+// writeEvent adds ev to the outbox, with a delivery to each channel that
+// hears it (about these subjects), in the caller's transaction.
+func writeEvent(ctx context.Context, tx *sql.Tx, ev incident.Event, subjectID, incidentID string, subjects []string) error {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, subject_id, incident_id, created_at, payload)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.WorkspaceID, ev.Type, subjectID, incidentID, micros(ev.CreatedAt), string(payload))
-	return err
+	if _, err = tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, subject_id, incident_id, created_at, payload)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.WorkspaceID, ev.Type, subjectID, incidentID, micros(ev.CreatedAt), string(payload)); err != nil {
+		return err
+	}
+	return fanOut(ctx, tx, ev, cmp.Or(incidentID, subjectID), subjects)
 }
 
 const incidentColumns = `id, workspace_id, title, status, origin, subject_id, subject_name, cause,

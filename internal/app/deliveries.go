@@ -1,0 +1,176 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Deliveries: events on their way to channels. The notifier claims due
+// ones, sends them and reports each attempt here; users list them per
+// channel, redeliver finished ones, and send a channel a test event.
+
+// DeliveryJob is a claimed delivery with what sending it needs: the
+// channel, its opened secrets, and the event as stored.
+type DeliveryJob struct {
+	store.Claimed
+	Secrets *notify.Secrets
+}
+
+// ClaimDeliveries leases up to limit due deliveries to the node owner.
+// A delivery whose channel can no longer send (disabled meanwhile, its
+// secrets unreadable) fails here without an attempt.
+func (a *App) ClaimDeliveries(ctx context.Context, owner string, lease time.Duration, limit int) ([]DeliveryJob, error) {
+	now := a.stamp()
+	due, err := a.store.DeliveriesDue(ctx, now)
+	if err != nil || !due {
+		return nil, err
+	}
+	claimed, err := a.store.ClaimDeliveries(ctx, owner, now, lease, limit)
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([]DeliveryJob, 0, len(claimed))
+	for _, c := range claimed {
+		reason := ""
+		s, err := a.OpenChannelSecrets(c.ChannelID, c.Sealed)
+		switch {
+		case !c.Channel.Enabled:
+			reason = "channel disabled"
+			if c.Channel.DisabledReason != "" {
+				reason += ": " + c.Channel.DisabledReason
+			}
+		case err != nil:
+			a.log.Error("a channel's secrets cannot be opened", "channel", c.ChannelID, "err", err)
+			reason = "the channel's secrets cannot be read with this server's keys"
+		}
+		if reason != "" {
+			if err := a.store.FailUnsendable(ctx, owner, c.LeaseUntil, c.ID, reason, now); err != nil {
+				return jobs, err
+			}
+			continue
+		}
+		jobs = append(jobs, DeliveryJob{Claimed: c, Secrets: s})
+	}
+	return jobs, nil
+}
+
+// NextDeliveryAt is when the earliest pending delivery is due (zero: none).
+func (a *App) NextDeliveryAt(ctx context.Context) (time.Time, error) {
+	return a.store.NextDeliveryAt(ctx)
+}
+
+// FinishDelivery records an attempt at a claimed delivery and decides what
+// comes next: done on success (or when there was nothing to send), a
+// retry after a backoff, failed once the retries run out, and a 410 Gone
+// disables the channel. It reports whether the node still held the lease.
+func (a *App) FinishDelivery(ctx context.Context, owner string, job DeliveryJob, at notify.Attempt) (bool, error) {
+	o := store.Outcome{Attempt: at}
+	end := at.StartedAt.Add(at.Duration)
+	switch {
+	case at.Error == "":
+		o.Status = notify.Succeeded
+	case notify.Permanent(at.StatusCode):
+		o.Status = notify.Failed
+		o.DisableChannel = "the receiver answered 410 Gone"
+	default:
+		retry, ok := notify.NextAttempt(job.Attempts+1, end, job.GiveUpAt, a.cfg.RetryFirst, a.cfg.RetryMax)
+		if ok {
+			o.Status, o.RetryAt = notify.Pending, retry
+		} else {
+			o.Status = notify.Failed
+		}
+	}
+	return a.store.FinishDelivery(ctx, owner, job.LeaseUntil, &job.Delivery, o)
+}
+
+// ListDeliveries pages through a channel's deliveries, newest first.
+func (a *App) ListDeliveries(ctx context.Context, actor Actor, channelID, status string, p PageRequest) (Page[*notify.Delivery], error) {
+	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+		return Page[*notify.Delivery]{}, err
+	}
+	switch notify.Status(status) {
+	case "", notify.Pending, notify.Succeeded, notify.Failed, notify.Held:
+	default:
+		return Page[*notify.Delivery]{}, invalid([]monitor.FieldError{{Pointer: "query.status",
+			Message: "must be pending, succeeded, failed or held"}})
+	}
+	before, limit, err := p.decode()
+	if err != nil {
+		return Page[*notify.Delivery]{}, err
+	}
+	if _, _, err := a.store.GetChannel(ctx, actor.WorkspaceID, channelID); err != nil {
+		return Page[*notify.Delivery]{}, err
+	}
+	ds, err := a.store.ListDeliveries(ctx, actor.WorkspaceID, store.DeliveryQuery{ChannelID: channelID, Status: status,
+		BeforeID: before, Limit: limit + 1})
+	if err != nil {
+		return Page[*notify.Delivery]{}, err
+	}
+	page := Page[*notify.Delivery]{Items: ds}
+	if len(ds) > limit {
+		page.Items = ds[:limit]
+		page.NextCursor = encodeCursor(ds[limit-1].ID)
+	}
+	return page, nil
+}
+
+// GetDelivery returns one delivery of the actor's workspace.
+func (a *App) GetDelivery(ctx context.Context, actor Actor, id string) (*notify.Delivery, error) {
+	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+		return nil, err
+	}
+	return a.store.GetDelivery(ctx, actor.WorkspaceID, id)
+}
+
+// Redeliver sends a finished delivery again, with the same id.
+func (a *App) Redeliver(ctx context.Context, actor Actor, id string) (*notify.Delivery, error) {
+	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+		return nil, err
+	}
+	if err := a.store.Redeliver(ctx, actor.WorkspaceID, id, a.stamp()); err != nil {
+		return nil, err
+	}
+	return a.store.GetDelivery(ctx, actor.WorkspaceID, id)
+}
+
+// TestData is the data of a test event.
+type TestData struct {
+	Message string      `json:"message"`
+	Channel TestChannel `json:"channel"`
+}
+
+// TestChannel names the channel a test event was sent to.
+type TestChannel struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// TestChannel sends one channel a test event, whatever its filters, and
+// returns its delivery, pending: the notifier sends it at once, and the
+// delivery shows how it went.
+func (a *App) TestChannel(ctx context.Context, actor Actor, id string) (*notify.Delivery, error) {
+	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+		return nil, err
+	}
+	c, _, err := a.store.GetChannel(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !c.Enabled {
+		return nil, &monitor.Error{Kind: monitor.KindConflict, Message: "the channel is disabled: enable it to send a test"}
+	}
+	now := a.stamp()
+	ev := incident.Event{ID: ids.New(ids.Event, now), Type: incident.Test, CreatedAt: now, WorkspaceID: actor.WorkspaceID,
+		Data: TestData{Message: "A test notification from Tocsin: this channel works.", Channel: TestChannel{ID: c.ID, Name: c.Name}}}
+	dlv, err := a.store.SendTest(ctx, actor.WorkspaceID, id, ev)
+	if err != nil {
+		return nil, err
+	}
+	return a.store.GetDelivery(ctx, actor.WorkspaceID, dlv)
+}

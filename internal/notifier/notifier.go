@@ -1,0 +1,271 @@
+// Package notifier sends events to notification channels: it claims due
+// deliveries with a lease, renders each for its channel (internal/notify),
+// sends it through the guarded dialer or the SMTP server, and reports every
+// attempt, so that the app can retry, fail, or disable the channel.
+package notifier
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/mailer"
+	"github.com/tocsin/tocsin/internal/netguard"
+	"github.com/tocsin/tocsin/internal/notify"
+)
+
+// Mailer sends an e-mail; id is stable across retries (its Message-ID).
+type Mailer interface {
+	Send(ctx context.Context, m *notify.Mail, id string) error
+}
+
+// SMTP sends e-mail channels' messages through m.
+func SMTP(m *mailer.Mailer) Mailer { return smtpMailer{m} }
+
+type smtpMailer struct{ m *mailer.Mailer }
+
+func (s smtpMailer) Send(ctx context.Context, m *notify.Mail, id string) error {
+	return s.m.Send(ctx, mailer.Message{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML, ID: id})
+}
+
+// Options configure a Notifier; zero values take the defaults.
+type Options struct {
+	App  *app.App
+	Node string // names this node's leases and attempts
+	// Policy is the outbound policy every request goes through.
+	Policy netguard.Policy
+	// Mailer sends e-mail channels' messages; nil when no SMTP server is
+	// configured.
+	Mailer    Mailer
+	Endpoints notify.Endpoints
+	// TLS, when set, configures HTTPS to receivers (tests trust their own
+	// certificate authority with it).
+	TLS *tls.Config
+	// Concurrency bounds the deliveries in flight (default 32): a slow
+	// receiver holds one slot, not the others.
+	Concurrency int
+	// Poll is how often the node looks for due deliveries (default 200 ms).
+	Poll time.Duration
+	// Lease is how long a claimed delivery is this node's (default 2 min);
+	// a dead node's deliveries are taken over after it.
+	Lease   time.Duration
+	Log     *slog.Logger
+	Metrics *Metrics
+}
+
+// Notifier is one node's sender.
+type Notifier struct {
+	o      Options
+	client *http.Client
+}
+
+// New makes a notifier.
+func New(o Options) *Notifier {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 32
+	}
+	if o.Poll <= 0 {
+		o.Poll = 200 * time.Millisecond
+	}
+	if o.Lease <= 0 {
+		o.Lease = 2 * time.Minute
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(nil)
+	}
+	tr := o.Policy.Transport()
+	tr.MaxIdleConnsPerHost = 8
+	if o.TLS != nil {
+		tr.TLSClientConfig = o.TLS
+	}
+	return &Notifier{o: o, client: &http.Client{
+		Transport: tr,
+		Timeout:   notify.AttemptTimeout,
+		// A receiver that redirects is answering wrongly: following it
+		// would send the signed event somewhere nobody configured.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// Run sends due deliveries until ctx ends, then waits for the attempts in
+// flight (each bounded by its own timeout) so that every one is recorded.
+func (n *Notifier) Run(ctx context.Context) {
+	var (
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, n.o.Concurrency)
+		freed = make(chan struct{}, 1)
+	)
+	defer wg.Wait()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-freed:
+		}
+		free := n.o.Concurrency - len(slots)
+		if free > 0 {
+			jobs, err := n.o.App.ClaimDeliveries(ctx, n.o.Node, n.o.Lease, free)
+			if err != nil && ctx.Err() == nil {
+				n.o.Log.Warn("claiming deliveries", "err", err)
+			}
+			for _, j := range jobs {
+				slots <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					n.deliver(context.WithoutCancel(ctx), j)
+					<-slots
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				}()
+			}
+			if len(jobs) == free {
+				// Full: look again as soon as a slot frees.
+				t.Reset(n.o.Poll)
+				continue
+			}
+		}
+		t.Reset(n.o.Poll)
+	}
+}
+
+// deliver makes one attempt at a job and records it.
+func (n *Notifier) deliver(ctx context.Context, j app.DeliveryJob) {
+	start := n.o.App.Now()
+	code, err := n.attempt(ctx, j, start)
+	at := notify.Attempt{Node: n.o.Node, StartedAt: start, Duration: time.Since(start).Truncate(time.Microsecond), StatusCode: code}
+	result := "succeeded"
+	if err != nil {
+		at.Error = err.Error()
+		result = "failed"
+	}
+	n.o.Metrics.attempts.WithLabelValues(string(j.Channel.Kind), result).Inc()
+	n.o.Metrics.seconds.Observe(at.Duration.Seconds())
+	held, ferr := n.o.App.FinishDelivery(ctx, n.o.Node, j, at)
+	switch {
+	case ferr != nil:
+		// The lease runs out and another attempt is made: the receiver
+		// may see this delivery id twice, which it dedupes.
+		n.o.Log.Error("recording a delivery attempt", "delivery", j.ID, "err", ferr)
+	case !held:
+		n.o.Log.Warn("a delivery's lease ran out during its attempt; another node took it over", "delivery", j.ID)
+	case err != nil:
+		n.o.Log.Info("delivery attempt failed", "delivery", j.ID, "channel", j.ChannelID, "attempt", j.Attempts+1, "err", at.Error)
+	}
+}
+
+// attempt sends a job once: the HTTP status code (0 without one) and an
+// error unless it was delivered. Errors never carry a URL: hook URLs and
+// bot tokens are secrets.
+func (n *Notifier) attempt(ctx context.Context, j app.DeliveryJob, now time.Time) (int, error) {
+	out, err := notify.Render(&j.Channel, j.Secrets, j.Payload, j.ID, now, n.o.Endpoints)
+	if err != nil {
+		return 0, fmt.Errorf("cannot render the event for this channel: %v", err)
+	}
+	switch {
+	case out.Skip != "":
+		return 0, nil
+	case out.Mail != nil:
+		if n.o.Mailer == nil {
+			return 0, errors.New("no SMTP server is configured on this node")
+		}
+		mctx, cancel := context.WithTimeout(ctx, 3*notify.AttemptTimeout)
+		defer cancel()
+		return 0, n.o.Mailer.Send(mctx, out.Mail, j.ID)
+	}
+	hctx, cancel := context.WithTimeout(ctx, notify.AttemptTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(hctx, out.Method, out.URL, strings.NewReader(string(out.Body)))
+	if err != nil {
+		return 0, errors.New("the channel's URL cannot be requested")
+	}
+	for k, v := range out.Header {
+		req.Header.Set(k, v)
+	}
+	res, err := n.client.Do(req)
+	if err != nil {
+		return 0, transportError(err, hctx)
+	}
+	defer res.Body.Close()
+	snippet, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10)) // lets the connection be reused
+	if notify.Success(res.StatusCode) {
+		return res.StatusCode, nil
+	}
+	msg := fmt.Sprintf("the receiver answered %d", res.StatusCode)
+	if s := printable(snippet); s != "" {
+		msg += ": " + s
+	}
+	return res.StatusCode, errors.New(msg)
+}
+
+// transportError says why a request got no answer, without its URL.
+func transportError(err error, ctx context.Context) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("no answer within %s", notify.AttemptTimeout)
+	}
+	if netguard.Blocked(err) {
+		return errors.New("refused by this server's outbound policy (private targets are blocked)")
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("no answer: %v", err)
+}
+
+// printable is the start of a response body fit for an error message.
+func printable(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "")
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > 200 {
+		s = string([]rune(s)[:200]) + "…"
+	}
+	return s
+}
+
+// Metrics are the notifier's figures for the operator's /metrics.
+type Metrics struct {
+	attempts *prometheus.CounterVec
+	seconds  prometheus.Histogram
+}
+
+// NewMetrics makes the notifier's metrics and registers them with reg
+// (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tocsin_delivery_attempts_total",
+			Help: "Delivery attempts, by channel kind and result.",
+		}, []string{"kind", "result"}),
+		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tocsin_delivery_attempt_seconds",
+			Help:    "Time a delivery attempt took.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.attempts, m.seconds)
+	}
+	return m
+}

@@ -1,0 +1,432 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/notify"
+)
+
+// Deliveries: an event on its way to a channel. writeEvent makes one per
+// channel that hears the event in the transaction that writes it; nodes
+// claim due ones with a lease, send them, and record each attempt.
+// Deliveries of one channel with the same order key (an incident, or the
+// subject of a state change) go out one after the other, oldest first.
+
+// fanOut adds a delivery of ev to every enabled channel of its workspace
+// that hears it.
+func fanOut(ctx context.Context, tx *sql.Tx, ev incident.Event, orderKey string, subjects []string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, events, subjects FROM notification_channels
+		WHERE workspace_id = $1 AND enabled ORDER BY id`, ev.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	var hear []string
+	for rows.Next() {
+		var (
+			c                notify.Channel
+			events, subjectJ string
+		)
+		if err := rows.Scan(&c.ID, &events, &subjectJ); err != nil {
+			rows.Close()
+			return err
+		}
+		if err := errors.Join(json.Unmarshal([]byte(events), &c.Events), json.Unmarshal([]byte(subjectJ), &c.Subjects)); err != nil {
+			rows.Close()
+			return err
+		}
+		c.Enabled = true
+		if c.Hears(ev.Type, subjects) {
+			hear = append(hear, c.ID)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, ch := range hear {
+		if err := insertDelivery(ctx, tx, ev, ch, orderKey, notify.Pending, ev.CreatedAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func insertDelivery(ctx context.Context, tx *sql.Tx, ev incident.Event, channelID, orderKey string, status notify.Status, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, workspace_id, channel_id, event_id, event_type, order_key,
+		status, next_attempt_at, give_up_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8, $8)`,
+		ids.New(ids.Delivery, at), ev.WorkspaceID, channelID, ev.ID, ev.Type, orderKey, string(status),
+		micros(at), micros(at.Add(notify.RetryHorizon)))
+	return err
+}
+
+// SendTest writes a test event for one channel of the workspace and its
+// delivery, whatever the channel's filters; it returns the delivery's id.
+func (db *DB) SendTest(ctx context.Context, wsID, channelID string, ev incident.Event) (id string, err error) {
+	defer monitor.Wrap(&err, "store.SendTest(%s)", channelID)
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return "", err
+	}
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM notification_channels WHERE workspace_id = $1 AND id = $2`+db.d.forUpdate,
+			wsID, channelID).Scan(new(string)); err != nil {
+			return classify(err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, created_at, payload)
+			VALUES ($1, $2, $3, $4, $5)`, ev.ID, wsID, ev.Type, micros(ev.CreatedAt), string(payload)); err != nil {
+			return err
+		}
+		if err := insertDelivery(ctx, tx, ev, channelID, "", notify.Pending, ev.CreatedAt); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT id FROM deliveries WHERE event_id = $1`, ev.ID).Scan(&id)
+	})
+	return id, err
+}
+
+// deliveryDue is the condition of a delivery that may be claimed at $1:
+// pending, due, not leased, and first of its order key on its channel.
+const deliveryDue = `d.status = 'pending' AND d.next_attempt_at <= $1 AND d.lease_until < $1
+	AND (d.order_key = '' OR NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.channel_id = d.channel_id
+		AND e.order_key = d.order_key AND e.status = 'pending' AND e.seq < d.seq))`
+
+// DeliveriesDue reports whether a delivery can be claimed at now: a
+// read, so that idle polling takes no write lock.
+func (db *DB) DeliveriesDue(ctx context.Context, now time.Time) (due bool, err error) {
+	defer monitor.Wrap(&err, "store.DeliveriesDue")
+	err = db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries d WHERE `+deliveryDue+`)`, micros(now)).Scan(&due)
+	return due, err
+}
+
+// NextDeliveryAt is when the earliest pending delivery is due; zero when
+// none is pending.
+func (db *DB) NextDeliveryAt(ctx context.Context) (at time.Time, err error) {
+	defer monitor.Wrap(&err, "store.NextDeliveryAt")
+	var v sql.NullInt64
+	err = db.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM deliveries WHERE status = 'pending'`).Scan(&v)
+	if !v.Valid {
+		return time.Time{}, err
+	}
+	return fromMicros(v.Int64), err
+}
+
+// Claimed is a delivery leased to one node: what it needs to send it.
+type Claimed struct {
+	notify.Delivery
+	Channel    notify.Channel
+	Sealed     []byte // the channel's secrets
+	Payload    []byte // the event as stored
+	LeaseUntil time.Time
+}
+
+// ClaimDeliveries leases up to limit due deliveries to owner until
+// now+lease; other nodes skip them until then (a dead node's come back
+// when its lease ends).
+func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (out []Claimed, err error) {
+	defer monitor.Wrap(&err, "store.ClaimDeliveries")
+	until := now.Add(lease)
+	var q string
+	if db.d.name == EnginePostgres {
+		q = `WITH due AS (SELECT d.seq FROM deliveries d WHERE ` + deliveryDue + `
+			ORDER BY d.next_attempt_at, d.seq LIMIT $4 FOR UPDATE SKIP LOCKED)
+		UPDATE deliveries SET lease_owner = $2, lease_until = $3 FROM due WHERE deliveries.seq = due.seq
+		RETURNING deliveries.id`
+	} else {
+		q = `UPDATE deliveries SET lease_owner = $2, lease_until = $3 WHERE seq IN (
+			SELECT d.seq FROM deliveries d WHERE ` + deliveryDue + ` ORDER BY d.next_attempt_at, d.seq LIMIT $4)
+		RETURNING id`
+	}
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, q, micros(now), owner, micros(until), limit)
+		if err != nil {
+			return err
+		}
+		var claimed []any
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			claimed = append(claimed, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(claimed) == 0 {
+			return err
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, e.payload FROM deliveries d JOIN events e ON e.id = d.event_id
+			WHERE d.id IN (`+placeholders(1, len(claimed))+`) ORDER BY d.seq`, claimed...)
+		if err != nil {
+			return err
+		}
+		channels := map[string]*Claimed{}
+		for rows.Next() {
+			var payload string
+			d, err := scanDelivery(rows, &payload)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, Claimed{Delivery: *d, Payload: []byte(payload), LeaseUntil: until})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var chIDs []any
+		for i := range out {
+			if _, ok := channels[out[i].ChannelID]; !ok {
+				channels[out[i].ChannelID] = &Claimed{}
+				chIDs = append(chIDs, out[i].ChannelID)
+			}
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
+			WHERE id IN (`+placeholders(1, len(chIDs))+`)`, chIDs...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var sealed []byte
+			ch, err := scanChannel(rows, &sealed)
+			if err != nil {
+				return err
+			}
+			channels[ch.ID].Channel, channels[ch.ID].Sealed = ch, sealed
+		}
+		for i := range out {
+			c := channels[out[i].ChannelID]
+			out[i].Channel, out[i].Sealed = c.Channel, c.Sealed
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+const deliveryColumns = `d.id, d.workspace_id, d.channel_id, d.event_id, d.event_type, d.status, d.attempts,
+	d.next_attempt_at, d.give_up_at, d.last_status_code, d.last_error, d.held_by, d.created_at, d.updated_at, d.completed_at`
+
+func scanDelivery(r rowScanner, extra ...any) (*notify.Delivery, error) {
+	var (
+		d                               = &notify.Delivery{Log: []notify.Attempt{}}
+		status                          string
+		next, giveUp, cr, up, completed int64
+	)
+	if err := r.Scan(append([]any{&d.ID, &d.WorkspaceID, &d.ChannelID, &d.EventID, &d.EventType, &status, &d.Attempts,
+		&next, &giveUp, &d.LastStatusCode, &d.LastError, &d.HeldBy, &cr, &up, &completed}, extra...)...); err != nil {
+		return nil, err
+	}
+	d.Status = notify.Status(status)
+	d.NextAttemptAt, d.GiveUpAt = fromMicros(next), fromMicros(giveUp)
+	d.CreatedAt, d.UpdatedAt = fromMicros(cr), fromMicros(up)
+	if completed != 0 {
+		d.CompletedAt = fromMicros(completed)
+	}
+	return d, nil
+}
+
+// Outcome is how an attempt ended, for FinishDelivery.
+type Outcome struct {
+	Attempt notify.Attempt
+	// Status is the delivery's status after it: Succeeded, Failed, or
+	// Pending again with RetryAt.
+	Status  notify.Status
+	RetryAt time.Time
+	// DisableChannel, when set, disables the channel with this reason
+	// (410 Gone), and fails its other pending deliveries.
+	DisableChannel string
+}
+
+// FinishDelivery records an attempt made under the lease of owner until
+// leaseUntil, and the delivery's new status. A node whose lease ran out
+// (another took the delivery over) records its attempt but changes
+// nothing else; it reports whether it still held the lease.
+func (db *DB) FinishDelivery(ctx context.Context, owner string, leaseUntil time.Time, d *notify.Delivery, o Outcome) (held bool, err error) {
+	defer monitor.Wrap(&err, "store.FinishDelivery(%s)", d.ID)
+	a := o.Attempt
+	now := a.StartedAt.Add(a.Duration)
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(n), 0) + 1 FROM delivery_attempts WHERE delivery_id = $1`, d.ID).Scan(&n); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, n, node, started_at, duration_us, status_code, error)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, n, a.Node, micros(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Error); err != nil {
+			return err
+		}
+		completed, next := micros(now), micros(d.NextAttemptAt)
+		if o.Status == notify.Pending {
+			completed, next = 0, micros(o.RetryAt)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = $4, attempts = attempts + 1, next_attempt_at = $5,
+			last_status_code = $6, last_error = $7, completed_at = $8, updated_at = $9, lease_owner = '', lease_until = 0
+			WHERE id = $1 AND lease_owner = $2 AND lease_until = $3 AND status = 'pending'`,
+			d.ID, owner, micros(leaseUntil), string(o.Status), next, a.StatusCode, a.Error, completed, micros(now))
+		if err != nil {
+			return err
+		}
+		if rows, err := res.RowsAffected(); err != nil || rows == 0 {
+			return err
+		}
+		held = true
+		switch {
+		case o.DisableChannel != "":
+			if _, err := tx.ExecContext(ctx, `UPDATE notification_channels SET enabled = $2, disabled_reason = $3, updated_at = $4
+				WHERE id = $1`, d.ChannelID, false, o.DisableChannel, micros(now)); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE deliveries SET status = 'failed', last_error = $2, completed_at = $3, updated_at = $3
+				WHERE channel_id = $1 AND status = 'pending'`, d.ChannelID, "channel disabled: "+o.DisableChannel, micros(now))
+			return err
+		case o.Status == notify.Succeeded:
+			// The receiver answers again: what waited out its outage goes now,
+			// instead of at each one's backoff.
+			_, err = tx.ExecContext(ctx, `UPDATE deliveries SET next_attempt_at = $2
+				WHERE channel_id = $1 AND status = 'pending' AND attempts > 0 AND next_attempt_at > $2`, d.ChannelID, micros(now))
+			return err
+		}
+		return nil
+	})
+	return held, err
+}
+
+// FailUnsendable ends a claimed delivery that cannot be sent (its channel
+// disabled, its secrets unreadable) without an attempt.
+func (db *DB) FailUnsendable(ctx context.Context, owner string, leaseUntil time.Time, id, reason string, now time.Time) (err error) {
+	defer monitor.Wrap(&err, "store.FailUnsendable(%s)", id)
+	_, err = db.w.ExecContext(ctx, `UPDATE deliveries SET status = 'failed', last_error = $4, completed_at = $5, updated_at = $5,
+		lease_owner = '', lease_until = 0 WHERE id = $1 AND lease_owner = $2 AND lease_until = $3 AND status = 'pending'`,
+		id, owner, micros(leaseUntil), reason, micros(now))
+	return err
+}
+
+// DeliveryQuery pages ListDeliveries.
+type DeliveryQuery struct {
+	ChannelID string
+	Status    string // "" for all
+	BeforeID  string // the page after this id, newest first
+	Limit     int
+}
+
+// ListDeliveries returns a channel's deliveries, newest first, each with
+// its attempts.
+func (db *DB) ListDeliveries(ctx context.Context, wsID string, q DeliveryQuery) (out []*notify.Delivery, err error) {
+	defer monitor.Wrap(&err, "store.ListDeliveries(%s)", q.ChannelID)
+	args := []any{wsID, q.ChannelID}
+	where := `d.workspace_id = $1 AND d.channel_id = $2`
+	if q.Status != "" {
+		args = append(args, q.Status)
+		where += ` AND d.status = $3`
+	}
+	if q.BeforeID != "" {
+		args = append(args, q.BeforeID)
+		where += ` AND d.id < $` + strconv.Itoa(len(args))
+	}
+	args = append(args, max(q.Limit, 1))
+	err = db.inSnapshot(ctx, func(tx *sql.Tx) error {
+		out, err = queryDeliveries(ctx, tx, `SELECT `+deliveryColumns+` FROM deliveries d WHERE `+where+
+			` ORDER BY d.id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+		return err
+	})
+	return out, err
+}
+
+// GetDelivery returns the workspace's delivery id with its attempts.
+func (db *DB) GetDelivery(ctx context.Context, wsID, id string) (d *notify.Delivery, err error) {
+	defer monitor.Wrap(&err, "store.GetDelivery(%s)", id)
+	err = db.inSnapshot(ctx, func(tx *sql.Tx) error {
+		ds, err := queryDeliveries(ctx, tx, `SELECT `+deliveryColumns+` FROM deliveries d WHERE d.workspace_id = $1 AND d.id = $2`, wsID, id)
+		if err != nil {
+			return err
+		}
+		if len(ds) == 0 {
+			return monitor.ErrNotFound
+		}
+		d = ds[0]
+		return nil
+	})
+	return d, err
+}
+
+// maxListedAttempts bounds the attempts shown with a delivery: the latest.
+const maxListedAttempts = 50
+
+func queryDeliveries(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]*notify.Delivery, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []*notify.Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, err
+	}
+	byID := make(map[string]*notify.Delivery, len(out))
+	idArgs := make([]any, len(out))
+	for i, d := range out {
+		byID[d.ID], idArgs[i] = d, d.ID
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT delivery_id, n, node, started_at, duration_us, status_code, error FROM delivery_attempts
+		WHERE delivery_id IN (`+placeholders(1, len(out))+`) ORDER BY delivery_id, n`, idArgs...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id        string
+			a         notify.Attempt
+			start, us int64
+		)
+		if err := rows.Scan(&id, &a.N, &a.Node, &start, &us, &a.StatusCode, &a.Error); err != nil {
+			return nil, err
+		}
+		a.StartedAt, a.Duration = fromMicros(start), time.Duration(us)*time.Microsecond
+		d := byID[id]
+		d.Log = append(d.Log, a)
+		if len(d.Log) > maxListedAttempts {
+			d.Log = d.Log[1:]
+		}
+	}
+	return out, rows.Err()
+}
+
+// Redeliver sends a finished delivery again, with the same id (receivers
+// that handled it see a duplicate): pending at now, retried for another
+// RetryHorizon.
+func (db *DB) Redeliver(ctx context.Context, wsID, id string, now time.Time) (err error) {
+	defer monitor.Wrap(&err, "store.Redeliver(%s)", id)
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		var status string
+		var enabled bool
+		if err := tx.QueryRowContext(ctx, `SELECT d.status, c.enabled FROM deliveries d JOIN notification_channels c ON c.id = d.channel_id
+			WHERE d.workspace_id = $1 AND d.id = $2`, wsID, id).Scan(&status, &enabled); err != nil {
+			return classify(err)
+		}
+		switch {
+		case status == string(notify.Pending):
+			return &monitor.Error{Kind: monitor.KindConflict, Message: "the delivery is still pending: it will be tried again by itself"}
+		case !enabled:
+			return &monitor.Error{Kind: monitor.KindConflict, Message: "the delivery's channel is disabled: enable it first"}
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', next_attempt_at = $2, give_up_at = $3, completed_at = 0,
+			held_by = '', updated_at = $2, lease_owner = '', lease_until = 0 WHERE id = $1`, id, micros(now), micros(now.Add(notify.RetryHorizon)))
+		return err
+	})
+}
