@@ -60,9 +60,11 @@ func (a *App) ClaimDeliveries(ctx context.Context, owner string, lease time.Dura
 	return jobs, nil
 }
 
-// NextDeliveryAt is when the earliest pending delivery is due (zero: none).
-func (a *App) NextDeliveryAt(ctx context.Context) (time.Time, error) {
-	return a.store.NextDeliveryAt(ctx)
+// ReleaseDeliveries gives up the leases of the node owner, at its start:
+// its previous process's claims go at once. Node names must be unique
+// among live nodes (they are by default: the host name).
+func (a *App) ReleaseDeliveries(ctx context.Context, owner string) (int64, error) {
+	return a.store.ReleaseDeliveries(ctx, owner)
 }
 
 // FinishDelivery records an attempt at a claimed delivery and decides what

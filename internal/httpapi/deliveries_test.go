@@ -223,12 +223,14 @@ func (e *env) settled(t *testing.T, k, channelID string, n int) []map[string]any
 
 // Events reach a webhook receiver signed, once per delivery id, in order
 // per incident, through a receiver outage (retried with the same ids), a
-// redelivery and a test; a 410 Gone disables the channel.
+// redelivery and a test; a 410 Gone disables the channel. Two nodes send:
+// each delivery goes out once.
 func TestWebhookDelivery(t *testing.T) {
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			e := newEnvWith(t, eng, fastRetries)
 			runNotifier(t, e, "node-1")
+			runNotifier(t, e.twin(), "node-2")
 			k := e.ownerKey()
 			rc := newReceiver(t)
 			ch := e.webhookChannel(t, k, rc, nil)
@@ -322,6 +324,11 @@ func TestWebhookDelivery(t *testing.T) {
 			defer rc.mu.Unlock()
 			if rc.bad != 0 {
 				t.Errorf("%d requests did not verify", rc.bad)
+			}
+			for id, n := range rc.seen {
+				if n != 1 && !(id == ds[0]["id"] && n == 2) {
+					t.Errorf("delivery %s was handled %d times", id, n)
+				}
 			}
 		})
 	}

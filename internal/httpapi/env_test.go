@@ -147,7 +147,7 @@ func (e *env) twin() *env {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	t2 := *e
 	t2.db = db
-	t2.app = app.New(db, e.kr, e.clock.Now, log, app.Config{})
+	t2.app = app.New(db, e.kr, e.clock.Now, log, e.app.Config()) // configured as the first node
 	t2.srv = httptest.NewUnstartedServer(nil)
 	t2.api = httpapi.New(t2.app, log, httpapi.Options{BaseURL: "http://" + t2.srv.Listener.Addr().String()})
 	t2.srv.Config.Handler = httpapi.Observe(log, t2.api)

@@ -111,6 +111,11 @@ func (n *Notifier) Run(ctx context.Context) {
 		freed = make(chan struct{}, 1)
 	)
 	defer wg.Wait()
+	if released, err := n.o.App.ReleaseDeliveries(ctx, n.o.Node); err != nil {
+		n.o.Log.Warn("releasing this node's earlier leases", "err", err)
+	} else if released > 0 {
+		n.o.Log.Info("deliveries claimed by this node's previous process go again", "deliveries", released)
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {

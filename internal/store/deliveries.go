@@ -106,18 +106,6 @@ func (db *DB) DeliveriesDue(ctx context.Context, now time.Time) (due bool, err e
 	return due, err
 }
 
-// NextDeliveryAt is when the earliest pending delivery is due; zero when
-// none is pending.
-func (db *DB) NextDeliveryAt(ctx context.Context) (at time.Time, err error) {
-	defer monitor.Wrap(&err, "store.NextDeliveryAt")
-	var v sql.NullInt64
-	err = db.r.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM deliveries WHERE status = 'pending'`).Scan(&v)
-	if !v.Valid {
-		return time.Time{}, err
-	}
-	return fromMicros(v.Int64), err
-}
-
 // Claimed is a delivery leased to one node: what it needs to send it.
 type Claimed struct {
 	notify.Delivery
@@ -231,6 +219,19 @@ func scanDelivery(r rowScanner, extra ...any) (*notify.Delivery, error) {
 		d.CompletedAt = fromMicros(completed)
 	}
 	return d, nil
+}
+
+// ReleaseDeliveries gives up the leases owner holds: a node that starts
+// has nothing in flight, so what its previous process claimed can go at
+// once instead of when the leases run out.
+func (db *DB) ReleaseDeliveries(ctx context.Context, owner string) (n int64, err error) {
+	defer monitor.Wrap(&err, "store.ReleaseDeliveries(%s)", owner)
+	res, err := db.w.ExecContext(ctx, `UPDATE deliveries SET lease_owner = '', lease_until = 0
+		WHERE lease_owner = $1 AND status = 'pending'`, owner)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // Outcome is how an attempt ended, for FinishDelivery.
