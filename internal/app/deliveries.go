@@ -27,6 +27,9 @@ type DeliveryJob struct {
 // secrets unreadable) fails here without an attempt.
 func (a *App) ClaimDeliveries(ctx context.Context, owner string, lease time.Duration, limit int) ([]DeliveryJob, error) {
 	now := a.stamp()
+	if _, err := a.store.SummarizeHeld(ctx, now); err != nil {
+		return nil, err
+	}
 	due, err := a.store.DeliveriesDue(ctx, now)
 	if err != nil || !due {
 		return nil, err

@@ -3,10 +3,12 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -372,5 +374,101 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A storm of incidents reaches a person's channel as at most its bound of
+// messages a minute, and one summary of the rest once the minute is over;
+// nothing held is dropped: every held delivery names the summary, and
+// can be redelivered.
+func TestRateBoundHoldsAStorm(t *testing.T) {
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			e := newEnvWith(t, eng, fastRetries)
+			start := time.Now().UTC().Truncate(time.Second)
+			e.clock.Set(start)
+			runNotifier(t, e, "node-1")
+			k := e.ownerKey()
+			var (
+				mu  sync.Mutex
+				got []map[string]any
+			)
+			ntfy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var m map[string]any
+				if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+					http.Error(w, "not JSON", http.StatusBadRequest)
+					return
+				}
+				mu.Lock()
+				got = append(got, m)
+				mu.Unlock()
+			}))
+			defer ntfy.Close()
+			r := e.req("POST", "/api/v1/notification-channels", k, map[string]any{"name": "phone", "kind": "ntfy",
+				"config": map[string]any{"url": ntfy.URL, "topic": "ops"}, "events": []string{"incident.opened"}})
+			if r.status != http.StatusCreated {
+				t.Fatalf("create: %d %s", r.status, r.body)
+			}
+			ch := r.json(t)["id"].(string)
+			bound := notify.RateBound(notify.Ntfy)
+			const storm = 30
+			for i := range storm {
+				if r := e.req("POST", "/api/v1/incidents", k, map[string]any{"title": fmt.Sprintf("service %d is down", i), "message": "down"}); r.status != http.StatusCreated {
+					t.Fatalf("incident: %d %s", r.status, r.body)
+				}
+			}
+			ds := e.settled(t, k, ch, storm)
+			var sent, held int
+			for _, d := range ds {
+				switch d["status"] {
+				case "succeeded":
+					sent++
+				case "held":
+					held++
+					if d["heldBy"] != nil && d["heldBy"] != "" {
+						t.Errorf("told of before the window ended: %v", d)
+					}
+				}
+			}
+			mu.Lock()
+			n := len(got)
+			mu.Unlock()
+			if sent != bound || held != storm-bound || n != bound {
+				t.Fatalf("in the first minute: %d sent, %d held, %d received; want %d, %d, %d", sent, held, n, bound, storm-bound, bound)
+			}
+
+			// The minute is over: one summary tells of the held ones.
+			e.clock.Set(start.Add(notify.RateWindow + time.Second))
+			ds = e.settled(t, k, ch, storm+1)
+			summary := ds[len(ds)-1]
+			if summary["eventType"] != notify.EventHeld || summary["status"] != "succeeded" {
+				t.Fatalf("the summary delivery: %v", summary)
+			}
+			for _, d := range ds[:storm] {
+				if d["status"] == "held" && d["heldBy"] != summary["id"] {
+					t.Errorf("a held delivery not told of: %v", d)
+				}
+			}
+			mu.Lock()
+			last := got[len(got)-1]
+			mu.Unlock()
+			if title, _ := last["title"].(string); !strings.Contains(title, fmt.Sprint(storm-bound)) {
+				t.Errorf("the summary as the channel got it: %v", last)
+			}
+			// A held delivery can still be sent by hand.
+			var heldOne map[string]any
+			for _, d := range ds {
+				if d["status"] == "held" {
+					heldOne = d
+					break
+				}
+			}
+			if r := e.req("POST", "/api/v1/deliveries/"+heldOne["id"].(string)+"/redeliver", k, nil); r.status != http.StatusAccepted {
+				t.Fatalf("redeliver a held one: %d %s", r.status, r.body)
+			}
+			waitUntil(t, "the held delivery to go", func() bool {
+				return e.req("GET", "/api/v1/deliveries/"+heldOne["id"].(string), k, nil).json(t)["status"] == "succeeded"
+			})
+		})
 	}
 }

@@ -156,9 +156,9 @@ func (n *Notifier) Run(ctx context.Context) {
 
 // deliver makes one attempt at a job and records it.
 func (n *Notifier) deliver(ctx context.Context, j app.DeliveryJob) {
-	start := n.o.App.Now()
+	start, began := n.o.App.Now(), time.Now() // the app's clock, and a monotonic one for the duration
 	code, err := n.attempt(ctx, j, start)
-	at := notify.Attempt{Node: n.o.Node, StartedAt: start, Duration: time.Since(start).Truncate(time.Microsecond), StatusCode: code}
+	at := notify.Attempt{Node: n.o.Node, StartedAt: start, Duration: time.Since(began).Truncate(time.Microsecond), StatusCode: code}
 	result := "succeeded"
 	if err != nil {
 		at.Error = err.Error()

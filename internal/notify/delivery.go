@@ -90,3 +90,34 @@ func Permanent(statusCode int) bool { return statusCode == 410 }
 
 // Success reports whether an HTTP answer delivered the event.
 func Success(statusCode int) bool { return statusCode >= 200 && statusCode < 300 }
+
+// RateWindow is the span of a channel's rate bound.
+const RateWindow = time.Minute
+
+// RateBound is how many events a channel of this kind takes in a
+// RateWindow before the rest are held back and told of in one summary
+// (EventHeld) once the window ends: a storm of outages reaches people as
+// a few messages, not hundreds. Machines (webhooks, PagerDuty, which
+// dedupes by incident) take more than people's chats and inboxes.
+func RateBound(k Kind) int {
+	switch k {
+	case Webhook:
+		return 600
+	case PagerDuty:
+		return 60
+	}
+	return 20
+}
+
+// Bounded reports whether events of this type count against the bound:
+// a test a person asked for and the summary of held events always go.
+func Bounded(eventType string) bool { return eventType != "test" && eventType != EventHeld }
+
+// HeldTitle is how a summary lists a held event: its headline.
+func HeldTitle(payload []byte) string {
+	n, err := decode(payload, time.Time{})
+	if err != nil {
+		return ""
+	}
+	return n.headline
+}

@@ -52,18 +52,30 @@ func fanOut(ctx context.Context, tx *sql.Tx, ev incident.Event, orderKey string,
 		return err
 	}
 	for _, ch := range hear {
-		if err := insertDelivery(ctx, tx, ev, ch, orderKey, notify.Pending, ev.CreatedAt); err != nil {
+		if _, err := insertDelivery(ctx, tx, ev, ch, orderKey); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func insertDelivery(ctx context.Context, tx *sql.Tx, ev incident.Event, channelID, orderKey string, status notify.Status, at time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, workspace_id, channel_id, event_id, event_type, order_key,
-		status, next_attempt_at, give_up_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8, $8)`,
-		ids.New(ids.Delivery, at), ev.WorkspaceID, channelID, ev.ID, ev.Type, orderKey, string(status),
-		micros(at), micros(at.Add(notify.RetryHorizon)))
+func insertDelivery(ctx context.Context, tx *sql.Tx, ev incident.Event, channelID, orderKey string) (id string, err error) {
+	id = ids.New(ids.Delivery, ev.CreatedAt)
+	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (id, workspace_id, channel_id, event_id, event_type, order_key,
+		status, next_attempt_at, give_up_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $7, $7)`,
+		id, ev.WorkspaceID, channelID, ev.ID, ev.Type, orderKey, micros(ev.CreatedAt), micros(ev.CreatedAt.Add(notify.RetryHorizon)))
+	return id, err
+}
+
+// insertEvent adds an event that is about no subject or incident to the
+// outbox, without fanning it out.
+func insertEvent(ctx context.Context, tx *sql.Tx, ev incident.Event) error {
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, created_at, payload) VALUES ($1, $2, $3, $4, $5)`,
+		ev.ID, ev.WorkspaceID, ev.Type, micros(ev.CreatedAt), string(payload))
 	return err
 }
 
@@ -71,23 +83,16 @@ func insertDelivery(ctx context.Context, tx *sql.Tx, ev incident.Event, channelI
 // delivery, whatever the channel's filters; it returns the delivery's id.
 func (db *DB) SendTest(ctx context.Context, wsID, channelID string, ev incident.Event) (id string, err error) {
 	defer monitor.Wrap(&err, "store.SendTest(%s)", channelID)
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		return "", err
-	}
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT id FROM notification_channels WHERE workspace_id = $1 AND id = $2`+db.d.forUpdate,
 			wsID, channelID).Scan(new(string)); err != nil {
 			return classify(err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, created_at, payload)
-			VALUES ($1, $2, $3, $4, $5)`, ev.ID, wsID, ev.Type, micros(ev.CreatedAt), string(payload)); err != nil {
+		if err := insertEvent(ctx, tx, ev); err != nil {
 			return err
 		}
-		if err := insertDelivery(ctx, tx, ev, channelID, "", notify.Pending, ev.CreatedAt); err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, `SELECT id FROM deliveries WHERE event_id = $1`, ev.ID).Scan(&id)
+		id, err = insertDelivery(ctx, tx, ev, channelID, "")
+		return err
 	})
 	return id, err
 }
@@ -190,13 +195,160 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 			}
 			channels[ch.ID].Channel, channels[ch.ID].Sealed = ch, sealed
 		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
 		for i := range out {
 			c := channels[out[i].ChannelID]
 			out[i].Channel, out[i].Sealed = c.Channel, c.Sealed
 		}
-		return rows.Err()
+		out, err = db.holdOverBound(ctx, tx, out, now)
+		return err
 	})
 	return out, err
+}
+
+// holdOverBound counts the first attempts of claimed deliveries against
+// their channels' rate bounds (notify.RateBound), and holds the ones past
+// it: held, they are done, and SummarizeHeld tells of them once the
+// window ends. It returns the deliveries to send.
+func (db *DB) holdOverBound(ctx context.Context, tx *sql.Tx, claimed []Claimed, now time.Time) ([]Claimed, error) {
+	byChannel := map[string][]int{}
+	var order []string
+	for i, c := range claimed {
+		if c.Attempts > 0 || !notify.Bounded(c.EventType) {
+			continue
+		}
+		if _, ok := byChannel[c.ChannelID]; !ok {
+			order = append(order, c.ChannelID)
+		}
+		byChannel[c.ChannelID] = append(byChannel[c.ChannelID], i)
+	}
+	held := map[int]bool{}
+	for _, ch := range order {
+		var start int64
+		var count int
+		if err := tx.QueryRowContext(ctx, `SELECT rate_window_start, rate_count FROM notification_channels WHERE id = $1`+db.d.forUpdate,
+			ch).Scan(&start, &count); err != nil {
+			return nil, err
+		}
+		if now.Sub(fromMicros(start)) >= notify.RateWindow {
+			start, count = micros(now), 0
+		}
+		bound := notify.RateBound(claimed[byChannel[ch][0]].Channel.Kind)
+		for _, i := range byChannel[ch] {
+			if count >= bound {
+				held[i] = true
+				c := claimed[i]
+				if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'held', last_error = $2, completed_at = $3, updated_at = $3,
+					lease_owner = '', lease_until = 0 WHERE id = $1`, c.ID,
+					"held back: the channel took its "+strconv.Itoa(bound)+" events of the minute; a summary follows", micros(now)); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			count++
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE notification_channels SET rate_window_start = $2, rate_count = $3 WHERE id = $1`,
+			ch, start, count); err != nil {
+			return nil, err
+		}
+	}
+	if len(held) == 0 {
+		return claimed, nil
+	}
+	send := claimed[:0:0]
+	for i, c := range claimed {
+		if !held[i] {
+			send = append(send, c)
+		}
+	}
+	return send, nil
+}
+
+// maxHeldTitles bounds the headlines a summary lists.
+const maxHeldTitles = 50
+
+// SummarizeHeld writes, for each channel whose rate window has ended with
+// events held back, one notify.EventHeld event telling of them and its
+// delivery to that channel, and marks the held ones as told (held_by).
+// It reports how many summaries it wrote.
+func (db *DB) SummarizeHeld(ctx context.Context, now time.Time) (n int, err error) {
+	defer monitor.Wrap(&err, "store.SummarizeHeld")
+	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT d.channel_id FROM deliveries d JOIN notification_channels c ON c.id = d.channel_id
+		WHERE d.status = 'held' AND d.held_by = '' AND c.rate_window_start <= $1`, micros(now.Add(-notify.RateWindow)))
+	if err != nil {
+		return 0, err
+	}
+	var channels []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		channels = append(channels, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, ch := range channels {
+		err := db.inTx(ctx, func(tx *sql.Tx) error {
+			var wsID string
+			if err := tx.QueryRowContext(ctx, `SELECT workspace_id FROM notification_channels WHERE id = $1`+db.d.forUpdate, ch).Scan(&wsID); err != nil {
+				return err
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT d.id, d.event_type, e.created_at, e.payload FROM deliveries d JOIN events e ON e.id = d.event_id
+				WHERE d.channel_id = $1 AND d.status = 'held' AND d.held_by = '' ORDER BY d.seq`, ch)
+			if err != nil {
+				return err
+			}
+			data := notify.HeldData{ChannelID: ch, ByType: map[string]int{}}
+			var heldIDs []any
+			for rows.Next() {
+				var (
+					id, typ, payload string
+					at               int64
+				)
+				if err := rows.Scan(&id, &typ, &at, &payload); err != nil {
+					rows.Close()
+					return err
+				}
+				if data.Count == 0 {
+					data.From = fromMicros(at)
+				}
+				data.Count++
+				data.ByType[typ]++
+				data.To = fromMicros(at)
+				if t := notify.HeldTitle([]byte(payload)); t != "" && len(data.Titles) < maxHeldTitles {
+					data.Titles = append(data.Titles, t)
+				}
+				heldIDs = append(heldIDs, id)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil || len(heldIDs) == 0 {
+				return err // another node told of them
+			}
+			ev := incident.Event{ID: ids.New(ids.Event, now), Type: notify.EventHeld, CreatedAt: now, WorkspaceID: wsID, Data: data}
+			if err := insertEvent(ctx, tx, ev); err != nil {
+				return err
+			}
+			summary, err := insertDelivery(ctx, tx, ev, ch, "")
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE deliveries SET held_by = $1 WHERE id IN (`+placeholders(2, len(heldIDs))+`)`,
+				append([]any{summary}, heldIDs...)...)
+			n++
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 const deliveryColumns = `d.id, d.workspace_id, d.channel_id, d.event_id, d.event_type, d.status, d.attempts,

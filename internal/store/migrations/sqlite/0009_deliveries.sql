@@ -40,3 +40,10 @@ CREATE TABLE delivery_attempts (
     error       TEXT    NOT NULL DEFAULT '',      -- '' for a success
     PRIMARY KEY (delivery_id, n)
 ) STRICT;
+
+-- Each channel's rate bound (notify.RateBound): how many events it took in
+-- the window that started at rate_window_start. Past the bound, deliveries
+-- are held, and told of in one summary delivery once the window ends.
+ALTER TABLE notification_channels ADD COLUMN rate_window_start INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE notification_channels ADD COLUMN rate_count INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX deliveries_held ON deliveries (channel_id) WHERE status = 'held' AND held_by = '';
