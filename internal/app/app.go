@@ -105,9 +105,10 @@ func (a *App) Now() time.Time { return a.now() }
 func (a *App) Config() Config { return a.cfg }
 
 // Housekeeping forgets what no longer matters: idempotency records past
-// their 24 hours, rate-limit buckets that are full again, observations and
-// pings past the retention, and ping keys past their 24 hours. Deleting is
-// idempotent, so every node may run it.
+// their 24 hours, rate-limit buckets that are full again, observations,
+// events with their deliveries, and pings past the retention, and ping
+// keys past their 24 hours. Deleting is idempotent, so every node may run
+// it.
 func (a *App) Housekeeping(ctx context.Context) error {
 	now := a.now()
 	if _, err := a.store.PurgeIdempotency(ctx, now); err != nil {
@@ -118,6 +119,9 @@ func (a *App) Housekeeping(ctx context.Context) error {
 	}
 	cutoff := now.AddDate(0, 0, -a.cfg.RetentionDays)
 	if _, err := a.store.DeleteObservationsBefore(ctx, cutoff); err != nil {
+		return err
+	}
+	if _, err := a.store.DeleteEventsBefore(ctx, cutoff); err != nil {
 		return err
 	}
 	return a.store.DeletePingsBefore(ctx, cutoff, now)

@@ -583,3 +583,23 @@ func (db *DB) Redeliver(ctx context.Context, wsID, id string, now time.Time) (er
 		return err
 	})
 }
+
+// DeleteEventsBefore forgets events written before cutoff, with their
+// deliveries and attempts, a batch at a time; an event with a delivery
+// still pending stays.
+func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (deleted int64, err error) {
+	defer monitor.Wrap(&err, "store.DeleteEventsBefore")
+	for {
+		res, err := db.w.ExecContext(ctx, `DELETE FROM events WHERE seq IN (SELECT seq FROM events e WHERE e.created_at < $1
+			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending') ORDER BY seq LIMIT 1000)`,
+			micros(cutoff))
+		if err != nil {
+			return deleted, err
+		}
+		n, err := res.RowsAffected()
+		deleted += n
+		if err != nil || n < 1000 {
+			return deleted, err
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/store"
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+func addChannel(t *testing.T, db *store.DB, wsID string, events, subjects []string) string {
+	t.Helper()
+	c := notify.Channel{ID: ids.New(ids.Channel, t0), WorkspaceID: wsID, Name: "c", Kind: notify.Webhook, Enabled: true,
+		Config: notify.Config{URL: "https://hooks.example.com/x"}, Events: events, Subjects: subjects, CreatedAt: t0, UpdatedAt: t0}
+	check(t, db.CreateChannel(ctx, c, []byte("sealed"), 100))
+	return c.ID
+}
+
+// Deliveries are made with their events for the channels that hear them,
+// claimed once under a lease, in order per order key, and a node whose
+// lease ran out changes nothing; old events go with their deliveries,
+// unless one is pending.
+func TestDeliveriesStore(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			_, w := seed(t, db, "acme")
+			m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
+			all := addChannel(t, db, w.ID, nil, nil)
+			opened := addChannel(t, db, w.ID, []string{incident.IncidentOpened}, nil)
+			m2 := addMonitor(t, db, w.ID, monitor.Config{})
+			other := addChannel(t, db, w.ID, nil, []string{m2.ID})
+			observe(t, db, m, monitor.ResultDown, t0.Add(time.Minute)) // PENDING → DOWN: a state change and an incident
+
+			now := t0.Add(2 * time.Minute)
+			got, err := db.ClaimDeliveries(ctx, "node-a", now, time.Minute, 100)
+			check(t, err)
+			byChannel := map[string][]string{}
+			for _, c := range got {
+				byChannel[c.ChannelID] = append(byChannel[c.ChannelID], c.EventType)
+				if len(c.Payload) == 0 || c.Channel.ID != c.ChannelID || string(c.Sealed) != "sealed" {
+					t.Errorf("claimed %+v", c.Delivery)
+				}
+			}
+			if len(byChannel[all]) != 2 || len(byChannel[opened]) != 1 || byChannel[opened][0] != incident.IncidentOpened || len(byChannel[other]) != 0 {
+				t.Fatalf("claimed by channel: %v", byChannel)
+			}
+			again, err := db.ClaimDeliveries(ctx, "node-b", now, time.Minute, 100)
+			check(t, err)
+			if len(again) != 0 {
+				t.Fatalf("leased deliveries claimed again: %d", len(again))
+			}
+
+			// The lease runs out: another node takes one over, and the
+			// first node's late report changes nothing.
+			late := now.Add(2 * time.Minute)
+			taken, err := db.ClaimDeliveries(ctx, "node-b", late, time.Minute, 100)
+			check(t, err)
+			if len(taken) != 3 {
+				t.Fatalf("after the leases ran out node-b claimed %d, want 3", len(taken))
+			}
+			first := got[0]
+			held, err := db.FinishDelivery(ctx, "node-a", first.LeaseUntil, &first.Delivery, store.Outcome{Status: notify.Succeeded,
+				Attempt: notify.Attempt{Node: "node-a", StartedAt: now, Duration: time.Millisecond, StatusCode: 200}})
+			check(t, err)
+			if held {
+				t.Error("a node whose lease ran out still held it")
+			}
+			for _, c := range taken {
+				held, err := db.FinishDelivery(ctx, "node-b", c.LeaseUntil, &c.Delivery, store.Outcome{Status: notify.Pending, RetryAt: late.Add(time.Minute),
+					Attempt: notify.Attempt{Node: "node-b", StartedAt: late, Duration: time.Millisecond, StatusCode: 503, Error: "the receiver answered 503"}})
+				check(t, err)
+				if !held {
+					t.Error("node-b lost its lease")
+				}
+			}
+			d, err := db.GetDelivery(ctx, w.ID, first.ID)
+			check(t, err)
+			if d.Status != notify.Pending || d.Attempts != 1 || len(d.Log) != 2 || d.Log[0].Node != "node-a" || d.Log[1].StatusCode != 503 ||
+				!d.NextAttemptAt.Equal(late.Add(time.Minute)) {
+				t.Errorf("after both reports: %+v", d)
+			}
+
+			// Old events stay while a delivery of theirs is pending.
+			if n, err := db.DeleteEventsBefore(ctx, late.Add(time.Hour)); err != nil || n != 0 {
+				t.Fatalf("deleted %d events with pending deliveries (%v)", n, err)
+			}
+			retry, err := db.ClaimDeliveries(ctx, "node-b", late.Add(time.Minute), time.Minute, 100)
+			check(t, err)
+			for _, c := range retry {
+				_, err := db.FinishDelivery(ctx, "node-b", c.LeaseUntil, &c.Delivery, store.Outcome{Status: notify.Failed,
+					Attempt: notify.Attempt{Node: "node-b", StartedAt: late, Duration: time.Millisecond, Error: "gone"}})
+				check(t, err)
+			}
+			if n, err := db.DeleteEventsBefore(ctx, late.Add(time.Hour)); err != nil || n != 2 {
+				t.Fatalf("deleted %d events, want 2 (%v)", n, err)
+			}
+			if _, err := db.GetDelivery(ctx, w.ID, first.ID); err == nil {
+				t.Error("a deleted event's delivery is still there")
+			}
+		})
+	}
+}
