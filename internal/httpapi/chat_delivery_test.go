@@ -237,14 +237,3 @@ func TestChannelKindsDeliver(t *testing.T) {
 		})
 	}
 }
-
-// Without an SMTP server, e-mail channels are a clear feature_unavailable.
-func TestEmailChannelNeedsSMTP(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e *env) {
-		r := e.req("POST", "/api/v1/notification-channels", e.ownerKey(), map[string]any{"name": "mail", "kind": "email",
-			"config": map[string]any{"to": []string{"a@example.test"}}})
-		if r.status != http.StatusForbidden || r.code(t) != "feature_unavailable" {
-			t.Errorf("e-mail without SMTP: %d %s", r.status, r.body)
-		}
-	})
-}
