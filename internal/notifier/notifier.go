@@ -118,19 +118,25 @@ func (n *Notifier) Run(ctx context.Context) {
 	}
 	t := time.NewTimer(0)
 	defer t.Stop()
+	backlog := false // the last claim filled every free slot: more may be due
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-freed:
+			if !backlog {
+				continue // nothing waits for the slot; the next poll will do
+			}
 		}
 		free := n.o.Concurrency - len(slots)
+		backlog = free == 0 // every slot busy: look again when one frees
 		if free > 0 {
 			jobs, err := n.o.App.ClaimDeliveries(ctx, n.o.Node, n.o.Lease, free)
 			if err != nil && ctx.Err() == nil {
 				n.o.Log.Warn("claiming deliveries", "err", err)
 			}
+			backlog = len(jobs) == free
 			for _, j := range jobs {
 				slots <- struct{}{}
 				wg.Add(1)
@@ -144,12 +150,8 @@ func (n *Notifier) Run(ctx context.Context) {
 					}
 				}()
 			}
-			if len(jobs) == free {
-				// Full: look again as soon as a slot frees.
-				t.Reset(n.o.Poll)
-				continue
-			}
 		}
+		// Look again after Poll, or, with a backlog, as soon as a slot frees.
 		t.Reset(n.o.Poll)
 	}
 }
