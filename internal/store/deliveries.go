@@ -67,18 +67,6 @@ func insertDelivery(ctx context.Context, tx *sql.Tx, ev incident.Event, channelI
 	return id, err
 }
 
-// insertEvent adds an event that is about no subject or incident to the
-// outbox, without fanning it out.
-func insertEvent(ctx context.Context, tx *sql.Tx, ev incident.Event) error {
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, created_at, payload) VALUES ($1, $2, $3, $4, $5)`,
-		ev.ID, ev.WorkspaceID, ev.Type, micros(ev.CreatedAt), string(payload))
-	return err
-}
-
 // SendTest writes a test event for one channel of the workspace and its
 // delivery, whatever the channel's filters; it returns the delivery's id.
 func (db *DB) SendTest(ctx context.Context, wsID, channelID string, ev incident.Event) (id string, err error) {
@@ -88,7 +76,7 @@ func (db *DB) SendTest(ctx context.Context, wsID, channelID string, ev incident.
 			wsID, channelID).Scan(new(string)); err != nil {
 			return classify(err)
 		}
-		if err := insertEvent(ctx, tx, ev); err != nil {
+		if err := insertEvent(ctx, tx, ev, "", ""); err != nil {
 			return err
 		}
 		id, err = insertDelivery(ctx, tx, ev, channelID, "")
@@ -155,58 +143,63 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 		if err := rows.Err(); err != nil || len(claimed) == 0 {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, e.payload FROM deliveries d JOIN events e ON e.id = d.event_id
-			WHERE d.id IN (`+placeholders(1, len(claimed))+`) ORDER BY d.seq`, claimed...)
-		if err != nil {
+		if out, err = loadClaimed(ctx, tx, claimed, until); err != nil {
 			return err
-		}
-		channels := map[string]*Claimed{}
-		for rows.Next() {
-			var payload string
-			d, err := scanDelivery(rows, &payload)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, Claimed{Delivery: *d, Payload: []byte(payload), LeaseUntil: until})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		var chIDs []any
-		for i := range out {
-			if _, ok := channels[out[i].ChannelID]; !ok {
-				channels[out[i].ChannelID] = &Claimed{}
-				chIDs = append(chIDs, out[i].ChannelID)
-			}
-		}
-		rows, err = tx.QueryContext(ctx, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
-			WHERE id IN (`+placeholders(1, len(chIDs))+`)`, chIDs...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var sealed []byte
-			ch, err := scanChannel(rows, &sealed)
-			if err != nil {
-				return err
-			}
-			channels[ch.ID].Channel, channels[ch.ID].Sealed = ch, sealed
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		rows.Close()
-		for i := range out {
-			c := channels[out[i].ChannelID]
-			out[i].Channel, out[i].Sealed = c.Channel, c.Sealed
 		}
 		out, err = db.holdOverBound(ctx, tx, out, now)
 		return err
 	})
 	return out, err
+}
+
+// loadClaimed reads the claimed deliveries with their events and
+// channels.
+func loadClaimed(ctx context.Context, tx *sql.Tx, claimed []any, until time.Time) ([]Claimed, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, e.payload FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.id IN (`+placeholders(1, len(claimed))+`) ORDER BY d.seq`, claimed...)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		out      []Claimed
+		channels = map[string]StoredChannel{}
+		chIDs    []any
+	)
+	for rows.Next() {
+		var payload string
+		d, err := scanDelivery(rows, &payload)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, Claimed{Delivery: *d, Payload: []byte(payload), LeaseUntil: until})
+		if _, ok := channels[d.ChannelID]; !ok {
+			channels[d.ChannelID] = StoredChannel{}
+			chIDs = append(chIDs, d.ChannelID)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
+		WHERE id IN (`+placeholders(1, len(chIDs))+`)`, chIDs...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sc StoredChannel
+		if sc.Channel, err = scanChannel(rows, &sc.Sealed); err != nil {
+			return nil, err
+		}
+		channels[sc.ID] = sc
+	}
+	for i := range out {
+		c := channels[out[i].ChannelID]
+		out[i].Channel, out[i].Sealed = c.Channel, c.Sealed
+	}
+	return out, rows.Err()
 }
 
 // holdOverBound counts the first attempts of claimed deliveries against
@@ -332,7 +325,7 @@ func (db *DB) SummarizeHeld(ctx context.Context, now time.Time) (n int, err erro
 				return err // another node told of them
 			}
 			ev := incident.Event{ID: ids.New(ids.Event, now), Type: notify.EventHeld, CreatedAt: now, WorkspaceID: wsID, Data: data}
-			if err := insertEvent(ctx, tx, ev); err != nil {
+			if err := insertEvent(ctx, tx, ev, "", ""); err != nil {
 				return err
 			}
 			summary, err := insertDelivery(ctx, tx, ev, ch, "")

@@ -152,15 +152,21 @@ func writeIncidentEvent(ctx context.Context, tx *sql.Tx, typ string, inc *incide
 // writeEvent adds ev to the outbox, with a delivery to each channel that
 // hears it (about these subjects), in the caller's transaction.
 func writeEvent(ctx context.Context, tx *sql.Tx, ev incident.Event, subjectID, incidentID string, subjects []string) error {
+	if err := insertEvent(ctx, tx, ev, subjectID, incidentID); err != nil {
+		return err
+	}
+	return fanOut(ctx, tx, ev, cmp.Or(incidentID, subjectID), subjects)
+}
+
+// insertEvent adds ev to the outbox, without deliveries.
+func insertEvent(ctx context.Context, tx *sql.Tx, ev incident.Event, subjectID, incidentID string) error {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
-	if _, err = tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, subject_id, incident_id, created_at, payload)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.WorkspaceID, ev.Type, subjectID, incidentID, micros(ev.CreatedAt), string(payload)); err != nil {
-		return err
-	}
-	return fanOut(ctx, tx, ev, cmp.Or(incidentID, subjectID), subjects)
+	_, err = tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, subject_id, incident_id, created_at, payload)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.WorkspaceID, ev.Type, subjectID, incidentID, micros(ev.CreatedAt), string(payload))
+	return err
 }
 
 const incidentColumns = `id, workspace_id, title, status, origin, subject_id, subject_name, cause,
