@@ -24,7 +24,7 @@ type Delivery struct {
 	GiveUpAt       time.Time         `json:"giveUpAt" doc:"When retries end and a pending delivery fails."`
 	LastStatusCode *int              `json:"lastStatusCode" doc:"The last HTTP status the receiver answered; null if none."`
 	LastError      string            `json:"lastError" doc:"Why the last attempt failed; empty after a success."`
-	HeldBy         string            `json:"heldBy,omitempty" doc:"held: the summary delivery that told of it."`
+	HeldBy         string            `json:"heldBy,omitempty" doc:"A delivery that was held: the summary delivery that told of it (kept when it is redelivered)."`
 	CreatedAt      time.Time         `json:"createdAt"`
 	UpdatedAt      time.Time         `json:"updatedAt"`
 	CompletedAt    *time.Time        `json:"completedAt" doc:"When it succeeded or failed; null while pending."`

@@ -469,6 +469,9 @@ func TestRateBoundHoldsAStorm(t *testing.T) {
 			waitUntil(t, "the held delivery to go", func() bool {
 				return e.req("GET", "/api/v1/deliveries/"+heldOne["id"].(string), k, nil).json(t)["status"] == "succeeded"
 			})
+			if d := e.req("GET", "/api/v1/deliveries/"+heldOne["id"].(string), k, nil).json(t); d["heldBy"] != summary["id"] {
+				t.Errorf("a held delivery sent by hand forgot its summary: %v", d)
+			}
 		})
 	}
 }

@@ -21,7 +21,7 @@ type Delivery struct {
 	GiveUpAt       time.Time
 	LastStatusCode int
 	LastError      string
-	// HeldBy is the summary delivery that told of a held one.
+	// HeldBy is the summary delivery that told of one that was held.
 	HeldBy      string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time

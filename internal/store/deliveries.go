@@ -210,7 +210,7 @@ func (db *DB) holdOverBound(ctx context.Context, tx *sql.Tx, claimed []Claimed, 
 	byChannel := map[string][]int{}
 	var order []string
 	for i, c := range claimed {
-		if c.Attempts > 0 || !notify.Bounded(c.EventType) {
+		if c.Attempts > 0 || c.HeldBy != "" || !notify.Bounded(c.EventType) { // retries, and held ones sent by hand, go
 			continue
 		}
 		if _, ok := byChannel[c.ChannelID]; !ok {
@@ -555,7 +555,8 @@ func queryDeliveries(ctx context.Context, tx *sql.Tx, query string, args ...any)
 
 // Redeliver sends a finished delivery again, with the same id (receivers
 // that handled it see a duplicate): pending at now, retried for another
-// RetryHorizon.
+// RetryHorizon. A held one keeps its summary (held_by), which also spares
+// it the rate bound: a person asked for it.
 func (db *DB) Redeliver(ctx context.Context, wsID, id string, now time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.Redeliver(%s)", id)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
@@ -572,7 +573,7 @@ func (db *DB) Redeliver(ctx context.Context, wsID, id string, now time.Time) (er
 			return &monitor.Error{Kind: monitor.KindConflict, Message: "the delivery's channel is disabled: enable it first"}
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', next_attempt_at = $2, give_up_at = $3, completed_at = 0,
-			held_by = '', updated_at = $2, lease_owner = '', lease_until = 0 WHERE id = $1`, id, micros(now), micros(now.Add(notify.RetryHorizon)))
+			updated_at = $2, lease_owner = '', lease_until = 0 WHERE id = $1`, id, micros(now), micros(now.Add(notify.RetryHorizon)))
 		return err
 	})
 }
