@@ -89,7 +89,7 @@ func New(o Options) *Notifier {
 		o.Metrics = NewMetrics(nil)
 	}
 	tr := o.Policy.Transport()
-	tr.MaxIdleConnsPerHost = 8
+	tr.MaxIdleConnsPerHost = o.Concurrency // every slot may be talking to one receiver
 	if o.TLS != nil {
 		tr.TLSClientConfig = o.TLS
 	}

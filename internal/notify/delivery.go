@@ -97,12 +97,13 @@ const RateWindow = time.Minute
 // RateBound is how many events a channel of this kind takes in a
 // RateWindow before the rest are held back and told of in one summary
 // (EventHeld) once the window ends: a storm of outages reaches people as
-// a few messages, not hundreds. Machines (webhooks, PagerDuty, which
-// dedupes by incident) take more than people's chats and inboxes.
+// a few messages, not hundreds. Machines take more than people's chats
+// and inboxes: PagerDuty (which itself takes 120 a minute per key), and
+// webhooks most, where the bound only stops a runaway.
 func RateBound(k Kind) int {
 	switch k {
 	case Webhook:
-		return 600
+		return 6000
 	case PagerDuty:
 		return 60
 	}

@@ -29,6 +29,8 @@ CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pend
 CREATE INDEX deliveries_order ON deliveries (channel_id, order_key, seq) WHERE status = 'pending';
 CREATE INDEX deliveries_channel ON deliveries (channel_id, id);
 CREATE INDEX deliveries_event ON deliveries (event_id);
+-- A channel's deliveries waiting out a failure: a success brings them forward.
+CREATE INDEX deliveries_waiting ON deliveries (channel_id, next_attempt_at) WHERE status = 'pending' AND attempts > 0;
 
 CREATE TABLE delivery_attempts (
     delivery_id TEXT NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,
