@@ -70,13 +70,28 @@ func (a *App) ReleaseDeliveries(ctx context.Context, owner string) (int64, error
 	return a.store.ReleaseDeliveries(ctx, owner)
 }
 
-// FinishDelivery records an attempt at a claimed delivery and decides what
-// comes next: done on success (or when there was nothing to send), a
-// retry after a backoff, failed once the retries run out, and a 410 Gone
-// disables the channel. It reports whether the node still held the lease.
-func (a *App) FinishDelivery(ctx context.Context, owner string, job DeliveryJob, at notify.Attempt) (bool, error) {
+// Attempted is an attempt made at a claimed delivery.
+type Attempted struct {
+	Job     DeliveryJob
+	Attempt notify.Attempt
+}
+
+// FinishDeliveries records attempts at claimed deliveries, in one
+// transaction, and decides what comes next for each: done on success (or
+// when there was nothing to send), a retry after a backoff, failed once
+// the retries run out, and a 410 Gone disables the channel. It reports,
+// for each, whether the node still held the lease.
+func (a *App) FinishDeliveries(ctx context.Context, owner string, done []Attempted) ([]bool, error) {
+	fs := make([]store.Finish, len(done))
+	for i, d := range done {
+		fs[i] = store.Finish{Delivery: &d.Job.Delivery, LeaseUntil: d.Job.LeaseUntil, Outcome: a.outcome(d)}
+	}
+	return a.store.FinishDeliveries(ctx, owner, fs)
+}
+
+func (a *App) outcome(d Attempted) store.Outcome {
+	at := d.Attempt
 	o := store.Outcome{Attempt: at}
-	end := at.StartedAt.Add(at.Duration)
 	switch {
 	case at.Error == "":
 		o.Status = notify.Succeeded
@@ -84,14 +99,14 @@ func (a *App) FinishDelivery(ctx context.Context, owner string, job DeliveryJob,
 		o.Status = notify.Failed
 		o.DisableChannel = "the receiver answered 410 Gone"
 	default:
-		retry, ok := notify.NextAttempt(job.Attempts+1, end, job.GiveUpAt, a.cfg.RetryFirst, a.cfg.RetryMax)
+		retry, ok := notify.NextAttempt(d.Job.Attempts+1, at.StartedAt.Add(at.Duration), d.Job.GiveUpAt, a.cfg.RetryFirst, a.cfg.RetryMax)
 		if ok {
 			o.Status, o.RetryAt = notify.Pending, retry
 		} else {
 			o.Status = notify.Failed
 		}
 	}
-	return a.store.FinishDelivery(ctx, owner, job.LeaseUntil, &job.Delivery, o)
+	return o
 }
 
 // ListDeliveries pages through a channel's deliveries, newest first.

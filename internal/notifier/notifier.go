@@ -109,8 +109,27 @@ func (n *Notifier) Run(ctx context.Context) {
 		wg    sync.WaitGroup
 		slots = make(chan struct{}, n.o.Concurrency)
 		freed = make(chan struct{}, 1)
+		// Attempts go to one recorder, which writes those that finished
+		// meanwhile in one transaction; a slot frees once its attempt is
+		// recorded, so the next delivery in its order sees it done.
+		done     = make(chan app.Attempted, n.o.Concurrency)
+		recorded = make(chan struct{})
 	)
-	defer wg.Wait()
+	go func() {
+		defer close(recorded)
+		n.record(context.WithoutCancel(ctx), done, func() {
+			<-slots
+			select {
+			case freed <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	defer func() {
+		wg.Wait()
+		close(done)
+		<-recorded
+	}()
 	if released, err := n.o.App.ReleaseDeliveries(ctx, n.o.Node); err != nil {
 		n.o.Log.Warn("releasing this node's earlier leases", "err", err)
 	} else if released > 0 {
@@ -142,12 +161,7 @@ func (n *Notifier) Run(ctx context.Context) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					n.deliver(context.WithoutCancel(ctx), j)
-					<-slots
-					select {
-					case freed <- struct{}{}:
-					default:
-					}
+					done <- n.deliver(context.WithoutCancel(ctx), j)
 				}()
 			}
 		}
@@ -156,8 +170,48 @@ func (n *Notifier) Run(ctx context.Context) {
 	}
 }
 
-// deliver makes one attempt at a job and records it.
-func (n *Notifier) deliver(ctx context.Context, j app.DeliveryJob) {
+// maxRecordBatch bounds the attempts recorded in one transaction.
+const maxRecordBatch = 64
+
+// record writes finished attempts until done closes: each batch is what
+// finished while the previous one was being written, so a quiet node
+// writes each at once and a busy one shares transactions. release frees
+// an attempt's slot.
+func (n *Notifier) record(ctx context.Context, done <-chan app.Attempted, release func()) {
+	for first := range done {
+		batch := []app.Attempted{first}
+	gather:
+		for len(batch) < maxRecordBatch {
+			select {
+			case a, ok := <-done:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, a)
+			default:
+				break gather
+			}
+		}
+		held, err := n.o.App.FinishDeliveries(ctx, n.o.Node, batch)
+		for i, a := range batch {
+			switch {
+			case err != nil:
+				// The lease runs out and another attempt is made: the
+				// receiver may see this delivery id twice, which it dedupes.
+				n.o.Log.Error("recording a delivery attempt", "delivery", a.Job.ID, "err", err)
+			case !held[i]:
+				n.o.Log.Warn("a delivery's lease ran out during its attempt; another node took it over", "delivery", a.Job.ID)
+			case a.Attempt.Error != "":
+				n.o.Log.Info("delivery attempt failed", "delivery", a.Job.ID, "channel", a.Job.ChannelID,
+					"attempt", a.Job.Attempts+1, "err", a.Attempt.Error)
+			}
+			release()
+		}
+	}
+}
+
+// deliver makes one attempt at a job.
+func (n *Notifier) deliver(ctx context.Context, j app.DeliveryJob) app.Attempted {
 	start, began := n.o.App.Now(), time.Now() // the app's clock, and a monotonic one for the duration
 	code, err := n.attempt(ctx, j, start)
 	at := notify.Attempt{Node: n.o.Node, StartedAt: start, Duration: time.Since(began).Truncate(time.Microsecond), StatusCode: code}
@@ -168,17 +222,7 @@ func (n *Notifier) deliver(ctx context.Context, j app.DeliveryJob) {
 	}
 	n.o.Metrics.attempts.WithLabelValues(string(j.Channel.Kind), result).Inc()
 	n.o.Metrics.seconds.Observe(at.Duration.Seconds())
-	held, ferr := n.o.App.FinishDelivery(ctx, n.o.Node, j, at)
-	switch {
-	case ferr != nil:
-		// The lease runs out and another attempt is made: the receiver
-		// may see this delivery id twice, which it dedupes.
-		n.o.Log.Error("recording a delivery attempt", "delivery", j.ID, "err", ferr)
-	case !held:
-		n.o.Log.Warn("a delivery's lease ran out during its attempt; another node took it over", "delivery", j.ID)
-	case err != nil:
-		n.o.Log.Info("delivery attempt failed", "delivery", j.ID, "channel", j.ChannelID, "attempt", j.Attempts+1, "err", at.Error)
-	}
+	return app.Attempted{Job: j, Attempt: at}
 }
 
 // attempt sends a job once: the HTTP status code (0 without one) and an

@@ -391,57 +391,94 @@ type Outcome struct {
 	DisableChannel string
 }
 
-// FinishDelivery records an attempt made under the lease of owner until
-// leaseUntil, and the delivery's new status. A node whose lease ran out
-// (another took the delivery over) records its attempt but changes
-// nothing else; it reports whether it still held the lease.
-func (db *DB) FinishDelivery(ctx context.Context, owner string, leaseUntil time.Time, d *notify.Delivery, o Outcome) (held bool, err error) {
-	defer monitor.Wrap(&err, "store.FinishDelivery(%s)", d.ID)
-	a := o.Attempt
-	now := a.StartedAt.Add(a.Duration)
+// Finish is one attempt to record: at a delivery claimed under a lease
+// until LeaseUntil, and how it ended.
+type Finish struct {
+	Delivery   *notify.Delivery
+	LeaseUntil time.Time
+	Outcome    Outcome
+}
+
+// FinishDeliveries records attempts made by owner, and each delivery's new
+// status, in one transaction. A node whose lease ran out (another took the
+// delivery over) records its attempt but changes nothing else; held says,
+// for each, whether the node still held the lease.
+func (db *DB) FinishDeliveries(ctx context.Context, owner string, fs []Finish) (held []bool, err error) {
+	defer monitor.Wrap(&err, "store.FinishDeliveries(%d)", len(fs))
+	if err := db.prepareWrites(ctx, qNextAttemptN, qInsertAttempt, qFinish, qBringForward); err != nil {
+		return nil, err
+	}
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(n), 0) + 1 FROM delivery_attempts WHERE delivery_id = $1`, d.ID).Scan(&n); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, n, node, started_at, duration_us, status_code, error)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, n, a.Node, micros(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Error); err != nil {
-			return err
-		}
-		completed, next := micros(now), micros(d.NextAttemptAt)
-		if o.Status == notify.Pending {
-			completed, next = 0, micros(o.RetryAt)
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = $4, attempts = attempts + 1, next_attempt_at = $5,
-			last_status_code = $6, last_error = $7, completed_at = $8, updated_at = $9, lease_owner = '', lease_until = 0
-			WHERE id = $1 AND lease_owner = $2 AND lease_until = $3 AND status = 'pending'`,
-			d.ID, owner, micros(leaseUntil), string(o.Status), next, a.StatusCode, a.Error, completed, micros(now))
-		if err != nil {
-			return err
-		}
-		if rows, err := res.RowsAffected(); err != nil || rows == 0 {
-			return err
-		}
-		held = true
-		switch {
-		case o.DisableChannel != "":
-			if _, err := tx.ExecContext(ctx, `UPDATE notification_channels SET enabled = $2, disabled_reason = $3, updated_at = $4
-				WHERE id = $1`, d.ChannelID, false, o.DisableChannel, micros(now)); err != nil {
+		held = make([]bool, len(fs))
+		for i, f := range fs {
+			var err error
+			if held[i], err = db.finish(ctx, tx, owner, f); err != nil {
 				return err
 			}
-			_, err = tx.ExecContext(ctx, `UPDATE deliveries SET status = 'failed', last_error = $2, completed_at = $3, updated_at = $3
-				WHERE channel_id = $1 AND status = 'pending'`, d.ChannelID, "channel disabled: "+o.DisableChannel, micros(now))
-			return err
-		case o.Status == notify.Succeeded:
-			// The receiver answers again: what waited out its outage goes now,
-			// instead of at each one's backoff.
-			_, err = tx.ExecContext(ctx, `UPDATE deliveries SET next_attempt_at = $2
-				WHERE channel_id = $1 AND status = 'pending' AND attempts > 0 AND next_attempt_at > $2`, d.ChannelID, micros(now))
-			return err
 		}
 		return nil
 	})
 	return held, err
+}
+
+// The statements of finish, prepared once (prepareWrites).
+const (
+	qNextAttemptN  = `SELECT COALESCE(MAX(n), 0) + 1 FROM delivery_attempts WHERE delivery_id = $1`
+	qInsertAttempt = `INSERT INTO delivery_attempts (delivery_id, n, node, started_at, duration_us, status_code, error)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	qFinish = `UPDATE deliveries SET status = $4, attempts = attempts + 1, next_attempt_at = $5,
+		last_status_code = $6, last_error = $7, completed_at = $8, updated_at = $9, lease_owner = '', lease_until = 0
+		WHERE id = $1 AND lease_owner = $2 AND lease_until = $3 AND status = 'pending'`
+	// The receiver answers again: what waited out its outage goes now,
+	// instead of at each one's backoff.
+	qBringForward = `UPDATE deliveries SET next_attempt_at = $2
+		WHERE channel_id = $1 AND status = 'pending' AND attempts > 0 AND next_attempt_at > $2`
+)
+
+func (db *DB) finish(ctx context.Context, tx *sql.Tx, owner string, f Finish) (held bool, err error) {
+	d, o, a := f.Delivery, f.Outcome, f.Outcome.Attempt
+	now := a.StartedAt.Add(a.Duration)
+	exec := func(query string, args ...any) (sql.Result, error) {
+		st, err := db.txStmt(ctx, tx, query)
+		if err != nil {
+			return nil, err
+		}
+		return st.ExecContext(ctx, args...)
+	}
+	st, err := db.txStmt(ctx, tx, qNextAttemptN)
+	if err != nil {
+		return false, err
+	}
+	var n int
+	if err := st.QueryRowContext(ctx, d.ID).Scan(&n); err != nil {
+		return false, err
+	}
+	if _, err := exec(qInsertAttempt, d.ID, n, a.Node, micros(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Error); err != nil {
+		return false, err
+	}
+	completed, next := micros(now), micros(d.NextAttemptAt)
+	if o.Status == notify.Pending {
+		completed, next = 0, micros(o.RetryAt)
+	}
+	res, err := exec(qFinish, d.ID, owner, micros(f.LeaseUntil), string(o.Status), next, a.StatusCode, a.Error, completed, micros(now))
+	if err != nil {
+		return false, err
+	}
+	if rows, err := res.RowsAffected(); err != nil || rows == 0 {
+		return false, err
+	}
+	switch {
+	case o.DisableChannel != "":
+		if _, err := exec(`UPDATE notification_channels SET enabled = $2, disabled_reason = $3, updated_at = $4
+			WHERE id = $1`, d.ChannelID, false, o.DisableChannel, micros(now)); err != nil {
+			return true, err
+		}
+		_, err = exec(`UPDATE deliveries SET status = 'failed', last_error = $2, completed_at = $3, updated_at = $3
+			WHERE channel_id = $1 AND status = 'pending'`, d.ChannelID, "channel disabled: "+o.DisableChannel, micros(now))
+	case o.Status == notify.Succeeded:
+		_, err = exec(qBringForward, d.ChannelID, micros(now))
+	}
+	return true, err
 }
 
 // FailUnsendable ends a claimed delivery that cannot be sent (its channel

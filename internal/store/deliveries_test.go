@@ -64,19 +64,22 @@ func TestDeliveriesStore(t *testing.T) {
 				t.Fatalf("after the leases ran out node-b claimed %d, want 3", len(taken))
 			}
 			first := got[0]
-			held, err := db.FinishDelivery(ctx, "node-a", first.LeaseUntil, &first.Delivery, store.Outcome{Status: notify.Succeeded,
-				Attempt: notify.Attempt{Node: "node-a", StartedAt: now, Duration: time.Millisecond, StatusCode: 200}})
+			held, err := db.FinishDeliveries(ctx, "node-a", []store.Finish{{Delivery: &first.Delivery, LeaseUntil: first.LeaseUntil,
+				Outcome: store.Outcome{Status: notify.Succeeded, Attempt: notify.Attempt{Node: "node-a", StartedAt: now, Duration: time.Millisecond, StatusCode: 200}}}})
 			check(t, err)
-			if held {
+			if held[0] {
 				t.Error("a node whose lease ran out still held it")
 			}
+			var fs []store.Finish
 			for _, c := range taken {
-				held, err := db.FinishDelivery(ctx, "node-b", c.LeaseUntil, &c.Delivery, store.Outcome{Status: notify.Pending, RetryAt: late.Add(time.Minute),
-					Attempt: notify.Attempt{Node: "node-b", StartedAt: late, Duration: time.Millisecond, StatusCode: 503, Error: "the receiver answered 503"}})
-				check(t, err)
-				if !held {
-					t.Error("node-b lost its lease")
-				}
+				fs = append(fs, store.Finish{Delivery: &c.Delivery, LeaseUntil: c.LeaseUntil, Outcome: store.Outcome{Status: notify.Pending,
+					RetryAt: late.Add(time.Minute), Attempt: notify.Attempt{Node: "node-b", StartedAt: late, Duration: time.Millisecond,
+						StatusCode: 503, Error: "the receiver answered 503"}}})
+			}
+			held, err = db.FinishDeliveries(ctx, "node-b", fs)
+			check(t, err)
+			if len(held) != 3 || !held[0] || !held[1] || !held[2] {
+				t.Errorf("node-b's leases, held: %v", held)
 			}
 			d, err := db.GetDelivery(ctx, w.ID, first.ID)
 			check(t, err)
@@ -92,8 +95,8 @@ func TestDeliveriesStore(t *testing.T) {
 			retry, err := db.ClaimDeliveries(ctx, "node-b", late.Add(time.Minute), time.Minute, 100)
 			check(t, err)
 			for _, c := range retry {
-				_, err := db.FinishDelivery(ctx, "node-b", c.LeaseUntil, &c.Delivery, store.Outcome{Status: notify.Failed,
-					Attempt: notify.Attempt{Node: "node-b", StartedAt: late, Duration: time.Millisecond, Error: "gone"}})
+				_, err := db.FinishDeliveries(ctx, "node-b", []store.Finish{{Delivery: &c.Delivery, LeaseUntil: c.LeaseUntil,
+					Outcome: store.Outcome{Status: notify.Failed, Attempt: notify.Attempt{Node: "node-b", StartedAt: late, Duration: time.Millisecond, Error: "gone"}}}})
 				check(t, err)
 			}
 			if n, err := db.DeleteEventsBefore(ctx, late.Add(time.Hour)); err != nil || n != 2 {
