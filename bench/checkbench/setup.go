@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx" for CREATE/DROP DATABASE
 
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -46,37 +45,7 @@ func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string,
 		}
 		return "sqlite:" + path, drop, nil
 	}
-	admin, err := sql.Open("pgx", b.c.pgURL)
-	if err != nil {
-		return "", nil, err
-	}
-	defer admin.Close()
-	name := fmt.Sprintf("tocsin_checkbench_%s_%d", time.Now().UTC().Format("20060102_150405"), os.Getpid())
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("creating database %s: %w", name, err)
-	}
-	u, err := url.Parse(b.c.pgURL)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	drop = func() {
-		if b.c.keep {
-			b.logf("kept PostgreSQL database %s", name)
-			return
-		}
-		admin, err := sql.Open("pgx", b.c.pgURL)
-		if err == nil {
-			defer admin.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		}
-		if err != nil {
-			b.logf("dropping %s: %v", name, err)
-		}
-	}
-	return u.String(), drop, nil
+	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_checkbench", 0), b.c.keep, b.logf)
 }
 
 func sqlitePath(dbURL string) string {

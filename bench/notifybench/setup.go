@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
 
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
@@ -47,37 +47,7 @@ func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string,
 			}
 		}, nil
 	}
-	admin, err := sql.Open("pgx", b.c.pgURL)
-	if err != nil {
-		return "", nil, err
-	}
-	defer admin.Close()
-	name := fmt.Sprintf("tocsin_notifybench_%s_%d_%d", time.Now().UTC().Format("20060102_150405"), os.Getpid(), b.seq)
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("creating database %s: %w", name, err)
-	}
-	u, err := url.Parse(b.c.pgURL)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	drop = func() {
-		if b.c.keep {
-			b.logf("kept PostgreSQL database %s", name)
-			return
-		}
-		admin, err := sql.Open("pgx", b.c.pgURL)
-		if err == nil {
-			defer admin.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		}
-		if err != nil {
-			b.logf("dropping %s: %v", name, err)
-		}
-	}
-	return u.String(), drop, nil
+	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_notifybench", b.seq), b.c.keep, b.logf)
 }
 
 // openApp migrates the database and composes the app over it, as

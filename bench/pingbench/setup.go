@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
 
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -30,37 +29,7 @@ func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string,
 		dir := filepath.Join(b.dir, "sqlite")
 		return "sqlite:" + filepath.Join(dir, "tocsin.db"), func() {}, nil // removed with the work directory
 	}
-	admin, err := sql.Open("pgx", b.c.pgURL)
-	if err != nil {
-		return "", nil, err
-	}
-	defer admin.Close()
-	name := fmt.Sprintf("tocsin_pingbench_%s_%d", time.Now().UTC().Format("20060102_150405"), os.Getpid())
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("creating database %s: %w", name, err)
-	}
-	u, err := url.Parse(b.c.pgURL)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	drop = func() {
-		if b.c.keep {
-			b.logf("kept PostgreSQL database %s", name)
-			return
-		}
-		admin, err := sql.Open("pgx", b.c.pgURL)
-		if err == nil {
-			defer admin.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		}
-		if err != nil {
-			b.logf("dropping %s: %v", name, err)
-		}
-	}
-	return u.String(), drop, nil
+	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_pingbench", 0), b.c.keep, b.logf)
 }
 
 // createHeartbeats migrates the database, makes the owner and workspace
