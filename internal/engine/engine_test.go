@@ -348,15 +348,17 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	}))
 	t.Cleanup(blocker.Close)
 	tg := newTarget(t)
-	// One check slot. a takes it first and holds it for its 2 s timeout;
-	// b, due 500 ms later with a 1 s timeout, cannot start in time. The
-	// margins (the engine is started well before a is due, b follows a by
-	// half a second) keep the order when the machine is busy.
-	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 2)
+	// One check slot. a takes it first and holds it for its 4 s timeout;
+	// b, due 1.5 s later with a 1 s timeout, cannot start in time. The
+	// margins (the engine is started well before a is due; a may start up
+	// to 1.5 s late and still hold the slot past b's deadline) keep the
+	// order when the machine is busy (a 500 ms lead was not enough under
+	// -race on a loaded machine).
+	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 4)
 	b := addMonitor(t, db, ws, tg.URL, 10*time.Second, 1)
 	due := time.Now().Add(time.Second)
 	check(t, db.SetNextDueForTest(ctx, a.ID, due))
-	check(t, db.SetNextDueForTest(ctx, b.ID, due.Add(500*time.Millisecond)))
+	check(t, db.SetNextDueForTest(ctx, b.ID, due.Add(1500*time.Millisecond)))
 	start(t, engine.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})
 	waitFor(t, "both checks", func() bool { return len(observations(t, db, a)) > 0 && len(observations(t, db, b)) > 0 })
 	results := map[monitor.Result]string{}
