@@ -117,7 +117,7 @@ func (b *bench) tocsinRound(ctx context.Context, engine string, round int) (_ *t
 		return nil, werr
 	}
 	t.elapsed = end.Sub(start)
-	t.cpu = before.share(after, b.recv.child.cmd.Process.Pid, pg)
+	t.cpu = share(before, after, b.recv.child.cmd.Process.Pid, pg)
 	if t.recv, err = b.recv.stats(ctx, false); err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (b *bench) bareRound(ctx context.Context, round int) (*throughput, error) {
 		return nil, werr
 	}
 	t.elapsed = end.Sub(start)
-	t.cpu = before.share(after, b.recv.child.cmd.Process.Pid, nil)
+	t.cpu = share(before, after, b.recv.child.cmd.Process.Pid, nil)
 	if t.recv, err = b.recv.stats(ctx, false); err != nil {
 		return nil, err
 	}

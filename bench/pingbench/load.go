@@ -154,7 +154,7 @@ func sustained(ctx context.Context, t *target, clients int, warmup, d time.Durat
 	for pid := range more { // nil on SQLite
 		pg[pid] = true
 	}
-	p.cpu = c0.share(c1, t.srv.cmd.Process.Pid, pg)
+	p.cpu = share(c0, c1, t.srv.cmd.Process.Pid, pg)
 	t.acked += p.ok
 	return p, ctx.Err()
 }
