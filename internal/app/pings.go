@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -22,8 +23,9 @@ import (
 // themselves, so durability costs a transaction per batch, not per ping.
 
 const (
-	// pingQueue bounds the pings waiting for the writer; a burst beyond it
-	// waits for room (up to PingWait) rather than being dropped.
+	// pingQueue bounds the pings waiting for the writers (shared among
+	// the lanes); a burst beyond it waits for room (up to PingWait) rather
+	// than being dropped.
 	pingQueue = 20_000
 	// pingBatch bounds one transaction.
 	pingBatch = 2_000
@@ -93,19 +95,40 @@ type pingResult struct {
 	err error
 }
 
-// pinger is the group-commit writer of pings.
+// pinger is the group-commit writer of pings: one writer per lane, as
+// many lanes as the store writes batches at once (store.PingWriters). A
+// heartbeat's pings always take the same lane, by their token, so they are
+// stored in the order they came, and two lanes' transactions never wait on
+// each other's heartbeats.
 type pinger struct {
 	once  sync.Once
+	lanes []*pingLane
+}
+
+// pingLane is one writer's queue.
+type pingLane struct {
 	queue chan *pingReq
 	ins   []heartbeat.Arrival // the writer's, reused batch to batch
+}
+
+// lane is the lane of the ping whose token hashes to hash.
+func (p *pinger) lane(hash []byte) *pingLane {
+	if len(p.lanes) == 1 || len(hash) < 4 {
+		return p.lanes[0]
+	}
+	return p.lanes[binary.BigEndian.Uint32(hash)%uint32(len(p.lanes))]
 }
 
 // Ping stores one ping and returns its outcome once it is committed. The
 // ping's time is now; token is the secret from the URL.
 func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (heartbeat.Outcome, error) {
 	a.pings.once.Do(func() {
-		a.pings.queue = make(chan *pingReq, pingQueue)
-		go a.writePings()
+		n := max(1, a.store.PingWriters())
+		for range n {
+			l := &pingLane{queue: make(chan *pingReq, pingQueue/n)}
+			a.pings.lanes = append(a.pings.lanes, l)
+			go a.writePings(l)
+		}
 	})
 	in.TokenHash = heartbeat.HashToken(token)
 	in.Ping.At = a.now()
@@ -116,7 +139,7 @@ func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (hea
 	if ok, retry := a.pingLimits.Take("t:"+string(in.TokenHash), in.Ping.At, PingsPerMinute, PingBurst); !ok {
 		return heartbeat.Outcome{}, &RateLimitedError{RetryAfter: retry}
 	}
-	out, err := a.enqueuePing(ctx, in)
+	out, err := a.enqueuePing(ctx, a.pings.lane(in.TokenHash), in)
 	switch {
 	case err != nil:
 	case out.Found:
@@ -169,7 +192,7 @@ var pingReqs = sync.Pool{New: func() any {
 	return &pingReq{done: make(chan pingResult, 1), timer: t}
 }}
 
-func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.Outcome, error) {
+func (a *App) enqueuePing(ctx context.Context, l *pingLane, in heartbeat.Arrival) (heartbeat.Outcome, error) {
 	wait := a.cfg.PingWait
 	req := pingReqs.Get().(*pingReq)
 	req.in, req.deadline = in, time.Now().Add(wait)
@@ -181,10 +204,10 @@ func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.
 		pingReqs.Put(req)
 	}
 	select {
-	case a.pings.queue <- req: // the usual case; sparing ctx.Done() its channel
+	case l.queue <- req: // the usual case; sparing ctx.Done() its channel
 	default:
 		select {
-		case a.pings.queue <- req:
+		case l.queue <- req:
 		case <-req.timer.C:
 			recycle()
 			return heartbeat.Outcome{}, ErrPingsBusy
@@ -210,7 +233,7 @@ func (a *App) enqueuePing(ctx context.Context, in heartbeat.Arrival) (heartbeat.
 	}
 }
 
-func (a *App) writePings() {
+func (a *App) writePings(l *pingLane) {
 	batch := make([]*pingReq, 0, pingBatch)
 	idle := time.NewTimer(time.Hour)
 	idle.Stop()
@@ -219,7 +242,7 @@ func (a *App) writePings() {
 	for {
 		var first *pingReq
 		select {
-		case first = <-a.pings.queue:
+		case first = <-l.queue:
 		case <-idle.C:
 			a.applyPings()
 			continue
@@ -229,14 +252,14 @@ func (a *App) writePings() {
 	gather:
 		for len(batch) < pingBatch {
 			select {
-			case r := <-a.pings.queue:
+			case r := <-l.queue:
 				batch = append(batch, r)
 			case <-linger.C:
 				break gather
 			}
 		}
 		linger.Stop()
-		a.writePingBatch(batch)
+		a.writePingBatch(l, batch)
 		// Between batches, apply what the store holds back, if it is due
 		// (SQLite's journal); come back when it will be, if no ping does.
 		if next := a.applyPings(); !next.IsZero() {
@@ -256,10 +279,10 @@ func (a *App) applyPings() time.Time {
 	return next
 }
 
-func (a *App) writePingBatch(batch []*pingReq) {
+func (a *App) writePingBatch(l *pingLane, batch []*pingReq) {
 	now := time.Now()
-	ins := a.pings.ins[:0] // only the writer goroutine uses it
-	defer func() { clear(ins); a.pings.ins = ins[:0] }()
+	ins := l.ins[:0] // only the lane's writer uses it
+	defer func() { clear(ins); l.ins = ins[:0] }()
 	live := batch[:0]
 	var deadline time.Time
 	for _, r := range batch {

@@ -187,7 +187,7 @@ func runtimeArgs(rt runtimeRow) []any {
 		zeroMicros(rt.Last.At), string(rt.Last.Result), rt.Last.Reason, rt.Last.Latency.Microseconds(), rt.Last.StatusCode}
 }
 
-func (db *DB) recordTransition(ctx context.Context, tx *sql.Tx, subjectID string, tr *monitor.Transition) error {
+func (db *DB) recordTransition(ctx context.Context, tx txConn, subjectID string, tr *monitor.Transition) error {
 	if tr == nil {
 		return nil
 	}

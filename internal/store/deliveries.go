@@ -22,7 +22,7 @@ import (
 
 // fanOut adds a delivery of ev to every enabled channel of its workspace
 // that hears it.
-func fanOut(ctx context.Context, tx *sql.Tx, ev incident.Event, orderKey string, subjects []string) error {
+func fanOut(ctx context.Context, tx txConn, ev incident.Event, orderKey string, subjects []string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id, events, subjects FROM notification_channels
 		WHERE workspace_id = $1 AND enabled ORDER BY id`, ev.WorkspaceID)
 	if err != nil {
@@ -59,7 +59,7 @@ func fanOut(ctx context.Context, tx *sql.Tx, ev incident.Event, orderKey string,
 	return nil
 }
 
-func insertDelivery(ctx context.Context, tx *sql.Tx, ev incident.Event, channelID, orderKey string) (id string, err error) {
+func insertDelivery(ctx context.Context, tx txConn, ev incident.Event, channelID, orderKey string) (id string, err error) {
 	id = ids.New(ids.Delivery, ev.CreatedAt)
 	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (id, workspace_id, channel_id, event_id, event_type, order_key,
 		status, next_attempt_at, give_up_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $7, $7)`,

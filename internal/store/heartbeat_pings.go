@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strconv"
 	"time"
@@ -35,80 +36,7 @@ func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs 
 	if db.journal != nil {
 		return db.journalPings(ctx, batch)
 	}
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		outs, changes = make([]heartbeat.Outcome, len(batch)), changes[:0]
-		hbs, err := db.lockByTokens(ctx, tx, batch)
-		if err != nil {
-			return err
-		}
-		keys, err := db.recentPingKeys(ctx, tx, batch, func(i int) int64 {
-			if h := hbs[string(batch[i].TokenHash)]; h != nil {
-				return h.Seq
-			}
-			return 0
-		}, batch[0].Ping.At.Add(-heartbeat.KeyTTL))
-		if err != nil {
-			return err
-		}
-		// Ids are taken with the runtime rows locked, so a later batch of
-		// the same heartbeat gets higher ones.
-		ids, err := db.takePingIDs(ctx, tx, len(batch))
-		if err != nil {
-			return err
-		}
-		var (
-			blocks  blockSet
-			newKeys []pingKey
-			moved   = map[int64]*hbRow{}
-		)
-		for _, i := range arrivalOrder(batch) {
-			in := batch[i]
-			h := hbs[string(in.TokenHash)]
-			if h == nil {
-				continue
-			}
-			outs[i].Found = true
-			k := pingKey{h.Seq, in.Key}
-			if ack, ok := keys[k]; in.Key != "" && ok {
-				outs[i].Ack, outs[i].Replayed = ack, true
-				continue
-			}
-			settings, err := db.plans.settings(h.Heartbeat)
-			if err != nil {
-				return err
-			}
-			rec := pingRecord(ids[0], in)
-			ids = ids[1:]
-			var tr *monitor.Transition
-			h.Runtime, tr = applyPing(h.Runtime, &rec, settings)
-			if tr != nil {
-				changes = append(changes, StateChange{SubjectID: h.ID, Transition: *tr})
-				if err := db.recordTransition(ctx, tx, h.ID, tr); err != nil {
-					return err
-				}
-			}
-			if !rec.Ignored {
-				moved[h.Seq] = h
-			}
-			blocks.add(h.Seq, &rec)
-			outs[i].Ack = ackOf(h.ID, &rec)
-			if in.Key != "" {
-				keys[k] = outs[i].Ack
-				newKeys = append(newKeys, k)
-			}
-		}
-		if err := db.saveHBRuntimes(ctx, tx, moved); err != nil {
-			return err
-		}
-		if err := db.insertBlocks(ctx, tx, blocks.blocks()); err != nil {
-			return err
-		}
-		return db.insertPingKeys(ctx, tx, newKeys, keys)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return outs, changes, nil
+	return db.pgPings(ctx, batch)
 }
 
 // arrivalOrder is the order a batch's pings apply in: by the time they
@@ -151,54 +79,6 @@ func ackOf(heartbeatID string, rec *heartbeat.PingRecord) heartbeat.Ack {
 		ack.DurationUs = rec.Duration.Microseconds()
 	}
 	return ack
-}
-
-// takePingIDs takes n new ping ids (PostgreSQL).
-func (db *DB) takePingIDs(ctx context.Context, tx *sql.Tx, n int) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT nextval('ping_ids') FROM generate_series(1, $1)`, n)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ids := make([]int64, 0, n)
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids, rows.Err()
-}
-
-// lockByTokens reads, with their runtime rows locked in seq order, the
-// heartbeats the batch's tokens name, by token hash (PostgreSQL).
-func (db *DB) lockByTokens(ctx context.Context, tx *sql.Tx, batch []heartbeat.Arrival) (map[string]*hbRow, error) {
-	seen := map[string]bool{}
-	var hashes [][]byte
-	for _, in := range batch {
-		if !seen[string(in.TokenHash)] {
-			seen[string(in.TokenHash)] = true
-			hashes = append(hashes, in.TokenHash)
-		}
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+heartbeatColumns+`, h.token_hash`+heartbeatFrom+`
-		WHERE h.token_hash = ANY($1::bytea[]) ORDER BY r.seq FOR UPDATE OF r`, hashes)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make(map[string]*hbRow, len(hashes))
-	for rows.Next() {
-		var hash []byte
-		h, err := scanHeartbeat(rows, &hash)
-		if err != nil {
-			return nil, err
-		}
-		out[string(hash)] = &h
-	}
-	return out, rows.Err()
 }
 
 type pingKey struct {
@@ -264,7 +144,8 @@ func (db *DB) insertPingKeys(ctx context.Context, tx *sql.Tx, newKeys []pingKey,
 	return nil
 }
 
-// saveHBRuntimes writes the runtime rows a batch moved, in seq order.
+// saveHBRuntimes writes the runtime rows a batch moved, in seq order
+// (SQLite; PostgreSQL writes them in one statement, pgSaveRuntimes).
 func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*hbRow) error {
 	if len(moved) == 0 {
 		return nil
@@ -274,29 +155,11 @@ func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*h
 		seqs = append(seqs, seq)
 	}
 	slices.Sort(seqs)
-	if db.d.name != EnginePostgres {
-		st, err := db.txStmt(ctx, tx, hbRuntimeUpdate+` WHERE seq = $1`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, seq := range seqs {
-			h := moved[seq]
-			settings, err := db.plans.settings(h.Heartbeat)
-			if err != nil {
-				return err
-			}
-			vals, err := hbRuntimeValues(h.Runtime, settings)
-			if err != nil {
-				return err
-			}
-			if _, err := st.ExecContext(ctx, append([]any{seq}, vals...)...); err != nil {
-				return err
-			}
-		}
-		return nil
+	st, err := db.txStmt(ctx, tx, hbRuntimeUpdate+` WHERE seq = $1`)
+	if err != nil {
+		return err
 	}
-	cols := make([][]any, 13)
+	defer st.Close()
 	for _, seq := range seqs {
 		h := moved[seq]
 		settings, err := db.plans.settings(h.Heartbeat)
@@ -307,24 +170,11 @@ func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*h
 		if err != nil {
 			return err
 		}
-		for i, v := range append([]any{seq}, vals...) {
-			cols[i] = append(cols[i], v)
+		if _, err := st.ExecContext(ctx, append([]any{seq}, vals...)...); err != nil {
+			return err
 		}
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE heartbeat_runtime r SET state = v.state, state_since = v.state_since,
-		last_ping_at = v.last_ping_at, last_start_at = v.last_start_at, last_completion = v.last_completion,
-		last_exit_code = v.last_exit_code, last_duration_us = v.last_duration_us, open_runs = v.open_runs,
-		expected_at = v.expected_at, deadline_at = v.deadline_at, window_start = v.window_start, wake_at = v.wake_at,
-		version = r.version + 1, sweep_owner = NULL, sweep_until = 0
-		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::int[],
-			$8::bigint[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[])
-		AS v(seq, state, state_since, last_ping_at, last_start_at, last_completion, last_exit_code, last_duration_us,
-			open_runs, expected_at, deadline_at, window_start, wake_at)
-		WHERE r.seq = v.seq`,
-		int64s(cols[0]), strs(cols[1]), int64s(cols[2]), int64s(cols[3]), int64s(cols[4]), strs(cols[5]),
-		int64s(cols[6]), int64s(cols[7]), strs(cols[8]), int64s(cols[9]), int64s(cols[10]), int64s(cols[11]),
-		int64s(cols[12]))
-	return err
+	return nil
 }
 
 // SpanRetention is how long service spans are kept: longer than the
@@ -345,4 +195,18 @@ func (db *DB) DeletePingsBefore(ctx context.Context, cutoff, now time.Time) (err
 	// heartbeat's last ping: a year, for the longest period.
 	_, err = db.w.ExecContext(ctx, `DELETE FROM service_spans WHERE last_seen < $1`, micros(now.Add(-SpanRetention)))
 	return err
+}
+
+// PingWriters is how many batches of pings RecordPings may store at once,
+// given batches that share no heartbeat. On SQLite one: its journal takes
+// one writer. On PostgreSQL one per CPU, and at least two: a batch's
+// transaction spends much of its time waiting on its round trips and the
+// commit's flush, and another batch can be stored meanwhile; more than
+// the CPUs can serve only makes each batch smaller (docs/benchmarks.md,
+// "Pings").
+func (db *DB) PingWriters() int {
+	if db.journal != nil {
+		return 1
+	}
+	return min(max(2, runtime.GOMAXPROCS(0)), 8)
 }

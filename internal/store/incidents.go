@@ -24,7 +24,7 @@ import (
 
 // onTransition writes the events of the transition tr of subject id, and
 // opens or resolves its incident. A subject deleted meanwhile has none.
-func (db *DB) onTransition(ctx context.Context, tx *sql.Tx, subjectID string, tr *monitor.Transition) error {
+func (db *DB) onTransition(ctx context.Context, tx txConn, subjectID string, tr *monitor.Transition) error {
 	s, wsID, err := subjectOf(ctx, tx, subjectID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -67,7 +67,7 @@ func (db *DB) onTransition(ctx context.Context, tx *sql.Tx, subjectID string, tr
 }
 
 // resolveIncident resolves the open incident id with a last update.
-func resolveIncident(ctx context.Context, tx *sql.Tx, id, message string, at time.Time) error {
+func resolveIncident(ctx context.Context, tx txConn, id, message string, at time.Time) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET status = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`,
 		id, string(incident.Resolved), micros(at)); err != nil {
 		return err
@@ -98,7 +98,7 @@ func resolveDeleted(ctx context.Context, tx *sql.Tx, subjectID string) error {
 
 // subjectOf reads the monitor or heartbeat with this id: what events
 // call it, and its workspace.
-func subjectOf(ctx context.Context, tx *sql.Tx, id string) (s incident.Subject, wsID string, err error) {
+func subjectOf(ctx context.Context, tx txConn, id string) (s incident.Subject, wsID string, err error) {
 	s = incident.Subject{Type: incident.SubjectType(id), ID: id}
 	table := "monitors"
 	if s.Type == "heartbeat" {
@@ -108,7 +108,7 @@ func subjectOf(ctx context.Context, tx *sql.Tx, id string) (s incident.Subject, 
 	return s, wsID, err
 }
 
-func insertIncident(ctx context.Context, tx *sql.Tx, inc *incident.Incident) error {
+func insertIncident(ctx context.Context, tx txConn, inc *incident.Incident) error {
 	var subjectID, subjectName string
 	if inc.Subject != nil {
 		subjectID, subjectName = inc.Subject.ID, inc.Subject.Name
@@ -132,13 +132,13 @@ func insertIncident(ctx context.Context, tx *sql.Tx, inc *incident.Incident) err
 	return nil
 }
 
-func insertUpdate(ctx context.Context, tx *sql.Tx, incidentID string, u incident.Update) error {
+func insertUpdate(ctx context.Context, tx txConn, incidentID string, u incident.Update) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO incident_updates (incident_id, status, message, at) VALUES ($1, $2, $3, $4)`,
 		incidentID, string(u.Status), u.Message, micros(u.At))
 	return err
 }
 
-func writeIncidentEvent(ctx context.Context, tx *sql.Tx, typ string, inc *incident.Incident, at time.Time) error {
+func writeIncidentEvent(ctx context.Context, tx txConn, typ string, inc *incident.Incident, at time.Time) error {
 	subjectID := ""
 	subjects := slices.Clone(inc.AffectedMonitors)
 	if inc.Subject != nil {
@@ -151,7 +151,7 @@ func writeIncidentEvent(ctx context.Context, tx *sql.Tx, typ string, inc *incide
 
 // writeEvent adds ev to the outbox, with a delivery to each channel that
 // hears it (about these subjects), in the caller's transaction.
-func writeEvent(ctx context.Context, tx *sql.Tx, ev incident.Event, subjectID, incidentID string, subjects []string) error {
+func writeEvent(ctx context.Context, tx txConn, ev incident.Event, subjectID, incidentID string, subjects []string) error {
 	if err := insertEvent(ctx, tx, ev, subjectID, incidentID); err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func writeEvent(ctx context.Context, tx *sql.Tx, ev incident.Event, subjectID, i
 }
 
 // insertEvent adds ev to the outbox, without deliveries.
-func insertEvent(ctx context.Context, tx *sql.Tx, ev incident.Event, subjectID, incidentID string) error {
+func insertEvent(ctx context.Context, tx txConn, ev incident.Event, subjectID, incidentID string) error {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return err

@@ -240,3 +240,10 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	return tx.Commit()
 }
+
+// txConn runs statements in a transaction: a *sql.Tx, or the *sql.Conn of
+// a transaction begun on it in a pipeline (ping_pg.go).
+type txConn interface {
+	rowQueryer
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}

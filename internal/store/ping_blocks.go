@@ -257,17 +257,7 @@ func (db *DB) insertBlocks(ctx context.Context, tx *sql.Tx, blocks []*pingBlock)
 		return nil
 	}
 	if db.d.name == EnginePostgres {
-		n := len(blocks)
-		seq, first, last, firstAt, lastAt, count := make([]int64, n), make([]int64, n), make([]int64, n),
-			make([]int64, n), make([]int64, n), make([]int64, n)
-		text := make([]string, n)
-		for i, b := range blocks {
-			seq[i], first[i], last[i], firstAt[i], lastAt[i], count[i] = b.seq, b.firstID, b.lastID, b.firstAt, b.lastAt, int64(b.n)
-			text[i] = b.json()
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO ping_blocks (heartbeat_seq, first_id, last_id, first_at, last_at, n, pings)
-			SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::int[], $7::text[])`,
-			seq, first, last, firstAt, lastAt, count, text)
+		_, err := tx.ExecContext(ctx, pgInsertBlocks, blockArrays(blocks)...)
 		return err
 	}
 	st, err := db.txStmt(ctx, tx, pingBlockInsert)
