@@ -43,63 +43,96 @@ type scanner interface{ Scan(...any) error }
 // scanHeartbeat reads heartbeatColumns, then extra.
 func scanHeartbeat(row scanner, extra ...any) (hbRow, error) {
 	var (
-		h                                            hbRow
-		created, updated, since, lastPing, lastStart int64
-		expected, deadline, window, duration         int64
-		completion, open                             string
+		h                hbRow
+		created, updated int64
+		rc               runtimeCols
 	)
-	rt := &h.Runtime
 	dest := append([]any{&h.ID, &h.WorkspaceID, &h.Name, &h.Schedule.PeriodSeconds, &h.Schedule.Cron, &h.Schedule.Timezone,
-		&h.Schedule.GraceSeconds, &h.MaxRuntimeSeconds, &h.Paused, &created, &updated,
-		&h.Seq, &rt.State, &since, &lastPing, &lastStart, &completion, &rt.LastExitCode, &duration, &open,
-		&expected, &deadline, &window, &h.Version}, extra...)
-	if err := row.Scan(dest...); err != nil {
+		&h.Schedule.GraceSeconds, &h.MaxRuntimeSeconds, &h.Paused, &created, &updated}, rc.dest(&h)...)
+	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return hbRow{}, classify(err)
 	}
+	h.CreatedAt, h.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return h, rc.fill(&h)
+}
+
+// runtimeCols receives hbRuntimeColumns, which fill then decodes into
+// the row.
+type runtimeCols struct {
+	since, lastPing, lastStart, expected, deadline, window, duration int64
+	completion, open                                                 string
+}
+
+// dest are the scan destinations of hbRuntimeColumns, in their order.
+func (c *runtimeCols) dest(h *hbRow) []any {
+	rt := &h.Runtime
+	return []any{&h.Seq, &rt.State, &c.since, &c.lastPing, &c.lastStart, &c.completion, &rt.LastExitCode, &c.duration,
+		&c.open, &c.expected, &c.deadline, &c.window, &h.Version}
+}
+
+func (c *runtimeCols) fill(h *hbRow) error {
 	if h.Schedule.Cron == "" {
 		h.Schedule.Timezone = ""
 	}
-	h.CreatedAt, h.UpdatedAt = fromMicros(created), fromMicros(updated)
-	rt.Since, rt.LastPing, rt.LastStart = fromMicros(since), fromZeroMicros(lastPing), fromZeroMicros(lastStart)
-	rt.Expected, rt.Deadline, rt.WindowStart = fromZeroMicros(expected), fromZeroMicros(deadline), fromZeroMicros(window)
-	if completion != "" {
-		rt.LastCompletion, _ = heartbeat.ParseSignal(completion)
+	rt := &h.Runtime
+	rt.Since, rt.LastPing, rt.LastStart = fromMicros(c.since), fromZeroMicros(c.lastPing), fromZeroMicros(c.lastStart)
+	rt.Expected, rt.Deadline, rt.WindowStart = fromZeroMicros(c.expected), fromZeroMicros(c.deadline), fromZeroMicros(c.window)
+	if c.completion != "" {
+		rt.LastCompletion, _ = heartbeat.ParseSignal(c.completion)
 	}
-	rt.LastDuration = time.Duration(duration) * time.Microsecond
-	if duration < 0 {
+	rt.LastDuration = time.Duration(c.duration) * time.Microsecond
+	if c.duration < 0 {
 		rt.LastDuration = -1
 	}
-	if err := json.Unmarshal([]byte(open), &rt.Open); err != nil {
-		return hbRow{}, fmt.Errorf("open runs of %s: %w", h.ID, err)
+	if c.open == "[]" || c.open == "" {
+		rt.Open = nil
+		return nil
+	}
+	if err := json.Unmarshal([]byte(c.open), &rt.Open); err != nil {
+		return fmt.Errorf("open runs of %s: %w", h.ID, err)
 	}
 	if len(rt.Open) == 0 {
 		rt.Open = nil
 	}
-	return h, nil
+	return nil
 }
 
 // runtimeValues are the writable runtime columns of rt, in
 // hbRuntimeUpdate's order after seq.
 func hbRuntimeValues(rt heartbeat.Runtime, s heartbeat.Settings) ([]any, error) {
-	open := "[]"
-	if len(rt.Open) > 0 {
-		b, err := json.Marshal(rt.Open)
-		if err != nil {
-			return nil, err
-		}
-		open = string(b)
+	open, err := openRunsJSON(rt.Open)
+	if err != nil {
+		return nil, err
 	}
-	completion := ""
-	if rt.LastCompletion != 0 {
-		completion = rt.LastCompletion.String()
-	}
-	duration := int64(-1)
-	if rt.LastDuration >= 0 {
-		duration = rt.LastDuration.Microseconds()
-	}
-	return []any{string(rt.State), micros(rt.Since), zeroMicros(rt.LastPing), zeroMicros(rt.LastStart), completion,
-		rt.LastExitCode, duration, open, zeroMicros(rt.Expected), zeroMicros(rt.Deadline), zeroMicros(rt.WindowStart),
+	return []any{string(rt.State), micros(rt.Since), zeroMicros(rt.LastPing), zeroMicros(rt.LastStart), completionText(rt.LastCompletion),
+		rt.LastExitCode, durationMicros(rt.LastDuration), open, zeroMicros(rt.Expected), zeroMicros(rt.Deadline), zeroMicros(rt.WindowStart),
 		micros(rt.Wake(s))}, nil
+}
+
+// openRunsJSON is the stored form of a runtime's open runs.
+func openRunsJSON(open []heartbeat.Run) (string, error) {
+	if len(open) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(open)
+	return string(b), err
+}
+
+// completionText is the stored form of a runtime's last completion.
+func completionText(s heartbeat.Signal) string {
+	if s == 0 {
+		return ""
+	}
+	return s.String()
+}
+
+// durationMicros is the stored form of a runtime's last duration: -1 for
+// none.
+func durationMicros(d time.Duration) int64 {
+	if d < 0 {
+		return -1
+	}
+	return d.Microseconds()
 }
 
 const hbRuntimeUpdate = `UPDATE heartbeat_runtime SET state = $2, state_since = $3, last_ping_at = $4,

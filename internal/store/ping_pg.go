@@ -36,7 +36,10 @@ import (
 // and take their ids after it, so a heartbeat's blocks never overlap.
 
 const (
-	pgLockPings = `SELECT ` + heartbeatColumns + `, h.token_hash` + heartbeatFrom + `
+	// pgLockPings reads what a ping needs of its heartbeat: its id,
+	// schedule and runtime (scanPingRow).
+	pgLockPings = `SELECT h.id, h.period_s, h.cron, h.timezone, h.grace_s, h.max_runtime_s, ` + hbRuntimeColumns +
+		`, h.token_hash` + heartbeatFrom + `
 		WHERE h.token_hash = ANY($1::bytea[]) ORDER BY r.seq FOR UPDATE OF r`
 	pgTakePingIDs = `SELECT nextval('ping_ids') FROM generate_series(1, $1::int)`
 	// pgRecentKeys reads the acknowledgements stored under any of the keys
@@ -94,12 +97,11 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 		b.Queue(`BEGIN`)
 		b.Queue(pgLockPings, hashes).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
-				var hash []byte
-				h, err := scanHeartbeat(rows, &hash)
+				h, hash, err := scanPingRow(rows)
 				if err != nil {
 					return err
 				}
-				hbs[string(hash)] = &h
+				hbs[string(hash)] = h
 			}
 			return rows.Err()
 		})
@@ -277,6 +279,22 @@ func distinctTokens(batch []heartbeat.Arrival) [][]byte {
 	return hashes
 }
 
+// scanPingRow reads a row of pgLockPings: a heartbeat with only what a
+// ping needs of it, and its token hash.
+func scanPingRow(rows pgx.Rows) (*hbRow, []byte, error) {
+	var (
+		h    hbRow
+		rc   runtimeCols
+		hash []byte
+	)
+	dest := append([]any{&h.ID, &h.Schedule.PeriodSeconds, &h.Schedule.Cron, &h.Schedule.Timezone,
+		&h.Schedule.GraceSeconds, &h.MaxRuntimeSeconds}, rc.dest(&h)...)
+	if err := rows.Scan(append(dest, &hash)...); err != nil {
+		return nil, nil, err
+	}
+	return &h, hash, rc.fill(&h)
+}
+
 // runtimeArrays are pgSaveRuntimes's arguments: the moved rows' columns,
 // in seq order.
 func (db *DB) runtimeArrays(moved map[int64]*hbRow) ([]any, error) {
@@ -285,24 +303,29 @@ func (db *DB) runtimeArrays(moved map[int64]*hbRow) ([]any, error) {
 		seqs = append(seqs, seq)
 	}
 	slices.Sort(seqs)
-	cols := make([][]any, 13)
-	for _, seq := range seqs {
+	n := len(seqs)
+	var (
+		state, completion, open              = make([]string, n), make([]string, n), make([]string, n)
+		since, lastPing, lastStart, duration = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		expected, deadline, window, wake     = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		exitCode                             = make([]int32, n)
+	)
+	for i, seq := range seqs {
 		h := moved[seq]
 		settings, err := db.plans.settings(h.Heartbeat)
 		if err != nil {
 			return nil, err
 		}
-		vals, err := hbRuntimeValues(h.Runtime, settings)
-		if err != nil {
+		rt := &h.Runtime
+		if open[i], err = openRunsJSON(rt.Open); err != nil {
 			return nil, err
 		}
-		for i, v := range append([]any{seq}, vals...) {
-			cols[i] = append(cols[i], v)
-		}
+		state[i], completion[i] = string(rt.State), completionText(rt.LastCompletion)
+		since[i], lastPing[i], lastStart[i], duration[i] = micros(rt.Since), zeroMicros(rt.LastPing), zeroMicros(rt.LastStart), durationMicros(rt.LastDuration)
+		expected[i], deadline[i], window[i], wake[i] = zeroMicros(rt.Expected), zeroMicros(rt.Deadline), zeroMicros(rt.WindowStart), micros(rt.Wake(settings))
+		exitCode[i] = int32(rt.LastExitCode)
 	}
-	return []any{int64s(cols[0]), strs(cols[1]), int64s(cols[2]), int64s(cols[3]), int64s(cols[4]), strs(cols[5]),
-		int64s(cols[6]), int64s(cols[7]), strs(cols[8]), int64s(cols[9]), int64s(cols[10]), int64s(cols[11]),
-		int64s(cols[12])}, nil
+	return []any{seqs, state, since, lastPing, lastStart, completion, exitCode, duration, open, expected, deadline, window, wake}, nil
 }
 
 // blockArrays are pgInsertBlocks's arguments.
