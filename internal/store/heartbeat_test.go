@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"sync"
@@ -42,6 +43,10 @@ func TestHeartbeatStore(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			t.Run("Pings", func(t *testing.T) { testHeartbeatPings(t, e) })
+			t.Run("ConcurrentWriters", func(t *testing.T) { testPingWriters(t, e) })
+			if e.Name == store.EnginePostgres {
+				t.Run("IDsAfterLocks", func(t *testing.T) { testPingIDsAfterLocks(t, e) })
+			}
 			t.Run("SweepTwoNodes", func(t *testing.T) { testHeartbeatSweepTwoNodes(t, e) })
 			t.Run("Outage", func(t *testing.T) { testHeartbeatOutage(t, e) })
 		})
@@ -92,6 +97,149 @@ func testHeartbeatPings(t *testing.T, e storetest.Engine) {
 	}
 	if want := t0.Add(3*time.Second + 70*time.Second); !got.NextDeadline().Equal(want) {
 		t.Errorf("next deadline %v, want %v (ping + period + grace)", got.NextDeadline(), want)
+	}
+}
+
+// As many writers as the store takes (PingWriters: several on PostgreSQL,
+// which several nodes share too) store batches at once, every batch naming
+// the same few heartbeats: none is lost or stored twice, a heartbeat's
+// pings list newest first with no two blocks overlapping in ids, each
+// writer's later pings have higher ids, a heartbeat's state takes its
+// pings in id order, and a key is replayed, not stored again, whichever
+// writer sees it next.
+func testPingWriters(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	hbs := make([]heartbeat.Heartbeat, 3)
+	for i := range hbs {
+		hbs[i] = newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	}
+	writers := db.PingWriters()
+	if e.Name == store.EnginePostgres && writers < 2 {
+		t.Fatalf("PostgreSQL takes %d writer(s), want several", writers)
+	}
+	const batches, perBatch = 100, 6
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				batch := make([]heartbeat.Arrival, perBatch)
+				for i := range batch {
+					at := t0.Add(time.Duration((b*perBatch+i)*writers+g) * time.Millisecond)
+					batch[i] = ping(hbs[i%len(hbs)].Token, heartbeat.SignalSuccess, at, fmt.Sprintf("w%d-%d-%d", g, b, i), "")
+				}
+				if b > 0 {
+					// A retry of this writer's first ping: replayed.
+					batch[perBatch-1].Key = fmt.Sprintf("w%d-0-%d", g, (perBatch-1)%len(hbs))
+					batch[perBatch-1].TokenHash = heartbeat.HashToken(hbs[(perBatch-1)%len(hbs)].Token)
+				}
+				outs, _, err := db.RecordPings(ctx, batch)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i, o := range outs {
+					if replay := b > 0 && i == perBatch-1; !o.Found || o.Replayed != replay {
+						errs <- fmt.Errorf("writer %d, batch %d, ping %d: %+v", g, b, i, o)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, h := range hbs {
+		pings, err := db.ListPings(ctx, w.ID, h.ID, store.PingQuery{Limit: 10_000})
+		check(t, err)
+		total += len(pings)
+		last := map[string]heartbeat.PingRecord{} // by writer: its newest ping listed so far
+		for i, p := range pings {
+			if i > 0 && p.ID >= pings[i-1].ID {
+				t.Fatalf("%s: ping %d listed after %d: ids must fall (blocks overlapping?)", h.ID, p.ID, pings[i-1].ID)
+			}
+			g, _, _ := strings.Cut(p.Key, "-")
+			if newer, ok := last[g]; ok && !p.At.Before(newer.At) {
+				t.Errorf("%s: writer %s's ping at %v has a lower id (%d) than its ping at %v (%d)", h.ID, g, p.At, p.ID, newer.At, newer.ID)
+			}
+			last[g] = p
+		}
+		// Its state machine took its pings in id order: the last ping it
+		// applied is the newest listed.
+		if got := getHeartbeat(t, db, w.ID, h.ID).Runtime.LastPing; len(pings) > 0 && !got.Equal(pings[0].At) {
+			t.Errorf("%s: last ping applied at %v, but its newest ping (id %d) is at %v", h.ID, got, pings[0].ID, pings[0].At)
+		}
+	}
+	if want := writers * (batches*perBatch - (batches - 1)); total != want {
+		t.Errorf("%d pings stored, want %d (every ping once, the retries not again)", total, want)
+	}
+}
+
+// Two batches on PostgreSQL, the first held up on a lock: the second,
+// which does not wait, commits first, and the first, taking its ids only
+// once it holds its heartbeats, still gets the higher ones, so ids order a
+// heartbeat's pings as its state took them.
+func testPingIDsAfterLocks(t *testing.T, e storetest.Engine) {
+	u := storetest.URL(t, e)
+	db, err := store.Open(ctx, u)
+	check(t, err)
+	t.Cleanup(func() { db.Close() })
+	_, w := seed(t, db, "acme")
+	a := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	b := newHeartbeat(t, db, w.ID, t0, 60, 10, 0) // created after a: a higher seq, locked after a's
+	raw, err := sql.Open("pgx", u)
+	check(t, err)
+	defer raw.Close()
+	holder, err := raw.BeginTx(ctx, nil)
+	check(t, err)
+	defer holder.Rollback()
+	_, err = holder.ExecContext(ctx, `SELECT 1 FROM heartbeat_runtime WHERE heartbeat_id = $1 FOR UPDATE`, a.ID)
+	check(t, err)
+
+	first := make(chan error, 1)
+	go func() {
+		_, _, err := db.RecordPings(ctx, []heartbeat.Arrival{
+			ping(a.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", ""),
+			ping(b.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", ""),
+		})
+		first <- err
+	}()
+	// Until the first batch waits for a's lock.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var waiting int
+		check(t, raw.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first batch never waited for the held heartbeat")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, _, err = db.RecordPings(ctx, []heartbeat.Arrival{ping(b.Token, heartbeat.SignalSuccess, t0.Add(2*time.Second), "", "")})
+	check(t, err)
+	check(t, holder.Rollback())
+	check(t, <-first)
+
+	pings, err := db.ListPings(ctx, w.ID, b.ID, store.PingQuery{Limit: 10})
+	check(t, err)
+	if len(pings) != 2 {
+		t.Fatalf("%d pings of b, want 2", len(pings))
+	}
+	if !pings[0].At.Equal(t0.Add(time.Second)) || pings[0].ID <= pings[1].ID {
+		t.Errorf("b's pings newest first: %d at %v, %d at %v; want the first batch's (committed last) with the higher id",
+			pings[0].ID, pings[0].At, pings[1].ID, pings[1].At)
+	}
+	if got := getHeartbeat(t, db, w.ID, b.ID).Runtime.LastPing; !got.Equal(pings[0].At) {
+		t.Errorf("b's last ping applied at %v, its newest listed at %v", got, pings[0].At)
 	}
 }
 
