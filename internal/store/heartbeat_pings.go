@@ -111,20 +111,28 @@ func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var (
-			k   pingKey
-			ack string
-			a   heartbeat.Ack
-		)
-		if err := rows.Scan(&k.seq, &k.key, &ack); err != nil {
+		if err := scanPingKey(rows, out); err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal([]byte(ack), &a); err != nil {
-			return nil, err
-		}
-		out[k] = a
 	}
 	return out, rows.Err()
+}
+
+// scanPingKey reads a row of (heartbeat_seq, idem_key, ack) into keys.
+func scanPingKey(row scanner, keys map[pingKey]heartbeat.Ack) error {
+	var (
+		k   pingKey
+		ack string
+		a   heartbeat.Ack
+	)
+	if err := row.Scan(&k.seq, &k.key, &ack); err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(ack), &a); err != nil {
+		return err
+	}
+	keys[k] = a
+	return nil
 }
 
 func (db *DB) insertPingKeys(ctx context.Context, tx *sql.Tx, newKeys []pingKey, acks map[pingKey]heartbeat.Ack) error {

@@ -122,18 +122,9 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 		if len(keyNames) > 0 {
 			b.Queue(pgRecentKeys, hashes, keyNames, micros(batch[0].Ping.At.Add(-heartbeat.KeyTTL))).Query(func(rows pgx.Rows) error {
 				for rows.Next() {
-					var (
-						k   pingKey
-						ack string
-						a   heartbeat.Ack
-					)
-					if err := rows.Scan(&k.seq, &k.key, &ack); err != nil {
+					if err := scanPingKey(rows, keys); err != nil {
 						return err
 					}
-					if err := json.Unmarshal([]byte(ack), &a); err != nil {
-						return err
-					}
-					keys[k] = a
 				}
 				return rows.Err()
 			})
