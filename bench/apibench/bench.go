@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/figure"
 )
 
 // bench owns the servers, databases and work directory of one run.
@@ -315,7 +317,7 @@ func (b *bench) measure(ctx context.Context, t *target, round int) error {
 	t.rate = max(t.rate, p.rate())
 	sorted := sortedLatencies(p.latencies)
 	b.logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s errors %d  CPU%%: busy %.0f, apibench %.0f, server %.0f, postgres %.0f, others %.0f%s",
-		t.name, round+1, p.rate(), fmtDur(percentile(sorted, 0.50)), fmtDur(percentile(sorted, 0.99)), p.errors,
+		t.name, round+1, p.rate(), fmtDur(figure.Percentile(sorted, 0.50)), fmtDur(figure.Percentile(sorted, 0.99)), p.errors,
 		p.cpu.busy, p.cpu.self, p.cpu.server, p.cpu.pg, p.cpu.other, exhaustedNote(p))
 	time.Sleep(500 * time.Millisecond) // let the last round's background work settle
 	return nil

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 )
@@ -108,25 +106,4 @@ func load(ctx context.Context, rt http.RoundTripper, wl workload, concurrency in
 		}
 	}
 	return p
-}
-
-// percentile returns the q-quantile (0 < q ≤ 1) of sorted latencies, by
-// the nearest-rank method.
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
@@ -128,19 +129,19 @@ func summarize(t *target) row {
 			r.statuses[k] += v
 		}
 	}
-	r.median = median(r.rates)
+	r.median = figure.Median(r.rates)
 	var srv, pg []float64
 	for _, p := range t.phases {
 		srv = append(srv, float64(perRequest(p.cpu.server, p)))
 		pg = append(pg, float64(perRequest(p.cpu.pg, p)))
 	}
-	r.serverPerReq, r.pgPerReq = time.Duration(median(srv)), time.Duration(median(pg))
+	r.serverPerReq, r.pgPerReq = time.Duration(figure.Median(srv)), time.Duration(figure.Median(pg))
 	field := func(f func(cpuShare) float64) float64 {
 		xs := make([]float64, len(t.phases))
 		for i, p := range t.phases {
 			xs[i] = f(p.cpu)
 		}
-		return median(xs)
+		return figure.Median(xs)
 	}
 	r.cpu = cpuShare{
 		busy:   field(func(c cpuShare) float64 { return c.busy }),
@@ -150,7 +151,7 @@ func summarize(t *target) row {
 		other:  field(func(c cpuShare) float64 { return c.other }),
 	}
 	slices.Sort(all)
-	r.p50, r.p99 = percentile(all, 0.50), percentile(all, 0.99)
+	r.p50, r.p99 = figure.Percentile(all, 0.50), figure.Percentile(all, 0.99)
 	return r
 }
 
@@ -187,7 +188,7 @@ func report(w io.Writer, c config, m machine, targets []*target) {
 			for i := range min(len(r.rates), len(bare.rates)) {
 				rs = append(rs, r.rates[i]/bare.rates[i])
 			}
-			paired = fmt.Sprintf("%.2f", median(rs))
+			paired = fmt.Sprintf("%.2f", figure.Median(rs))
 		}
 		per := make([]string, len(r.rates))
 		for i, x := range r.rates {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
 // bench owns the work directory, the target and the children of one run.
@@ -65,7 +67,7 @@ func (b *bench) close() {
 }
 
 func (b *bench) run(ctx context.Context) ([]*result, error) {
-	b.rev = gitDescribe(ctx)
+	b.rev = host.GitDescribe(ctx)
 	var err error
 	if b.dir, err = os.MkdirTemp("", "checkbench-"); err != nil {
 		return nil, err

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
@@ -34,21 +34,11 @@ func (b *bench) machine(ctx context.Context) machine {
 	return m
 }
 
-// gitDescribe names the checkout's commit when the run starts, which is
-// what `go run` just built.
-func gitDescribe(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
 func report(w io.Writer, c config, m machine, res []*result) {
 	perSecond := float64(c.monitors) / c.interval.Seconds()
 	fmt.Fprintf(w, "# Check engine: %d HTTP monitors every %s\n\n", c.monitors, c.interval)
 	fmt.Fprintf(w, "%s; tocsin at `%s` (git describe --dirty); %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, orUnknown(m.tocsin), m.CPUs, m.CPUModel, orUnknown(m.Memory), m.GoVersion, m.Kernel)
+		m.Date, figure.OrUnknown(m.tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
 	if m.postgres != "" {
 		fmt.Fprintf(w, "; PostgreSQL %s", m.postgres)
 	}
@@ -302,13 +292,6 @@ func results(m map[string]int) string {
 		return "–"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 // dur prints a duration with three significant digits.

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/child"
+	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
 // bench owns the work directory, the receiver and the databases of a run.
@@ -37,7 +37,7 @@ func (b *bench) logf(format string, args ...any) {
 
 func (b *bench) close() {
 	if b.recv != nil {
-		b.recv.child.stop(10 * time.Second)
+		b.recv.child.Stop(10 * time.Second)
 	}
 	if b.dir != "" {
 		if b.c.keep {
@@ -49,7 +49,7 @@ func (b *bench) close() {
 }
 
 func (b *bench) run(ctx context.Context) (*results, error) {
-	b.rev = gitDescribe(ctx)
+	b.rev = host.GitDescribe(ctx)
 	var err error
 	if b.dir, err = os.MkdirTemp("", "notifybench-"); err != nil {
 		return nil, err
@@ -57,10 +57,11 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 	if b.self, err = os.Executable(); err != nil {
 		return nil, err
 	}
-	ch, err := b.startChild(ctx, "receiver", "-receive")
+	ch, err := child.Start(ctx, b.self, b.dir, "receiver", nil, "-receive")
 	if err != nil {
 		return nil, err
 	}
+	b.logf("receiver: listening at %s (pid %d)", ch.Base, ch.Pid())
 	b.recv = newReceiverClient(ch)
 
 	res := &results{}
@@ -84,7 +85,7 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 				return nil, fmt.Errorf("round %d, %s: %w", r+1, t, err)
 			}
 			res.throughput = append(res.throughput, tp)
-			b.logf("round %d, %s: %d delivered in %s, %.0f/s", r+1, t, tp.recv.Unique, dur(tp.elapsed), tp.rate())
+			b.logf("round %d, %s: %d delivered in %s, %.0f/s", r+1, t, tp.recv.Unique, figure.Dur(tp.elapsed), tp.rate())
 		}
 	}
 	if b.c.monitors > 0 {
@@ -98,100 +99,8 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 			}
 		}
 	}
-	res.recvPeak = peakRSS(b.recv.child.cmd.Process.Pid)
+	res.recvPeak = host.PeakRSS(b.recv.child.Pid())
 	return res, nil
-}
-
-// child is this binary re-executed as the receiver.
-type child struct {
-	name  string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	base  string // its URL
-	log   string
-	done  chan error
-}
-
-func (b *bench) startChild(ctx context.Context, name string, args ...string) (*child, error) {
-	logPath := filepath.Join(b.dir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(b.self, args...)
-	cmd.Stderr = f
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	c := &child{name: name, cmd: cmd, stdin: stdin, log: logPath, done: make(chan error, 1)}
-	first := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			select {
-			case first <- s.Text():
-			default:
-			}
-		}
-		close(first)
-		c.done <- cmd.Wait()
-		f.Close()
-	}()
-	select {
-	case l, ok := <-first:
-		if ok && strings.HasPrefix(l, "http://") {
-			c.base = l
-			b.logf("%s: listening at %s (pid %d)", name, l, cmd.Process.Pid)
-			return c, nil
-		}
-		c.stop(5 * time.Second)
-		return nil, fmt.Errorf("%s did not start: %q (log: %s)", name, l, logPath)
-	case <-time.After(60 * time.Second):
-		c.stop(5 * time.Second)
-		return nil, fmt.Errorf("%s did not start within a minute (log: %s)", name, logPath)
-	case <-ctx.Done():
-		c.stop(5 * time.Second)
-		return nil, ctx.Err()
-	}
-}
-
-// stop closes the child's stdin, which stops it, and kills it if it has
-// not exited within limit.
-func (c *child) stop(limit time.Duration) {
-	c.stdin.Close()
-	select {
-	case <-c.done:
-	case <-time.After(limit):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
-	c.done <- nil // for a second stop
-}
-
-// peakRSS is a process's VmHWM in bytes; 0 if unknown.
-func peakRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		var kb int64
-		if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil {
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/engine"
 	"github.com/tocsin/tocsin/internal/incident"
@@ -123,13 +124,13 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	if bound := notify.RateBound(notify.Webhook); 2*b.c.monitors > bound {
 		until := time.Unix(0, s.First).Add(notify.RateWindow + time.Second)
 		l.window = max(time.Until(until), 0)
-		b.logf("latency %d, %s: waiting %s for the channel's rate window to end", round, engineName, dur(l.window))
+		b.logf("latency %d, %s: waiting %s for the channel's rate window to end", round, engineName, figure.Dur(l.window))
 		if err := sleep(ctx, l.window); err != nil {
 			return nil, err
 		}
 	}
 
-	b.logf("latency %d, %s: all UP in %s; the target now answers 500", round, engineName, dur(l.upIn))
+	b.logf("latency %d, %s: all UP in %s; the target now answers 500", round, engineName, figure.Dur(l.upIn))
 	failing.Store(true)
 	flip := time.Now()
 	if err := b.hurry(ctx, db, ids); err != nil {
@@ -144,7 +145,7 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 		return nil, err
 	}
 	b.logf("latency %d, %s: %d of %d DOWN changes delivered %s after the flip", round, engineName,
-		len(l.recv.Down), b.c.monitors, dur(l.downIn))
+		len(l.recv.Down), b.c.monitors, figure.Dur(l.downIn))
 
 	raw, err := openRaw(engineName, dbURL)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
@@ -214,18 +215,18 @@ func (rc *receiver) stats(w http.ResponseWriter, r *http.Request) {
 
 // receiverClient is the parent's side of the receiver child.
 type receiverClient struct {
-	child  *child
+	child  *child.Process
 	client *http.Client
 	gen    int
 }
 
-func newReceiverClient(c *child) *receiverClient {
+func newReceiverClient(c *child.Process) *receiverClient {
 	// Its own transport: the polls never share connections with a sender.
 	return &receiverClient{child: c, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Timeout: 10 * time.Second}}
 }
 
 // hookURL is where channel i's deliveries go.
-func (rc *receiverClient) hookURL(i int) string { return fmt.Sprintf("%s/hook/%d", rc.child.base, i) }
+func (rc *receiverClient) hookURL(i int) string { return fmt.Sprintf("%s/hook/%d", rc.child.Base, i) }
 
 // reset gives the receiver the channels' secrets and zeroes its counts,
 // and returns once it has applied them.
@@ -235,7 +236,7 @@ func (rc *receiverClient) reset(ctx context.Context, secrets []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := rc.child.stdin.Write(append(line, '\n')); err != nil {
+	if _, err := rc.child.Stdin.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -258,7 +259,7 @@ func (rc *receiverClient) reset(ctx context.Context, secrets []string) error {
 
 // stats reads the receiver's counts; down asks for the DOWN arrivals too.
 func (rc *receiverClient) stats(ctx context.Context, down bool) (stats, error) {
-	u := rc.child.base + "/stats"
+	u := rc.child.Base + "/stats"
 	if down {
 		u += "?down=1"
 	}

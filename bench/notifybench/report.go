@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
 	"github.com/tocsin/tocsin/internal/notify"
 )
@@ -85,8 +85,8 @@ func summarize(ts []*throughput) summary {
 		s.cpu.Busy, s.cpu.Self, s.cpu.Receiver = s.cpu.Busy/n, s.cpu.Self/n, s.cpu.Receiver/n
 		s.cpu.Postgres, s.cpu.IRQ, s.cpu.Other, s.cpu.Steal = s.cpu.Postgres/n, s.cpu.IRQ/n, s.cpu.Other/n, s.cpu.Steal/n
 	}
-	s.rate = median(rates)
-	s.elapsed, s.setup, s.created = time.Duration(median(elapsed)), time.Duration(median(setup)), time.Duration(median(created))
+	s.rate = figure.Median(rates)
+	s.elapsed, s.setup, s.created = time.Duration(figure.Median(elapsed)), time.Duration(figure.Median(setup)), time.Duration(figure.Median(created))
 	if s.delivered > 0 {
 		d := time.Duration(s.delivered)
 		s.perSelf, s.perRecv, s.perPG = s.cpu.SelfTime/d, s.cpu.ReceiverTime/d, s.cpu.PostgresTime/d
@@ -100,7 +100,7 @@ func report(w io.Writer, c config, m machine, res *results) {
 		fmt.Fprintf(w, "; %d monitors going DOWN", c.monitors)
 	}
 	fmt.Fprintf(w, "\n\n%s; tocsin at `%s` (git describe --dirty); %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, orUnknown(m.tocsin), m.CPUs, m.CPUModel, orUnknown(m.Memory), m.GoVersion, m.Kernel)
+		m.Date, figure.OrUnknown(m.tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
 	if m.postgres != "" {
 		fmt.Fprintf(w, "; PostgreSQL %s", m.postgres)
 	}
@@ -170,14 +170,14 @@ func throughputReport(w io.Writer, c config, res *results) {
 		}
 		created, pg, pgShare := "–", "–", "–"
 		if name != "bare" {
-			created = dur(s.created)
+			created = figure.Dur(s.created)
 		}
 		if name == "postgres" {
-			pg, pgShare = dur(s.perPG), fmt.Sprintf("%.0f%%", s.cpu.Postgres)
+			pg, pgShare = figure.Dur(s.perPG), fmt.Sprintf("%.0f%%", s.cpu.Postgres)
 		}
 		fmt.Fprintf(w, "| %s | **%.0f** | %s | %s | %s | %d | %d | %d | %d | %s | %d | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %s | %.0f%% | %.0f%% | %.0f%% |\n",
-			name, s.rate, ratio, strings.Join(rounds, ", "), dur(s.elapsed), s.delivered, s.dups, s.bad, s.held, body, s.conns,
-			created, dur(s.perSelf), dur(s.perRecv), pg, s.cpu.Busy, s.cpu.Self, s.cpu.Receiver, pgShare, s.cpu.IRQ, s.cpu.Other, s.cpu.Steal)
+			name, s.rate, ratio, strings.Join(rounds, ", "), figure.Dur(s.elapsed), s.delivered, s.dups, s.bad, s.held, body, s.conns,
+			created, figure.Dur(s.perSelf), figure.Dur(s.perRecv), pg, s.cpu.Busy, s.cpu.Self, s.cpu.Receiver, pgShare, s.cpu.IRQ, s.cpu.Other, s.cpu.Steal)
 	}
 	fmt.Fprint(w, "\nDeliveries/s and the times are medians over the rounds; counts are totals. \"This process\" is the notifier "+
 		"with the store (engines) or the bare sender. CPU shares are of the whole machine (100% = all CPUs), averaged over the "+
@@ -212,7 +212,7 @@ func latencyReport(w io.Writer, c config, res *results) {
 		"and from there to the arrival (rendering, signing, the POST). Latencies pooled over %d measurement(s) per engine.\n\n",
 		c.monitors, interval, conf, c.latencyRounds)
 	fmt.Fprintf(w, "| engine | DOWN changes | delivered | p50 | p90 | p99 | max | p99 < %s | to the first attempt: p50 | p99 | "+
-		"attempt to arrival: p50 | p99 | all UP delivered in | all DOWN delivered after the flip | held | duplicates |\n", dur(latencyTarget))
+		"attempt to arrival: p50 | p99 | all UP delivered in | all DOWN delivered after the flip | held | duplicates |\n", figure.Dur(latencyTarget))
 	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, e := range c.engines {
 		l := poolLatency(res.latency, e)
@@ -220,18 +220,18 @@ func latencyReport(w io.Writer, c config, res *results) {
 			continue
 		}
 		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | **%s** | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d |\n",
-			e, l.monitors, len(l.total), dur(percentile(l.total, 0.5)), dur(percentile(l.total, 0.9)),
-			dur(percentile(l.total, 0.99)), dur(percentile(l.total, 1)), verdict(latencyMet(l)),
-			dur(percentile(l.outbox, 0.5)), dur(percentile(l.outbox, 0.99)),
-			dur(percentile(l.sending, 0.5)), dur(percentile(l.sending, 0.99)),
-			dur(l.upIn), dur(l.downIn), l.store[notify.Held], l.recv.Duplicates)
+			e, l.monitors, len(l.total), figure.Dur(figure.Percentile(l.total, 0.5)), figure.Dur(figure.Percentile(l.total, 0.9)),
+			figure.Dur(figure.Percentile(l.total, 0.99)), figure.Dur(figure.Percentile(l.total, 1)), figure.Verdict(latencyMet(l)),
+			figure.Dur(figure.Percentile(l.outbox, 0.5)), figure.Dur(figure.Percentile(l.outbox, 0.99)),
+			figure.Dur(figure.Percentile(l.sending, 0.5)), figure.Dur(figure.Percentile(l.sending, 0.99)),
+			figure.Dur(l.upIn), figure.Dur(l.downIn), l.store[notify.Held], l.recv.Duplicates)
 	}
 	fmt.Fprint(w, "\n\"All UP delivered in\" (from the engine's start) and \"all DOWN delivered after the flip\" are the longest of the "+
 		"measurements; they include waiting for each monitor's slot, up to one interval per check.\n")
 	for _, l := range res.latency {
 		if l.window > 0 {
 			fmt.Fprintf(w, "\n%s, measurement %d: the flip waited %s for the rate window of the UP changes to end, "+
-				"so that the DOWN ones were not held back.\n", l.engine, l.round, dur(l.window))
+				"so that the DOWN ones were not held back.\n", l.engine, l.round, figure.Dur(l.window))
 		}
 	}
 }
@@ -266,7 +266,7 @@ func poolLatency(ls []*latency, engine string) *latency {
 
 // latencyMet: every DOWN change arrived, and their p99 is under the target.
 func latencyMet(l *latency) bool {
-	return len(l.total) == l.monitors && percentile(l.total, 0.99) < latencyTarget
+	return len(l.total) == l.monitors && figure.Percentile(l.total, 0.99) < latencyTarget
 }
 
 func targetsReport(w io.Writer, res *results) {
@@ -277,9 +277,9 @@ func targetsReport(w io.Writer, res *results) {
 		if l == nil {
 			continue
 		}
-		fmt.Fprintf(w, "| %s: every DOWN change delivered | %d | %d | %s |\n", e, l.monitors, len(l.total), verdict(len(l.total) == l.monitors))
-		fmt.Fprintf(w, "| %s: from the confirming check to the webhook, p99 | < %s | %s | %s |\n", e, dur(latencyTarget),
-			dur(percentile(l.total, 0.99)), verdict(latencyMet(l)))
+		fmt.Fprintf(w, "| %s: every DOWN change delivered | %d | %d | %s |\n", e, l.monitors, len(l.total), figure.Verdict(len(l.total) == l.monitors))
+		fmt.Fprintf(w, "| %s: from the confirming check to the webhook, p99 | < %s | %s | %s |\n", e, figure.Dur(latencyTarget),
+			figure.Dur(figure.Percentile(l.total, 0.99)), figure.Verdict(latencyMet(l)))
 	}
 	for _, t := range res.throughput {
 		if t.target == "bare" {
@@ -287,7 +287,7 @@ func targetsReport(w io.Writer, res *results) {
 		}
 		if ok := t.recv.Unique == t.store[notify.Succeeded] && t.store[notify.Succeeded]+t.store[notify.Held] == t.n; !ok {
 			fmt.Fprintf(w, "| %s, round %d: every delivery made once | %d | %d handled, store %v | %s |\n",
-				t.target, t.round, t.n, t.recv.Unique, t.store, verdict(false))
+				t.target, t.round, t.n, t.recv.Unique, t.store, figure.Verdict(false))
 		}
 	}
 }
@@ -309,55 +309,4 @@ func kinds(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s: %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "**not met**"
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// percentile is the q-quantile (0 < q ≤ 1) of sorted durations, by the
-// nearest-rank method; 0 for none.
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-// dur prints a duration with three significant digits.
-func dur(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
-	case d < 10*time.Millisecond:
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	case d < time.Second:
-		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%.2f s", d.Seconds())
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -240,14 +239,4 @@ func (r *rawDB) pgProcesses(ctx context.Context) (map[int]bool, error) {
 		pids[pid] = true
 	}
 	return pids, rows.Err()
-}
-
-// gitDescribe names the checkout's commit when the run starts, which is
-// what `go run` just built.
-func gitDescribe(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
@@ -91,7 +92,7 @@ func (b *bench) tocsinRound(ctx context.Context, engine string, round int) (_ *t
 	} else if st[notify.Pending] != t.n || len(st) != 1 {
 		return nil, fmt.Errorf("after writing %d incidents the deliveries are %v, not %d pending", t.n, st, t.n)
 	}
-	b.logf("round %d, %s: %d incidents written in %s; starting the notifier", round, engine, t.n, dur(t.created))
+	b.logf("round %d, %s: %d incidents written in %s; starting the notifier", round, engine, t.n, figure.Dur(t.created))
 
 	stopProfile, err := b.startProfile(fmt.Sprintf("%s-round%d", engine, round))
 	if err != nil {
@@ -117,7 +118,7 @@ func (b *bench) tocsinRound(ctx context.Context, engine string, round int) (_ *t
 		return nil, werr
 	}
 	t.elapsed = end.Sub(start)
-	t.cpu = share(before, after, b.recv.child.cmd.Process.Pid, pg)
+	t.cpu = share(before, after, b.recv.child.Pid(), pg)
 	if t.recv, err = b.recv.stats(ctx, false); err != nil {
 		return nil, err
 	}
@@ -208,7 +209,7 @@ func (b *bench) bareRound(ctx context.Context, round int) (*throughput, error) {
 		return nil, werr
 	}
 	t.elapsed = end.Sub(start)
-	t.cpu = share(before, after, b.recv.child.cmd.Process.Pid, nil)
+	t.cpu = share(before, after, b.recv.child.Pid(), nil)
 	if t.recv, err = b.recv.stats(ctx, false); err != nil {
 		return nil, err
 	}

@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/child"
+	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/host"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
@@ -30,7 +30,7 @@ type bench struct {
 // target is one server under test and what was measured of it.
 type target struct {
 	name   string // bare, sqlite, postgres
-	srv    *child
+	srv    *child.Process
 	tokens []string
 	raw    *rawDB // nil for bare
 	url    string // the database's, "" for bare
@@ -52,7 +52,7 @@ func (b *bench) logf(format string, args ...any) {
 func (b *bench) close() {
 	for _, t := range b.targets {
 		if t.srv != nil {
-			t.srv.stop(30 * time.Second)
+			t.srv.Stop(30 * time.Second)
 		}
 		if t.raw != nil {
 			t.raw.Close()
@@ -71,7 +71,7 @@ func (b *bench) close() {
 }
 
 func (b *bench) run(ctx context.Context) ([]*target, error) {
-	b.rev = gitDescribe(ctx)
+	b.rev = host.GitDescribe(ctx)
 	var err error
 	if b.dir, err = os.MkdirTemp("", "pingbench-"); err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 			p.round = r + 1
 			t.rounds = append(t.rounds, p)
 			b.logf("round %d, %s: %.0f acknowledged/s, p50 %s, p99 %s, %d not acknowledged",
-				r+1, t.name, p.rate(), dur(p.percentile(0.5)), dur(p.percentile(0.99)), p.failures())
+				r+1, t.name, p.rate(), figure.Dur(p.percentile(0.5)), figure.Dur(p.percentile(0.99)), p.failures())
 		}
 	}
 	if b.c.burst > 0 {
@@ -105,11 +105,11 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 				return nil, fmt.Errorf("%s: burst: %w", t.name, err)
 			}
 			t.burst = br
-			b.logf("%s: %d of %d answered 200 in %s", t.name, br.ok, br.sent, dur(br.all))
+			b.logf("%s: %d of %d answered 200 in %s", t.name, br.ok, br.sent, figure.Dur(br.all))
 		}
 	}
 	for _, t := range b.targets {
-		t.peak = peakRSS(t.srv.cmd.Process.Pid)
+		t.peak = host.PeakRSS(t.srv.Pid())
 		t.stored = -1
 		if t.raw == nil {
 			continue
@@ -117,7 +117,7 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 		// Every acknowledged ping was durable before its answer: kill
 		// the server with SIGKILL, and count them as the next process
 		// finds them (on SQLite, after replaying the journal).
-		t.srv.kill()
+		b.crash(t.srv)
 		if t.stored, err = countPings(ctx, t.url); err != nil {
 			return nil, fmt.Errorf("%s: counting the stored pings: %w", t.name, err)
 		}
@@ -167,127 +167,29 @@ func (b *bench) start(ctx context.Context) error {
 	return nil
 }
 
-// child is this binary re-executed as a server.
-type child struct {
-	name  string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	base  string // its URL
-	log   string
-	done  chan error
-	// profiling: it writes a CPU profile (-cpuprofile)
-	profiling bool
-}
-
-func (b *bench) startChild(ctx context.Context, name string, env []string, args ...string) (*child, error) {
-	logPath := filepath.Join(b.dir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(b.self, args...)
-	cmd.Env = append(os.Environ(), env...)
+// startChild runs this binary again as the server name (-serve or
+// -bare-serve in args), writing its CPU profile when -cpuprofile asks.
+func (b *bench) startChild(ctx context.Context, name string, env []string, args ...string) (*child.Process, error) {
 	if b.c.profileDir != "" {
 		if err := os.MkdirAll(b.c.profileDir, 0o755); err != nil {
-			f.Close()
 			return nil, err
 		}
-		cmd.Env = append(cmd.Env, profileEnv+"="+filepath.Join(b.c.profileDir, name+".pprof"))
+		env = append(env, profileEnv+"="+filepath.Join(b.c.profileDir, name+".pprof"))
 	}
-	cmd.Stderr = f
-	stdin, err := cmd.StdinPipe()
+	c, err := child.Start(ctx, b.self, b.dir, name, env, args...)
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	c := &child{name: name, cmd: cmd, stdin: stdin, log: logPath, done: make(chan error, 1), profiling: b.c.profileDir != ""}
-	first := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			select {
-			case first <- s.Text():
-			default:
-			}
-		}
-		close(first)
-		c.done <- cmd.Wait()
-		f.Close()
-	}()
-	select {
-	case l, ok := <-first:
-		if ok && strings.HasPrefix(l, "http://") {
-			c.base = l
-			b.logf("%s: serving at %s (pid %d)", name, l, cmd.Process.Pid)
-			return c, nil
-		}
-		c.stop(5 * time.Second)
-		return nil, fmt.Errorf("%s did not start: %q (log: %s)", name, l, logPath)
-	case <-time.After(60 * time.Second):
-		c.stop(5 * time.Second)
-		return nil, fmt.Errorf("%s did not start within a minute (log: %s)", name, logPath)
-	case <-ctx.Done():
-		c.stop(5 * time.Second)
-		return nil, ctx.Err()
-	}
+	b.logf("%s: serving at %s (pid %d)", name, c.Base, c.Pid())
+	return c, nil
 }
 
-// stop closes the child's stdin, which stops it, and kills it if it has
-// not exited within limit.
-// kill ends the child with SIGKILL, as a crash would (after SIGUSR1, on
-// which a profiling child writes its profile out).
-func (c *child) kill() {
-	if c.profiling {
-		_ = c.cmd.Process.Signal(syscall.SIGUSR1)
+// crash ends a server with SIGKILL, as a crash would; a profiling server
+// first gets SIGUSR1, on which it writes its profile out.
+func (b *bench) crash(c *child.Process) {
+	if b.c.profileDir != "" {
+		_ = c.Cmd.Process.Signal(syscall.SIGUSR1)
 		time.Sleep(time.Second)
 	}
-	_ = c.cmd.Process.Kill()
-	<-c.done
-	c.done <- nil // for a later stop
-}
-
-func (c *child) stop(limit time.Duration) {
-	c.stdin.Close()
-	select {
-	case <-c.done:
-	case <-time.After(limit):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
-	c.done <- nil // for a second stop
-}
-
-// peakRSS is a process's VmHWM in bytes; 0 if unknown.
-func peakRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		var kb int64
-		if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil {
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	c.Kill()
 }

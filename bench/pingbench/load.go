@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/figure"
 )
 
 // ackPrefix starts every acknowledgement, Tocsin's and the bare handler's.
@@ -54,15 +55,7 @@ func (o *outcome) failures() int {
 // percentile is the q-quantile (0 < q ≤ 1) of the latencies of the
 // acknowledged pings, by the nearest-rank method; lat must be sorted.
 func (o *outcome) percentile(q float64) time.Duration {
-	return percentile(o.lat, q)
-}
-
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
+	return figure.Percentile(o.lat, q)
 }
 
 // ping sends one GET ping and counts how it went; the latency is of
@@ -154,7 +147,7 @@ func sustained(ctx context.Context, t *target, clients int, warmup, d time.Durat
 	for pid := range more { // nil on SQLite
 		pg[pid] = true
 	}
-	p.cpu = share(c0, c1, t.srv.cmd.Process.Pid, pg)
+	p.cpu = share(c0, c1, t.srv.Pid(), pg)
 	t.acked += p.ok
 	return p, ctx.Err()
 }
@@ -171,7 +164,7 @@ func load(ctx context.Context, rt http.RoundTripper, t *target, clients int, d t
 			o := newOutcome()
 			o.lat = make([]time.Duration, 0, 1<<14)
 			for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
-				if ping(ctx, rt, t.srv.base+"/ping/"+t.tokens[(w+i*clients)%len(t.tokens)], &o) {
+				if ping(ctx, rt, t.srv.Base+"/ping/"+t.tokens[(w+i*clients)%len(t.tokens)], &o) {
 					time.Sleep(time.Millisecond) // no busy loop on a dead server
 				}
 			}
@@ -221,7 +214,7 @@ func burst(ctx context.Context, t *target, n, conns int) (*burstResult, error) {
 			tr := newTransport(1)
 			defer tr.CloseIdleConnections()
 			opening <- struct{}{}
-			p.warmErr = warm(ctx, tr, t.srv.base+"/healthz")
+			p.warmErr = warm(ctx, tr, t.srv.Base+"/healthz")
 			<-opening
 			ready.Done()
 			<-release
@@ -230,7 +223,7 @@ func burst(ctx context.Context, t *target, n, conns int) (*burstResult, error) {
 				k++
 			}
 			for i := range k {
-				ping(ctx, tr, t.srv.base+"/ping/"+t.tokens[(c*(n/conns)+i)%len(t.tokens)], &p.outcome)
+				ping(ctx, tr, t.srv.Base+"/ping/"+t.tokens[(c*(n/conns)+i)%len(t.tokens)], &p.outcome)
 			}
 			p.end = time.Now()
 		})

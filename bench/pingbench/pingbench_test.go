@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/figure"
 )
 
 // TestMain lets the test binary serve as the benchmark's children, which
@@ -32,14 +34,14 @@ func TestPercentile(t *testing.T) {
 		q    float64
 		want time.Duration
 	}{{0.5, 5 * time.Millisecond}, {0.9, 9 * time.Millisecond}, {0.99, 10 * time.Millisecond}, {1, 10 * time.Millisecond}, {0.01, time.Millisecond}} {
-		if got := percentile(lat, c.q); got != c.want {
-			t.Errorf("percentile(%v) = %v, want %v", c.q, got, c.want)
+		if got := figure.Percentile(lat, c.q); got != c.want {
+			t.Errorf("figure.Percentile(%v) = %v, want %v", c.q, got, c.want)
 		}
 	}
-	if got := percentile(nil, 0.5); got != 0 {
+	if got := figure.Percentile(nil, 0.5); got != 0 {
 		t.Errorf("percentile of nothing = %v", got)
 	}
-	if got := median([]float64{3, 1, 2, 10}); got != 2.5 {
+	if got := figure.Median([]float64{3, 1, 2, 10}); got != 2.5 {
 		t.Errorf("median = %v", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
 	"github.com/tocsin/tocsin/internal/app"
 )
@@ -70,7 +71,7 @@ func summarize(t *target) summary {
 		s.cpu.Self, s.cpu.IRQ, s.cpu.Other, s.cpu.Steal = s.cpu.Self/n, s.cpu.IRQ/n, s.cpu.Other/n, s.cpu.Steal/n
 	}
 	slices.Sort(s.all.lat)
-	s.rate = median(rates)
+	s.rate = figure.Median(rates)
 	if s.all.ok > 0 {
 		s.perAck = s.cpu.ServerTime / time.Duration(s.all.ok)
 		s.pgAck = s.cpu.PostgresTime / time.Duration(s.all.ok)
@@ -81,7 +82,7 @@ func summarize(t *target) summary {
 func report(w io.Writer, c config, m machine, ts []*target) {
 	fmt.Fprintf(w, "# Pings: %d heartbeats, %d clients\n\n", c.heartbeats, c.clients)
 	fmt.Fprintf(w, "%s; tocsin at `%s` (git describe --dirty); %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, orUnknown(m.tocsin), m.CPUs, m.CPUModel, orUnknown(m.Memory), m.GoVersion, m.Kernel)
+		m.Date, figure.OrUnknown(m.tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
 	if m.postgres != "" {
 		fmt.Fprintf(w, "; PostgreSQL %s", m.postgres)
 	}
@@ -124,11 +125,11 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 		}
 		pg := "–"
 		if t.name == "postgres" {
-			pg = dur(s.pgAck)
+			pg = figure.Dur(s.pgAck)
 		}
 		fmt.Fprintf(w, "| %s | **%.0f** | %s | %s | %s | %s | %s | %d | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
-			t.name, s.rate, ratio, strings.Join(rounds, ", "), dur(s.all.percentile(0.5)), dur(s.all.percentile(0.99)),
-			dur(percentile(s.all.lat, 1)), s.all.ok, notAcked(s.all), dur(s.perAck), pg,
+			t.name, s.rate, ratio, strings.Join(rounds, ", "), figure.Dur(s.all.percentile(0.5)), figure.Dur(s.all.percentile(0.99)),
+			figure.Dur(figure.Percentile(s.all.lat, 1)), s.all.ok, notAcked(s.all), figure.Dur(s.perAck), pg,
 			s.cpu.Busy, s.cpu.Server, s.cpu.Postgres, s.cpu.Self, s.cpu.IRQ, s.cpu.Other, s.cpu.Steal)
 	}
 	fmt.Fprint(w, "\nCPU shares are of the whole machine (100% = all CPUs), averaged over the rounds: the server process, the "+
@@ -162,13 +163,13 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 			if b == nil {
 				continue
 			}
-			opened := dur(b.open)
+			opened := figure.Dur(b.open)
 			if b.warmFailed > 0 {
 				opened += fmt.Sprintf(" (%d failed)", b.warmFailed)
 			}
 			fmt.Fprintf(w, "| %s | %d | **%d** | %s | %s | %.0f | %s | %s | %s | %s |\n", t.name, b.sent, b.ok, notAcked(b.outcome),
-				dur(b.all), float64(b.ok)/b.all.Seconds(), dur(b.percentile(0.5)), dur(b.percentile(0.99)),
-				dur(percentile(b.lat, 1)), opened)
+				figure.Dur(b.all), float64(b.ok)/b.all.Seconds(), figure.Dur(b.percentile(0.5)), figure.Dur(b.percentile(0.99)),
+				figure.Dur(figure.Percentile(b.lat, 1)), opened)
 		}
 	}
 
@@ -183,16 +184,16 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 			continue
 		}
 		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %s |\n", t.name, t.acked, t.stored, max(int64(t.acked)-t.stored, 0),
-			dur(t.setup), fmtSize(t.peak))
+			figure.Dur(t.setup), fmtSize(t.peak))
 	}
 
 	fmt.Fprint(w, "\n## Targets\n\n| target | required | measured | |\n|---|---|---|---|\n")
 	if s, ok := sums["sqlite"]; ok && hasBare && bare.rate > 0 {
 		r := s.rate / bare.rate
-		fmt.Fprintf(w, "| SQLite against the bare handler | ≥ %.2f | %.2f (%.0f vs %.0f/s) | %s |\n", sqliteVsBare, r, s.rate, bare.rate, verdict(r >= sqliteVsBare))
+		fmt.Fprintf(w, "| SQLite against the bare handler | ≥ %.2f | %.2f (%.0f vs %.0f/s) | %s |\n", sqliteVsBare, r, s.rate, bare.rate, figure.Verdict(r >= sqliteVsBare))
 	}
 	if s, ok := sums["postgres"]; ok {
-		fmt.Fprintf(w, "| PostgreSQL, acknowledged pings/s | ≥ %d | %.0f | %s |\n", postgresRate, s.rate, verdict(s.rate >= postgresRate))
+		fmt.Fprintf(w, "| PostgreSQL, acknowledged pings/s | ≥ %d | %.0f | %s |\n", postgresRate, s.rate, figure.Verdict(s.rate >= postgresRate))
 	}
 	for _, t := range ts {
 		if t.raw == nil {
@@ -200,9 +201,9 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 		}
 		if b := t.burst; b != nil {
 			fmt.Fprintf(w, "| %s: a burst is queued and answered, none dropped | %d of %d acknowledged | %d | %s |\n",
-				t.name, b.sent, b.sent, b.ok, verdict(b.ok == b.sent))
+				t.name, b.sent, b.sent, b.ok, figure.Verdict(b.ok == b.sent))
 		}
-		fmt.Fprintf(w, "| %s: every acknowledged ping stored | %d | %d stored | %s |\n", t.name, t.acked, t.stored, verdict(t.stored >= int64(t.acked)))
+		fmt.Fprintf(w, "| %s: every acknowledged ping stored | %d | %d stored | %s |\n", t.name, t.acked, t.stored, figure.Verdict(t.stored >= int64(t.acked)))
 	}
 }
 
@@ -240,47 +241,6 @@ func notAcked(o outcome) string {
 		return "0"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "**not met**"
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// dur prints a duration with three significant digits.
-func dur(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
-	case d < 10*time.Millisecond:
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	case d < time.Second:
-		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%.2f s", d.Seconds())
-	}
 }
 
 func fmtSize(n int64) string {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -149,14 +148,4 @@ func (r *rawDB) pgProcesses(ctx context.Context) (map[int]bool, error) {
 		pids[pid] = true
 	}
 	return pids, rows.Err()
-}
-
-// gitDescribe names the checkout's commit when the run starts, which is
-// what `go run` just built.
-func gitDescribe(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }

@@ -5,8 +5,10 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -134,4 +136,30 @@ func Describe() Machine {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	return m
+}
+
+// PeakRSS is a process's peak resident set (VmHWM) in bytes; 0 if unknown.
+func PeakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		var kb int64
+		if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil {
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// GitDescribe names the checkout's commit (git describe --always --dirty)
+// when the run starts, which is what `go run` just built; "" outside a
+// checkout.
+func GitDescribe(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
