@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
 // machine describes where the numbers were taken.
@@ -22,13 +22,8 @@ type machine struct {
 
 func (b *bench) machine(ctx context.Context) machine {
 	m := machine{Machine: host.Describe()}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	if slices.Contains(b.c.engines, "postgres") {
-		if db, err := sql.Open("pgx", b.c.pgURL); err == nil {
-			_ = db.QueryRowContext(ctx, "SHOW server_version").Scan(&m.postgres)
-			db.Close()
-		}
+		m.postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}
 	m.tocsin = b.rev
 	return m

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/internal/app"
 )
 
@@ -31,12 +31,7 @@ type machine struct {
 func (b *bench) machine(ctx context.Context) machine {
 	m := machine{Machine: host.Describe(), tocsin: b.rev}
 	if slices.Contains(b.c.engines, "postgres") {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if db, err := sql.Open("pgx", b.c.pgURL); err == nil {
-			_ = db.QueryRowContext(ctx, "SHOW server_version").Scan(&m.postgres)
-			db.Close()
-		}
+		m.postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}
 	return m
 }

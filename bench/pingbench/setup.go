@@ -132,20 +132,5 @@ func (r *rawDB) pgProcesses(ctx context.Context) (map[int]bool, error) {
 	if r == nil || r.engine != "postgres" {
 		return nil, nil
 	}
-	rows, err := r.db.QueryContext(ctx, `SELECT pid FROM pg_stat_activity
-		WHERE (datname = current_database() AND pid <> pg_backend_pid())
-		OR backend_type IN ('checkpointer', 'background writer', 'walwriter', 'autovacuum launcher')`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	pids := map[int]bool{}
-	for rows.Next() {
-		var pid int
-		if err := rows.Scan(&pid); err != nil {
-			return nil, err
-		}
-		pids[pid] = true
-	}
-	return pids, rows.Err()
+	return pgfresh.Processes(ctx, r.db)
 }

@@ -1,5 +1,7 @@
 // Package pgfresh gives a benchmark phase a database of its own on a
-// PostgreSQL server, and drops it afterwards.
+// PostgreSQL server, drops it afterwards, and tells what a report needs of
+// the server: its version, and which of its processes work for the
+// database.
 package pgfresh
 
 import (
@@ -57,4 +59,42 @@ func Create(ctx context.Context, serverURL, name string, keep bool, logf func(fo
 		}
 	}
 	return u.String(), drop, nil
+}
+
+// Processes lists the PostgreSQL processes that work for the benchmark's
+// database, on db's connection to it: the backends connected to it (but
+// the one asking) and the cluster's background processes, which work for
+// it too. Their CPU time is what a benchmark charges to PostgreSQL.
+func Processes(ctx context.Context, db *sql.DB) (map[int]bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT pid FROM pg_stat_activity
+		WHERE (datname = current_database() AND pid <> pg_backend_pid())
+		OR backend_type IN ('checkpointer', 'background writer', 'walwriter', 'autovacuum launcher')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	pids := map[int]bool{}
+	for rows.Next() {
+		var pid int
+		if err := rows.Scan(&pid); err != nil {
+			return nil, err
+		}
+		pids[pid] = true
+	}
+	return pids, rows.Err()
+}
+
+// ServerVersion is the version of the PostgreSQL server at serverURL; ""
+// if it cannot be asked within 5 seconds.
+func ServerVersion(ctx context.Context, serverURL string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	db, err := sql.Open("pgx", serverURL)
+	if err != nil {
+		return ""
+	}
+	defer db.Close()
+	var v string
+	_ = db.QueryRowContext(ctx, "SHOW server_version").Scan(&v)
+	return v
 }
