@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -207,8 +206,8 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 	// pipeline, it would commit them even after this side gave up (a
 	// write held up past the deadline runs on when it can, and finds the
 	// COMMIT waiting), and the pings were answered 503 yet stored.
-	if err := conn.Raw(func(dc any) error {
-		tag, err := dc.(*stdlib.Conn).Conn().Exec(ctx, `COMMIT`)
+	if err := withPgx(conn, func(c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, `COMMIT`)
 		if err == nil && tag.String() != "COMMIT" {
 			err = fmt.Errorf("the transaction ended with %q, not COMMIT", tag)
 		}
@@ -227,12 +226,18 @@ func pipeline(ctx context.Context, conn *sql.Conn, fill func(*pgx.Batch)) error 
 	if b.Len() == 0 {
 		return nil
 	}
+	return withPgx(conn, func(c *pgx.Conn) error { return c.SendBatch(ctx, b).Close() })
+}
+
+// withPgx runs f on conn's pgx connection. An error that wraps
+// driver.ErrBadConn closes conn instead of returning it to the pool.
+func withPgx(conn *sql.Conn, f func(*pgx.Conn) error) error {
 	return conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
-			return errors.New("not a pgx connection")
+			return fmt.Errorf("%T is not a pgx connection: %w", dc, driver.ErrBadConn)
 		}
-		return c.Conn().SendBatch(ctx, b).Close()
+		return f(c.Conn())
 	})
 }
 
@@ -240,17 +245,13 @@ func pipeline(ctx context.Context, conn *sql.Conn, fill func(*pgx.Batch)) error 
 // any; a connection it cannot roll back is closed rather than returned
 // to the pool. The caller's context may have ended: it has its own.
 func abandonTx(conn *sql.Conn) {
-	_ = conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return driver.ErrBadConn
-		}
-		if c.Conn().PgConn().TxStatus() == 'I' {
+	_ = withPgx(conn, func(c *pgx.Conn) error {
+		if c.PgConn().TxStatus() == 'I' {
 			return nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if _, err := c.Conn().Exec(ctx, `ROLLBACK`); err != nil || c.Conn().PgConn().TxStatus() != 'I' {
+		if _, err := c.Exec(ctx, `ROLLBACK`); err != nil || c.PgConn().TxStatus() != 'I' {
 			return driver.ErrBadConn
 		}
 		return nil
