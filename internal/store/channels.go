@@ -105,12 +105,19 @@ type StoredChannel struct {
 // creation order.
 func (db *DB) ListChannels(ctx context.Context, wsID, after string, limit int) (out []StoredChannel, err error) {
 	defer monitor.Wrap(&err, "store.ListChannels")
-	rows, err := db.r.QueryContext(ctx, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
+	return queryStoredChannels(ctx, db.r, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
 		WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, wsID, after, limit)
+}
+
+// queryStoredChannels reads the channels query selects (channelColumns,
+// then secrets_sealed) with their sealed secrets.
+func queryStoredChannels(ctx context.Context, q queryer, query string, args ...any) ([]StoredChannel, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	var out []StoredChannel
 	for rows.Next() {
 		var sc StoredChannel
 		if sc.Channel, err = scanChannel(rows, &sc.Sealed); err != nil {

@@ -182,24 +182,19 @@ func loadClaimed(ctx context.Context, tx *sql.Tx, claimed []any, until time.Time
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
+	found, err := queryStoredChannels(ctx, tx, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
 		WHERE id IN (`+placeholders(1, len(chIDs))+`)`, chIDs...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var sc StoredChannel
-		if sc.Channel, err = scanChannel(rows, &sc.Sealed); err != nil {
-			return nil, err
-		}
+	for _, sc := range found {
 		channels[sc.ID] = sc
 	}
 	for i := range out {
 		c := channels[out[i].ChannelID]
 		out[i].Channel, out[i].Sealed = c.Channel, c.Sealed
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // holdOverBound counts the first attempts of claimed deliveries against
