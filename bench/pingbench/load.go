@@ -62,7 +62,12 @@ func (o *outcome) percentile(q float64) time.Duration {
 // acknowledged pings only, from sending to reading the whole answer. It
 // reports whether the ping got no answer.
 func ping(ctx context.Context, rt http.RoundTripper, url string, o *outcome) (failed bool) {
-	t0 := time.Now()
+	return pingSince(ctx, rt, url, o, time.Now())
+}
+
+// pingSince is ping with the latency counted from t0, which may be
+// before the request is sent.
+func pingSince(ctx context.Context, rt http.RoundTripper, url string, o *outcome, t0 time.Time) (failed bool) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		o.errors[err.Error()]++
@@ -178,6 +183,97 @@ func load(ctx context.Context, rt http.RoundTripper, t *target, clients int, d t
 	}
 	slices.Sort(p.lat)
 	return p
+}
+
+// offeredResult is what a window of load at a fixed rate came to.
+type offeredResult struct {
+	outcome
+	rate    float64       // offered, pings/s
+	sent    int           // pings scheduled in the window
+	elapsed time.Duration // from the first ping's schedule to the last answer
+	cpu     cpuShare
+}
+
+// behindLimit is how far behind its schedule the load generator may fall
+// before it stops sending a ping and counts it as not acknowledged.
+const behindLimit = 10 * time.Second
+
+// offered warms t up and then measures it under an open loop: pings sent
+// at rate per second on schedule, whether or not earlier ones have been
+// answered, over up to conns keep-alive connections. A ping's latency is
+// from when it was due, not from when a connection was free to send it,
+// so a server falling behind shows as growing latencies rather than as a
+// slower load (no coordinated omission).
+func offered(ctx context.Context, t *target, rate float64, conns int, warmup, d time.Duration) (*offeredResult, error) {
+	tr := newTransport(conns)
+	defer tr.CloseIdleConnections()
+	if warmup > 0 {
+		w := openLoop(ctx, tr, t, rate, conns, warmup)
+		t.acked += w.ok
+	}
+	pg, err := t.raw.pgProcesses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c0 := sampleCPU()
+	r := openLoop(ctx, tr, t, rate, conns, d)
+	c1 := sampleCPU()
+	more, err := t.raw.pgProcesses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for pid := range more {
+		pg[pid] = true
+	}
+	r.cpu = share(c0, c1, t.srv.Pid(), pg)
+	t.acked += r.ok
+	return r, ctx.Err()
+}
+
+// openLoop schedules rate pings a second for d, the i-th due at
+// start + i/rate and going to heartbeat i mod n, and sends each on the
+// first of conns senders free.
+func openLoop(ctx context.Context, rt http.RoundTripper, t *target, rate float64, conns int, d time.Duration) *offeredResult {
+	type due struct {
+		i  int
+		at time.Time
+	}
+	n := int(rate * d.Seconds())
+	queue := make(chan due, n)
+	parts := make([]outcome, conns)
+	var wg sync.WaitGroup
+	for c := range conns {
+		wg.Go(func() {
+			o := newOutcome()
+			for p := range queue {
+				if ctx.Err() != nil {
+					continue
+				}
+				if time.Since(p.at) > behindLimit {
+					o.errors["not sent: the load generator fell behind"]++
+					continue
+				}
+				pingSince(ctx, rt, t.srv.Base+"/ping/"+t.tokens[p.i%len(t.tokens)], &o, p.at)
+			}
+			parts[c] = o
+		})
+	}
+	start := time.Now()
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		at := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+		if wait := time.Until(at); wait > time.Millisecond {
+			time.Sleep(wait)
+		}
+		queue <- due{i, at}
+	}
+	close(queue)
+	wg.Wait()
+	r := &offeredResult{outcome: newOutcome(), rate: rate, sent: n, elapsed: time.Since(start)}
+	for _, o := range parts {
+		r.add(o)
+	}
+	slices.Sort(r.lat)
+	return r
 }
 
 // burstResult is what a burst came to.

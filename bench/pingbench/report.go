@@ -20,7 +20,23 @@ import (
 const (
 	sqliteVsBare = 0.60 // SQLite's acknowledged pings/s over the bare handler's
 	postgresRate = 5000 // PostgreSQL's acknowledged pings/s
+	// keepUpP99 is the p99 latency, from when a ping was due, under which
+	// a target offered a rate in an open loop keeps up with it: one that
+	// cannot falls further behind with every second, and its latencies
+	// grow to many seconds.
+	keepUpP99 = time.Second
 )
+
+// keepsUp tells whether a target kept up with the rate offered: every ping
+// acknowledged, and the p99 latency within keepUpP99.
+func (r *offeredResult) keepsUp() bool {
+	return r.ok == r.sent && r.percentile(0.99) <= keepUpP99
+}
+
+// ackRate is the acknowledged pings over the window they were due in.
+func (r *offeredResult) ackRate() float64 {
+	return float64(r.ok) / (float64(r.sent) / r.rate)
+}
 
 // machine describes where the numbers were taken.
 type machine struct {
@@ -146,6 +162,36 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 		}
 	}
 
+	if c.rate > 0 {
+		fmt.Fprintf(w, "\n## Open loop: %.0f pings/s offered\n\n", c.rate)
+		fmt.Fprintf(w, "Pings are sent on schedule, %.0f a second evenly spaced, whether or not earlier ones have been answered "+
+			"(as jobs ping: a cron job does not wait for another's answer), over up to %d keep-alive connections, spread over the "+
+			"heartbeats; %s warm-up, then %s measured. Latencies are from when each ping was due, not from when a connection was free "+
+			"to send it, so a target that falls behind shows it in its latencies; it keeps up when it acknowledges every ping with "+
+			"a p99 within %s. The CPU columns are as above: how busy the machine is at this rate is the headroom left.\n\n",
+			c.rate, c.rateConns, c.warmup, c.duration, figure.Dur(keepUpP99))
+		fmt.Fprint(w, "| target | pings | acknowledged | not acknowledged | acknowledged/s | p50 | p99 | max | kept up "+
+			"| server CPU per ping | PostgreSQL CPU per ping | machine busy | server | PostgreSQL | load generator | interrupts |\n")
+		fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, t := range ts {
+			r := t.offered
+			if r == nil {
+				continue
+			}
+			perAck, pgAck := "–", "–"
+			if r.ok > 0 {
+				perAck = figure.Dur(r.cpu.ServerTime / time.Duration(r.ok))
+				if t.name == "postgres" {
+					pgAck = figure.Dur(r.cpu.PostgresTime / time.Duration(r.ok))
+				}
+			}
+			fmt.Fprintf(w, "| %s | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
+				t.name, r.sent, r.ok, notAcked(r.outcome), r.ackRate(), figure.Dur(r.percentile(0.5)), figure.Dur(r.percentile(0.99)),
+				figure.Dur(figure.Percentile(r.lat, 1)), yesNo(r.keepsUp()), perAck, pgAck,
+				r.cpu.Busy, r.cpu.Server, r.cpu.Postgres, r.cpu.Self, r.cpu.IRQ)
+		}
+	}
+
 	if c.burst > 0 {
 		fmt.Fprintf(w, "\n## Burst: %d pings at once\n\n", c.burst)
 		fmt.Fprintf(w, "%d connections are opened beforehand (a `GET /healthz` each) and released together; each sends its %d "+
@@ -188,7 +234,13 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 		fmt.Fprintf(w, "| SQLite against the bare handler | ≥ %.2f | %.2f (%.0f vs %.0f/s) | %s |\n", sqliteVsBare, r, s.rate, bare.rate, figure.Verdict(r >= sqliteVsBare))
 	}
 	if s, ok := sums["postgres"]; ok {
-		fmt.Fprintf(w, "| PostgreSQL, acknowledged pings/s | ≥ %d | %.0f | %s |\n", postgresRate, s.rate, figure.Verdict(s.rate >= postgresRate))
+		fmt.Fprintf(w, "| PostgreSQL, acknowledged pings/s, closed loop of %d clients | ≥ %d | %.0f | %s |\n",
+			c.clients, postgresRate, s.rate, figure.Verdict(s.rate >= postgresRate))
+	}
+	if t := byName(ts, "postgres"); t != nil && t.offered != nil && t.offered.rate >= postgresRate {
+		r := t.offered
+		fmt.Fprintf(w, "| PostgreSQL keeps up with %.0f pings/s offered | every ping acknowledged, p99 ≤ %s | %d of %d, p99 %s, machine %.0f%% busy | %s |\n",
+			r.rate, figure.Dur(keepUpP99), r.ok, r.sent, figure.Dur(r.percentile(0.99)), r.cpu.Busy, figure.Verdict(r.keepsUp()))
 	}
 	for _, t := range ts {
 		if t.raw == nil {
@@ -200,6 +252,13 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 		}
 		fmt.Fprintf(w, "| %s: every acknowledged ping stored | %d | %d stored | %s |\n", t.name, t.acked, t.stored, figure.Verdict(t.stored >= int64(t.acked)))
 	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
 }
 
 func burstStatus(t *target, status int) int {
