@@ -36,8 +36,8 @@ type target struct {
 	url    string // the database's, "" for bare
 	setup  time.Duration
 
-	rounds  []*phase // the measured windows, in round order
-	offered *offeredResult
+	rounds  []*phase         // the measured windows, in round order
+	offered []*offeredResult // by -rate, in its order
 	burst   *burstResult
 	// acked counts every acknowledgement of every phase (warm-ups too),
 	// to compare with the pings stored.
@@ -98,14 +98,14 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 				r+1, t.name, p.rate(), figure.Dur(p.percentile(0.5)), figure.Dur(p.percentile(0.99)), p.failures())
 		}
 	}
-	if b.c.rate > 0 {
+	for _, rate := range b.c.rates {
 		for _, t := range b.targets {
-			b.logf("%s: %.0f pings/s offered over up to %d connections, warm-up %s, measuring %s", t.name, b.c.rate, b.c.rateConns, b.c.warmup, b.c.duration)
-			r, err := offered(ctx, t, b.c.rate, b.c.rateConns, b.c.warmup, b.c.duration)
+			b.logf("%s: %.0f pings/s offered over up to %d connections, warm-up %s, measuring %s", t.name, rate, b.c.rateConns, b.c.warmup, b.c.duration)
+			r, err := offered(ctx, t, rate, b.c.rateConns, b.c.warmup, b.c.duration)
 			if err != nil {
 				return nil, fmt.Errorf("%s: open loop: %w", t.name, err)
 			}
-			t.offered = r
+			t.offered = append(t.offered, r)
 			b.logf("%s: %d of %d acknowledged, p50 %s, p99 %s, machine %.0f%% busy", t.name, r.ok, r.sent,
 				figure.Dur(r.percentile(0.5)), figure.Dur(r.percentile(0.99)), r.cpu.Busy)
 		}

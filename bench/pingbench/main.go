@@ -13,8 +13,8 @@
 // a fixed acknowledgement of the same size. For each -rounds round, and
 // each target in turn, -clients keep-alive clients send plain GET pings in
 // a closed loop, spread over the heartbeats, for -warmup and then the
-// measured -duration. Then each target takes an open loop: -rate pings a
-// second sent on schedule, answered or not, for -warmup and -duration,
+// measured -duration. Then each target takes an open loop at each -rate:
+// pings sent on schedule, answered or not, for -warmup and -duration,
 // which shows whether it keeps up with that rate and how busy the machine
 // is doing so. Then each target takes a burst: -burst pings at once
 // over -burst-conns connections opened beforehand, to show that a burst is
@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,7 +50,7 @@ type config struct {
 	heartbeats int
 	burst      int
 	burstConns int
-	rate       float64
+	rates      []float64
 	rateConns  int
 	out        string
 	keep       bool
@@ -75,6 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		engines   string
 		serveURL  string
 		bareServe bool
+		rates     string
 	)
 	fs := flag.NewFlagSet("pingbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -87,7 +89,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&c.rounds, "rounds", 1, "rounds of sustained load, the targets in a rotating order")
 	fs.IntVar(&c.clients, "clients", 64, "concurrent keep-alive clients of the sustained load")
 	fs.IntVar(&c.heartbeats, "heartbeats", 10000, "heartbeats the pings are spread over (at 600 pings a minute each, 10,000 take 100,000/s before the per-heartbeat limit answers 429)")
-	fs.Float64Var(&c.rate, "rate", postgresRate, "pings a second offered to each target in an open loop (sent on schedule, answered or not), after the sustained load; 0: none")
+	fs.StringVar(&rates, "rate", fmt.Sprint(postgresRate), "comma-separated rates, pings a second, offered to each target in turn in an open loop (sent on schedule, answered or not), after the sustained load; empty or 0: none")
 	fs.IntVar(&c.rateConns, "rate-conns", 1000, "keep-alive connections the open loop may use at once")
 	fs.IntVar(&c.burst, "burst", 20000, "pings of the burst sent to each target at once; 0: no burst")
 	fs.IntVar(&c.burstConns, "burst-conns", 4000, "connections the burst is sent over, opened beforehand")
@@ -117,6 +119,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			c.engines = append(c.engines, e)
 		}
 	}
+	for r := range strings.SplitSeq(rates, ",") {
+		if r = strings.TrimSpace(r); r == "" || r == "0" {
+			continue
+		}
+		v, err := strconv.ParseFloat(r, 64)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("-rate: %q is not a positive number of pings a second", r)
+		}
+		c.rates = append(c.rates, v)
+	}
 	if err := c.validate(); err != nil {
 		return err
 	}
@@ -143,8 +155,8 @@ func (c config) validate() error {
 		return errors.New("-clients, -heartbeats and -rounds must be at least 1")
 	case c.duration <= 0 || c.warmup < 0:
 		return errors.New("-duration must be positive and -warmup not negative")
-	case c.rate < 0 || (c.rate > 0 && c.rateConns < 1):
-		return errors.New("-rate must not be negative, and -rate-conns at least 1")
+	case len(c.rates) > 0 && c.rateConns < 1:
+		return errors.New("-rate-conns must be at least 1")
 	case c.burst < 0 || (c.burst > 0 && (c.burstConns < 1 || c.burstConns > c.burst)):
 		return errors.New("-burst must not be negative, and -burst-conns from 1 to -burst")
 	}

@@ -162,33 +162,35 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 		}
 	}
 
-	if c.rate > 0 {
-		fmt.Fprintf(w, "\n## Open loop: %.0f pings/s offered\n\n", c.rate)
-		fmt.Fprintf(w, "Pings are sent on schedule, %.0f a second evenly spaced, whether or not earlier ones have been answered "+
+	if len(c.rates) > 0 {
+		fmt.Fprint(w, "\n## Open loop: pings offered at a fixed rate\n\n")
+		fmt.Fprintf(w, "Pings are sent on schedule, evenly spaced, whether or not earlier ones have been answered "+
 			"(as jobs ping: a cron job does not wait for another's answer), over up to %d keep-alive connections, spread over the "+
-			"heartbeats; %s warm-up, then %s measured. Latencies are from when each ping was due, not from when a connection was free "+
-			"to send it, so a target that falls behind shows it in its latencies; it keeps up when it acknowledges every ping with "+
-			"a p99 within %s. The CPU columns are as above: how busy the machine is at this rate is the headroom left.\n\n",
-			c.rate, c.rateConns, c.warmup, c.duration, figure.Dur(keepUpP99))
-		fmt.Fprint(w, "| target | pings | acknowledged | not acknowledged | acknowledged/s | p50 | p99 | max | kept up "+
+			"heartbeats; per rate and target %s warm-up, then %s measured. Latencies are from when each ping was due, not from when "+
+			"a connection was free to send it, so a target that falls behind shows it in its latencies; it keeps up when it "+
+			"acknowledges every ping with a p99 within %s. The CPU columns are as above.\n\n",
+			c.rateConns, c.warmup, c.duration, figure.Dur(keepUpP99))
+		fmt.Fprint(w, "| target | offered/s | pings | acknowledged | not acknowledged | acknowledged/s | p50 | p99 | max | kept up "+
 			"| server CPU per ping | PostgreSQL CPU per ping | machine busy | server | PostgreSQL | load generator | interrupts |\n")
-		fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, t := range ts {
-			r := t.offered
-			if r == nil {
-				continue
-			}
-			perAck, pgAck := "–", "–"
-			if r.ok > 0 {
-				perAck = figure.Dur(r.cpu.ServerTime / time.Duration(r.ok))
-				if t.name == "postgres" {
-					pgAck = figure.Dur(r.cpu.PostgresTime / time.Duration(r.ok))
+		fmt.Fprint(w, "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		for i := range c.rates {
+			for _, t := range ts {
+				if i >= len(t.offered) {
+					continue
 				}
+				r := t.offered[i]
+				perAck, pgAck := "–", "–"
+				if r.ok > 0 {
+					perAck = figure.Dur(r.cpu.ServerTime / time.Duration(r.ok))
+					if t.name == "postgres" {
+						pgAck = figure.Dur(r.cpu.PostgresTime / time.Duration(r.ok))
+					}
+				}
+				fmt.Fprintf(w, "| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
+					t.name, r.rate, r.sent, r.ok, notAcked(r.outcome), r.ackRate(), figure.Dur(r.percentile(0.5)), figure.Dur(r.percentile(0.99)),
+					figure.Dur(figure.Percentile(r.lat, 1)), yesNo(r.keepsUp()), perAck, pgAck,
+					r.cpu.Busy, r.cpu.Server, r.cpu.Postgres, r.cpu.Self, r.cpu.IRQ)
 			}
-			fmt.Fprintf(w, "| %s | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
-				t.name, r.sent, r.ok, notAcked(r.outcome), r.ackRate(), figure.Dur(r.percentile(0.5)), figure.Dur(r.percentile(0.99)),
-				figure.Dur(figure.Percentile(r.lat, 1)), yesNo(r.keepsUp()), perAck, pgAck,
-				r.cpu.Busy, r.cpu.Server, r.cpu.Postgres, r.cpu.Self, r.cpu.IRQ)
 		}
 	}
 
@@ -237,10 +239,14 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 		fmt.Fprintf(w, "| PostgreSQL, acknowledged pings/s, closed loop of %d clients | ≥ %d | %.0f | %s |\n",
 			c.clients, postgresRate, s.rate, figure.Verdict(s.rate >= postgresRate))
 	}
-	if t := byName(ts, "postgres"); t != nil && t.offered != nil && t.offered.rate >= postgresRate {
-		r := t.offered
-		fmt.Fprintf(w, "| PostgreSQL keeps up with %.0f pings/s offered | every ping acknowledged, p99 ≤ %s | %d of %d, p99 %s, machine %.0f%% busy | %s |\n",
-			r.rate, figure.Dur(keepUpP99), r.ok, r.sent, figure.Dur(r.percentile(0.99)), r.cpu.Busy, figure.Verdict(r.keepsUp()))
+	if t := byName(ts, "postgres"); t != nil {
+		for _, r := range t.offered {
+			if r.rate < postgresRate {
+				continue
+			}
+			fmt.Fprintf(w, "| PostgreSQL keeps up with %.0f pings/s offered | every ping acknowledged, p99 ≤ %s | %d of %d, p99 %s, machine %.0f%% busy | %s |\n",
+				r.rate, figure.Dur(keepUpP99), r.ok, r.sent, figure.Dur(r.percentile(0.99)), r.cpu.Busy, figure.Verdict(r.keepsUp()))
+		}
 	}
 	for _, t := range ts {
 		if t.raw == nil {
