@@ -343,23 +343,33 @@ func TestShutdownCancelsChecksAsUnknown(t *testing.T) {
 func TestMissedStartIsUnknown(t *testing.T) {
 	db := storetest.OpenDB(t, storetest.Engines(t)[0])
 	ws := workspace(t, db)
+	holding := make(chan struct{}, 1)
 	blocker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case holding <- struct{}{}:
+		default:
+		}
 		<-r.Context().Done() // never answers: the check times out
 	}))
 	t.Cleanup(blocker.Close)
 	tg := newTarget(t)
-	// One check slot. a takes it first and holds it for its 4 s timeout;
-	// b, due 1.5 s later with a 1 s timeout, cannot start in time. The
-	// margins (the engine is started well before a is due; a may start up
-	// to 1.5 s late and still hold the slot past b's deadline) keep the
-	// order when the machine is busy (a 500 ms lead was not enough under
-	// -race on a loaded machine).
+	// One check slot. a takes it and holds it for its 4 s timeout. b is
+	// made due only once a is holding the slot, with a 1 s timeout: it
+	// cannot start before its deadline, however late the engine claims
+	// or starts either check (when both were due up front, a claim that
+	// came after b's due time under load started them together, and b
+	// could win the slot).
 	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 4)
 	b := addMonitor(t, db, ws, tg.URL, 10*time.Second, 1)
-	due := time.Now().Add(time.Second)
-	check(t, db.SetNextDueForTest(ctx, a.ID, due))
-	check(t, db.SetNextDueForTest(ctx, b.ID, due.Add(1500*time.Millisecond)))
+	check(t, db.SetNextDueForTest(ctx, a.ID, time.Now()))
+	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(time.Hour))) // beyond the lookahead: not claimed yet
 	start(t, engine.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})
+	select {
+	case <-holding:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a's check never reached its target")
+	}
+	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(200*time.Millisecond)))
 	waitFor(t, "both checks", func() bool { return len(observations(t, db, a)) > 0 && len(observations(t, db, b)) > 0 })
 	results := map[monitor.Result]string{}
 	for _, m := range []monitor.Monitor{a, b} {
