@@ -112,6 +112,7 @@ type phase struct {
 	round   int
 	elapsed time.Duration
 	cpu     cpuShare
+	commits int64 // -1: not known (SQLite)
 }
 
 // rate is acknowledged pings per second.
@@ -137,24 +138,54 @@ func sustained(ctx context.Context, t *target, clients int, warmup, d time.Durat
 		w := load(ctx, tr, t, clients, warmup)
 		t.acked += w.ok
 	}
-	pg, err := t.raw.pgProcesses(ctx)
+	var p *phase
+	w, err := measure(ctx, t, func() { p = load(ctx, tr, t, clients, d) })
 	if err != nil {
 		return nil, err
 	}
+	p.cpu, p.commits = w.cpu, w.commits
+	t.acked += p.ok
+	return p, ctx.Err()
+}
+
+// window is what measure saw of a measured window besides the pings.
+type window struct {
+	cpu     cpuShare
+	commits int64 // transactions committed in the benchmark's database; -1 unknown or SQLite
+}
+
+// measure runs the window run and samples around it the CPU and, on
+// PostgreSQL, the transactions committed.
+func measure(ctx context.Context, t *target, run func()) (window, error) {
+	w := window{commits: -1}
+	pg, err := t.raw.pgProcesses(ctx)
+	if err != nil {
+		return w, err
+	}
+	x0, err := t.raw.commits(ctx)
+	if err != nil {
+		return w, err
+	}
 	c0 := sampleCPU()
-	p := load(ctx, tr, t, clients, d)
+	run()
 	c1 := sampleCPU()
 	// Backends that connected during the window count too.
 	more, err := t.raw.pgProcesses(ctx)
 	if err != nil {
-		return nil, err
+		return w, err
 	}
 	for pid := range more { // nil on SQLite
 		pg[pid] = true
 	}
-	p.cpu = share(c0, c1, t.srv.Pid(), pg)
-	t.acked += p.ok
-	return p, ctx.Err()
+	w.cpu = share(c0, c1, t.srv.Pid(), pg)
+	x1, err := t.raw.commits(ctx)
+	if err != nil {
+		return w, err
+	}
+	if x0 >= 0 && x1 >= 0 {
+		w.commits = x1 - x0
+	}
+	return w, nil
 }
 
 // load runs the closed loop for d. Client w's i-th ping goes to heartbeat
@@ -192,6 +223,7 @@ type offeredResult struct {
 	sent    int           // pings scheduled in the window
 	elapsed time.Duration // from the first ping's schedule to the last answer
 	cpu     cpuShare
+	commits int64 // -1: not known (SQLite)
 }
 
 // behindLimit is how far behind its schedule the load generator may fall
@@ -211,21 +243,12 @@ func offered(ctx context.Context, t *target, rate float64, conns int, warmup, d 
 		w := openLoop(ctx, tr, t, rate, conns, warmup)
 		t.acked += w.ok
 	}
-	pg, err := t.raw.pgProcesses(ctx)
+	var r *offeredResult
+	w, err := measure(ctx, t, func() { r = openLoop(ctx, tr, t, rate, conns, d) })
 	if err != nil {
 		return nil, err
 	}
-	c0 := sampleCPU()
-	r := openLoop(ctx, tr, t, rate, conns, d)
-	c1 := sampleCPU()
-	more, err := t.raw.pgProcesses(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for pid := range more {
-		pg[pid] = true
-	}
-	r.cpu = share(c0, c1, t.srv.Pid(), pg)
+	r.cpu, r.commits = w.cpu, w.commits
 	t.acked += r.ok
 	return r, ctx.Err()
 }

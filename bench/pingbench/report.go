@@ -54,17 +54,24 @@ func (b *bench) machine(ctx context.Context) machine {
 
 // summary is a target's sustained load over every round.
 type summary struct {
-	rate   float64 // median over the rounds, acknowledged/s
-	all    outcome // every round's, latencies sorted
-	cpu    cpuShare
-	perAck time.Duration // server CPU per acknowledged ping
-	pgAck  time.Duration // PostgreSQL's
+	rate    float64 // median over the rounds, acknowledged/s
+	all     outcome // every round's, latencies sorted
+	cpu     cpuShare
+	perAck  time.Duration // server CPU per acknowledged ping
+	pgAck   time.Duration // PostgreSQL's
+	commits int64         // over the rounds; -1: not known
 }
 
 func summarize(t *target) summary {
 	s := summary{all: newOutcome()}
 	var rates []float64
-	for _, p := range t.rounds {
+	for i, p := range t.rounds {
+		switch {
+		case i == 0 || s.commits >= 0 && p.commits >= 0:
+			s.commits += p.commits
+		default:
+			s.commits = -1
+		}
 		rates = append(rates, p.rate())
 		s.all.add(p.outcome)
 		s.cpu.Busy += p.cpu.Busy
@@ -115,8 +122,8 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 	bare, hasBare := sums["bare"]
 	fmt.Fprint(w, "## Sustained load\n\n")
 	fmt.Fprint(w, "| target | acknowledged/s | vs bare | per round (vs bare) | p50 | p99 | max | acknowledged | not acknowledged "+
-		"| server CPU per ping | PostgreSQL CPU per ping | machine busy | server | PostgreSQL | load generator | interrupts | other | steal |\n")
-	fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		"| server CPU per ping | PostgreSQL CPU per ping | pings per transaction | machine busy | server | PostgreSQL | load generator | interrupts | other | steal |\n")
+	fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, t := range ts {
 		s := sums[t.name]
 		ratio := "–"
@@ -138,15 +145,16 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 		if t.name == "postgres" {
 			pg = figure.Dur(s.pgAck)
 		}
-		fmt.Fprintf(w, "| %s | **%.0f** | %s | %s | %s | %s | %s | %d | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
+		fmt.Fprintf(w, "| %s | **%.0f** | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
 			t.name, s.rate, ratio, strings.Join(rounds, ", "), figure.Dur(s.all.percentile(0.5)), figure.Dur(s.all.percentile(0.99)),
-			figure.Dur(figure.Percentile(s.all.lat, 1)), s.all.ok, notAcked(s.all), figure.Dur(s.perAck), pg,
+			figure.Dur(figure.Percentile(s.all.lat, 1)), s.all.ok, notAcked(s.all), figure.Dur(s.perAck), pg, perCommit(s.all.ok, s.commits),
 			s.cpu.Busy, s.cpu.Server, s.cpu.Postgres, s.cpu.Self, s.cpu.IRQ, s.cpu.Other, s.cpu.Steal)
 	}
 	fmt.Fprint(w, "\nCPU shares are of the whole machine (100% = all CPUs), averaged over the rounds: the server process, the "+
 		"benchmark database's PostgreSQL backends with the cluster's background writers, this process (the load generator), "+
 		"interrupts (mostly the loopback network's softirqs, which Linux charges to no process), and everything else; steal is time the hypervisor gave the VM's CPUs to others. \"Per ping\" is that CPU time over the "+
-		"pings acknowledged in the measured windows.\n")
+		"pings acknowledged in the measured windows. Pings per transaction: those pings over the transactions the database committed "+
+		"meanwhile (PostgreSQL's `pg_stat_database`), the size of the writers' batches.\n")
 	for _, t := range ts {
 		if n := sums[t.name].all.statuses[429] + burstStatus(t, 429); n > 0 {
 			fmt.Fprintf(w, "\n%s refused %d pings with 429: a heartbeat takes %d pings a minute in bursts of %d on each node; "+
@@ -171,8 +179,8 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 			"acknowledges every ping with a p99 within %s. The CPU columns are as above.\n\n",
 			c.rateConns, c.warmup, c.duration, figure.Dur(keepUpP99))
 		fmt.Fprint(w, "| target | offered/s | pings | acknowledged | not acknowledged | acknowledged/s | p50 | p99 | max | kept up "+
-			"| server CPU per ping | PostgreSQL CPU per ping | machine busy | server | PostgreSQL | load generator | interrupts |\n")
-		fmt.Fprint(w, "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+			"| server CPU per ping | PostgreSQL CPU per ping | pings per transaction | machine busy | server | PostgreSQL | load generator | interrupts |\n")
+		fmt.Fprint(w, "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for i := range c.rates {
 			for _, t := range ts {
 				if i >= len(t.offered) {
@@ -186,9 +194,9 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 						pgAck = figure.Dur(r.cpu.PostgresTime / time.Duration(r.ok))
 					}
 				}
-				fmt.Fprintf(w, "| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
+				fmt.Fprintf(w, "| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
 					t.name, r.rate, r.sent, r.ok, notAcked(r.outcome), r.ackRate(), figure.Dur(r.percentile(0.5)), figure.Dur(r.percentile(0.99)),
-					figure.Dur(figure.Percentile(r.lat, 1)), yesNo(r.keepsUp()), perAck, pgAck,
+					figure.Dur(figure.Percentile(r.lat, 1)), yesNo(r.keepsUp()), perAck, pgAck, perCommit(r.ok, r.commits),
 					r.cpu.Busy, r.cpu.Server, r.cpu.Postgres, r.cpu.Self, r.cpu.IRQ)
 			}
 		}
@@ -258,6 +266,14 @@ func report(w io.Writer, c config, m machine, ts []*target) {
 		}
 		fmt.Fprintf(w, "| %s: every acknowledged ping stored | %d | %d stored | %s |\n", t.name, t.acked, t.stored, figure.Verdict(t.stored >= int64(t.acked)))
 	}
+}
+
+// perCommit is pings over transactions, "–" when they are not known.
+func perCommit(pings int, commits int64) string {
+	if commits <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", float64(pings)/float64(commits))
 }
 
 func yesNo(b bool) string {

@@ -134,3 +134,25 @@ func (r *rawDB) pgProcesses(ctx context.Context) (map[int]bool, error) {
 	}
 	return pgfresh.Processes(ctx, r.db)
 }
+
+// statsSettle is how long PostgreSQL's backends may hold their activity
+// counts before they report them (PGSTAT_MIN_INTERVAL): commits reads
+// them that long after the load stopped.
+const statsSettle = 1500 * time.Millisecond
+
+// commits is how many transactions the benchmark's database has
+// committed, as PostgreSQL's statistics tell once its backends have
+// reported them; -1 on SQLite.
+func (r *rawDB) commits(ctx context.Context) (int64, error) {
+	if r == nil || r.engine != "postgres" {
+		return -1, nil
+	}
+	select {
+	case <-time.After(statsSettle):
+	case <-ctx.Done():
+		return -1, ctx.Err()
+	}
+	var n int64
+	err := r.db.QueryRowContext(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
+	return n, err
+}
