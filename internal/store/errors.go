@@ -51,6 +51,12 @@ func classify(err error) error {
 	return err
 }
 
+// sqliteBusy tells whether err is SQLite's SQLITE_BUSY (any extended code).
+func sqliteBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
 // oneRow reports ErrNotFound when an UPDATE or DELETE matched nothing.
 func oneRow(res sql.Result, err error) error {
 	if err != nil {

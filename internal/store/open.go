@@ -163,7 +163,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	// Connect the writer first so the file exists and is in WAL mode before
 	// any reader opens it.
-	if err := w.PingContext(ctx); err != nil {
+	if err := connectSQLite(ctx, w); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -183,6 +183,30 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	return &DB{w: w, r: r, d: sqliteDialect, limiter: newMemLimiter(), journal: newPingJournal(path)}, nil
+}
+
+// sqliteConnectWait bounds connectSQLite's retries.
+const sqliteConnectWait = 10 * time.Second
+
+// connectSQLite connects the writer pool w, retrying while the file is
+// busy. Its first connection switches a new database to WAL mode; when
+// several processes open one new file at once (a supervisor starting
+// several, TestStore's MigrateConcurrent), that connection can fail at once
+// with SQLITE_BUSY, busy_timeout or not: about 2 runs of that test in 100
+// did before this retry.
+func connectSQLite(ctx context.Context, w *sql.DB) error {
+	give := time.Now().Add(sqliteConnectWait)
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		err := w.PingContext(ctx)
+		if err == nil || !sqliteBusy(err) || time.Now().After(give) {
+			return err
+		}
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return err
+		}
+	}
 }
 
 // Engine reports "sqlite" or "postgres".
