@@ -1,19 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
@@ -23,7 +21,7 @@ type bench struct {
 	log     io.Writer
 	dir     string
 	self    string // this binary, re-executed for every child
-	target  *child
+	target  *child.Process
 	base    string // the target's URL
 	targets []benchTarget
 	drops   []func()
@@ -52,7 +50,7 @@ func (b *bench) logf(format string, args ...any) {
 
 func (b *bench) close() {
 	if b.target != nil {
-		b.target.stop(5 * time.Second)
+		b.target.Stop(5 * time.Second)
 	}
 	for _, d := range b.drops {
 		d()
@@ -75,10 +73,10 @@ func (b *bench) run(ctx context.Context) ([]*result, error) {
 	if b.self, err = os.Executable(); err != nil {
 		return nil, err
 	}
-	if b.target, err = b.startChild(ctx, "target", "-target-serve"); err != nil {
+	if b.target, err = b.startChild("target", "-target-serve"); err != nil {
 		return nil, err
 	}
-	if b.base, err = b.target.line(10 * time.Second); err != nil {
+	if b.base, err = b.target.Line(10 * time.Second); err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}
 	b.logf("target at %s", b.base)
@@ -127,11 +125,11 @@ func (b *bench) runBare(ctx context.Context, targetsFile string) (*result, error
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
-	ch, err := b.startChild(ctx, "bare", args...)
+	ch, err := b.startChild("bare", args...)
 	if err != nil {
 		return nil, err
 	}
-	defer ch.stop(30 * time.Second)
+	defer ch.Stop(30 * time.Second)
 	r := &result{Name: "bare"}
 	if err := b.measure(ctx, ch, r, nil); err != nil {
 		return nil, err
@@ -177,11 +175,11 @@ func (b *bench) runEngine(ctx context.Context, engine string) (*result, error) {
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
-	ch, err := b.startChild(ctx, "engine-"+engine, args...)
+	ch, err := b.startChild("engine-"+engine, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer ch.stop(60 * time.Second)
+	defer ch.Stop(60 * time.Second)
 	if err := b.measure(ctx, ch, r, raw); err != nil {
 		return nil, err
 	}
@@ -215,11 +213,11 @@ func (b *bench) profilePath(name string) (string, error) {
 // measure waits for the child, lets it warm up, opens the window, closes
 // it after the duration, and, after the grace time, stops the child and
 // reads its report. raw, when given, is sampled at both ends.
-func (b *bench) measure(ctx context.Context, ch *child, r *result, raw *rawDB) error {
-	if l, err := ch.line(60 * time.Second); err != nil || !strings.Contains(l, `"ready"`) {
-		return fmt.Errorf("%s did not start: %q, %v (log: %s)", ch.name, l, err, ch.log)
+func (b *bench) measure(ctx context.Context, ch *child.Process, r *result, raw *rawDB) error {
+	if l, err := ch.Line(60 * time.Second); err != nil || !strings.Contains(l, `"ready"`) {
+		return fmt.Errorf("%s did not start: %q, %v (log: %s)", ch.Name, l, err, ch.Log)
 	}
-	b.logf("%s: running; warm-up %s", ch.name, b.c.warmup)
+	b.logf("%s: running; warm-up %s", ch.Name, b.c.warmup)
 	if err := sleep(ctx, b.c.warmup); err != nil {
 		return err
 	}
@@ -236,14 +234,14 @@ func (b *bench) measure(ctx context.Context, ch *child, r *result, raw *rawDB) e
 		}
 	}
 	c0 := sampleCPU()
-	if err := ch.send("start"); err != nil {
+	if err := ch.Send("start"); err != nil {
 		return err
 	}
-	b.logf("%s: measuring for %s", ch.name, b.c.duration)
+	b.logf("%s: measuring for %s", ch.Name, b.c.duration)
 	if err := sleep(ctx, b.c.duration); err != nil {
 		return err
 	}
-	if err := ch.send("end"); err != nil {
+	if err := ch.Send("end"); err != nil {
 		return err
 	}
 	c1 := sampleCPU()
@@ -257,8 +255,8 @@ func (b *bench) measure(ctx context.Context, ch *child, r *result, raw *rawDB) e
 			pg[pid] = true
 		}
 	}
-	r.CPU = c0.share(c1, ch.cmd.Process.Pid, b.target.cmd.Process.Pid, pg)
-	b.logf("%s: window closed; %s for the last checks", ch.name, b.c.grace)
+	r.CPU = c0.share(c1, ch.Pid(), b.target.Pid(), pg)
+	b.logf("%s: window closed; %s for the last checks", ch.Name, b.c.grace)
 	if err := sleep(ctx, b.c.grace); err != nil {
 		return err
 	}
@@ -267,15 +265,15 @@ func (b *bench) measure(ctx context.Context, ch *child, r *result, raw *rawDB) e
 			return fmt.Errorf("table size: %w", err)
 		}
 	}
-	if err := ch.send("stop"); err != nil {
+	if err := ch.Send("stop"); err != nil {
 		return err
 	}
-	l, err := ch.line(2 * time.Minute)
+	l, err := ch.Line(2 * time.Minute)
 	if err != nil {
-		return fmt.Errorf("%s: no report: %w (log: %s)", ch.name, err, ch.log)
+		return fmt.Errorf("%s: no report: %w (log: %s)", ch.Name, err, ch.Log)
 	}
 	if err := json.Unmarshal([]byte(l), &r.Child); err != nil {
-		return fmt.Errorf("%s: report %q: %w", ch.name, l, err)
+		return fmt.Errorf("%s: report %q: %w", ch.Name, l, err)
 	}
 	return nil
 }
@@ -292,78 +290,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // child is this binary re-executed in one of its internal modes.
-type child struct {
-	name  string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan string
-	log   string
-	done  chan error
-}
-
-func (b *bench) startChild(ctx context.Context, name string, args ...string) (*child, error) {
-	logPath := filepath.Join(b.dir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(b.self, args...)
-	cmd.Stderr = f
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	c := &child{name: name, cmd: cmd, stdin: stdin, lines: make(chan string, 16), log: logPath, done: make(chan error, 1)}
-	go func() {
-		s := bufio.NewScanner(stdout)
-		s.Buffer(make([]byte, 64<<10), 16<<20)
-		for s.Scan() {
-			c.lines <- s.Text()
-		}
-		close(c.lines)
-		c.done <- cmd.Wait()
-		f.Close()
-	}()
-	return c, nil
-}
-
-// line is the child's next line on stdout.
-func (c *child) line(timeout time.Duration) (string, error) {
-	select {
-	case l, ok := <-c.lines:
-		if !ok {
-			return "", errors.New("exited")
-		}
-		return l, nil
-	case <-time.After(timeout):
-		return "", errors.New("timed out")
-	}
-}
-
-func (c *child) send(word string) error {
-	_, err := io.WriteString(c.stdin, word+"\n")
-	return err
-}
-
-// stop closes the child's stdin, which stops it, and kills it if it has
-// not exited within limit.
-func (c *child) stop(limit time.Duration) {
-	c.stdin.Close()
-	select {
-	case <-c.done:
-	case <-time.After(limit):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
-	c.done <- nil // for a second stop
+// startChild runs this binary again as name, with its log in the work
+// directory.
+func (b *bench) startChild(name string, args ...string) (*child.Process, error) {
+	return child.Spawn(b.self, b.dir, name, nil, args...)
 }

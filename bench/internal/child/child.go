@@ -1,17 +1,20 @@
 // Package child runs a benchmark's servers as child processes: the
-// benchmark binary re-executed in a serving mode, which prints its URL as
-// its first line of output and stops when its standard input closes.
+// benchmark binary re-executed in a serving mode, which stops when its
+// standard input closes, takes commands on it, and answers in lines on its
+// standard output. A server started with Start prints its URL first.
 package child
 
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,18 +22,21 @@ import (
 type Process struct {
 	Name string
 	Cmd  *exec.Cmd
-	Base string // its URL, from its first line of output
+	Base string // its URL, from its first line of output (Start)
 	Log  string // the file its standard error goes to
 	// Stdin is its standard input: closing it stops the child, and a
 	// child may read commands from it.
 	Stdin io.WriteCloser
+	lines chan string // its standard output, line by line
+	quit  chan struct{}
+	once  sync.Once
 	done  chan error
 }
 
-// Start runs exe with args, env added to this process's environment, and
-// its standard error in dir/<name>.log, and waits up to a minute for its
-// URL.
-func Start(ctx context.Context, exe, dir, name string, env []string, args ...string) (*Process, error) {
+// Spawn runs exe with args, env added to this process's environment, and
+// its standard error in dir/<name>.log. Its output is read with Line; a
+// child whose output is not read waits once 16 lines are unread.
+func Spawn(exe, dir, name string, env []string, args ...string) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -53,35 +59,72 @@ func Start(ctx context.Context, exe, dir, name string, env []string, args ...str
 		f.Close()
 		return nil, err
 	}
-	p := &Process{Name: name, Cmd: cmd, Stdin: stdin, Log: logPath, done: make(chan error, 1)}
-	first := make(chan string, 1)
+	p := &Process{Name: name, Cmd: cmd, Stdin: stdin, Log: logPath,
+		lines: make(chan string, 16), quit: make(chan struct{}), done: make(chan error, 1)}
 	go func() {
 		s := bufio.NewScanner(stdout)
+		s.Buffer(make([]byte, 64<<10), 16<<20) // a report may be one long line
 		for s.Scan() {
 			select {
-			case first <- s.Text():
-			default:
+			case p.lines <- s.Text():
+			case <-p.quit: // stopping: nobody reads any more
 			}
 		}
-		close(first)
+		close(p.lines)
 		p.done <- cmd.Wait()
 		f.Close()
 	}()
-	select {
-	case l, ok := <-first:
-		if ok && strings.HasPrefix(l, "http://") {
-			p.Base = l
-			return p, nil
-		}
-		p.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%s did not start: %q (log: %s)", name, l, logPath)
-	case <-time.After(60 * time.Second):
-		p.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%s did not start within a minute (log: %s)", name, logPath)
-	case <-ctx.Done():
-		p.Stop(5 * time.Second)
-		return nil, ctx.Err()
+	return p, nil
+}
+
+// Start is Spawn for a server, and waits up to a minute for the URL it
+// prints first.
+func Start(ctx context.Context, exe, dir, name string, env []string, args ...string) (*Process, error) {
+	p, err := Spawn(exe, dir, name, env, args...)
+	if err != nil {
+		return nil, err
 	}
+	lctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	l, err := p.line(lctx)
+	switch {
+	case err == nil && strings.HasPrefix(l, "http://"):
+		p.Base = l
+		return p, nil
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	case err == nil:
+		err = fmt.Errorf("%s did not start: %q (log: %s)", name, l, p.Log)
+	default:
+		err = fmt.Errorf("%s did not start: %w (log: %s)", name, err, p.Log)
+	}
+	p.Stop(5 * time.Second)
+	return nil, err
+}
+
+// Line is the child's next line of output, waiting up to timeout for it.
+func (p *Process) Line(timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return p.line(ctx)
+}
+
+func (p *Process) line(ctx context.Context) (string, error) {
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			return "", errors.New("exited")
+		}
+		return l, nil
+	case <-ctx.Done():
+		return "", errors.New("timed out")
+	}
+}
+
+// Send writes a command line to the child's standard input.
+func (p *Process) Send(word string) error {
+	_, err := io.WriteString(p.Stdin, word+"\n")
+	return err
 }
 
 // Pid is the child's process id.
@@ -90,6 +133,7 @@ func (p *Process) Pid() int { return p.Cmd.Process.Pid }
 // Stop closes the child's standard input, which stops it, and kills it if
 // it has not exited within limit. Stopping again does nothing.
 func (p *Process) Stop(limit time.Duration) {
+	p.once.Do(func() { close(p.quit) })
 	p.Stdin.Close()
 	select {
 	case <-p.done:
@@ -102,6 +146,7 @@ func (p *Process) Stop(limit time.Duration) {
 
 // Kill ends the child with SIGKILL, as a crash would.
 func (p *Process) Kill() {
+	p.once.Do(func() { close(p.quit) })
 	_ = p.Cmd.Process.Kill()
 	<-p.done
 	p.done <- nil // for a later Stop
