@@ -65,12 +65,11 @@ type summary struct {
 func summarize(t *target) summary {
 	s := summary{all: newOutcome()}
 	var rates []float64
-	for i, p := range t.rounds {
-		switch {
-		case i == 0 || s.commits >= 0 && p.commits >= 0:
+	for _, p := range t.rounds {
+		if s.commits < 0 || p.commits < 0 {
+			s.commits = -1 // one round not known: the sum is not either
+		} else {
 			s.commits += p.commits
-		default:
-			s.commits = -1
 		}
 		rates = append(rates, p.rate())
 		s.all.add(p.outcome)

@@ -27,6 +27,17 @@ func newHeartbeat(t testing.TB, db *store.DB, wsID string, at time.Time, period,
 	return h
 }
 
+// newHeartbeats makes n heartbeats in workspace wsID, each with a
+// 60-second period and 10 seconds' grace.
+func newHeartbeats(t testing.TB, db *store.DB, wsID string, n int) []heartbeat.Heartbeat {
+	t.Helper()
+	hbs := make([]heartbeat.Heartbeat, n)
+	for i := range hbs {
+		hbs[i] = newHeartbeat(t, db, wsID, t0, 60, 10, 0)
+	}
+	return hbs
+}
+
 func ping(token string, sig heartbeat.Signal, at time.Time, key, rid string) heartbeat.Arrival {
 	return heartbeat.Arrival{TokenHash: heartbeat.HashToken(token), Ping: heartbeat.Ping{Signal: sig, ExitCode: -1, RunID: rid, At: at},
 		Method: "GET", Client: "127.0.0.1", Key: key}
@@ -110,10 +121,7 @@ func testHeartbeatPings(t *testing.T, e storetest.Engine) {
 func testPingWriters(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	_, w := seed(t, db, "acme")
-	hbs := make([]heartbeat.Heartbeat, 3)
-	for i := range hbs {
-		hbs[i] = newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
-	}
+	hbs := newHeartbeats(t, db, w.ID, 3)
 	writers := db.PingWriters()
 	if e.Name == store.EnginePostgres && writers < 2 {
 		t.Fatalf("PostgreSQL takes %d writer(s), want several", writers)

@@ -254,10 +254,7 @@ func TestPingJournalFiles(t *testing.T) {
 func testJournalBeside(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	_, w := seed(t, db, "acme")
-	hbs := make([]heartbeat.Heartbeat, 10)
-	for i := range hbs {
-		hbs[i] = newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
-	}
+	hbs := newHeartbeats(t, db, w.ID, 10)
 	const rounds = 300
 	done := make(chan struct{})
 	readErr := make(chan error, 1)
