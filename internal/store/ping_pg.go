@@ -140,7 +140,7 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 	var (
 		blocks  blockSet
 		newKeys []pingKey
-		moved   = map[int64]*hbRow{}
+		moved   = map[int64]movedRow{} // by seq
 	)
 	for _, i := range arrivalOrder(batch) {
 		in := batch[i]
@@ -169,7 +169,7 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 			}
 		}
 		if !rec.Ignored {
-			moved[h.Seq] = h
+			moved[h.Seq] = movedRow{h, settings}
 		}
 		blocks.add(h.Seq, &rec)
 		outs[i].Ack = ackOf(h.ID, &rec)
@@ -180,7 +180,7 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 	}
 
 	// The second pipeline.
-	runtimes, err := db.runtimeArrays(moved)
+	runtimes, err := runtimeArrays(moved)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -287,9 +287,16 @@ func scanPingRow(rows pgx.Rows) (*hbRow, []byte, error) {
 	return &h, hash, rc.fill(&h)
 }
 
+// movedRow is a heartbeat whose runtime a batch moved, with the settings
+// its pings were applied with (and its wake time is computed with).
+type movedRow struct {
+	h        *hbRow
+	settings heartbeat.Settings
+}
+
 // runtimeArrays are pgSaveRuntimes's arguments: the moved rows' columns,
 // in seq order.
-func (db *DB) runtimeArrays(moved map[int64]*hbRow) ([]any, error) {
+func runtimeArrays(moved map[int64]movedRow) ([]any, error) {
 	seqs := make([]int64, 0, len(moved))
 	for seq := range moved {
 		seqs = append(seqs, seq)
@@ -303,18 +310,15 @@ func (db *DB) runtimeArrays(moved map[int64]*hbRow) ([]any, error) {
 		exitCode                             = make([]int32, n)
 	)
 	for i, seq := range seqs {
-		h := moved[seq]
-		settings, err := db.plans.settings(h.Heartbeat)
-		if err != nil {
-			return nil, err
-		}
-		rt := &h.Runtime
+		m := moved[seq]
+		rt := &m.h.Runtime
+		var err error
 		if open[i], err = openRunsJSON(rt.Open); err != nil {
 			return nil, err
 		}
 		state[i], completion[i] = string(rt.State), completionText(rt.LastCompletion)
 		since[i], lastPing[i], lastStart[i], duration[i] = micros(rt.Since), zeroMicros(rt.LastPing), zeroMicros(rt.LastStart), durationMicros(rt.LastDuration)
-		expected[i], deadline[i], window[i], wake[i] = zeroMicros(rt.Expected), zeroMicros(rt.Deadline), zeroMicros(rt.WindowStart), micros(rt.Wake(settings))
+		expected[i], deadline[i], window[i], wake[i] = zeroMicros(rt.Expected), zeroMicros(rt.Deadline), zeroMicros(rt.WindowStart), micros(rt.Wake(m.settings))
 		exitCode[i] = int32(rt.LastExitCode)
 	}
 	return []any{seqs, state, since, lastPing, lastStart, completion, exitCode, duration, open, expected, deadline, window, wake}, nil
