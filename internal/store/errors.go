@@ -85,3 +85,28 @@ func refine(sentinel *monitor.Error, format string, args ...any) error {
 
 func (e refined) Error() string   { return e.specific.Error() }
 func (e refined) Unwrap() []error { return []error{e.specific, e.sentinel} }
+
+// IsDataError reports whether the database refused a write for what it
+// carries — bytes a column does not take, a constraint, a value out of
+// range — rather than for its own state (connection lost, serialization
+// failure, timeout, busy). Writing the same rows again fails the same way,
+// so a batch writer isolates the row instead of retrying the batch.
+func IsDataError(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_RANGE:
+			return true
+		}
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && len(pe.Code) == 5 {
+		switch pe.Code[:2] {
+		case "22", // data exception: invalid bytes, NUL, out of range, bad datetime…
+			"23": // integrity constraint violation
+			return true
+		}
+	}
+	return false
+}
