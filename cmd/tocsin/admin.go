@@ -104,10 +104,30 @@ func keyCreate(ctx context.Context, args []string, getenv func(string) string, s
 	return nil
 }
 
-func secretKey(args []string, stdout io.Writer) error {
+// secretKey prints a new keyring entry. Its one argument is the key id;
+// anything that looks like a flag is taken as one, so "-h" asks for help
+// rather than naming a key.
+func secretKey(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("secret-key", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: tocsin secret-key [id]\n\n"+
+			"Prints a new entry for TOCSIN_SECRET_KEYS, id:<64 hex characters>; the id\n"+
+			"(default k1) is 1-16 characters of a-z, 0-9, _ and -.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsage
+	}
+	if fs.NArg() > 1 {
+		fs.Usage()
+		return errUsage
+	}
 	id := "k1"
-	if len(args) > 0 {
-		id = args[0]
+	if fs.NArg() == 1 {
+		id = fs.Arg(0)
 	}
 	spec, err := secrets.GenerateKeySpec(id)
 	if err != nil {

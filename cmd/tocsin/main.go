@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintf(stderr, "Usage: tocsin user create | key create | key list | key revoke [flags]\n")
 		return errUsage
 	case "secret-key":
-		return secretKey(rest, stdout)
+		return secretKey(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

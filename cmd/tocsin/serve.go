@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -42,6 +44,9 @@ func newLogger(c config.Config, w io.Writer) *slog.Logger {
 
 // openStore opens and migrates the configured database.
 func openStore(ctx context.Context, c config.Config, log *slog.Logger) (*store.DB, error) {
+	if err := privateDataDir(c.DataDir, log); err != nil {
+		return nil, err
+	}
 	db, err := store.Open(ctx, c.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -55,6 +60,28 @@ func openStore(ctx context.Context, c config.Config, log *slog.Logger) (*store.D
 		log.Info("database migrated", "applied", n, "engine", db.Engine())
 	}
 	return db, nil
+}
+
+// privateDataDir makes an existing data dir this user's alone (0700): it
+// holds the database and the key file. Whatever creates it creates it 0700;
+// one left open by an earlier version or by hand is tightened, once, with a
+// line in the log.
+func privateDataDir(dir string, log *slog.Logger) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if err := os.Chmod(dir, fi.Mode().Perm()&0o700); err != nil {
+		return fmt.Errorf("making the data dir %s private: %w", dir, err)
+	}
+	log.Info("made the data dir private to this user", "dir", dir, "was", fi.Mode().Perm().String())
+	return nil
 }
 
 // keyring loads TOCSIN_SECRET_KEYS, or for a single SQLite node a key file

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -151,6 +152,9 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
+	if err := privateFiles(path); err != nil {
+		return nil, err
+	}
 	const common = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
 	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"+
 		// The ping journal's applies write many pages in one transaction:
@@ -183,6 +187,36 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	return &DB{w: w, r: r, d: sqliteDialect, limiter: newMemLimiter(), journal: newPingJournal(path)}, nil
+}
+
+// privateFiles makes the database file, and the WAL and shared-memory
+// files beside it, readable by this user alone: they hold every monitor,
+// key hash and sealed secret. A new file is created 0600 before SQLite opens
+// it (SQLite gives its WAL and -shm files the database file's mode); files
+// left more open by an earlier version or by hand are tightened.
+func privateFiles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, fi.Mode().Perm()&0o700); err != nil {
+				return fmt.Errorf("making %s private: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // sqliteConnectWait bounds connectSQLite's retries.
