@@ -130,7 +130,6 @@ func TestPingWriterIsolatesRefusedPing(t *testing.T) {
 	}
 }
 
-
 func TestFinishDeliveriesIsolatesRefusedAttempt(t *testing.T) {
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
