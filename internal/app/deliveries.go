@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -81,12 +84,57 @@ type Attempted struct {
 // when there was nothing to send), a retry after a backoff, failed once
 // the retries run out, and a 410 Gone disables the channel. It reports,
 // for each, whether the node still held the lease.
+//
+// One attempt the database refuses for what it carries does not cost the
+// others their record: the batch is recorded in halves down to that
+// attempt, which is recorded as a failed attempt saying so (finishApart).
+// The error then reports what could not be recorded at all.
 func (a *App) FinishDeliveries(ctx context.Context, owner string, done []Attempted) ([]bool, error) {
+	held, err := a.store.FinishDeliveries(ctx, owner, a.finishes(done))
+	if !store.IsDataError(err) {
+		return held, err
+	}
+	held = make([]bool, len(done))
+	return held, a.finishApart(ctx, owner, done, held, err)
+}
+
+func (a *App) finishes(done []Attempted) []store.Finish {
 	fs := make([]store.Finish, len(done))
 	for i, d := range done {
 		fs[i] = store.Finish{Delivery: &d.Job.Delivery, LeaseUntil: d.Job.LeaseUntil, Outcome: a.outcome(d)}
 	}
-	return a.store.FinishDeliveries(ctx, owner, fs)
+	return fs
+}
+
+// finishSome records done and fills held in; a batch the database
+// refuses for its content is recorded apart.
+func (a *App) finishSome(ctx context.Context, owner string, done []Attempted, held []bool) error {
+	got, err := a.store.FinishDeliveries(ctx, owner, a.finishes(done))
+	if !store.IsDataError(err) {
+		copy(held, got)
+		return err
+	}
+	return a.finishApart(ctx, owner, done, held, err)
+}
+
+// finishApart records done, which the database refused with refused, in
+// two halves, each the same way; a single attempt it refuses is recorded
+// as a failed attempt whose error says why. A data error is never
+// retried as it was, so this ends after about 2·log2(len(done)) writes.
+func (a *App) finishApart(ctx context.Context, owner string, done []Attempted, held []bool, refused error) error {
+	if len(done) > 1 {
+		h := len(done) / 2
+		return errors.Join(a.finishSome(ctx, owner, done[:h], held[:h]), a.finishSome(ctx, owner, done[h:], held[h:]))
+	}
+	d := done[0]
+	d.Attempt.Error = clean.Shorten("the outcome of this attempt could not be recorded as it was, the database refused it ("+
+		refused.Error()+")", notify.MaxAttemptError)
+	got, err := a.store.FinishDeliveries(ctx, owner, a.finishes([]Attempted{d}))
+	if err != nil {
+		return fmt.Errorf("recording an attempt at delivery %s the database refused: %w", d.Job.ID, err)
+	}
+	held[0] = got[0]
+	return nil
 }
 
 func (a *App) outcome(d Attempted) store.Outcome {

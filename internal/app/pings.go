@@ -6,6 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,8 +65,14 @@ const (
 // RateLimitedError refuses a ping for now.
 type RateLimitedError struct{ RetryAfter time.Duration }
 
+// Seconds is how long to wait, in whole seconds, rounded up and at least
+// one: what Retry-After says, and the message too.
+func (e *RateLimitedError) Seconds() int {
+	return max(1, int(math.Ceil(e.RetryAfter.Seconds())))
+}
+
 func (e *RateLimitedError) Error() string {
-	return "too many pings; retry in " + e.RetryAfter.Round(time.Second).String()
+	return "too many pings; retry in " + strconv.Itoa(e.Seconds()) + "s"
 }
 
 func (e *RateLimitedError) Unwrap() error {
@@ -120,7 +129,9 @@ func (p *pinger) lane(hash []byte) *pingLane {
 }
 
 // Ping stores one ping and returns its outcome once it is committed. The
-// ping's time is now; token is the secret from the URL.
+// ping's time is now; token is the secret from the URL. Whatever bytes it
+// carries are made storable (heartbeat.Arrival.Clean): a ping is never
+// refused for them.
 func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (heartbeat.Outcome, error) {
 	a.pings.once.Do(func() {
 		n := max(1, a.store.PingWriters())
@@ -130,6 +141,7 @@ func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (hea
 			go a.writePings(l)
 		}
 	})
+	in = in.Clean() // never refused for its bytes
 	in.TokenHash = heartbeat.HashToken(token)
 	in.Ping.At = a.now()
 	guess := "u:" + in.Client
@@ -304,6 +316,10 @@ func (a *App) writePingBatch(l *pingLane, batch []*pingReq) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	outs, changes, err := a.store.RecordPings(ctx, ins)
+	if store.IsDataError(err) {
+		a.isolatePings(ctx, live)
+		return
+	}
 	if err != nil {
 		a.log.Warn("storing pings", "err", err, "pings", len(ins))
 		for _, r := range live {
@@ -315,6 +331,62 @@ func (a *App) writePingBatch(l *pingLane, batch []*pingReq) {
 		r.done <- pingResult{out: outs[i]}
 	}
 	a.logChanges(changes)
+}
+
+// isolatePings stores the pings of a batch the database refused for what
+// one of them carries, so that one tenant's ping never fails another's:
+// in arrival order, the batch split in halves down to the ping refused
+// (storeApart). Only a failed batch pays for it.
+func (a *App) isolatePings(ctx context.Context, live []*pingReq) {
+	slices.SortStableFunc(live, func(x, y *pingReq) int { return x.in.Ping.At.Compare(y.in.Ping.At) })
+	ins := make([]heartbeat.Arrival, len(live))
+	for i, r := range live {
+		ins[i] = r.in
+	}
+	res := make([]pingResult, len(live))
+	changes := a.storeApart(ctx, ins, res)
+	for i, r := range live {
+		r.done <- res[i]
+	}
+	a.logChanges(changes)
+}
+
+// storeApart stores ins and puts each one's answer in res. A batch the
+// database refuses for its content is stored as two halves, each the same
+// way; a single ping refused is stored cleaned once more, and if it is
+// still refused, answered with that error alone. A data error is never
+// retried as it was, so this ends after about 2·log2(len(ins)) batches.
+func (a *App) storeApart(ctx context.Context, ins []heartbeat.Arrival, res []pingResult) []store.StateChange {
+	outs, changes, err := a.store.RecordPings(ctx, ins)
+	switch {
+	case err == nil:
+		for i := range res {
+			res[i] = pingResult{out: outs[i]}
+		}
+		return changes
+	case !store.IsDataError(err):
+		a.log.Warn("storing pings", "err", err, "pings", len(ins))
+		for i := range res {
+			res[i] = pingResult{err: ErrPingsBusy}
+		}
+		return nil
+	case len(ins) > 1:
+		h := len(ins) / 2
+		return append(a.storeApart(ctx, ins[:h], res[:h]), a.storeApart(ctx, ins[h:], res[h:])...)
+	}
+	outs, changes, cerr := a.store.RecordPings(ctx, []heartbeat.Arrival{ins[0].Clean()})
+	switch {
+	case cerr == nil:
+		a.log.Warn("a ping the database refused was stored cleaned", "err", err)
+		res[0] = pingResult{out: outs[0]}
+		return changes
+	case store.IsDataError(cerr):
+		res[0] = pingResult{err: fmt.Errorf("the database refuses this ping even cleaned: %w", cerr)}
+	default:
+		a.log.Warn("storing pings", "err", cerr, "pings", 1)
+		res[0] = pingResult{err: ErrPingsBusy}
+	}
+	return nil
 }
 
 func (a *App) logChanges(changes []store.StateChange) {
@@ -352,12 +424,21 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]store.StateChange, error
 		s.span, s.lastSeen = id, now
 	}
 	at := minTime(a.now().Add(-a.cfg.PingWait), s.lastSeen)
-	var all []store.StateChange
+	var (
+		all     []store.StateChange
+		refused []error
+	)
 	for {
 		changes, claimed, err := a.store.SweepHeartbeats(ctx, s.owner, at, time.Minute, 500)
 		all = append(all, changes...)
+		// A verdict the database refused is set aside, leased, while the
+		// others were stored: the sweep goes on to the next heartbeats.
+		if store.IsDataError(err) && claimed == 500 {
+			refused = append(refused, err)
+			continue
+		}
 		if err != nil || claimed < 500 {
-			return all, err
+			return all, errors.Join(append(refused, err)...)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -28,12 +29,12 @@ import (
 // PingPrefix is where ping URLs start.
 const PingPrefix = "/ping/"
 
-// Limits on what a ping may carry.
+// Limits on what a ping may carry (heartbeat.Arrival.Clean bounds the
+// rest).
 const (
-	maxPingKey   = 128
-	maxRunID     = 128
-	maxUserAgent = 256
-	maxTokenLen  = 128
+	maxPingKey  = heartbeat.MaxLabel
+	maxRunID    = heartbeat.MaxLabel
+	maxTokenLen = 128
 	// pingDrain is how much of a longer body is read and thrown away, so
 	// the connection can be kept alive.
 	pingDrain = 1 << 20
@@ -96,7 +97,7 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in := heartbeat.Arrival{Ping: heartbeat.Ping{Signal: sig, ExitCode: exit, RunID: rid}, Method: r.Method,
-		Client: clientAddress(r), UserAgent: truncateUTF8(r.UserAgent(), maxUserAgent), Key: key}
+		Client: clientAddress(r), UserAgent: clean.Text(r.UserAgent(), heartbeat.MaxUserAgent), Key: key}
 	if in.Method == http.MethodHead {
 		in.Method = http.MethodGet
 	}
@@ -119,7 +120,7 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		var limited *app.RateLimitedError
 		if errors.As(err, &limited) {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(limited.RetryAfter.Seconds()))))
+			w.Header().Set("Retry-After", strconv.Itoa(limited.Seconds()))
 			fail(http.StatusTooManyRequests, "rate_limited", limited.Error())
 			return
 		}
@@ -246,20 +247,6 @@ func clientAddress(r *http.Request) string {
 	}
 	return host
 }
-
-func truncateUTF8(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8ValidEnd(s) {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-func utf8ValidEnd(s string) bool { return strings.ToValidUTF8(s, "") == s }
 
 // redactPath hides the secret of a ping URL in logs.
 func redactPath(p string) string {

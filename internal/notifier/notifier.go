@@ -16,11 +16,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/mailer"
 	"github.com/tocsin/tocsin/internal/netguard"
 	"github.com/tocsin/tocsin/internal/notify"
@@ -217,7 +217,8 @@ func (n *Notifier) deliver(ctx context.Context, j app.DeliveryJob) app.Attempted
 	at := notify.Attempt{Node: n.o.Node, StartedAt: start, Duration: time.Since(began).Truncate(time.Microsecond), StatusCode: code}
 	result := "succeeded"
 	if err != nil {
-		at.Error = err.Error()
+		// It quotes receivers and mail servers: made storable here, once.
+		at.Error = clean.Shorten(err.Error(), notify.MaxAttemptError)
 		result = "failed"
 	}
 	n.o.Metrics.attempts.WithLabelValues(string(j.Channel.Kind), result).Inc()
@@ -285,14 +286,14 @@ func transportError(err error, ctx context.Context) error {
 	return fmt.Errorf("no answer: %v", err)
 }
 
-// printable is the start of a response body fit for an error message.
+// maxSnippet bounds the part of a receiver's answer quoted in an error.
+const maxSnippet = 300
+
+// printable is the start of a response body fit for an error message:
+// valid UTF-8 without NUL, on one line, at most maxSnippet bytes.
 func printable(b []byte) string {
-	s := strings.ToValidUTF8(string(b), "")
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > 200 {
-		s = string([]rune(s)[:200]) + "…"
-	}
-	return s
+	s := strings.Join(strings.Fields(clean.Text(string(b), 0)), " ")
+	return clean.Shorten(s, maxSnippet)
 }
 
 // Metrics are the notifier's figures for the operator's /metrics.

@@ -46,8 +46,12 @@ type Attempt struct {
 	StartedAt  time.Time
 	Duration   time.Duration
 	StatusCode int    // 0: no HTTP answer
-	Error      string // "" for a success
+	Error      string // "" for a success; valid UTF-8 without NUL, at most MaxAttemptError bytes
 }
+
+// MaxAttemptError bounds an attempt's error as it is stored: it quotes
+// what a receiver or mail server answered.
+const MaxAttemptError = 1024
 
 // Delivery timing (DESIGN §6).
 const (

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -88,12 +89,42 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
+// storeVerdict stores a sweep's verdict on h if the row is as it was
+// judged (version) and still leased to owner, and its state changes,
+// which it adds to made.
+func (db *DB) storeVerdict(ctx context.Context, tx *sql.Tx, owner string, h hbRow, settings heartbeat.Settings,
+	trs []monitor.Transition, made *[]StateChange) error {
+	vals, err := hbRuntimeValues(h.Runtime, settings)
+	if err != nil {
+		return err
+	}
+	n := len(vals) + 1
+	res, err := tx.ExecContext(ctx, hbRuntimeUpdate+` WHERE seq = $1 AND version = $`+strconv.Itoa(n+1)+
+		` AND sweep_owner = $`+strconv.Itoa(n+2), append(append([]any{h.Seq}, vals...), h.Version, owner)...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err // a ping moved it meanwhile, or another node took it over: theirs stands
+	}
+	for i := range trs {
+		tr := trs[i]
+		*made = append(*made, StateChange{SubjectID: h.ID, Transition: tr})
+		if err := db.recordTransition(ctx, tx, h.ID, &tr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SweepHeartbeats judges up to limit heartbeats whose deadline or overrun
 // has come by now: it leases them to owner (other nodes skip them), works
 // out each one's verdict, and stores it with a compare-and-set on the
 // row's version, so a ping that arrived meanwhile wins. The caller must
 // have touched its own span at now. It returns the state changes made and
-// how many heartbeats were claimed.
+// how many heartbeats were claimed; a verdict the database refuses for its
+// content is set aside, the others stored, and the error (a
+// *RefusedError, IsDataError) names it.
 func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (changes []StateChange, claimed int, err error) {
 	defer monitor.Wrap(&err, "store.SweepHeartbeats")
 	if j := db.journal; j != nil {
@@ -199,32 +230,32 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 		verdicts = append(verdicts, verdict{h, settings, trs})
 	}
 
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
+	// One heartbeat whose verdict the database refuses for its content is
+	// set aside (its lease keeps it until it is judged again), not every
+	// verdict of the sweep with it.
+	refused, err := db.isolating(ctx, func(w *isolation) error {
 		changes = changes[:0]
 		for _, v := range verdicts {
-			vals, err := hbRuntimeValues(v.h.Runtime, v.settings)
+			var made []StateChange
+			ok, err := w.subject(ctx, "the verdict on heartbeat "+v.h.ID, func() error {
+				made = made[:0]
+				return db.storeVerdict(ctx, w.tx, owner, v.h, v.settings, v.trs, &made)
+			})
 			if err != nil {
 				return err
 			}
-			n := len(vals) + 1
-			res, err := tx.ExecContext(ctx, hbRuntimeUpdate+` WHERE seq = $1 AND version = $`+strconv.Itoa(n+1)+
-				` AND sweep_owner = $`+strconv.Itoa(n+2), append(append([]any{v.h.Seq}, vals...), v.h.Version, owner)...)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				continue // a ping moved it meanwhile, or another node took it over: theirs stands
-			}
-			for i := range v.trs {
-				tr := v.trs[i]
-				changes = append(changes, StateChange{SubjectID: v.h.ID, Transition: tr})
-				if err := db.recordTransition(ctx, tx, v.h.ID, &tr); err != nil {
-					return err
-				}
+			if ok {
+				changes = append(changes, made...)
 			}
 		}
 		return nil
 	})
+	switch {
+	case err != nil:
+		return nil, len(seqs), err // nothing was stored
+	case refused != nil:
+		err = fmt.Errorf("judging heartbeat deadlines: %w", refused)
+	}
 	slices.SortStableFunc(changes, func(a, b StateChange) int { return a.At.Compare(b.At) })
 	return changes, len(seqs), err
 }

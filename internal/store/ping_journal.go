@@ -413,40 +413,88 @@ func (j *pingJournal) freeze() {
 // writeSets writes the frozen sets into blocks, runtime rows, keys and
 // state history, with the watermark of the last batch in them, in one
 // transaction. It reads nothing of the journal's shared state but the
-// sets, which no one changes once frozen, so it runs without mu.
-func (db *DB) writeSets(ctx context.Context, sets []*pendingPings, legacy bool) (applied int64, err error) {
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
+// sets, which no one changes once frozen, so it runs without mu. A row
+// the database refuses for its content does not hold the others back
+// (isolating): the rest is applied, and refused lists what was set aside.
+func (db *DB) writeSets(ctx context.Context, sets []*pendingPings, legacy bool) (applied int64, refused, err error) {
+	refused, err = db.isolating(ctx, func(w *isolation) error {
+		applied = 0
 		for _, p := range sets {
-			if err := db.insertBlocks(ctx, tx, p.blocks.blocks()); err != nil {
-				return err
-			}
-			if err := db.saveHBRuntimes(ctx, tx, p.moved); err != nil {
-				return err
-			}
-			for i := range p.changes {
-				c := &p.changes[i]
-				if err := db.recordTransition(ctx, tx, c.SubjectID, &c.Transition); err != nil {
-					return err
-				}
-			}
-			if err := db.insertPingKeys(ctx, tx, p.keyOrder, p.keys); err != nil {
+			if err := db.writeSet(ctx, w, p); err != nil {
 				return err
 			}
 			applied = max(applied, p.lastBatch)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE ping_journal_applied SET batch = max(batch, $1)`, applied); err != nil {
+		if _, err := w.tx.ExecContext(ctx, `UPDATE ping_journal_applied SET batch = max(batch, $1)`, applied); err != nil {
 			return err
 		}
 		if legacy {
-			_, err := tx.ExecContext(ctx, `DELETE FROM ping_journal WHERE id <= $1`, applied)
+			_, err := w.tx.ExecContext(ctx, `DELETE FROM ping_journal WHERE id <= $1`, applied)
 			return err
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("applying the ping journal: %w", err)
+		return 0, nil, fmt.Errorf("applying the ping journal: %w", err)
 	}
-	return applied, nil
+	if refused != nil {
+		refused = fmt.Errorf("applying the ping journal: %w", refused)
+	}
+	return applied, refused, nil
+}
+
+// writeSet writes one frozen set: in bulk, or, isolating, each heartbeat's
+// block, runtime row and state change and each key on its own. Keys are
+// written as their label then (a journal of an earlier version may hold
+// them as sent).
+func (db *DB) writeSet(ctx context.Context, w *isolation, p *pendingPings) error {
+	tx := w.tx
+	if !w.on {
+		if err := db.insertBlocks(ctx, tx, p.blocks.blocks()); err != nil {
+			return err
+		}
+		if err := db.saveHBRuntimes(ctx, tx, p.moved); err != nil {
+			return err
+		}
+		for i := range p.changes {
+			c := &p.changes[i]
+			if err := db.recordTransition(ctx, tx, c.SubjectID, &c.Transition); err != nil {
+				return err
+			}
+		}
+		return db.insertPingKeys(ctx, tx, p.keyOrder, p.keys)
+	}
+	for _, b := range p.blocks.blocks() {
+		if _, err := w.subject(ctx, fmt.Sprintf("the pings of heartbeat %d", b.seq), func() error {
+			return db.insertBlocks(ctx, tx, []*pingBlock{b})
+		}); err != nil {
+			return err
+		}
+	}
+	for seq, row := range p.moved {
+		if _, err := w.subject(ctx, "the state of heartbeat "+row.ID, func() error {
+			return db.saveHBRuntimes(ctx, tx, map[int64]*hbRow{seq: row})
+		}); err != nil {
+			return err
+		}
+	}
+	for i := range p.changes {
+		c := &p.changes[i]
+		if _, err := w.subject(ctx, "a state change of heartbeat "+c.SubjectID, func() error {
+			return db.recordTransition(ctx, tx, c.SubjectID, &c.Transition)
+		}); err != nil {
+			return err
+		}
+	}
+	for _, k := range p.keyOrder {
+		label := pingKey{k.seq, heartbeat.Label(k.key)}
+		if _, err := w.subject(ctx, fmt.Sprintf("a ping key of heartbeat %d", k.seq), func() error {
+			return db.insertPingKeys(ctx, tx, []pingKey{label}, map[pingKey]heartbeat.Ack{label: p.keys[k]})
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // settle marks the first n frozen sets applied, up to batch applied: their
@@ -477,11 +525,20 @@ func (db *DB) applyJournal(ctx context.Context) error {
 		return j.files.drop(j.nextBatch - 1) // segments of no pings
 	}
 	n := len(j.frozen)
-	applied, err := db.writeSets(ctx, j.frozen, j.legacy)
+	applied, refused, err := db.writeSets(ctx, j.frozen, j.legacy)
 	if err != nil {
 		return err
 	}
+	j.noteRefused(refused)
 	return j.settle(n, applied)
+}
+
+// noteRefused keeps what an apply set aside for the next ApplyPings to
+// report; the apply itself went through. The caller holds mu.
+func (j *pingJournal) noteRefused(refused error) {
+	if refused != nil {
+		j.failed, j.retryAt = refused, time.Now()
+	}
 }
 
 // applyBeside starts applying the pending and frozen pings (the caller
@@ -497,10 +554,11 @@ func (db *DB) applyBeside() {
 		defer j.applying.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		applied, err := db.writeSets(ctx, sets, legacy)
+		applied, refused, err := db.writeSets(ctx, sets, legacy)
 		j.mu.Lock()
 		defer j.mu.Unlock()
 		if err == nil {
+			j.noteRefused(refused)
 			err = j.settle(len(sets), applied)
 		}
 		if err != nil {

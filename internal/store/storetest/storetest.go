@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,4 +142,37 @@ func adminExec(serverURL, stmt string) error {
 	defer cancel()
 	_, err = admin.ExecContext(ctx, stmt)
 	return err
+}
+
+// Refuse makes the database at url refuse, with a data error of its own
+// (a constraint violation, as store.IsDataError tells), every row inserted
+// into table for which when holds (an SQL condition on NEW, the same on
+// both engines): a row the database refuses for its content, for tests of
+// writers that must set such a row aside and write the others, without
+// bypassing the cleaning that keeps real rows from being refused.
+func Refuse(t testing.TB, url, table, when string) {
+	t.Helper()
+	driver, dsn := "pgx", url
+	name := "tocsin_test_refuse_" + hex.EncodeToString([]byte(table))
+	stmts := []string{
+		`CREATE OR REPLACE FUNCTION tocsin_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'check_violation'; END $$`,
+		`CREATE TRIGGER ` + name + ` BEFORE INSERT ON ` + table + ` FOR EACH ROW WHEN (` + when + `) EXECUTE FUNCTION tocsin_test_refuse()`,
+	}
+	if path, ok := strings.CutPrefix(url, "sqlite:"); ok {
+		// The server's writer may hold the file: wait for it.
+		driver, dsn = "sqlite", strings.TrimPrefix(path, "//")+"?_pragma=busy_timeout(10000)"
+		stmts = []string{`CREATE TRIGGER ` + name + ` BEFORE INSERT ON ` + table + ` FOR EACH ROW WHEN (` + when + `)
+			BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`}
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("storetest.Refuse: %v", err)
+		}
+	}
 }
