@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -85,18 +84,11 @@ func (a *App) checkChannel(d ChannelDraft, s *notify.Secrets) error {
 		return &monitor.Error{Kind: monitor.KindFeatureUnavailable,
 			Message: "e-mail channels need an SMTP server, and this server has none configured"}
 	}
-	targets := []struct{ ptr, raw string }{{"/config/url", c.Config.URL}}
-	if s != nil {
-		targets = append(targets, struct{ ptr, raw string }{"/secrets/hookUrl", s.HookURL})
+	if a.cfg.Outbound.CheckURL(c.Config.URL) != nil {
+		errs = append(errs, refusedTarget("/config/url"))
 	}
-	for _, tg := range targets {
-		u, err := url.Parse(tg.raw)
-		if tg.raw == "" || err != nil || u.Hostname() == "" {
-			continue
-		}
-		if err := a.cfg.Outbound.CheckHost(u.Hostname()); err != nil {
-			errs = append(errs, monitor.FieldError{Pointer: tg.ptr, Message: "is refused by this server's outbound policy (private targets are blocked)"})
-		}
+	if s != nil && a.cfg.Outbound.CheckURL(s.HookURL) != nil {
+		errs = append(errs, refusedTarget("/secrets/hookUrl"))
 	}
 	if len(errs) > 0 {
 		return invalid(errs)

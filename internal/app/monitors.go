@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/ids"
@@ -42,28 +40,30 @@ func (a *App) MonitorAuth(ctx context.Context, wsID, monitorID string) (*monitor
 	return a.OpenMonitorAuth(monitorID, sealed)
 }
 
-// validate normalizes a draft and applies the outbound policy to targets
-// written as addresses; names are judged again when a check dials them.
+// validate normalizes a draft and applies the outbound policy to every
+// field that names a target; names are judged again when a check dials them.
 func (a *App) validate(d *monitor.Draft) []monitor.FieldError {
 	errs := d.Normalize()
-	type target struct{ ptr, host string }
-	targets := []target{{"/config/host", d.Config.Host}}
-	if u, err := url.Parse(d.Config.URL); err == nil && d.Config.URL != "" {
-		targets = append(targets, target{"/config/url", u.Hostname()})
-	}
-	if host, _, err := net.SplitHostPort(d.Config.Resolver); err == nil {
-		targets = append(targets, target{"/config/resolver", host})
-	}
-	for _, tg := range targets {
-		ptr, host := tg.ptr, tg.host
-		if host == "" {
-			continue
-		}
-		if err := a.cfg.Outbound.CheckHost(host); err != nil {
-			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "is refused by this server's outbound policy (private targets are blocked)"})
+	out := a.cfg.Outbound
+	for _, tg := range []struct {
+		ptr string
+		err error
+	}{
+		{"/config/url", out.CheckURL(d.Config.URL)},
+		{"/config/host", out.CheckHost(d.Config.Host)},
+		{"/config/resolver", out.CheckHostPort(d.Config.Resolver)},
+	} {
+		if tg.err != nil {
+			errs = append(errs, refusedTarget(tg.ptr))
 		}
 	}
 	return errs
+}
+
+// refusedTarget is the outbound policy's refusal of a field; it never
+// repeats the value.
+func refusedTarget(ptr string) monitor.FieldError {
+	return monitor.FieldError{Pointer: ptr, Message: "is refused by this server's outbound policy (private targets are blocked)"}
 }
 
 // workspaceQuota applies the workspace's quotas to a draft.

@@ -1,6 +1,7 @@
 // Package netguard is the one way Tocsin connects out (checks, webhooks):
 // a dialer that applies the SSRF policy at connect time, after DNS, so a
-// name that resolves — or rebinds — to a blocked address is refused.
+// name that resolves — or rebinds — to a blocked address is refused. The
+// same policy vets targets when they are saved (CheckHost, CheckURL).
 package netguard
 
 import (
@@ -9,8 +10,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
-	"strings"
 	"syscall"
 	"time"
 
@@ -72,25 +71,4 @@ func Blocked(err error) bool { return errors.Is(err, ErrBlocked) }
 // DialContext dials through the policy.
 func (p Policy) DialContext(ctx context.Context, network, address string, timeout time.Duration) (net.Conn, error) {
 	return p.Dialer(timeout).DialContext(ctx, network, address)
-}
-
-// CheckHost refuses, before anything is saved, a target written as an
-// address the policy blocks ("127.0.0.1", "[::1]", "localhost"). Names are
-// judged again at connect time, after DNS, by the dialer.
-func (p Policy) CheckHost(host string) error {
-	if !p.BlockPrivate {
-		return nil
-	}
-	h := strings.TrimSuffix(strings.Trim(host, "[]"), ".")
-	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
-		return fmt.Errorf("%w: %s is a loopback name", ErrBlocked, host)
-	}
-	ip, err := netip.ParseAddr(h)
-	if err != nil {
-		return nil // a name: checked when dialled
-	}
-	if err := guard.SafeAddr(ip.Unmap()); err != nil {
-		return fmt.Errorf("%w: %s is a private or special-purpose address", ErrBlocked, host)
-	}
-	return nil
 }
