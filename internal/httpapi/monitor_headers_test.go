@@ -326,3 +326,43 @@ func manyHeaders(n int) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// TestSealPlaintextHeadersKeepsSealed: plaintext values that an older node
+// wrote beside values already sealed are merged into them (the plaintext,
+// written last, wins), and a second run has nothing to do.
+func TestSealPlaintextHeadersKeepsSealed(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		k := e.ownerKey()
+		r := e.req("POST", "/api/v1/monitors", k, map[string]any{"type": "http", "name": "mixed", "config": map[string]any{
+			"url": "https://a.example", "headers": map[string]any{"X-A": "sealed-a", "X-B": "sealed-b"}}})
+		id := r.json(t)["id"].(string)
+		db := e.rawDB(t)
+		defer db.Close()
+		var config string
+		if err := db.QueryRow(`SELECT config FROM monitors WHERE id = $1`, id).Scan(&config); err != nil {
+			t.Fatal(err)
+		}
+		old := strings.Replace(config, `"headersSet"`, `"headers":{"x-b":"plain-b","X-C":"plain-c"},"headersSet"`, 1)
+		if old == config {
+			t.Fatalf("config without headersSet: %s", config)
+		}
+		if _, err := db.Exec(`UPDATE monitors SET config = $1 WHERE id = $2`, old, id); err != nil {
+			t.Fatal(err)
+		}
+		for run, want := range []int{1, 0} {
+			n, err := e.app.SealPlaintextHeaders(t.Context())
+			if err != nil || n != want {
+				t.Fatalf("run %d: sealed %d, %v; want %d", run, n, err, want)
+			}
+		}
+		h, err := e.app.MonitorHeaders(t.Context(), e.wsA.ID, id)
+		if want := map[string]string{"X-A": "sealed-a", "x-b": "plain-b", "X-C": "plain-c"}; err != nil || !reflect.DeepEqual(h, want) {
+			t.Errorf("headers %v, %v; want %v", h, err, want)
+		}
+		g := e.req("GET", "/api/v1/monitors/"+id, k, nil)
+		if names := fmt.Sprint(g.json(t)["config"].(map[string]any)["headersSet"]); names != "[X-A X-C x-b]" {
+			t.Errorf("headersSet %s", names)
+		}
+		noPlaintextAtRest(t, e, "sealed-a", "plain-b", "plain-c")
+	})
+}
