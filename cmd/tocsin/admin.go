@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -56,16 +57,19 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
-// migrateKeyring is the keyring serve would use, loaded only when the
-// database holds header values to seal: migrating needs no keys otherwise
-// (and on SQLite creates no key file).
+// migrateKeyring is the keyring serve uses, loaded only when the database
+// holds header values to seal: migrating needs no keys otherwise. It never
+// generates a key file: values sealed under a key serve does not have
+// would be lost to its checks.
 func migrateKeyring(ctx context.Context, c config.Config, db *store.DB, log *slog.Logger) (*secrets.Keyring, error) {
 	plain, err := db.PlainHeaderConfigs(ctx, "", 1)
 	if err != nil || len(plain) == 0 {
 		return nil, err
 	}
-	if c.SecretKeys == "" && c.IsPostgres() {
-		return nil, errors.New("secret-keys: required to seal the request header values that earlier versions stored in plaintext; give the keys serve uses")
+	if c.SecretKeys == "" {
+		if _, err := os.Stat(keyFile(c)); c.IsPostgres() || err != nil {
+			return nil, errors.New("secret-keys: required to seal the request header values that earlier versions stored in plaintext: give the keys serve uses (or let serve seal them)")
+		}
 	}
 	return keyring(c, log)
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -96,13 +97,6 @@ func TestMigrateSealsPlaintextHeaders(t *testing.T) {
 		t.Run(eng.Name, func(t *testing.T) {
 			u := storetest.EmptyURL(t, eng)
 			env := map[string]string{"TOCSIN_DATABASE_URL": u, "TOCSIN_DATA_DIR": t.TempDir(), "TOCSIN_NODE_NAME": "headers-" + eng.Name}
-			keys, err := secrets.GenerateKeySpec("k1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if eng.Name == store.EnginePostgres {
-				env["TOCSIN_SECRET_KEYS"] = keys // required there; SQLite uses its key file
-			}
 			if _, errOut, err := cli(t, env, "migrate"); err != nil {
 				t.Fatalf("migrate: %v\n%s", err, errOut)
 			}
@@ -154,13 +148,26 @@ func TestMigrateSealsPlaintextHeaders(t *testing.T) {
 			insert(plain, `{"url":"`+target.URL+`","method":"GET","timeoutSeconds":10}`, math.MaxInt64)
 			before := monitorRows(t, u)
 
-			if eng.Name == store.EnginePostgres {
-				// Without the keys nothing can be sealed, and nothing is
-				// changed: migrate says why.
-				noKeys := map[string]string{"TOCSIN_DATABASE_URL": u, "TOCSIN_DATA_DIR": env["TOCSIN_DATA_DIR"]}
-				if _, errOut, err := cli(t, noKeys, "migrate"); err == nil || !strings.Contains(err.Error()+errOut, "secret-keys") {
-					t.Fatalf("migrate without keys: %v\n%s", err, errOut)
+			// Without the keys serve uses nothing can be sealed (migrate
+			// never makes up a key), and nothing is changed: migrate says why.
+			if _, errOut, err := cli(t, env, "migrate"); err == nil || !strings.Contains(err.Error()+errOut, "secret-keys") {
+				t.Fatalf("migrate without keys: %v\n%s", err, errOut)
+			}
+			for id, row := range monitorRows(t, u) {
+				if want := before[id] + `headers_sealed="" `; row != want {
+					t.Errorf("migrate without keys changed %s:\n%s\n%s", id, before[id], row)
 				}
+			}
+			// The keys: PostgreSQL needs them given; a SQLite node uses
+			// the key file serve made on its first start.
+			if eng.Name == store.EnginePostgres {
+				keys, err := secrets.GenerateKeySpec("k1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				env["TOCSIN_SECRET_KEYS"] = keys
+			} else if _, _, err := secrets.LoadOrCreateKeyFile(filepath.Join(env["TOCSIN_DATA_DIR"], "secret.key")); err != nil {
+				t.Fatal(err)
 			}
 			out, errOut, err := cli(t, env, "migrate")
 			if err != nil || !strings.Contains(out, "up to date") || !strings.Contains(errOut, "monitors=121") {

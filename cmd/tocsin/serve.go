@@ -71,13 +71,16 @@ func sealHeaders(ctx context.Context, a *app.App, log *slog.Logger) error {
 	return nil
 }
 
+// keyFile is where a single SQLite node keeps its generated key.
+func keyFile(c config.Config) string { return filepath.Join(c.DataDir, "secret.key") }
+
 // keyring loads TOCSIN_SECRET_KEYS, or for a single SQLite node a key file
 // generated in the data dir on first start.
 func keyring(c config.Config, log *slog.Logger) (*secrets.Keyring, error) {
 	if c.SecretKeys != "" {
 		return secrets.ParseKeyring(c.SecretKeys)
 	}
-	path := filepath.Join(c.DataDir, "secret.key")
+	path := keyFile(c)
 	kr, created, err := secrets.LoadOrCreateKeyFile(path)
 	if err != nil {
 		return nil, err
