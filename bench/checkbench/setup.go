@@ -114,7 +114,7 @@ func (b *bench) createWorkspace(ctx context.Context, db *store.DB, n int, ts []b
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		m := monitor.Monitor{ID: t.ID, WorkspaceID: ws.ID, Type: d.Type, Name: d.Name, Config: d.Config,
 			IntervalSeconds: interval, State: monitor.StatePending, StateSince: now, CreatedAt: now, UpdatedAt: now}
-		if err := db.CreateMonitor(ctx, m, nil, perWorkspace); err != nil {
+		if err := db.CreateMonitor(ctx, m, store.Sealed{}, perWorkspace); err != nil {
 			return err
 		}
 	}

@@ -94,7 +94,7 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 
 	log := slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	checks := engine.New(engine.Options{Node: "bench", Region: "local", Store: db, Checker: prober,
-		OpenAuth: a.OpenMonitorAuth, Log: log.With("component", "engine")})
+		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "engine")})
 	sender := notifier.New(notifier.Options{App: a, Node: "bench", Policy: policy, Log: log.With("component", "notifier")})
 	bg, stop := context.WithCancel(ctx)
 	engineDone, senderDone := make(chan struct{}), make(chan struct{})

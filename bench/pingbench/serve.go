@@ -118,7 +118,7 @@ func serveTocsin(ctx context.Context, dbURL, keys string, stdin io.Reader, stdou
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	root.Handle("/", api) // the ping URLs
 	checks := engine.New(engine.Options{Node: "pingbench", Region: "local", Store: db, Checker: prober,
-		OpenAuth: a.OpenMonitorAuth, Log: log.With("component", "engine"), Metrics: engine.NewMetrics(reg)})
+		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "engine"), Metrics: engine.NewMetrics(reg)})
 	srv := newServer(httpapi.Observe(log, root), log)
 
 	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))

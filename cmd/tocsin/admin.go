@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -19,12 +21,7 @@ import (
 // adminApp opens the database for a one-shot operator command. Logs go to
 // stderr so stdout carries only the command's result.
 func adminApp(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*app.App, *store.DB, error) {
-	c, err := config.Parse(name, args, getenv, extra)
-	if err := errors.Join(err, c.ValidateDatabase()); err != nil {
-		return nil, nil, err
-	}
-	log := newLogger(c, stderr)
-	db, err := openStore(ctx, c, log)
+	_, log, db, err := adminStore(ctx, name, args, getenv, stderr, extra)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -32,14 +29,49 @@ func adminApp(ctx context.Context, name string, args []string, getenv func(strin
 	return app.New(db, nil, time.Now, log, app.Config{}), db, nil
 }
 
+// adminStore reads the configuration and opens and migrates the database.
+func adminStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (config.Config, *slog.Logger, *store.DB, error) {
+	c, err := config.Parse(name, args, getenv, extra)
+	if err := errors.Join(err, c.ValidateDatabase()); err != nil {
+		return c, nil, nil, err
+	}
+	log := newLogger(c, stderr)
+	db, err := openStore(ctx, c, log)
+	return c, log, db, err
+}
+
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	_, db, err := adminApp(ctx, "migrate", args, getenv, stderr, nil)
+	c, log, db, err := adminStore(ctx, "migrate", args, getenv, stderr, nil)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	kr, err := migrateKeyring(ctx, c, db, log)
+	if err != nil {
+		return err
+	}
+	if err := sealHeaders(ctx, app.New(db, kr, time.Now, log, app.Config{}), log); err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, "database is up to date")
 	return nil
+}
+
+// migrateKeyring is the keyring serve uses, loaded only when the database
+// holds header values to seal: migrating needs no keys otherwise. It never
+// generates a key file: values sealed under a key serve does not have
+// would be lost to its checks.
+func migrateKeyring(ctx context.Context, c config.Config, db *store.DB, log *slog.Logger) (*secrets.Keyring, error) {
+	plain, err := db.PlainHeaderConfigs(ctx, "", 1)
+	if err != nil || len(plain) == 0 {
+		return nil, err
+	}
+	if c.SecretKeys == "" {
+		if _, err := os.Stat(keyFile(c)); c.IsPostgres() || err != nil {
+			return nil, errors.New("secret-keys: required to seal the request header values that earlier versions stored in plaintext: give the keys serve uses (or let serve seal them)")
+		}
+	}
+	return keyring(c, log)
 }
 
 // stringList collects a repeatable flag.

@@ -84,13 +84,30 @@ func privateDataDir(dir string, log *slog.Logger) error {
 	return nil
 }
 
+// sealHeaders is the migration step that SQL cannot do, run by serve and
+// migrate after the SQL migrations: header values that earlier versions
+// kept in plaintext are sealed with the keyring. Once done it only looks.
+func sealHeaders(ctx context.Context, a *app.App, log *slog.Logger) error {
+	n, err := a.SealPlaintextHeaders(ctx)
+	if err != nil {
+		return fmt.Errorf("migrating the database: %w", err)
+	}
+	if n > 0 {
+		log.Info("sealed header values stored in plaintext", "monitors", n)
+	}
+	return nil
+}
+
+// keyFile is where a single SQLite node keeps its generated key.
+func keyFile(c config.Config) string { return filepath.Join(c.DataDir, "secret.key") }
+
 // keyring loads TOCSIN_SECRET_KEYS, or for a single SQLite node a key file
 // generated in the data dir on first start.
 func keyring(c config.Config, log *slog.Logger) (*secrets.Keyring, error) {
 	if c.SecretKeys != "" {
 		return secrets.ParseKeyring(c.SecretKeys)
 	}
-	path := filepath.Join(c.DataDir, "secret.key")
+	path := keyFile(c)
 	kr, created, err := secrets.LoadOrCreateKeyFile(path)
 	if err != nil {
 		return nil, err
@@ -144,6 +161,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	a := app.New(db, kr, time.Now, log, app.Config{RatePerMinute: c.RatePerMinute, Outbound: outbound,
 		Checker: prober, RetentionDays: c.RetentionDays, EmailEnabled: mail != nil})
+	if err := sealHeaders(ctx, a, log); err != nil {
+		return err
+	}
 	if b, err := a.Bootstrap(ctx); err != nil {
 		return err
 	} else if b != nil {
@@ -187,7 +207,7 @@ Create an API key for the API:
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	root.Handle("/", api) // the ping URLs, and the API's JSON 404 for unknown paths
 	checks := engine.New(engine.Options{Node: c.NodeName, Region: c.Region, Store: db, Checker: prober,
-		OpenAuth: a.OpenMonitorAuth, Log: log.With("component", "engine"), Metrics: engine.NewMetrics(reg),
+		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "engine"), Metrics: engine.NewMetrics(reg),
 		Concurrency: c.CheckConcurrency})
 
 	srv := &http.Server{

@@ -108,8 +108,12 @@ func (a *App) CreateMonitor(ctx context.Context, actor Actor, d monitor.Draft) (
 	if d.Paused {
 		m.State = monitor.StatePaused
 	}
-	sealed, err := a.sealAuth(m.ID, d.Auth)
-	if err != nil {
+	m.Config.Headers = nil // sealed below, never in the config
+	var sealed store.Sealed
+	if sealed.Auth, err = a.sealAuth(m.ID, d.Auth); err != nil {
+		return monitor.Monitor{}, err
+	}
+	if sealed.Headers, err = a.sealHeaders(m.ID, d.Config.Headers); err != nil {
 		return monitor.Monitor{}, err
 	}
 	if err := a.store.CreateMonitor(ctx, m, sealed, maxMonitors); err != nil {
@@ -161,9 +165,18 @@ const (
 	AuthRemove
 )
 
-// MonitorUpdate computes the new draft of a monitor from its current state.
-// It returns the draft and what to do with the stored credential.
-type MonitorUpdate func(cur monitor.Monitor) (monitor.Draft, AuthChange, error)
+// MonitorChange is what an update makes of a monitor: its new draft
+// (without secrets it keeps), what to do with the stored credential, and
+// the edit of its request headers, merged here into the stored values,
+// which only app opens.
+type MonitorChange struct {
+	Draft   monitor.Draft
+	Auth    AuthChange
+	Headers monitor.HeaderPatch
+}
+
+// MonitorUpdate computes the change of a monitor from its current state.
+type MonitorUpdate func(cur monitor.Monitor) (MonitorChange, error)
 
 // UpdateMonitor applies an update and validates the result as a whole. It
 // reads, applies and writes optimistically: if the monitor changed in
@@ -186,9 +199,21 @@ func (a *App) updateOnce(ctx context.Context, actor Actor, id string, update Mon
 	if err != nil {
 		return monitor.Monitor{}, err
 	}
-	d, change, err := update(cur)
+	ch, err := update(cur)
 	if err != nil {
 		return monitor.Monitor{}, err
+	}
+	d, change := ch.Draft, ch.Auth
+	keepHeaders := ch.Headers.IsZero()
+	if keepHeaders {
+		// Validate with the kept headers in place, without decrypting them.
+		d.Config.Headers = keptHeaders(cur.Config.HeadersSet)
+	} else {
+		stored, err := a.MonitorHeaders(ctx, actor.WorkspaceID, id)
+		if err != nil {
+			return monitor.Monitor{}, err
+		}
+		d.Config.Headers = ch.Headers.Apply(stored)
 	}
 	if change == AuthKeep && cur.Config.AuthSet != nil {
 		// Validate with the kept credential in place, without decrypting it.
@@ -214,19 +239,26 @@ func (a *App) updateOnce(ctx context.Context, actor Actor, id string, update Mon
 	}
 	m := cur
 	m.Name, m.Config, m.IntervalSeconds = d.Name, d.Config, d.IntervalSeconds
+	m.Config.Headers = nil
 	// Strictly later than the version read, so a concurrent writer in the
 	// same microsecond still sees a change.
 	m.UpdatedAt = a.now()
 	if !m.UpdatedAt.After(cur.UpdatedAt) {
 		m.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
 	}
-	var sealed []byte
+	var sealed store.Sealed
 	if change == AuthReplace {
-		if sealed, err = a.sealAuth(m.ID, d.Auth); err != nil {
+		if sealed.Auth, err = a.sealAuth(m.ID, d.Auth); err != nil {
 			return monitor.Monitor{}, err
 		}
 	}
-	if err := a.store.UpdateMonitor(ctx, m, sealed, change == AuthKeep, cur.UpdatedAt); err != nil {
+	if !keepHeaders {
+		if sealed.Headers, err = a.sealHeaders(m.ID, d.Config.Headers); err != nil {
+			return monitor.Monitor{}, err
+		}
+	}
+	keep := store.Keep{Auth: change == AuthKeep, Headers: keepHeaders}
+	if err := a.store.UpdateMonitor(ctx, m, sealed, keep, cur.UpdatedAt); err != nil {
 		return monitor.Monitor{}, err
 	}
 	return m, nil

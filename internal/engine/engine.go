@@ -44,9 +44,11 @@ type Options struct {
 	// OpenAuth decrypts a monitor's sealed credential, in memory, just
 	// before its check runs.
 	OpenAuth func(monitorID string, sealed []byte) (*monitor.Auth, error)
-	Now      func() time.Time
-	Log      *slog.Logger
-	Metrics  *Metrics
+	// OpenHeaders does the same for its request headers' values.
+	OpenHeaders func(monitorID string, sealed []byte) (map[string]string, error)
+	Now         func() time.Time
+	Log         *slog.Logger
+	Metrics     *Metrics
 
 	Concurrency int           // checks in flight at once; 512
 	Lookahead   time.Duration // claim checks due this far ahead; 2s
@@ -275,19 +277,39 @@ func (e *Engine) run(ctx context.Context, d store.DueCheck) (obs monitor.Observa
 
 	start := e.o.Now()
 	e.o.Metrics.lag.Observe(max(start.Sub(d.Due), 0).Seconds())
-	if d.SealedAuth != nil {
-		auth, err := e.o.OpenAuth(m.ID, d.SealedAuth)
-		if err != nil {
-			e.o.Log.Error("opening a monitor's credential", "monitor", m.ID, "err", err)
-			return monitor.Observation{MonitorID: m.ID, StartedAt: start, Due: d.Due, Result: monitor.ResultUnknown,
-				Reason: monitor.ReasonProbeInternal + ": the check's credential could not be opened", Probe: e.o.Node, Region: e.o.Region}
-		}
-		m.Config.Auth = auth
+	if err := e.openSecrets(&m, d); err != nil {
+		e.o.Log.Error("opening a monitor's credential", "monitor", m.ID, "err", err)
+		return monitor.Observation{MonitorID: m.ID, StartedAt: start, Due: d.Due, Result: monitor.ResultUnknown,
+			Reason: monitor.ReasonProbeInternal + ": the check's credential could not be opened", Probe: e.o.Node, Region: e.o.Region}
 	}
 	obs = e.o.Checker.Check(ctx, m)
 	obs.Due = d.Due
 	e.o.Metrics.checks.WithLabelValues(string(obs.Result)).Inc()
 	return obs
+}
+
+// openSecrets puts a due check's credential and header values, opened in
+// memory, into its monitor's config: both came with the claim, so a check
+// costs no extra query.
+func (e *Engine) openSecrets(m *monitor.Monitor, d store.DueCheck) error {
+	if d.SealedAuth != nil {
+		auth, err := e.o.OpenAuth(m.ID, d.SealedAuth)
+		if err != nil {
+			return err
+		}
+		m.Config.Auth = auth
+	}
+	if d.SealedHeaders != nil {
+		if e.o.OpenHeaders == nil {
+			return errors.New("engine: no OpenHeaders for sealed headers")
+		}
+		headers, err := e.o.OpenHeaders(m.ID, d.SealedHeaders)
+		if err != nil {
+			return err
+		}
+		m.Config.Headers = headers
+	}
+	return nil
 }
 
 func shuttingDown(m monitor.Monitor, due, now time.Time, node, region string) monitor.Observation {

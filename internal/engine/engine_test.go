@@ -47,7 +47,7 @@ func addMonitor(t testing.TB, db *store.DB, ws, target string, interval time.Dur
 		Config:          monitor.Config{URL: target, TimeoutSeconds: timeout, Confirmations: 2, Recoveries: 1},
 		IntervalSeconds: int(interval / time.Second), State: monitor.StatePending, StateSince: now,
 		CreatedAt: now, UpdatedAt: now}
-	check(t, db.CreateMonitor(ctx, m, nil, 100000))
+	check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 100000))
 	return m
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -75,7 +76,7 @@ type monitorList struct {
 type MonitorPatch struct {
 	Name            *string        `json:"name,omitempty" minLength:"1" maxLength:"200"`
 	IntervalSeconds *int           `json:"intervalSeconds,omitempty" minimum:"10" maximum:"86400"`
-	Config          map[string]any `json:"config,omitempty" doc:"A JSON merge patch (RFC 7396) of the monitor's config (see MonitorConfig): fields given replace the stored ones, null resets a field to its default, fields not given stay. config.auth absent keeps the stored credential, null removes it, an object replaces it whole."`
+	Config          map[string]any `json:"config,omitempty" doc:"A JSON merge patch (RFC 7396) of the monitor's config (see MonitorConfig): fields given replace the stored ones, null resets a field to its default, fields not given stay. config.auth absent keeps the stored credential, null removes it, an object replaces it whole. config.headers is merged into the stored headers: a header not named keeps its value, a string sets it, null removes it; config.headers null removes every header."`
 }
 
 type patchMonitorInput struct {
@@ -169,9 +170,13 @@ func (s *Server) registerMonitors() {
 }
 
 // applyPatch merges a PATCH body into the current monitor and validates the
-// merged config against the same schema a create uses.
+// merged config against the same schema a create uses. Header values are
+// write-only, so config.headers is not merged here but passed on as an
+// edit that app applies to the stored values.
 func (s *Server) applyPatch(p MonitorPatch) app.MonitorUpdate {
-	return func(cur monitor.Monitor) (monitor.Draft, app.AuthChange, error) {
+	headers, headerErrs := headerPatch(p.Config)
+	config := withoutHeaders(p.Config)
+	return func(cur monitor.Monitor) (app.MonitorChange, error) {
 		d := monitor.Draft{Type: cur.Type, Name: cur.Name, Config: cur.Config, IntervalSeconds: cur.IntervalSeconds, Paused: cur.Paused}
 		if p.Name != nil {
 			d.Name = *p.Name
@@ -179,49 +184,111 @@ func (s *Server) applyPatch(p MonitorPatch) app.MonitorUpdate {
 		if p.IntervalSeconds != nil {
 			d.IntervalSeconds = *p.IntervalSeconds
 		}
-		change := app.AuthKeep
+		ch := app.MonitorChange{Auth: app.AuthKeep, Headers: headers}
 		if p.Config == nil {
 			d.Config.AuthSet = nil
-			return d, change, nil
+			ch.Draft = d
+			return ch, nil
 		}
 		var merged map[string]any
 		b, _ := json.Marshal(toConfig(cur.Config))
 		if err := json.Unmarshal(b, &merged); err != nil {
-			return d, change, err
+			return ch, err
 		}
 		delete(merged, "auth") // the stored credential is handled apart
 		if a, ok := p.Config["auth"]; ok {
-			change = app.AuthRemove
+			ch.Auth = app.AuthRemove
 			if a != nil {
-				change = app.AuthReplace
+				ch.Auth = app.AuthReplace
 			}
 		}
-		mergePatch(merged, p.Config)
+		mergePatch(merged, config)
 		res := &huma.ValidateResult{}
 		schema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[MonitorConfig](), false, "")
 		huma.Validate(s.api.OpenAPI().Components.Schemas, schema, huma.NewPathBuffer([]byte("body.config"), 0), huma.ModeWriteToServer, merged, res)
-		if len(res.Errors) > 0 {
-			var fields []monitor.FieldError
-			for _, e := range res.Errors {
-				if det, ok := e.(huma.ErrorDetailer); ok {
-					fields = append(fields, monitor.FieldError{Pointer: locationPointer(det.ErrorDetail().Location), Message: det.ErrorDetail().Message})
-				}
+		fields := headerErrs
+		for _, e := range res.Errors {
+			if det, ok := e.(huma.ErrorDetailer); ok {
+				fields = append(fields, monitor.FieldError{Pointer: locationPointer(det.ErrorDetail().Location), Message: det.ErrorDetail().Message})
 			}
-			return d, change, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields", Fields: fields}
+		}
+		if len(fields) > 0 {
+			return ch, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields", Fields: fields}
 		}
 		var cfg MonitorConfig
 		b, _ = json.Marshal(merged)
 		if err := json.Unmarshal(b, &cfg); err != nil {
-			return d, change, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields",
+			return ch, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields",
 				Fields: []monitor.FieldError{{Pointer: "/config", Message: err.Error()}}}
 		}
 		dc, auth, err := cfg.domain()
 		if err != nil {
-			return d, change, err
+			return ch, err
 		}
 		d.Config, d.Auth = dc, auth
-		return d, change, nil
+		d.Config.Headers = nil // app merges them into the stored values
+		ch.Draft = d
+		return ch, nil
 	}
+}
+
+// isHeaders reports whether a config key names the headers: decoding
+// ignores case, so this does too.
+func isHeaders(key string) bool { return strings.EqualFold(key, "headers") }
+
+// headerPatch reads config.headers of a PATCH: null removes every header;
+// an object sets the headers it names to a string, or removes them with
+// null; headers it does not name keep their values.
+func headerPatch(config map[string]any) (monitor.HeaderPatch, []monitor.FieldError) {
+	var p monitor.HeaderPatch
+	var errs []monitor.FieldError
+	for key, v := range config {
+		if !isHeaders(key) {
+			continue
+		}
+		switch h := v.(type) {
+		case nil:
+			p.Clear = true
+		case map[string]any:
+			if p.Set == nil {
+				p.Set = make(map[string]*string, len(h))
+			}
+			for name, val := range h {
+				switch val := val.(type) {
+				case nil:
+					p.Set[name] = nil
+				case string:
+					p.Set[name] = &val
+				default:
+					errs = append(errs, monitor.FieldError{Pointer: "/config/headers/" + locationEscape(name),
+						Message: "must be a string, or null to remove the header"})
+				}
+			}
+		default:
+			errs = append(errs, monitor.FieldError{Pointer: "/config/headers", Message: "must be an object, or null to remove every header"})
+		}
+	}
+	return p, errs
+}
+
+// withoutHeaders is a PATCH's config without its headers, which are
+// merged apart.
+func withoutHeaders(config map[string]any) map[string]any {
+	if config == nil {
+		return nil
+	}
+	out := make(map[string]any, len(config))
+	for k, v := range config {
+		if !isHeaders(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// locationEscape escapes a token for a JSON pointer (RFC 6901).
+func locationEscape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // mergePatch applies an RFC 7396 merge patch to target in place.

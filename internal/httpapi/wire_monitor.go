@@ -45,7 +45,8 @@ type MonitorConfig struct {
 	// http
 	URL                 string             `json:"url,omitempty" maxLength:"2048" doc:"http: the URL to request (http or https). Required for http." example:"https://example.com/health"`
 	Method              string             `json:"method,omitempty" enum:"GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS" doc:"http: request method; default GET."`
-	Headers             map[string]string  `json:"headers,omitempty" doc:"http: extra request headers. Put credentials in auth, not here."`
+	Headers             map[string]string  `json:"headers,omitempty" writeOnly:"true" doc:"http: extra request headers, name to value. The values may be credentials, so they are stored encrypted and write-only: responses list the names in headersSet, never the values. In a PATCH, a header not named keeps its value."`
+	HeadersSet          []string           `json:"headersSet,omitempty" readOnly:"true" doc:"http: names of the stored request headers, sorted; their values are never shown. Ignored in requests."`
 	Body                string             `json:"body,omitempty" maxLength:"65536" doc:"http: request body."`
 	TimeoutSeconds      int                `json:"timeoutSeconds,omitempty" minimum:"1" maximum:"60" doc:"Seconds before the check gives up; default 10, never more than intervalSeconds."`
 	FollowRedirects     *bool              `json:"followRedirects,omitempty" doc:"http: follow up to 10 redirects; default true."`
@@ -192,8 +193,9 @@ func (c MonitorConfig) domain() (monitor.Config, *monitor.Auth, error) {
 }
 
 func toConfig(c monitor.Config) MonitorConfig {
+	// Header values are write-only: only their names are shown.
 	out := MonitorConfig{
-		URL: c.URL, Method: c.Method, Headers: c.Headers, Body: c.Body, TimeoutSeconds: c.TimeoutSeconds,
+		URL: c.URL, Method: c.Method, HeadersSet: c.HeadersSet, Body: c.Body, TimeoutSeconds: c.TimeoutSeconds,
 		FollowRedirects: c.FollowRedirects, DegradedLatencyMs: c.DegradedLatencyMs,
 		Host: c.Host, Port: c.Port, Send: c.Send, Expect: c.Expect,
 		RecordName: c.RecordName, RecordType: c.RecordType, ExpectedValues: c.ExpectedValues, Resolver: c.Resolver,

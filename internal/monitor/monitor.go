@@ -2,7 +2,9 @@ package monitor
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -78,7 +80,8 @@ type Config struct {
 	// http
 	URL                 string             `json:"url,omitempty"`
 	Method              string             `json:"method,omitempty"`
-	Headers             map[string]string  `json:"headers,omitempty"`
+	Headers             map[string]string  `json:"-"` // values sealed separately, like Auth
+	HeadersSet          []string           `json:"headersSet,omitempty"`
 	Body                string             `json:"body,omitempty"`
 	FollowRedirects     *bool              `json:"followRedirects,omitempty"`
 	ExpectedStatusCodes []StatusRange      `json:"expectedStatusCodes,omitempty"`
@@ -194,6 +197,57 @@ func (a *Auth) Presence() *AuthPresence {
 	}
 }
 
+// HeaderNames lists the names of headers, sorted: what may be shown of
+// them, since their values can be credentials.
+func HeaderNames(headers map[string]string) []string {
+	if len(headers) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(headers))
+	for name := range headers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// HeaderPatch is an edit of a monitor's request headers. Their values are
+// write-only, so an edit names only what changes and the rest is kept.
+type HeaderPatch struct {
+	Clear bool               // drop every stored header before Set
+	Set   map[string]*string // a value sets the header, nil removes it
+}
+
+// IsZero reports whether the patch changes nothing.
+func (p HeaderPatch) IsZero() bool { return !p.Clear && len(p.Set) == 0 }
+
+// Apply returns cur as the patch leaves it, a new map (nil when empty).
+// Names match case-insensitively, as HTTP's do, so "x-api-key" replaces a
+// stored "X-Api-Key" instead of sending both.
+func (p HeaderPatch) Apply(cur map[string]string) map[string]string {
+	out := map[string]string{}
+	if !p.Clear {
+		maps.Copy(out, cur)
+	}
+	names := slices.Sorted(maps.Keys(p.Set))
+	for _, name := range names {
+		for stored := range out {
+			if strings.EqualFold(stored, name) {
+				delete(out, stored)
+			}
+		}
+	}
+	for _, name := range names {
+		if v := p.Set[name]; v != nil {
+			out[name] = *v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // Clone returns a copy of c that shares no maps, slices or pointers with it.
 func (c Config) Clone() Config {
 	out := c
@@ -203,6 +257,7 @@ func (c Config) Clone() Config {
 			out.Headers[k] = v
 		}
 	}
+	out.HeadersSet = slices.Clone(c.HeadersSet)
 	if c.FollowRedirects != nil {
 		v := *c.FollowRedirects
 		out.FollowRedirects = &v

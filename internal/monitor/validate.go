@@ -124,6 +124,7 @@ func (d *Draft) Normalize() []FieldError {
 		v.add("/config/timeoutSeconds", "must not exceed intervalSeconds")
 	}
 	c.AuthSet = d.Auth.Presence()
+	c.HeadersSet = HeaderNames(c.Headers)
 	return v.errs
 }
 
@@ -153,12 +154,18 @@ func (v *validator) http(c *Config, auth *Auth) {
 	if len(c.Headers) > MaxHeaders {
 		v.add("/config/headers", fmt.Sprintf("must have at most %d entries", MaxHeaders))
 	}
-	for name, val := range c.Headers {
+	seen := make(map[string]string, len(c.Headers)) // lower case → first name
+	for _, name := range HeaderNames(c.Headers) {
+		val := c.Headers[name]
 		ptr := "/config/headers/" + escapePointer(name)
 		if !validHeaderName(name) {
 			v.add(ptr, "is not a valid header name")
 		} else if strings.EqualFold(name, "Host") || strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Transfer-Encoding") {
 			v.add(ptr, "is set by the probe and cannot be overridden")
+		} else if first, dup := seen[strings.ToLower(name)]; dup {
+			v.add(ptr, fmt.Sprintf("is the header %q again: header names ignore case", first))
+		} else {
+			seen[strings.ToLower(name)] = name
 		}
 		if len(val) > MaxHeaderLen || strings.ContainsAny(val, "\r\n\x00") {
 			v.add(ptr, "must be at most 8192 bytes without line breaks")

@@ -233,6 +233,7 @@ func TestNormalizeRules(t *testing.T) {
 		{"header value NUL", monitor.TypeHTTP, func(d *monitor.Draft) { d.Config.Headers = map[string]string{"X-A": "a\x00"} }, []string{"/config/headers/X-A"}, ""},
 		{"header value too long", monitor.TypeHTTP, func(d *monitor.Draft) { d.Config.Headers = map[string]string{"X-A": strings.Repeat("v", 8193)} }, []string{"/config/headers/X-A"}, ""},
 		{"header value 8192 ok", monitor.TypeHTTP, func(d *monitor.Draft) { d.Config.Headers = map[string]string{"X-A": strings.Repeat("v", 8192)} }, nil, ""},
+		{"header names differing in case", monitor.TypeHTTP, func(d *monitor.Draft) { d.Config.Headers = map[string]string{"X-A": "1", "X-B": "2", "x-a": "3"} }, []string{"/config/headers/x-a"}, "header names ignore case"},
 		{"header bad name and bad value", monitor.TypeHTTP, func(d *monitor.Draft) { d.Config.Headers = map[string]string{"Host": "a\nb"} }, []string{"/config/headers/Host", "/config/headers/Host"}, ""},
 		{"body 64 KiB ok", monitor.TypeHTTP, func(d *monitor.Draft) { d.Config.Method = "POST"; d.Config.Body = strings.Repeat("b", 64<<10) }, nil, ""},
 		{"body too long", monitor.TypeHTTP, func(d *monitor.Draft) { d.Config.Body = strings.Repeat("b", 64<<10+1) }, []string{"/config/body"}, "at most 65536 bytes"},

@@ -289,8 +289,11 @@ func TestHTTPAuth(t *testing.T) {
 			}
 		}
 	}
-	if r := redact("failed near tok-123456", &cases[1].auth); strings.Contains(r, "tok-123456") {
+	if r := redact("failed near tok-123456", monitor.Config{Auth: &cases[1].auth}); strings.Contains(r, "tok-123456") {
 		t.Errorf("redact left the token: %q", r)
+	}
+	if r := redact("failed near hdr-secret-9", monitor.Config{Headers: map[string]string{"X-Api-Password": "hdr-secret-9"}}); strings.Contains(r, "hdr-secret-9") {
+		t.Errorf("redact left a header value: %q", r)
 	}
 }
 

@@ -136,7 +136,7 @@ func (p *Prober) Check(ctx context.Context, m monitor.Monitor) (obs monitor.Obse
 		// A panic anywhere in the check is the probe's bug, not the
 		// target's failure: unknown, and never a crash.
 		if r := recover(); r != nil {
-			obs.Result, obs.Reason = monitor.ResultUnknown, shorten(redact(panicReason(r), m.Config.Auth))
+			obs.Result, obs.Reason = monitor.ResultUnknown, shorten(redact(panicReason(r), m.Config))
 			obs.Latency = time.Since(start)
 		}
 	}()
@@ -163,7 +163,7 @@ func (p *Prober) Check(ctx context.Context, m monitor.Monitor) (obs monitor.Obse
 		return obs
 	}
 	obs.Result = f.result
-	obs.Reason = shorten(redact(f.reason, m.Config.Auth))
+	obs.Reason = shorten(redact(f.reason, m.Config))
 	return obs
 }
 
@@ -240,13 +240,18 @@ func panicReason(r any) string {
 	return monitor.ReasonProbeInternal + ": panic: " + detail
 }
 
-// redact removes any credential of the check from a reason. Reasons are
-// built without them; this is the second line of defence.
-func redact(reason string, a *monitor.Auth) string {
-	if a == nil {
-		return reason
+// redact removes any credential of the check, and any header value (which
+// may be one), from a reason. Reasons are built without them; this is the
+// second line of defence.
+func redact(reason string, c monitor.Config) string {
+	secrets := make([]string, 0, 3+len(c.Headers))
+	if a := c.Auth; a != nil {
+		secrets = append(secrets, a.Password, a.Token, a.Value)
 	}
-	for _, s := range []string{a.Password, a.Token, a.Value} {
+	for _, v := range c.Headers {
+		secrets = append(secrets, v)
+	}
+	for _, s := range secrets {
 		if len(s) >= 4 {
 			reason = strings.ReplaceAll(reason, s, "[redacted]")
 		}

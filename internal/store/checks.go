@@ -199,14 +199,15 @@ func (db *DB) recordTransition(ctx context.Context, tx txConn, subjectID string,
 }
 
 // DueCheck is a check claimed to run: the monitor with its sealed
-// credential (opened only when the check runs), the slot it is due at, and
-// how long the claim holds.
+// credential and header values (opened only when the check runs), the slot
+// it is due at, and how long the claim holds.
 type DueCheck struct {
-	Seq        int64
-	Monitor    monitor.Monitor
-	SealedAuth []byte
-	Due        time.Time
-	LeaseUntil time.Time
+	Seq           int64
+	Monitor       monitor.Monitor
+	SealedAuth    []byte
+	SealedHeaders []byte
+	Due           time.Time
+	LeaseUntil    time.Time
 }
 
 // ClaimDue leases up to limit checks due at or before horizon whose lease
@@ -258,7 +259,7 @@ func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time
 	for _, d := range due {
 		args = append(args, d.Monitor.ID)
 	}
-	mrows, err := db.r.QueryContext(ctx, `SELECT id, workspace_id, type, name, config, interval_seconds, auth_sealed
+	mrows, err := db.r.QueryContext(ctx, `SELECT id, workspace_id, type, name, config, interval_seconds, auth_sealed, headers_sealed
 		FROM monitors WHERE id IN (`+placeholders(1, len(args))+`)`, args...)
 	if err != nil {
 		return nil, err
@@ -267,18 +268,18 @@ func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time
 	found := 0
 	for mrows.Next() {
 		var (
-			m      monitor.Monitor
-			config string
-			sealed []byte
+			m             monitor.Monitor
+			config        string
+			auth, headers []byte
 		)
-		if err := mrows.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds, &sealed); err != nil {
+		if err := mrows.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds, &auth, &headers); err != nil {
 			return nil, err
 		}
 		if m.Config, err = db.configs.decode(m.ID, config); err != nil {
 			return nil, err
 		}
 		i := byID[m.ID]
-		due[i].Monitor, due[i].SealedAuth = m, sealed
+		due[i].Monitor, due[i].SealedAuth, due[i].SealedHeaders = m, auth, headers
 		found++
 	}
 	if err := mrows.Err(); err != nil {

@@ -48,7 +48,7 @@ func addMonitor(t *testing.T, db *store.DB, wsID string, cfg monitor.Config) mon
 	}
 	m := monitor.Monitor{ID: ids.New(ids.Monitor, t0), WorkspaceID: wsID, Type: monitor.TypeTCP, Name: "m", Config: cfg,
 		IntervalSeconds: 30, State: monitor.StatePending, StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
-	check(t, db.CreateMonitor(ctx, m, nil, 1000))
+	check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 1000))
 	return m
 }
 

@@ -12,9 +12,10 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
-// Monitors. Config is stored as the JSON of monitor.Config; its Auth is
-// never in that JSON but sealed by the caller and kept in auth_sealed, so
-// reading a monitor never touches the credential.
+// Monitors. Config is stored as the JSON of monitor.Config; its Auth and
+// its header values are never in that JSON but sealed by the caller and
+// kept in auth_sealed and headers_sealed, so reading a monitor never
+// touches a credential.
 
 // A monitor is read with its runtime row: the state and the latest check,
 // which the check engine writes (checks.go).
@@ -88,11 +89,20 @@ func configJSON(c monitor.Config) (string, error) {
 	return string(b), err
 }
 
+// Sealed holds a monitor's secrets as the caller sealed them; nil: none.
+type Sealed struct {
+	Auth    []byte // monitor.Auth
+	Headers []byte // the request headers' values
+}
+
+// Keep names the sealed secrets an update leaves as they are.
+type Keep struct{ Auth, Headers bool }
+
 // CreateMonitor inserts m unless its workspace already has maxMonitors
 // monitors (ErrQuota). The count and the insert are one transaction that
 // holds the workspace row (PostgreSQL) or the write lock (SQLite), so
 // concurrent creates never exceed the quota.
-func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth []byte, maxMonitors int) (err error) {
+func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealed Sealed, maxMonitors int) (err error) {
 	defer monitor.Wrap(&err, "store.CreateMonitor(%s)", m.ID)
 	config, err := configJSON(m.Config)
 	if err != nil {
@@ -112,10 +122,10 @@ func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth [
 			return refine(ErrQuota, "monitor quota reached: this workspace allows at most %d monitors", maxMonitors)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO monitors (id, workspace_id, type, name, config, interval_seconds,
-			paused, created_at, updated_at, auth_sealed)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			paused, created_at, updated_at, auth_sealed, headers_sealed)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 			m.ID, m.WorkspaceID, string(m.Type), m.Name, config, m.IntervalSeconds,
-			m.Paused, micros(m.CreatedAt), micros(m.UpdatedAt), nullBytes(sealedAuth))
+			m.Paused, micros(m.CreatedAt), micros(m.UpdatedAt), nullBytes(sealed.Auth), nullBytes(sealed.Headers))
 		if err != nil {
 			return classify(err)
 		}
@@ -175,10 +185,10 @@ var ErrStale = &monitor.Error{Kind: monitor.KindConflict, Message: "the resource
 // UpdateMonitor stores what a user edits — name, config, interval — if the
 // row is still as the caller read it (updated_at = prevUpdatedAt); else
 // ErrStale. State and pause are written by their own methods, so an edit
-// never undoes a state change made meanwhile. With keepAuth the sealed
-// credential is left as it is; otherwise it becomes sealedAuth (nil clears it).
+// never undoes a state change made meanwhile. Each sealed secret that keep
+// names is left as it is; the others become sealed's (nil clears them).
 // A new interval moves the next check to the first slot of the new interval.
-func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth []byte, keepAuth bool, prevUpdatedAt time.Time) (err error) {
+func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealed Sealed, keep Keep, prevUpdatedAt time.Time) (err error) {
 	defer monitor.Wrap(&err, "store.UpdateMonitor(%s)", m.ID)
 	config, err := configJSON(m.Config)
 	if err != nil {
@@ -186,9 +196,13 @@ func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealedAuth [
 	}
 	args := []any{m.WorkspaceID, m.ID, micros(prevUpdatedAt), m.Name, config, m.IntervalSeconds, micros(m.UpdatedAt)}
 	q := `UPDATE monitors SET name = $4, config = $5, interval_seconds = $6, updated_at = $7`
-	if !keepAuth {
-		q += `, auth_sealed = $8`
-		args = append(args, nullBytes(sealedAuth))
+	if !keep.Auth {
+		args = append(args, nullBytes(sealed.Auth))
+		q += fmt.Sprintf(`, auth_sealed = $%d`, len(args))
+	}
+	if !keep.Headers {
+		args = append(args, nullBytes(sealed.Headers))
+		q += fmt.Sprintf(`, headers_sealed = $%d`, len(args))
 	}
 	q += ` WHERE workspace_id = $1 AND id = $2 AND updated_at = $3`
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
@@ -274,6 +288,17 @@ func (db *DB) DeleteMonitor(ctx context.Context, wsID, id string) (err error) {
 func (db *DB) MonitorAuth(ctx context.Context, wsID, id string) (sealed []byte, err error) {
 	defer monitor.Wrap(&err, "store.MonitorAuth(%s)", id)
 	err = db.r.QueryRowContext(ctx, `SELECT auth_sealed FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id).Scan(&sealed)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return sealed, nil
+}
+
+// MonitorHeaders returns the monitor's sealed header values, nil when it
+// has none.
+func (db *DB) MonitorHeaders(ctx context.Context, wsID, id string) (sealed []byte, err error) {
+	defer monitor.Wrap(&err, "store.MonitorHeaders(%s)", id)
+	err = db.r.QueryRowContext(ctx, `SELECT headers_sealed FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id).Scan(&sealed)
 	if err != nil {
 		return nil, classify(err)
 	}

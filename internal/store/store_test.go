@@ -366,8 +366,8 @@ func fullMonitor(wsID string) monitor.Monitor {
 		ID: ids.New(ids.Monitor, t0), WorkspaceID: wsID, Type: monitor.TypeHTTP, Name: "API health",
 		Config: monitor.Config{
 			URL: "https://example.com/health", Method: "POST",
-			Headers: map[string]string{"X-Trace": "1", "Accept": "application/json"},
-			Body:    `{"ping":true}`, FollowRedirects: &follow,
+			HeadersSet: []string{"Accept", "X-Trace"},
+			Body:       `{"ping":true}`, FollowRedirects: &follow,
 			ExpectedStatusCodes: []monitor.StatusRange{{From: 200, To: 299}, {From: 304, To: 304}},
 			KeywordAssertions:   []monitor.KeywordAssertion{{Keyword: "ok", Present: true, CaseSensitive: true}},
 			JSONAssertions: []monitor.JSONAssertion{
@@ -388,56 +388,77 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	_, other := seed(t, db, "other")
 
 	m := fullMonitor(w.ID)
-	sealed := []byte("sealed-credential")
+	sealed := store.Sealed{Auth: []byte("sealed-credential"), Headers: []byte("sealed-headers")}
+	keepAll := store.Keep{Auth: true, Headers: true}
 	check(t, db.CreateMonitor(ctx, m, sealed, 10))
-	wantKind(t, db.CreateMonitor(ctx, m, nil, 10), store.ErrConflict)
+	wantKind(t, db.CreateMonitor(ctx, m, store.Sealed{}, 10), store.ErrConflict)
 	orphan := fullMonitor("ws_missing")
-	wantKind(t, db.CreateMonitor(ctx, orphan, nil, 10), monitor.ErrNotFound)
+	wantKind(t, db.CreateMonitor(ctx, orphan, store.Sealed{}, 10), monitor.ErrNotFound)
 
 	got, err := db.GetMonitor(ctx, w.ID, m.ID)
 	check(t, err)
 	equal(t, got, m)
 	auth, err := db.MonitorAuth(ctx, w.ID, m.ID)
 	check(t, err)
-	equal(t, auth, sealed)
+	equal(t, auth, sealed.Auth)
+	headers, err := db.MonitorHeaders(ctx, w.ID, m.ID)
+	check(t, err)
+	equal(t, headers, sealed.Headers)
 
 	// Another workspace cannot tell the monitor exists.
 	_, err = db.GetMonitor(ctx, other.ID, m.ID)
 	wantKind(t, err, monitor.ErrNotFound)
 	_, err = db.MonitorAuth(ctx, other.ID, m.ID)
 	wantKind(t, err, monitor.ErrNotFound)
+	_, err = db.MonitorHeaders(ctx, other.ID, m.ID)
+	wantKind(t, err, monitor.ErrNotFound)
 	wantKind(t, db.DeleteMonitor(ctx, other.ID, m.ID), monitor.ErrNotFound)
 	moved := m
 	moved.WorkspaceID = other.ID
-	wantKind(t, db.UpdateMonitor(ctx, moved, nil, true, m.UpdatedAt), monitor.ErrNotFound)
+	wantKind(t, db.UpdateMonitor(ctx, moved, store.Sealed{}, keepAll, m.UpdatedAt), monitor.ErrNotFound)
 
 	// Update what a user edits but keep the credential; state stays.
 	prev := m.UpdatedAt
 	m.Name = "Shop health"
 	m.Config = monitor.Config{URL: "https://shop.example/v2", TimeoutSeconds: 3}
 	m.IntervalSeconds, m.UpdatedAt = 120, t0.Add(time.Minute)
-	check(t, db.UpdateMonitor(ctx, m, nil, true, prev))
+	check(t, db.UpdateMonitor(ctx, m, store.Sealed{}, keepAll, prev))
 	got, err = db.GetMonitor(ctx, w.ID, m.ID)
 	check(t, err)
 	equal(t, got, m)
 	auth, err = db.MonitorAuth(ctx, w.ID, m.ID)
 	check(t, err)
-	equal(t, auth, sealed)
+	equal(t, auth, sealed.Auth)
+	headers, err = db.MonitorHeaders(ctx, w.ID, m.ID)
+	check(t, err)
+	equal(t, headers, sealed.Headers)
 
 	// A writer holding the old version loses: optimistic concurrency.
 	stale := m
 	stale.Name = "lost update"
-	wantKind(t, db.UpdateMonitor(ctx, stale, nil, true, prev), store.ErrStale)
+	wantKind(t, db.UpdateMonitor(ctx, stale, store.Sealed{}, keepAll, prev), store.ErrStale)
 
-	check(t, db.UpdateMonitor(ctx, m, []byte("resealed"), false, m.UpdatedAt))
+	check(t, db.UpdateMonitor(ctx, m, store.Sealed{Auth: []byte("resealed")}, store.Keep{Headers: true}, m.UpdatedAt))
 	auth, err = db.MonitorAuth(ctx, w.ID, m.ID)
 	check(t, err)
 	equal(t, auth, []byte("resealed"))
-	check(t, db.UpdateMonitor(ctx, m, nil, false, m.UpdatedAt))
+	check(t, db.UpdateMonitor(ctx, m, store.Sealed{}, store.Keep{Headers: true}, m.UpdatedAt))
 	auth, err = db.MonitorAuth(ctx, w.ID, m.ID)
 	check(t, err)
 	if auth != nil {
 		t.Fatalf("MonitorAuth after clearing = %q, want nil", auth)
+	}
+	// The headers are kept or replaced apart from the credential.
+	headers, err = db.MonitorHeaders(ctx, w.ID, m.ID)
+	check(t, err)
+	equal(t, headers, sealed.Headers)
+	check(t, db.UpdateMonitor(ctx, m, store.Sealed{Headers: []byte("resealed-headers")}, store.Keep{Auth: true}, m.UpdatedAt))
+	headers, err = db.MonitorHeaders(ctx, w.ID, m.ID)
+	check(t, err)
+	equal(t, headers, []byte("resealed-headers"))
+	check(t, db.UpdateMonitor(ctx, m, store.Sealed{}, store.Keep{Auth: true}, m.UpdatedAt))
+	if headers, err = db.MonitorHeaders(ctx, w.ID, m.ID); err != nil || headers != nil {
+		t.Fatalf("MonitorHeaders after clearing = %q, %v; want nil", headers, err)
 	}
 
 	// Pause and resume set the state with them, once.
@@ -459,7 +480,7 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	_, err = db.GetMonitor(ctx, w.ID, m.ID)
 	wantKind(t, err, monitor.ErrNotFound)
 	wantKind(t, db.DeleteMonitor(ctx, w.ID, m.ID), monitor.ErrNotFound)
-	wantKind(t, db.UpdateMonitor(ctx, m, nil, true, m.UpdatedAt), monitor.ErrNotFound)
+	wantKind(t, db.UpdateMonitor(ctx, m, store.Sealed{}, keepAll, m.UpdatedAt), monitor.ErrNotFound)
 }
 
 func testMonitorPages(t *testing.T, e storetest.Engine) {
@@ -470,9 +491,9 @@ func testMonitorPages(t *testing.T, e storetest.Engine) {
 	for i := range 7 {
 		m := fullMonitor(w.ID)
 		m.Name = fmt.Sprintf("m%d", i)
-		check(t, db.CreateMonitor(ctx, m, nil, 100))
+		check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 100))
 		want = append(want, m.ID)
-		check(t, db.CreateMonitor(ctx, fullMonitor(other.ID), nil, 100))
+		check(t, db.CreateMonitor(ctx, fullMonitor(other.ID), store.Sealed{}, 100))
 	}
 
 	var got []string
@@ -494,7 +515,7 @@ func testMonitorPages(t *testing.T, e storetest.Engine) {
 			// A monitor created mid-listing sorts after every existing one:
 			// it shows up once, at the end, and nothing repeats.
 			m := fullMonitor(w.ID)
-			check(t, db.CreateMonitor(ctx, m, nil, 100))
+			check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 100))
 			want = append(want, m.ID)
 		}
 	}
@@ -508,7 +529,7 @@ func testMonitorQuota(t *testing.T, e storetest.Engine) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { errs[i] = db.CreateMonitor(ctx, fullMonitor(w.ID), nil, max) })
+		wg.Go(func() { errs[i] = db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, max) })
 	}
 	wg.Wait()
 	ok := 0
@@ -546,7 +567,7 @@ func testMonitorQuotaTwoNodes(t *testing.T, e storetest.Engine) {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
-		wg.Go(func() { errs[i] = nodes[i%2].CreateMonitor(ctx, fullMonitor(w.ID), nil, max) })
+		wg.Go(func() { errs[i] = nodes[i%2].CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, max) })
 	}
 	wg.Wait()
 	ok := 0
@@ -841,7 +862,7 @@ func TestObservationRetention(t *testing.T) {
 				m := monitor.Monitor{ID: ids.New(ids.Monitor, t0), WorkspaceID: w.ID, Type: monitor.TypeTCP, Name: fmt.Sprint("m", i),
 					Config: monitor.Config{Host: "h", Port: 1}, IntervalSeconds: 60, State: monitor.StatePending,
 					StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
-				check(t, db.CreateMonitor(ctx, m, nil, 10))
+				check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 10))
 			}
 			claimed, err := db.ClaimDue(ctx, "n", t0, t0.Add(time.Hour), time.Hour, 10)
 			check(t, err)
