@@ -42,10 +42,17 @@ func workspace(t testing.TB, db *store.DB) string {
 // store takes intervals shorter than the API allows, so tests run fast.
 func addMonitor(t testing.TB, db *store.DB, ws, target string, interval time.Duration, timeout int) monitor.Monitor {
 	t.Helper()
+	return addMonitorOf(t, db, ws, monitor.TypeHTTP, monitor.Config{URL: target, TimeoutSeconds: timeout}, interval)
+}
+
+// addMonitorOf stores a monitor of any type, which confirms DOWN on two
+// down results and recovers on one.
+func addMonitorOf(t testing.TB, db *store.DB, ws string, typ monitor.Type, cfg monitor.Config, interval time.Duration) monitor.Monitor {
+	t.Helper()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	m := monitor.Monitor{ID: ids.New(ids.Monitor, now), WorkspaceID: ws, Type: monitor.TypeHTTP, Name: "m",
-		Config:          monitor.Config{URL: target, TimeoutSeconds: timeout, Confirmations: 2, Recoveries: 1},
-		IntervalSeconds: int(interval / time.Second), State: monitor.StatePending, StateSince: now,
+	cfg.Confirmations, cfg.Recoveries = 2, 1
+	m := monitor.Monitor{ID: ids.New(ids.Monitor, now), WorkspaceID: ws, Type: typ, Name: "m",
+		Config: cfg, IntervalSeconds: int(interval / time.Second), State: monitor.StatePending, StateSince: now,
 		CreatedAt: now, UpdatedAt: now}
 	check(t, db.CreateMonitor(ctx, m, nil, 100000))
 	return m
