@@ -366,8 +366,11 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	// or starts either check (when both were due up front, a claim that
 	// came after b's due time under load started them together, and b
 	// could win the slot).
+	// b checks daily: after the missed slot, its next one must not come
+	// round while a still holds the slot (at 10 s it did, in about one run
+	// in five, and b's newest observation was up).
 	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 4)
-	b := addMonitor(t, db, ws, tg.URL, 10*time.Second, 1)
+	b := addMonitor(t, db, ws, tg.URL, 24*time.Hour, 1)
 	check(t, db.SetNextDueForTest(ctx, a.ID, time.Now()))
 	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(time.Hour))) // beyond the lookahead: not claimed yet
 	start(t, engine.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})
