@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/mailer"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
@@ -189,8 +190,13 @@ func (c Config) Validate() error {
 			p = append(p, fmt.Errorf("probe-canaries: %q must be host:port", cn))
 		}
 	}
-	if c.NodeName == "" || len(c.NodeName) > 100 {
-		p = append(p, fmt.Errorf("node-name: %q must be 1 to 100 characters", c.NodeName))
+	// Both are stored with every observation: text a database would refuse
+	// would make every check of this node unstorable.
+	if c.NodeName == "" || len(c.NodeName) > 100 || !clean.Valid(c.NodeName) {
+		p = append(p, fmt.Errorf("node-name: %q must be 1 to 100 characters of UTF-8 without NUL", c.NodeName))
+	}
+	if len(c.Region) > 100 || !clean.Valid(c.Region) {
+		p = append(p, fmt.Errorf("region: %q must be at most 100 characters of UTF-8 without NUL", c.Region))
 	}
 	if c.SMTPURL != "" {
 		// ParseURL's problems never quote the URL, which may hold a password.

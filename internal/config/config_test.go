@@ -385,6 +385,10 @@ func TestValidateListsEveryProblem(t *testing.T) {
 			c.NodeName = ""
 		}, []string{"listen", "log-level", "base-url", "database-url", "secret-keys", "shutdown-timeout", "rate-limit",
 			"check-concurrency", "observation-retention-days", "probe-canaries", "node-name"}},
+		{"node and region bytes a database refuses", func(c *config.Config) {
+			c.NodeName = "node\x00"
+			c.Region = "\xff"
+		}, []string{"node-name", "region"}},
 		{"smtp url and from", func(c *config.Config) {
 			c.SMTPURL = "smtp://tocsin:pw@mail.example.com:0"
 			c.SMTPFrom = "tocsin"

@@ -317,6 +317,14 @@ func shuttingDown(m monitor.Monitor, due, now time.Time, node, region string) mo
 		Reason: monitor.ReasonShuttingDown, Probe: node, Region: region}
 }
 
+// sweep marks UNKNOWN the monitors with no known result for two intervals,
+// in one transaction over all of them. Unlike the writer's batches, it has
+// no row for the database to refuse: it writes states, ids and causes the
+// state machine words itself, and runtime, incident and event text read
+// back in the same transaction from the database that took it once
+// (PostgreSQL's text columns hand back neither NUL nor invalid UTF-8), so
+// no tenant's bytes enter it. A failure is the database's: logged, and
+// the next tick tries again.
 func (e *Engine) sweep(ctx context.Context) {
 	changes, err := e.o.Store.SweepStale(ctx, e.o.Now())
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -331,7 +339,9 @@ func (e *Engine) sweep(ctx context.Context) {
 // inside an active occurrence go to MAINTENANCE, those whose windows all
 // ended (or were deleted, or no longer name them) leave it. It returns
 // when to run again: at the next occurrence start or end it knows of, at
-// most Maintenance from now.
+// most Maintenance from now. Like sweep, it writes only states, ids and
+// causes made of them, and what it read from the database: nothing from
+// outside that the database could refuse.
 func (e *Engine) maintenance(ctx context.Context) time.Duration {
 	now := e.o.Now()
 	windows, err := e.o.Store.AllMaintenanceWindows(ctx)

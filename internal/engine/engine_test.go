@@ -32,7 +32,7 @@ func check(t testing.TB, err error) {
 func workspace(t testing.TB, db *store.DB) string {
 	t.Helper()
 	now := time.Now().UTC()
-	w := store.Workspace{ID: ids.New(ids.Workspace, now), Name: "engine", Slug: "engine-" + strings.ToLower(ids.New("x", now)[2:12]),
+	w := store.Workspace{ID: ids.New(ids.Workspace, now), Name: "engine", Slug: "engine-" + strings.ToLower(ids.New("x", now)[2:]),
 		MaxMonitors: 100000, MinIntervalSeconds: 1, CreatedAt: now}
 	check(t, db.CreateWorkspace(ctx, w))
 	return w.ID
@@ -42,10 +42,17 @@ func workspace(t testing.TB, db *store.DB) string {
 // store takes intervals shorter than the API allows, so tests run fast.
 func addMonitor(t testing.TB, db *store.DB, ws, target string, interval time.Duration, timeout int) monitor.Monitor {
 	t.Helper()
+	return addMonitorOf(t, db, ws, monitor.TypeHTTP, monitor.Config{URL: target, TimeoutSeconds: timeout}, interval)
+}
+
+// addMonitorOf stores a monitor of any type, which confirms DOWN on two
+// down results and recovers on one.
+func addMonitorOf(t testing.TB, db *store.DB, ws string, typ monitor.Type, cfg monitor.Config, interval time.Duration) monitor.Monitor {
+	t.Helper()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	m := monitor.Monitor{ID: ids.New(ids.Monitor, now), WorkspaceID: ws, Type: monitor.TypeHTTP, Name: "m",
-		Config:          monitor.Config{URL: target, TimeoutSeconds: timeout, Confirmations: 2, Recoveries: 1},
-		IntervalSeconds: int(interval / time.Second), State: monitor.StatePending, StateSince: now,
+	cfg.Confirmations, cfg.Recoveries = 2, 1
+	m := monitor.Monitor{ID: ids.New(ids.Monitor, now), WorkspaceID: ws, Type: typ, Name: "m",
+		Config: cfg, IntervalSeconds: int(interval / time.Second), State: monitor.StatePending, StateSince: now,
 		CreatedAt: now, UpdatedAt: now}
 	check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 100000))
 	return m
@@ -359,8 +366,11 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	// or starts either check (when both were due up front, a claim that
 	// came after b's due time under load started them together, and b
 	// could win the slot).
+	// b checks daily: after the missed slot, its next one must not come
+	// round while a still holds the slot (at 10 s it did, in about one run
+	// in five, and b's newest observation was up).
 	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 4)
-	b := addMonitor(t, db, ws, tg.URL, 10*time.Second, 1)
+	b := addMonitor(t, db, ws, tg.URL, 24*time.Hour, 1)
 	check(t, db.SetNextDueForTest(ctx, a.ID, time.Now()))
 	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(time.Hour))) // beyond the lookahead: not claimed yet
 	start(t, engine.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})

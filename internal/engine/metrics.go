@@ -11,6 +11,8 @@ type Metrics struct {
 	backlog      prometheus.Gauge
 	written      prometheus.Counter
 	writeErrors  prometheus.Counter
+	refused      prometheus.Counter
+	dropped      prometheus.Counter
 	batchSeconds prometheus.Histogram
 }
 
@@ -45,7 +47,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tocsin_observation_write_errors_total",
-			Help: "Failed batch writes (retried).",
+			Help: "Failed batch writes: retried, or split when the database refused a row.",
+		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tocsin_observations_refused_total",
+			Help: "Observations the database refused for what they carried, stored as unknown instead.",
+		}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tocsin_observations_dropped_total",
+			Help: "Observations dropped because the database refused them even as unknown.",
 		}),
 		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "tocsin_observation_batch_seconds",
@@ -54,7 +64,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.lag, m.checks, m.missed, m.inflight, m.backlog, m.written, m.writeErrors, m.batchSeconds)
+		reg.MustRegister(m.lag, m.checks, m.missed, m.inflight, m.backlog, m.written, m.writeErrors, m.refused, m.dropped, m.batchSeconds)
 	}
 	return m
 }

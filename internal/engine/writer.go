@@ -2,10 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -119,11 +122,25 @@ func (w *writer) sleep(d time.Duration) {
 	}
 }
 
-// write stores one batch, retrying while the database fails: observations
-// are not dropped. At shutdown it gives up after a bounded time.
+// write stores one batch. While the database fails it retries:
+// observations are not dropped, and at shutdown it gives up after a
+// bounded time. When the database refuses a row for what it carries, the
+// rows are isolated instead (see isolate): retrying would fail the same
+// way for ever, and every other workspace's checks would wait behind it.
 func (w *writer) write(batch []store.Completed, closing bool) {
-	backoff := 100 * time.Millisecond
 	deadline := time.Now().Add(30 * time.Second)
+	if err := w.apply(batch, closing, deadline); store.IsDataError(err) {
+		w.isolate(batch, err, closing, deadline)
+	}
+}
+
+// apply stores batch in one transaction, retrying while the failure is the
+// database's rather than the rows' (connection lost, serialization failure,
+// timeout, busy). It returns nil once stored, the error when the database
+// refused the rows (store.IsDataError), or errLost when it gave up at
+// shutdown.
+func (w *writer) apply(batch []store.Completed, closing bool, deadline time.Time) error {
+	backoff := 100 * time.Millisecond
 	for {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -138,15 +155,72 @@ func (w *writer) write(batch []store.Completed, closing bool) {
 			if w.changes != nil {
 				w.changes(changes)
 			}
-			return
+			return nil
 		}
 		w.metrics.writeErrors.Inc()
+		if store.IsDataError(err) {
+			return err
+		}
 		if closing && time.Now().After(deadline) {
 			w.log.Error("observations lost at shutdown: the database would not take them", "err", err, "observations", len(batch))
-			return
+			return errLost
 		}
 		w.log.Warn("writing observations; will retry", "err", err, "observations", len(batch), "retry_in", backoff)
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 5*time.Second)
 	}
 }
+
+var errLost = errors.New("observations lost at shutdown")
+
+// isolate stores a batch the database refused, err, without the rows it
+// refuses: it halves the batch until each refused observation stands
+// alone, so one bad row among n costs about 2·log2(n) more transactions
+// and the others are stored as they are. A refused observation is stored
+// as unknown (the check happened; what it found could not be kept), and
+// one refused even so is dropped: its lease lapses and the monitor's next
+// slot is claimed again then.
+func (w *writer) isolate(batch []store.Completed, err error, closing bool, deadline time.Time) {
+	if len(batch) > 1 {
+		for _, half := range halves(batch) {
+			if err := w.apply(half, closing, deadline); store.IsDataError(err) {
+				w.isolate(half, err, closing, deadline)
+			}
+		}
+		return
+	}
+	c := batch[0]
+	w.metrics.refused.Inc()
+	w.log.Warn("the database refused an observation; storing it as unknown", "monitor", c.Observation.MonitorID, "err", err)
+	if err := w.apply([]store.Completed{unstorable(c)}, closing, deadline); store.IsDataError(err) {
+		w.metrics.dropped.Inc()
+		w.log.Error("observation dropped: the database refused it, also as unknown", "monitor", c.Observation.MonitorID, "err", err)
+	}
+}
+
+// halves splits a batch of two or more in two, keeping the order (a
+// monitor's checks stay in the order they finished).
+func halves(batch []store.Completed) [2][]store.Completed {
+	mid := len(batch) / 2
+	return [2][]store.Completed{batch[:mid:mid], batch[mid:]}
+}
+
+// ReasonUnstorable is the reason of an observation stored in place of one
+// the database refused. It names no byte of what was refused: the server's
+// log has the database's error.
+const ReasonUnstorable = "the check's result could not be stored: the database refused it"
+
+// unstorable is what is stored of a check whose observation the database
+// refused: that it ran, when and where, as unknown — never up or down, as
+// nobody can tell what it found. Only numbers and cleaned names are kept.
+func unstorable(c store.Completed) store.Completed {
+	o := c.Observation
+	c.Observation = monitor.Observation{MonitorID: o.MonitorID, StartedAt: o.StartedAt, Due: o.Due,
+		Result: monitor.ResultUnknown, Reason: ReasonUnstorable, Latency: o.Latency,
+		Probe: clean.Text(o.Probe, maxProbeName), Region: clean.Text(o.Region, maxProbeName)}
+	return c
+}
+
+// maxProbeName bounds a probe's name and region in an unstorable
+// observation (config allows 100 bytes).
+const maxProbeName = 100

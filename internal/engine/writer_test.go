@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -92,4 +95,40 @@ func TestWriterWritesAFullBatchAtOnce(t *testing.T) {
 		t.Fatalf("batch at close %v, want [3]", b)
 	}
 	<-done
+}
+
+// halves keeps every observation once, in order, and the first half cannot
+// grow into the second.
+func TestHalves(t *testing.T) {
+	for _, n := range []int{2, 3, 1000} {
+		batch := make([]store.Completed, n)
+		for i := range batch {
+			batch[i].Seq = int64(i)
+		}
+		h := halves(batch)
+		if len(h[0]) == 0 || len(h[1]) == 0 || len(h[0])+len(h[1]) != n || len(h[1])-len(h[0]) > 1 {
+			t.Fatalf("halves of %d: %d and %d", n, len(h[0]), len(h[1]))
+		}
+		joined := append(h[0], h[1]...)
+		if !reflect.DeepEqual(joined, batch) || h[1][0].Seq != int64(len(h[0])) {
+			t.Fatalf("halves of %d lost the order", n)
+		}
+	}
+}
+
+// What is stored in place of a refused observation keeps when and where
+// the check ran, and none of what it carried.
+func TestUnstorable(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := store.Completed{Seq: 7, Thresholds: monitor.Thresholds{Confirmations: 3},
+		Observation: monitor.Observation{MonitorID: "mon_1", StartedAt: at, Due: at.Add(-time.Second), Result: monitor.ResultDown,
+			Reason: "got ok\x00\xff", Latency: time.Second, Phases: monitor.Phases{DNS: time.Millisecond}, StatusCode: 70000,
+			Probe: "node\x00", Region: "\xff" + strings.Repeat("é", 100), Assertions: []monitor.Outcome{{Kind: "json", Reason: "\x00"}}}}
+	got := unstorable(c)
+	want := store.Completed{Seq: 7, Thresholds: monitor.Thresholds{Confirmations: 3},
+		Observation: monitor.Observation{MonitorID: "mon_1", StartedAt: at, Due: at.Add(-time.Second), Result: monitor.ResultUnknown,
+			Reason: ReasonUnstorable, Latency: time.Second, Probe: "node\uFFFD", Region: "\uFFFD" + strings.Repeat("é", 48)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("unstorable =\n%+v\nwant\n%+v", got, want)
+	}
 }

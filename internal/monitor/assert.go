@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/theory/jsonpath"
+
+	"github.com/tocsin/tocsin/internal/clean"
 )
 
 // MaxAssertedBody is how much of a response assertions read (spec §1).
@@ -277,8 +279,6 @@ func compact(v any) string {
 	if err != nil {
 		return "?"
 	}
-	if len(b) > 80 {
-		return string(b[:77]) + "…"
-	}
-	return string(b)
+	// JSON keeps non-ASCII text as it is: cut on a rune boundary.
+	return clean.Shorten(string(b), 80)
 }

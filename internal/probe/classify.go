@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/netguard"
 )
@@ -95,10 +96,7 @@ func netDown(reason string) *failure {
 // dnsFailure: a name that does not exist is the target's fault; a resolver
 // that does not answer may be the probe's, so the canaries judge it.
 func dnsFailure(e *net.DNSError) *failure {
-	name := e.Name
-	if len(name) > 100 {
-		name = name[:100] + "…"
-	}
+	name := clean.Shorten(e.Name, 100)
 	switch {
 	case e.IsNotFound:
 		return down("DNS: no such host " + name)

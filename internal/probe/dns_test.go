@@ -48,6 +48,21 @@ func zone(q dnsmessage.Question) (dnsmessage.RCode, []dnsmessage.ResourceBody) {
 			return dnsmessage.RCodeSuccess, []dnsmessage.ResourceBody{&dnsmessage.SRVResource{Priority: 10, Weight: 5, Port: 5060, Target: mustName("sip.tocsin.test.")}}
 		}
 		return dnsmessage.RCodeSuccess, nil
+	case "hostile.tocsin.test.":
+		// A tenant's own resolver may answer any bytes.
+		switch q.Type {
+		case dnsmessage.TypeTXT:
+			return dnsmessage.RCodeSuccess, []dnsmessage.ResourceBody{&dnsmessage.TXTResource{TXT: []string{"ok\x00\xff"}}}
+		case dnsmessage.TypeCNAME:
+			return dnsmessage.RCodeSuccess, []dnsmessage.ResourceBody{&dnsmessage.CNAMEResource{CNAME: mustName("ev\x00\xffil.tocsin.test.")}}
+		}
+		return dnsmessage.RCodeSuccess, nil
+	case "long.tocsin.test.":
+		if q.Type == dnsmessage.TypeTXT {
+			s := "é\xff" + strings.Repeat("é", 126) // 255 bytes, a stray byte up front
+			return dnsmessage.RCodeSuccess, []dnsmessage.ResourceBody{&dnsmessage.TXTResource{TXT: []string{s, s, s}}}
+		}
+		return dnsmessage.RCodeSuccess, nil
 	case "tocsin.test.":
 	default:
 		return dnsmessage.RCodeNameError, nil

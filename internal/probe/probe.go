@@ -16,8 +16,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/netguard"
 )
@@ -37,7 +37,8 @@ const ReasonProbeNetwork = "probe network broken: its canary targets are unreach
 // UserAgent is sent with every HTTP check unless the monitor sets its own.
 const UserAgent = "Tocsin-Monitor/1 (+https://github.com/tocsin/tocsin)"
 
-// maxReasonLen bounds a reason, so none carries a page of text.
+// maxReasonLen bounds a reason (and an assertion's), so none carries a
+// page of text.
 const maxReasonLen = 200
 
 // Options configure a Prober.
@@ -136,9 +137,10 @@ func (p *Prober) Check(ctx context.Context, m monitor.Monitor) (obs monitor.Obse
 		// A panic anywhere in the check is the probe's bug, not the
 		// target's failure: unknown, and never a crash.
 		if r := recover(); r != nil {
-			obs.Result, obs.Reason = monitor.ResultUnknown, shorten(redact(panicReason(r), m.Config))
+			obs.Result, obs.Reason = monitor.ResultUnknown, panicReason(r)
 			obs.Latency = time.Since(start)
 		}
+		tidy(&obs, m.Config)
 	}()
 
 	timeout := time.Duration(m.Config.TimeoutSeconds) * time.Second
@@ -162,8 +164,7 @@ func (p *Prober) Check(ctx context.Context, m monitor.Monitor) (obs monitor.Obse
 		obs.Result, obs.Reason = monitor.ResultUp, ""
 		return obs
 	}
-	obs.Result = f.result
-	obs.Reason = shorten(redact(f.reason, m.Config))
+	obs.Result, obs.Reason = f.result, f.reason
 	return obs
 }
 
@@ -233,11 +234,7 @@ func MissedStart(m monitor.Monitor, due, now time.Time, probeID, region string) 
 }
 
 func panicReason(r any) string {
-	detail := fmt.Sprint(r)
-	if len(detail) > 100 {
-		detail = truncateUTF8(detail, 100) + "…"
-	}
-	return monitor.ReasonProbeInternal + ": panic: " + detail
+	return monitor.ReasonProbeInternal + ": panic: " + clean.Shorten(fmt.Sprint(r), 100)
 }
 
 // redact removes any credential of the check, and any header value (which
@@ -259,20 +256,14 @@ func redact(reason string, c monitor.Config) string {
 	return reason
 }
 
-// shorten caps a reason at maxReasonLen bytes, on a rune boundary.
-func shorten(s string) string {
-	if len(s) <= maxReasonLen {
-		return s
+// tidy is the one exit of every text a check reports (its reason, each
+// assertion's), on every path: reasons quote what the target sent — DNS
+// answers, server errors, values from the body — and a tenant's own target
+// may send any bytes, which PostgreSQL refuses in a text column. So they
+// leave here without credentials, as valid UTF-8 without NUL, and bounded.
+func tidy(obs *monitor.Observation, c monitor.Config) {
+	obs.Reason = clean.Shorten(redact(obs.Reason, c), maxReasonLen)
+	for i := range obs.Assertions {
+		obs.Assertions[i].Reason = clean.Shorten(redact(obs.Assertions[i].Reason, c), maxReasonLen)
 	}
-	return truncateUTF8(s, maxReasonLen-len("…")) + "…"
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
