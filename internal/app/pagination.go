@@ -3,7 +3,9 @@ package app
 import (
 	"encoding/base64"
 	"encoding/json"
+	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -57,7 +59,10 @@ func (p PageRequest) decode() (after string, limit int, err error) {
 		return "", 0, bad
 	}
 	var c cursor
-	if json.Unmarshal(b, &c) != nil || c.V != 1 || c.After == "" {
+	// A cursor is the client's text: one that decodes to bytes no sort key
+	// holds (NUL, invalid UTF-8, which json would turn into U+FFFD) would
+	// reach the database.
+	if !utf8.Valid(b) || json.Unmarshal(b, &c) != nil || c.V != 1 || c.After == "" || !clean.Valid(c.After) {
 		return "", 0, bad
 	}
 	return c.After, limit, nil

@@ -178,6 +178,9 @@ func TestPageRequestRejectsGarbageCursors(t *testing.T) {
 		{"truncated", valid[:len(valid)-3]},
 		{"bit flipped", string(flipped)},
 		{"a raw id", "mon_01JD0000000000000000000000"},
+		{"position with NUL", b64([]byte(`{"v":1,"a":"mon_1\u0000"}`))},
+		{"position of NUL only", b64([]byte(`{"v":1,"a":"\u0000"}`))},
+		{"position with invalid UTF-8", b64([]byte("{\"v\":1,\"a\":\"mon_\xff\"}"))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -83,15 +82,9 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 // against their client address, so a flood of bad keys meets 429s.
 func (s *Server) failedAuth(ctx huma.Context, err error) {
 	if monitor.KindOf(err) == monitor.KindUnauthenticated {
-		host, _, splitErr := net.SplitHostPort(ctx.RemoteAddr())
-		if splitErr != nil {
-			host = ctx.RemoteAddr()
-		}
-		rs, rerr := s.app.TakeRate(ctx.Context(), "ip:"+host)
-		if rerr == nil && !rs.Allowed {
-			ctx.SetHeader("Retry-After", strconv.Itoa(ceilSeconds(rs.RetryAfter)))
-			writeErr(ctx, &monitor.Error{Kind: monitor.KindRateLimited, Message: "too many requests without a valid API key from this address"})
-			return
+		if retry, over := s.addressOverLimit(ctx.Context(), ctx.RemoteAddr()); over {
+			ctx.SetHeader("Retry-After", strconv.Itoa(retry))
+			err = addressLimited()
 		}
 	}
 	writeErr(ctx, err)

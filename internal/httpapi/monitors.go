@@ -86,7 +86,7 @@ type patchMonitorInput struct {
 
 // op fills in what every authenticated operation shares.
 func op(o huma.Operation, scope monitor.Scope, errs ...int) huma.Operation {
-	o.Metadata = map[string]any{metaScope: scope}
+	o.Metadata = map[string]any{metaScope: scope, metaIDs: idParams(o.Path)}
 	o.Security = []map[string][]string{{"apiKey": {string(scope)}}}
 	o.Errors = append([]int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
 		http.StatusTooManyRequests, http.StatusInternalServerError}, errs...)

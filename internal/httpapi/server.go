@@ -57,7 +57,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	}
 	s := &Server{app: a, log: log, mux: http.NewServeMux(), baseURL: opts.BaseURL}
 	s.api = humago.New(s.mux, cfg)
-	s.api.UseMiddleware(s.authenticate, s.idempotent)
+	s.api.UseMiddleware(s.authenticate, s.knownIDs, s.cleanBody, s.idempotent)
 	s.registerMonitors()
 	s.registerChecks()
 	s.registerMaintenance()
@@ -76,6 +76,10 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, PingPrefix) {
 		s.ServePing(w, r)
+		return
+	}
+	if e := checkEdge(r); e != nil {
+		s.refuse(w, r, e)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes+1)

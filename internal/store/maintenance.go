@@ -95,6 +95,9 @@ func (w MaintenanceWindow) Timing() (recur.Window, error) {
 // seconds, and loading a zone reads and parses its file.
 var zones sync.Map // name → *time.Location
 
+// errZone does not repeat the name: an answer never echoes what was sent.
+var errZone = errors.New("must be an IANA time zone name such as Europe/Berlin or UTC")
+
 // zone loads an IANA time zone. "Local" is refused: it would mean whatever
 // zone the server happens to run in.
 func zone(name string) (*time.Location, error) {
@@ -102,11 +105,11 @@ func zone(name string) (*time.Location, error) {
 		return l.(*time.Location), nil
 	}
 	if name == "" || name == "Local" || len(name) > 64 {
-		return nil, fmt.Errorf("%q is not an IANA time zone name (such as Europe/Berlin or UTC)", name)
+		return nil, errZone
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not an IANA time zone name (such as Europe/Berlin or UTC)", name)
+		return nil, errZone
 	}
 	zones.Store(name, loc)
 	return loc, nil
