@@ -41,21 +41,22 @@ func (s *Server) cleanBody(ctx huma.Context, next func(huma.Context)) {
 		writeErr(ctx, huma.NewError(http.StatusBadRequest, "the request body could not be read"))
 		return
 	}
-	if e := judgeBody(ctx.Header("Content-Type"), body); e != nil {
+	if e := judgeBody(ctx.Header("Content-Type"), op.Method == http.MethodPatch, body); e != nil {
 		writeErr(ctx, e)
 		return
 	}
 	next(&bodyContext{humaContext: ctx, body: bytes.NewReader(body)})
 }
 
-// judgeBody returns why a request body is refused, or nil.
-func judgeBody(contentType string, body []byte) error {
+// judgeBody returns why a request body is refused, or nil. A PATCH body
+// is a JSON merge patch, so it may also say so by its media type.
+func judgeBody(contentType string, patch bool, body []byte) error {
 	switch {
 	case len(body) == 0:
 		return nil
 	case len(body) > maxBodyBytes:
 		return huma.NewError(http.StatusRequestEntityTooLarge, "the request body is too large")
-	case !jsonMediaType(contentType):
+	case !jsonMediaType(contentType, patch):
 		return huma.NewError(http.StatusUnsupportedMediaType, "")
 	case !utf8.Valid(body):
 		return &ErrorResponse{status: http.StatusBadRequest, Err: ErrorObject{Code: "bad_request",
@@ -71,11 +72,12 @@ func judgeBody(contentType string, body []byte) error {
 	return nil
 }
 
-// jsonMediaType accepts application/json, with parameters, as long as a
+// jsonMediaType accepts application/json, and on a PATCH
+// application/merge-patch+json (RFC 7396), with parameters, as long as a
 // charset, if named, is UTF-8.
-func jsonMediaType(ct string) bool {
+func jsonMediaType(ct string, patch bool) bool {
 	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "application/json" {
+	if err != nil || mt != "application/json" && !(patch && mt == "application/merge-patch+json") {
 		return false
 	}
 	cs, ok := params["charset"]

@@ -72,8 +72,13 @@ func TestJSONMediaType(t *testing.T) {
 		" application/json ":                    true,
 		"application/json; charset=utf-8; q=1 ": true,
 	} {
-		if got := jsonMediaType(ct); got != want {
+		if got := jsonMediaType(ct, false); got != want {
 			t.Errorf("jsonMediaType(%q) = %v, want %v", ct, got, want)
+		}
+	}
+	for ct, want := range map[string]bool{"application/merge-patch+json": true, "application/merge-patch+json; charset=utf-8": true, "application/json": true, "application/x+json": false} {
+		if jsonMediaType(ct, true) != want || ct == "application/merge-patch+json" && jsonMediaType(ct, false) {
+			t.Errorf("jsonMediaType(%q) on a PATCH = %v, want %v (and false elsewhere)", ct, !want, want)
 		}
 	}
 }

@@ -201,6 +201,9 @@ func TestEdgeContentType(t *testing.T) {
 		if r := e.rawReq("PATCH", "/api/v1/monitors/"+mon, k, []byte(`{"name":"m"}`), "Content-Type", ""); r.status != 415 {
 			t.Errorf("PATCH without a media type: %d %s", r.status, r.body)
 		}
+		if r := e.rawReq("PATCH", "/api/v1/monitors/"+mon, k, []byte(`{"name":"m"}`), "Content-Type", "application/merge-patch+json"); r.status != 200 {
+			t.Errorf("PATCH as application/merge-patch+json: %d %s", r.status, r.body)
+		}
 		inc := e.req("POST", "/api/v1/incidents", k, map[string]any{"title": "t", "message": "m"}).json(t)["id"].(string)
 		if r := e.rawReq("POST", "/api/v1/incidents/"+inc+"/resolve", k, nil); r.status != 200 {
 			t.Errorf("an optional body omitted: %d %s", r.status, r.body)
