@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"slices"
 
@@ -65,3 +66,6 @@ func (db *DB) WriteLegacyJournal(ctx context.Context, batch int64, heartbeatID s
 	_, err := db.w.ExecContext(ctx, `INSERT INTO ping_journal (id, batch) VALUES ($1, $2)`, batch, text)
 	return err
 }
+
+// InTx runs fn in a write transaction, for tests of the transaction itself.
+func (db *DB) InTx(ctx context.Context, fn func(*sql.Tx) error) error { return db.inTx(ctx, fn) }

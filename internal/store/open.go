@@ -287,11 +287,20 @@ func (db *DB) inSnapshot(ctx context.Context, fn func(*sql.Tx) error) error {
 	return fn(tx)
 }
 
-func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	// A panic in fn must not leave the transaction open: on SQLite's one
+	// writer connection it would hold the write lock for the life of the
+	// process. Roll back, then let the panic go on.
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
