@@ -134,6 +134,17 @@ func serveTocsin(ctx context.Context, dbURL, keys string, stdin io.Reader, stdou
 		stopBackground()
 		<-engineDone
 	}()
+	// The ping writers stop once the server has (serve's order).
+	pingCtx, stopPings := context.WithCancel(context.WithoutCancel(ctx))
+	pingsDone := make(chan struct{})
+	go func() {
+		defer close(pingsDone)
+		_ = a.RunPings(pingCtx)
+	}()
+	defer func() {
+		stopPings()
+		<-pingsDone
+	}()
 	return serveUntilEOF(ctx, srv, ln, base, stdin, stdout)
 }
 

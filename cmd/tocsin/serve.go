@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/config"
@@ -220,52 +221,45 @@ Create an API key for the API:
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("listening", "addr", "http://"+ln.Addr().String(), "engine", db.Engine())
-	hkCtx, stopHousekeeping := context.WithCancel(ctx)
-	defer stopHousekeeping()
-	go a.RunHousekeeping(hkCtx, 10*time.Minute)
-	go a.RunHeartbeats(hkCtx, c.NodeName)
 	sender := notifier.New(notifier.Options{App: a, Node: c.NodeName, Policy: outbound, Mailer: mail,
 		Log: log.With("component", "notifier"), Metrics: notifier.NewMetrics(reg)})
-	senderDone := make(chan struct{})
-	go func() {
-		defer close(senderDone)
-		sender.Run(hkCtx)
-	}()
-	// Attempts in flight are recorded before the store closes.
-	defer func() {
-		stopHousekeeping()
-		<-senderDone
-	}()
-	engineCtx, stopEngine := context.WithCancel(ctx)
-	engineDone := make(chan struct{})
-	go func() {
-		defer close(engineDone)
-		checks.Run(engineCtx)
-	}()
-	// However serve ends, the engine stops first: checks in flight are
-	// recorded as unknown and every observation is written.
-	defer func() {
-		stopEngine()
-		<-engineDone
-	}()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down: draining in-flight requests and checks", "timeout", c.ShutdownTimeout)
-	stopEngine()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+
+	// Every runner is owned here: started in one group, stopped by its
+	// context, and awaited before the database closes (deferred above).
+	// The first to fail stops the rest. The ping writers stop last of the
+	// request path, once the HTTP server has shut down, so every ping a
+	// request brought is stored; the engine stops first, so checks in
+	// flight are recorded as unknown rather than cut off.
+	g, gctx := errgroup.WithContext(ctx)
+	pingCtx, stopPings := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPings()
+	g.Go(func() error { return a.RunPings(pingCtx) })
+	g.Go(func() error { return checks.Run(gctx) })
+	g.Go(func() error { return a.RunHeartbeats(gctx, c.NodeName) })
+	g.Go(func() error { return a.RunHousekeeping(gctx, 10*time.Minute) })
+	g.Go(func() error { return sender.Run(gctx) })
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		defer stopPings()
+		<-gctx.Done()
+		if ctx.Err() != nil {
+			log.Info("shutting down: draining in-flight requests and checks", "timeout", c.ShutdownTimeout)
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ShutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return err
 	}
-	<-engineDone
 	log.Info("stopped")
 	return nil
 }

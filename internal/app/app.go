@@ -94,8 +94,10 @@ func New(db *store.DB, keys *secrets.Keyring, now func() time.Time, log *slog.Lo
 	if now == nil {
 		now = time.Now
 	}
-	return &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg,
+	a := &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg,
 		pingLimits: store.NewLocalLimiter()}
+	a.pings.lanes = newLanes(db.PingWriters())
+	return a
 }
 
 // Now is the application clock.
@@ -127,14 +129,15 @@ func (a *App) Housekeeping(ctx context.Context) error {
 	return a.store.DeletePingsBefore(ctx, cutoff, now)
 }
 
-// RunHousekeeping calls Housekeeping every interval until ctx ends.
-func (a *App) RunHousekeeping(ctx context.Context, interval time.Duration) {
+// RunHousekeeping calls Housekeeping every interval until ctx ends. A
+// failed round is logged and tried again at the next, so it returns nil.
+func (a *App) RunHousekeeping(ctx context.Context, interval time.Duration) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 			if err := a.Housekeeping(ctx); err != nil && ctx.Err() == nil {
 				a.log.WarnContext(ctx, "housekeeping failed", "err", err)

@@ -45,6 +45,15 @@ func newIsolationApp(t *testing.T, eng storetest.Engine) (*App, Actor, string) {
 		t.Fatal(err)
 	}
 	a := New(db, kr, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Config{})
+	pctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.RunPings(pctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
 	u, err := a.CreateUser(ctx, UserRequest{Email: "owner@a.test", Workspace: "ws-a", Role: monitor.RoleOwner})
 	if err != nil {
 		t.Fatal(err)

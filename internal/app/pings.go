@@ -110,8 +110,35 @@ type pingResult struct {
 // stored in the order they came, and two lanes' transactions never wait on
 // each other's heartbeats.
 type pinger struct {
-	once  sync.Once
-	lanes []*pingLane
+	lanes   []*pingLane
+	running atomic.Bool
+}
+
+func newLanes(n int) []*pingLane {
+	n = max(1, n)
+	lanes := make([]*pingLane, n)
+	for i := range lanes {
+		lanes[i] = &pingLane{queue: make(chan *pingReq, pingQueue/n)}
+	}
+	return lanes
+}
+
+// RunPings runs the ping writers, one per lane, until ctx ends; then each
+// stores what is still queued and stops. serve runs it and cancels ctx only
+// once the HTTP server has stopped, so no request can bring another ping:
+// until RunPings runs, and after it returns, a ping waits PingWait and is
+// answered ErrPingsBusy, never stored.
+func (a *App) RunPings(ctx context.Context) error {
+	if !a.pings.running.CompareAndSwap(false, true) {
+		return errors.New("app.RunPings: the ping writers are already running")
+	}
+	defer a.pings.running.Store(false)
+	var wg sync.WaitGroup
+	for _, l := range a.pings.lanes {
+		wg.Go(func() { a.writePings(ctx, l) })
+	}
+	wg.Wait()
+	return nil
 }
 
 // pingLane is one writer's queue.
@@ -133,14 +160,6 @@ func (p *pinger) lane(hash []byte) *pingLane {
 // carries are made storable (heartbeat.Arrival.Clean): a ping is never
 // refused for them.
 func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (heartbeat.Outcome, error) {
-	a.pings.once.Do(func() {
-		n := max(1, a.store.PingWriters())
-		for range n {
-			l := &pingLane{queue: make(chan *pingReq, pingQueue/n)}
-			a.pings.lanes = append(a.pings.lanes, l)
-			go a.writePings(l)
-		}
-	})
 	in = in.Clean() // never refused for its bytes
 	in.TokenHash = heartbeat.HashToken(token)
 	in.Ping.At = a.now()
@@ -245,7 +264,7 @@ func (a *App) enqueuePing(ctx context.Context, l *pingLane, in heartbeat.Arrival
 	}
 }
 
-func (a *App) writePings(l *pingLane) {
+func (a *App) writePings(ctx context.Context, l *pingLane) {
 	batch := make([]*pingReq, 0, pingBatch)
 	idle := time.NewTimer(time.Hour)
 	idle.Stop()
@@ -258,6 +277,14 @@ func (a *App) writePings(l *pingLane) {
 		case <-idle.C:
 			a.applyPings()
 			continue
+		case <-ctx.Done():
+			// No request brings pings any more: store what is queued,
+			// then stop.
+			select {
+			case first = <-l.queue:
+			default:
+				return
+			}
 		}
 		batch = append(batch[:0], first)
 		linger.Reset(pingLinger)
@@ -443,8 +470,9 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]store.StateChange, error
 	}
 }
 
-// RunHeartbeats runs node's sweeper every second until ctx ends.
-func (a *App) RunHeartbeats(ctx context.Context, node string) {
+// RunHeartbeats runs node's sweeper every second until ctx ends. A failed
+// sweep is logged and tried again a second later, so it returns nil.
+func (a *App) RunHeartbeats(ctx context.Context, node string) error {
 	s := a.NewHeartbeatSweeper(node)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -456,7 +484,7 @@ func (a *App) RunHeartbeats(ctx context.Context, node string) {
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-tick.C:
 		}
 	}

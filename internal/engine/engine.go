@@ -138,8 +138,9 @@ func New(o Options) *Engine {
 // Run schedules checks until ctx ends, then stops: no new check starts,
 // checks in flight are cancelled (and recorded as unknown, never down),
 // every observation is written, and the leases of checks that never
-// started are released for other nodes. It returns when all that is done.
-func (e *Engine) Run(ctx context.Context) {
+// started are released for other nodes. It returns when all that is done;
+// the error is for the errgroup that owns it (nil: stopped as asked).
+func (e *Engine) Run(ctx context.Context) error {
 	checkCtx, cancelChecks := context.WithCancelCause(context.WithoutCancel(ctx))
 	writerDone := make(chan struct{})
 	go func() {
@@ -194,6 +195,7 @@ loop:
 			e.o.Log.Warn("releasing leases at shutdown", "err", err, "checks", len(release))
 		}
 	}
+	return nil
 }
 
 // claim leases the checks due soon and sets a timer for each; it returns

@@ -119,6 +119,7 @@ func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
 	}
 	e.wsB, e.ownerB = u.Workspace, u.User.Email
 
+	runPings(t, a)
 	// The API must be reachable at the URL its document names.
 	mux := http.NewServeMux()
 	e.srv = httptest.NewUnstartedServer(nil)
@@ -129,6 +130,20 @@ func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
 	t.Cleanup(e.srv.Close)
 	e.check = e.validator()
 	return e
+}
+
+// runPings runs a's ping writers, as serve does, until the test ends
+// (after its servers close: cleanups run last first).
+func runPings(t *testing.T, a *app.App) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.RunPings(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // twin is a second server process, as far as the API can tell: its own
@@ -149,6 +164,7 @@ func (e *env) twin() *env {
 	t2 := *e
 	t2.db = db
 	t2.app = app.New(db, e.kr, e.clock.Now, log, e.app.Config()) // configured as the first node
+	runPings(e.t, t2.app)
 	t2.srv = httptest.NewUnstartedServer(nil)
 	t2.api = httpapi.New(t2.app, log, httpapi.Options{BaseURL: "http://" + t2.srv.Listener.Addr().String()})
 	t2.srv.Config.Handler = httpapi.Observe(log, t2.api)

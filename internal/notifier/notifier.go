@@ -104,7 +104,8 @@ func New(o Options) *Notifier {
 
 // Run sends due deliveries until ctx ends, then waits for the attempts in
 // flight (each bounded by its own timeout) so that every one is recorded.
-func (n *Notifier) Run(ctx context.Context) {
+// Failures are logged and retried, so it returns nil.
+func (n *Notifier) Run(ctx context.Context) error {
 	var (
 		wg    sync.WaitGroup
 		slots = make(chan struct{}, n.o.Concurrency)
@@ -141,7 +142,7 @@ func (n *Notifier) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 		case <-freed:
 			if !backlog {

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+// TestServeOwnsEveryGoroutine: every goroutine serve starts — the engine,
+// the sweeper, housekeeping, the notifier, the ping writers, the database's
+// own — has ended when serve returns. Nothing is started from a request
+// path and left behind: a ping is taken and stored before the stop.
+func TestServeOwnsEveryGoroutine(t *testing.T) {
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
+			if eng.Name == "postgres" {
+				env["TOCSIN_DATABASE_URL"] = storetest.EmptyURL(t, eng)
+				keys, _, err := cli(t, env, "secret-key")
+				if err != nil {
+					t.Fatal(err)
+				}
+				env["TOCSIN_SECRET_KEYS"] = strings.TrimSpace(keys)
+			}
+			s := startServe(t, env)
+			key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
+				"--scope", "monitors:read", "--scope", "monitors:write")
+			if err != nil {
+				t.Fatalf("key create: %v\n%s", err, errOut)
+			}
+			res := do(t, "POST", s.url+"/api/v1/heartbeats", strings.TrimSpace(key), `{"name":"job","schedule":{"periodSeconds":3600,"graceSeconds":60}}`)
+			var hb struct{ PingURL string }
+			if err := json.NewDecoder(res.Body).Decode(&hb); err != nil || res.StatusCode != 201 {
+				t.Fatalf("create heartbeat: %d %v", res.StatusCode, err)
+			}
+			ping, err := http.Post(hb.PingURL, "text/plain", bytes.NewReader([]byte("done")))
+			if err != nil || ping.StatusCode != 200 {
+				t.Fatalf("ping: %v %v", ping, err)
+			}
+			ping.Body.Close()
+			http.DefaultClient.CloseIdleConnections()
+
+			s.cancel()
+			select {
+			case err := <-s.done:
+				if err != nil {
+					t.Fatalf("serve: %v", err)
+				}
+				s.done <- nil // for the cleanup
+			case <-time.After(20 * time.Second):
+				t.Fatal("serve did not stop")
+			}
+			var left string
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if left = ours(); left == "" {
+					return
+				}
+			}
+			t.Fatalf("goroutines of Tocsin still running after serve returned:\n%s", left)
+		})
+	}
+}
+
+// ours returns the stacks of running goroutines that are in Tocsin's
+// internal packages.
+func ours() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "github.com/tocsin/tocsin/internal/") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
