@@ -43,7 +43,7 @@ type runtimeRow struct {
 const runtimeColumns = `seq, monitor_id, interval_us, next_due_at, lease_owner, lease_until, state, state_since,
 	downs, ups, last_known_at, last_known, last_check_at, last_result, last_reason, last_latency_us, last_status`
 
-func scanRuntime(row interface{ Scan(...any) error }) (runtimeRow, error) {
+func scanRuntime(row rowScanner) (runtimeRow, error) {
 	var (
 		rt                                    runtimeRow
 		interval, since, lastKnown, lastCheck int64

@@ -119,7 +119,7 @@ func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.
 }
 
 // scanPingKey reads a row of (heartbeat_seq, idem_key, ack) into keys.
-func scanPingKey(row scanner, keys map[pingKey]heartbeat.Ack) error {
+func scanPingKey(row rowScanner, keys map[pingKey]heartbeat.Ack) error {
 	var (
 		k   pingKey
 		ack string

@@ -39,9 +39,7 @@ func (db *DB) TouchSpan(ctx context.Context, node string, id int64, lastSeen, no
 }
 
 // spans returns the service spans that overlap [from, to], by start.
-func (db *DB) spans(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, from, to time.Time) ([][2]time.Time, error) {
+func (db *DB) spans(ctx context.Context, q queryer, from, to time.Time) ([][2]time.Time, error) {
 	rows, err := q.QueryContext(ctx, `SELECT started_at, last_seen FROM service_spans
 		WHERE last_seen >= $1 AND started_at <= $2 ORDER BY started_at`, micros(from), micros(to))
 	if err != nil {

@@ -38,10 +38,8 @@ func fromZeroMicros(v int64) time.Time {
 	return fromMicros(v)
 }
 
-type scanner interface{ Scan(...any) error }
-
 // scanHeartbeat reads heartbeatColumns, then extra.
-func scanHeartbeat(row scanner, extra ...any) (hbRow, error) {
+func scanHeartbeat(row rowScanner, extra ...any) (hbRow, error) {
 	var (
 		h                hbRow
 		created, updated int64

@@ -172,8 +172,6 @@ func insertEvent(ctx context.Context, tx txConn, ev incident.Event, subjectID, i
 const incidentColumns = `id, workspace_id, title, status, origin, subject_id, subject_name, cause,
 	started_at, acknowledged_at, resolved_at, created_at, updated_at`
 
-type rowScanner interface{ Scan(dest ...any) error }
-
 func scanIncident(r rowScanner) (*incident.Incident, error) {
 	var (
 		inc                                incident.Incident
@@ -199,11 +197,6 @@ func scanIncident(r rowScanner) (*incident.Incident, error) {
 	}
 	inc.AffectedMonitors, inc.Updates = []string{}, []incident.Update{}
 	return &inc, nil
-}
-
-type rowQueryer interface {
-	queryer
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // loadIncident reads one incident whole: its updates and affected

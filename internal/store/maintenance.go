@@ -144,7 +144,7 @@ func (e *UnknownHeartbeatsError) Unwrap() error {
 const windowColumns = `id, workspace_id, name, description, starts_at, ends_at, cron, rrule, timezone,
 	duration_us, until_at, created_at, updated_at`
 
-func scanWindow(row interface{ Scan(...any) error }) (MaintenanceWindow, error) {
+func scanWindow(row rowScanner) (MaintenanceWindow, error) {
 	var (
 		w                         MaintenanceWindow
 		starts, dur, created, upd int64
@@ -159,10 +159,6 @@ func scanWindow(row interface{ Scan(...any) error }) (MaintenanceWindow, error) 
 	w.Duration = time.Duration(dur) * time.Microsecond
 	w.CreatedAt, w.UpdatedAt = fromMicros(created), fromMicros(upd)
 	return w, nil
-}
-
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // queryWindows reads windows with their subjects, in one snapshot: read

@@ -25,7 +25,7 @@ const (
 	monitorFrom = ` FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id`
 )
 
-func (db *DB) scanMonitor(row interface{ Scan(...any) error }) (monitor.Monitor, error) {
+func (db *DB) scanMonitor(row rowScanner) (monitor.Monitor, error) {
 	var (
 		m                               monitor.Monitor
 		config                          string
