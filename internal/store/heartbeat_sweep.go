@@ -42,19 +42,11 @@ func (db *DB) TouchSpan(ctx context.Context, node string, id int64, lastSeen, no
 func (db *DB) spans(ctx context.Context, q queryer, from, to time.Time) ([][2]time.Time, error) {
 	rows, err := q.QueryContext(ctx, `SELECT started_at, last_seen FROM service_spans
 		WHERE last_seen >= $1 AND started_at <= $2 ORDER BY started_at`, micros(from), micros(to))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out [][2]time.Time
-	for rows.Next() {
+	return collect(rows, err, func(r rowScanner) ([2]time.Time, error) {
 		var a, b int64
-		if err := rows.Scan(&a, &b); err != nil {
-			return nil, err
-		}
-		out = append(out, [2]time.Time{fromMicros(a), fromMicros(b)})
-	}
-	return out, rows.Err()
+		err := r.Scan(&a, &b)
+		return [2]time.Time{fromMicros(a), fromMicros(b)}, err
+	})
 }
 
 // coverage answers heartbeat.Coverage from spans sorted by start.
