@@ -143,20 +143,11 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 		RETURNING seq`
 	}
 	rows, err := db.w.QueryContext(ctx, q, owner, micros(now), micros(now.Add(lease)), limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	var seqs []any
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			rows.Close()
-			return nil, 0, err
-		}
-		seqs = append(seqs, seq)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(seqs) == 0 {
+	seqs, err := collect(rows, err, func(r rowScanner) (any, error) {
+		seq, err := scanValue[int64](r)
+		return seq, err
+	})
+	if err != nil || len(seqs) == 0 {
 		return nil, 0, err
 	}
 	if j := db.journal; j != nil {
@@ -174,30 +165,20 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 	}
 
 	// Judge them outside any transaction.
-	hrows, err := db.w.QueryContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
+	rows, err = db.w.QueryContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
 		WHERE r.seq IN (`+placeholders(1, len(seqs))+`) ORDER BY r.seq`, seqs...)
+	hbs, err := collect(rows, err, func(r rowScanner) (hbRow, error) { return scanHeartbeat(r) })
 	if err != nil {
 		return nil, 0, err
 	}
-	var hbs []hbRow
 	earliest := now
-	for hrows.Next() {
-		h, err := scanHeartbeat(hrows)
-		if err != nil {
-			hrows.Close()
-			return nil, 0, err
-		}
-		hbs = append(hbs, h)
+	for _, h := range hbs {
 		if ws := h.Runtime.WindowStart; !ws.IsZero() && ws.Before(earliest) {
 			earliest = ws
 		}
 		for _, run := range h.Runtime.Open {
 			earliest = minTime(earliest, run.StartedAt)
 		}
-	}
-	hrows.Close()
-	if err := hrows.Err(); err != nil {
-		return nil, 0, err
 	}
 	spans, err := db.spans(ctx, db.w, earliest, now)
 	if err != nil {
