@@ -450,7 +450,10 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]store.StateChange, error
 		}
 		s.span, s.lastSeen = id, now
 	}
-	at := minTime(a.now().Add(-a.cfg.PingWait), s.lastSeen)
+	at := a.now().Add(-a.cfg.PingWait)
+	if s.lastSeen.Before(at) {
+		at = s.lastSeen
+	}
 	var (
 		all     []store.StateChange
 		refused []error
@@ -488,11 +491,4 @@ func (a *App) RunHeartbeats(ctx context.Context, node string) error {
 		case <-tick.C:
 		}
 	}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

@@ -12,7 +12,7 @@ import (
 
 const userColumns = `id, email, password_hash, must_change_password, created_at`
 
-func scanUser(row interface{ Scan(...any) error }) (User, error) {
+func scanUser(row rowScanner) (User, error) {
 	var u User
 	var created int64
 	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.MustChangePassword, &created); err != nil {
@@ -27,10 +27,6 @@ func scanUser(row interface{ Scan(...any) error }) (User, error) {
 func (db *DB) CreateUser(ctx context.Context, u User) (err error) {
 	defer monitor.Wrap(&err, "store.CreateUser(%s)", u.ID)
 	return insertUser(ctx, db.w, u)
-}
-
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 func insertUser(ctx context.Context, ex execer, u User) error {

@@ -113,19 +113,10 @@ func (db *DB) ListChannels(ctx context.Context, wsID, after string, limit int) (
 // then secrets_sealed) with their sealed secrets.
 func queryStoredChannels(ctx context.Context, q queryer, query string, args ...any) ([]StoredChannel, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []StoredChannel
-	for rows.Next() {
-		var sc StoredChannel
-		if sc.Channel, err = scanChannel(rows, &sc.Sealed); err != nil {
-			return nil, err
-		}
-		out = append(out, sc)
-	}
-	return out, rows.Err()
+	return collect(rows, err, func(r rowScanner) (sc StoredChannel, err error) {
+		sc.Channel, err = scanChannel(r, &sc.Sealed)
+		return sc, err
+	})
 }
 
 // CountChannels counts the workspace's channels.

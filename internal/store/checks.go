@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -43,7 +44,7 @@ type runtimeRow struct {
 const runtimeColumns = `seq, monitor_id, interval_us, next_due_at, lease_owner, lease_until, state, state_since,
 	downs, ups, last_known_at, last_known, last_check_at, last_result, last_reason, last_latency_us, last_status`
 
-func scanRuntime(row interface{ Scan(...any) error }) (runtimeRow, error) {
+func scanRuntime(row rowScanner) (runtimeRow, error) {
 	var (
 		rt                                    runtimeRow
 		interval, since, lastKnown, lastCheck int64
@@ -233,56 +234,44 @@ func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time
 		RETURNING seq, monitor_id, next_due_at, lease_until`
 	}
 	rows, err := db.w.QueryContext(ctx, q, owner, micros(horizon), micros(now), lease.Microseconds(), limit)
-	if err != nil {
-		return nil, err
-	}
-	byID := map[string]int{}
-	for rows.Next() {
-		var (
-			d            DueCheck
-			dueAt, until int64
-		)
-		if err := rows.Scan(&d.Seq, &d.Monitor.ID, &dueAt, &until); err != nil {
-			rows.Close()
-			return nil, err
-		}
+	due, err = collect(rows, err, func(r rowScanner) (d DueCheck, err error) {
+		var dueAt, until int64
+		err = r.Scan(&d.Seq, &d.Monitor.ID, &dueAt, &until)
 		d.Due, d.LeaseUntil = fromMicros(dueAt), fromMicros(until)
-		byID[d.Monitor.ID] = len(due)
-		due = append(due, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(due) == 0 {
+		return d, err
+	})
+	if err != nil || len(due) == 0 {
 		return nil, err
 	}
 	// The monitors themselves, read in one query.
+	byID := make(map[string]int, len(due))
 	args := make([]any, 0, len(due))
-	for _, d := range due {
+	for i, d := range due {
+		byID[d.Monitor.ID] = i
 		args = append(args, d.Monitor.ID)
 	}
-	mrows, err := db.r.QueryContext(ctx, `SELECT id, workspace_id, type, name, config, interval_seconds, auth_sealed, headers_sealed
+	rows, err = db.r.QueryContext(ctx, `SELECT id, workspace_id, type, name, config, interval_seconds, auth_sealed, headers_sealed
 		FROM monitors WHERE id IN (`+placeholders(1, len(args))+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer mrows.Close()
 	found := 0
-	for mrows.Next() {
+	err = each(rows, err, func(r rowScanner) error {
 		var (
 			m             monitor.Monitor
 			config        string
 			auth, headers []byte
+			err           error
 		)
-		if err := mrows.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds, &auth, &headers); err != nil {
-			return nil, err
+		if err = r.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds, &auth, &headers); err != nil {
+			return err
 		}
 		if m.Config, err = db.configs.decode(m.ID, config); err != nil {
-			return nil, err
+			return err
 		}
 		i := byID[m.ID]
 		due[i].Monitor, due[i].SealedAuth, due[i].SealedHeaders = m, auth, headers
 		found++
-	}
-	if err := mrows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if found < len(due) { // deleted between the two queries
@@ -335,7 +324,7 @@ func (db *DB) ApplyObservations(ctx context.Context, owner string, batch []Compl
 	batch = slices.Clone(batch)
 	slices.SortStableFunc(batch, func(a, b Completed) int {
 		if a.Seq != b.Seq {
-			return cmpInt(a.Seq, b.Seq)
+			return cmp.Compare(a.Seq, b.Seq)
 		}
 		return a.Observation.StartedAt.Compare(b.Observation.StartedAt)
 	})
@@ -353,26 +342,22 @@ func (db *DB) ApplyObservations(ctx context.Context, owner string, batch []Compl
 				seqs = append(seqs, c.Seq)
 			}
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
-			WHERE seq IN (`+placeholders(1, len(seqs))+`) ORDER BY seq`+db.d.forUpdate, seqs...)
-		if err != nil {
-			return err
-		}
 		rts := make(map[int64]*runtimeRow, len(seqs))
 		// Whether this node held each lease when the batch began: a batch
 		// may carry several checks of one monitor, and the first releases it.
 		owned := make(map[int64]bool, len(seqs))
-		for rows.Next() {
-			rt, err := scanRuntime(rows)
+		rows, err := tx.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
+			WHERE seq IN (`+placeholders(1, len(seqs))+`) ORDER BY seq`+db.d.forUpdate, seqs...)
+		err = each(rows, err, func(r rowScanner) error {
+			rt, err := scanRuntime(r)
 			if err != nil {
-				rows.Close()
 				return err
 			}
 			rts[rt.Seq] = &rt
 			owned[rt.Seq] = rt.LeaseOwner == owner
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 		var (
@@ -421,16 +406,6 @@ func (db *DB) ApplyObservations(ctx context.Context, owner string, batch []Compl
 		return ins.exec(ctx, tx)
 	})
 	return changes, err
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // observationInsert builds multi-row INSERTs of observations.
@@ -526,22 +501,17 @@ func (db *DB) probeID(ctx context.Context, name, region string) (int, error) {
 // probeNames maps probe numbers back to names for listings.
 func (db *DB) probeNames(ctx context.Context) (map[int][2]string, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT id, name, region FROM probes`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	out := map[int][2]string{}
-	for rows.Next() {
+	err = each(rows, err, func(r rowScanner) error {
 		var (
 			id           int
 			name, region string
 		)
-		if err := rows.Scan(&id, &name, &region); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&id, &name, &region)
 		out[id] = [2]string{name, region}
-	}
-	return out, rows.Err()
+		return err
+	})
+	return out, err
 }
 
 // SweepStale marks UNKNOWN every monitor that has had no known result for
@@ -559,20 +529,8 @@ func (db *DB) SweepStale(ctx context.Context, now time.Time) (changes []StateCha
 			WHERE state IN ('PENDING', 'UP', 'DEGRADED', 'DOWN')
 			AND (CASE WHEN last_known_at > state_since THEN last_known_at ELSE state_since END) + 2 * interval_us <= $1`+skip,
 			micros(now))
+		stale, err := collect(rows, err, scanRuntime)
 		if err != nil {
-			return err
-		}
-		var stale []runtimeRow
-		for rows.Next() {
-			rt, err := scanRuntime(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			stale = append(stale, rt)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		for _, rt := range stale {
@@ -638,37 +596,38 @@ func (db *DB) ListObservations(ctx context.Context, wsID, monitorID string, q Ob
 		return nil, err
 	}
 	rows, err := db.r.QueryContext(ctx, sqlq, args...)
-	if err != nil {
-		return nil, err
+	return collect(rows, err, func(r rowScanner) (monitor.Observation, error) {
+		return scanObservation(r, monitorID, names)
+	})
+}
+
+// scanObservation reads a row of ListObservations' query; names maps its
+// probe number back to name and region.
+func scanObservation(r rowScanner, monitorID string, names map[int][2]string) (monitor.Observation, error) {
+	var (
+		at, latency, lag                int64
+		result, probe                   int
+		status, dns, connect, tls, ttfb sql.NullInt64
+		reason                          sql.NullString
+	)
+	if err := r.Scan(&at, &result, &latency, &lag, &status, &dns, &connect, &tls, &ttfb, &probe, &reason); err != nil {
+		return monitor.Observation{}, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			at, latency, lag                int64
-			result, probe                   int
-			status, dns, connect, tls, ttfb sql.NullInt64
-			reason                          sql.NullString
-		)
-		if err := rows.Scan(&at, &result, &latency, &lag, &status, &dns, &connect, &tls, &ttfb, &probe, &reason); err != nil {
-			return nil, err
-		}
-		us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-		o := monitor.Observation{
-			MonitorID:  monitorID,
-			StartedAt:  fromMicros(at),
-			Result:     resultOf(result),
-			Reason:     reason.String,
-			Latency:    us(latency),
-			StatusCode: int(status.Int64),
-			Phases: monitor.Phases{DNS: us(dns.Int64), Connect: us(connect.Int64),
-				TLS: us(tls.Int64), FirstByte: us(ttfb.Int64)},
-			Probe:  names[probe][0],
-			Region: names[probe][1],
-		}
-		o.Due = o.StartedAt.Add(-us(lag))
-		obs = append(obs, o)
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	o := monitor.Observation{
+		MonitorID:  monitorID,
+		StartedAt:  fromMicros(at),
+		Result:     resultOf(result),
+		Reason:     reason.String,
+		Latency:    us(latency),
+		StatusCode: int(status.Int64),
+		Phases: monitor.Phases{DNS: us(dns.Int64), Connect: us(connect.Int64),
+			TLS: us(tls.Int64), FirstByte: us(ttfb.Int64)},
+		Probe:  names[probe][0],
+		Region: names[probe][1],
 	}
-	return obs, rows.Err()
+	o.Due = o.StartedAt.Add(-us(lag))
+	return o, nil
 }
 
 func (db *DB) monitorSeq(ctx context.Context, wsID, monitorID string) (seq int64, err error) {
@@ -700,23 +659,15 @@ func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, befo
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT at, from_state, to_state, cause FROM state_changes
 		WHERE subject_id = $1 AND at < $2 ORDER BY at DESC, id DESC LIMIT $3`, subjectID, cursor, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return collect(rows, err, func(r rowScanner) (tr monitor.Transition, err error) {
 		var (
-			tr       monitor.Transition
 			at       int64
 			from, to string
 		)
-		if err := rows.Scan(&at, &from, &to, &tr.Cause); err != nil {
-			return nil, err
-		}
+		err = r.Scan(&at, &from, &to, &tr.Cause)
 		tr.At, tr.From, tr.To = fromMicros(at), monitor.State(from), monitor.State(to)
-		out = append(out, tr)
-	}
-	return out, rows.Err()
+		return tr, err
+	})
 }
 
 // DeleteObservationsBefore removes observations that started before cutoff
@@ -725,20 +676,8 @@ func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, befo
 func (db *DB) DeleteObservationsBefore(ctx context.Context, cutoff time.Time) (deleted int64, err error) {
 	defer monitor.Wrap(&err, "store.DeleteObservationsBefore")
 	rows, err := db.r.QueryContext(ctx, `SELECT seq FROM monitor_runtime ORDER BY seq`)
+	seqs, err := collect(rows, err, scanValue[int64])
 	if err != nil {
-		return 0, err
-	}
-	var seqs []int64
-	for rows.Next() {
-		var s int64
-		if err := rows.Scan(&s); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		seqs = append(seqs, s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, err
 	}
 	for _, s := range seqs {

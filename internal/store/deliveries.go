@@ -25,30 +25,25 @@ import (
 func fanOut(ctx context.Context, tx txConn, ev incident.Event, orderKey string, subjects []string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id, events, subjects FROM notification_channels
 		WHERE workspace_id = $1 AND enabled ORDER BY id`, ev.WorkspaceID)
-	if err != nil {
-		return err
-	}
 	var hear []string
-	for rows.Next() {
+	err = each(rows, err, func(r rowScanner) error {
 		var (
 			c                notify.Channel
 			events, subjectJ string
 		)
-		if err := rows.Scan(&c.ID, &events, &subjectJ); err != nil {
-			rows.Close()
+		if err := r.Scan(&c.ID, &events, &subjectJ); err != nil {
 			return err
 		}
 		if err := errors.Join(json.Unmarshal([]byte(events), &c.Events), json.Unmarshal([]byte(subjectJ), &c.Subjects)); err != nil {
-			rows.Close()
 			return err
 		}
 		c.Enabled = true
 		if c.Hears(ev.Type, subjects) {
 			hear = append(hear, c.ID)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, ch := range hear {
@@ -127,20 +122,11 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 	}
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, q, micros(now), owner, micros(until), limit)
-		if err != nil {
-			return err
-		}
-		var claimed []any
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			claimed = append(claimed, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(claimed) == 0 {
+		claimed, err := collect(rows, err, func(r rowScanner) (any, error) {
+			id, err := scanValue[string](r)
+			return id, err
+		})
+		if err != nil || len(claimed) == 0 {
 			return err
 		}
 		if out, err = loadClaimed(ctx, tx, claimed, until); err != nil {
@@ -157,30 +143,26 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 func loadClaimed(ctx context.Context, tx *sql.Tx, claimed []any, until time.Time) ([]Claimed, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, e.payload FROM deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.id IN (`+placeholders(1, len(claimed))+`) ORDER BY d.seq`, claimed...)
+	out, err := collect(rows, err, func(r rowScanner) (Claimed, error) {
+		var payload string
+		d, err := scanDelivery(r, &payload)
+		if err != nil {
+			return Claimed{}, err
+		}
+		return Claimed{Delivery: *d, Payload: []byte(payload), LeaseUntil: until}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	var (
-		out      []Claimed
 		channels = map[string]StoredChannel{}
 		chIDs    []any
 	)
-	for rows.Next() {
-		var payload string
-		d, err := scanDelivery(rows, &payload)
-		if err != nil {
-			rows.Close()
-			return nil, err
+	for _, c := range out {
+		if _, ok := channels[c.ChannelID]; !ok {
+			channels[c.ChannelID] = StoredChannel{}
+			chIDs = append(chIDs, c.ChannelID)
 		}
-		out = append(out, Claimed{Delivery: *d, Payload: []byte(payload), LeaseUntil: until})
-		if _, ok := channels[d.ChannelID]; !ok {
-			channels[d.ChannelID] = StoredChannel{}
-			chIDs = append(chIDs, d.ChannelID)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	found, err := queryStoredChannels(ctx, tx, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
 		WHERE id IN (`+placeholders(1, len(chIDs))+`)`, chIDs...)
@@ -266,20 +248,8 @@ func (db *DB) SummarizeHeld(ctx context.Context, now time.Time) (n int, err erro
 	defer monitor.Wrap(&err, "store.SummarizeHeld")
 	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT d.channel_id FROM deliveries d JOIN notification_channels c ON c.id = d.channel_id
 		WHERE d.status = 'held' AND d.held_by = '' AND c.rate_window_start <= $1`, micros(now.Add(-notify.RateWindow)))
+	channels, err := collect(rows, err, scanValue[string])
 	if err != nil {
-		return 0, err
-	}
-	var channels []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		channels = append(channels, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, err
 	}
 	for _, ch := range channels {
@@ -290,18 +260,14 @@ func (db *DB) SummarizeHeld(ctx context.Context, now time.Time) (n int, err erro
 			}
 			rows, err := tx.QueryContext(ctx, `SELECT d.id, d.event_type, e.created_at, e.payload FROM deliveries d JOIN events e ON e.id = d.event_id
 				WHERE d.channel_id = $1 AND d.status = 'held' AND d.held_by = '' ORDER BY d.seq`, ch)
-			if err != nil {
-				return err
-			}
 			data := notify.HeldData{ChannelID: ch, ByType: map[string]int{}}
 			var heldIDs []any
-			for rows.Next() {
+			err = each(rows, err, func(r rowScanner) error {
 				var (
 					id, typ, payload string
 					at               int64
 				)
-				if err := rows.Scan(&id, &typ, &at, &payload); err != nil {
-					rows.Close()
+				if err := r.Scan(&id, &typ, &at, &payload); err != nil {
 					return err
 				}
 				if data.Count == 0 {
@@ -314,9 +280,9 @@ func (db *DB) SummarizeHeld(ctx context.Context, now time.Time) (n int, err erro
 					data.Titles = append(data.Titles, t)
 				}
 				heldIDs = append(heldIDs, id)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil || len(heldIDs) == 0 {
+				return nil
+			})
+			if err != nil || len(heldIDs) == 0 {
 				return err // another node told of them
 			}
 			ev := incident.Event{ID: ids.New(ids.Event, now), Type: notify.EventHeld, CreatedAt: now, WorkspaceID: wsID, Data: data}
@@ -539,20 +505,8 @@ const maxListedAttempts = 50
 
 func queryDeliveries(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]*notify.Delivery, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	var out []*notify.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(out) == 0 {
+	out, err := collect(rows, err, func(r rowScanner) (*notify.Delivery, error) { return scanDelivery(r) })
+	if err != nil || len(out) == 0 {
 		return out, err
 	}
 	byID := make(map[string]*notify.Delivery, len(out))
@@ -562,18 +516,14 @@ func queryDeliveries(ctx context.Context, tx *sql.Tx, query string, args ...any)
 	}
 	rows, err = tx.QueryContext(ctx, `SELECT delivery_id, n, node, started_at, duration_us, status_code, error FROM delivery_attempts
 		WHERE delivery_id IN (`+placeholders(1, len(out))+`) ORDER BY delivery_id, n`, idArgs...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = each(rows, err, func(r rowScanner) error {
 		var (
 			id        string
 			a         notify.Attempt
 			start, us int64
 		)
-		if err := rows.Scan(&id, &a.N, &a.Node, &start, &us, &a.StatusCode, &a.Error); err != nil {
-			return nil, err
+		if err := r.Scan(&id, &a.N, &a.Node, &start, &us, &a.StatusCode, &a.Error); err != nil {
+			return err
 		}
 		a.StartedAt, a.Duration = fromMicros(start), time.Duration(us)*time.Microsecond
 		d := byID[id]
@@ -581,8 +531,12 @@ func queryDeliveries(ctx context.Context, tx *sql.Tx, query string, args ...any)
 		if len(d.Log) > maxListedAttempts {
 			d.Log = d.Log[1:]
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Redeliver sends a finished delivery again, with the same id (receivers

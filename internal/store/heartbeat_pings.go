@@ -106,20 +106,15 @@ func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.
 	rows, err := tx.QueryContext(ctx, `SELECT heartbeat_seq, idem_key, ack FROM ping_keys
 		WHERE heartbeat_seq IN (`+placeholders(1, len(seqs))+`) AND idem_key IN (`+placeholders(len(seqs)+1, len(keys))+`)
 		AND at >= $`+strconv.Itoa(2*len(seqs)+1), append(append(seqs, keys...), micros(since))...)
+	err = each(rows, err, func(r rowScanner) error { return scanPingKey(r, out) })
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scanPingKey(rows, out); err != nil {
-			return nil, err
-		}
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // scanPingKey reads a row of (heartbeat_seq, idem_key, ack) into keys.
-func scanPingKey(row scanner, keys map[pingKey]heartbeat.Ack) error {
+func scanPingKey(row rowScanner, keys map[pingKey]heartbeat.Ack) error {
 	var (
 		k   pingKey
 		ack string

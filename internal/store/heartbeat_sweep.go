@@ -39,24 +39,14 @@ func (db *DB) TouchSpan(ctx context.Context, node string, id int64, lastSeen, no
 }
 
 // spans returns the service spans that overlap [from, to], by start.
-func (db *DB) spans(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, from, to time.Time) ([][2]time.Time, error) {
+func (db *DB) spans(ctx context.Context, q queryer, from, to time.Time) ([][2]time.Time, error) {
 	rows, err := q.QueryContext(ctx, `SELECT started_at, last_seen FROM service_spans
 		WHERE last_seen >= $1 AND started_at <= $2 ORDER BY started_at`, micros(from), micros(to))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out [][2]time.Time
-	for rows.Next() {
+	return collect(rows, err, func(r rowScanner) ([2]time.Time, error) {
 		var a, b int64
-		if err := rows.Scan(&a, &b); err != nil {
-			return nil, err
-		}
-		out = append(out, [2]time.Time{fromMicros(a), fromMicros(b)})
-	}
-	return out, rows.Err()
+		err := r.Scan(&a, &b)
+		return [2]time.Time{fromMicros(a), fromMicros(b)}, err
+	})
 }
 
 // coverage answers heartbeat.Coverage from spans sorted by start.
@@ -153,20 +143,11 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 		RETURNING seq`
 	}
 	rows, err := db.w.QueryContext(ctx, q, owner, micros(now), micros(now.Add(lease)), limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	var seqs []any
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			rows.Close()
-			return nil, 0, err
-		}
-		seqs = append(seqs, seq)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(seqs) == 0 {
+	seqs, err := collect(rows, err, func(r rowScanner) (any, error) {
+		seq, err := scanValue[int64](r)
+		return seq, err
+	})
+	if err != nil || len(seqs) == 0 {
 		return nil, 0, err
 	}
 	if j := db.journal; j != nil {
@@ -184,30 +165,20 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 	}
 
 	// Judge them outside any transaction.
-	hrows, err := db.w.QueryContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
+	rows, err = db.w.QueryContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
 		WHERE r.seq IN (`+placeholders(1, len(seqs))+`) ORDER BY r.seq`, seqs...)
+	hbs, err := collect(rows, err, func(r rowScanner) (hbRow, error) { return scanHeartbeat(r) })
 	if err != nil {
 		return nil, 0, err
 	}
-	var hbs []hbRow
 	earliest := now
-	for hrows.Next() {
-		h, err := scanHeartbeat(hrows)
-		if err != nil {
-			hrows.Close()
-			return nil, 0, err
-		}
-		hbs = append(hbs, h)
+	for _, h := range hbs {
 		if ws := h.Runtime.WindowStart; !ws.IsZero() && ws.Before(earliest) {
 			earliest = ws
 		}
 		for _, run := range h.Runtime.Open {
 			earliest = minTime(earliest, run.StartedAt)
 		}
-	}
-	hrows.Close()
-	if err := hrows.Err(); err != nil {
-		return nil, 0, err
 	}
 	spans, err := db.spans(ctx, db.w, earliest, now)
 	if err != nil {

@@ -38,10 +38,8 @@ func fromZeroMicros(v int64) time.Time {
 	return fromMicros(v)
 }
 
-type scanner interface{ Scan(...any) error }
-
 // scanHeartbeat reads heartbeatColumns, then extra.
-func scanHeartbeat(row scanner, extra ...any) (hbRow, error) {
+func scanHeartbeat(row rowScanner, extra ...any) (hbRow, error) {
 	var (
 		h                hbRow
 		created, updated int64
@@ -242,19 +240,11 @@ func (db *DB) ListHeartbeats(ctx context.Context, wsID, afterID string, limit in
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT `+heartbeatColumns+`, h.token_sealed`+heartbeatFrom+`
 		WHERE h.workspace_id = $1 AND h.id > $2 ORDER BY h.id LIMIT $3`, wsID, afterID, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return collect(rows, err, func(r rowScanner) (HeartbeatWithToken, error) {
 		var sealed []byte
-		h, err := scanHeartbeat(rows, &sealed)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, HeartbeatWithToken{h.Heartbeat, sealed})
-	}
-	return out, rows.Err()
+		h, err := scanHeartbeat(r, &sealed)
+		return HeartbeatWithToken{h.Heartbeat, sealed}, err
+	})
 }
 
 func (db *DB) CountHeartbeats(ctx context.Context, wsID string) (n int, err error) {

@@ -172,8 +172,6 @@ func insertEvent(ctx context.Context, tx txConn, ev incident.Event, subjectID, i
 const incidentColumns = `id, workspace_id, title, status, origin, subject_id, subject_name, cause,
 	started_at, acknowledged_at, resolved_at, created_at, updated_at`
 
-type rowScanner interface{ Scan(dest ...any) error }
-
 func scanIncident(r rowScanner) (*incident.Incident, error) {
 	var (
 		inc                                incident.Incident
@@ -199,11 +197,6 @@ func scanIncident(r rowScanner) (*incident.Incident, error) {
 	}
 	inc.AffectedMonitors, inc.Updates = []string{}, []incident.Update{}
 	return &inc, nil
-}
-
-type rowQueryer interface {
-	queryer
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // loadIncident reads one incident whole: its updates and affected
@@ -238,40 +231,32 @@ func fillIncidents(ctx context.Context, q queryer, incs []*incident.Incident) er
 	in := placeholders(1, len(incs))
 	rows, err := q.QueryContext(ctx, `SELECT incident_id, status, message, at FROM incident_updates
 		WHERE incident_id IN (`+in+`) ORDER BY id`, args...)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
+	err = each(rows, err, func(r rowScanner) error {
 		var (
 			id, status string
 			u          incident.Update
 			at         int64
 		)
-		if err := rows.Scan(&id, &status, &u.Message, &at); err != nil {
-			rows.Close()
+		if err := r.Scan(&id, &status, &u.Message, &at); err != nil {
 			return err
 		}
 		u.Status, u.At = incident.Status(status), fromMicros(at)
 		byID[id].Updates = append(byID[id].Updates, u)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	rows, err = q.QueryContext(ctx, `SELECT incident_id, subject_id FROM incident_monitors
 		WHERE incident_id IN (`+in+`) ORDER BY incident_id, subject_id`, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return each(rows, err, func(r rowScanner) error {
 		var id, subject string
-		if err := rows.Scan(&id, &subject); err != nil {
+		if err := r.Scan(&id, &subject); err != nil {
 			return err
 		}
 		byID[id].AffectedMonitors = append(byID[id].AffectedMonitors, subject)
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // GetIncident returns the incident with this id in the workspace.
@@ -337,19 +322,7 @@ func (db *DB) ListIncidents(ctx context.Context, wsID string, q IncidentQuery) (
 	err = db.inSnapshot(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY id DESC LIMIT `+arg(limit), args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			inc, err := scanIncident(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, inc)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if out, err = collect(rows, err, scanIncident); err != nil {
 			return err
 		}
 		return fillIncidents(ctx, tx, out)
@@ -376,23 +349,20 @@ func (db *DB) ListEvents(ctx context.Context, wsID string, afterSeq int64, limit
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT seq, id, type, subject_id, incident_id, created_at, payload FROM events
 		WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, wsID, afterSeq, limit)
-	if err != nil {
-		return nil, err
+	return collect(rows, err, scanStoredEvent)
+}
+
+func scanStoredEvent(r rowScanner) (StoredEvent, error) {
+	var (
+		e       StoredEvent
+		at      int64
+		payload string
+	)
+	if err := r.Scan(&e.Seq, &e.ID, &e.Type, &e.SubjectID, &e.IncidentID, &at, &payload); err != nil {
+		return StoredEvent{}, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			e       StoredEvent
-			at      int64
-			payload string
-		)
-		if err := rows.Scan(&e.Seq, &e.ID, &e.Type, &e.SubjectID, &e.IncidentID, &at, &payload); err != nil {
-			return nil, err
-		}
-		e.CreatedAt, e.Payload = fromMicros(at), []byte(payload)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	e.CreatedAt, e.Payload = fromMicros(at), []byte(payload)
+	return e, nil
 }
 
 // CreateIncident stores an incident a person wrote, with its first

@@ -127,26 +127,23 @@ func (db *DB) ListAPIKeys(ctx context.Context, userID string) (keys []APIKey, er
 	rows, err := db.r.QueryContext(ctx, `SELECT id, user_id, COALESCE(workspace_id, ''), name, hash, prefix, scopes,
 			created_at, last_used_at, revoked_at
 		FROM api_keys WHERE user_id = $1 ORDER BY id`, userID)
-	if err != nil {
-		return nil, err
+	return collect(rows, err, scanAPIKey)
+}
+
+func scanAPIKey(r rowScanner) (APIKey, error) {
+	var (
+		k                   APIKey
+		scopes              string
+		created             int64
+		lastUsed, revokedAt sql.NullInt64
+	)
+	if err := r.Scan(&k.ID, &k.UserID, &k.WorkspaceID, &k.Name, &k.Hash, &k.Prefix, &scopes,
+		&created, &lastUsed, &revokedAt); err != nil {
+		return APIKey{}, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			k                   APIKey
-			scopes              string
-			created             int64
-			lastUsed, revokedAt sql.NullInt64
-		)
-		if err := rows.Scan(&k.ID, &k.UserID, &k.WorkspaceID, &k.Name, &k.Hash, &k.Prefix, &scopes,
-			&created, &lastUsed, &revokedAt); err != nil {
-			return nil, err
-		}
-		k.Scopes = splitScopes(scopes)
-		k.CreatedAt = fromMicros(created)
-		k.LastUsedAt = fromNullMicros(lastUsed)
-		k.RevokedAt = fromNullMicros(revokedAt)
-		keys = append(keys, k)
-	}
-	return keys, rows.Err()
+	k.Scopes = splitScopes(scopes)
+	k.CreatedAt = fromMicros(created)
+	k.LastUsedAt = fromNullMicros(lastUsed)
+	k.RevokedAt = fromNullMicros(revokedAt)
+	return k, nil
 }

@@ -144,7 +144,7 @@ func (e *UnknownHeartbeatsError) Unwrap() error {
 const windowColumns = `id, workspace_id, name, description, starts_at, ends_at, cron, rrule, timezone,
 	duration_us, until_at, created_at, updated_at`
 
-func scanWindow(row interface{ Scan(...any) error }) (MaintenanceWindow, error) {
+func scanWindow(row rowScanner) (MaintenanceWindow, error) {
 	var (
 		w                         MaintenanceWindow
 		starts, dur, created, upd int64
@@ -159,10 +159,6 @@ func scanWindow(row interface{ Scan(...any) error }) (MaintenanceWindow, error) 
 	w.Duration = time.Duration(dur) * time.Microsecond
 	w.CreatedAt, w.UpdatedAt = fromMicros(created), fromMicros(upd)
 	return w, nil
-}
-
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // queryWindows reads windows with their subjects, in one snapshot: read
@@ -180,27 +176,14 @@ func (db *DB) queryWindows(ctx context.Context, all bool, where string, args ...
 
 func readWindows(ctx context.Context, q queryer, all bool, where string, args ...any) ([]MaintenanceWindow, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+windowColumns+` FROM maintenance_windows `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	var (
-		ws  []MaintenanceWindow
-		ids []any
-		at  = map[string]int{}
-	)
-	for rows.Next() {
-		w, err := scanWindow(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		at[w.ID] = len(ws)
-		ids = append(ids, w.ID)
-		ws = append(ws, w)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(ws) == 0 {
+	ws, err := collect(rows, err, scanWindow)
+	if err != nil || len(ws) == 0 {
 		return ws, err
+	}
+	ids := make([]any, len(ws))
+	at := make(map[string]int, len(ws))
+	for i, w := range ws {
+		ids[i], at[w.ID] = w.ID, i
 	}
 	// A subject row names a monitor or a heartbeat, and equals subject_id:
 	// sorted by it, each kind's ids come sorted.
@@ -212,17 +195,13 @@ func readWindows(ctx context.Context, q queryer, all bool, where string, args ..
 		rows, err = q.QueryContext(ctx, subjects+` AND window_id IN (`+placeholders(1, len(ids))+`)
 			ORDER BY window_id, subject_id`, ids...)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = each(rows, err, func(r rowScanner) error {
 		var (
 			wid      string
 			mid, hid sql.NullString
 		)
-		if err := rows.Scan(&wid, &mid, &hid); err != nil {
-			return nil, err
+		if err := r.Scan(&wid, &mid, &hid); err != nil {
+			return err
 		}
 		i, ok := at[wid]
 		switch {
@@ -232,8 +211,12 @@ func readWindows(ctx context.Context, q queryer, all bool, where string, args ..
 		case hid.Valid:
 			ws[i].HeartbeatIDs = append(ws[i].HeartbeatIDs, hid.String)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return ws, rows.Err()
+	return ws, nil
 }
 
 func windowArgs(w MaintenanceWindow) []any {
@@ -266,19 +249,13 @@ func (db *DB) unknownSubjects(ctx context.Context, q queryer, kind, wsID string,
 	}
 	rows, err := q.QueryContext(ctx, `SELECT id FROM `+kind+`s WHERE workspace_id = $1 AND id IN (`+
 		placeholders(2, len(ids))+`)`+suffix, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	found := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
+	err = each(rows, err, func(r rowScanner) error {
+		id, err := scanValue[string](r)
 		found[id] = true
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	var missing []string

@@ -85,22 +85,15 @@ func (db *DB) monitorMaintenance(ctx context.Context, tx *sql.Tx, p MaintenanceP
 		part := seqs[start:min(start+500, len(seqs))]
 		rows, err := tx.QueryContext(ctx, `SELECT `+runtimeColumns+`, maintenance_window FROM monitor_runtime
 			WHERE seq IN (`+placeholders(1, len(part))+`) ORDER BY seq`+db.d.forUpdate, part...)
+		rs, err := collect(rows, err, func(r rowScanner) (row, error) {
+			var hold string
+			rt, err := scanRuntime(scanExtra{r, &hold})
+			return row{rt, hold}, err
+		})
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var hold string
-			rt, err := scanRuntime(scanExtra{rows, &hold})
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			locked = append(locked, row{rt, hold})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+		locked = append(locked, rs...)
 	}
 	var leaving []string
 	for _, r := range locked {
@@ -173,22 +166,15 @@ func (db *DB) heartbeatMaintenance(ctx context.Context, tx *sql.Tx, p Maintenanc
 		part := seqs[start:min(start+500, len(seqs))]
 		rows, err := tx.QueryContext(ctx, `SELECT `+heartbeatColumns+`, r.maintenance_window`+heartbeatFrom+`
 			WHERE r.seq IN (`+placeholders(1, len(part))+`) ORDER BY r.seq`+lock, part...)
+		rs, err := collect(rows, err, func(r rowScanner) (row, error) {
+			var hold string
+			h, err := scanHeartbeat(r, &hold)
+			return row{h, hold}, err
+		})
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var hold string
-			h, err := scanHeartbeat(rows, &hold)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			locked = append(locked, row{h, hold})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+		locked = append(locked, rs...)
 	}
 	for _, h := range locked {
 		windows, in := p.Active[h.ID]
@@ -258,24 +244,20 @@ func (db *DB) maintenanceCandidates(ctx context.Context, q queryer, p Maintenanc
 	table, idColumn := kind+"_runtime", kind+"_id"
 	var seqs []int64
 	rows, err := q.QueryContext(ctx, `SELECT seq, `+idColumn+`, maintenance_window FROM `+table+` WHERE state = 'MAINTENANCE'`)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
+	err = each(rows, err, func(r rowScanner) error {
 		var (
 			seq      int64
 			id, hold string
 		)
-		if err := rows.Scan(&seq, &id, &hold); err != nil {
-			rows.Close()
-			return nil, err
+		if err := r.Scan(&seq, &id, &hold); err != nil {
+			return err
 		}
 		if windows, in := p.Active[id]; !in || !slices.Contains(windows, hold) {
 			seqs = append(seqs, seq)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	active := make([]string, 0, len(p.Active))
@@ -291,21 +273,11 @@ func (db *DB) maintenanceCandidates(ctx context.Context, q queryer, p Maintenanc
 		}
 		rows, err := q.QueryContext(ctx, `SELECT seq FROM `+table+`
 			WHERE state NOT IN ('PAUSED', 'MAINTENANCE') AND `+idColumn+` IN (`+placeholders(1, len(part))+`)`, args...)
+		more, err := collect(rows, err, scanValue[int64])
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			seqs = append(seqs, seq)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+		seqs = append(seqs, more...)
 	}
 	slices.Sort(seqs)
 	out := make([]any, 0, len(seqs))
@@ -328,24 +300,19 @@ func (db *DB) thresholds(ctx context.Context, tx *sql.Tx, ids []string) (map[str
 			args[i] = id
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT id, config FROM monitors WHERE id IN (`+placeholders(1, len(part))+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
+		err = each(rows, err, func(r rowScanner) error {
 			var id, text string
-			if err := rows.Scan(&id, &text); err != nil {
-				rows.Close()
-				return nil, err
+			if err := r.Scan(&id, &text); err != nil {
+				return err
 			}
 			cfg, err := db.configs.decode(id, text)
 			if err != nil {
-				rows.Close()
-				return nil, err
+				return err
 			}
 			out[id] = monitor.Thresholds{Confirmations: cfg.Confirmations, Recoveries: cfg.Recoveries}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -354,7 +321,7 @@ func (db *DB) thresholds(ctx context.Context, tx *sql.Tx, ids []string) (map[str
 
 // scanExtra lets scanRuntime read a row that carries one more column.
 type scanExtra struct {
-	rows  *sql.Rows
+	rows  rowScanner
 	extra *string
 }
 

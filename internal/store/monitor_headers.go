@@ -35,18 +35,10 @@ func (db *DB) PlainHeaderConfigs(ctx context.Context, afterID string, limit int)
 	}
 	rows, err := db.w.QueryContext(ctx, `SELECT id, config, headers_sealed FROM monitors
 		WHERE id > $1 AND `+plainHeadersFilter+` ORDER BY id LIMIT $2`, afterID, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p PlainHeaders
-		if err := rows.Scan(&p.ID, &p.Config, &p.SealedHeaders); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return collect(rows, err, func(r rowScanner) (p PlainHeaders, err error) {
+		err = r.Scan(&p.ID, &p.Config, &p.SealedHeaders)
+		return p, err
+	})
 }
 
 // HeadersSealing moves one monitor's header values out of its plaintext

@@ -25,7 +25,7 @@ const (
 	monitorFrom = ` FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id`
 )
 
-func (db *DB) scanMonitor(row interface{ Scan(...any) error }) (monitor.Monitor, error) {
+func (db *DB) scanMonitor(row rowScanner) (monitor.Monitor, error) {
 	var (
 		m                               monitor.Monitor
 		config                          string
@@ -159,18 +159,7 @@ func (db *DB) ListMonitors(ctx context.Context, wsID, afterID string, limit int)
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT `+monitorColumns+monitorFrom+`
 		WHERE m.workspace_id = $1 AND m.id > $2 ORDER BY m.id LIMIT $3`, wsID, afterID, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		m, err := db.scanMonitor(rows)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, m)
-	}
-	return ms, rows.Err()
+	return collect(rows, err, db.scanMonitor)
 }
 
 func (db *DB) CountMonitors(ctx context.Context, wsID string) (n int, err error) {

@@ -17,23 +17,19 @@ func convertPingRows(ctx context.Context, db *DB, tx *sql.Tx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT heartbeat_seq, id, at, signal, COALESCE(exit_code, -1), COALESCE(run_id, ''),
 		COALESCE(duration_us, -1), method, client, COALESCE(user_agent, ''), COALESCE(idem_key, ''), body,
 		body_truncated, ignored FROM pings ORDER BY heartbeat_seq, id`)
-	if err != nil {
-		return err
-	}
 	var (
 		blocks []*pingBlock
 		cur    *pingBlock
 		maxID  int64
 	)
-	for rows.Next() {
+	err = each(rows, err, func(r rowScanner) error {
 		var (
 			seq, at, dur int64
 			signal       int
 			p            heartbeat.PingRecord
 		)
-		if err := rows.Scan(&seq, &p.ID, &at, &signal, &p.ExitCode, &p.RunID, &dur, &p.Method, &p.Client, &p.UserAgent,
+		if err := r.Scan(&seq, &p.ID, &at, &signal, &p.ExitCode, &p.RunID, &dur, &p.Method, &p.Client, &p.UserAgent,
 			&p.Key, &p.Body, &p.Truncated, &p.Ignored); err != nil {
-			rows.Close()
 			return err
 		}
 		p.At, p.Signal = fromMicros(at), heartbeat.Signal(signal)
@@ -47,9 +43,9 @@ func convertPingRows(ctx context.Context, db *DB, tx *sql.Tx) error {
 		}
 		cur.add(&p)
 		maxID = max(maxID, p.ID)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for len(blocks) > 0 {
