@@ -66,19 +66,29 @@ func (a *App) OpenChannelSecrets(channelID string, sealed []byte) (*notify.Secre
 // ValidateChannel checks a draft's fields without the database or the
 // server's configuration.
 func ValidateChannel(d ChannelDraft) []monitor.FieldError {
-	c := d.channel()
+	c := d.asWritten()
 	return notify.Validate(&c, d.Secrets)
 }
 
+// channel is d as stored: events and subjects sorted, each once.
 func (d ChannelDraft) channel() notify.Channel {
+	c := d.asWritten()
+	c.Events = slices.Compact(slices.Sorted(slices.Values(d.Events)))
+	c.Subjects = slices.Compact(slices.Sorted(slices.Values(d.Subjects)))
+	return c
+}
+
+// asWritten is d with its lists as the request gives them, for
+// validation: counts and pointers are the request's.
+func (d ChannelDraft) asWritten() notify.Channel {
 	return notify.Channel{Name: strings.TrimSpace(d.Name), Kind: d.Kind, Enabled: d.Enabled, Config: d.Config,
-		Events: slices.Compact(slices.Sorted(slices.Values(d.Events))), Subjects: slices.Compact(slices.Sorted(slices.Values(d.Subjects)))}
+		Events: d.Events, Subjects: d.Subjects}
 }
 
 // checkChannel validates a draft as a whole: fields, what this server
 // offers (e-mail needs SMTP), and where it would connect.
 func (a *App) checkChannel(d ChannelDraft, s *notify.Secrets) error {
-	c := d.channel()
+	c := d.asWritten()
 	errs := notify.Validate(&c, s)
 	if d.Kind == notify.Email && !a.cfg.EmailEnabled {
 		return &monitor.Error{Kind: monitor.KindFeatureUnavailable,

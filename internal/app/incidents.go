@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
@@ -18,12 +16,6 @@ import (
 // Incidents: the automatic ones open and resolve with their subjects'
 // states (in the store, in the state change's transaction); people write
 // the manual ones, for status pages, and post updates to either kind.
-
-const (
-	maxIncidentTitle   = 200
-	maxIncidentMessage = 5000
-	maxAffected        = 100
-)
 
 // IncidentFilter narrows ListIncidents.
 type IncidentFilter struct {
@@ -84,51 +76,12 @@ type IncidentDraft struct {
 // ValidateIncident checks a draft's fields without the database.
 func ValidateIncident(d IncidentDraft) []monitor.FieldError {
 	var errs []monitor.FieldError
-	errs = append(errs, validateTitle(d.Title)...)
+	errs = append(errs, incident.ValidateTitle(d.Title)...)
 	if d.Status != "" && (!d.Status.Valid() || d.Status == incident.Resolved) {
 		errs = append(errs, monitor.FieldError{Pointer: "/status", Message: "must be investigating, identified or monitoring"})
 	}
-	errs = append(errs, validateMessage("/message", d.Message)...)
-	errs = append(errs, validateAffected(d.AffectedMonitors)...)
-	return errs
-}
-
-func validateTitle(title string) []monitor.FieldError {
-	switch {
-	case strings.TrimSpace(title) == "":
-		return []monitor.FieldError{{Pointer: "/title", Message: "must not be blank"}}
-	case utf8.RuneCountInString(title) > maxIncidentTitle:
-		return []monitor.FieldError{{Pointer: "/title", Message: fmt.Sprintf("must be at most %d characters", maxIncidentTitle)}}
-	}
-	return nil
-}
-
-func validateMessage(ptr, msg string) []monitor.FieldError {
-	switch {
-	case strings.TrimSpace(msg) == "":
-		return []monitor.FieldError{{Pointer: ptr, Message: "must not be blank"}}
-	case utf8.RuneCountInString(msg) > maxIncidentMessage:
-		return []monitor.FieldError{{Pointer: ptr, Message: fmt.Sprintf("must be at most %d characters", maxIncidentMessage)}}
-	}
-	return nil
-}
-
-func validateAffected(affected []string) []monitor.FieldError {
-	var errs []monitor.FieldError
-	if len(affected) > maxAffected {
-		errs = append(errs, monitor.FieldError{Pointer: "/affectedMonitors", Message: fmt.Sprintf("must list at most %d", maxAffected)})
-	}
-	seen := map[string]bool{}
-	for i, id := range affected {
-		ptr := fmt.Sprintf("/affectedMonitors/%d", i)
-		switch {
-		case !strings.HasPrefix(id, ids.Monitor+"_") && !strings.HasPrefix(id, ids.Heartbeat+"_"):
-			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "must be a monitor (mon_…) or heartbeat (hb_…) id"})
-		case seen[id]:
-			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "is listed twice"})
-		}
-		seen[id] = true
-	}
+	errs = append(errs, incident.ValidateMessage("/message", d.Message)...)
+	errs = append(errs, incident.ValidateAffected(d.AffectedMonitors)...)
 	return errs
 }
 
@@ -182,10 +135,10 @@ func (a *App) UpdateIncident(ctx context.Context, actor Actor, id string, p Inci
 	}
 	var errs []monitor.FieldError
 	if p.Title != nil {
-		errs = append(errs, validateTitle(*p.Title)...)
+		errs = append(errs, incident.ValidateTitle(*p.Title)...)
 	}
 	if p.AffectedMonitors != nil {
-		errs = append(errs, validateAffected(*p.AffectedMonitors)...)
+		errs = append(errs, incident.ValidateAffected(*p.AffectedMonitors)...)
 	}
 	if len(errs) > 0 {
 		return nil, invalid(errs)
@@ -226,7 +179,7 @@ func (a *App) PostIncidentUpdate(ctx context.Context, actor Actor, id string, st
 	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
 		return nil, err
 	}
-	errs := validateMessage("/message", message)
+	errs := incident.ValidateMessage("/message", message)
 	if !status.Valid() {
 		errs = append(errs, monitor.FieldError{Pointer: "/status", Message: "must be investigating, identified, monitoring or resolved"})
 	}
@@ -275,7 +228,7 @@ func (a *App) ResolveIncident(ctx context.Context, actor Actor, id, message stri
 	if message == "" {
 		message = "Resolved."
 	}
-	if errs := validateMessage("/message", message); len(errs) > 0 {
+	if errs := incident.ValidateMessage("/message", message); len(errs) > 0 {
 		return nil, invalid(errs)
 	}
 	now := a.stamp()

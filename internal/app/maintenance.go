@@ -28,9 +28,11 @@ const (
 	// MaxOneOffMaintenance bounds a one-off window; longer is a pause, or
 	// a recurring window.
 	MaxOneOffMaintenance = 31 * 24 * time.Hour
-	maxSubjects          = 1000
-	maxWindowName        = 200
-	maxWindowDescription = 2000
+	// The API's schema takes these from here, so the document and the rule
+	// are one.
+	MaxMaintenanceSubjects    = 1000 // monitors, and heartbeats, each list
+	MaxMaintenanceName        = 200
+	MaxMaintenanceDescription = 2000
 )
 
 // MaintenanceDraft is a maintenance window as a user writes it: one-off
@@ -128,11 +130,11 @@ func ValidateMaintenance(d MaintenanceDraft, now time.Time) []monitor.FieldError
 	switch n := utf8.RuneCountInString(d.Name); {
 	case strings.TrimSpace(d.Name) == "":
 		add("/name", "must not be blank")
-	case n > maxWindowName:
-		add("/name", "must be at most %d characters", maxWindowName)
+	case n > MaxMaintenanceName:
+		add("/name", "must be at most %d characters", MaxMaintenanceName)
 	}
-	if utf8.RuneCountInString(d.Description) > maxWindowDescription {
-		add("/description", "must be at most %d characters", maxWindowDescription)
+	if utf8.RuneCountInString(d.Description) > MaxMaintenanceDescription {
+		add("/description", "must be at most %d characters", MaxMaintenanceDescription)
 	}
 	if len(d.MonitorIDs)+len(d.HeartbeatIDs) == 0 {
 		add("/monitorIds", "give at least one monitor or heartbeat the window applies to")
@@ -141,8 +143,8 @@ func ValidateMaintenance(d MaintenanceDraft, now time.Time) []monitor.FieldError
 		ptr, noun string
 		ids       []string
 	}{{"/monitorIds", "monitors", d.MonitorIDs}, {"/heartbeatIds", "heartbeats", d.HeartbeatIDs}} {
-		if len(list.ids) > maxSubjects {
-			add(list.ptr, "must list at most %d %s", maxSubjects, list.noun)
+		if len(list.ids) > MaxMaintenanceSubjects {
+			add(list.ptr, "must list at most %d %s", MaxMaintenanceSubjects, list.noun)
 		}
 		seen := make(map[string]bool, len(list.ids))
 		for i, id := range list.ids {

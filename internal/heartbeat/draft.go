@@ -21,9 +21,6 @@ const (
 	MaxPingBody            = 10 << 10 // 10 KiB kept of a POST body
 )
 
-// maxZoneLen bounds a time zone name (the longest IANA name is about 30).
-const maxZoneLen = 64
-
 // Schedule says when runs are expected: exactly one of PeriodSeconds or
 // Cron. Timezone goes only with Cron (an IANA name, default "UTC").
 type Schedule struct {
@@ -118,7 +115,7 @@ func (s Schedule) compile(v *validator) Plan {
 // zone loads an IANA time zone. "Local" is refused: it would mean whatever
 // zone the server runs in.
 func zone(name string) (*time.Location, bool) {
-	if name == "Local" || len(name) > maxZoneLen {
+	if name == "Local" || len(name) > recur.MaxZoneLen {
 		return nil, false
 	}
 	loc, err := time.LoadLocation(name)

@@ -30,28 +30,28 @@ type NotificationChannel struct {
 
 // ChannelConfig holds a channel's settings that are not secret.
 type ChannelConfig struct {
-	URL    string   `json:"url,omitempty" maxLength:"2048" doc:"webhook: where events are POSTed (required). ntfy: the server, default https://ntfy.sh."`
-	Topic  string   `json:"topic,omitempty" maxLength:"64" doc:"ntfy: the topic (required)."`
-	ChatID string   `json:"chatId,omitempty" maxLength:"64" doc:"telegram: the chat's id or @channel name (required)."`
-	To     []string `json:"to,omitempty" maxItems:"20" doc:"email: the recipients (required)."`
+	URL    string   `json:"url,omitempty" doc:"webhook: where events are POSTed (required). ntfy: the server, default https://ntfy.sh."`
+	Topic  string   `json:"topic,omitempty" doc:"ntfy: the topic (required)."`
+	ChatID string   `json:"chatId,omitempty" doc:"telegram: the chat's id or @channel name (required)."`
+	To     []string `json:"to,omitempty" doc:"email: the recipients (required)."`
 }
 
 // ChannelSecrets are a channel's secrets as written: never returned.
 type ChannelSecrets struct {
-	HookURL     string `json:"hookUrl,omitempty" maxLength:"2048" doc:"slack, discord, msteams: the incoming-webhook URL (required; it carries a token)."`
-	RoutingKey  string `json:"routingKey,omitempty" maxLength:"64" doc:"pagerduty: the Events API v2 integration key (required)."`
-	BotToken    string `json:"botToken,omitempty" maxLength:"128" doc:"telegram: the bot token (required)."`
-	AccessToken string `json:"accessToken,omitempty" maxLength:"256" doc:"ntfy: an access token for a protected topic."`
+	HookURL     string `json:"hookUrl,omitempty" doc:"slack, discord, msteams: the incoming-webhook URL (required; it carries a token)."`
+	RoutingKey  string `json:"routingKey,omitempty" doc:"pagerduty: the Events API v2 integration key (required)."`
+	BotToken    string `json:"botToken,omitempty" doc:"telegram: the bot token (required)."`
+	AccessToken string `json:"accessToken,omitempty" doc:"ntfy: an access token for a protected topic."`
 }
 
 // ChannelCreate is the body of POST /api/v1/notification-channels.
 type ChannelCreate struct {
-	Name     string          `json:"name" minLength:"1" maxLength:"200"`
-	Kind     string          `json:"kind" enum:"webhook,email,slack,discord,msteams,pagerduty,telegram,ntfy" doc:"How it delivers. A webhook channel gets a signing secret, returned once in the response."`
+	Name     string          `json:"name"`
+	Kind     string          `json:"kind" doc:"How it delivers. A webhook channel gets a signing secret, returned once in the response."`
 	Enabled  *bool           `json:"enabled,omitempty" doc:"Default true."`
 	Config   *ChannelConfig  `json:"config,omitempty"`
-	Events   []string        `json:"events,omitempty" maxItems:"10" doc:"Event types it hears: incident.opened, incident.acknowledged, incident.updated, incident.resolved, monitor.state_changed, heartbeat.state_changed; absent or empty: every type."`
-	Subjects []string        `json:"subjects,omitempty" maxItems:"1000" doc:"Monitors and heartbeats of this workspace it hears; absent or empty: all."`
+	Events   []string        `json:"events,omitempty" doc:"Event types it hears: incident.opened, incident.acknowledged, incident.updated, incident.resolved, monitor.state_changed, heartbeat.state_changed; absent or empty: every type."`
+	Subjects []string        `json:"subjects,omitempty" doc:"Monitors and heartbeats of this workspace it hears; absent or empty: all."`
 	Secrets  *ChannelSecrets `json:"secrets,omitempty" doc:"Write-only."`
 }
 
@@ -79,11 +79,11 @@ func (c *ChannelCreate) Resolve(huma.Context) []error {
 // ChannelPatch is the body of PATCH /api/v1/notification-channels/{id}:
 // the fields given replace the stored ones (config and secrets whole).
 type ChannelPatch struct {
-	Name     *string         `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	Name     *string         `json:"name,omitempty"`
 	Enabled  *bool           `json:"enabled,omitempty" doc:"true also clears disabledReason."`
 	Config   *ChannelConfig  `json:"config,omitempty"`
-	Events   *[]string       `json:"events,omitempty" maxItems:"10"`
-	Subjects *[]string       `json:"subjects,omitempty" maxItems:"1000"`
+	Events   *[]string       `json:"events,omitempty"`
+	Subjects *[]string       `json:"subjects,omitempty"`
 	Secrets  *ChannelSecrets `json:"secrets,omitempty" doc:"Write-only; replaces the stored secrets (not a webhook's signing secret: rotate it)."`
 }
 

@@ -17,10 +17,10 @@ import (
 // or by a cron expression in a time zone; either way a run may report up to
 // graceSeconds late.
 type HeartbeatSchedule struct {
-	PeriodSeconds int    `json:"periodSeconds,omitempty" minimum:"60" maximum:"31536000" doc:"The job runs every this many seconds (60 to 365 days). Give this or cron."`
-	Cron          string `json:"cron,omitempty" maxLength:"256" doc:"The job's cron expression: five fields (minute hour day-of-month month day-of-week) or a macro such as @daily. Give this or periodSeconds."`
-	Timezone      string `json:"timezone,omitempty" maxLength:"64" doc:"IANA time zone the cron expression is read in (cron only); default UTC."`
-	GraceSeconds  *int   `json:"graceSeconds,omitempty" minimum:"0" maximum:"31536000" doc:"How late a run may report before it counts as late; absent or 0: the default, 300."`
+	PeriodSeconds int    `json:"periodSeconds,omitempty" doc:"The job runs every this many seconds (60 to 365 days). Give this or cron."`
+	Cron          string `json:"cron,omitempty" doc:"The job's cron expression: five fields (minute hour day-of-month month day-of-week) or a macro such as @daily. Give this or periodSeconds."`
+	Timezone      string `json:"timezone,omitempty" doc:"IANA time zone the cron expression is read in (cron only); default UTC."`
+	GraceSeconds  *int   `json:"graceSeconds,omitempty" doc:"How late a run may report before it counts as late; absent or 0: the default, 300."`
 }
 
 // Heartbeat is a job that reports in by calling its ping URL.
@@ -45,18 +45,18 @@ type Heartbeat struct {
 
 // HeartbeatCreate is the body of POST /api/v1/heartbeats.
 type HeartbeatCreate struct {
-	Name              string            `json:"name" minLength:"1" maxLength:"200"`
+	Name              string            `json:"name"`
 	Schedule          HeartbeatSchedule `json:"schedule"`
-	MaxRuntimeSeconds int               `json:"maxRuntimeSeconds,omitempty" minimum:"0" maximum:"604800" doc:"0 or absent: no overrun check."`
+	MaxRuntimeSeconds int               `json:"maxRuntimeSeconds,omitempty" doc:"0 or absent: no overrun check."`
 	Paused            bool              `json:"paused,omitempty" doc:"Create it paused."`
 }
 
 // HeartbeatPatch is the body of PATCH /api/v1/heartbeats/{id}: fields given
 // replace the stored ones; a schedule given replaces the whole schedule.
 type HeartbeatPatch struct {
-	Name              *string            `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	Name              *string            `json:"name,omitempty"`
 	Schedule          *HeartbeatSchedule `json:"schedule,omitempty"`
-	MaxRuntimeSeconds *int               `json:"maxRuntimeSeconds,omitempty" minimum:"0" maximum:"604800"`
+	MaxRuntimeSeconds *int               `json:"maxRuntimeSeconds,omitempty"`
 }
 
 func (s HeartbeatSchedule) domain() heartbeat.Schedule {

@@ -61,10 +61,10 @@ func toIncident(inc *incident.Incident) Incident {
 
 // IncidentCreate is the body of POST /api/v1/incidents.
 type IncidentCreate struct {
-	Title            string   `json:"title" minLength:"1" maxLength:"200" example:"Checkout is slow" doc:"What people see, e.g. on a status page."`
+	Title            string   `json:"title" example:"Checkout is slow" doc:"What people see, e.g. on a status page."`
 	Status           string   `json:"status,omitempty" enum:"investigating,identified,monitoring" default:"investigating" doc:"Where it stands; default investigating."`
-	Message          string   `json:"message" minLength:"1" maxLength:"5000" doc:"The first update."`
-	AffectedMonitors []string `json:"affectedMonitors,omitempty" maxItems:"100" doc:"Monitors and heartbeats of this workspace it affects."`
+	Message          string   `json:"message" doc:"The first update."`
+	AffectedMonitors []string `json:"affectedMonitors,omitempty" doc:"Monitors and heartbeats of this workspace it affects."`
 }
 
 // Resolve runs the domain's rules after the schema's, so one 422 lists
@@ -80,19 +80,19 @@ func (c IncidentCreate) draft() app.IncidentDraft {
 // IncidentPatchBody is the body of PATCH /api/v1/incidents/{id}: the
 // fields given replace the stored ones. Status moves by updates.
 type IncidentPatchBody struct {
-	Title            *string   `json:"title,omitempty" minLength:"1" maxLength:"200"`
-	AffectedMonitors *[]string `json:"affectedMonitors,omitempty" maxItems:"100" doc:"Replaces the list whole."`
+	Title            *string   `json:"title,omitempty"`
+	AffectedMonitors *[]string `json:"affectedMonitors,omitempty" doc:"Replaces the list whole."`
 }
 
 // IncidentUpdateCreate is the body of POST /api/v1/incidents/{id}/updates.
 type IncidentUpdateCreate struct {
 	Status  string `json:"status" enum:"investigating,identified,monitoring,resolved" doc:"Where the incident stands now; resolved resolves it."`
-	Message string `json:"message" minLength:"1" maxLength:"5000"`
+	Message string `json:"message"`
 }
 
 // IncidentResolveBody is the optional body of POST …/resolve.
 type IncidentResolveBody struct {
-	Message string `json:"message,omitempty" maxLength:"5000" doc:"The last update; default \"Resolved.\""`
+	Message string `json:"message,omitempty" doc:"The last update; default \"Resolved.\""`
 }
 
 // IncidentID names one incident.

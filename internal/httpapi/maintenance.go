@@ -33,22 +33,22 @@ type MaintenanceWindow struct {
 
 // MaintenanceRecurrence makes a window repeat.
 type MaintenanceRecurrence struct {
-	Cron            string `json:"cron,omitempty" maxLength:"256" example:"0 2 * * 6" doc:"Five-field cron expression (minute hour day-of-month month day-of-week; L, W and # extensions; @daily and the like) for when each occurrence begins. Give cron or rrule, not both."`
-	RRule           string `json:"rrule,omitempty" maxLength:"512" example:"FREQ=WEEKLY;BYDAY=SA;BYHOUR=2;BYMINUTE=0" doc:"RFC 5545 recurrence rule (FREQ=DAILY, WEEKLY, MONTHLY or YEARLY) for when each occurrence begins, counted from startsAt (DTSTART). Give cron or rrule, not both."`
-	Timezone        string `json:"timezone,omitempty" maxLength:"64" default:"UTC" example:"Europe/Berlin" doc:"IANA time zone the rule's wall times are read in; default UTC. On a daylight-saving night a time that does not exist fires at the end of the gap and a time that happens twice fires once."`
-	DurationMinutes int    `json:"durationMinutes" minimum:"1" maximum:"10080" doc:"How long each occurrence lasts, in minutes of elapsed time: 1 to 10080 (7 days)."`
+	Cron            string `json:"cron,omitempty" example:"0 2 * * 6" doc:"Five-field cron expression (minute hour day-of-month month day-of-week; L, W and # extensions; @daily and the like) for when each occurrence begins. Give cron or rrule, not both."`
+	RRule           string `json:"rrule,omitempty" example:"FREQ=WEEKLY;BYDAY=SA;BYHOUR=2;BYMINUTE=0" doc:"RFC 5545 recurrence rule (FREQ=DAILY, WEEKLY, MONTHLY or YEARLY) for when each occurrence begins, counted from startsAt (DTSTART). Give cron or rrule, not both."`
+	Timezone        string `json:"timezone,omitempty" default:"UTC" example:"Europe/Berlin" doc:"IANA time zone the rule's wall times are read in; default UTC. On a daylight-saving night a time that does not exist fires at the end of the gap and a time that happens twice fires once."`
+	DurationMinutes int    `json:"durationMinutes" doc:"How long each occurrence lasts, in minutes of elapsed time: 1 to 10080 (7 days)."`
 	Until           string `json:"until,omitempty" format:"date-time" doc:"No occurrence begins after this instant (RFC 3339); absent: no end."`
 }
 
 // MaintenanceWindowCreate is the body of POST /api/v1/maintenance-windows.
 type MaintenanceWindowCreate struct {
-	Name         string                 `json:"name" minLength:"1" maxLength:"200" doc:"Display name."`
-	Description  string                 `json:"description,omitempty" maxLength:"2000" doc:"Free text, e.g. what the maintenance is for."`
+	Name         string                 `json:"name" doc:"Display name."`
+	Description  string                 `json:"description,omitempty" doc:"Free text, e.g. what the maintenance is for."`
 	StartsAt     string                 `json:"startsAt,omitempty" format:"date-time" doc:"One-off: when the window begins (required). Recurring: no occurrence begins before it, and an rrule counts from it (DTSTART); default the time of the request, to the minute."`
 	EndsAt       string                 `json:"endsAt,omitempty" format:"date-time" doc:"One-off windows only: when the window ends, after startsAt and at most 31 days later."`
 	Recurrence   *MaintenanceRecurrence `json:"recurrence,omitempty" doc:"Makes the window recurring; without it the window is one-off (startsAt to endsAt)."`
-	MonitorIDs   []string               `json:"monitorIds,omitempty" maxItems:"1000" doc:"Monitors of this workspace the window applies to; at least one subject (monitor or heartbeat) is required."`
-	HeartbeatIDs []string               `json:"heartbeatIds,omitempty" maxItems:"1000" doc:"Heartbeats of this workspace the window applies to: pings are recorded and deadlines pass without alerts while it is active."`
+	MonitorIDs   []string               `json:"monitorIds,omitempty" doc:"Monitors of this workspace the window applies to; at least one subject (monitor or heartbeat) is required."`
+	HeartbeatIDs []string               `json:"heartbeatIds,omitempty" doc:"Heartbeats of this workspace the window applies to: pings are recorded and deadlines pass without alerts while it is active."`
 }
 
 // MaintenanceWindowPatch is the body of PATCH

@@ -74,8 +74,8 @@ type monitorList struct {
 
 // MonitorPatch is the body of PATCH /api/v1/monitors/{id}.
 type MonitorPatch struct {
-	Name            *string        `json:"name,omitempty" minLength:"1" maxLength:"200"`
-	IntervalSeconds *int           `json:"intervalSeconds,omitempty" minimum:"10" maximum:"86400"`
+	Name            *string        `json:"name,omitempty"`
+	IntervalSeconds *int           `json:"intervalSeconds,omitempty"`
 	Config          map[string]any `json:"config,omitempty" doc:"A JSON merge patch (RFC 7396) of the monitor's config (see MonitorConfig): fields given replace the stored ones, null resets a field to its default, fields not given stay. config.auth absent keeps the stored credential, null removes it, an object replaces it whole. config.headers is merged into the stored headers: a header not named keeps its value, a string sets it, null removes it; config.headers null removes every header."`
 }
 

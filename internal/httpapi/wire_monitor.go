@@ -32,10 +32,10 @@ type Monitor struct {
 
 // MonitorCreate is the body of POST /api/v1/monitors (spec §2).
 type MonitorCreate struct {
-	Type            string        `json:"type" enum:"http,tcp,dns,tls" doc:"The kind of check."`
-	Name            string        `json:"name" minLength:"1" maxLength:"200" doc:"Display name."`
+	Type            string        `json:"type" doc:"The kind of check."`
+	Name            string        `json:"name" doc:"Display name."`
 	Config          MonitorConfig `json:"config" doc:"Type-specific settings."`
-	IntervalSeconds int           `json:"intervalSeconds,omitempty" minimum:"10" maximum:"86400" default:"60" doc:"Seconds between checks, 10 to 86400; the workspace's plan may require more."`
+	IntervalSeconds int           `json:"intervalSeconds,omitempty" default:"60" doc:"Seconds between checks, 10 to 86400; the workspace's plan may require more."`
 	Paused          bool          `json:"paused,omitempty" doc:"Create the monitor paused: no checks run until it is resumed."`
 }
 
@@ -43,38 +43,38 @@ type MonitorCreate struct {
 // its own fields and rejects the others.
 type MonitorConfig struct {
 	// http
-	URL                 string             `json:"url,omitempty" maxLength:"2048" doc:"http: the URL to request (http or https). Required for http." example:"https://example.com/health"`
-	Method              string             `json:"method,omitempty" enum:"GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS" doc:"http: request method; default GET."`
+	URL                 string             `json:"url,omitempty" doc:"http: the URL to request (http or https). Required for http." example:"https://example.com/health"`
+	Method              string             `json:"method,omitempty" doc:"http: request method; default GET."`
 	Headers             map[string]string  `json:"headers,omitempty" writeOnly:"true" doc:"http: extra request headers, name to value. The values may be credentials, so they are stored encrypted and write-only: responses list the names in headersSet, never the values. In a PATCH, a header not named keeps its value."`
 	HeadersSet          []string           `json:"headersSet,omitempty" readOnly:"true" doc:"http: names of the stored request headers, sorted; their values are never shown. Ignored in requests."`
-	Body                string             `json:"body,omitempty" maxLength:"65536" doc:"http: request body."`
-	TimeoutSeconds      int                `json:"timeoutSeconds,omitempty" minimum:"1" maximum:"60" doc:"Seconds before the check gives up; default 10, never more than intervalSeconds."`
+	Body                string             `json:"body,omitempty" doc:"http: request body."`
+	TimeoutSeconds      int                `json:"timeoutSeconds,omitempty" doc:"Seconds before the check gives up; default 10, never more than intervalSeconds."`
 	FollowRedirects     *bool              `json:"followRedirects,omitempty" doc:"http: follow up to 10 redirects; default true."`
-	ExpectedStatusCodes []StatusCode       `json:"expectedStatusCodes,omitempty" maxItems:"50" doc:"http: accepted status codes, as integers or ranges such as \"200-299\"; default 200-399."`
-	KeywordAssertions   []KeywordAssertion `json:"keywordAssertions,omitempty" maxItems:"20" doc:"http: keywords that must (or must not) be in the first 128 KiB of the body."`
-	JSONAssertions      []JSONAssertion    `json:"jsonAssertions,omitempty" maxItems:"20" doc:"http: RFC 9535 JSONPath assertions on the first 128 KiB of the body."`
-	DegradedLatencyMs   int                `json:"degradedLatencyMs,omitempty" minimum:"0" doc:"A correct answer slower than this many milliseconds is degraded; 0 or absent: never."`
+	ExpectedStatusCodes []StatusCode       `json:"expectedStatusCodes,omitempty" doc:"http: accepted status codes, as integers or ranges such as \"200-299\"; default 200-399."`
+	KeywordAssertions   []KeywordAssertion `json:"keywordAssertions,omitempty" doc:"http: keywords that must (or must not) be in the first 128 KiB of the body."`
+	JSONAssertions      []JSONAssertion    `json:"jsonAssertions,omitempty" doc:"http: RFC 9535 JSONPath assertions on the first 128 KiB of the body."`
+	DegradedLatencyMs   int                `json:"degradedLatencyMs,omitempty" doc:"A correct answer slower than this many milliseconds is degraded; 0 or absent: never."`
 	Auth                *MonitorAuth       `json:"auth,omitempty" doc:"http: credentials, stored encrypted. Secret fields are write-only: responses say which are set."`
-	Confirmations       int                `json:"confirmations,omitempty" minimum:"1" maximum:"10" doc:"Consecutive down results before the monitor is DOWN; default 2, so one blip raises no alarm."`
-	Recoveries          int                `json:"recoveries,omitempty" minimum:"1" maximum:"10" doc:"Consecutive up results before a DOWN monitor is UP again; default 1."`
+	Confirmations       int                `json:"confirmations,omitempty" doc:"Consecutive down results before the monitor is DOWN; default 2, so one blip raises no alarm."`
+	Recoveries          int                `json:"recoveries,omitempty" doc:"Consecutive up results before a DOWN monitor is UP again; default 1."`
 
 	// tcp, tls
-	Host string `json:"host,omitempty" maxLength:"253" doc:"tcp, tls: host name or IP address."`
-	Port int    `json:"port,omitempty" minimum:"1" maximum:"65535" doc:"tcp: required; tls: default 443."`
-	Send string `json:"send,omitempty" maxLength:"65536" doc:"tcp: bytes to send after connecting."`
+	Host string `json:"host,omitempty" doc:"tcp, tls: host name or IP address."`
+	Port int    `json:"port,omitempty" doc:"tcp: required; tls: default 443."`
+	Send string `json:"send,omitempty" doc:"tcp: bytes to send after connecting."`
 	// Expect is matched against what the server sends back.
-	Expect string `json:"expect,omitempty" maxLength:"1024" doc:"tcp: text the reply must contain."`
+	Expect string `json:"expect,omitempty" doc:"tcp: text the reply must contain."`
 
 	// dns
-	RecordName     string   `json:"recordName,omitempty" maxLength:"253" doc:"dns: the name to resolve. Required for dns."`
-	RecordType     string   `json:"recordType,omitempty" enum:"A,AAAA,CNAME,MX,NS,TXT,SRV,CAA,PTR,SOA" doc:"dns: record type; default A."`
-	ExpectedValues []string `json:"expectedValues,omitempty" maxItems:"20" doc:"dns: values the answer must contain; empty: any answer."`
+	RecordName     string   `json:"recordName,omitempty" doc:"dns: the name to resolve. Required for dns."`
+	RecordType     string   `json:"recordType,omitempty" doc:"dns: record type; default A."`
+	ExpectedValues []string `json:"expectedValues,omitempty" doc:"dns: values the answer must contain; empty: any answer."`
 	Resolver       string   `json:"resolver,omitempty" doc:"dns: resolver as host:port; default the system resolver."`
 
 	// tls
-	ServerName         string `json:"serverName,omitempty" maxLength:"253" doc:"tls: SNI name; default host."`
-	DegradedExpiryDays int    `json:"degradedExpiryDays,omitempty" minimum:"0" maximum:"365" doc:"tls: degraded when the certificate expires within this many days; default 14."`
-	DownExpiryDays     int    `json:"downExpiryDays,omitempty" minimum:"0" maximum:"365" doc:"tls: down when the certificate expires within this many days; default 3."`
+	ServerName         string `json:"serverName,omitempty" doc:"tls: SNI name; default host."`
+	DegradedExpiryDays int    `json:"degradedExpiryDays,omitempty" doc:"tls: degraded when the certificate expires within this many days; default 14."`
+	DownExpiryDays     int    `json:"downExpiryDays,omitempty" doc:"tls: down when the certificate expires within this many days; default 3."`
 }
 
 // MonitorAuth is an authenticated check's credential.
@@ -92,14 +92,14 @@ type MonitorAuth struct {
 
 // KeywordAssertion checks for a keyword in the body.
 type KeywordAssertion struct {
-	Keyword       string `json:"keyword" minLength:"1" maxLength:"1024"`
+	Keyword       string `json:"keyword"`
 	Present       *bool  `json:"present,omitempty" doc:"true (default): the keyword must appear; false: it must not."`
 	CaseSensitive *bool  `json:"caseSensitive,omitempty" doc:"Default true."`
 }
 
 // JSONAssertion compares what a JSONPath selects with a value.
 type JSONAssertion struct {
-	Path     string `json:"path" minLength:"1" maxLength:"256" doc:"RFC 9535 JSONPath, e.g. $.status." example:"$.status"`
+	Path     string `json:"path" doc:"RFC 9535 JSONPath, e.g. $.status." example:"$.status"`
 	Operator string `json:"operator" enum:"equals,contains,exists,gt,lt" doc:"equals: a selected node equals value; contains: a selected string contains value (a string) or a selected array has an element equal to value; exists: the path selects something (value false: selects nothing); gt / lt: a selected number is greater / less than value."`
 	Value    any    `json:"value,omitempty" doc:"Any JSON for equals and contains; absent or boolean for exists; a number for gt and lt."`
 }
@@ -109,7 +109,7 @@ type StatusCode struct{ From, To int }
 
 // Schema documents and validates both forms.
 func (StatusCode) Schema(huma.Registry) *huma.Schema {
-	lo, hi := 100.0, 599.0
+	lo, hi := float64(monitor.MinStatusCode), float64(monitor.MaxStatusCode)
 	return &huma.Schema{OneOf: []*huma.Schema{
 		{Type: huma.TypeInteger, Minimum: &lo, Maximum: &hi},
 		{Type: huma.TypeString, Pattern: `^[1-5][0-9]{2}-[1-5][0-9]{2}$`},

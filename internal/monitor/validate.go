@@ -31,6 +31,12 @@ const (
 	DefaultRecoveries    = 1
 	MaxConfirmations     = 10
 	MaxExpectedValues    = 20
+	MaxStatusCodes       = 50  // entries of expectedStatusCodes
+	MinStatusCode        = 100 // what an HTTP status code can be
+	MaxStatusCode        = 599
+	MaxHostLen           = 253 // a DNS name's limit: host, recordName, serverName
+	MaxPort              = 65535
+	MaxExpiryDays        = 365 // TLS expiry thresholds
 )
 
 // DefaultExpectedStatus is accepted when a monitor names no status codes.
@@ -93,11 +99,14 @@ func (d *Draft) Normalize() []FieldError {
 		if c.DownExpiryDays == 0 {
 			c.DownExpiryDays = 3
 		}
-		if c.DownExpiryDays < 0 || c.DownExpiryDays > 365 {
-			v.add("/config/downExpiryDays", "must be between 0 and 365")
+		if len(c.ServerName) > MaxHostLen {
+			v.add("/config/serverName", fmt.Sprintf("must be a host name of at most %d characters", MaxHostLen))
 		}
-		if c.DegradedExpiryDays < c.DownExpiryDays || c.DegradedExpiryDays > 365 {
-			v.add("/config/degradedExpiryDays", "must be between downExpiryDays and 365")
+		if c.DownExpiryDays < 0 || c.DownExpiryDays > MaxExpiryDays {
+			v.add("/config/downExpiryDays", fmt.Sprintf("must be between 0 and %d", MaxExpiryDays))
+		}
+		if c.DegradedExpiryDays < c.DownExpiryDays || c.DegradedExpiryDays > MaxExpiryDays {
+			v.add("/config/degradedExpiryDays", fmt.Sprintf("must be between downExpiryDays and %d", MaxExpiryDays))
 		}
 	default:
 		v.add("/type", fmt.Sprintf("must be one of %s", joinTypes()))
@@ -187,9 +196,13 @@ func (v *validator) http(c *Config, auth *Auth) {
 	if len(c.ExpectedStatusCodes) == 0 {
 		c.ExpectedStatusCodes = slices.Clone(DefaultExpectedStatus)
 	}
+	if len(c.ExpectedStatusCodes) > MaxStatusCodes {
+		v.add("/config/expectedStatusCodes", fmt.Sprintf("must have at most %d entries", MaxStatusCodes))
+	}
 	for i, r := range c.ExpectedStatusCodes {
-		if r.From < 100 || r.To > 599 || r.From > r.To {
-			v.add(fmt.Sprintf("/config/expectedStatusCodes/%d", i), "must be a status code or range within 100-599, low end first")
+		if r.From < MinStatusCode || r.To > MaxStatusCode || r.From > r.To {
+			v.add(fmt.Sprintf("/config/expectedStatusCodes/%d", i),
+				fmt.Sprintf("must be a status code or range within %d-%d, low end first", MinStatusCode, MaxStatusCode))
 		}
 	}
 	if len(c.KeywordAssertions) > MaxAssertions {
@@ -300,13 +313,13 @@ func (v *validator) auth(a *Auth) {
 func (v *validator) hostPort(c *Config, portRequired bool) {
 	if c.Host == "" {
 		v.add("/config/host", "is required")
-	} else if len(c.Host) > 253 || strings.ContainsAny(c.Host, "/:@ ") && net.ParseIP(c.Host) == nil {
+	} else if len(c.Host) > MaxHostLen || strings.ContainsAny(c.Host, "/:@ ") && net.ParseIP(c.Host) == nil {
 		v.add("/config/host", "must be a host name or IP address")
 	}
 	if c.Port == 0 && portRequired {
 		v.add("/config/port", "is required")
-	} else if c.Port < 1 || c.Port > 65535 {
-		v.add("/config/port", "must be between 1 and 65535")
+	} else if c.Port < 1 || c.Port > MaxPort {
+		v.add("/config/port", fmt.Sprintf("must be between 1 and %d", MaxPort))
 	}
 	if c.TimeoutSeconds == 0 {
 		c.TimeoutSeconds = DefaultTimeout
@@ -317,8 +330,8 @@ func (v *validator) hostPort(c *Config, portRequired bool) {
 }
 
 func (v *validator) dns(c *Config) {
-	if c.RecordName == "" || len(c.RecordName) > 253 || strings.ContainsAny(c.RecordName, "/:@ ") {
-		v.add("/config/recordName", "must be a domain name of at most 253 characters")
+	if c.RecordName == "" || len(c.RecordName) > MaxHostLen || strings.ContainsAny(c.RecordName, "/:@ ") {
+		v.add("/config/recordName", fmt.Sprintf("must be a domain name of at most %d characters", MaxHostLen))
 	}
 	c.RecordType = strings.ToUpper(c.RecordType)
 	if c.RecordType == "" {

@@ -154,11 +154,20 @@ func (c *Channel) Hears(eventType string, subjects []string) bool {
 	return false
 }
 
-// Limits on channels.
+// Limits on channels. The API's schema takes its numbers from here, so
+// the document and the rule are one.
 const (
-	MaxName       = 200
-	MaxRecipients = 20
-	MaxSubjects   = 1000
+	MaxName           = 200
+	MaxRecipients     = 20
+	MaxSubjects       = 1000
+	MaxEvents         = 10 // entries of events (more than there are types: one may repeat)
+	MaxURLLen         = 2048
+	MaxTopicLen       = 64
+	MaxChatIDLen      = 64
+	RoutingKeyLen     = 32 // a PagerDuty Events API v2 integration key
+	MaxRoutingKeyLen  = 64 // what the API takes before judging it: RoutingKeyLen or an error
+	MaxBotTokenLen    = 128
+	MaxAccessTokenLen = 256
 )
 
 // Validate checks a channel's fields and the secrets its kind needs
@@ -177,6 +186,9 @@ func Validate(c *Channel, s *Secrets) []monitor.FieldError {
 	if !slices.Contains(Kinds, c.Kind) {
 		add("/kind", "must be one of webhook, email, slack, discord, msteams, pagerduty, telegram, ntfy")
 		return errs
+	}
+	if len(c.Events) > MaxEvents {
+		add("/events", "must list at most %d", MaxEvents)
 	}
 	for i, e := range c.Events {
 		if !slices.Contains(incident.EventTypes, e) || e == incident.Test {
@@ -209,7 +221,7 @@ func Validate(c *Channel, s *Secrets) []monitor.FieldError {
 			}
 		}
 		if !validTopic(cfg.Topic) {
-			add("/config/topic", "must be 1–64 letters, digits, - or _")
+			add("/config/topic", "must be 1–%d letters, digits, - or _", MaxTopicLen)
 		}
 	default:
 		unused("/config/url", cfg.URL != "")
@@ -218,8 +230,8 @@ func Validate(c *Channel, s *Secrets) []monitor.FieldError {
 		unused("/config/topic", cfg.Topic != "")
 	}
 	if c.Kind == Telegram {
-		if cfg.ChatID == "" || len(cfg.ChatID) > 64 {
-			add("/config/chatId", "must be the chat's id or @channel name, up to 64 characters")
+		if cfg.ChatID == "" || len(cfg.ChatID) > MaxChatIDLen {
+			add("/config/chatId", "must be the chat's id or @channel name, up to %d characters", MaxChatIDLen)
 		}
 	} else {
 		unused("/config/chatId", cfg.ChatID != "")
@@ -245,12 +257,16 @@ func Validate(c *Channel, s *Secrets) []monitor.FieldError {
 			add("/secrets/hookUrl", "%s", err)
 		}
 	case PagerDuty:
-		if len(s.RoutingKey) != 32 {
-			add("/secrets/routingKey", "must be the 32-character integration key of a PagerDuty Events API v2 integration")
+		if len(s.RoutingKey) != RoutingKeyLen {
+			add("/secrets/routingKey", "must be the %d-character integration key of a PagerDuty Events API v2 integration", RoutingKeyLen)
 		}
 	case Telegram:
-		if !strings.Contains(s.BotToken, ":") || len(s.BotToken) > 128 {
+		if !strings.Contains(s.BotToken, ":") || len(s.BotToken) > MaxBotTokenLen {
 			add("/secrets/botToken", "must be a bot token as BotFather gives it (<id>:<secret>)")
+		}
+	case Ntfy:
+		if len(s.AccessToken) > MaxAccessTokenLen {
+			add("/secrets/accessToken", "must be at most %d characters", MaxAccessTokenLen)
 		}
 	}
 	return errs
@@ -267,14 +283,14 @@ func checkURL(raw string, httpsOnly bool) string {
 		return "must be an https URL"
 	case u.User != nil:
 		return "must not carry credentials"
-	case len(raw) > 2048:
-		return "must be at most 2048 characters"
+	case len(raw) > MaxURLLen:
+		return fmt.Sprintf("must be at most %d characters", MaxURLLen)
 	}
 	return ""
 }
 
 func validTopic(t string) bool {
-	if t == "" || len(t) > 64 {
+	if t == "" || len(t) > MaxTopicLen {
 		return false
 	}
 	for _, c := range t {

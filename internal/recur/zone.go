@@ -15,6 +15,10 @@ type wallSeq interface {
 	atOrBefore(w time.Time) (time.Time, bool)
 }
 
+// MaxZoneLen bounds an IANA time zone name as schedules take it (the
+// longest name is about 30 characters).
+const MaxZoneLen = 64
+
 // Searches walk at most this many zone periods (about two a year in a zone
 // with daylight saving). The longest gap between two occurrences of a rule
 // that fires at all is about 40 years ("0 0 29 2 */7": February 29th on a

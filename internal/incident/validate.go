@@ -1,0 +1,62 @@
+package incident
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// Limits on what a person writes into an incident. The API's schema takes
+// its numbers from here, so the document and the rule are one.
+const (
+	MaxTitleLen   = 200  // characters
+	MaxMessageLen = 5000 // characters of one update
+	MaxAffected   = 100  // monitors and heartbeats an incident lists as affected
+)
+
+// ValidateTitle checks an incident's title.
+func ValidateTitle(title string) []monitor.FieldError {
+	switch {
+	case strings.TrimSpace(title) == "":
+		return []monitor.FieldError{{Pointer: "/title", Message: "must not be blank"}}
+	case utf8.RuneCountInString(title) > MaxTitleLen:
+		return []monitor.FieldError{{Pointer: "/title", Message: fmt.Sprintf("must be at most %d characters", MaxTitleLen)}}
+	}
+	return nil
+}
+
+// ValidateMessage checks an update's message, named by ptr.
+func ValidateMessage(ptr, msg string) []monitor.FieldError {
+	switch {
+	case strings.TrimSpace(msg) == "":
+		return []monitor.FieldError{{Pointer: ptr, Message: "must not be blank"}}
+	case utf8.RuneCountInString(msg) > MaxMessageLen:
+		return []monitor.FieldError{{Pointer: ptr, Message: fmt.Sprintf("must be at most %d characters", MaxMessageLen)}}
+	}
+	return nil
+}
+
+// ValidateAffected checks the list of affected monitors and heartbeats:
+// bounded, ids of the right kinds, none twice. Whether they are the
+// workspace's is for the store to say.
+func ValidateAffected(affected []string) []monitor.FieldError {
+	var errs []monitor.FieldError
+	if len(affected) > MaxAffected {
+		errs = append(errs, monitor.FieldError{Pointer: "/affectedMonitors", Message: fmt.Sprintf("must list at most %d", MaxAffected)})
+	}
+	seen := map[string]bool{}
+	for i, id := range affected {
+		ptr := fmt.Sprintf("/affectedMonitors/%d", i)
+		switch {
+		case !strings.HasPrefix(id, ids.Monitor+"_") && !strings.HasPrefix(id, ids.Heartbeat+"_"):
+			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "must be a monitor (mon_…) or heartbeat (hb_…) id"})
+		case seen[id]:
+			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "is listed twice"})
+		}
+		seen[id] = true
+	}
+	return errs
+}
