@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/tocsin"
 )
 
 // bench owns the servers, databases and work directory of one run.
@@ -23,17 +25,17 @@ type bench struct {
 	c     config
 	log   io.Writer
 	dir   string
-	bin   string
-	rev   string // the commit bin was built from, when apibench built it
+	bin   tocsin.Binary
 	tr    *http.Transport
-	procs []*proc
-	pgDBs []string
+	procs []*child.Process
+	drops []func() // the PostgreSQL databases
+	pg    bool     // a target runs on PostgreSQL
 }
 
 // engine is one tocsin server and how to run its admin commands.
 type engine struct {
 	name   string
-	p      *proc
+	p      *child.Process
 	dbArgs []string // --data-dir or --database-url, for `tocsin key create` and friends
 }
 
@@ -43,7 +45,7 @@ type target struct {
 	wl      workload
 	creates *creates // POST targets only
 	engine  *engine
-	server  *proc
+	server  *child.Process
 	rate    float64 // expected req/s, for sizing the POST targets' workspaces
 	phases  []phase
 }
@@ -58,18 +60,11 @@ func (b *bench) logf(format string, args ...any) {
 
 func (b *bench) close() {
 	for _, p := range b.procs {
-		p.stop()
+		p.Stop(15 * time.Second)
 	}
 	b.tr.CloseIdleConnections()
-	for _, db := range b.pgDBs {
-		if b.c.keepWork {
-			b.logf("kept PostgreSQL database %s", db)
-			continue
-		}
-		if _, err := command(context.Background(), "psql", b.c.pgURL, "-v", "ON_ERROR_STOP=1", "-qc",
-			"DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
-			b.logf("dropping %s: %v", db, err)
-		}
+	for _, drop := range b.drops {
+		drop()
 	}
 	if b.dir != "" {
 		if b.c.keepWork {
@@ -85,12 +80,11 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 	if b.dir, err = os.MkdirTemp("", "apibench-"); err != nil {
 		return nil, err
 	}
-	b.bin = b.c.tocsin
-	if b.bin == "" {
+	if b.c.tocsin == "" {
 		b.logf("building ./cmd/tocsin")
-		if b.bin, b.rev, err = buildTocsin(ctx, b.dir); err != nil {
-			return nil, err
-		}
+	}
+	if b.bin, err = tocsin.Open(ctx, b.c.tocsin, b.dir); err != nil {
+		return nil, err
 	}
 	targets, err := b.setup(ctx)
 	if err != nil {
@@ -113,7 +107,7 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 	var targets []*target
 	for _, name := range b.c.targets {
 		if name == "bare" {
-			addr, err := freeAddr()
+			addr, err := child.FreeAddr()
 			if err != nil {
 				return nil, err
 			}
@@ -121,12 +115,12 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 			if err != nil {
 				return nil, err
 			}
-			p, err := startProc(ctx, "bare", b.dir, addr, self, "-bare-serve", addr)
+			p, err := child.Serve(ctx, self, b.dir, "bare", addr, nil, "-bare-serve", addr)
 			if err != nil {
 				return nil, err
 			}
 			b.procs = append(b.procs, p)
-			wl, err := newFixed(b.c.concurrency, http.MethodGet, p.base+"/api/v1/monitors/mon_01M7ZZ0000000000000000000", "tsk_bare")
+			wl, err := newFixed(b.c.concurrency, http.MethodGet, p.Base+"/api/v1/monitors/mon_01M7ZZ0000000000000000000", "tsk_bare")
 			if err != nil {
 				return nil, err
 			}
@@ -149,11 +143,11 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			if t.wl, err = newFixed(b.c.concurrency, http.MethodGet, e.p.base+"/api/v1/monitors/"+id, keys...); err != nil {
+			if t.wl, err = newFixed(b.c.concurrency, http.MethodGet, e.p.Base+"/api/v1/monitors/"+id, keys...); err != nil {
 				return nil, err
 			}
 		case "post":
-			t.creates = newCreates(b.c.concurrency, e.p.base)
+			t.creates = newCreates(b.c.concurrency, e.p.Base)
 			t.wl = t.creates
 		}
 		targets = append(targets, t)
@@ -161,47 +155,32 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 	return targets, nil
 }
 
-// startEngine starts tocsin on a fresh SQLite data dir or PostgreSQL database.
+// startEngine starts `tocsin serve` on a fresh SQLite data dir or
+// PostgreSQL database.
 func (b *bench) startEngine(ctx context.Context, name string) (*engine, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
 	dataDir := filepath.Join(b.dir, name)
-	args := []string{b.bin, "serve", "--listen", addr, "--data-dir", dataDir, "--rate-limit", strconv.Itoa(b.c.rateLimit)}
+	args := []string{"--data-dir", dataDir, "--rate-limit", strconv.Itoa(b.c.rateLimit)}
 	e := &engine{name: name, dbArgs: []string{"--data-dir", dataDir}}
 	if name == "postgres" {
-		dbURL, err := b.createPostgres(ctx)
+		dbURL, drop, err := pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_apibench", 0), b.c.keepWork, b.logf)
 		if err != nil {
 			return nil, err
 		}
-		keys, err := command(ctx, b.bin, "secret-key")
+		b.drops, b.pg = append(b.drops, drop), true
+		keys, err := b.bin.Run(ctx, "secret-key")
 		if err != nil {
 			return nil, err
 		}
 		args = append(args, "--database-url", dbURL, "--secret-keys", keys)
 		e.dbArgs = []string{"--database-url", dbURL}
 	}
-	b.logf("starting tocsin on %s at %s", name, addr)
-	if e.p, err = startProc(ctx, "tocsin-"+name, b.dir, addr, args...); err != nil {
+	b.logf("starting tocsin serve on %s", name)
+	var err error
+	if e.p, err = b.bin.Serve(ctx, b.dir, "tocsin-"+name, nil, args...); err != nil {
 		return nil, err
 	}
 	b.procs = append(b.procs, e.p)
 	return e, nil
-}
-
-func (b *bench) createPostgres(ctx context.Context) (string, error) {
-	u, err := url.Parse(b.c.pgURL)
-	if err != nil {
-		return "", fmt.Errorf("-pg-url: %w", err)
-	}
-	db := fmt.Sprintf("tocsin_bench_%d_%d", time.Now().Unix(), os.Getpid())
-	if _, err := command(ctx, "psql", b.c.pgURL, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE "+db); err != nil {
-		return "", err
-	}
-	b.pgDBs = append(b.pgDBs, db)
-	u.Path = "/" + db
-	return u.String(), nil
 }
 
 // seedGet makes keys for the bootstrap owner and one monitor to read.
@@ -218,7 +197,7 @@ func (b *bench) seedGet(ctx context.Context, e *engine) (id string, keys []strin
 		keys = append(keys, key)
 	}
 	key := keys[0]
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.p.base+"/api/v1/monitors",
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.p.Base+"/api/v1/monitors",
 		strings.NewReader(`{"type":"http","name":"apibench read target","config":{"url":"https://example.com/health"}}`))
 	if err != nil {
 		return "", nil, err
@@ -240,7 +219,7 @@ func (b *bench) seedGet(ctx context.Context, e *engine) (id string, keys []strin
 }
 
 func (b *bench) tocsin(ctx context.Context, e *engine, args ...string) (string, error) {
-	return command(ctx, append(append([]string{b.bin}, args...), e.dbArgs...)...)
+	return b.bin.Run(ctx, append(args, e.dbArgs...)...)
 }
 
 // provision adds workspaces until the POST target can take need more creates.
@@ -311,7 +290,7 @@ func (b *bench) measure(ctx context.Context, t *target, round int) error {
 		return err
 	}
 	if after, ok := sampleCPU(); ok && cpuOK {
-		p.cpu = before.share(after, t.server.cmd.Process.Pid)
+		p.cpu = before.share(after, t.server.Pid())
 	}
 	t.phases = append(t.phases, p)
 	t.rate = max(t.rate, p.rate())

@@ -14,9 +14,11 @@
 //
 //	go run ./bench/apibench -duration 10s -rounds 3
 //
-// It builds ./cmd/tocsin unless -tocsin names a binary. PostgreSQL targets
-// need psql and a server where -pg-url's user may CREATE DATABASE; a fresh
-// database is created per run and dropped at the end.
+// The servers are `tocsin serve` (built from this checkout unless -tocsin
+// names a binary; API keys and workspaces made with `tocsin key create` and
+// `tocsin user create`) and this binary re-executed as the bare handler.
+// PostgreSQL targets need a server where -pg-url's user may CREATE
+// DATABASE; a fresh database is created per run and dropped at the end.
 package main
 
 import (

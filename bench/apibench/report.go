@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"debug/buildinfo"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
 // machine describes where the numbers were taken.
@@ -22,45 +22,11 @@ type machine struct {
 }
 
 func machineInfo(b *bench) machine {
-	m := machine{Machine: host.Describe()}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if len(b.pgDBs) > 0 {
-		m.postgres, _ = command(ctx, "psql", b.c.pgURL, "-tAc", "SHOW server_version")
-	}
-	m.tocsin = describeBinary(b.bin)
-	if b.rev != "" {
-		m.tocsin = "built from this checkout at " + b.rev + " (git describe --dirty)"
+	m := machine{Machine: host.Describe(), tocsin: b.bin.Rev}
+	if b.pg {
+		m.postgres = pgfresh.ServerVersion(context.Background(), b.c.pgURL)
 	}
 	return m
-}
-
-// describeBinary names the commit a Go binary was built from, as go build
-// recorded it.
-func describeBinary(path string) string {
-	info, err := buildinfo.ReadFile(path)
-	if err != nil {
-		return path
-	}
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev == "" {
-		return path + " (" + info.GoVersion + ", no VCS information)"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if modified == "true" {
-		rev += " with uncommitted changes"
-	}
-	return "commit " + rev + ", " + info.GoVersion
 }
 
 func sortedLatencies(l []time.Duration) []time.Duration {

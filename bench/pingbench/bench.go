@@ -6,12 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/tocsin"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
@@ -21,7 +21,8 @@ type bench struct {
 	c       config
 	log     io.Writer
 	dir     string
-	self    string // this binary, re-executed for every server
+	self    string // this binary, re-executed as the bare handler
+	bin     tocsin.Binary
 	targets []*target
 	drops   []func()
 	rev     string // git describe of the checkout at the start
@@ -80,6 +81,14 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 	if b.self, err = os.Executable(); err != nil {
 		return nil, err
 	}
+	if len(b.c.engines) > 0 {
+		if b.c.tocsin == "" {
+			b.logf("building ./cmd/tocsin")
+		}
+		if b.bin, err = tocsin.Open(ctx, b.c.tocsin, b.dir); err != nil {
+			return nil, err
+		}
+	}
 	if err := b.start(ctx); err != nil {
 		return nil, err
 	}
@@ -130,7 +139,7 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 		// Every acknowledged ping was durable before its answer: kill
 		// the server with SIGKILL, and count them as the next process
 		// finds them (on SQLite, after replaying the journal).
-		b.crash(t.srv)
+		t.srv.Kill()
 		if t.stored, err = countPings(ctx, t.url); err != nil {
 			return nil, fmt.Errorf("%s: counting the stored pings: %w", t.name, err)
 		}
@@ -146,9 +155,10 @@ func (b *bench) start(ctx context.Context) error {
 			t.tokens[i] = heartbeat.NewToken() // URLs of the same length
 		}
 		var err error
-		if t.srv, err = b.startChild(ctx, "bare", nil, "-bare-serve"); err != nil {
+		if t.srv, err = child.Start(ctx, b.self, b.dir, "bare", nil, "-bare-serve"); err != nil {
 			return err
 		}
+		b.logf("bare: serving at %s (pid %d)", t.srv.Base, t.srv.Pid())
 		b.targets = append(b.targets, t)
 	}
 	for _, e := range b.c.engines {
@@ -173,36 +183,14 @@ func (b *bench) start(ctx context.Context) error {
 		if t.raw, err = openRaw(e, dbURL); err != nil {
 			return err
 		}
-		if t.srv, err = b.startChild(ctx, e, []string{keysEnv + "=" + keys}, "-serve", dbURL); err != nil {
+		// As an operator runs it: the keyring in the environment, the
+		// database on the command line.
+		t.srv, err = b.bin.Serve(ctx, b.dir, e, []string{"TOCSIN_SECRET_KEYS=" + keys},
+			"--data-dir", filepath.Join(b.dir, e), "--database-url", dbURL)
+		if err != nil {
 			return err
 		}
+		b.logf("%s: tocsin serve at %s (pid %d)", e, t.srv.Base, t.srv.Pid())
 	}
 	return nil
-}
-
-// startChild runs this binary again as the server name (-serve or
-// -bare-serve in args), writing its CPU profile when -cpuprofile asks.
-func (b *bench) startChild(ctx context.Context, name string, env []string, args ...string) (*child.Process, error) {
-	if b.c.profileDir != "" {
-		if err := os.MkdirAll(b.c.profileDir, 0o755); err != nil {
-			return nil, err
-		}
-		env = append(env, profileEnv+"="+filepath.Join(b.c.profileDir, name+".pprof"))
-	}
-	c, err := child.Start(ctx, b.self, b.dir, name, env, args...)
-	if err != nil {
-		return nil, err
-	}
-	b.logf("%s: serving at %s (pid %d)", name, c.Base, c.Pid())
-	return c, nil
-}
-
-// crash ends a server with SIGKILL, as a crash would; a profiling server
-// first gets SIGUSR1, on which it writes its profile out.
-func (b *bench) crash(c *child.Process) {
-	if b.c.profileDir != "" {
-		_ = c.Cmd.Process.Signal(syscall.SIGUSR1)
-		time.Sleep(time.Second)
-	}
-	c.Kill()
 }

@@ -5,12 +5,11 @@
 //
 //	go run ./bench/pingbench -duration 30s -out /tmp/pings.md
 //
-// Every server is a child process (this binary re-executed): -serve runs
-// Tocsin's HTTP side as `tocsin serve` composes it (store, app, API and
-// ping handler, httpapi.Observe, the heartbeat sweeper, housekeeping and
-// the check engine) on a database the parent prepared with -heartbeats
-// heartbeats; -bare-serve runs a handler that reads the request and writes
-// a fixed acknowledgement of the same size. For each -rounds round, and
+// Every server is a process of its own: `tocsin serve` (built from this
+// checkout, or the binary -tocsin names) on a database the benchmark
+// prepared with -heartbeats heartbeats, and the bare handler (this binary
+// re-executed with -bare-serve), which reads the request and writes a
+// fixed acknowledgement of the same size. For each -rounds round, and
 // each target in turn, -clients keep-alive clients send plain GET pings in
 // a closed loop, spread over the heartbeats, for -warmup and then the
 // measured -duration. Then each target takes an open loop at each -rate:
@@ -54,7 +53,7 @@ type config struct {
 	rateConns  int
 	out        string
 	keep       bool
-	profileDir string
+	tocsin     string // the binary; "": build ./cmd/tocsin
 }
 
 var allEngines = []string{"sqlite", "postgres"}
@@ -74,7 +73,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var (
 		c         config
 		engines   string
-		serveURL  string
 		bareServe bool
 		rates     string
 	)
@@ -94,17 +92,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&c.burst, "burst", 20000, "pings of the burst sent to each target at once; 0: no burst")
 	fs.IntVar(&c.burstConns, "burst-conns", 4000, "connections the burst is sent over, opened beforehand")
 	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")
-	fs.StringVar(&c.profileDir, "cpuprofile", "", "write each server's CPU profile, from start to stop, to <target>.pprof in this directory, and its allocations to <target>.allocs.pprof")
+	fs.StringVar(&c.tocsin, "tocsin", "", "path to a tocsin binary; default: build ./cmd/tocsin of this module")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (logs, SQLite files) and the PostgreSQL database")
-	fs.StringVar(&serveURL, "serve", "", "internal: serve Tocsin on this database URL (keyring in "+keysEnv+")")
 	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	switch {
-	case serveURL != "":
-		return serveTocsin(ctx, serveURL, os.Getenv(keysEnv), stdin, stdout, stderr)
-	case bareServe:
+	if bareServe {
 		return serveBare(ctx, stdin, stdout)
 	}
 	for e := range strings.SplitSeq(engines, ",") {

@@ -11,10 +11,10 @@ import (
 	"github.com/tocsin/tocsin/bench/internal/figure"
 )
 
-// TestMain lets the test binary serve as the benchmark's children, which
-// the smoke test starts by re-executing it with -serve or -bare-serve.
+// TestMain lets the test binary serve as the bare handler, which the smoke
+// test starts by re-executing it with -bare-serve.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "-serve" || os.Args[1] == "-bare-serve") {
+	if len(os.Args) > 1 && os.Args[1] == "-bare-serve" {
 		main()
 		os.Exit(0)
 	}
@@ -105,7 +105,8 @@ func TestReport(t *testing.T) {
 	}
 }
 
-// TestSmoke runs the whole benchmark briefly on SQLite.
+// TestSmoke runs the whole benchmark briefly on SQLite, against a tocsin
+// binary it builds.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs servers for a few seconds")
