@@ -1,23 +1,25 @@
 // Command checkbench measures Tocsin's check engine on this machine: many
-// HTTP monitors of a local target checked at a fixed interval, with the
-// engine, the target and a bare Go loop each in a process of its own.
+// HTTP monitors of a local target checked at a fixed interval by the
+// built `tocsin serve`, next to a bare Go loop doing the same GETs, each
+// in a process of its own.
 //
 //	go run ./bench/checkbench -monitors 10000 -interval 30s -duration 5m
 //
 // For each database engine (-engines) it makes a fresh database, creates
-// -monitors monitors of the target (distinct paths /m/<i>), starts the
-// engine in a child process (the binary re-executed with -engine-serve),
-// lets it run one -warmup, then measures -duration: checks due against
-// checks done and their scheduling lag (from the stored observations), the
-// engine process's CPU time per check (its own rusage), PostgreSQL's CPU
-// time, the process's peak RSS, and the bytes each stored observation
-// takes. A bare Go loop doing the same GETs on the same schedule, with no
-// database, runs for the same time in a child process too (-bare-loop), as
-// the baseline. The target server is a child process as well (-target-serve).
-// With -cpuprofile the report splits each child's CPU time into checking,
-// storing, claiming and the Go runtime. -writer-pace and -claim-delay are
-// experiments on the engine's store, off by default. Results and how to
-// read them: docs/benchmarks.md, "Check engine".
+// -monitors monitors of the target (distinct paths /m/<i>) through the
+// store (setup, not measured: the API's quota and minimum interval would
+// make 10,000 monitors slow to create and forbid short intervals), starts
+// `tocsin serve` on it (built from this checkout unless -tocsin names a
+// binary), lets it run one -warmup, then measures -duration: checks due
+// against checks done and their scheduling lag (from the stored
+// observations), the server's CPU time per check, PostgreSQL's CPU time,
+// the server's peak RSS, the bytes each stored observation takes, and the
+// engine's own counters from the server's GET /metrics. A bare Go loop
+// doing the same GETs on the same schedule, with no database, runs for the
+// same time in a child process (this binary re-executed with -bare-loop),
+// as the baseline. The target server is a child process as well
+// (-target-serve). Results and how to read them: docs/benchmarks.md,
+// "Check engine".
 package main
 
 import (
@@ -48,9 +50,7 @@ type config struct {
 	pgURL       string
 	keep        bool
 	out         string
-	profileDir  string
-	writerPace  time.Duration
-	claimDelay  time.Duration
+	tocsin      string // the binary; "": build ./cmd/tocsin
 }
 
 var allEngines = []string{"sqlite", "postgres"}
@@ -68,11 +68,10 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
-		c                     config
-		engines               string
-		targetServe           bool
-		engineServe, bareLoop string
-		profileFile           string
+		c           config
+		engines     string
+		targetServe bool
+		bareLoop    string
 	)
 	fs := flag.NewFlagSet("checkbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -82,21 +81,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.DurationVar(&c.warmup, "warmup", 0, "unmeasured time before each measured window; 0: one interval")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time after the window for checks due in it to finish and be stored")
 	fs.IntVar(&c.timeout, "timeout", 10, "each check's timeout in seconds (the monitors' timeoutSeconds)")
-	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (or bare GETs) in flight at most")
+	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (tocsin serve --check-concurrency) or bare GETs in flight at most")
 	fs.StringVar(&engines, "engines", strings.Join(allEngines, ","), "comma-separated database engines to run the check engine on")
 	fs.StringVar(&c.bare, "bare", "before", "when the bare loop runs: before the engines, after them, both, or none")
 	fs.StringVar(&c.pgURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (logs, SQLite files) and the PostgreSQL database")
 	fs.StringVar(&c.out, "out", "", "also write the report to this file")
-	fs.StringVar(&profileFile, "cpuprofile", "", "profile the engine over the measured window: a directory for the profiles "+
-		"(the report then splits the engine's CPU into checking, storing, claiming and runtime); in a child, the file")
-	fs.DurationVar(&c.writerPace, "writer-pace", 0, "experiment: make the engine's writer wait this long between batches, "+
-		"so that each transaction carries more observations (0: the engine as it is)")
-	fs.DurationVar(&c.claimDelay, "claim-delay", 0, "experiment: lengthen each of the engine's claims by this much "+
-		"(to show that the scheduling lag follows the claim's duration)")
+	fs.StringVar(&c.tocsin, "tocsin", "", "path to a tocsin binary; default: build ./cmd/tocsin of this module")
 	fs.BoolVar(&targetServe, "target-serve", false, "internal: serve the target on 127.0.0.1:0 and print its URL")
-	fs.StringVar(&engineServe, "engine-serve", "", "internal: run the check engine on this database URL")
 	fs.StringVar(&bareLoop, "bare-loop", "", "internal: run the bare loop over the targets in this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -107,14 +100,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch {
 	case targetServe:
 		return serveTarget(ctx, stdin, stdout)
-	case engineServe != "":
-		return serveEngine(ctx, childOptions{dbURL: engineServe, concurrency: c.concurrency, profile: profileFile,
-			writerPace: c.writerPace, claimDelay: c.claimDelay}, stdin, stdout, stderr)
 	case bareLoop != "":
 		return serveBare(ctx, childOptions{targets: bareLoop, concurrency: c.concurrency, interval: c.interval,
-			timeout: time.Duration(c.timeout) * time.Second, profile: profileFile}, stdin, stdout)
+			timeout: time.Duration(c.timeout) * time.Second}, stdin, stdout)
 	}
-	c.profileDir = profileFile
 
 	for e := range strings.SplitSeq(engines, ",") {
 		e = strings.TrimSpace(e)

@@ -140,17 +140,27 @@ func Describe() Machine {
 
 // PeakRSS is a process's peak resident set (VmHWM) in bytes; 0 if unknown.
 func PeakRSS(pid int) int64 {
+	peak, _ := Memory(pid)
+	return peak
+}
+
+// Memory is a process's peak resident set (VmHWM) and its resident set now
+// (VmRSS), in bytes; 0 if unknown.
+func Memory(pid int) (peak, resident int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for line := range strings.Lines(string(b)) {
 		var kb int64
 		if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil {
-			return kb << 10
+			peak = kb << 10
+		}
+		if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kb); err == nil {
+			resident = kb << 10
 		}
 	}
-	return 0
+	return peak, resident
 }
 
 // GitDescribe names the checkout's commit (git describe --always --dirty)
