@@ -174,11 +174,11 @@ func (b *bench) startEngine(ctx context.Context, name string) (*engine, error) {
 		args = append(args, "--database-url", dbURL, "--secret-keys", keys)
 		e.dbArgs = []string{"--database-url", dbURL}
 	}
-	b.logf("starting tocsin serve on %s", name)
 	var err error
 	if e.p, err = b.bin.Serve(ctx, b.dir, "tocsin-"+name, nil, args...); err != nil {
 		return nil, err
 	}
+	b.logf("%s: tocsin serve at %s (pid %d)", name, e.p.Base, e.p.Pid())
 	b.procs = append(b.procs, e.p)
 	return e, nil
 }

@@ -15,16 +15,11 @@ import (
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
-// machine describes where the numbers were taken.
-type machine struct {
-	host.Machine
-	postgres, tocsin string
-}
-
-func machineInfo(b *bench) machine {
-	m := machine{Machine: host.Describe(), tocsin: b.bin.Rev}
+func machineInfo(b *bench) host.Machine {
+	m := host.Describe()
+	m.Tocsin = b.bin.Rev
 	if b.pg {
-		m.postgres = pgfresh.ServerVersion(context.Background(), b.c.pgURL)
+		m.Postgres = pgfresh.ServerVersion(context.Background(), b.c.pgURL)
 	}
 	return m
 }
@@ -121,13 +116,13 @@ func summarize(t *target) row {
 	return r
 }
 
-func report(w io.Writer, c config, m machine, targets []*target) {
+func report(w io.Writer, c config, m host.Machine, targets []*target) {
 	fmt.Fprintf(w, "Machine: %s CPUs, %s; Linux %s; %s\n", m.CPUs, m.CPUModel, m.Kernel, m.GoVersion)
-	if m.postgres != "" {
-		fmt.Fprintf(w, "PostgreSQL: %s, on the same machine\n", m.postgres)
+	if m.Postgres != "" {
+		fmt.Fprintf(w, "PostgreSQL: %s, on the same machine\n", m.Postgres)
 	}
-	if m.tocsin != "" {
-		fmt.Fprintf(w, "tocsin: %s\n", m.tocsin)
+	if m.Tocsin != "" {
+		fmt.Fprintf(w, "tocsin: %s\n", m.Tocsin)
 	}
 	fmt.Fprintf(w, "Date: %s\n", m.Date)
 	fmt.Fprintf(w, "Load: %d keep-alive clients, closed loop, %s per round after a %s warm-up, %d rounds interleaved; tocsin --rate-limit %d\n\n",

@@ -186,6 +186,7 @@ func (b *bench) runEngine(ctx context.Context, engine string) (*result, error) {
 		return nil, err
 	}
 	defer srv.Stop(60 * time.Second)
+	b.logf("%s: tocsin serve at %s (pid %d)", engine, srv.Base, srv.Pid())
 	var (
 		m0, m1     metrics
 		stopGauges func() (float64, float64)

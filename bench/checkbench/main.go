@@ -34,6 +34,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
 // config is what the flags ask for.
@@ -52,8 +54,6 @@ type config struct {
 	out         string
 	tocsin      string // the binary; "": build ./cmd/tocsin
 }
-
-var allEngines = []string{"sqlite", "postgres"}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time after the window for checks due in it to finish and be stored")
 	fs.IntVar(&c.timeout, "timeout", 10, "each check's timeout in seconds (the monitors' timeoutSeconds)")
 	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (tocsin serve --check-concurrency) or bare GETs in flight at most")
-	fs.StringVar(&engines, "engines", strings.Join(allEngines, ","), "comma-separated database engines to run the check engine on")
+	fs.StringVar(&engines, "engines", pgfresh.Engines, "comma-separated database engines to run the check engine on")
 	fs.StringVar(&c.bare, "bare", "before", "when the bare loop runs: before the engines, after them, both, or none")
 	fs.StringVar(&c.pgURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped")
@@ -105,17 +105,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			timeout: time.Duration(c.timeout) * time.Second}, stdin, stdout)
 	}
 
-	for e := range strings.SplitSeq(engines, ",") {
-		e = strings.TrimSpace(e)
-		switch {
-		case e == "":
-		case !slices.Contains(allEngines, e):
-			return fmt.Errorf("unknown engine %q; known: %s", e, strings.Join(allEngines, ", "))
-		case e == "postgres" && c.pgURL == "":
-			fmt.Fprintln(stderr, "skipping postgres: -pg-url is empty")
-		default:
-			c.engines = append(c.engines, e)
-		}
+	var err error
+	if c.engines, err = pgfresh.ParseEngines(engines, c.pgURL, stderr); err != nil {
+		return err
 	}
 	switch {
 	case !slices.Contains([]string{"before", "after", "both", "none"}, c.bare):

@@ -14,28 +14,22 @@ import (
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
-// machine describes where the numbers were taken.
-type machine struct {
-	host.Machine
-	postgres, tocsin string
-}
-
-func (b *bench) machine(ctx context.Context) machine {
-	m := machine{Machine: host.Describe()}
+func (b *bench) machine(ctx context.Context) host.Machine {
+	m := host.Describe()
 	if slices.Contains(b.c.engines, "postgres") {
-		m.postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
+		m.Postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}
-	m.tocsin = b.bin.Rev
+	m.Tocsin = b.bin.Rev
 	return m
 }
 
-func report(w io.Writer, c config, m machine, res []*result) {
+func report(w io.Writer, c config, m host.Machine, res []*result) {
 	perSecond := float64(c.monitors) / c.interval.Seconds()
 	fmt.Fprintf(w, "# Check engine: %d HTTP monitors every %s\n\n", c.monitors, c.interval)
 	fmt.Fprintf(w, "%s; tocsin %s; %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, figure.OrUnknown(m.tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
-	if m.postgres != "" {
-		fmt.Fprintf(w, "; PostgreSQL %s", m.postgres)
+		m.Date, figure.OrUnknown(m.Tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
+	if m.Postgres != "" {
+		fmt.Fprintf(w, "; PostgreSQL %s", m.Postgres)
 	}
 	fmt.Fprintf(w, ".\n\nLoad: %.0f checks/s (%.1fM a day). Each run: %s warm-up (not measured), %s measured, %s grace for the window's last checks. "+
 		"At most %d checks in flight; check timeout %d s. Runs in this order: ", perSecond, perSecond*86400/1e6, c.warmup, c.duration, c.grace, c.concurrency, c.timeout)

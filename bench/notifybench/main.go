@@ -35,11 +35,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -68,8 +68,6 @@ type config struct {
 	hurry bool
 }
 
-var allEngines = []string{"sqlite", "postgres"}
-
 // interval is the monitors' check interval: the minimum a monitor may have.
 const interval = monitor.MinIntervalSeconds * time.Second
 
@@ -92,7 +90,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	)
 	fs := flag.NewFlagSet("notifybench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&engines, "engines", strings.Join(allEngines, ","), "comma-separated database engines to measure")
+	fs.StringVar(&engines, "engines", pgfresh.Engines, "comma-separated database engines to measure")
 	fs.StringVar(&c.pgURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped for every phase")
 	fs.IntVar(&c.deliveries, "deliveries", 20000, "manual incidents written before the notifier starts, one webhook delivery each")
@@ -116,17 +114,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if receive {
 		return serveReceiver(ctx, stdin, stdout, stderr)
 	}
-	for e := range strings.SplitSeq(engines, ",") {
-		e = strings.TrimSpace(e)
-		switch {
-		case e == "":
-		case !slices.Contains(allEngines, e):
-			return fmt.Errorf("unknown engine %q; known: %s", e, strings.Join(allEngines, ", "))
-		case e == "postgres" && c.pgURL == "":
-			fmt.Fprintln(stderr, "skipping postgres: -pg-url is empty")
-		default:
-			c.engines = append(c.engines, e)
-		}
+	var err error
+	if c.engines, err = pgfresh.ParseEngines(engines, c.pgURL, stderr); err != nil {
+		return err
 	}
 	if err := c.validate(); err != nil {
 		return err

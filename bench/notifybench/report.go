@@ -20,16 +20,11 @@ import (
 // webhook within this, at the 99th percentile, after the confirming check.
 const latencyTarget = 2 * time.Second
 
-// machine describes where the numbers were taken.
-type machine struct {
-	host.Machine
-	postgres, tocsin string
-}
-
-func (b *bench) machine(ctx context.Context) machine {
-	m := machine{Machine: host.Describe(), tocsin: b.rev}
+func (b *bench) machine(ctx context.Context) host.Machine {
+	m := host.Describe()
+	m.Tocsin = b.rev
 	if slices.Contains(b.c.engines, "postgres") {
-		m.postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
+		m.Postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}
 	return m
 }
@@ -89,15 +84,15 @@ func summarize(ts []*throughput) summary {
 	return s
 }
 
-func report(w io.Writer, c config, m machine, res *results) {
+func report(w io.Writer, c config, m host.Machine, res *results) {
 	fmt.Fprintf(w, "# Deliveries: %d events to %d webhook channels", c.deliveries, c.channels)
 	if c.monitors > 0 {
 		fmt.Fprintf(w, "; %d monitors going DOWN", c.monitors)
 	}
 	fmt.Fprintf(w, "\n\n%s; tocsin at `%s` (git describe --dirty); %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, figure.OrUnknown(m.tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
-	if m.postgres != "" {
-		fmt.Fprintf(w, "; PostgreSQL %s", m.postgres)
+		m.Date, figure.OrUnknown(m.Tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
+	if m.Postgres != "" {
+		fmt.Fprintf(w, "; PostgreSQL %s", m.Postgres)
 	}
 	fmt.Fprint(w, ".\n\n")
 	throughputReport(w, c, res)

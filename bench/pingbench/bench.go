@@ -25,7 +25,6 @@ type bench struct {
 	bin     tocsin.Binary
 	targets []*target
 	drops   []func()
-	rev     string // git describe of the checkout at the start
 }
 
 // target is one server under test and what was measured of it.
@@ -73,7 +72,6 @@ func (b *bench) close() {
 }
 
 func (b *bench) run(ctx context.Context) ([]*target, error) {
-	b.rev = host.GitDescribe(ctx)
 	var err error
 	if b.dir, err = os.MkdirTemp("", "pingbench-"); err != nil {
 		return nil, err

@@ -30,11 +30,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
 // config is what the flags ask for.
@@ -56,8 +57,6 @@ type config struct {
 	tocsin     string // the binary; "": build ./cmd/tocsin
 }
 
-var allEngines = []string{"sqlite", "postgres"}
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -78,7 +77,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	)
 	fs := flag.NewFlagSet("pingbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&engines, "engines", strings.Join(allEngines, ","), "comma-separated database engines to measure")
+	fs.StringVar(&engines, "engines", pgfresh.Engines, "comma-separated database engines to measure")
 	fs.BoolVar(&c.bare, "bare", true, "measure the bare net/http handler too, as the baseline")
 	fs.StringVar(&c.pgURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped")
@@ -101,17 +100,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if bareServe {
 		return serveBare(ctx, stdin, stdout)
 	}
-	for e := range strings.SplitSeq(engines, ",") {
-		e = strings.TrimSpace(e)
-		switch {
-		case e == "":
-		case !slices.Contains(allEngines, e):
-			return fmt.Errorf("unknown engine %q; known: %s", e, strings.Join(allEngines, ", "))
-		case e == "postgres" && c.pgURL == "":
-			fmt.Fprintln(stderr, "skipping postgres: -pg-url is empty")
-		default:
-			c.engines = append(c.engines, e)
-		}
+	var err error
+	if c.engines, err = pgfresh.ParseEngines(engines, c.pgURL, stderr); err != nil {
+		return err
 	}
 	for r := range strings.SplitSeq(rates, ",") {
 		if r = strings.TrimSpace(r); r == "" || r == "0" {

@@ -103,9 +103,12 @@ func Delta(x, y uint64) uint64 {
 	return y - x
 }
 
-// Machine describes the hardware and software a run measured.
+// Machine describes the hardware and software a run measured. Describe
+// fills all but the last two, which the benchmark knows.
 type Machine struct {
 	Date, CPUs, CPUModel, Memory, GoVersion, Kernel string
+	Postgres                                        string // the PostgreSQL server's version, when a run used one
+	Tocsin                                          string // the binary measured and its commit
 }
 
 // Describe reads the machine's description now.
