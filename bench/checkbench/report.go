@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
@@ -26,11 +25,7 @@ func (b *bench) machine(ctx context.Context) host.Machine {
 func report(w io.Writer, c config, m host.Machine, res []*result) {
 	perSecond := float64(c.monitors) / c.interval.Seconds()
 	fmt.Fprintf(w, "# Check engine: %d HTTP monitors every %s\n\n", c.monitors, c.interval)
-	fmt.Fprintf(w, "%s; tocsin %s; %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, figure.OrUnknown(m.Tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
-	if m.Postgres != "" {
-		fmt.Fprintf(w, "; PostgreSQL %s", m.Postgres)
-	}
+	fmt.Fprint(w, m)
 	fmt.Fprintf(w, ".\n\nLoad: %.0f checks/s (%.1fM a day). Each run: %s warm-up (not measured), %s measured, %s grace for the window's last checks. "+
 		"At most %d checks in flight; check timeout %d s. Runs in this order: ", perSecond, perSecond*86400/1e6, c.warmup, c.duration, c.grace, c.concurrency, c.timeout)
 	for i, r := range res {

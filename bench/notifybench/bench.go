@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/tocsin"
 )
 
 // bench owns the work directory, the receiver and the databases of a run.
@@ -18,9 +20,10 @@ type bench struct {
 	log  io.Writer
 	dir  string
 	self string // this binary, re-executed as the receiver
+	bin  tocsin.Binary
+	keys string // the keyring of every phase's database and server
 	recv *receiverClient
-	rev  string // git describe of the checkout at the start
-	seq  int    // databases made so far, to name the next
+	seq  int // databases made so far, to name the next
 }
 
 // results is everything a run measured.
@@ -49,13 +52,23 @@ func (b *bench) close() {
 }
 
 func (b *bench) run(ctx context.Context) (*results, error) {
-	b.rev = host.GitDescribe(ctx)
 	var err error
 	if b.dir, err = os.MkdirTemp("", "notifybench-"); err != nil {
 		return nil, err
 	}
 	if b.self, err = os.Executable(); err != nil {
 		return nil, err
+	}
+	if len(b.c.engines) > 0 {
+		if b.c.tocsin == "" {
+			b.logf("building ./cmd/tocsin")
+		}
+		if b.bin, err = tocsin.Open(ctx, b.c.tocsin, b.dir); err != nil {
+			return nil, err
+		}
+		if b.keys, err = b.bin.Run(ctx, "secret-key"); err != nil {
+			return nil, err
+		}
 	}
 	ch, err := child.Start(ctx, b.self, b.dir, "receiver", nil, "-receive")
 	if err != nil {
@@ -101,6 +114,19 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 	}
 	res.recvPeak = host.PeakRSS(b.recv.child.Pid())
 	return res, nil
+}
+
+// serve starts `tocsin serve` on the database at dbURL, as an operator
+// starts it: the keyring in the environment, the database on the command
+// line, every other setting its default.
+func (b *bench) serve(ctx context.Context, name, dbURL string) (*child.Process, error) {
+	srv, err := b.bin.Serve(ctx, b.dir, name, []string{"TOCSIN_SECRET_KEYS=" + b.keys},
+		"--data-dir", filepath.Join(b.dir, name), "--database-url", dbURL)
+	if err != nil {
+		return nil, err
+	}
+	b.logf("%s: tocsin serve at %s (pid %d)", name, srv.Base, srv.Pid())
+	return srv, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -14,13 +13,9 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/engine"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/netguard"
-	"github.com/tocsin/tocsin/internal/notifier"
 	"github.com/tocsin/tocsin/internal/notify"
-	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -42,10 +37,10 @@ type latency struct {
 	store                  map[notify.Status]int
 }
 
-// latencyRound runs the check engine and the notifier as `tocsin serve`
-// does, on a fresh database of engine with -monitors HTTP monitors of an
-// in-process target, waits until every monitor is UP, makes the target
-// answer 500, and collects the DOWN changes the receiver records.
+// latencyRound runs `tocsin serve` on a fresh database of engine with
+// -monitors HTTP monitors of an in-process target, waits until every
+// monitor is UP, makes the target answer 500, and collects the DOWN
+// changes the receiver records.
 func (b *bench) latencyRound(ctx context.Context, engineName string, round int) (*latency, error) {
 	l := &latency{engine: engineName, round: round, monitors: b.c.monitors}
 	dbURL, drop, err := b.freshDatabase(ctx, engineName)
@@ -53,13 +48,6 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 		return nil, err
 	}
 	defer drop()
-	policy := netguard.Policy{}
-	prober := probe.New(probe.Options{Policy: policy, ProbeID: "notifybench", Region: "local"})
-	db, a, err := openApp(ctx, dbURL, app.Config{Outbound: policy, Checker: prober, DefaultMaxMonitors: max(1000, b.c.monitors)})
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
 	var failing atomic.Bool
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if failing.Load() {
@@ -69,48 +57,18 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 		_, _ = io.WriteString(w, "ok\n")
 	}))
 	defer target.Close()
-
-	ts, err := createTenants(ctx, a, 1, b.recv.hookURL, []string{incident.MonitorStateChanged})
+	ids, err := b.createMonitors(ctx, dbURL, target.URL)
 	if err != nil {
-		return nil, fmt.Errorf("creating the owner and channel: %w", err)
-	}
-	if err := b.recv.reset(ctx, secretsOf(ts)); err != nil {
 		return nil, err
 	}
-	ids := make([]string, b.c.monitors)
-	err = parallel(ctx, b.c.monitors, 8, func(i int) error {
-		m, err := a.CreateMonitor(ctx, ts[0].actor, monitor.Draft{Type: monitor.TypeHTTP, Name: fmt.Sprintf("notifybench %d", i),
-			Config:          monitor.Config{URL: fmt.Sprintf("%s/%d", target.URL, i), Confirmations: b.c.confirmations},
-			IntervalSeconds: int(interval / time.Second)})
-		ids[i] = m.ID
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating monitors: %w", err)
-	}
-	if err := b.hurry(ctx, db, ids); err != nil {
+	if err := b.hurry(ctx, dbURL, ids); err != nil {
 		return nil, err
 	}
-
-	log := slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	checks := engine.New(engine.Options{Node: "bench", Region: "local", Store: db, Checker: prober,
-		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "engine")})
-	sender := notifier.New(notifier.Options{App: a, Node: "bench", Policy: policy, Log: log.With("component", "notifier")})
-	bg, stop := context.WithCancel(ctx)
-	engineDone, senderDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(senderDone)
-		sender.Run(bg)
-	}()
-	go func() {
-		defer close(engineDone)
-		checks.Run(bg)
-	}()
-	defer func() {
-		stop()
-		<-engineDone
-		<-senderDone
-	}()
+	srv, err := b.serve(ctx, fmt.Sprintf("tocsin-%s-latency%d", engineName, round), dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop(30 * time.Second)
 
 	b.logf("latency %d, %s: %d monitors every %s; waiting until all are UP", round, engineName, b.c.monitors, interval)
 	start := time.Now()
@@ -133,7 +91,7 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	b.logf("latency %d, %s: all UP in %s; the target now answers 500", round, engineName, figure.Dur(l.upIn))
 	failing.Store(true)
 	flip := time.Now()
-	if err := b.hurry(ctx, db, ids); err != nil {
+	if err := b.hurry(ctx, dbURL, ids); err != nil {
 		return nil, err
 	}
 	limit := time.Duration(b.c.confirmationsOrDefault()+1)*interval + 30*time.Second
@@ -146,6 +104,7 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	}
 	b.logf("latency %d, %s: %d of %d DOWN changes delivered %s after the flip", round, engineName,
 		len(l.recv.Down), b.c.monitors, figure.Dur(l.downIn))
+	srv.Stop(30 * time.Second)
 
 	raw, err := openRaw(engineName, dbURL)
 	if err != nil {
@@ -173,11 +132,47 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	return l, nil
 }
 
-// hurry makes every monitor due now (-hurry only).
-func (b *bench) hurry(ctx context.Context, db *store.DB, ids []string) error {
+// createMonitors makes the owner, the webhook channel that hears state
+// changes, and the monitors of target, through the app in this process;
+// it returns the monitors' ids.
+func (b *bench) createMonitors(ctx context.Context, dbURL, target string) ([]string, error) {
+	db, a, err := openApp(ctx, dbURL, b.keys, app.Config{DefaultMaxMonitors: max(1000, b.c.monitors)})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	ts, err := createTenants(ctx, a, 1, b.recv.hookURL, []string{incident.MonitorStateChanged})
+	if err != nil {
+		return nil, fmt.Errorf("creating the owner and channel: %w", err)
+	}
+	if err := b.recv.reset(ctx, secretsOf(ts)); err != nil {
+		return nil, err
+	}
+	ids := make([]string, b.c.monitors)
+	err = parallel(ctx, b.c.monitors, 8, func(i int) error {
+		m, err := a.CreateMonitor(ctx, ts[0].actor, monitor.Draft{Type: monitor.TypeHTTP, Name: fmt.Sprintf("notifybench %d", i),
+			Config:          monitor.Config{URL: fmt.Sprintf("%s/%d", target, i), Confirmations: b.c.confirmations},
+			IntervalSeconds: int(interval / time.Second)})
+		ids[i] = m.ID
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating monitors: %w", err)
+	}
+	return ids, nil
+}
+
+// hurry makes every monitor due now (-hurry only), through the store
+// beside the server.
+func (b *bench) hurry(ctx context.Context, dbURL string, ids []string) error {
 	if !b.c.hurry {
 		return nil
 	}
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 	for _, id := range ids {
 		if err := db.SetNextDueForTest(ctx, id, time.Now()); err != nil {
 			return err

@@ -49,14 +49,11 @@ func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string,
 	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_notifybench", b.seq), b.c.keep, b.logf)
 }
 
-// openApp migrates the database and composes the app over it, as
-// `tocsin serve` does, with a fresh keyring.
-func openApp(ctx context.Context, dbURL string, cfg app.Config) (*store.DB, *app.App, error) {
-	spec, err := secrets.GenerateKeySpec("k1")
-	if err != nil {
-		return nil, nil, err
-	}
-	kr, err := secrets.ParseKeyring(spec)
+// openApp migrates the database and composes the app over it with the
+// keyring keys, to write what a phase starts from; `tocsin serve` then
+// runs on it with the same keys.
+func openApp(ctx context.Context, dbURL, keys string, cfg app.Config) (*store.DB, *app.App, error) {
+	kr, err := secrets.ParseKeyring(keys)
 	if err != nil {
 		return nil, nil, err
 	}

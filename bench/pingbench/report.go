@@ -93,11 +93,7 @@ func summarize(t *target) summary {
 
 func report(w io.Writer, c config, m host.Machine, ts []*target) {
 	fmt.Fprintf(w, "# Pings: %d heartbeats, %d clients\n\n", c.heartbeats, c.clients)
-	fmt.Fprintf(w, "%s; tocsin %s; %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, figure.OrUnknown(m.Tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
-	if m.Postgres != "" {
-		fmt.Fprintf(w, "; PostgreSQL %s", m.Postgres)
-	}
+	fmt.Fprint(w, m)
 	names := make([]string, len(ts))
 	for i, t := range ts {
 		names[i] = t.name

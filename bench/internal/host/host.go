@@ -5,10 +5,8 @@
 package host
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -166,13 +164,19 @@ func Memory(pid int) (peak, resident int64) {
 	return peak, resident
 }
 
-// GitDescribe names the checkout's commit (git describe --always --dirty)
-// when the run starts, which is what `go run` just built; "" outside a
-// checkout.
-func GitDescribe(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
-	if err != nil {
-		return ""
+// String is the machine on one line, as the reports print it.
+func (m Machine) String() string {
+	s := fmt.Sprintf("%s; tocsin %s; %s CPUs, %s; %s RAM; %s; Linux %s",
+		m.Date, orUnknown(m.Tocsin), m.CPUs, m.CPUModel, orUnknown(m.Memory), m.GoVersion, m.Kernel)
+	if m.Postgres != "" {
+		s += "; PostgreSQL " + m.Postgres
 	}
-	return strings.TrimSpace(string(out))
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
