@@ -25,7 +25,7 @@ type latency struct {
 	engine   string
 	round    int
 	monitors int
-	upIn     time.Duration // from the engine's start until every UP change was delivered
+	upIn     time.Duration // from the server's start until every UP change was delivered
 	window   time.Duration // waited before the flip for the channel's rate window to end
 	downIn   time.Duration // from the flip until every DOWN change was delivered (or the deadline)
 	// Per DOWN delivery: arrival − data.at, and its two parts: data.at to

@@ -211,7 +211,7 @@ func latencyReport(w io.Writer, c config, res *results) {
 			figure.Dur(figure.Percentile(l.sending, 0.5)), figure.Dur(figure.Percentile(l.sending, 0.99)),
 			figure.Dur(l.upIn), figure.Dur(l.downIn), l.store[notify.Held], l.recv.Duplicates)
 	}
-	fmt.Fprint(w, "\n\"All UP delivered in\" (from the engine's start) and \"all DOWN delivered after the flip\" are the longest of the "+
+	fmt.Fprint(w, "\n\"All UP delivered in\" (from the server's start) and \"all DOWN delivered after the flip\" are the longest of the "+
 		"measurements; they include waiting for each monitor's slot, up to one interval per check.\n")
 	for _, l := range res.latency {
 		if l.window > 0 {
