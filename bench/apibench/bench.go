@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,19 +16,17 @@ import (
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
-	"github.com/tocsin/tocsin/bench/internal/tocsin"
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // bench owns the servers, databases and work directory of one run.
 type bench struct {
-	c     config
-	log   io.Writer
-	dir   string
-	bin   tocsin.Binary
+	c   config
+	log io.Writer
+	*session.Session
 	tr    *http.Transport
 	procs []*child.Process
-	drops []func() // the PostgreSQL databases
-	pg    bool     // a target runs on PostgreSQL
+	pg    bool // a target runs on PostgreSQL
 }
 
 // engine is one tocsin server and how to run its admin commands.
@@ -54,36 +51,20 @@ func newBench(c config, log io.Writer) *bench {
 	return &bench{c: c, log: log, tr: newTransport(c.concurrency)}
 }
 
-func (b *bench) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-}
-
 func (b *bench) close() {
 	for _, p := range b.procs {
 		p.Stop(15 * time.Second)
 	}
 	b.tr.CloseIdleConnections()
-	for _, drop := range b.drops {
-		drop()
-	}
-	if b.dir != "" {
-		if b.c.keepWork {
-			b.logf("kept work directory %s", b.dir)
-		} else {
-			os.RemoveAll(b.dir)
-		}
+	if b.Session != nil {
+		b.Session.Close()
 	}
 }
 
 func (b *bench) run(ctx context.Context) ([]*target, error) {
 	var err error
-	if b.dir, err = os.MkdirTemp("", "apibench-"); err != nil {
-		return nil, err
-	}
-	if b.c.tocsin == "" {
-		b.logf("building ./cmd/tocsin")
-	}
-	if b.bin, err = tocsin.Open(ctx, b.c.tocsin, b.dir); err != nil {
+	b.Session, err = session.Open(ctx, session.Options{Name: "apibench", Log: b.log, Tocsin: b.c.tocsin, Keep: b.c.keepWork})
+	if err != nil {
 		return nil, err
 	}
 	targets, err := b.setup(ctx)
@@ -111,11 +92,7 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 			if err != nil {
 				return nil, err
 			}
-			self, err := os.Executable()
-			if err != nil {
-				return nil, err
-			}
-			p, err := child.Serve(ctx, self, b.dir, "bare", addr, nil, "-bare-serve", addr)
+			p, err := child.Serve(ctx, b.Self, b.Dir, "bare", addr, nil, "-bare-serve", addr)
 			if err != nil {
 				return nil, err
 			}
@@ -158,16 +135,17 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 // startEngine starts `tocsin serve` on a fresh SQLite data dir or
 // PostgreSQL database.
 func (b *bench) startEngine(ctx context.Context, name string) (*engine, error) {
-	dataDir := filepath.Join(b.dir, name)
+	dataDir := filepath.Join(b.Dir, name)
 	args := []string{"--data-dir", dataDir, "--rate-limit", strconv.Itoa(b.c.rateLimit)}
 	e := &engine{name: name, dbArgs: []string{"--data-dir", dataDir}}
 	if name == "postgres" {
-		dbURL, drop, err := pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_apibench", 0), b.c.keepWork, b.logf)
+		dbURL, drop, err := pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_apibench", 0), b.c.keepWork, b.Logf)
 		if err != nil {
 			return nil, err
 		}
-		b.drops, b.pg = append(b.drops, drop), true
-		keys, err := b.bin.Run(ctx, "secret-key")
+		b.Undo(drop)
+		b.pg = true
+		keys, err := b.Bin.Run(ctx, "secret-key")
 		if err != nil {
 			return nil, err
 		}
@@ -175,10 +153,10 @@ func (b *bench) startEngine(ctx context.Context, name string) (*engine, error) {
 		e.dbArgs = []string{"--database-url", dbURL}
 	}
 	var err error
-	if e.p, err = b.bin.Serve(ctx, b.dir, "tocsin-"+name, nil, args...); err != nil {
+	if e.p, err = b.Bin.Serve(ctx, b.Dir, "tocsin-"+name, nil, args...); err != nil {
 		return nil, err
 	}
-	b.logf("%s: tocsin serve at %s (pid %d)", name, e.p.Base, e.p.Pid())
+	b.Logf("%s: tocsin serve at %s (pid %d)", name, e.p.Base, e.p.Pid())
 	b.procs = append(b.procs, e.p)
 	return e, nil
 }
@@ -219,7 +197,7 @@ func (b *bench) seedGet(ctx context.Context, e *engine) (id string, keys []strin
 }
 
 func (b *bench) tocsin(ctx context.Context, e *engine, args ...string) (string, error) {
-	return b.bin.Run(ctx, append(args, e.dbArgs...)...)
+	return b.Bin.Run(ctx, append(args, e.dbArgs...)...)
 }
 
 // provision adds workspaces until the POST target can take need more creates.
@@ -228,7 +206,7 @@ func (b *bench) provision(ctx context.Context, t *target, need int) error {
 	if missing <= 0 {
 		return nil
 	}
-	b.logf("%s: adding %d workspaces for %d more creates", t.name, missing, need)
+	b.Logf("%s: adding %d workspaces for %d more creates", t.name, missing, need)
 	start := len(t.creates.wss)
 	var wg sync.WaitGroup
 	errs := make([]error, missing)
@@ -295,7 +273,7 @@ func (b *bench) measure(ctx context.Context, t *target, round int) error {
 	t.phases = append(t.phases, p)
 	t.rate = max(t.rate, p.rate())
 	sorted := sortedLatencies(p.latencies)
-	b.logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s errors %d  CPU%%: busy %.0f, apibench %.0f, server %.0f, postgres %.0f, others %.0f%s",
+	b.Logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s errors %d  CPU%%: busy %.0f, apibench %.0f, server %.0f, postgres %.0f, others %.0f%s",
 		t.name, round+1, p.rate(), fmtDur(figure.Percentile(sorted, 0.50)), fmtDur(figure.Percentile(sorted, 0.99)), p.errors,
 		p.cpu.busy, p.cpu.self, p.cpu.server, p.cpu.pg, p.cpu.other, exhaustedNote(p))
 	time.Sleep(500 * time.Millisecond) // let the last round's background work settle

@@ -17,7 +17,7 @@ import (
 
 func machineInfo(b *bench) host.Machine {
 	m := host.Describe()
-	m.Tocsin = b.bin.Rev
+	m.Tocsin = b.Bin.Rev
 	if b.pg {
 		m.Postgres = pgfresh.ServerVersion(context.Background(), b.c.pgURL)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,20 +12,17 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/bench/internal/tocsin"
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // bench owns the work directory, the target and the children of one run.
 type bench struct {
-	c       config
-	log     io.Writer
-	dir     string
-	self    string // this binary, re-executed as the target and the bare loop
-	bin     tocsin.Binary
+	c   config
+	log io.Writer
+	*session.Session
 	target  *child.Process
 	base    string // the target's URL
 	targets []benchTarget
-	drops   []func()
 }
 
 // result is one measured run: the bare loop or tocsin serve on one database.
@@ -45,41 +41,21 @@ type result struct {
 	Setup     time.Duration // engines: creating the monitors
 }
 
-func (b *bench) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-}
-
 func (b *bench) close() {
 	if b.target != nil {
 		b.target.Stop(5 * time.Second)
 	}
-	for _, d := range b.drops {
-		d()
-	}
-	if b.dir != "" {
-		if b.c.keep {
-			b.logf("kept work directory %s", b.dir)
-		} else {
-			os.RemoveAll(b.dir)
-		}
+	if b.Session != nil {
+		b.Session.Close()
 	}
 }
 
 func (b *bench) run(ctx context.Context) ([]*result, error) {
 	var err error
-	if b.dir, err = os.MkdirTemp("", "checkbench-"); err != nil {
+	b.Session, err = session.Open(ctx, session.Options{Name: "checkbench", Log: b.log, Tocsin: b.c.tocsin,
+		NoTocsin: len(b.c.engines) == 0, Keep: b.c.keep})
+	if err != nil {
 		return nil, err
-	}
-	if b.self, err = os.Executable(); err != nil {
-		return nil, err
-	}
-	if len(b.c.engines) > 0 {
-		if b.c.tocsin == "" {
-			b.logf("building ./cmd/tocsin")
-		}
-		if b.bin, err = tocsin.Open(ctx, b.c.tocsin, b.dir); err != nil {
-			return nil, err
-		}
 	}
 	if b.target, err = b.startChild("target", "-target-serve"); err != nil {
 		return nil, err
@@ -87,9 +63,9 @@ func (b *bench) run(ctx context.Context) ([]*result, error) {
 	if b.base, err = b.target.Line(10 * time.Second); err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}
-	b.logf("target at %s", b.base)
+	b.Logf("target at %s", b.base)
 	b.targets = newTargets(b.c.monitors, b.base)
-	targetsFile := filepath.Join(b.dir, "targets.txt")
+	targetsFile := filepath.Join(b.Dir, "targets.txt")
 	if err := writeTargets(targetsFile, b.targets); err != nil {
 		return nil, err
 	}
@@ -122,7 +98,7 @@ func (b *bench) run(ctx context.Context) ([]*result, error) {
 }
 
 func (b *bench) runBare(ctx context.Context, targetsFile string) (*result, error) {
-	b.logf("bare loop: %d targets every %s", len(b.targets), b.c.interval)
+	b.Logf("bare loop: %d targets every %s", len(b.targets), b.c.interval)
 	ch, err := b.startChild("bare", "-bare-loop", targetsFile, "-interval", b.c.interval.String(),
 		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
 	if err != nil {
@@ -159,15 +135,15 @@ func (b *bench) runEngine(ctx context.Context, engine string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.drops = append(b.drops, drop)
+	b.Undo(drop)
 	r := &result{Name: engine}
-	b.logf("%s: creating %d monitors", engine, len(b.targets))
+	b.Logf("%s: creating %d monitors", engine, len(b.targets))
 	begin := time.Now()
 	if err := b.createMonitors(ctx, dbURL, b.targets); err != nil {
 		return nil, err
 	}
 	r.Setup = time.Since(begin)
-	b.logf("%s: monitors created in %s", engine, r.Setup.Round(time.Millisecond))
+	b.Logf("%s: monitors created in %s", engine, r.Setup.Round(time.Millisecond))
 	raw, err := openRaw(engine, dbURL)
 	if err != nil {
 		return nil, err
@@ -176,17 +152,17 @@ func (b *bench) runEngine(ctx context.Context, engine string) (*result, error) {
 	if err := raw.rebase(ctx, b.targets, b.c.interval, time.Now().Add(2*time.Second)); err != nil {
 		return nil, fmt.Errorf("moving the first slots: %w", err)
 	}
-	keys, err := b.bin.Run(ctx, "secret-key")
+	keys, err := b.Bin.Run(ctx, "secret-key")
 	if err != nil {
 		return nil, err
 	}
-	srv, err := b.bin.Serve(ctx, b.dir, "tocsin-"+engine, []string{"TOCSIN_SECRET_KEYS=" + keys},
-		"--data-dir", filepath.Join(b.dir, engine), "--database-url", dbURL, "--check-concurrency", strconv.Itoa(b.c.concurrency))
+	srv, err := b.Bin.Serve(ctx, b.Dir, "tocsin-"+engine, []string{"TOCSIN_SECRET_KEYS=" + keys},
+		"--data-dir", filepath.Join(b.Dir, engine), "--database-url", dbURL, "--check-concurrency", strconv.Itoa(b.c.concurrency))
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Stop(60 * time.Second)
-	b.logf("%s: tocsin serve at %s (pid %d)", engine, srv.Base, srv.Pid())
+	b.Logf("%s: tocsin serve at %s (pid %d)", engine, srv.Base, srv.Pid())
 	var (
 		m0, m1     metrics
 		stopGauges func() (float64, float64)
@@ -225,8 +201,8 @@ func (b *bench) runEngine(ctx context.Context, engine string) (*result, error) {
 // It samples the CPU at both ends and the process's memory at the end,
 // and raw, when given, at both ends. r.Window holds the window's ends.
 func (b *bench) measure(ctx context.Context, name string, pid int, r *result, raw *rawDB, open, end func() error) error {
-	b.logf("%s: running; warm-up %s", name, b.c.warmup)
-	if err := sleep(ctx, b.c.warmup); err != nil {
+	b.Logf("%s: running; warm-up %s", name, b.c.warmup)
+	if err := session.Sleep(ctx, b.c.warmup); err != nil {
 		return err
 	}
 	var (
@@ -246,8 +222,8 @@ func (b *bench) measure(ctx context.Context, name string, pid int, r *result, ra
 	}
 	c0 := sampleCPU()
 	r.Window = &windowStats{From: time.Now()}
-	b.logf("%s: measuring for %s", name, b.c.duration)
-	if err := sleep(ctx, b.c.duration); err != nil {
+	b.Logf("%s: measuring for %s", name, b.c.duration)
+	if err := session.Sleep(ctx, b.c.duration); err != nil {
 		return err
 	}
 	r.Window.To = time.Now()
@@ -267,8 +243,8 @@ func (b *bench) measure(ctx context.Context, name string, pid int, r *result, ra
 		}
 	}
 	r.CPU = share(c0, c1, pid, b.target.Pid(), pg)
-	b.logf("%s: window closed; %s for the last checks", name, b.c.grace)
-	if err := sleep(ctx, b.c.grace); err != nil {
+	b.Logf("%s: window closed; %s for the last checks", name, b.c.grace)
+	if err := session.Sleep(ctx, b.c.grace); err != nil {
 		return err
 	}
 	if raw != nil {
@@ -279,19 +255,8 @@ func (b *bench) measure(ctx context.Context, name string, pid int, r *result, ra
 	return nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // startChild runs this binary again as name (the target or the bare
 // loop), with its log in the work directory.
 func (b *bench) startChild(name string, args ...string) (*child.Process, error) {
-	return child.Spawn(b.self, b.dir, name, nil, args...)
+	return child.Spawn(b.Self, b.Dir, name, nil, args...)
 }

@@ -28,14 +28,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // config is what the flags ask for.
@@ -55,16 +53,7 @@ type config struct {
 	tocsin      string // the binary; "": build ./cmd/tocsin
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "checkbench:", err)
-		}
-		os.Exit(1)
-	}
-}
+func main() { session.Main("checkbench", run) }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
@@ -129,11 +118,5 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var sb strings.Builder
 	report(&sb, c, b.machine(ctx), res)
-	fmt.Fprint(stdout, sb.String())
-	if c.out != "" {
-		if err := os.WriteFile(c.out, []byte(sb.String()), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return session.Report(sb.String(), stdout, c.out)
 }

@@ -18,7 +18,7 @@ func (b *bench) machine(ctx context.Context) host.Machine {
 	if slices.Contains(b.c.engines, "postgres") {
 		m.Postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}
-	m.Tocsin = b.bin.Rev
+	m.Tocsin = b.Bin.Rev
 	return m
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -70,7 +71,7 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	}
 	defer srv.Stop(30 * time.Second)
 
-	b.logf("latency %d, %s: %d monitors every %s; waiting until all are UP", round, engineName, b.c.monitors, interval)
+	b.Logf("latency %d, %s: %d monitors every %s; waiting until all are UP", round, engineName, b.c.monitors, interval)
 	start := time.Now()
 	s, err := b.waitStates(ctx, monitor.StateUp, b.c.monitors, 2*interval+30*time.Second)
 	if err != nil {
@@ -82,13 +83,13 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	if bound := notify.RateBound(notify.Webhook); 2*b.c.monitors > bound {
 		until := time.Unix(0, s.First).Add(notify.RateWindow + time.Second)
 		l.window = max(time.Until(until), 0)
-		b.logf("latency %d, %s: waiting %s for the channel's rate window to end", round, engineName, figure.Dur(l.window))
-		if err := sleep(ctx, l.window); err != nil {
+		b.Logf("latency %d, %s: waiting %s for the channel's rate window to end", round, engineName, figure.Dur(l.window))
+		if err := session.Sleep(ctx, l.window); err != nil {
 			return nil, err
 		}
 	}
 
-	b.logf("latency %d, %s: all UP in %s; the target now answers 500", round, engineName, figure.Dur(l.upIn))
+	b.Logf("latency %d, %s: all UP in %s; the target now answers 500", round, engineName, figure.Dur(l.upIn))
 	failing.Store(true)
 	flip := time.Now()
 	if err := b.hurry(ctx, dbURL, ids); err != nil {
@@ -102,7 +103,7 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	if l.recv, err = b.recv.stats(ctx, true); err != nil {
 		return nil, err
 	}
-	b.logf("latency %d, %s: %d of %d DOWN changes delivered %s after the flip", round, engineName,
+	b.Logf("latency %d, %s: %d of %d DOWN changes delivered %s after the flip", round, engineName,
 		len(l.recv.Down), b.c.monitors, figure.Dur(l.downIn))
 	srv.Stop(30 * time.Second)
 
@@ -200,7 +201,7 @@ func (b *bench) waitStates(ctx context.Context, state monitor.State, n int, limi
 			return s, fmt.Errorf("%w: %d of %d changes to %s within %s (receiver: %d bad signatures, %d refused)",
 				errNotYet, s.States[string(state)], n, state, limit, s.BadSignatures, s.Refused)
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		if err := session.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return s, err
 		}
 	}

@@ -36,13 +36,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -74,16 +72,7 @@ type config struct {
 // interval is the monitors' check interval: the minimum a monitor may have.
 const interval = monitor.MinIntervalSeconds * time.Second
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "notifybench:", err)
-		}
-		os.Exit(1)
-	}
-}
+func main() { session.Main("notifybench", run) }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
@@ -135,11 +124,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var sb strings.Builder
 	report(&sb, c, b.machine(ctx), res)
-	fmt.Fprint(stdout, sb.String())
-	if c.out != "" {
-		return os.WriteFile(c.out, []byte(sb.String()), 0o644)
-	}
-	return nil
+	return session.Report(sb.String(), stdout, c.out)
 }
 
 func (c config) validate() error {

@@ -22,7 +22,7 @@ const latencyTarget = 2 * time.Second
 
 func (b *bench) machine(ctx context.Context) host.Machine {
 	m := host.Describe()
-	m.Tocsin = b.bin.Rev
+	m.Tocsin = b.Bin.Rev
 	if slices.Contains(b.c.engines, "postgres") {
 		m.Postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}

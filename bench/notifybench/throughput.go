@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
@@ -71,7 +72,7 @@ func (b *bench) tocsinRound(ctx context.Context, engine string, round int) (_ *t
 	} else if st[notify.Pending] != t.n || len(st) != 1 {
 		return nil, fmt.Errorf("after writing %d incidents the deliveries are %v, not %d pending", t.n, st, t.n)
 	}
-	b.logf("round %d, %s: %d incidents written in %s; starting tocsin serve", round, engine, t.n, figure.Dur(t.created))
+	b.Logf("round %d, %s: %d incidents written in %s; starting tocsin serve", round, engine, t.n, figure.Dur(t.created))
 
 	before := sampleCPU()
 	launched := time.Now()
@@ -126,7 +127,7 @@ func (b *bench) writeIncidents(ctx context.Context, t *throughput, dbURL string)
 	if err := b.recv.reset(ctx, secretsOf(ts)); err != nil {
 		return err
 	}
-	b.logf("round %d, %s: writing %d incidents over %d workspaces, no server running", t.round, t.target, t.n, len(ts))
+	b.Logf("round %d, %s: writing %d incidents over %d workspaces, no server running", t.round, t.target, t.n, len(ts))
 	begin = time.Now()
 	if err := createIncidents(ctx, a, ts, t.n); err != nil {
 		return fmt.Errorf("creating incidents: %w", err)
@@ -177,7 +178,7 @@ func (b *bench) waitDelivered(ctx context.Context, start time.Time, n int, raw *
 			return time.Time{}, fmt.Errorf("not delivered within %s: the receiver has %d of %d (%d duplicates, %d bad signatures, %d refused), the store %v",
 				b.c.timeout, s.Unique, n, s.Duplicates, s.BadSignatures, s.Refused, st)
 		}
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+		if err := session.Sleep(ctx, 10*time.Millisecond); err != nil {
 			return time.Time{}, err
 		}
 	}

@@ -28,14 +28,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // config is what the flags ask for.
@@ -57,16 +56,7 @@ type config struct {
 	tocsin     string // the binary; "": build ./cmd/tocsin
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "pingbench:", err)
-		}
-		os.Exit(1)
-	}
-}
+func main() { session.Main("pingbench", run) }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
@@ -125,11 +115,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var sb strings.Builder
 	report(&sb, c, b.machine(ctx), res)
-	fmt.Fprint(stdout, sb.String())
-	if c.out != "" {
-		return os.WriteFile(c.out, []byte(sb.String()), 0o644)
-	}
-	return nil
+	return session.Report(sb.String(), stdout, c.out)
 }
 
 func (c config) validate() error {

@@ -40,7 +40,7 @@ func (r *offeredResult) ackRate() float64 {
 
 func (b *bench) machine(ctx context.Context) host.Machine {
 	m := host.Describe()
-	m.Tocsin = b.bin.Rev
+	m.Tocsin = b.Bin.Rev
 	if slices.Contains(b.c.engines, "postgres") {
 		m.Postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}
