@@ -7,33 +7,32 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // bench owns the servers, databases and work directory of one run.
 type bench struct {
-	c     config
-	log   io.Writer
-	dir   string
-	bin   string
-	rev   string // the commit bin was built from, when apibench built it
+	c   config
+	log io.Writer
+	*session.Session
 	tr    *http.Transport
-	procs []*proc
-	pgDBs []string
+	procs []*child.Process
+	pg    bool // a target runs on PostgreSQL
 }
 
 // engine is one tocsin server and how to run its admin commands.
 type engine struct {
 	name   string
-	p      *proc
+	p      *child.Process
 	dbArgs []string // --data-dir or --database-url, for `tocsin key create` and friends
 }
 
@@ -43,7 +42,7 @@ type target struct {
 	wl      workload
 	creates *creates // POST targets only
 	engine  *engine
-	server  *proc
+	server  *child.Process
 	rate    float64 // expected req/s, for sizing the POST targets' workspaces
 	phases  []phase
 }
@@ -52,45 +51,21 @@ func newBench(c config, log io.Writer) *bench {
 	return &bench{c: c, log: log, tr: newTransport(c.concurrency)}
 }
 
-func (b *bench) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-}
-
 func (b *bench) close() {
 	for _, p := range b.procs {
-		p.stop()
+		p.Stop(15 * time.Second)
 	}
 	b.tr.CloseIdleConnections()
-	for _, db := range b.pgDBs {
-		if b.c.keepWork {
-			b.logf("kept PostgreSQL database %s", db)
-			continue
-		}
-		if _, err := command(context.Background(), "psql", b.c.pgURL, "-v", "ON_ERROR_STOP=1", "-qc",
-			"DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
-			b.logf("dropping %s: %v", db, err)
-		}
-	}
-	if b.dir != "" {
-		if b.c.keepWork {
-			b.logf("kept work directory %s", b.dir)
-		} else {
-			os.RemoveAll(b.dir)
-		}
+	if b.Session != nil {
+		b.Session.Close()
 	}
 }
 
 func (b *bench) run(ctx context.Context) ([]*target, error) {
 	var err error
-	if b.dir, err = os.MkdirTemp("", "apibench-"); err != nil {
+	b.Session, err = session.Open(ctx, session.Options{Name: "apibench", Log: b.log, Tocsin: b.c.tocsin, Keep: b.c.keepWork})
+	if err != nil {
 		return nil, err
-	}
-	b.bin = b.c.tocsin
-	if b.bin == "" {
-		b.logf("building ./cmd/tocsin")
-		if b.bin, b.rev, err = buildTocsin(ctx, b.dir); err != nil {
-			return nil, err
-		}
 	}
 	targets, err := b.setup(ctx)
 	if err != nil {
@@ -113,20 +88,16 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 	var targets []*target
 	for _, name := range b.c.targets {
 		if name == "bare" {
-			addr, err := freeAddr()
+			addr, err := child.FreeAddr()
 			if err != nil {
 				return nil, err
 			}
-			self, err := os.Executable()
-			if err != nil {
-				return nil, err
-			}
-			p, err := startProc(ctx, "bare", b.dir, addr, self, "-bare-serve", addr)
+			p, err := child.Serve(ctx, b.Self, b.Dir, "bare", addr, nil, "-bare-serve", addr)
 			if err != nil {
 				return nil, err
 			}
 			b.procs = append(b.procs, p)
-			wl, err := newFixed(b.c.concurrency, http.MethodGet, p.base+"/api/v1/monitors/mon_01M7ZZ0000000000000000000", "tsk_bare")
+			wl, err := newFixed(b.c.concurrency, http.MethodGet, p.Base+"/api/v1/monitors/mon_01M7ZZ0000000000000000000", "tsk_bare")
 			if err != nil {
 				return nil, err
 			}
@@ -149,11 +120,11 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			if t.wl, err = newFixed(b.c.concurrency, http.MethodGet, e.p.base+"/api/v1/monitors/"+id, keys...); err != nil {
+			if t.wl, err = newFixed(b.c.concurrency, http.MethodGet, e.p.Base+"/api/v1/monitors/"+id, keys...); err != nil {
 				return nil, err
 			}
 		case "post":
-			t.creates = newCreates(b.c.concurrency, e.p.base)
+			t.creates = newCreates(b.c.concurrency, e.p.Base)
 			t.wl = t.creates
 		}
 		targets = append(targets, t)
@@ -161,47 +132,33 @@ func (b *bench) setup(ctx context.Context) ([]*target, error) {
 	return targets, nil
 }
 
-// startEngine starts tocsin on a fresh SQLite data dir or PostgreSQL database.
+// startEngine starts `tocsin serve` on a fresh SQLite data dir or
+// PostgreSQL database.
 func (b *bench) startEngine(ctx context.Context, name string) (*engine, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	dataDir := filepath.Join(b.dir, name)
-	args := []string{b.bin, "serve", "--listen", addr, "--data-dir", dataDir, "--rate-limit", strconv.Itoa(b.c.rateLimit)}
+	dataDir := filepath.Join(b.Dir, name)
+	args := []string{"--data-dir", dataDir, "--rate-limit", strconv.Itoa(b.c.rateLimit)}
 	e := &engine{name: name, dbArgs: []string{"--data-dir", dataDir}}
 	if name == "postgres" {
-		dbURL, err := b.createPostgres(ctx)
+		dbURL, drop, err := pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_apibench", 0), b.c.keepWork, b.Logf)
 		if err != nil {
 			return nil, err
 		}
-		keys, err := command(ctx, b.bin, "secret-key")
+		b.Undo(drop)
+		b.pg = true
+		keys, err := b.Bin.Run(ctx, "secret-key")
 		if err != nil {
 			return nil, err
 		}
 		args = append(args, "--database-url", dbURL, "--secret-keys", keys)
 		e.dbArgs = []string{"--database-url", dbURL}
 	}
-	b.logf("starting tocsin on %s at %s", name, addr)
-	if e.p, err = startProc(ctx, "tocsin-"+name, b.dir, addr, args...); err != nil {
+	var err error
+	if e.p, err = b.Bin.Serve(ctx, b.Dir, "tocsin-"+name, nil, args...); err != nil {
 		return nil, err
 	}
+	b.Logf("%s: tocsin serve at %s (pid %d)", name, e.p.Base, e.p.Pid())
 	b.procs = append(b.procs, e.p)
 	return e, nil
-}
-
-func (b *bench) createPostgres(ctx context.Context) (string, error) {
-	u, err := url.Parse(b.c.pgURL)
-	if err != nil {
-		return "", fmt.Errorf("-pg-url: %w", err)
-	}
-	db := fmt.Sprintf("tocsin_bench_%d_%d", time.Now().Unix(), os.Getpid())
-	if _, err := command(ctx, "psql", b.c.pgURL, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE "+db); err != nil {
-		return "", err
-	}
-	b.pgDBs = append(b.pgDBs, db)
-	u.Path = "/" + db
-	return u.String(), nil
 }
 
 // seedGet makes keys for the bootstrap owner and one monitor to read.
@@ -218,7 +175,7 @@ func (b *bench) seedGet(ctx context.Context, e *engine) (id string, keys []strin
 		keys = append(keys, key)
 	}
 	key := keys[0]
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.p.base+"/api/v1/monitors",
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.p.Base+"/api/v1/monitors",
 		strings.NewReader(`{"type":"http","name":"apibench read target","config":{"url":"https://example.com/health"}}`))
 	if err != nil {
 		return "", nil, err
@@ -240,7 +197,7 @@ func (b *bench) seedGet(ctx context.Context, e *engine) (id string, keys []strin
 }
 
 func (b *bench) tocsin(ctx context.Context, e *engine, args ...string) (string, error) {
-	return command(ctx, append(append([]string{b.bin}, args...), e.dbArgs...)...)
+	return b.Bin.Run(ctx, append(args, e.dbArgs...)...)
 }
 
 // provision adds workspaces until the POST target can take need more creates.
@@ -249,7 +206,7 @@ func (b *bench) provision(ctx context.Context, t *target, need int) error {
 	if missing <= 0 {
 		return nil
 	}
-	b.logf("%s: adding %d workspaces for %d more creates", t.name, missing, need)
+	b.Logf("%s: adding %d workspaces for %d more creates", t.name, missing, need)
 	start := len(t.creates.wss)
 	var wg sync.WaitGroup
 	errs := make([]error, missing)
@@ -311,12 +268,12 @@ func (b *bench) measure(ctx context.Context, t *target, round int) error {
 		return err
 	}
 	if after, ok := sampleCPU(); ok && cpuOK {
-		p.cpu = before.share(after, t.server.cmd.Process.Pid)
+		p.cpu = before.share(after, t.server.Pid())
 	}
 	t.phases = append(t.phases, p)
 	t.rate = max(t.rate, p.rate())
 	sorted := sortedLatencies(p.latencies)
-	b.logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s errors %d  CPU%%: busy %.0f, apibench %.0f, server %.0f, postgres %.0f, others %.0f%s",
+	b.Logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s errors %d  CPU%%: busy %.0f, apibench %.0f, server %.0f, postgres %.0f, others %.0f%s",
 		t.name, round+1, p.rate(), fmtDur(figure.Percentile(sorted, 0.50)), fmtDur(figure.Percentile(sorted, 0.99)), p.errors,
 		p.cpu.busy, p.cpu.self, p.cpu.server, p.cpu.pg, p.cpu.other, exhaustedNote(p))
 	time.Sleep(500 * time.Millisecond) // let the last round's background work settle

@@ -14,9 +14,11 @@
 //
 //	go run ./bench/apibench -duration 10s -rounds 3
 //
-// It builds ./cmd/tocsin unless -tocsin names a binary. PostgreSQL targets
-// need psql and a server where -pg-url's user may CREATE DATABASE; a fresh
-// database is created per run and dropped at the end.
+// The servers are `tocsin serve` (built from this checkout unless -tocsin
+// names a binary; API keys and workspaces made with `tocsin key create` and
+// `tocsin user create`) and this binary re-executed as the bare handler.
+// PostgreSQL targets need a server where -pg-url's user may CREATE
+// DATABASE; a fresh database is created per run and dropped at the end.
 package main
 
 import (
@@ -25,12 +27,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // config is what the flags ask for.
@@ -50,18 +51,9 @@ type config struct {
 
 var allTargets = []string{"bare", "sqlite-get", "postgres-get", "sqlite-post", "postgres-post"}
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "apibench:", err)
-		}
-		os.Exit(1)
-	}
-}
+func main() { session.Main("apibench", run) }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	var c config
 	var targets, bareServe string
 	fs := flag.NewFlagSet("apibench", flag.ContinueOnError)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"debug/buildinfo"
 	"fmt"
 	"io"
 	"maps"
@@ -13,54 +12,16 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
-// machine describes where the numbers were taken.
-type machine struct {
-	host.Machine
-	postgres, tocsin string
-}
-
-func machineInfo(b *bench) machine {
-	m := machine{Machine: host.Describe()}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if len(b.pgDBs) > 0 {
-		m.postgres, _ = command(ctx, "psql", b.c.pgURL, "-tAc", "SHOW server_version")
-	}
-	m.tocsin = describeBinary(b.bin)
-	if b.rev != "" {
-		m.tocsin = "built from this checkout at " + b.rev + " (git describe --dirty)"
+func machineInfo(b *bench) host.Machine {
+	m := host.Describe()
+	m.Tocsin = b.Bin.Rev
+	if b.pg {
+		m.Postgres = pgfresh.ServerVersion(context.Background(), b.c.pgURL)
 	}
 	return m
-}
-
-// describeBinary names the commit a Go binary was built from, as go build
-// recorded it.
-func describeBinary(path string) string {
-	info, err := buildinfo.ReadFile(path)
-	if err != nil {
-		return path
-	}
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev == "" {
-		return path + " (" + info.GoVersion + ", no VCS information)"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if modified == "true" {
-		rev += " with uncommitted changes"
-	}
-	return "commit " + rev + ", " + info.GoVersion
 }
 
 func sortedLatencies(l []time.Duration) []time.Duration {
@@ -155,13 +116,13 @@ func summarize(t *target) row {
 	return r
 }
 
-func report(w io.Writer, c config, m machine, targets []*target) {
+func report(w io.Writer, c config, m host.Machine, targets []*target) {
 	fmt.Fprintf(w, "Machine: %s CPUs, %s; Linux %s; %s\n", m.CPUs, m.CPUModel, m.Kernel, m.GoVersion)
-	if m.postgres != "" {
-		fmt.Fprintf(w, "PostgreSQL: %s, on the same machine\n", m.postgres)
+	if m.Postgres != "" {
+		fmt.Fprintf(w, "PostgreSQL: %s, on the same machine\n", m.Postgres)
 	}
-	if m.tocsin != "" {
-		fmt.Fprintf(w, "tocsin: %s\n", m.tocsin)
+	if m.Tocsin != "" {
+		fmt.Fprintf(w, "tocsin: %s\n", m.Tocsin)
 	}
 	fmt.Fprintf(w, "Date: %s\n", m.Date)
 	fmt.Fprintf(w, "Load: %d keep-alive clients, closed loop, %s per round after a %s warm-up, %d rounds interleaved; tocsin --rate-limit %d\n\n",

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -169,25 +170,17 @@ func serveBare(ctx context.Context, o childOptions, stdin io.Reader, stdout io.W
 		}
 	}()
 
-	r := childReport{Kind: "bare"}
-	prof := profiler{path: o.profile}
-	// The window's ends are set under the recorder's lock, with the time
-	// of the CPU sample, so no GET falls between the two.
+	// The window's ends are set under the recorder's lock, so no GET falls
+	// between the parent's word and the window.
 	start := func() {
-		if err := prof.start(); err != nil {
-			fmt.Fprintln(os.Stderr, "cpu profile:", err)
-		}
 		rec.mu.Lock()
-		r.Start = sampleUsage()
-		rec.from = r.Start.At
+		rec.from = time.Now()
 		rec.mu.Unlock()
 	}
 	end := func() {
 		rec.mu.Lock()
-		r.endWindow()
-		rec.to = r.End.At
+		rec.to = time.Now()
 		rec.mu.Unlock()
-		prof.stop()
 	}
 	err = drive(ctx, stdin, stdout, start, end)
 	stopLoop()
@@ -208,8 +201,10 @@ func serveBare(ctx context.Context, o childOptions, stdin io.Reader, stdout io.W
 	w.Missing = max(w.Due-w.Done, 0)
 	w.Lag = lagsOf(rec.lags)
 	w.Started = rec.started
-	r.Bare = w
-	return r.print(stdout)
+	if rec.to.IsZero() {
+		return fmt.Errorf("stopped before the window ended")
+	}
+	return json.NewEncoder(stdout).Encode(w)
 }
 
 // countSlots counts the monitor's slots in [from, to).

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,64 +12,49 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // bench owns the work directory, the target and the children of one run.
 type bench struct {
-	c       config
-	log     io.Writer
-	dir     string
-	self    string // this binary, re-executed for every child
+	c   config
+	log io.Writer
+	*session.Session
 	target  *child.Process
 	base    string // the target's URL
 	targets []benchTarget
-	drops   []func()
-	// bareRuns counts the bare loop's runs, to name their profiles.
-	bareRuns int
-	rev      string // git describe of the checkout at the start
 }
 
-// result is one measured run: the bare loop or the engine on one database.
+// result is one measured run: the bare loop or tocsin serve on one database.
 type result struct {
-	Name    string // bare, sqlite, postgres
-	Order   int    // 1-based position in the run
-	Child   childReport
-	Window  *windowStats
-	CPU     cpuShare
-	Before  sizeSample // engines: the observations table at both ends
-	After   sizeSample
-	DBSize  int64         // engines: the whole database at the end
-	Setup   time.Duration // engines: creating the monitors
-	Profile *profileSplit
-}
-
-func (b *bench) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	Name   string // bare, sqlite, postgres
+	Order  int    // 1-based position in the run
+	Window *windowStats
+	CPU    cpuShare
+	// Peak is the process's peak resident set (warm-up included), RSS its
+	// resident set at the end of the window; bytes.
+	Peak, RSS int64
+	Engine    *engineFigures // tocsin serve's own figures; nil for bare
+	Before    sizeSample     // engines: the observations table at both ends
+	After     sizeSample
+	DBSize    int64         // engines: the whole database at the end
+	Setup     time.Duration // engines: creating the monitors
 }
 
 func (b *bench) close() {
 	if b.target != nil {
 		b.target.Stop(5 * time.Second)
 	}
-	for _, d := range b.drops {
-		d()
-	}
-	if b.dir != "" {
-		if b.c.keep {
-			b.logf("kept work directory %s", b.dir)
-		} else {
-			os.RemoveAll(b.dir)
-		}
+	if b.Session != nil {
+		b.Session.Close()
 	}
 }
 
 func (b *bench) run(ctx context.Context) ([]*result, error) {
-	b.rev = host.GitDescribe(ctx)
 	var err error
-	if b.dir, err = os.MkdirTemp("", "checkbench-"); err != nil {
-		return nil, err
-	}
-	if b.self, err = os.Executable(); err != nil {
+	b.Session, err = session.Open(ctx, session.Options{Name: "checkbench", Log: b.log, Tocsin: b.c.tocsin,
+		NoTocsin: len(b.c.engines) == 0, Keep: b.c.keep})
+	if err != nil {
 		return nil, err
 	}
 	if b.target, err = b.startChild("target", "-target-serve"); err != nil {
@@ -79,9 +63,9 @@ func (b *bench) run(ctx context.Context) ([]*result, error) {
 	if b.base, err = b.target.Line(10 * time.Second); err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}
-	b.logf("target at %s", b.base)
+	b.Logf("target at %s", b.base)
 	b.targets = newTargets(b.c.monitors, b.base)
-	targetsFile := filepath.Join(b.dir, "targets.txt")
+	targetsFile := filepath.Join(b.Dir, "targets.txt")
 	if err := writeTargets(targetsFile, b.targets); err != nil {
 		return nil, err
 	}
@@ -114,111 +98,111 @@ func (b *bench) run(ctx context.Context) ([]*result, error) {
 }
 
 func (b *bench) runBare(ctx context.Context, targetsFile string) (*result, error) {
-	b.logf("bare loop: %d targets every %s", len(b.targets), b.c.interval)
-	args := []string{"-bare-loop", targetsFile, "-interval", b.c.interval.String(),
-		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout)}
-	profile, err := b.profilePath(fmt.Sprintf("bare-%d", b.bareRuns))
-	if err != nil {
-		return nil, err
-	}
-	b.bareRuns++
-	if profile != "" {
-		args = append(args, "-cpuprofile", profile)
-	}
-	ch, err := b.startChild("bare", args...)
+	b.Logf("bare loop: %d targets every %s", len(b.targets), b.c.interval)
+	ch, err := b.startChild("bare", "-bare-loop", targetsFile, "-interval", b.c.interval.String(),
+		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
 	if err != nil {
 		return nil, err
 	}
 	defer ch.Stop(30 * time.Second)
+	if l, err := ch.Line(60 * time.Second); err != nil || !strings.Contains(l, `"ready"`) {
+		return nil, fmt.Errorf("bare loop did not start: %q, %v (log: %s)", l, err, ch.Log)
+	}
 	r := &result{Name: "bare"}
-	if err := b.measure(ctx, ch, r, nil); err != nil {
+	err = b.measure(ctx, ch.Name, ch.Pid(), r, nil,
+		func() error { return ch.Send("start") },
+		func() error { return ch.Send("end") })
+	if err != nil {
 		return nil, err
 	}
-	r.Window = r.Child.Bare
-	if profile != "" {
-		if r.Profile, err = splitProfile(ctx, profile); err != nil {
-			b.logf("bare: %v", err)
-		}
+	if err := ch.Send("stop"); err != nil {
+		return nil, err
+	}
+	l, err := ch.Line(2 * time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("bare loop: no report: %w (log: %s)", err, ch.Log)
+	}
+	if err := json.Unmarshal([]byte(l), &r.Window); err != nil {
+		return nil, fmt.Errorf("bare loop: report %q: %w", l, err)
 	}
 	return r, nil
 }
 
+// runEngine measures `tocsin serve` on a fresh database of engine, where
+// the benchmark created the monitors beforehand.
 func (b *bench) runEngine(ctx context.Context, engine string) (*result, error) {
 	dbURL, drop, err := b.freshDatabase(ctx, engine)
 	if err != nil {
 		return nil, err
 	}
-	b.drops = append(b.drops, drop)
+	b.Undo(drop)
 	r := &result{Name: engine}
-	b.logf("%s: creating %d monitors", engine, len(b.targets))
+	b.Logf("%s: creating %d monitors", engine, len(b.targets))
 	begin := time.Now()
 	if err := b.createMonitors(ctx, dbURL, b.targets); err != nil {
 		return nil, err
 	}
 	r.Setup = time.Since(begin)
-	b.logf("%s: monitors created in %s", engine, r.Setup.Round(time.Millisecond))
+	b.Logf("%s: monitors created in %s", engine, r.Setup.Round(time.Millisecond))
 	raw, err := openRaw(engine, dbURL)
 	if err != nil {
 		return nil, err
 	}
 	defer raw.Close()
-	if err := raw.rebase(ctx, b.targets, b.c.interval, time.Now().Add(time.Second)); err != nil {
+	if err := raw.rebase(ctx, b.targets, b.c.interval, time.Now().Add(2*time.Second)); err != nil {
 		return nil, fmt.Errorf("moving the first slots: %w", err)
 	}
-
-	args := []string{"-engine-serve", dbURL, "-concurrency", strconv.Itoa(b.c.concurrency), "-writer-pace", b.c.writerPace.String(),
-		"-claim-delay", b.c.claimDelay.String()}
-	profile, err := b.profilePath("engine-" + engine)
+	keys, err := b.Bin.Run(ctx, "secret-key")
 	if err != nil {
 		return nil, err
 	}
-	if profile != "" {
-		args = append(args, "-cpuprofile", profile)
-	}
-	ch, err := b.startChild("engine-"+engine, args...)
+	srv, err := b.Bin.Serve(ctx, b.Dir, "tocsin-"+engine, []string{"TOCSIN_SECRET_KEYS=" + keys},
+		"--data-dir", filepath.Join(b.Dir, engine), "--database-url", dbURL, "--check-concurrency", strconv.Itoa(b.c.concurrency))
 	if err != nil {
 		return nil, err
 	}
-	defer ch.Stop(60 * time.Second)
-	if err := b.measure(ctx, ch, r, raw); err != nil {
+	defer srv.Stop(60 * time.Second)
+	b.Logf("%s: tocsin serve at %s (pid %d)", engine, srv.Base, srv.Pid())
+	var (
+		m0, m1     metrics
+		stopGauges func() (float64, float64)
+	)
+	err = b.measure(ctx, srv.Name, srv.Pid(), r, raw,
+		func() (err error) {
+			stopGauges = gauges(ctx, srv.Base)
+			m0, err = scrape(ctx, srv.Base)
+			return err
+		},
+		func() (err error) {
+			q, f := stopGauges()
+			if m1, err = scrape(ctx, srv.Base); err != nil {
+				return err
+			}
+			r.Engine = figuresOf(m0, m1, q, f)
+			return nil
+		})
+	if err != nil {
 		return nil, err
 	}
+	srv.Stop(60 * time.Second)
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
-	if r.Window, err = raw.analyzeWindow(actx, b.targets, b.c.interval, r.Child.Start.At, r.Child.End.At); err != nil {
+	if r.Window, err = raw.analyzeWindow(actx, b.targets, b.c.interval, r.Window.From, r.Window.To); err != nil {
 		return nil, fmt.Errorf("reading the observations: %w", err)
 	}
 	if r.DBSize, err = raw.databaseSize(actx); err != nil {
 		return nil, fmt.Errorf("database size: %w", err)
 	}
-	if profile != "" {
-		if r.Profile, err = splitProfile(actx, profile); err != nil {
-			b.logf("%s: %v", engine, err)
-		}
-	}
 	return r, nil
 }
 
-// profilePath names a child's profile file, or "" without -cpuprofile.
-func (b *bench) profilePath(name string) (string, error) {
-	if b.c.profileDir == "" {
-		return "", nil
-	}
-	if err := os.MkdirAll(b.c.profileDir, 0o755); err != nil {
-		return "", err
-	}
-	return filepath.Join(b.c.profileDir, name+".pprof"), nil
-}
-
-// measure waits for the child, lets it warm up, opens the window, closes
-// it after the duration, and, after the grace time, stops the child and
-// reads its report. raw, when given, is sampled at both ends.
-func (b *bench) measure(ctx context.Context, ch *child.Process, r *result, raw *rawDB) error {
-	if l, err := ch.Line(60 * time.Second); err != nil || !strings.Contains(l, `"ready"`) {
-		return fmt.Errorf("%s did not start: %q, %v (log: %s)", ch.Name, l, err, ch.Log)
-	}
-	b.logf("%s: running; warm-up %s", ch.Name, b.c.warmup)
-	if err := sleep(ctx, b.c.warmup); err != nil {
+// measure lets the process pid warm up, opens the window (calling open),
+// closes it after the duration (calling end), and waits the grace time.
+// It samples the CPU at both ends and the process's memory at the end,
+// and raw, when given, at both ends. r.Window holds the window's ends.
+func (b *bench) measure(ctx context.Context, name string, pid int, r *result, raw *rawDB, open, end func() error) error {
+	b.Logf("%s: running; warm-up %s", name, b.c.warmup)
+	if err := session.Sleep(ctx, b.c.warmup); err != nil {
 		return err
 	}
 	var (
@@ -233,18 +217,21 @@ func (b *bench) measure(ctx context.Context, ch *child.Process, r *result, raw *
 			return fmt.Errorf("PostgreSQL processes: %w", err)
 		}
 	}
+	if err := open(); err != nil {
+		return err
+	}
 	c0 := sampleCPU()
-	if err := ch.Send("start"); err != nil {
+	r.Window = &windowStats{From: time.Now()}
+	b.Logf("%s: measuring for %s", name, b.c.duration)
+	if err := session.Sleep(ctx, b.c.duration); err != nil {
 		return err
 	}
-	b.logf("%s: measuring for %s", ch.Name, b.c.duration)
-	if err := sleep(ctx, b.c.duration); err != nil {
-		return err
-	}
-	if err := ch.Send("end"); err != nil {
-		return err
-	}
+	r.Window.To = time.Now()
 	c1 := sampleCPU()
+	r.Peak, r.RSS = host.Memory(pid)
+	if err := end(); err != nil {
+		return err
+	}
 	if raw != nil {
 		// Backends that connected during the window count too.
 		more, err := raw.pgProcesses(ctx)
@@ -255,9 +242,9 @@ func (b *bench) measure(ctx context.Context, ch *child.Process, r *result, raw *
 			pg[pid] = true
 		}
 	}
-	r.CPU = c0.share(c1, ch.Pid(), b.target.Pid(), pg)
-	b.logf("%s: window closed; %s for the last checks", ch.Name, b.c.grace)
-	if err := sleep(ctx, b.c.grace); err != nil {
+	r.CPU = share(c0, c1, pid, b.target.Pid(), pg)
+	b.Logf("%s: window closed; %s for the last checks", name, b.c.grace)
+	if err := session.Sleep(ctx, b.c.grace); err != nil {
 		return err
 	}
 	if raw != nil {
@@ -265,33 +252,11 @@ func (b *bench) measure(ctx context.Context, ch *child.Process, r *result, raw *
 			return fmt.Errorf("table size: %w", err)
 		}
 	}
-	if err := ch.Send("stop"); err != nil {
-		return err
-	}
-	l, err := ch.Line(2 * time.Minute)
-	if err != nil {
-		return fmt.Errorf("%s: no report: %w (log: %s)", ch.Name, err, ch.Log)
-	}
-	if err := json.Unmarshal([]byte(l), &r.Child); err != nil {
-		return fmt.Errorf("%s: report %q: %w", ch.Name, l, err)
-	}
 	return nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// child is this binary re-executed in one of its internal modes.
-// startChild runs this binary again as name, with its log in the work
-// directory.
+// startChild runs this binary again as name (the target or the bare
+// loop), with its log in the work directory.
 func (b *bench) startChild(name string, args ...string) (*child.Process, error) {
-	return child.Spawn(b.self, b.dir, name, nil, args...)
+	return child.Spawn(b.Self, b.Dir, name, nil, args...)
 }

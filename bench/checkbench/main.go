@@ -1,23 +1,25 @@
 // Command checkbench measures Tocsin's check engine on this machine: many
-// HTTP monitors of a local target checked at a fixed interval, with the
-// engine, the target and a bare Go loop each in a process of its own.
+// HTTP monitors of a local target checked at a fixed interval by the
+// built `tocsin serve`, next to a bare Go loop doing the same GETs, each
+// in a process of its own.
 //
 //	go run ./bench/checkbench -monitors 10000 -interval 30s -duration 5m
 //
 // For each database engine (-engines) it makes a fresh database, creates
-// -monitors monitors of the target (distinct paths /m/<i>), starts the
-// engine in a child process (the binary re-executed with -engine-serve),
-// lets it run one -warmup, then measures -duration: checks due against
-// checks done and their scheduling lag (from the stored observations), the
-// engine process's CPU time per check (its own rusage), PostgreSQL's CPU
-// time, the process's peak RSS, and the bytes each stored observation
-// takes. A bare Go loop doing the same GETs on the same schedule, with no
-// database, runs for the same time in a child process too (-bare-loop), as
-// the baseline. The target server is a child process as well (-target-serve).
-// With -cpuprofile the report splits each child's CPU time into checking,
-// storing, claiming and the Go runtime. -writer-pace and -claim-delay are
-// experiments on the engine's store, off by default. Results and how to
-// read them: docs/benchmarks.md, "Check engine".
+// -monitors monitors of the target (distinct paths /m/<i>) through the
+// store (setup, not measured: the API's quota and minimum interval would
+// make 10,000 monitors slow to create and forbid short intervals), starts
+// `tocsin serve` on it (built from this checkout unless -tocsin names a
+// binary), lets it run one -warmup, then measures -duration: checks due
+// against checks done and their scheduling lag (from the stored
+// observations), the server's CPU time per check, PostgreSQL's CPU time,
+// the server's peak RSS, the bytes each stored observation takes, and the
+// engine's own counters from the server's GET /metrics. A bare Go loop
+// doing the same GETs on the same schedule, with no database, runs for the
+// same time in a child process (this binary re-executed with -bare-loop),
+// as the baseline. The target server is a child process as well
+// (-target-serve). Results and how to read them: docs/benchmarks.md,
+// "Check engine".
 package main
 
 import (
@@ -26,12 +28,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // config is what the flags ask for.
@@ -48,31 +50,17 @@ type config struct {
 	pgURL       string
 	keep        bool
 	out         string
-	profileDir  string
-	writerPace  time.Duration
-	claimDelay  time.Duration
+	tocsin      string // the binary; "": build ./cmd/tocsin
 }
 
-var allEngines = []string{"sqlite", "postgres"}
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "checkbench:", err)
-		}
-		os.Exit(1)
-	}
-}
+func main() { session.Main("checkbench", run) }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
-		c                     config
-		engines               string
-		targetServe           bool
-		engineServe, bareLoop string
-		profileFile           string
+		c           config
+		engines     string
+		targetServe bool
+		bareLoop    string
 	)
 	fs := flag.NewFlagSet("checkbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -82,21 +70,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.DurationVar(&c.warmup, "warmup", 0, "unmeasured time before each measured window; 0: one interval")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time after the window for checks due in it to finish and be stored")
 	fs.IntVar(&c.timeout, "timeout", 10, "each check's timeout in seconds (the monitors' timeoutSeconds)")
-	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (or bare GETs) in flight at most")
-	fs.StringVar(&engines, "engines", strings.Join(allEngines, ","), "comma-separated database engines to run the check engine on")
+	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (tocsin serve --check-concurrency) or bare GETs in flight at most")
+	fs.StringVar(&engines, "engines", pgfresh.Engines, "comma-separated database engines to run the check engine on")
 	fs.StringVar(&c.bare, "bare", "before", "when the bare loop runs: before the engines, after them, both, or none")
 	fs.StringVar(&c.pgURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (logs, SQLite files) and the PostgreSQL database")
 	fs.StringVar(&c.out, "out", "", "also write the report to this file")
-	fs.StringVar(&profileFile, "cpuprofile", "", "profile the engine over the measured window: a directory for the profiles "+
-		"(the report then splits the engine's CPU into checking, storing, claiming and runtime); in a child, the file")
-	fs.DurationVar(&c.writerPace, "writer-pace", 0, "experiment: make the engine's writer wait this long between batches, "+
-		"so that each transaction carries more observations (0: the engine as it is)")
-	fs.DurationVar(&c.claimDelay, "claim-delay", 0, "experiment: lengthen each of the engine's claims by this much "+
-		"(to show that the scheduling lag follows the claim's duration)")
+	fs.StringVar(&c.tocsin, "tocsin", "", "path to a tocsin binary; default: build ./cmd/tocsin of this module")
 	fs.BoolVar(&targetServe, "target-serve", false, "internal: serve the target on 127.0.0.1:0 and print its URL")
-	fs.StringVar(&engineServe, "engine-serve", "", "internal: run the check engine on this database URL")
 	fs.StringVar(&bareLoop, "bare-loop", "", "internal: run the bare loop over the targets in this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -107,26 +89,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch {
 	case targetServe:
 		return serveTarget(ctx, stdin, stdout)
-	case engineServe != "":
-		return serveEngine(ctx, childOptions{dbURL: engineServe, concurrency: c.concurrency, profile: profileFile,
-			writerPace: c.writerPace, claimDelay: c.claimDelay}, stdin, stdout, stderr)
 	case bareLoop != "":
 		return serveBare(ctx, childOptions{targets: bareLoop, concurrency: c.concurrency, interval: c.interval,
-			timeout: time.Duration(c.timeout) * time.Second, profile: profileFile}, stdin, stdout)
+			timeout: time.Duration(c.timeout) * time.Second}, stdin, stdout)
 	}
-	c.profileDir = profileFile
 
-	for e := range strings.SplitSeq(engines, ",") {
-		e = strings.TrimSpace(e)
-		switch {
-		case e == "":
-		case !slices.Contains(allEngines, e):
-			return fmt.Errorf("unknown engine %q; known: %s", e, strings.Join(allEngines, ", "))
-		case e == "postgres" && c.pgURL == "":
-			fmt.Fprintln(stderr, "skipping postgres: -pg-url is empty")
-		default:
-			c.engines = append(c.engines, e)
-		}
+	var err error
+	if c.engines, err = pgfresh.ParseEngines(engines, c.pgURL, stderr); err != nil {
+		return err
 	}
 	switch {
 	case !slices.Contains([]string{"before", "after", "both", "none"}, c.bare):
@@ -148,11 +118,5 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var sb strings.Builder
 	report(&sb, c, b.machine(ctx), res)
-	fmt.Fprint(stdout, sb.String())
-	if c.out != "" {
-		if err := os.WriteFile(c.out, []byte(sb.String()), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return session.Report(sb.String(), stdout, c.out)
 }

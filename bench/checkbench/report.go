@@ -9,34 +9,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
-// machine describes where the numbers were taken.
-type machine struct {
-	host.Machine
-	postgres, tocsin string
-}
-
-func (b *bench) machine(ctx context.Context) machine {
-	m := machine{Machine: host.Describe()}
+func (b *bench) machine(ctx context.Context) host.Machine {
+	m := host.Describe()
 	if slices.Contains(b.c.engines, "postgres") {
-		m.postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
+		m.Postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}
-	m.tocsin = b.rev
+	m.Tocsin = b.Bin.Rev
 	return m
 }
 
-func report(w io.Writer, c config, m machine, res []*result) {
+func report(w io.Writer, c config, m host.Machine, res []*result) {
 	perSecond := float64(c.monitors) / c.interval.Seconds()
 	fmt.Fprintf(w, "# Check engine: %d HTTP monitors every %s\n\n", c.monitors, c.interval)
-	fmt.Fprintf(w, "%s; tocsin at `%s` (git describe --dirty); %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, figure.OrUnknown(m.tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
-	if m.postgres != "" {
-		fmt.Fprintf(w, "; PostgreSQL %s", m.postgres)
-	}
+	fmt.Fprint(w, m)
 	fmt.Fprintf(w, ".\n\nLoad: %.0f checks/s (%.1fM a day). Each run: %s warm-up (not measured), %s measured, %s grace for the window's last checks. "+
 		"At most %d checks in flight; check timeout %d s. Runs in this order: ", perSecond, perSecond*86400/1e6, c.warmup, c.duration, c.grace, c.concurrency, c.timeout)
 	for i, r := range res {
@@ -46,18 +35,11 @@ func report(w io.Writer, c config, m machine, res []*result) {
 		fmt.Fprintf(w, "%d. %s", r.Order, runName(r))
 	}
 	fmt.Fprint(w, ".\n\n")
-	if c.writerPace > 0 {
-		fmt.Fprintf(w, "**Experiment, not the engine as it is:** the engine's writer was made to wait %s between batches (`-writer-pace`); "+
-			"the batch time below includes that wait.\n\n", c.writerPace)
-	}
-	if c.claimDelay > 0 {
-		fmt.Fprintf(w, "**Experiment, not the engine as it is:** every claim was made %s longer (`-claim-delay`).\n\n", c.claimDelay)
-	}
 
 	bareCPU, bareN := time.Duration(0), 0
 	for _, r := range res {
 		if r.Name == "bare" && r.Window != nil && r.Window.Started > 0 {
-			bareCPU += r.Child.cpu() / time.Duration(r.Window.Started)
+			bareCPU += r.CPU.ChildTime / time.Duration(r.Window.Started)
 			bareN++
 		}
 	}
@@ -80,17 +62,17 @@ func report(w io.Writer, c config, m machine, res []*result) {
 	}
 
 	fmt.Fprint(w, "\n## CPU time\n\n")
-	fmt.Fprint(w, "\"Per check\" is the process's user+system time over the window (its own rusage) divided by the checks it ran "+
-		"in the window (for the bare loop, the GETs it started); PostgreSQL's is the time of the benchmark database's backends and the cluster's "+
+	fmt.Fprint(w, "\"Per check\" is the process's CPU time over the window (Linux's counters, in 10 ms ticks) divided by the checks it ran "+
+		"in the window (for the bare loop, the GETs it started); tocsin serve's includes its idle API, notifier and sweeper; PostgreSQL's is the time of the benchmark database's backends and the cluster's "+
 		"background writers over the window, divided likewise. The shares are of the whole machine (100% = all CPUs); steal is time the hypervisor gave the VM's CPUs to others.\n\n")
-	fmt.Fprint(w, "| run | checks in window | process CPU (user + system) | per check | PostgreSQL per check | total per check | vs bare | machine busy | process | target | PostgreSQL | other | steal |\n")
+	fmt.Fprint(w, "| run | checks in window | process CPU | per check | PostgreSQL per check | total per check | vs bare | machine busy | process | target | PostgreSQL | other | steal |\n")
 	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range res {
 		n := checksRun(r)
 		if n == 0 {
 			continue
 		}
-		per := r.Child.cpu() / time.Duration(n)
+		per := r.CPU.ChildTime / time.Duration(n)
 		pg, total := "–", per
 		if r.Name == "postgres" {
 			pgPer := r.CPU.PostgresTime / time.Duration(n)
@@ -105,9 +87,8 @@ func report(w io.Writer, c config, m machine, res []*result) {
 				ratio = fmt.Sprintf("**%.2f** (%.2f without PostgreSQL)", float64(total)/float64(bareCPU), float64(per)/float64(bareCPU))
 			}
 		}
-		user, sys := r.Child.End.User-r.Child.Start.User, r.Child.End.Sys-r.Child.Start.Sys
-		fmt.Fprintf(w, "| %s | %d | %.1f s (%.1f + %.1f) | %s | %s | **%s** | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
-			runName(r), n, r.Child.cpu().Seconds(), user.Seconds(), sys.Seconds(), dur(per), pg, dur(total), ratio,
+		fmt.Fprintf(w, "| %s | %d | %.1f s | %s | %s | **%s** | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
+			runName(r), n, r.CPU.ChildTime.Seconds(), dur(per), pg, dur(total), ratio,
 			r.CPU.Busy, r.CPU.Child, r.CPU.Target, r.CPU.Postgres, r.CPU.Other, r.CPU.Steal)
 	}
 
@@ -124,8 +105,12 @@ func report(w io.Writer, c config, m machine, res []*result) {
 	fmt.Fprint(w, "| run | peak RSS | per monitor | RSS at end | Go heap in use | rows added | bytes per observation | per day at this load | per day, 1,000 monitors at 60 s | WAL per observation | database at the end |\n")
 	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range res {
-		row := fmt.Sprintf("| %s | %s | %s | %s | %s |", runName(r), fmtSize(r.Child.VmHWM), fmtSize(r.Child.VmHWM/int64(c.monitors)),
-			fmtSize(r.Child.VmRSS), fmtSize(int64(r.Child.HeapInuse)))
+		heap := "–"
+		if r.Engine != nil {
+			heap = fmtSize(int64(r.Engine.HeapInuse))
+		}
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s |", runName(r), fmtSize(r.Peak), fmtSize(r.Peak/int64(c.monitors)),
+			fmtSize(r.RSS), heap)
 		rows := r.After.Rows - r.Before.Rows
 		if r.Name == "bare" || rows <= 0 {
 			fmt.Fprint(w, row+" – | – | – | – | – | – |\n")
@@ -146,76 +131,26 @@ func report(w io.Writer, c config, m machine, res []*result) {
 			fmtSize(int64(per*perSecond*86400)), fmtSize(int64(per*1000*1440)), wal, fmtSize(r.DBSize))
 	}
 
-	fmt.Fprint(w, "\n## Inside the engine, over the window\n\n")
-	fmt.Fprint(w, "| run | checks | observations written | write errors | batches | observations per batch | mean batch time | most queued | most in flight | claims | claim p50 | claim p99 | GCs | allocated per check |\n")
-	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprint(w, "\n## Inside the engine, over the window (the server's GET /metrics)\n\n")
+	fmt.Fprint(w, "| run | checks | observations written | write errors | batches | observations per batch | mean batch time | most queued | most in flight | GCs | allocated per check |\n")
+	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range res {
-		if r.Name == "bare" {
+		e := r.Engine
+		if e == nil {
 			continue
 		}
 		n := checksRun(r)
 		perBatch, batchTime := "–", "–"
-		if r.Child.Batches > 0 {
-			perBatch = fmt.Sprintf("%.1f", r.Child.Written/r.Child.Batches)
-			batchTime = dur(time.Duration(r.Child.BatchSeconds / r.Child.Batches * float64(time.Second)))
+		if e.Batches > 0 {
+			perBatch = fmt.Sprintf("%.1f", e.Written/e.Batches)
+			batchTime = dur(time.Duration(e.BatchSeconds / e.Batches * float64(time.Second)))
 		}
 		alloc := "–"
 		if n > 0 {
-			alloc = fmtSize(int64(r.Child.End.TotalMem-r.Child.Start.TotalMem) / int64(n))
+			alloc = fmtSize(int64(e.Allocated) / int64(n))
 		}
-		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.0f | %.0f | %d | %s | %s | %d | %s |\n", runName(r), n, r.Child.Written,
-			r.Child.WriteErrors, r.Child.Batches, perBatch, batchTime, r.Child.MaxQueued, r.Child.MaxInFlight,
-			r.Child.Claims.N, dur(r.Child.Claims.P50), dur(r.Child.Claims.P99),
-			r.Child.End.NumGC-r.Child.Start.NumGC, alloc)
-	}
-
-	var profiled []*result
-	for _, r := range res {
-		if r.Profile != nil && r.Profile.Total > 0 {
-			profiled = append(profiled, r)
-		}
-	}
-	if len(profiled) > 0 {
-		fmt.Fprint(w, "\n## Where each process's CPU goes (CPU profile of the window)\n\n")
-		fmt.Fprint(w, "Each sample is given to the first of these that its stack contains; time per check is the profile's share times the process's CPU per check.\n\n")
-		fmt.Fprint(w, "| part |")
-		for _, r := range profiled {
-			fmt.Fprintf(w, " %s |", runName(r))
-		}
-		fmt.Fprint(w, "\n|---|")
-		for range profiled {
-			fmt.Fprint(w, "---:|")
-		}
-		fmt.Fprint(w, "\n")
-		var names []string
-		for _, p := range profileParts {
-			names = append(names, p.name)
-		}
-		names = append(names, otherPart)
-		for _, name := range names {
-			var cells []string
-			found := false
-			for _, r := range profiled {
-				d := time.Duration(0)
-				for _, p := range r.Profile.Parts {
-					if p.Name == name {
-						d = p.Time
-					}
-				}
-				share := float64(d) / float64(r.Profile.Total)
-				perCheck := time.Duration(share * float64(r.Child.cpu()) / float64(max(checksRun(r), 1)))
-				cells = append(cells, fmt.Sprintf("%.0f%% (%s)", 100*share, dur(perCheck)))
-				found = found || d > 0
-			}
-			if found {
-				fmt.Fprintf(w, "| %s | %s |\n", name, strings.Join(cells, " | "))
-			}
-		}
-		for _, r := range profiled {
-			if r.Profile.Top != "" {
-				fmt.Fprintf(w, "\n<details><summary>%s: go tool pprof -top</summary>\n\n```\n%s```\n</details>\n", runName(r), r.Profile.Top)
-			}
-		}
+		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.0f | %.0f | %.0f | %s |\n", runName(r), n, e.Written,
+			e.WriteErrors, e.Batches, perBatch, batchTime, e.MaxQueued, e.MaxInFlight, e.GCs, alloc)
 	}
 
 	fmt.Fprint(w, "\n## Verdicts\n\n")
@@ -229,21 +164,18 @@ func report(w io.Writer, c config, m machine, res []*result) {
 			r.Name, verdict(missed == 0 && x.Duplicates == 0), x.Due, x.Missing, x.MissedStart, x.Duplicates)
 		fmt.Fprintf(w, "lag p99 < 1 s: %s (%s); ", verdict(x.Lag.N > 0 && x.Lag.P99 < time.Second), dur(x.Lag.P99))
 		if n := checksRun(r); n > 0 {
-			per := r.Child.cpu() / time.Duration(n)
+			per := r.CPU.ChildTime / time.Duration(n)
 			total := per
 			if r.Name == "postgres" {
 				total += r.CPU.PostgresTime / time.Duration(n)
 			}
 			fmt.Fprintf(w, "CPU per check < 1 ms: %s (%s", verdict(total < time.Millisecond), dur(total))
 			if r.Name == "postgres" {
-				fmt.Fprintf(w, ", of which %s in the engine process", dur(per))
+				fmt.Fprintf(w, ", of which %s in tocsin serve", dur(per))
 			}
 			fmt.Fprint(w, ")")
 		}
 		fmt.Fprint(w, ".\n")
-	}
-	if c.profileDir != "" {
-		fmt.Fprintf(w, "\nProfiles: %s\n", c.profileDir)
 	}
 }
 
@@ -257,8 +189,11 @@ func checksRun(r *result) int {
 		}
 		return r.Window.Started
 	}
-	n := r.Child.Missed
-	for _, v := range r.Child.Checks {
+	if r.Engine == nil {
+		return 0
+	}
+	n := r.Engine.Missed
+	for _, v := range r.Engine.Checks {
 		n += v
 	}
 	return int(n)
@@ -268,7 +203,7 @@ func runName(r *result) string {
 	if r.Name == "bare" {
 		return fmt.Sprintf("bare loop (run %d)", r.Order)
 	}
-	return "engine, " + r.Name
+	return "tocsin serve, " + r.Name
 }
 
 func verdict(ok bool) string {

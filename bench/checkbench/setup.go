@@ -37,7 +37,7 @@ func newTargets(n int, base string) []benchTarget {
 // and how to remove it.
 func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string, drop func(), err error) {
 	if engine == "sqlite" {
-		path := filepath.Join(b.dir, "sqlite", "tocsin.db")
+		path := filepath.Join(b.Dir, "sqlite", "tocsin.db")
 		drop = func() {
 			if !b.c.keep {
 				os.RemoveAll(filepath.Dir(path))
@@ -45,7 +45,7 @@ func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string,
 		}
 		return "sqlite:" + path, drop, nil
 	}
-	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_checkbench", 0), b.c.keep, b.logf)
+	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_checkbench", 0), b.c.keep, b.Logf)
 }
 
 func sqlitePath(dbURL string) string {

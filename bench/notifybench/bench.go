@@ -4,23 +4,23 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // bench owns the work directory, the receiver and the databases of a run.
 type bench struct {
-	c    config
-	log  io.Writer
-	dir  string
-	self string // this binary, re-executed as the receiver
+	c   config
+	log io.Writer
+	*session.Session
+	keys string // the keyring of every phase's database and server
 	recv *receiverClient
-	rev  string // git describe of the checkout at the start
-	seq  int    // databases made so far, to name the next
+	seq  int // databases made so far, to name the next
 }
 
 // results is everything a run measured.
@@ -31,37 +31,32 @@ type results struct {
 	recvPeak   int64         // the receiver's peak RSS, bytes
 }
 
-func (b *bench) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-}
-
 func (b *bench) close() {
 	if b.recv != nil {
 		b.recv.child.Stop(10 * time.Second)
 	}
-	if b.dir != "" {
-		if b.c.keep {
-			b.logf("kept work directory %s", b.dir)
-		} else {
-			os.RemoveAll(b.dir)
-		}
+	if b.Session != nil {
+		b.Session.Close()
 	}
 }
 
 func (b *bench) run(ctx context.Context) (*results, error) {
-	b.rev = host.GitDescribe(ctx)
 	var err error
-	if b.dir, err = os.MkdirTemp("", "notifybench-"); err != nil {
-		return nil, err
-	}
-	if b.self, err = os.Executable(); err != nil {
-		return nil, err
-	}
-	ch, err := child.Start(ctx, b.self, b.dir, "receiver", nil, "-receive")
+	b.Session, err = session.Open(ctx, session.Options{Name: "notifybench", Log: b.log, Tocsin: b.c.tocsin,
+		NoTocsin: len(b.c.engines) == 0, Keep: b.c.keep})
 	if err != nil {
 		return nil, err
 	}
-	b.logf("receiver: listening at %s (pid %d)", ch.Base, ch.Pid())
+	if len(b.c.engines) > 0 {
+		if b.keys, err = b.Bin.Run(ctx, "secret-key"); err != nil {
+			return nil, err
+		}
+	}
+	ch, err := child.Start(ctx, b.Self, b.Dir, "receiver", nil, "-receive")
+	if err != nil {
+		return nil, err
+	}
+	b.Logf("receiver: listening at %s (pid %d)", ch.Base, ch.Pid())
 	b.recv = newReceiverClient(ch)
 
 	res := &results{}
@@ -85,7 +80,7 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 				return nil, fmt.Errorf("round %d, %s: %w", r+1, t, err)
 			}
 			res.throughput = append(res.throughput, tp)
-			b.logf("round %d, %s: %d delivered in %s, %.0f/s", r+1, t, tp.recv.Unique, figure.Dur(tp.elapsed), tp.rate())
+			b.Logf("round %d, %s: %d delivered in %s, %.0f/s", r+1, t, tp.recv.Unique, figure.Dur(tp.elapsed), tp.rate())
 		}
 	}
 	if b.c.monitors > 0 {
@@ -103,13 +98,15 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 	return res, nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+// serve starts `tocsin serve` on the database at dbURL, as an operator
+// starts it: the keyring in the environment, the database on the command
+// line, every other setting its default.
+func (b *bench) serve(ctx context.Context, name, dbURL string) (*child.Process, error) {
+	srv, err := b.Bin.Serve(ctx, b.Dir, name, []string{"TOCSIN_SECRET_KEYS=" + b.keys},
+		"--data-dir", filepath.Join(b.Dir, name), "--database-url", dbURL)
+	if err != nil {
+		return nil, err
 	}
+	b.Logf("%s: tocsin serve at %s (pid %d)", name, srv.Base, srv.Pid())
+	return srv, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,14 +12,11 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/engine"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/netguard"
-	"github.com/tocsin/tocsin/internal/notifier"
 	"github.com/tocsin/tocsin/internal/notify"
-	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -30,7 +26,7 @@ type latency struct {
 	engine   string
 	round    int
 	monitors int
-	upIn     time.Duration // from the engine's start until every UP change was delivered
+	upIn     time.Duration // from the server's start until every UP change was delivered
 	window   time.Duration // waited before the flip for the channel's rate window to end
 	downIn   time.Duration // from the flip until every DOWN change was delivered (or the deadline)
 	// Per DOWN delivery: arrival − data.at, and its two parts: data.at to
@@ -42,10 +38,10 @@ type latency struct {
 	store                  map[notify.Status]int
 }
 
-// latencyRound runs the check engine and the notifier as `tocsin serve`
-// does, on a fresh database of engine with -monitors HTTP monitors of an
-// in-process target, waits until every monitor is UP, makes the target
-// answer 500, and collects the DOWN changes the receiver records.
+// latencyRound runs `tocsin serve` on a fresh database of engine with
+// -monitors HTTP monitors of an in-process target, waits until every
+// monitor is UP, makes the target answer 500, and collects the DOWN
+// changes the receiver records.
 func (b *bench) latencyRound(ctx context.Context, engineName string, round int) (*latency, error) {
 	l := &latency{engine: engineName, round: round, monitors: b.c.monitors}
 	dbURL, drop, err := b.freshDatabase(ctx, engineName)
@@ -53,13 +49,6 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 		return nil, err
 	}
 	defer drop()
-	policy := netguard.Policy{}
-	prober := probe.New(probe.Options{Policy: policy, ProbeID: "notifybench", Region: "local"})
-	db, a, err := openApp(ctx, dbURL, app.Config{Outbound: policy, Checker: prober, DefaultMaxMonitors: max(1000, b.c.monitors)})
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
 	var failing atomic.Bool
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if failing.Load() {
@@ -69,50 +58,20 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 		_, _ = io.WriteString(w, "ok\n")
 	}))
 	defer target.Close()
-
-	ts, err := createTenants(ctx, a, 1, b.recv.hookURL, []string{incident.MonitorStateChanged})
+	ids, err := b.createMonitors(ctx, dbURL, target.URL)
 	if err != nil {
-		return nil, fmt.Errorf("creating the owner and channel: %w", err)
-	}
-	if err := b.recv.reset(ctx, secretsOf(ts)); err != nil {
 		return nil, err
 	}
-	ids := make([]string, b.c.monitors)
-	err = parallel(ctx, b.c.monitors, 8, func(i int) error {
-		m, err := a.CreateMonitor(ctx, ts[0].actor, monitor.Draft{Type: monitor.TypeHTTP, Name: fmt.Sprintf("notifybench %d", i),
-			Config:          monitor.Config{URL: fmt.Sprintf("%s/%d", target.URL, i), Confirmations: b.c.confirmations},
-			IntervalSeconds: int(interval / time.Second)})
-		ids[i] = m.ID
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating monitors: %w", err)
-	}
-	if err := b.hurry(ctx, db, ids); err != nil {
+	if err := b.hurry(ctx, dbURL, ids); err != nil {
 		return nil, err
 	}
+	srv, err := b.serve(ctx, fmt.Sprintf("tocsin-%s-latency%d", engineName, round), dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop(30 * time.Second)
 
-	log := slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	checks := engine.New(engine.Options{Node: "bench", Region: "local", Store: db, Checker: prober,
-		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "engine")})
-	sender := notifier.New(notifier.Options{App: a, Node: "bench", Policy: policy, Log: log.With("component", "notifier")})
-	bg, stop := context.WithCancel(ctx)
-	engineDone, senderDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(senderDone)
-		sender.Run(bg)
-	}()
-	go func() {
-		defer close(engineDone)
-		checks.Run(bg)
-	}()
-	defer func() {
-		stop()
-		<-engineDone
-		<-senderDone
-	}()
-
-	b.logf("latency %d, %s: %d monitors every %s; waiting until all are UP", round, engineName, b.c.monitors, interval)
+	b.Logf("latency %d, %s: %d monitors every %s; waiting until all are UP", round, engineName, b.c.monitors, interval)
 	start := time.Now()
 	s, err := b.waitStates(ctx, monitor.StateUp, b.c.monitors, 2*interval+30*time.Second)
 	if err != nil {
@@ -124,16 +83,16 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	if bound := notify.RateBound(notify.Webhook); 2*b.c.monitors > bound {
 		until := time.Unix(0, s.First).Add(notify.RateWindow + time.Second)
 		l.window = max(time.Until(until), 0)
-		b.logf("latency %d, %s: waiting %s for the channel's rate window to end", round, engineName, figure.Dur(l.window))
-		if err := sleep(ctx, l.window); err != nil {
+		b.Logf("latency %d, %s: waiting %s for the channel's rate window to end", round, engineName, figure.Dur(l.window))
+		if err := session.Sleep(ctx, l.window); err != nil {
 			return nil, err
 		}
 	}
 
-	b.logf("latency %d, %s: all UP in %s; the target now answers 500", round, engineName, figure.Dur(l.upIn))
+	b.Logf("latency %d, %s: all UP in %s; the target now answers 500", round, engineName, figure.Dur(l.upIn))
 	failing.Store(true)
 	flip := time.Now()
-	if err := b.hurry(ctx, db, ids); err != nil {
+	if err := b.hurry(ctx, dbURL, ids); err != nil {
 		return nil, err
 	}
 	limit := time.Duration(b.c.confirmationsOrDefault()+1)*interval + 30*time.Second
@@ -144,8 +103,9 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	if l.recv, err = b.recv.stats(ctx, true); err != nil {
 		return nil, err
 	}
-	b.logf("latency %d, %s: %d of %d DOWN changes delivered %s after the flip", round, engineName,
+	b.Logf("latency %d, %s: %d of %d DOWN changes delivered %s after the flip", round, engineName,
 		len(l.recv.Down), b.c.monitors, figure.Dur(l.downIn))
+	srv.Stop(30 * time.Second)
 
 	raw, err := openRaw(engineName, dbURL)
 	if err != nil {
@@ -173,11 +133,47 @@ func (b *bench) latencyRound(ctx context.Context, engineName string, round int) 
 	return l, nil
 }
 
-// hurry makes every monitor due now (-hurry only).
-func (b *bench) hurry(ctx context.Context, db *store.DB, ids []string) error {
+// createMonitors makes the owner, the webhook channel that hears state
+// changes, and the monitors of target, through the app in this process;
+// it returns the monitors' ids.
+func (b *bench) createMonitors(ctx context.Context, dbURL, target string) ([]string, error) {
+	db, a, err := openApp(ctx, dbURL, b.keys, app.Config{DefaultMaxMonitors: max(1000, b.c.monitors)})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	ts, err := createTenants(ctx, a, 1, b.recv.hookURL, []string{incident.MonitorStateChanged})
+	if err != nil {
+		return nil, fmt.Errorf("creating the owner and channel: %w", err)
+	}
+	if err := b.recv.reset(ctx, secretsOf(ts)); err != nil {
+		return nil, err
+	}
+	ids := make([]string, b.c.monitors)
+	err = parallel(ctx, b.c.monitors, 8, func(i int) error {
+		m, err := a.CreateMonitor(ctx, ts[0].actor, monitor.Draft{Type: monitor.TypeHTTP, Name: fmt.Sprintf("notifybench %d", i),
+			Config:          monitor.Config{URL: fmt.Sprintf("%s/%d", target, i), Confirmations: b.c.confirmations},
+			IntervalSeconds: int(interval / time.Second)})
+		ids[i] = m.ID
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating monitors: %w", err)
+	}
+	return ids, nil
+}
+
+// hurry makes every monitor due now (-hurry only), through the store
+// beside the server.
+func (b *bench) hurry(ctx context.Context, dbURL string, ids []string) error {
 	if !b.c.hurry {
 		return nil
 	}
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 	for _, id := range ids {
 		if err := db.SetNextDueForTest(ctx, id, time.Now()); err != nil {
 			return err
@@ -205,7 +201,7 @@ func (b *bench) waitStates(ctx context.Context, state monitor.State, n int, limi
 			return s, fmt.Errorf("%w: %d of %d changes to %s within %s (receiver: %d bad signatures, %d refused)",
 				errNotYet, s.States[string(state)], n, state, limit, s.BadSignatures, s.Refused)
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		if err := session.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return s, err
 		}
 	}

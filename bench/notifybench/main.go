@@ -3,16 +3,16 @@
 // PostgreSQL:
 //
 //  1. deliveries per second: -deliveries manual incidents are written
-//     while no notifier runs (one incident.opened delivery each), then a
-//     notifier starts and the clock runs until the receiver has handled
-//     every delivery id and the store shows every delivery succeeded.
+//     while no server runs (one incident.opened delivery each), then
+//     `tocsin serve` starts and the clock runs from its first attempt
+//     until the receiver has handled every delivery id and the store shows
+//     every delivery succeeded.
 //     A bare Go sender in the same run POSTs as many signed bodies of the
 //     same size to the same receiver with the same concurrency, as the
 //     baseline;
 //
-//  2. the time from a monitor going DOWN to its webhook arriving: the
-//     check engine and the notifier run as `tocsin serve` runs them, with
-//     -monitors HTTP monitors of a local target that the benchmark turns
+//  2. the time from a monitor going DOWN to its webhook arriving:
+//     `tocsin serve` checks -monitors HTTP monitors of a local target that the benchmark turns
 //     from 200 to 500 once every monitor is UP; the receiver records, for
 //     every monitor.state_changed to DOWN, its arrival minus the event's
 //     data.at (the confirming check's time).
@@ -22,9 +22,12 @@
 // The receiver is a child process (this binary re-executed with -receive):
 // it verifies every signature with its channel's secret, which the parent
 // writes to its stdin, dedupes on X-Service-Delivery and answers 204. The
-// notifier, the check engine, the store and the bare sender run in this
-// process; the monitors' target is an in-process httptest server. Results
-// and how to read them: docs/benchmarks.md, "Deliveries".
+// server is `tocsin serve`, built from this checkout unless -tocsin names a
+// binary, with its default settings; this process writes what each phase
+// starts from (owners, channels, incidents, monitors) through the app
+// before the server starts, and runs the bare sender and the monitors'
+// target, an httptest server. Results and how to read them:
+// docs/benchmarks.md, "Deliveries".
 package main
 
 import (
@@ -33,13 +36,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -49,7 +50,7 @@ type config struct {
 	pgURL       string
 	deliveries  int // N: incidents, one delivery each
 	channels    int // webhook channels the deliveries are spread over; 0: as few as the rate bound allows
-	concurrency int // deliveries in flight, the notifier's and the bare sender's
+	concurrency int // the bare sender's deliveries in flight (the notifier's are 32)
 	rounds      int
 	bare        bool
 
@@ -57,10 +58,10 @@ type config struct {
 	confirmations int // 0: the product's default
 	latencyRounds int
 
-	timeout    time.Duration // the longest one measured phase may take
-	out        string
-	keep       bool
-	profileDir string
+	timeout time.Duration // the longest one measured phase may take
+	out     string
+	keep    bool
+	tocsin  string // the binary; "": build ./cmd/tocsin
 	// hurry checks every monitor at once instead of at its slot, when it
 	// is created and again when the target fails: the smoke test's way
 	// through two check intervals. The measured latency is unchanged: it
@@ -68,21 +69,10 @@ type config struct {
 	hurry bool
 }
 
-var allEngines = []string{"sqlite", "postgres"}
-
 // interval is the monitors' check interval: the minimum a monitor may have.
 const interval = monitor.MinIntervalSeconds * time.Second
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "notifybench:", err)
-		}
-		os.Exit(1)
-	}
-}
+func main() { session.Main("notifybench", run) }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
@@ -92,13 +82,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	)
 	fs := flag.NewFlagSet("notifybench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&engines, "engines", strings.Join(allEngines, ","), "comma-separated database engines to measure")
+	fs.StringVar(&engines, "engines", pgfresh.Engines, "comma-separated database engines to measure")
 	fs.StringVar(&c.pgURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped for every phase")
 	fs.IntVar(&c.deliveries, "deliveries", 20000, "manual incidents written before the notifier starts, one webhook delivery each")
 	fs.IntVar(&c.channels, "channels", 0, "webhook channels (each in a workspace of its own) the deliveries are spread over; "+
 		"0: as few as keep every channel within its rate bound of events a minute, so that none is held back")
-	fs.IntVar(&c.concurrency, "concurrency", 32, "deliveries in flight: the notifier's bound (its default) and the bare sender's")
+	fs.IntVar(&c.concurrency, "concurrency", 32, "the bare sender's deliveries in flight; keep it at 32, the notifier's bound in tocsin serve")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds of the throughput measurement, the targets in a rotating order; the report quotes the median")
 	fs.BoolVar(&c.bare, "bare", true, "measure the bare sender too, as the baseline")
 	fs.IntVar(&c.monitors, "monitors", 300, "HTTP monitors that go DOWN together in the latency measurement; 0: no latency measurement")
@@ -106,7 +96,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&c.latencyRounds, "latency-rounds", 1, "latency measurements per engine, each on a fresh database; their samples are pooled")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "the longest one measured phase may take before the run fails")
 	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")
-	fs.StringVar(&c.profileDir, "cpuprofile", "", "write this process's CPU profile of every notifier window to <engine>-round<n>.pprof in this directory")
+	fs.StringVar(&c.tocsin, "tocsin", "", "path to a tocsin binary; default: build ./cmd/tocsin of this module")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (SQLite files, the receiver's log) and the PostgreSQL databases")
 	fs.BoolVar(&receive, "receive", false, "internal: run the webhook receiver")
 	fs.BoolVar(&c.hurry, "hurry", false, "internal: check each monitor at once rather than at its slot (the smoke test)")
@@ -116,17 +106,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if receive {
 		return serveReceiver(ctx, stdin, stdout, stderr)
 	}
-	for e := range strings.SplitSeq(engines, ",") {
-		e = strings.TrimSpace(e)
-		switch {
-		case e == "":
-		case !slices.Contains(allEngines, e):
-			return fmt.Errorf("unknown engine %q; known: %s", e, strings.Join(allEngines, ", "))
-		case e == "postgres" && c.pgURL == "":
-			fmt.Fprintln(stderr, "skipping postgres: -pg-url is empty")
-		default:
-			c.engines = append(c.engines, e)
-		}
+	var err error
+	if c.engines, err = pgfresh.ParseEngines(engines, c.pgURL, stderr); err != nil {
+		return err
 	}
 	if err := c.validate(); err != nil {
 		return err
@@ -142,11 +124,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var sb strings.Builder
 	report(&sb, c, b.machine(ctx), res)
-	fmt.Fprint(stdout, sb.String())
-	if c.out != "" {
-		return os.WriteFile(c.out, []byte(sb.String()), 0o644)
-	}
-	return nil
+	return session.Report(sb.String(), stdout, c.out)
 }
 
 func (c config) validate() error {

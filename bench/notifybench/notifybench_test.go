@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/host"
 	"github.com/tocsin/tocsin/internal/notify"
 )
 
@@ -79,7 +80,7 @@ func TestReport(t *testing.T) {
 	c := config{engines: []string{"sqlite", "postgres"}, deliveries: 1000, channels: 2, concurrency: 32, rounds: 1,
 		monitors: 3, latencyRounds: 1}
 	var b bytes.Buffer
-	report(&b, c, machine{}, res)
+	report(&b, c, host.Machine{}, res)
 	out := b.String()
 	for _, want := range []string{
 		"| bare | **10000** | 1.00 |",

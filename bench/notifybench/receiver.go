@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/child"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
@@ -251,7 +252,7 @@ func (rc *receiverClient) reset(ctx context.Context, secrets []string) error {
 		if time.Now().After(deadline) {
 			return errors.New("the receiver did not take its secrets within 10 s")
 		}
-		if err := sleep(ctx, 5*time.Millisecond); err != nil {
+		if err := session.Sleep(ctx, 5*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -20,16 +20,11 @@ import (
 // webhook within this, at the 99th percentile, after the confirming check.
 const latencyTarget = 2 * time.Second
 
-// machine describes where the numbers were taken.
-type machine struct {
-	host.Machine
-	postgres, tocsin string
-}
-
-func (b *bench) machine(ctx context.Context) machine {
-	m := machine{Machine: host.Describe(), tocsin: b.rev}
+func (b *bench) machine(ctx context.Context) host.Machine {
+	m := host.Describe()
+	m.Tocsin = b.Bin.Rev
 	if slices.Contains(b.c.engines, "postgres") {
-		m.postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
+		m.Postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}
 	return m
 }
@@ -43,7 +38,7 @@ type summary struct {
 	conns                      int
 	bytes                      int64
 	cpu                        cpuShare // shares averaged over the rounds, times summed
-	perSelf, perRecv, perPG    time.Duration
+	perSender, perRecv, perPG  time.Duration
 	failed                     map[string]int
 }
 
@@ -66,40 +61,35 @@ func summarize(ts []*throughput) summary {
 		}
 		c := t.cpu
 		s.cpu.Busy += c.Busy
-		s.cpu.Self += c.Self
+		s.cpu.Sender += c.Sender
 		s.cpu.Receiver += c.Receiver
 		s.cpu.Postgres += c.Postgres
 		s.cpu.IRQ += c.IRQ
 		s.cpu.Other += c.Other
 		s.cpu.Steal += c.Steal
-		s.cpu.SelfTime += c.SelfTime
+		s.cpu.SenderTime += c.SenderTime
 		s.cpu.ReceiverTime += c.ReceiverTime
 		s.cpu.PostgresTime += c.PostgresTime
 	}
 	if n := float64(len(ts)); n > 0 {
-		s.cpu.Busy, s.cpu.Self, s.cpu.Receiver = s.cpu.Busy/n, s.cpu.Self/n, s.cpu.Receiver/n
+		s.cpu.Busy, s.cpu.Sender, s.cpu.Receiver = s.cpu.Busy/n, s.cpu.Sender/n, s.cpu.Receiver/n
 		s.cpu.Postgres, s.cpu.IRQ, s.cpu.Other, s.cpu.Steal = s.cpu.Postgres/n, s.cpu.IRQ/n, s.cpu.Other/n, s.cpu.Steal/n
 	}
 	s.rate = figure.Median(rates)
 	s.elapsed, s.setup, s.created = time.Duration(figure.Median(elapsed)), time.Duration(figure.Median(setup)), time.Duration(figure.Median(created))
 	if s.delivered > 0 {
 		d := time.Duration(s.delivered)
-		s.perSelf, s.perRecv, s.perPG = s.cpu.SelfTime/d, s.cpu.ReceiverTime/d, s.cpu.PostgresTime/d
+		s.perSender, s.perRecv, s.perPG = s.cpu.SenderTime/d, s.cpu.ReceiverTime/d, s.cpu.PostgresTime/d
 	}
 	return s
 }
 
-func report(w io.Writer, c config, m machine, res *results) {
+func report(w io.Writer, c config, m host.Machine, res *results) {
 	fmt.Fprintf(w, "# Deliveries: %d events to %d webhook channels", c.deliveries, c.channels)
 	if c.monitors > 0 {
 		fmt.Fprintf(w, "; %d monitors going DOWN", c.monitors)
 	}
-	fmt.Fprintf(w, "\n\n%s; tocsin at `%s` (git describe --dirty); %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, figure.OrUnknown(m.tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
-	if m.postgres != "" {
-		fmt.Fprintf(w, "; PostgreSQL %s", m.postgres)
-	}
-	fmt.Fprint(w, ".\n\n")
+	fmt.Fprintf(w, "\n\n%s.\n\n", m)
 	throughputReport(w, c, res)
 	if len(res.latency) > 0 {
 		latencyReport(w, c, res)
@@ -110,14 +100,14 @@ func report(w io.Writer, c config, m machine, res *results) {
 func throughputReport(w io.Writer, c config, res *results) {
 	bound := notify.RateBound(notify.Webhook)
 	fmt.Fprintf(w, "Throughput: per target and round, %d incident.opened deliveries spread over %d webhook channels, each in a "+
-		"workspace of its own (a webhook channel takes %d events a minute and holds the rest back for a summary), at most %d "+
-		"in flight, to the receiver: a child process that verifies every signature with its channel's secret, handles each "+
-		"X-Service-Delivery once and answers 204. On an engine the incidents are written first (one transaction each through "+
-		"the app, 8 at a time) with no notifier running; then a notifier starts in this process and the clock runs until the "+
-		"receiver has handled every delivery and the store holds none pending. Bare: this process POSTs as many signed bodies "+
-		"of the same size over keep-alive connections, %d in flight, with no database. %d round(s), the targets in a rotating "+
-		"order starting with %s, each engine round on a fresh database.\n\n",
-		c.deliveries, c.channels, bound, c.concurrency, c.concurrency, c.rounds, strings.Join(res.targets, ", "))
+		"workspace of its own (a webhook channel takes %d events a minute and holds the rest back for a summary), to the "+
+		"receiver: a child process that verifies every signature with its channel's secret, handles each X-Service-Delivery "+
+		"once and answers 204. On an engine the incidents are written first (one transaction each through the app, 8 at a "+
+		"time) with no server running; then `tocsin serve` starts (its notifier has 32 deliveries in flight) and the clock "+
+		"runs from the first attempt the store records until the receiver has handled every delivery and the store holds none "+
+		"pending. Bare: this process POSTs as many signed bodies of the same size over keep-alive connections, %d in flight, "+
+		"with no database. %d round(s), the targets in a rotating order starting with %s, each engine round on a fresh database.\n\n",
+		c.deliveries, c.channels, bound, c.concurrency, c.rounds, strings.Join(res.targets, ", "))
 
 	byTarget := map[string][]*throughput{}
 	for _, t := range res.throughput {
@@ -134,8 +124,8 @@ func throughputReport(w io.Writer, c config, res *results) {
 
 	fmt.Fprint(w, "## Deliveries per second\n\n")
 	fmt.Fprint(w, "| target | deliveries/s | vs bare | per round (vs bare) | all delivered in | delivered | duplicates | "+
-		"bad signatures | held | body | connections opened | incidents written in | CPU per delivery: this process | receiver | "+
-		"PostgreSQL | machine busy | this process | receiver | PostgreSQL | interrupts | other | steal |\n")
+		"bad signatures | held | body | connections opened | incidents written in | CPU per delivery: sender | receiver | "+
+		"PostgreSQL | machine busy | sender | receiver | PostgreSQL | interrupts | other | steal |\n")
 	fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, name := range res.targets {
 		s, ok := sums[name]
@@ -172,10 +162,10 @@ func throughputReport(w io.Writer, c config, res *results) {
 		}
 		fmt.Fprintf(w, "| %s | **%.0f** | %s | %s | %s | %d | %d | %d | %d | %s | %d | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %s | %.0f%% | %.0f%% | %.0f%% |\n",
 			name, s.rate, ratio, strings.Join(rounds, ", "), figure.Dur(s.elapsed), s.delivered, s.dups, s.bad, s.held, body, s.conns,
-			created, figure.Dur(s.perSelf), figure.Dur(s.perRecv), pg, s.cpu.Busy, s.cpu.Self, s.cpu.Receiver, pgShare, s.cpu.IRQ, s.cpu.Other, s.cpu.Steal)
+			created, figure.Dur(s.perSender), figure.Dur(s.perRecv), pg, s.cpu.Busy, s.cpu.Sender, s.cpu.Receiver, pgShare, s.cpu.IRQ, s.cpu.Other, s.cpu.Steal)
 	}
-	fmt.Fprint(w, "\nDeliveries/s and the times are medians over the rounds; counts are totals. \"This process\" is the notifier "+
-		"with the store (engines) or the bare sender. CPU shares are of the whole machine (100% = all CPUs), averaged over the "+
+	fmt.Fprint(w, "\nDeliveries/s and the times are medians over the rounds; counts are totals. The sender is `tocsin serve` "+
+		"(engines; its CPU includes its start) or this process (bare). CPU shares are of the whole machine (100% = all CPUs), averaged over the "+
 		"rounds; PostgreSQL is the benchmark database's backends with the cluster's background writers; interrupts are mostly "+
 		"the loopback network's softirqs, which Linux charges to no process; steal is time the hypervisor gave the VM's CPUs to "+
 		"others. \"Per delivery\" is that CPU time over the deliveries handled.\n")
@@ -200,7 +190,7 @@ func latencyReport(w io.Writer, c config, res *results) {
 	conf := c.confirmationsOrDefault()
 	fmt.Fprintf(w, "\n## From DOWN to the webhook\n\n%d HTTP monitors checked every %s, %d consecutive down results make DOWN, "+
 		"of an in-process target (httptest) that answers 200 until all are UP and their UP changes delivered, then 500. "+
-		"The check engine and the notifier run in this process as `tocsin serve` runs them (default options); one webhook "+
+		"The check engine and the notifier are those of `tocsin serve`, with its default options; one webhook "+
 		"channel hears monitor.state_changed. For every change to DOWN the receiver records its arrival minus the event's "+
 		"data.at, the confirming check's start. The two parts: from data.at to the start of the delivery's first attempt "+
 		"as the store recorded it (the check, the observation writer's batch, the outbox until the notifier claims it), "+
@@ -221,7 +211,7 @@ func latencyReport(w io.Writer, c config, res *results) {
 			figure.Dur(figure.Percentile(l.sending, 0.5)), figure.Dur(figure.Percentile(l.sending, 0.99)),
 			figure.Dur(l.upIn), figure.Dur(l.downIn), l.store[notify.Held], l.recv.Duplicates)
 	}
-	fmt.Fprint(w, "\n\"All UP delivered in\" (from the engine's start) and \"all DOWN delivered after the flip\" are the longest of the "+
+	fmt.Fprint(w, "\n\"All UP delivered in\" (from the server's start) and \"all DOWN delivered after the flip\" are the longest of the "+
 		"measurements; they include waiting for each monitor's slot, up to one interval per check.\n")
 	for _, l := range res.latency {
 		if l.window > 0 {

@@ -36,7 +36,7 @@ func autoChannels(n int) int {
 func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string, drop func(), err error) {
 	b.seq++
 	if engine == "sqlite" {
-		dir := filepath.Join(b.dir, fmt.Sprintf("sqlite-%d", b.seq))
+		dir := filepath.Join(b.Dir, fmt.Sprintf("sqlite-%d", b.seq))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", nil, err
 		}
@@ -46,17 +46,14 @@ func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string,
 			}
 		}, nil
 	}
-	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_notifybench", b.seq), b.c.keep, b.logf)
+	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_notifybench", b.seq), b.c.keep, b.Logf)
 }
 
-// openApp migrates the database and composes the app over it, as
-// `tocsin serve` does, with a fresh keyring.
-func openApp(ctx context.Context, dbURL string, cfg app.Config) (*store.DB, *app.App, error) {
-	spec, err := secrets.GenerateKeySpec("k1")
-	if err != nil {
-		return nil, nil, err
-	}
-	kr, err := secrets.ParseKeyring(spec)
+// openApp migrates the database and composes the app over it with the
+// keyring keys, to write what a phase starts from; `tocsin serve` then
+// runs on it with the same keys.
+func openApp(ctx context.Context, dbURL, keys string, cfg app.Config) (*store.DB, *app.App, error) {
+	kr, err := secrets.ParseKeyring(keys)
 	if err != nil {
 		return nil, nil, err
 	}

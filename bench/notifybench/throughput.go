@@ -4,25 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
-	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/netguard"
-	"github.com/tocsin/tocsin/internal/notifier"
 	"github.com/tocsin/tocsin/internal/notify"
 )
 
@@ -52,9 +48,10 @@ func (t *throughput) rate() float64 {
 	return float64(t.recv.Unique) / t.elapsed.Seconds()
 }
 
-// tocsinRound measures the notifier on a fresh database of engine: the
-// incidents are written first, then the notifier starts and the clock
-// runs until every delivery has arrived and is stored as succeeded.
+// tocsinRound measures `tocsin serve`'s notifier on a fresh database of
+// engine: the incidents are written first, then the server starts and the
+// clock runs from its first attempt until every delivery has arrived and
+// is stored as succeeded.
 func (b *bench) tocsinRound(ctx context.Context, engine string, round int) (_ *throughput, err error) {
 	t := &throughput{target: engine, round: round, n: b.c.deliveries, channels: b.c.channels}
 	dbURL, drop, err := b.freshDatabase(ctx, engine)
@@ -62,26 +59,9 @@ func (b *bench) tocsinRound(ctx context.Context, engine string, round int) (_ *t
 		return nil, err
 	}
 	defer drop()
-	db, a, err := openApp(ctx, dbURL, app.Config{Outbound: netguard.Policy{}})
-	if err != nil {
+	if err := b.writeIncidents(ctx, t, dbURL); err != nil {
 		return nil, err
 	}
-	defer db.Close()
-	begin := time.Now()
-	ts, err := createTenants(ctx, a, b.c.channels, b.recv.hookURL, nil)
-	if err != nil {
-		return nil, fmt.Errorf("creating owners and channels: %w", err)
-	}
-	t.setup = time.Since(begin)
-	if err := b.recv.reset(ctx, secretsOf(ts)); err != nil {
-		return nil, err
-	}
-	b.logf("round %d, %s: writing %d incidents over %d workspaces, no notifier running", round, engine, t.n, len(ts))
-	begin = time.Now()
-	if err := createIncidents(ctx, a, ts, t.n); err != nil {
-		return nil, fmt.Errorf("creating incidents: %w", err)
-	}
-	t.created = time.Since(begin)
 	raw, err := openRaw(engine, dbURL)
 	if err != nil {
 		return nil, err
@@ -92,33 +72,34 @@ func (b *bench) tocsinRound(ctx context.Context, engine string, round int) (_ *t
 	} else if st[notify.Pending] != t.n || len(st) != 1 {
 		return nil, fmt.Errorf("after writing %d incidents the deliveries are %v, not %d pending", t.n, st, t.n)
 	}
-	b.logf("round %d, %s: %d incidents written in %s; starting the notifier", round, engine, t.n, figure.Dur(t.created))
+	b.Logf("round %d, %s: %d incidents written in %s; starting tocsin serve", round, engine, t.n, figure.Dur(t.created))
 
-	stopProfile, err := b.startProfile(fmt.Sprintf("%s-round%d", engine, round))
+	before := sampleCPU()
+	launched := time.Now()
+	srv, err := b.serve(ctx, fmt.Sprintf("tocsin-%s-round%d", engine, round), dbURL)
 	if err != nil {
 		return nil, err
 	}
-	n := notifier.New(notifier.Options{App: a, Node: "bench", Policy: netguard.Policy{}, Concurrency: b.c.concurrency,
-		Log: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	nctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	before := sampleCPU()
-	start := time.Now()
-	go func() {
-		defer close(done)
-		n.Run(nctx)
-	}()
-	end, werr := b.waitDelivered(ctx, start, t.n, raw, nil)
-	pg, _ := raw.pgProcesses(ctx) // while the notifier's backends live
+	defer srv.Stop(30 * time.Second)
+	end, werr := b.waitDelivered(ctx, launched, t.n, raw, nil)
+	pg, _ := raw.pgProcesses(ctx) // while the server's backends live
 	after := sampleCPU()
-	stopProfile()
-	stop()
-	<-done
+	srv.Stop(30 * time.Second)
 	if werr != nil {
 		return nil, werr
 	}
+	first, err := raw.firstAttempts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start := end
+	for _, at := range first {
+		if at.Before(start) {
+			start = at
+		}
+	}
 	t.elapsed = end.Sub(start)
-	t.cpu = share(before, after, b.recv.child.Pid(), pg)
+	t.cpu = share(before, after, srv.Pid(), b.recv.child.Pid(), pg)
 	if t.recv, err = b.recv.stats(ctx, false); err != nil {
 		return nil, err
 	}
@@ -126,6 +107,33 @@ func (b *bench) tocsinRound(ctx context.Context, engine string, round int) (_ *t
 		return nil, err
 	}
 	return t, nil
+}
+
+// writeIncidents makes the round's owners and channels and writes its
+// incidents, through the app in this process; the database is closed
+// again before the server opens it.
+func (b *bench) writeIncidents(ctx context.Context, t *throughput, dbURL string) error {
+	db, a, err := openApp(ctx, dbURL, b.keys, app.Config{Outbound: netguard.Policy{}})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	begin := time.Now()
+	ts, err := createTenants(ctx, a, b.c.channels, b.recv.hookURL, nil)
+	if err != nil {
+		return fmt.Errorf("creating owners and channels: %w", err)
+	}
+	t.setup = time.Since(begin)
+	if err := b.recv.reset(ctx, secretsOf(ts)); err != nil {
+		return err
+	}
+	b.Logf("round %d, %s: writing %d incidents over %d workspaces, no server running", t.round, t.target, t.n, len(ts))
+	begin = time.Now()
+	if err := createIncidents(ctx, a, ts, t.n); err != nil {
+		return fmt.Errorf("creating incidents: %w", err)
+	}
+	t.created = time.Since(begin)
+	return nil
 }
 
 // waitDelivered polls the receiver every 10 ms until it has handled n
@@ -170,7 +178,7 @@ func (b *bench) waitDelivered(ctx context.Context, start time.Time, n int, raw *
 			return time.Time{}, fmt.Errorf("not delivered within %s: the receiver has %d of %d (%d duplicates, %d bad signatures, %d refused), the store %v",
 				b.c.timeout, s.Unique, n, s.Duplicates, s.BadSignatures, s.Refused, st)
 		}
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+		if err := session.Sleep(ctx, 10*time.Millisecond); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -190,10 +198,6 @@ func (b *bench) bareRound(ctx context.Context, round int) (*throughput, error) {
 	if err := b.recv.reset(ctx, s.secrets); err != nil {
 		return nil, err
 	}
-	stopProfile, err := b.startProfile(fmt.Sprintf("bare-round%d", round))
-	if err != nil {
-		return nil, err
-	}
 	sent := make(chan struct{})
 	before := sampleCPU()
 	start := time.Now()
@@ -203,13 +207,13 @@ func (b *bench) bareRound(ctx context.Context, round int) (*throughput, error) {
 	}()
 	end, werr := b.waitDelivered(ctx, start, t.n, nil, sent)
 	after := sampleCPU()
-	stopProfile()
 	<-sent
 	if werr != nil {
 		return nil, werr
 	}
 	t.elapsed = end.Sub(start)
-	t.cpu = share(before, after, b.recv.child.Pid(), nil)
+	t.cpu = share(before, after, os.Getpid(), b.recv.child.Pid(), nil)
+	var err error
 	if t.recv, err = b.recv.stats(ctx, false); err != nil {
 		return nil, err
 	}
@@ -301,27 +305,4 @@ func (s *bareSender) deliver(ctx context.Context, client *http.Client, ch int) s
 		return strconv.Itoa(res.StatusCode)
 	}
 	return ""
-}
-
-// startProfile profiles this process's CPU into name.pprof in
-// -cpuprofile's directory, if set, until the returned stop.
-func (b *bench) startProfile(name string) (stop func(), err error) {
-	if b.c.profileDir == "" {
-		return func() {}, nil
-	}
-	if err := os.MkdirAll(b.c.profileDir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.Create(filepath.Join(b.c.profileDir, name+".pprof"))
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, errors.Join(err, os.Remove(f.Name()))
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
 }

@@ -4,27 +4,23 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
 
 // bench owns the work directory, the servers and the databases of a run.
 type bench struct {
-	c       config
-	log     io.Writer
-	dir     string
-	self    string // this binary, re-executed for every server
+	c   config
+	log io.Writer
+	*session.Session
 	targets []*target
-	drops   []func()
-	rev     string // git describe of the checkout at the start
 }
 
 // target is one server under test and what was measured of it.
@@ -46,10 +42,6 @@ type target struct {
 	peak   int64 // the server's peak RSS (VmHWM), bytes
 }
 
-func (b *bench) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-}
-
 func (b *bench) close() {
 	for _, t := range b.targets {
 		if t.srv != nil {
@@ -59,25 +51,16 @@ func (b *bench) close() {
 			t.raw.Close()
 		}
 	}
-	for _, d := range b.drops {
-		d()
-	}
-	if b.dir != "" {
-		if b.c.keep {
-			b.logf("kept work directory %s", b.dir)
-		} else {
-			os.RemoveAll(b.dir)
-		}
+	if b.Session != nil {
+		b.Session.Close()
 	}
 }
 
 func (b *bench) run(ctx context.Context) ([]*target, error) {
-	b.rev = host.GitDescribe(ctx)
 	var err error
-	if b.dir, err = os.MkdirTemp("", "pingbench-"); err != nil {
-		return nil, err
-	}
-	if b.self, err = os.Executable(); err != nil {
+	b.Session, err = session.Open(ctx, session.Options{Name: "pingbench", Log: b.log, Tocsin: b.c.tocsin,
+		NoTocsin: len(b.c.engines) == 0, Keep: b.c.keep})
+	if err != nil {
 		return nil, err
 	}
 	if err := b.start(ctx); err != nil {
@@ -87,38 +70,38 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 	for r := range b.c.rounds {
 		for i := range b.targets {
 			t := b.targets[(i+r)%len(b.targets)] // a rotating order
-			b.logf("round %d, %s: %d clients, warm-up %s, measuring %s", r+1, t.name, b.c.clients, b.c.warmup, b.c.duration)
+			b.Logf("round %d, %s: %d clients, warm-up %s, measuring %s", r+1, t.name, b.c.clients, b.c.warmup, b.c.duration)
 			p, err := sustained(ctx, t, b.c.clients, b.c.warmup, b.c.duration)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", t.name, err)
 			}
 			p.round = r + 1
 			t.rounds = append(t.rounds, p)
-			b.logf("round %d, %s: %.0f acknowledged/s, p50 %s, p99 %s, %d not acknowledged",
+			b.Logf("round %d, %s: %.0f acknowledged/s, p50 %s, p99 %s, %d not acknowledged",
 				r+1, t.name, p.rate(), figure.Dur(p.percentile(0.5)), figure.Dur(p.percentile(0.99)), p.failures())
 		}
 	}
 	for _, rate := range b.c.rates {
 		for _, t := range b.targets {
-			b.logf("%s: %.0f pings/s offered over up to %d connections, warm-up %s, measuring %s", t.name, rate, b.c.rateConns, b.c.warmup, b.c.duration)
+			b.Logf("%s: %.0f pings/s offered over up to %d connections, warm-up %s, measuring %s", t.name, rate, b.c.rateConns, b.c.warmup, b.c.duration)
 			r, err := offered(ctx, t, rate, b.c.rateConns, b.c.warmup, b.c.duration)
 			if err != nil {
 				return nil, fmt.Errorf("%s: open loop: %w", t.name, err)
 			}
 			t.offered = append(t.offered, r)
-			b.logf("%s: %d of %d acknowledged, p50 %s, p99 %s, machine %.0f%% busy", t.name, r.ok, r.sent,
+			b.Logf("%s: %d of %d acknowledged, p50 %s, p99 %s, machine %.0f%% busy", t.name, r.ok, r.sent,
 				figure.Dur(r.percentile(0.5)), figure.Dur(r.percentile(0.99)), r.cpu.Busy)
 		}
 	}
 	if b.c.burst > 0 {
 		for _, t := range b.targets {
-			b.logf("%s: burst of %d pings over %d connections", t.name, b.c.burst, b.c.burstConns)
+			b.Logf("%s: burst of %d pings over %d connections", t.name, b.c.burst, b.c.burstConns)
 			br, err := burst(ctx, t, b.c.burst, b.c.burstConns)
 			if err != nil {
 				return nil, fmt.Errorf("%s: burst: %w", t.name, err)
 			}
 			t.burst = br
-			b.logf("%s: %d of %d answered 200 in %s", t.name, br.ok, br.sent, figure.Dur(br.all))
+			b.Logf("%s: %d of %d answered 200 in %s", t.name, br.ok, br.sent, figure.Dur(br.all))
 		}
 	}
 	for _, t := range b.targets {
@@ -130,7 +113,7 @@ func (b *bench) run(ctx context.Context) ([]*target, error) {
 		// Every acknowledged ping was durable before its answer: kill
 		// the server with SIGKILL, and count them as the next process
 		// finds them (on SQLite, after replaying the journal).
-		b.crash(t.srv)
+		t.srv.Kill()
 		if t.stored, err = countPings(ctx, t.url); err != nil {
 			return nil, fmt.Errorf("%s: counting the stored pings: %w", t.name, err)
 		}
@@ -146,9 +129,10 @@ func (b *bench) start(ctx context.Context) error {
 			t.tokens[i] = heartbeat.NewToken() // URLs of the same length
 		}
 		var err error
-		if t.srv, err = b.startChild(ctx, "bare", nil, "-bare-serve"); err != nil {
+		if t.srv, err = child.Start(ctx, b.Self, b.Dir, "bare", nil, "-bare-serve"); err != nil {
 			return err
 		}
+		b.Logf("bare: serving at %s (pid %d)", t.srv.Base, t.srv.Pid())
 		b.targets = append(b.targets, t)
 	}
 	for _, e := range b.c.engines {
@@ -158,12 +142,12 @@ func (b *bench) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		b.drops = append(b.drops, drop)
+		b.Undo(drop)
 		keys, err := secrets.GenerateKeySpec("k1")
 		if err != nil {
 			return err
 		}
-		b.logf("%s: creating %d heartbeats", e, b.c.heartbeats)
+		b.Logf("%s: creating %d heartbeats", e, b.c.heartbeats)
 		begin := time.Now()
 		if t.tokens, err = createHeartbeats(ctx, dbURL, keys, b.c.heartbeats); err != nil {
 			return fmt.Errorf("%s: creating heartbeats: %w", e, err)
@@ -173,36 +157,14 @@ func (b *bench) start(ctx context.Context) error {
 		if t.raw, err = openRaw(e, dbURL); err != nil {
 			return err
 		}
-		if t.srv, err = b.startChild(ctx, e, []string{keysEnv + "=" + keys}, "-serve", dbURL); err != nil {
+		// As an operator runs it: the keyring in the environment, the
+		// database on the command line.
+		t.srv, err = b.Bin.Serve(ctx, b.Dir, e, []string{"TOCSIN_SECRET_KEYS=" + keys},
+			"--data-dir", filepath.Join(b.Dir, e), "--database-url", dbURL)
+		if err != nil {
 			return err
 		}
+		b.Logf("%s: tocsin serve at %s (pid %d)", e, t.srv.Base, t.srv.Pid())
 	}
 	return nil
-}
-
-// startChild runs this binary again as the server name (-serve or
-// -bare-serve in args), writing its CPU profile when -cpuprofile asks.
-func (b *bench) startChild(ctx context.Context, name string, env []string, args ...string) (*child.Process, error) {
-	if b.c.profileDir != "" {
-		if err := os.MkdirAll(b.c.profileDir, 0o755); err != nil {
-			return nil, err
-		}
-		env = append(env, profileEnv+"="+filepath.Join(b.c.profileDir, name+".pprof"))
-	}
-	c, err := child.Start(ctx, b.self, b.dir, name, env, args...)
-	if err != nil {
-		return nil, err
-	}
-	b.logf("%s: serving at %s (pid %d)", name, c.Base, c.Pid())
-	return c, nil
-}
-
-// crash ends a server with SIGKILL, as a crash would; a profiling server
-// first gets SIGUSR1, on which it writes its profile out.
-func (b *bench) crash(c *child.Process) {
-	if b.c.profileDir != "" {
-		_ = c.Cmd.Process.Signal(syscall.SIGUSR1)
-		time.Sleep(time.Second)
-	}
-	c.Kill()
 }

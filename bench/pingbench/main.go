@@ -5,12 +5,11 @@
 //
 //	go run ./bench/pingbench -duration 30s -out /tmp/pings.md
 //
-// Every server is a child process (this binary re-executed): -serve runs
-// Tocsin's HTTP side as `tocsin serve` composes it (store, app, API and
-// ping handler, httpapi.Observe, the heartbeat sweeper, housekeeping and
-// the check engine) on a database the parent prepared with -heartbeats
-// heartbeats; -bare-serve runs a handler that reads the request and writes
-// a fixed acknowledgement of the same size. For each -rounds round, and
+// Every server is a process of its own: `tocsin serve` (built from this
+// checkout, or the binary -tocsin names) on a database the benchmark
+// prepared with -heartbeats heartbeats, and the bare handler (this binary
+// re-executed with -bare-serve), which reads the request and writes a
+// fixed acknowledgement of the same size. For each -rounds round, and
 // each target in turn, -clients keep-alive clients send plain GET pings in
 // a closed loop, spread over the heartbeats, for -warmup and then the
 // measured -duration. Then each target takes an open loop at each -rate:
@@ -29,13 +28,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
 // config is what the flags ask for.
@@ -54,33 +53,21 @@ type config struct {
 	rateConns  int
 	out        string
 	keep       bool
-	profileDir string
+	tocsin     string // the binary; "": build ./cmd/tocsin
 }
 
-var allEngines = []string{"sqlite", "postgres"}
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "pingbench:", err)
-		}
-		os.Exit(1)
-	}
-}
+func main() { session.Main("pingbench", run) }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
 		c         config
 		engines   string
-		serveURL  string
 		bareServe bool
 		rates     string
 	)
 	fs := flag.NewFlagSet("pingbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&engines, "engines", strings.Join(allEngines, ","), "comma-separated database engines to measure")
+	fs.StringVar(&engines, "engines", pgfresh.Engines, "comma-separated database engines to measure")
 	fs.BoolVar(&c.bare, "bare", true, "measure the bare net/http handler too, as the baseline")
 	fs.StringVar(&c.pgURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped")
@@ -94,30 +81,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&c.burst, "burst", 20000, "pings of the burst sent to each target at once; 0: no burst")
 	fs.IntVar(&c.burstConns, "burst-conns", 4000, "connections the burst is sent over, opened beforehand")
 	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")
-	fs.StringVar(&c.profileDir, "cpuprofile", "", "write each server's CPU profile, from start to stop, to <target>.pprof in this directory, and its allocations to <target>.allocs.pprof")
+	fs.StringVar(&c.tocsin, "tocsin", "", "path to a tocsin binary; default: build ./cmd/tocsin of this module")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (logs, SQLite files) and the PostgreSQL database")
-	fs.StringVar(&serveURL, "serve", "", "internal: serve Tocsin on this database URL (keyring in "+keysEnv+")")
 	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	switch {
-	case serveURL != "":
-		return serveTocsin(ctx, serveURL, os.Getenv(keysEnv), stdin, stdout, stderr)
-	case bareServe:
+	if bareServe {
 		return serveBare(ctx, stdin, stdout)
 	}
-	for e := range strings.SplitSeq(engines, ",") {
-		e = strings.TrimSpace(e)
-		switch {
-		case e == "":
-		case !slices.Contains(allEngines, e):
-			return fmt.Errorf("unknown engine %q; known: %s", e, strings.Join(allEngines, ", "))
-		case e == "postgres" && c.pgURL == "":
-			fmt.Fprintln(stderr, "skipping postgres: -pg-url is empty")
-		default:
-			c.engines = append(c.engines, e)
-		}
+	var err error
+	if c.engines, err = pgfresh.ParseEngines(engines, c.pgURL, stderr); err != nil {
+		return err
 	}
 	for r := range strings.SplitSeq(rates, ",") {
 		if r = strings.TrimSpace(r); r == "" || r == "0" {
@@ -140,11 +115,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var sb strings.Builder
 	report(&sb, c, b.machine(ctx), res)
-	fmt.Fprint(stdout, sb.String())
-	if c.out != "" {
-		return os.WriteFile(c.out, []byte(sb.String()), 0o644)
-	}
-	return nil
+	return session.Report(sb.String(), stdout, c.out)
 }
 
 func (c config) validate() error {

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
-// TestMain lets the test binary serve as the benchmark's children, which
-// the smoke test starts by re-executing it with -serve or -bare-serve.
+// TestMain lets the test binary serve as the bare handler, which the smoke
+// test starts by re-executing it with -bare-serve.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "-serve" || os.Args[1] == "-bare-serve") {
+	if len(os.Args) > 1 && os.Args[1] == "-bare-serve" {
 		main()
 		os.Exit(0)
 	}
@@ -81,7 +82,7 @@ func TestReport(t *testing.T) {
 	ts := []*target{mk("bare", 10000, nil), mk("sqlite", 6500, nil), mk("postgres", 4000, map[int]int{429: 3})}
 	var b bytes.Buffer
 	report(&b, config{heartbeats: 1000, clients: 64, duration: 10 * time.Second, rounds: 1, burst: 100, burstConns: 10,
-		rates: []float64{5000}, rateConns: 100}, machine{}, ts)
+		rates: []float64{5000}, rateConns: 100}, host.Machine{}, ts)
 	out := b.String()
 	for _, want := range []string{
 		"| SQLite against the bare handler | ≥ 0.60 | 0.65 (6500 vs 10000/s) | met |",
@@ -105,7 +106,8 @@ func TestReport(t *testing.T) {
 	}
 }
 
-// TestSmoke runs the whole benchmark briefly on SQLite.
+// TestSmoke runs the whole benchmark briefly on SQLite, against a tocsin
+// binary it builds.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs servers for a few seconds")

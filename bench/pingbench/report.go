@@ -38,16 +38,11 @@ func (r *offeredResult) ackRate() float64 {
 	return float64(r.ok) / (float64(r.sent) / r.rate)
 }
 
-// machine describes where the numbers were taken.
-type machine struct {
-	host.Machine
-	postgres, tocsin string
-}
-
-func (b *bench) machine(ctx context.Context) machine {
-	m := machine{Machine: host.Describe(), tocsin: b.rev}
+func (b *bench) machine(ctx context.Context) host.Machine {
+	m := host.Describe()
+	m.Tocsin = b.Bin.Rev
 	if slices.Contains(b.c.engines, "postgres") {
-		m.postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
+		m.Postgres = pgfresh.ServerVersion(ctx, b.c.pgURL)
 	}
 	return m
 }
@@ -96,13 +91,9 @@ func summarize(t *target) summary {
 	return s
 }
 
-func report(w io.Writer, c config, m machine, ts []*target) {
+func report(w io.Writer, c config, m host.Machine, ts []*target) {
 	fmt.Fprintf(w, "# Pings: %d heartbeats, %d clients\n\n", c.heartbeats, c.clients)
-	fmt.Fprintf(w, "%s; tocsin at `%s` (git describe --dirty); %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, figure.OrUnknown(m.tocsin), m.CPUs, m.CPUModel, figure.OrUnknown(m.Memory), m.GoVersion, m.Kernel)
-	if m.postgres != "" {
-		fmt.Fprintf(w, "; PostgreSQL %s", m.postgres)
-	}
+	fmt.Fprint(w, m)
 	names := make([]string, len(ts))
 	for i, t := range ts {
 		names[i] = t.name

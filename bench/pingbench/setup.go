@@ -25,10 +25,10 @@ import (
 // remove it.
 func (b *bench) freshDatabase(ctx context.Context, engine string) (dbURL string, drop func(), err error) {
 	if engine == "sqlite" {
-		dir := filepath.Join(b.dir, "sqlite")
+		dir := filepath.Join(b.Dir, "sqlite")
 		return "sqlite:" + filepath.Join(dir, "tocsin.db"), func() {}, nil // removed with the work directory
 	}
-	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_pingbench", 0), b.c.keep, b.logf)
+	return pgfresh.Create(ctx, b.c.pgURL, pgfresh.Name("tocsin_pingbench", 0), b.c.keep, b.Logf)
 }
 
 // createHeartbeats migrates the database, makes the owner and workspace

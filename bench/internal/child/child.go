@@ -1,7 +1,9 @@
-// Package child runs a benchmark's servers as child processes: the
-// benchmark binary re-executed in a serving mode, which stops when its
-// standard input closes, takes commands on it, and answers in lines on its
-// standard output. A server started with Start prints its URL first.
+// Package child runs a benchmark's processes: the servers under test
+// (`tocsin serve`, started with Serve, ready once /healthz answers) and
+// the benchmark binary re-executed in a mode of its own (a baseline, a
+// target, a receiver), which stops when its standard input closes or on
+// SIGTERM, may take commands on standard input and answers in lines on
+// standard output. A child started with Start prints its URL first.
 package child
 
 import (
@@ -10,11 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -37,6 +42,12 @@ type Process struct {
 // its standard error in dir/<name>.log. Its output is read with Line; a
 // child whose output is not read waits once 16 lines are unread.
 func Spawn(exe, dir, name string, env []string, args ...string) (*Process, error) {
+	return spawn(exe, dir, name, env, false, args...)
+}
+
+// spawn is Spawn; with quiet, the child's standard output goes to its log
+// too, and Line has nothing to read.
+func spawn(exe, dir, name string, env []string, quiet bool, args ...string) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -50,8 +61,10 @@ func Spawn(exe, dir, name string, env []string, args ...string) (*Process, error
 		f.Close()
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
+	var stdout io.Reader = strings.NewReader("")
+	if quiet {
+		cmd.Stdout = f
+	} else if stdout, err = cmd.StdoutPipe(); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -75,6 +88,56 @@ func Spawn(exe, dir, name string, env []string, args ...string) (*Process, error
 		f.Close()
 	}()
 	return p, nil
+}
+
+// Serve runs a server that listens on addr (which args tell it), with its
+// standard output and error in dir/<name>.log, and waits up to a minute
+// for http://addr/healthz to answer 200.
+func Serve(ctx context.Context, exe, dir, name, addr string, env []string, args ...string) (*Process, error) {
+	p, err := spawn(exe, dir, name, env, true, args...)
+	if err != nil {
+		return nil, err
+	}
+	p.Base = "http://" + addr
+	if err := p.waitHealthy(ctx, time.Minute); err != nil {
+		p.Stop(5 * time.Second)
+		return nil, fmt.Errorf("%s did not start: %w (log: %s)", name, err, p.Log)
+	}
+	return p, nil
+}
+
+func (p *Process) waitHealthy(ctx context.Context, limit time.Duration) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-p.done:
+			p.done <- err
+			return fmt.Errorf("exited: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		resp, err := client.Get(p.Base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+	}
+	return errors.New("no healthy /healthz within " + limit.String())
+}
+
+// FreeAddr is a loopback address whose port is free right now, for a
+// server that must be told where to listen.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 // Start is Spawn for a server, and waits up to a minute for the URL it
@@ -130,11 +193,13 @@ func (p *Process) Send(word string) error {
 // Pid is the child's process id.
 func (p *Process) Pid() int { return p.Cmd.Process.Pid }
 
-// Stop closes the child's standard input, which stops it, and kills it if
-// it has not exited within limit. Stopping again does nothing.
+// Stop closes the child's standard input and sends it SIGTERM, either of
+// which stops it (`tocsin serve` drains its requests and checks), and
+// kills it if it has not exited within limit. Stopping again does nothing.
 func (p *Process) Stop(limit time.Duration) {
 	p.once.Do(func() { close(p.quit) })
 	p.Stdin.Close()
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(limit):

@@ -55,11 +55,3 @@ func Verdict(ok bool) string {
 	}
 	return "**not met**"
 }
-
-// OrUnknown is s, or "unknown" when it is empty.
-func OrUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}

@@ -5,10 +5,8 @@
 package host
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -103,9 +101,12 @@ func Delta(x, y uint64) uint64 {
 	return y - x
 }
 
-// Machine describes the hardware and software a run measured.
+// Machine describes the hardware and software a run measured. Describe
+// fills all but the last two, which the benchmark knows.
 type Machine struct {
 	Date, CPUs, CPUModel, Memory, GoVersion, Kernel string
+	Postgres                                        string // the PostgreSQL server's version, when a run used one
+	Tocsin                                          string // the binary measured and its commit
 }
 
 // Describe reads the machine's description now.
@@ -140,26 +141,42 @@ func Describe() Machine {
 
 // PeakRSS is a process's peak resident set (VmHWM) in bytes; 0 if unknown.
 func PeakRSS(pid int) int64 {
+	peak, _ := Memory(pid)
+	return peak
+}
+
+// Memory is a process's peak resident set (VmHWM) and its resident set now
+// (VmRSS), in bytes; 0 if unknown.
+func Memory(pid int) (peak, resident int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for line := range strings.Lines(string(b)) {
 		var kb int64
 		if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil {
-			return kb << 10
+			peak = kb << 10
+		}
+		if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kb); err == nil {
+			resident = kb << 10
 		}
 	}
-	return 0
+	return peak, resident
 }
 
-// GitDescribe names the checkout's commit (git describe --always --dirty)
-// when the run starts, which is what `go run` just built; "" outside a
-// checkout.
-func GitDescribe(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
-	if err != nil {
-		return ""
+// String is the machine on one line, as the reports print it.
+func (m Machine) String() string {
+	s := fmt.Sprintf("%s; tocsin %s; %s CPUs, %s; %s RAM; %s; Linux %s",
+		m.Date, orUnknown(m.Tocsin), m.CPUs, m.CPUModel, orUnknown(m.Memory), m.GoVersion, m.Kernel)
+	if m.Postgres != "" {
+		s += "; PostgreSQL " + m.Postgres
 	}
-	return strings.TrimSpace(string(out))
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

@@ -1,0 +1,123 @@
+// Package session holds what every benchmark command owns for one run: a
+// log, a work directory, this binary (re-executed for the command's own
+// child modes), the tocsin binary it measures, and what to undo at the
+// end; and the command's main.
+package session
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/tocsin"
+)
+
+// Session is one run's log, work directory and binaries.
+type Session struct {
+	Dir  string        // the work directory: logs, SQLite files
+	Self string        // this binary
+	Bin  tocsin.Binary // the tocsin measured; zero when the run needs none
+	log  io.Writer
+	keep bool
+	undo []func()
+}
+
+// Options say what a run needs.
+type Options struct {
+	Name   string    // the command's, for the work directory's name
+	Log    io.Writer // progress lines
+	Tocsin string    // -tocsin: a binary; "": build ./cmd/tocsin
+	// NoTocsin: the run measures no tocsin server (only a baseline).
+	NoTocsin bool
+	Keep     bool // -keep: leave the work directory and databases
+}
+
+// Open makes the work directory and finds or builds the tocsin binary.
+// Close undoes it, also when Open fails.
+func Open(ctx context.Context, o Options) (*Session, error) {
+	s := &Session{log: o.Log, keep: o.Keep}
+	var err error
+	if s.Dir, err = os.MkdirTemp("", o.Name+"-"); err != nil {
+		return s, err
+	}
+	if s.Self, err = os.Executable(); err != nil {
+		return s, err
+	}
+	if o.NoTocsin {
+		return s, nil
+	}
+	if o.Tocsin == "" {
+		s.Logf("building ./cmd/tocsin")
+	}
+	s.Bin, err = tocsin.Open(ctx, o.Tocsin, s.Dir)
+	return s, err
+}
+
+// Logf writes a progress line, with the time.
+func (s *Session) Logf(format string, args ...any) {
+	fmt.Fprintf(s.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// Undo adds f to what Close does (dropping a database), newest first.
+func (s *Session) Undo(f func()) { s.undo = append(s.undo, f) }
+
+// Close undoes what the run made and removes the work directory, unless
+// -keep asked to keep it.
+func (s *Session) Close() {
+	for _, f := range slices.Backward(s.undo) {
+		f()
+	}
+	if s.Dir == "" {
+		return
+	}
+	if s.keep {
+		s.Logf("kept work directory %s", s.Dir)
+		return
+	}
+	os.RemoveAll(s.Dir)
+}
+
+// Sleep waits d, or less when ctx ends.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Main runs a command's run with a context that SIGINT and SIGTERM end,
+// and exits 1 when it fails.
+func Main(name string, run func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		}
+		os.Exit(1)
+	}
+}
+
+// Report prints a command's report and, with -out, writes it to that
+// file too.
+func Report(report string, stdout io.Writer, out string) error {
+	if _, err := io.WriteString(stdout, report); err != nil {
+		return err
+	}
+	if out == "" {
+		return nil
+	}
+	return os.WriteFile(out, []byte(report), 0o644)
+}
