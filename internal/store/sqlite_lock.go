@@ -47,8 +47,9 @@ const (
 type sqliteLocks struct {
 	path    string     // the database's
 	admin   *os.File   // <db>-admin.lock, open from Open on
-	adminMu sync.Mutex // guards turns
+	adminMu sync.Mutex // guards turns and patient
 	turns   int        // this process's holds of its turn on admin
+	patient bool       // the writer's busy timeout is adminBusyWait
 	mu      sync.Mutex // guards server
 	server  *os.File   // <db>.lock, once claimed
 	serving atomic.Bool
@@ -166,7 +167,12 @@ func (db *DB) WriteTurn(ctx context.Context) (release func(), err error) {
 		return func() {}, nil
 	}
 	return db.locks.queue(ctx, func() error {
+		if db.locks.patient {
+			return nil
+		}
+		// The writer pool's one connection keeps it from now on.
 		_, err := db.w.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", adminBusyWait.Milliseconds()))
+		db.locks.patient = err == nil
 		return err
 	})
 }

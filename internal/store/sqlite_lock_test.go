@@ -120,7 +120,7 @@ func TestMigrateRefusedBesideOlderServer(t *testing.T) {
 	if err == nil || n != 0 {
 		t.Fatalf("Migrate beside a server of an older schema: %d, %v", n, err)
 	}
-	for _, want := range []string{path, "in use by tocsin serve, pid " + strconv.Itoa(os.Getpid()), "stop that server"} {
+	for _, want := range []string{path, "in use by tocsin serve, pid " + strconv.Itoa(os.Getpid()), "stop that server if it is an older version"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refusal lacks %q: %v", want, err)
 		}
