@@ -299,10 +299,7 @@ func (db *DB) inSnapshot(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
-	if err := db.awaitTurn(ctx); err != nil {
-		return err
-	}
-	release, err := db.WriteTurn(ctx)
+	release, err := db.txTurn(ctx)
 	if err != nil {
 		return err
 	}
@@ -325,15 +322,6 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 		return err
 	}
 	return tx.Commit()
-}
-
-// awaitTurn lets an operator command queued on this SQLite database
-// write first (sqlite_lock.go), if this process serves it.
-func (db *DB) awaitTurn(ctx context.Context) error {
-	if db.locks == nil || !db.locks.serving.Load() {
-		return nil
-	}
-	return db.locks.yield(ctx)
 }
 
 // txConn runs statements in a transaction: a *sql.Tx, or the *sql.Conn of

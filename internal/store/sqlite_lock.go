@@ -26,10 +26,11 @@ import (
 // that lock. SQLite lets one writer in at a time and the others poll for
 // their turn; a busy server runs one write transaction after another on
 // its single writer connection, so a poll seldom lands in the gap between
-// two, and a command waited past its busy timeout and failed with
+// two, and a command could wait past its busy timeout and fail with
 // SQLITE_BUSY. So a command queues on <db>-admin.lock (exclusive) around
-// its writes (WriteTurn), and the server, before each write transaction,
-// waits while one is queued (yield).
+// its writes (WriteTurn), and the server, before each write transaction
+// (inTx; its single-statement writes do not wait), holds back while one
+// is queued (yield).
 
 const (
 	// claimWait covers another process's look at the server lock (see
@@ -37,7 +38,7 @@ const (
 	claimWait = 300 * time.Millisecond
 	// maxYield bounds how long the server waits for a queued command: one
 	// that stopped while queued must not stop the server's writes.
-	maxYield = 5 * time.Second
+	maxYield = 2 * time.Second
 	// adminBusyWait is a command's busy timeout in its turn: the server's
 	// longest transactions, the ping journal's applies, run for seconds.
 	adminBusyWait = 60 * time.Second
@@ -175,6 +176,16 @@ func (db *DB) WriteTurn(ctx context.Context) (release func(), err error) {
 		db.locks.patient = err == nil
 		return err
 	})
+}
+
+// txTurn comes before a write transaction on SQLite: the server lets an
+// operator command queued on the database go first, and anyone else takes
+// its turn as WriteTurn does.
+func (db *DB) txTurn(ctx context.Context) (release func(), err error) {
+	if db.locks != nil && db.locks.serving.Load() {
+		return func() {}, db.locks.yield(ctx)
+	}
+	return db.WriteTurn(ctx)
 }
 
 // queue takes the turn on <db>-admin.lock, exclusive, or shares the one
