@@ -36,7 +36,7 @@ func adminStore(ctx context.Context, name string, args []string, getenv func(str
 		return c, nil, nil, err
 	}
 	log := newLogger(c, stderr)
-	db, err := openStore(ctx, c, log)
+	db, err := openStore(ctx, c, log, false)
 	return c, log, db, err
 }
 
@@ -74,6 +74,19 @@ func migrateKeyring(ctx context.Context, c config.Config, db *store.DB, log *slo
 	return keyring(c, log)
 }
 
+// inTurn runs fn, a command's writes, in this process's turn to write
+// (store.DB.WriteTurn): beside a SQLite server busy writing, a command
+// left to find a gap between the server's transactions could wait for
+// one past its busy timeout.
+func inTurn(ctx context.Context, db *store.DB, fn func() error) error {
+	release, err := db.WriteTurn(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return fn()
+}
+
 // stringList collects a repeatable flag.
 type stringList []string
 
@@ -101,7 +114,11 @@ func userCreate(ctx context.Context, args []string, getenv func(string) string, 
 		}
 		req.Password = strings.TrimRight(string(b), "\r\n")
 	}
-	u, err := a.CreateUser(ctx, req)
+	var u app.CreatedUser
+	err = inTurn(ctx, db, func() (err error) {
+		u, err = a.CreateUser(ctx, req)
+		return err
+	})
 	if err != nil {
 		return describe(err)
 	}
@@ -127,7 +144,11 @@ func keyCreate(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	defer db.Close()
 	req.Scopes = scopes
-	k, err := a.CreateKeyForUser(ctx, req)
+	var k app.NewKey
+	err = inTurn(ctx, db, func() (err error) {
+		k, err = a.CreateKeyForUser(ctx, req)
+		return err
+	})
 	if err != nil {
 		return describe(err)
 	}
@@ -224,7 +245,7 @@ func keyRevoke(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer db.Close()
-	if err := a.RevokeKey(ctx, id); err != nil {
+	if err := inTurn(ctx, db, func() error { return a.RevokeKey(ctx, id) }); err != nil {
 		return fmt.Errorf("revoking %s: %w", id, err)
 	}
 	fmt.Fprintf(stdout, "revoked %s\n", id)

@@ -10,8 +10,8 @@ import (
 )
 
 // TestDataFilesArePrivate: serve leaves the data dir 0700 and the database,
-// its WAL and shared-memory files 0600, tightening a dir and a database
-// left open by an earlier version.
+// its WAL and shared-memory files and its lock files 0600, tightening a dir
+// and a database left open by an earlier version.
 func TestDataFilesArePrivate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -28,7 +28,8 @@ func TestDataFilesArePrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	startServe(t, map[string]string{"TOCSIN_DATA_DIR": dir})
-	want := map[string]os.FileMode{dir: 0o700, db: 0o600, db + "-wal": 0o600, db + "-shm": 0o600, filepath.Join(dir, "secret.key"): 0o600}
+	want := map[string]os.FileMode{dir: 0o700, db: 0o600, db + "-wal": 0o600, db + "-shm": 0o600, filepath.Join(dir, "secret.key"): 0o600,
+		db + ".lock": 0o600, db + "-admin.lock": 0o600}
 	for p, mode := range want {
 		fi, err := os.Stat(p)
 		if err != nil {

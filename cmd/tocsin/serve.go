@@ -43,14 +43,23 @@ func newLogger(c config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// openStore opens and migrates the configured database.
-func openStore(ctx context.Context, c config.Config, log *slog.Logger) (*store.DB, error) {
+// openStore opens and migrates the configured database. serve claims a
+// SQLite database first, before it migrates or listens: one server per
+// file, and a second one exits at once. Operator commands (claim false)
+// work beside it.
+func openStore(ctx context.Context, c config.Config, log *slog.Logger, claim bool) (*store.DB, error) {
 	if err := privateDataDir(c.DataDir, log); err != nil {
 		return nil, err
 	}
 	db, err := store.Open(ctx, c.DatabaseURL)
 	if err != nil {
 		return nil, err
+	}
+	if claim {
+		if err := db.Claim("tocsin serve"); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	n, err := db.Migrate(ctx)
 	if err != nil {
@@ -149,7 +158,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	db, err := openStore(ctx, c, log)
+	db, err := openStore(ctx, c, log, true)
 	if err != nil {
 		return err
 	}

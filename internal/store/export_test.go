@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
 )
@@ -19,10 +20,15 @@ func (db *DB) Abandon() {
 	if j := db.journal; j != nil {
 		unlock := j.lockAll()
 		j.files.close()
-		if j.lock != nil {
-			j.lock.Close()
-		}
 		unlock()
+	}
+	if l := db.locks; l != nil {
+		// As the kernel does for a killed process: the locks go, the
+		// holder's text stays.
+		if l.server != nil {
+			l.server.Close()
+		}
+		l.admin.Close()
 	}
 	db.stmts.close()
 	db.w.Close()
@@ -69,3 +75,16 @@ func (db *DB) WriteLegacyJournal(ctx context.Context, batch int64, heartbeatID s
 
 // InTx runs fn in a write transaction, for tests of the transaction itself.
 func (db *DB) InTx(ctx context.Context, fn func(*sql.Tx) error) error { return db.inTx(ctx, fn) }
+
+// BusyWrite is a write transaction of the server's kind that holds
+// SQLite's write lock for d: back to back, they stand in for a server
+// busy writing.
+func (db *DB) BusyWrite(ctx context.Context, d time.Duration) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE ping_journal_applied SET batch = batch`); err != nil {
+			return err
+		}
+		time.Sleep(d)
+		return nil
+	})
+}

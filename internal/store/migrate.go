@@ -69,7 +69,11 @@ var goSteps = map[string]map[int]func(context.Context, *DB, *sql.Tx) error{
 // Each runs in its own transaction together with its schema_migrations row.
 // Several processes may migrate at once: on PostgreSQL every transaction
 // first takes an advisory lock and re-checks the version under it; on
-// SQLite, BEGIN IMMEDIATE does the same job.
+// SQLite, BEGIN IMMEDIATE does the same job. It first looks, read-only,
+// whether anything is pending: a database that is up to date is not
+// written to, so commands beside a busy server do not wait for its lock.
+// A SQLite database that another process serves is not migrated under it
+// (see mayMigrate).
 func (db *DB) Migrate(ctx context.Context) (applied int, err error) {
 	return db.migrate(ctx, math.MaxInt)
 }
@@ -83,6 +87,13 @@ func (db *DB) migrate(ctx context.Context, upTo int) (applied int, err error) {
 	}()
 	ms, err := migrations(db.d.name)
 	if err != nil {
+		return 0, err
+	}
+	ms = db.pending(ctx, ms, upTo)
+	if len(ms) == 0 {
+		return 0, nil
+	}
+	if err := db.mayMigrate(ms); err != nil {
 		return 0, err
 	}
 	err = db.migrateTx(ctx, func(tx *sql.Tx) error {
@@ -139,4 +150,48 @@ func (db *DB) migrateTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		}
 		return fn(tx)
 	})
+}
+
+// pending returns the migrations up to upTo that the database has not
+// had, as read outside any write transaction. If it cannot tell (no
+// schema_migrations yet, or the read failed) it returns them all: the
+// write path checks each again under its lock and reports real errors.
+func (db *DB) pending(ctx context.Context, ms []migration, upTo int) []migration {
+	ms = slices.DeleteFunc(slices.Clone(ms), func(m migration) bool { return m.version > upTo })
+	rows, err := db.r.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return ms
+	}
+	defer rows.Close()
+	done := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return ms
+		}
+		done[v] = true
+	}
+	if rows.Err() != nil {
+		return ms
+	}
+	return slices.DeleteFunc(ms, func(m migration) bool { return done[m.version] })
+}
+
+// mayMigrate refuses to change a SQLite database's schema under a server
+// that another process runs on it: that server's statements and its
+// pending pings, held in its memory, assume the schema it started with
+// (a migration has converted ping rows before). The operator stops it
+// first; the new serve migrates when it starts. Several PostgreSQL nodes
+// are upgraded one by one, so there a migration runs beside them.
+func (db *DB) mayMigrate(ms []migration) error {
+	if db.locks == nil {
+		return nil
+	}
+	holder, err := db.locks.serverHolder()
+	if err != nil || holder == "" {
+		return err
+	}
+	return fmt.Errorf("the SQLite database %s needs %d migration(s) (from %s) and is in use by %s: "+
+		"stop that server if it is an older version, then migrate (a new serve migrates when it starts); if it is starting, try again once it listens",
+		db.locks.path, len(ms), ms[0].name, holder)
 }

@@ -49,6 +49,9 @@ type DB struct {
 	// journal holds SQLite's pings until they are applied; nil on
 	// PostgreSQL.
 	journal *pingJournal
+	// locks are the lock files beside a SQLite database (sqlite_lock.go);
+	// nil on PostgreSQL.
+	locks *sqliteLocks
 }
 
 // dialect holds the few places where the engines' SQL differs.
@@ -186,7 +189,13 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		r.Close()
 		return nil, err
 	}
-	return &DB{w: w, r: r, d: sqliteDialect, limiter: newMemLimiter(), journal: newPingJournal(path)}, nil
+	locks, err := openSQLiteLocks(path)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
+	return &DB{w: w, r: r, d: sqliteDialect, limiter: newMemLimiter(), journal: newPingJournal(path), locks: locks}, nil
 }
 
 // privateFiles makes the database file, and the WAL and shared-memory
@@ -258,7 +267,9 @@ func (db *DB) Close() error {
 	if db.r == db.w {
 		return errors.Join(flushErr, db.w.Close())
 	}
-	return errors.Join(flushErr, db.w.Close(), db.r.Close())
+	// The server lock goes last: the database is this process's until
+	// every write is done.
+	return errors.Join(flushErr, db.w.Close(), db.r.Close(), db.locks.close())
 }
 
 // Ping checks that the database answers (for /readyz).
@@ -288,6 +299,11 @@ func (db *DB) inSnapshot(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
+	release, err := db.txTurn(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

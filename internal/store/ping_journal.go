@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -61,8 +60,7 @@ type pingJournal struct {
 	text    []byte
 	entries []*hbEntry
 
-	path      string   // the SQLite database's
-	lock      *os.File // held from the first use on (lockJournal)
+	path      string // the SQLite database's
 	applying  sync.Mutex
 	mu        ctxMutex
 	files     journalFiles
@@ -575,12 +573,13 @@ func (db *DB) loadJournal(ctx context.Context) error {
 	if j.loaded {
 		return nil
 	}
-	if j.lock == nil {
-		f, err := lockJournal(j.path)
-		if err != nil {
-			return err
+	// The pending pings are this process's alone: serve claimed the
+	// database at start; anything else that takes pings claims it now.
+	if err := db.locks.claim(journalHolder()); err != nil {
+		if refused := (*InUseError)(nil); errors.As(err, &refused) {
+			return fmt.Errorf("another process receives pings: %w", err)
 		}
-		j.lock = f
+		return fmt.Errorf("claiming the database for pings: %w", err)
 	}
 	var last, applied int64
 	err := db.w.QueryRowContext(ctx, `SELECT batch FROM ping_journal_applied`).Scan(&applied)
@@ -717,9 +716,6 @@ func (db *DB) closeJournal(ctx context.Context) error {
 	}
 	unlock := j.lockAll()
 	defer unlock()
-	if j.lock != nil {
-		defer j.lock.Close()
-	}
 	defer j.files.close()
 	if !j.loaded {
 		return nil
