@@ -25,6 +25,7 @@ func TestLayering(t *testing.T) {
 		"notify":   {"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 		"notifier": {"database/sql", mod + "store", mod + "httpapi", mod + "config"},
 		"mailer":   {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
+		"errs":     {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor", mod + "config"},
 		"clean":    {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor"},
 	}
 	for pkg, bad := range forbidden {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
@@ -200,7 +201,7 @@ func scopeList() string {
 
 // describe spells out validation errors for a terminal.
 func describe(err error) error {
-	var me *monitor.Error
+	var me *errs.Error
 	if !errors.As(err, &me) || len(me.Fields) == 0 {
 		return err
 	}

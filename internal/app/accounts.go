@@ -6,6 +6,7 @@ import (
 	"net/mail"
 	"strings"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
@@ -72,19 +73,19 @@ type CreatedUser struct {
 // CreateUser is an operator action (it runs with direct database access): it
 // adds a user and makes them a member of a workspace.
 func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, error) {
-	var fields []monitor.FieldError
+	var fields []errs.FieldError
 	addr, err := mail.ParseAddress(req.Email)
 	if err != nil || addr.Address != strings.TrimSpace(req.Email) {
-		fields = append(fields, monitor.FieldError{Pointer: "email", Message: "must be an e-mail address"})
+		fields = append(fields, errs.FieldError{Pointer: "email", Message: "must be an e-mail address"})
 	}
 	if _, ok := monitor.ParseRole(string(req.Role)); !ok {
-		fields = append(fields, monitor.FieldError{Pointer: "role", Message: "must be one of owner, admin, editor, viewer"})
+		fields = append(fields, errs.FieldError{Pointer: "role", Message: "must be one of owner, admin, editor, viewer"})
 	}
 	if req.Password != "" && len(req.Password) < 12 {
-		fields = append(fields, monitor.FieldError{Pointer: "password", Message: "must be at least 12 characters"})
+		fields = append(fields, errs.FieldError{Pointer: "password", Message: "must be at least 12 characters"})
 	}
 	if strings.TrimSpace(req.Workspace) == "" {
-		fields = append(fields, monitor.FieldError{Pointer: "workspace", Message: "is required"})
+		fields = append(fields, errs.FieldError{Pointer: "workspace", Message: "is required"})
 	}
 	if len(fields) > 0 {
 		return CreatedUser{}, invalid(fields)
@@ -100,7 +101,7 @@ func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, err
 		return CreatedUser{}, err
 	}
 	ws, err := a.store.Workspace(ctx, req.Workspace)
-	if monitor.KindOf(err) == monitor.KindNotFound {
+	if errs.KindOf(err) == errs.KindNotFound {
 		ws = a.newWorkspace(req.Workspace, slugify(req.Workspace))
 		err = a.store.CreateWorkspace(ctx, ws)
 	}
@@ -132,20 +133,20 @@ type OperatorKeyRequest struct {
 // CreateKeyForUser is an operator action: it makes an API key on behalf of
 // a user. The key still never does more than that user's role allows.
 func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (NewKey, error) {
-	var fields []monitor.FieldError
+	var fields []errs.FieldError
 	var scopes []monitor.Scope
 	for _, s := range req.Scopes {
 		sc, ok := monitor.ParseScope(s)
 		if !ok {
-			fields = append(fields, monitor.FieldError{Pointer: "scope", Message: fmt.Sprintf("%q is not a scope", s)})
+			fields = append(fields, errs.FieldError{Pointer: "scope", Message: fmt.Sprintf("%q is not a scope", s)})
 		}
 		scopes = append(scopes, sc)
 	}
 	if len(scopes) == 0 {
-		fields = append(fields, monitor.FieldError{Pointer: "scope", Message: "at least one is required"})
+		fields = append(fields, errs.FieldError{Pointer: "scope", Message: "at least one is required"})
 	}
 	if !req.AccountWide && req.Workspace == "" {
-		fields = append(fields, monitor.FieldError{Pointer: "workspace", Message: "is required unless the key is account-wide"})
+		fields = append(fields, errs.FieldError{Pointer: "workspace", Message: "is required unless the key is account-wide"})
 	}
 	if len(fields) > 0 {
 		return NewKey{}, invalid(fields)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -36,10 +37,10 @@ type Actor struct {
 // must carry the scope, and its creator's current role must grant it.
 func (a Actor) Require(s monitor.Scope) error {
 	if a.KeyID != "" && !slices.Contains(a.Scopes, s) {
-		return &monitor.Error{Kind: monitor.KindInsufficientScope, Message: fmt.Sprintf("this API key lacks the scope %s", s)}
+		return &errs.Error{Kind: errs.KindInsufficientScope, Message: fmt.Sprintf("this API key lacks the scope %s", s)}
 	}
 	if !a.Role.Grants(s) {
-		return &monitor.Error{Kind: monitor.KindForbidden, Message: fmt.Sprintf("the role %s in this workspace does not allow %s", a.Role, s)}
+		return &errs.Error{Kind: errs.KindForbidden, Message: fmt.Sprintf("the role %s in this workspace does not allow %s", a.Role, s)}
 	}
 	return nil
 }
@@ -52,7 +53,7 @@ type Principal struct {
 // KeyID identifies the key; it names the key's rate-limit bucket.
 func (p Principal) KeyID() string { return p.grant.Key.ID }
 
-var errBadKey = &monitor.Error{Kind: monitor.KindUnauthenticated, Message: "missing or invalid API key"}
+var errBadKey = &errs.Error{Kind: errs.KindUnauthenticated, Message: "missing or invalid API key"}
 
 // Authenticate identifies an API key. It fails only with KindUnauthenticated;
 // workspace and role rules are applied by Principal.Actor, after the caller
@@ -64,7 +65,7 @@ func (a *App) Authenticate(ctx context.Context, secret, workspaceID string) (Pri
 	sum := sha256.Sum256([]byte(secret))
 	g, err := a.store.KeyGrantByHash(ctx, sum[:], workspaceID)
 	if err != nil {
-		if monitor.KindOf(err) == monitor.KindNotFound {
+		if errs.KindOf(err) == errs.KindNotFound {
 			return Principal{}, errBadKey
 		}
 		return Principal{}, err
@@ -81,11 +82,11 @@ func (p Principal) Actor(workspaceHeader string) (Actor, error) {
 	k := p.grant.Key
 	switch {
 	case k.WorkspaceID != "" && workspaceHeader != "" && workspaceHeader != k.WorkspaceID:
-		return Actor{}, &monitor.Error{Kind: monitor.KindForbidden, Message: "this API key is bound to another workspace"}
+		return Actor{}, &errs.Error{Kind: errs.KindForbidden, Message: "this API key is bound to another workspace"}
 	case k.WorkspaceID == "" && workspaceHeader == "":
-		return Actor{}, &monitor.Error{Kind: monitor.KindWorkspaceRequired, Message: "an account-wide API key must send X-Workspace-Id"}
+		return Actor{}, &errs.Error{Kind: errs.KindWorkspaceRequired, Message: "an account-wide API key must send X-Workspace-Id"}
 	case p.grant.Role == "":
-		return Actor{}, &monitor.Error{Kind: monitor.KindForbidden, Message: "the key's owner is not a member of this workspace"}
+		return Actor{}, &errs.Error{Kind: errs.KindForbidden, Message: "the key's owner is not a member of this workspace"}
 	}
 	return Actor{
 		UserID:      k.UserID,
@@ -125,18 +126,18 @@ type KeyRequest struct {
 // creator's role grants at the time of each request.
 func (a *App) CreateKey(ctx context.Context, creator Actor, req KeyRequest) (NewKey, error) {
 	if !creator.Role.ManagesKeys() {
-		return NewKey{}, &monitor.Error{Kind: monitor.KindForbidden, Message: "only owners and admins create API keys"}
+		return NewKey{}, &errs.Error{Kind: errs.KindForbidden, Message: "only owners and admins create API keys"}
 	}
 	if creator.KeyID != "" {
-		return NewKey{}, &monitor.Error{Kind: monitor.KindForbidden, Message: "API keys cannot create API keys"}
+		return NewKey{}, &errs.Error{Kind: errs.KindForbidden, Message: "API keys cannot create API keys"}
 	}
 	return a.createKey(ctx, creator.UserID, req)
 }
 
 func (a *App) createKey(ctx context.Context, userID string, req KeyRequest) (NewKey, error) {
 	if len(req.Scopes) == 0 {
-		return NewKey{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "a key needs at least one scope",
-			Fields: []monitor.FieldError{{Pointer: "/scopes", Message: "must not be empty"}}}
+		return NewKey{}, &errs.Error{Kind: errs.KindInvalid, Message: "a key needs at least one scope",
+			Fields: []errs.FieldError{{Pointer: "/scopes", Message: "must not be empty"}}}
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {

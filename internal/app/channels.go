@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
@@ -65,7 +66,7 @@ func (a *App) OpenChannelSecrets(channelID string, sealed []byte) (*notify.Secre
 
 // ValidateChannel checks a draft's fields without the database or the
 // server's configuration.
-func ValidateChannel(d ChannelDraft) []monitor.FieldError {
+func ValidateChannel(d ChannelDraft) []errs.FieldError {
 	c := d.asWritten()
 	return notify.Validate(&c, d.Secrets)
 }
@@ -89,19 +90,19 @@ func (d ChannelDraft) asWritten() notify.Channel {
 // offers (e-mail needs SMTP), and where it would connect.
 func (a *App) checkChannel(d ChannelDraft, s *notify.Secrets) error {
 	c := d.asWritten()
-	errs := notify.Validate(&c, s)
+	problems := notify.Validate(&c, s)
 	if d.Kind == notify.Email && !a.cfg.EmailEnabled {
-		return &monitor.Error{Kind: monitor.KindFeatureUnavailable,
+		return &errs.Error{Kind: errs.KindFeatureUnavailable,
 			Message: "e-mail channels need an SMTP server, and this server has none configured"}
 	}
 	if a.cfg.Outbound.CheckURL(c.Config.URL) != nil {
-		errs = append(errs, refusedTarget("/config/url"))
+		problems = append(problems, refusedTarget("/config/url"))
 	}
 	if s != nil && a.cfg.Outbound.CheckURL(s.HookURL) != nil {
-		errs = append(errs, refusedTarget("/secrets/hookUrl"))
+		problems = append(problems, refusedTarget("/secrets/hookUrl"))
 	}
-	if len(errs) > 0 {
-		return invalid(errs)
+	if len(problems) > 0 {
+		return invalid(problems)
 	}
 	return nil
 }
@@ -205,7 +206,7 @@ func (a *App) UpdateChannel(ctx context.Context, actor Actor, id string, update 
 				return notify.Channel{}, false, err
 			}
 			if d.Kind != cur.Kind {
-				return notify.Channel{}, false, invalid([]monitor.FieldError{{Pointer: "/kind", Message: "cannot change; create another channel"}})
+				return notify.Channel{}, false, invalid([]errs.FieldError{{Pointer: "/kind", Message: "cannot change; create another channel"}})
 			}
 			if d.Secrets != nil {
 				fresh := *d.Secrets
@@ -270,7 +271,7 @@ func (a *App) RotateChannelSecret(ctx context.Context, actor Actor, id string) (
 	for range 3 {
 		v, err = a.changeChannel(ctx, actor, id, func(cur ChannelView, s *notify.Secrets) (notify.Channel, bool, error) {
 			if cur.Kind != notify.Webhook {
-				return notify.Channel{}, false, &monitor.Error{Kind: monitor.KindConflict,
+				return notify.Channel{}, false, &errs.Error{Kind: errs.KindConflict,
 					Message: "only webhook channels have a signing secret; change this channel's secrets with PATCH"}
 			}
 			secret = s.Rotate(a.stamp())

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -50,8 +51,8 @@ func (a *App) ListChecks(ctx context.Context, actor Actor, id string, q CheckQue
 		return Page[monitor.Observation]{}, err
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && !q.To.After(q.From) {
-		return Page[monitor.Observation]{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "to must be after from",
-			Fields: []monitor.FieldError{{Pointer: "query.to", Message: "must be after from"}}}
+		return Page[monitor.Observation]{}, &errs.Error{Kind: errs.KindInvalid, Message: "to must be after from",
+			Fields: []errs.FieldError{{Pointer: "query.to", Message: "must be after from"}}}
 	}
 	obs, err := a.store.ListObservations(ctx, actor.WorkspaceID, id, store.ObservationQuery{
 		From: q.From, To: q.To, Result: q.Result, Before: before, Limit: limit + 1})
@@ -109,10 +110,10 @@ func (a *App) TestMonitor(ctx context.Context, actor Actor, d monitor.Draft) (mo
 		return monitor.Observation{}, err
 	}
 	if a.cfg.Checker == nil {
-		return monitor.Observation{}, &monitor.Error{Kind: monitor.KindFeatureUnavailable, Message: "this node runs no checks"}
+		return monitor.Observation{}, &errs.Error{Kind: errs.KindFeatureUnavailable, Message: "this node runs no checks"}
 	}
-	if errs := a.validate(&d); len(errs) > 0 {
-		return monitor.Observation{}, invalid(errs)
+	if problems := a.validate(&d); len(problems) > 0 {
+		return monitor.Observation{}, invalid(problems)
 	}
 	m := monitor.Monitor{ID: "test", WorkspaceID: actor.WorkspaceID, Type: d.Type, Name: d.Name,
 		Config: d.Config, IntervalSeconds: d.IntervalSeconds}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -165,7 +166,7 @@ func (a *App) ListDeliveries(ctx context.Context, actor Actor, channelID, status
 	switch notify.Status(status) {
 	case "", notify.Pending, notify.Succeeded, notify.Failed, notify.Held:
 	default:
-		return Page[*notify.Delivery]{}, invalid([]monitor.FieldError{{Pointer: "query.status",
+		return Page[*notify.Delivery]{}, invalid([]errs.FieldError{{Pointer: "query.status",
 			Message: "must be pending, succeeded, failed or held"}})
 	}
 	before, limit, err := p.decode()
@@ -231,7 +232,7 @@ func (a *App) TestChannel(ctx context.Context, actor Actor, id string) (*notify.
 		return nil, err
 	}
 	if !c.Enabled {
-		return nil, &monitor.Error{Kind: monitor.KindConflict, Message: "the channel is disabled: enable it to send a test"}
+		return nil, &errs.Error{Kind: errs.KindConflict, Message: "the channel is disabled: enable it to send a test"}
 	}
 	now := a.stamp()
 	ev := incident.Event{ID: ids.New(ids.Event, now), Type: incident.Test, CreatedAt: now, WorkspaceID: actor.WorkspaceID,

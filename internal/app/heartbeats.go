@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -39,8 +40,8 @@ func (a *App) CreateHeartbeat(ctx context.Context, actor Actor, d heartbeat.Draf
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
-	if errs := d.Normalize(); len(errs) > 0 {
-		return heartbeat.Heartbeat{}, invalid(errs)
+	if problems := d.Normalize(); len(problems) > 0 {
+		return heartbeat.Heartbeat{}, invalid(problems)
 	}
 	ws, err := a.store.Workspace(ctx, actor.WorkspaceID)
 	if err != nil {
@@ -137,8 +138,8 @@ func (a *App) UpdateHeartbeat(ctx context.Context, actor Actor, id string, updat
 		if err != nil {
 			return heartbeat.Heartbeat{}, err
 		}
-		if errs := d.Normalize(); len(errs) > 0 {
-			return heartbeat.Heartbeat{}, invalid(errs)
+		if problems := d.Normalize(); len(problems) > 0 {
+			return heartbeat.Heartbeat{}, invalid(problems)
 		}
 		h := cur
 		h.Name, h.Schedule, h.MaxRuntimeSeconds = d.Name, d.Schedule, d.MaxRuntimeSeconds
@@ -230,8 +231,8 @@ func (a *App) ListPings(ctx context.Context, actor Actor, id string, q PingQuery
 		sq.BeforeID = n
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && !q.To.After(q.From) {
-		return Page[heartbeat.PingRecord]{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "to must be after from",
-			Fields: []monitor.FieldError{{Pointer: "query.to", Message: "must be after from"}}}
+		return Page[heartbeat.PingRecord]{}, &errs.Error{Kind: errs.KindInvalid, Message: "to must be after from",
+			Fields: []errs.FieldError{{Pointer: "query.to", Message: "must be after from"}}}
 	}
 	pings, err := a.store.ListPings(ctx, actor.WorkspaceID, id, sq)
 	if err != nil {

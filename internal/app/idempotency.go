@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -64,8 +64,8 @@ type IdempotentRequest struct {
 // the stored response, or a claim the caller must Finish.
 func (a *App) BeginIdempotent(ctx context.Context, actor Actor, key string, fingerprint []byte) (*Replay, *IdempotentRequest, error) {
 	if key == "" || len(key) > 255 {
-		return nil, nil, &monitor.Error{Kind: monitor.KindInvalid, Message: "Idempotency-Key must be 1 to 255 characters",
-			Fields: []monitor.FieldError{{Pointer: "header.Idempotency-Key", Message: "must be 1 to 255 characters"}}}
+		return nil, nil, &errs.Error{Kind: errs.KindInvalid, Message: "Idempotency-Key must be 1 to 255 characters",
+			Fields: []errs.FieldError{{Pointer: "header.Idempotency-Key", Message: "must be 1 to 255 characters"}}}
 	}
 	s := store.IdempotencyScope{WorkspaceID: actor.WorkspaceID, KeyID: actor.KeyID, Key: key}
 	rec, acquired, err := a.store.BeginIdempotent(ctx, s, fingerprint, a.now(), a.cfg.IdempotencyTTL, idempotencyLock)
@@ -76,11 +76,11 @@ func (a *App) BeginIdempotent(ctx context.Context, actor Actor, key string, fing
 		return nil, &IdempotentRequest{app: a, scope: s}, nil
 	}
 	if !bytes.Equal(rec.Fingerprint, fingerprint) {
-		return nil, nil, &monitor.Error{Kind: monitor.KindIdempotencyMismatch,
+		return nil, nil, &errs.Error{Kind: errs.KindIdempotencyMismatch,
 			Message: "this Idempotency-Key was already used with a different request"}
 	}
 	if !rec.Done {
-		return nil, nil, &monitor.Error{Kind: monitor.KindIdempotencyInProgress,
+		return nil, nil, &errs.Error{Kind: errs.KindIdempotencyInProgress,
 			Message: "a request with this Idempotency-Key is still in progress; retry later"}
 	}
 	body, err := a.openResponse(s, rec.Body)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -29,16 +30,16 @@ func (a *App) ListIncidents(ctx context.Context, actor Actor, f IncidentFilter, 
 	if err := actor.Require(monitor.ScopeIncidentsRead); err != nil {
 		return Page[*incident.Incident]{}, err
 	}
-	var errs []monitor.FieldError
+	var problems []errs.FieldError
 	if s := f.Status; s != "" && s != "open" && s != "resolved" && !incident.Status(s).Valid() {
-		errs = append(errs, monitor.FieldError{Pointer: "query.status",
+		problems = append(problems, errs.FieldError{Pointer: "query.status",
 			Message: "must be open, resolved, investigating, identified or monitoring"})
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
-		errs = append(errs, monitor.FieldError{Pointer: "query.to", Message: "must be after from"})
+		problems = append(problems, errs.FieldError{Pointer: "query.to", Message: "must be after from"})
 	}
-	if len(errs) > 0 {
-		return Page[*incident.Incident]{}, invalid(errs)
+	if len(problems) > 0 {
+		return Page[*incident.Incident]{}, invalid(problems)
 	}
 	before, limit, err := p.decode()
 	if err != nil {
@@ -74,15 +75,15 @@ type IncidentDraft struct {
 }
 
 // ValidateIncident checks a draft's fields without the database.
-func ValidateIncident(d IncidentDraft) []monitor.FieldError {
-	var errs []monitor.FieldError
-	errs = append(errs, incident.ValidateTitle(d.Title)...)
+func ValidateIncident(d IncidentDraft) []errs.FieldError {
+	var problems []errs.FieldError
+	problems = append(problems, incident.ValidateTitle(d.Title)...)
 	if d.Status != "" && (!d.Status.Valid() || d.Status == incident.Resolved) {
-		errs = append(errs, monitor.FieldError{Pointer: "/status", Message: "must be investigating, identified or monitoring"})
+		problems = append(problems, errs.FieldError{Pointer: "/status", Message: "must be investigating, identified or monitoring"})
 	}
-	errs = append(errs, incident.ValidateMessage("/message", d.Message)...)
-	errs = append(errs, incident.ValidateAffected(d.AffectedMonitors)...)
-	return errs
+	problems = append(problems, incident.ValidateMessage("/message", d.Message)...)
+	problems = append(problems, incident.ValidateAffected(d.AffectedMonitors)...)
+	return problems
 }
 
 // unknownSubjectsErr names the monitors and heartbeats a store refused as
@@ -100,8 +101,8 @@ func (a *App) CreateIncident(ctx context.Context, actor Actor, d IncidentDraft) 
 	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
 		return nil, err
 	}
-	if errs := ValidateIncident(d); len(errs) > 0 {
-		return nil, invalid(errs)
+	if problems := ValidateIncident(d); len(problems) > 0 {
+		return nil, invalid(problems)
 	}
 	now := a.stamp()
 	status := d.Status
@@ -133,15 +134,15 @@ func (a *App) UpdateIncident(ctx context.Context, actor Actor, id string, p Inci
 	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
 		return nil, err
 	}
-	var errs []monitor.FieldError
+	var problems []errs.FieldError
 	if p.Title != nil {
-		errs = append(errs, incident.ValidateTitle(*p.Title)...)
+		problems = append(problems, incident.ValidateTitle(*p.Title)...)
 	}
 	if p.AffectedMonitors != nil {
-		errs = append(errs, incident.ValidateAffected(*p.AffectedMonitors)...)
+		problems = append(problems, incident.ValidateAffected(*p.AffectedMonitors)...)
 	}
-	if len(errs) > 0 {
-		return nil, invalid(errs)
+	if len(problems) > 0 {
+		return nil, invalid(problems)
 	}
 	now := a.stamp()
 	inc, err := a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
@@ -179,17 +180,17 @@ func (a *App) PostIncidentUpdate(ctx context.Context, actor Actor, id string, st
 	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
 		return nil, err
 	}
-	errs := incident.ValidateMessage("/message", message)
+	problems := incident.ValidateMessage("/message", message)
 	if !status.Valid() {
-		errs = append(errs, monitor.FieldError{Pointer: "/status", Message: "must be investigating, identified, monitoring or resolved"})
+		problems = append(problems, errs.FieldError{Pointer: "/status", Message: "must be investigating, identified, monitoring or resolved"})
 	}
-	if len(errs) > 0 {
-		return nil, invalid(errs)
+	if len(problems) > 0 {
+		return nil, invalid(problems)
 	}
 	now := a.stamp()
 	return a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
 		if !inc.Open() && status != incident.Resolved {
-			return "", nil, invalid([]monitor.FieldError{{Pointer: "/status",
+			return "", nil, invalid([]errs.FieldError{{Pointer: "/status",
 				Message: "the incident is resolved: its updates keep status resolved (an outage that comes back is a new incident)"}})
 		}
 		at := later(now, inc.UpdatedAt)
@@ -228,8 +229,8 @@ func (a *App) ResolveIncident(ctx context.Context, actor Actor, id, message stri
 	if message == "" {
 		message = "Resolved."
 	}
-	if errs := incident.ValidateMessage("/message", message); len(errs) > 0 {
-		return nil, invalid(errs)
+	if problems := incident.ValidateMessage("/message", message); len(problems) > 0 {
+		return nil, invalid(problems)
 	}
 	now := a.stamp()
 	return a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {

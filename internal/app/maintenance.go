@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/recur"
@@ -122,10 +123,10 @@ var timingPointers = map[string]string{
 // database; now supplies the default start of a recurring window. It
 // judges nothing against the clock (see CreateMaintenanceWindow), so the
 // API runs it next to its schema checks and one answer lists every field.
-func ValidateMaintenance(d MaintenanceDraft, now time.Time) []monitor.FieldError {
-	var errs []monitor.FieldError
+func ValidateMaintenance(d MaintenanceDraft, now time.Time) []errs.FieldError {
+	var problems []errs.FieldError
 	add := func(ptr, format string, args ...any) {
-		errs = append(errs, monitor.FieldError{Pointer: ptr, Message: fmt.Sprintf(format, args...)})
+		problems = append(problems, errs.FieldError{Pointer: ptr, Message: fmt.Sprintf(format, args...)})
 	}
 	switch n := utf8.RuneCountInString(d.Name); {
 	case strings.TrimSpace(d.Name) == "":
@@ -157,7 +158,7 @@ func ValidateMaintenance(d MaintenanceDraft, now time.Time) []monitor.FieldError
 
 	if r := d.Recurrence; r != nil && strings.TrimSpace(r.Cron) == "" && strings.TrimSpace(r.RRule) == "" {
 		add("/recurrence", "give either cron or rrule")
-		return errs
+		return problems
 	}
 	w := d.window(now)
 	if !w.Recurring() && !w.StartsAt.IsZero() && w.EndsAt.Sub(w.StartsAt) > MaxOneOffMaintenance {
@@ -180,7 +181,7 @@ func ValidateMaintenance(d MaintenanceDraft, now time.Time) []monitor.FieldError
 			add(ptr, "%s", msg)
 		}
 	}
-	return errs
+	return problems
 }
 
 // checkMaintenance validates d as a whole at now — fields, timing, that it
@@ -189,19 +190,19 @@ func ValidateMaintenance(d MaintenanceDraft, now time.Time) []monitor.FieldError
 // from (nil for a create): a window whose timing an update leaves alone may
 // lie in the past.
 func (a *App) checkMaintenance(ctx context.Context, actor Actor, d MaintenanceDraft, now time.Time, prev *store.MaintenanceWindow) (store.MaintenanceWindow, error) {
-	errs := ValidateMaintenance(d, now)
+	problems := ValidateMaintenance(d, now)
 	w := d.window(now)
-	if len(errs) == 0 && (prev == nil || !sameTiming(*prev, w)) {
+	if len(problems) == 0 && (prev == nil || !sameTiming(*prev, w)) {
 		timing, _ := w.Timing()
 		active, _ := timing.Active(now)
 		if _, next := timing.NextStart(now); !active && !next {
 			switch {
 			case !w.Recurring():
-				errs = append(errs, monitor.FieldError{Pointer: "/endsAt", Message: "is in the past"})
+				problems = append(problems, errs.FieldError{Pointer: "/endsAt", Message: "is in the past"})
 			case !w.Until.IsZero() && w.Until.Before(now):
-				errs = append(errs, monitor.FieldError{Pointer: "/recurrence/until", Message: "is in the past: the window would never begin again"})
+				problems = append(problems, errs.FieldError{Pointer: "/recurrence/until", Message: "is in the past: the window would never begin again"})
 			default:
-				errs = append(errs, monitor.FieldError{Pointer: "/recurrence", Message: "has no occurrence left after now"})
+				problems = append(problems, errs.FieldError{Pointer: "/recurrence", Message: "has no occurrence left after now"})
 			}
 		}
 	}
@@ -209,14 +210,14 @@ func (a *App) checkMaintenance(ctx context.Context, actor Actor, d MaintenanceDr
 	if err != nil {
 		return store.MaintenanceWindow{}, err
 	}
-	errs = append(errs, unknownMonitorFields(d.MonitorIDs, missing)...)
+	problems = append(problems, unknownMonitorFields(d.MonitorIDs, missing)...)
 	missing, err = a.store.UnknownHeartbeats(ctx, actor.WorkspaceID, w.HeartbeatIDs)
 	if err != nil {
 		return store.MaintenanceWindow{}, err
 	}
-	errs = append(errs, unknownHeartbeatFields(d.HeartbeatIDs, missing)...)
-	if len(errs) > 0 {
-		return store.MaintenanceWindow{}, invalid(errs)
+	problems = append(problems, unknownHeartbeatFields(d.HeartbeatIDs, missing)...)
+	if len(problems) > 0 {
+		return store.MaintenanceWindow{}, invalid(problems)
 	}
 	return w, nil
 }
@@ -229,46 +230,46 @@ func sameTiming(a, b store.MaintenanceWindow) bool {
 // unknownMonitorFields names each unknown id by its place in the request.
 // The message is the same whether the id exists in another workspace or
 // nowhere.
-func unknownMonitorFields(requested, missing []string) []monitor.FieldError {
+func unknownMonitorFields(requested, missing []string) []errs.FieldError {
 	return unknownFields("/monitorIds", "no such monitor in this workspace", requested, missing)
 }
 
 // unknownHeartbeatFields is unknownMonitorFields for heartbeats.
-func unknownHeartbeatFields(requested, missing []string) []monitor.FieldError {
+func unknownHeartbeatFields(requested, missing []string) []errs.FieldError {
 	return unknownFields("/heartbeatIds", "no such heartbeat in this workspace", requested, missing)
 }
 
-func unknownFields(ptr, msg string, requested, missing []string) []monitor.FieldError {
+func unknownFields(ptr, msg string, requested, missing []string) []errs.FieldError {
 	unknown := make(map[string]bool, len(missing))
 	for _, id := range missing {
 		unknown[id] = true
 	}
-	var errs []monitor.FieldError
+	var problems []errs.FieldError
 	for i, id := range requested {
 		if unknown[id] {
-			errs = append(errs, monitor.FieldError{Pointer: fmt.Sprintf("%s/%d", ptr, i), Message: msg})
+			problems = append(problems, errs.FieldError{Pointer: fmt.Sprintf("%s/%d", ptr, i), Message: msg})
 			unknown[id] = false // a repeat is reported as such
 		}
 	}
-	return errs
+	return problems
 }
 
 // storeErr turns a store's verdict on unknown monitors or heartbeats (one
 // deleted while the request ran) into the request's fields.
 func storeErr(err error, d MaintenanceDraft) error {
 	var (
-		um   *store.UnknownMonitorsError
-		uh   *store.UnknownHeartbeatsError
-		errs []monitor.FieldError
+		um       *store.UnknownMonitorsError
+		uh       *store.UnknownHeartbeatsError
+		problems []errs.FieldError
 	)
 	if errors.As(err, &um) {
-		errs = append(errs, unknownMonitorFields(d.MonitorIDs, um.IDs)...)
+		problems = append(problems, unknownMonitorFields(d.MonitorIDs, um.IDs)...)
 	}
 	if errors.As(err, &uh) {
-		errs = append(errs, unknownHeartbeatFields(d.HeartbeatIDs, uh.IDs)...)
+		problems = append(problems, unknownHeartbeatFields(d.HeartbeatIDs, uh.IDs)...)
 	}
-	if len(errs) > 0 {
-		return invalid(errs)
+	if len(problems) > 0 {
+		return invalid(problems)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -78,7 +79,7 @@ const sealBatch = 100
 // transaction, and returns how many it sealed. Without a keyring it fails
 // only when there is something to seal.
 func (a *App) SealPlaintextHeaders(ctx context.Context) (sealed int, err error) {
-	defer monitor.Wrap(&err, "app.SealPlaintextHeaders")
+	defer errs.Wrap(&err, "app.SealPlaintextHeaders")
 	after := ""
 	for {
 		rows, err := a.store.PlainHeaderConfigs(ctx, after, sealBatch)

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
-func invalid(fields []monitor.FieldError) error {
-	return &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields", Fields: fields}
+func invalid(fields []errs.FieldError) error {
+	return &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: fields}
 }
 
 // authAAD binds a sealed credential to its monitor, so ciphertexts cannot be
@@ -42,8 +43,8 @@ func (a *App) MonitorAuth(ctx context.Context, wsID, monitorID string) (*monitor
 
 // validate normalizes a draft and applies the outbound policy to every
 // field that names a target; names are judged again when a check dials them.
-func (a *App) validate(d *monitor.Draft) []monitor.FieldError {
-	errs := d.Normalize()
+func (a *App) validate(d *monitor.Draft) []errs.FieldError {
+	problems := d.Normalize()
 	out := a.cfg.Outbound
 	for _, tg := range []struct {
 		ptr string
@@ -54,16 +55,16 @@ func (a *App) validate(d *monitor.Draft) []monitor.FieldError {
 		{"/config/resolver", out.CheckHostPort(d.Config.Resolver)},
 	} {
 		if tg.err != nil {
-			errs = append(errs, refusedTarget(tg.ptr))
+			problems = append(problems, refusedTarget(tg.ptr))
 		}
 	}
-	return errs
+	return problems
 }
 
 // refusedTarget is the outbound policy's refusal of a field; it never
 // repeats the value.
-func refusedTarget(ptr string) monitor.FieldError {
-	return monitor.FieldError{Pointer: ptr, Message: "is refused by this server's outbound policy (private targets are blocked)"}
+func refusedTarget(ptr string) errs.FieldError {
+	return errs.FieldError{Pointer: ptr, Message: "is refused by this server's outbound policy (private targets are blocked)"}
 }
 
 // workspaceQuota applies the workspace's quotas to a draft.
@@ -73,7 +74,7 @@ func (a *App) workspaceQuota(ctx context.Context, actor Actor, d *monitor.Draft)
 		return 0, err
 	}
 	if d.IntervalSeconds < ws.MinIntervalSeconds {
-		return 0, &monitor.Error{Kind: monitor.KindQuota,
+		return 0, &errs.Error{Kind: errs.KindQuota,
 			Message: fmt.Sprintf("this workspace's plan allows intervals of at least %d seconds", ws.MinIntervalSeconds)}
 	}
 	return ws.MaxMonitors, nil
@@ -84,8 +85,8 @@ func (a *App) CreateMonitor(ctx context.Context, actor Actor, d monitor.Draft) (
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return monitor.Monitor{}, err
 	}
-	if errs := a.validate(&d); len(errs) > 0 {
-		return monitor.Monitor{}, invalid(errs)
+	if problems := a.validate(&d); len(problems) > 0 {
+		return monitor.Monitor{}, invalid(problems)
 	}
 	maxMonitors, err := a.workspaceQuota(ctx, actor, &d)
 	if err != nil {
@@ -229,8 +230,8 @@ func (a *App) updateOnce(ctx context.Context, actor Actor, id string, update Mon
 	if change == AuthRemove {
 		d.Auth = nil
 	}
-	if errs := a.validate(&d); len(errs) > 0 {
-		return monitor.Monitor{}, invalid(errs)
+	if problems := a.validate(&d); len(problems) > 0 {
+		return monitor.Monitor{}, invalid(problems)
 	}
 	if d.IntervalSeconds != cur.IntervalSeconds {
 		if _, err := a.workspaceQuota(ctx, actor, &d); err != nil {

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/internal/clean"
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 )
 
 // Page is one page of a list.
@@ -47,8 +47,8 @@ func (p PageRequest) decode() (after string, limit int, err error) {
 		limit = DefaultPageLimit
 	}
 	if limit < 1 || limit > MaxPageLimit {
-		return "", 0, &monitor.Error{Kind: monitor.KindInvalid, Message: "limit must be between 1 and 100",
-			Fields: []monitor.FieldError{{Pointer: "query.limit", Message: "must be between 1 and 100"}}}
+		return "", 0, &errs.Error{Kind: errs.KindInvalid, Message: "limit must be between 1 and 100",
+			Fields: []errs.FieldError{{Pointer: "query.limit", Message: "must be between 1 and 100"}}}
 	}
 	if p.Cursor == "" {
 		return "", limit, nil
@@ -69,6 +69,6 @@ func (p PageRequest) decode() (after string, limit int, err error) {
 }
 
 func badCursor() error {
-	return &monitor.Error{Kind: monitor.KindInvalid, Message: "cursor is not a value returned as nextCursor",
-		Fields: []monitor.FieldError{{Pointer: "query.cursor", Message: "is not a value returned as nextCursor"}}}
+	return &errs.Error{Kind: errs.KindInvalid, Message: "cursor is not a value returned as nextCursor",
+		Fields: []errs.FieldError{{Pointer: "query.cursor", Message: "is not a value returned as nextCursor"}}}
 }

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -76,11 +76,11 @@ func (e *RateLimitedError) Error() string {
 }
 
 func (e *RateLimitedError) Unwrap() error {
-	return &monitor.Error{Kind: monitor.KindRateLimited, Message: e.Error()}
+	return &errs.Error{Kind: errs.KindRateLimited, Message: e.Error()}
 }
 
 // ErrPingsBusy is returned when a ping could not be stored within PingWait.
-var ErrPingsBusy = &monitor.Error{Kind: monitor.KindUnavailable, Message: "pings cannot be stored right now; retry"}
+var ErrPingsBusy = &errs.Error{Kind: errs.KindUnavailable, Message: "pings cannot be stored right now; retry"}
 
 type pingReq struct {
 	in       heartbeat.Arrival

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -199,9 +200,9 @@ func TestPageRequestRejectsGarbageCursors(t *testing.T) {
 
 func requireInvalid(t *testing.T, err error, pointer string) {
 	t.Helper()
-	var e *monitor.Error
-	if !errors.As(err, &e) || e.Kind != monitor.KindInvalid {
-		t.Fatalf("error %v, want a KindInvalid *monitor.Error", err)
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Kind != errs.KindInvalid {
+		t.Fatalf("error %v, want a KindInvalid *errs.Error", err)
 	}
 	if len(e.Fields) != 1 || e.Fields[0].Pointer != pointer {
 		t.Errorf("fields %v, want one at %s", e.Fields, pointer)
@@ -223,15 +224,15 @@ var grants = map[monitor.Role][]monitor.Scope{
 	},
 }
 
-const allowed monitor.Kind = -1 // Require returns nil
+const allowed errs.Kind = -1 // Require returns nil
 
-func kindOf(err error) monitor.Kind {
+func kindOf(err error) errs.Kind {
 	if err == nil {
 		return allowed
 	}
-	var e *monitor.Error
+	var e *errs.Error
 	if !errors.As(err, &e) {
-		return monitor.KindInternal
+		return errs.KindInternal
 	}
 	return e.Kind
 }
@@ -241,37 +242,37 @@ func TestActorRequire(t *testing.T) {
 		name  string
 		actor Actor
 		scope monitor.Scope
-		want  monitor.Kind
+		want  errs.Kind
 	}{
 		// API keys: the scope must be on the key and granted by the role.
 		{"key with scope, role grants", Actor{KeyID: "key_1", Role: monitor.RoleEditor, Scopes: []monitor.Scope{monitor.ScopeMonitorsWrite}},
 			monitor.ScopeMonitorsWrite, allowed},
 		{"key lacking scope, role grants", Actor{KeyID: "key_1", Role: monitor.RoleOwner, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}},
-			monitor.ScopeMonitorsWrite, monitor.KindInsufficientScope},
+			monitor.ScopeMonitorsWrite, errs.KindInsufficientScope},
 		{"key without scopes", Actor{KeyID: "key_1", Role: monitor.RoleOwner},
-			monitor.ScopeMonitorsRead, monitor.KindInsufficientScope},
+			monitor.ScopeMonitorsRead, errs.KindInsufficientScope},
 		{"key with scope, viewer role", Actor{KeyID: "key_1", Role: monitor.RoleViewer, Scopes: []monitor.Scope{monitor.ScopeMonitorsWrite}},
-			monitor.ScopeMonitorsWrite, monitor.KindForbidden},
+			monitor.ScopeMonitorsWrite, errs.KindForbidden},
 		{"key with scope, editor and status pages", Actor{KeyID: "key_1", Role: monitor.RoleEditor, Scopes: monitor.Scopes},
-			monitor.ScopeStatusPagesWrite, monitor.KindForbidden},
+			monitor.ScopeStatusPagesWrite, errs.KindForbidden},
 		{"key with scope, creator demoted out of the workspace", Actor{KeyID: "key_1", Role: "", Scopes: monitor.Scopes},
-			monitor.ScopeMonitorsRead, monitor.KindForbidden},
+			monitor.ScopeMonitorsRead, errs.KindForbidden},
 		{"key lacking scope and role not granting", Actor{KeyID: "key_1", Role: monitor.RoleViewer, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}},
-			monitor.ScopeMonitorsWrite, monitor.KindInsufficientScope},
+			monitor.ScopeMonitorsWrite, errs.KindInsufficientScope},
 		{"read scope does not imply write", Actor{KeyID: "key_1", Role: monitor.RoleAdmin, Scopes: []monitor.Scope{monitor.ScopeIncidentsRead}},
-			monitor.ScopeIncidentsWrite, monitor.KindInsufficientScope},
+			monitor.ScopeIncidentsWrite, errs.KindInsufficientScope},
 		{"write scope does not imply read", Actor{KeyID: "key_1", Role: monitor.RoleAdmin, Scopes: []monitor.Scope{monitor.ScopeIncidentsWrite}},
-			monitor.ScopeIncidentsRead, monitor.KindInsufficientScope},
+			monitor.ScopeIncidentsRead, errs.KindInsufficientScope},
 
 		// Web sessions (KeyID ""): the role alone decides; Scopes are ignored.
 		{"session owner", Actor{Role: monitor.RoleOwner}, monitor.ScopeNotificationsWrite, allowed},
 		{"session editor writes monitors", Actor{Role: monitor.RoleEditor}, monitor.ScopeMonitorsWrite, allowed},
-		{"session editor cannot write channels", Actor{Role: monitor.RoleEditor}, monitor.ScopeNotificationsWrite, monitor.KindForbidden},
+		{"session editor cannot write channels", Actor{Role: monitor.RoleEditor}, monitor.ScopeNotificationsWrite, errs.KindForbidden},
 		{"session viewer reads", Actor{Role: monitor.RoleViewer}, monitor.ScopeMetricsRead, allowed},
-		{"session viewer cannot write", Actor{Role: monitor.RoleViewer}, monitor.ScopeMonitorsWrite, monitor.KindForbidden},
+		{"session viewer cannot write", Actor{Role: monitor.RoleViewer}, monitor.ScopeMonitorsWrite, errs.KindForbidden},
 		{"session scopes do not limit", Actor{Role: monitor.RoleAdmin, Scopes: []monitor.Scope{monitor.ScopeMetricsRead}}, monitor.ScopeMonitorsWrite, allowed},
-		{"session scopes do not extend", Actor{Role: monitor.RoleViewer, Scopes: monitor.Scopes}, monitor.ScopeMonitorsWrite, monitor.KindForbidden},
-		{"session without a role", Actor{UserID: "usr_1"}, monitor.ScopeMonitorsRead, monitor.KindForbidden},
+		{"session scopes do not extend", Actor{Role: monitor.RoleViewer, Scopes: monitor.Scopes}, monitor.ScopeMonitorsWrite, errs.KindForbidden},
+		{"session without a role", Actor{UserID: "usr_1"}, monitor.ScopeMonitorsRead, errs.KindForbidden},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -296,11 +297,11 @@ func TestActorRequireMatrix(t *testing.T) {
 			cases := []struct {
 				name  string
 				actor Actor
-				want  monitor.Kind
+				want  errs.Kind
 			}{
-				{"session", Actor{UserID: "usr_1", Role: role}, monitor.KindForbidden},
-				{"key with every scope", Actor{UserID: "usr_1", KeyID: "key_1", Role: role, Scopes: monitor.Scopes}, monitor.KindForbidden},
-				{"key with the other scopes", Actor{UserID: "usr_1", KeyID: "key_1", Role: role, Scopes: others}, monitor.KindInsufficientScope},
+				{"session", Actor{UserID: "usr_1", Role: role}, errs.KindForbidden},
+				{"key with every scope", Actor{UserID: "usr_1", KeyID: "key_1", Role: role, Scopes: monitor.Scopes}, errs.KindForbidden},
+				{"key with the other scopes", Actor{UserID: "usr_1", KeyID: "key_1", Role: role, Scopes: others}, errs.KindInsufficientScope},
 			}
 			if granted {
 				cases[0].want, cases[1].want = allowed, allowed

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -61,9 +62,9 @@ func overBytes(n int) string { return strings.Repeat("a", n+1) }
 // are each also unknown).
 func requireField(t *testing.T, err error, ptr string) {
 	t.Helper()
-	var e *monitor.Error
-	if !errors.As(err, &e) || e.Kind != monitor.KindInvalid {
-		t.Fatalf("error %v, want a KindInvalid *monitor.Error", err)
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Kind != errs.KindInvalid {
+		t.Fatalf("error %v, want a KindInvalid *errs.Error", err)
 	}
 	for _, f := range e.Fields {
 		if f.Pointer == ptr {

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/recur"
 )
@@ -41,7 +42,7 @@ type Draft struct {
 // Normalize fills defaults and then validates. It returns every failing
 // field at once, each named by its JSON pointer in the request body.
 // GraceSeconds 0 is taken as absent and becomes DefaultGraceSeconds.
-func (d *Draft) Normalize() []monitor.FieldError {
+func (d *Draft) Normalize() []errs.FieldError {
 	v := &validator{}
 	d.Name = strings.TrimSpace(d.Name)
 	switch {
@@ -57,7 +58,7 @@ func (d *Draft) Normalize() []monitor.FieldError {
 	if d.MaxRuntimeSeconds < 0 || d.MaxRuntimeSeconds > MaxRuntimeLimitSeconds {
 		v.add("/maxRuntimeSeconds", fmt.Sprintf("must be between 0 and %d (0: no overrun check)", MaxRuntimeLimitSeconds))
 	}
-	return v.errs
+	return v.problems
 }
 
 func (s *Schedule) fillDefaults() {
@@ -122,10 +123,10 @@ func zone(name string) (*time.Location, bool) {
 	return loc, err == nil
 }
 
-type validator struct{ errs []monitor.FieldError }
+type validator struct{ problems []errs.FieldError }
 
 func (v *validator) add(ptr, msg string) {
-	v.errs = append(v.errs, monitor.FieldError{Pointer: ptr, Message: msg})
+	v.problems = append(v.problems, errs.FieldError{Pointer: ptr, Message: msg})
 }
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }

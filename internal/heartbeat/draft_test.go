@@ -7,7 +7,7 @@ import (
 	"time"
 	_ "time/tzdata" // real zones even where /usr/share/zoneinfo is missing
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/recur"
 )
 
@@ -30,7 +30,7 @@ func cronErr(t *testing.T, expr string) string {
 	return err.Error()
 }
 
-func fe(ptr, msg string) monitor.FieldError { return monitor.FieldError{Pointer: ptr, Message: msg} }
+func fe(ptr, msg string) errs.FieldError { return errs.FieldError{Pointer: ptr, Message: msg} }
 
 func TestNormalize(t *testing.T) {
 	const (
@@ -46,75 +46,75 @@ func TestNormalize(t *testing.T) {
 		name  string
 		draft func() Draft
 		edit  func(d *Draft)
-		want  []monitor.FieldError // nil: valid
+		want  []errs.FieldError // nil: valid
 	}{
 		{"valid cron in a time zone", cronDraft, func(d *Draft) {}, nil},
 		{"valid period", periodDraft, func(d *Draft) {}, nil},
 		{"valid macro", cronDraft, func(d *Draft) { d.Schedule.Cron = "@hourly" }, nil},
 		{"valid extensions", cronDraft, func(d *Draft) { d.Schedule.Cron = "0 22 L * *" }, nil},
 
-		{"blank name", cronDraft, func(d *Draft) { d.Name = " \t " }, []monitor.FieldError{fe("/name", "must not be empty")}},
+		{"blank name", cronDraft, func(d *Draft) { d.Name = " \t " }, []errs.FieldError{fe("/name", "must not be empty")}},
 		{"name of 200 runes", cronDraft, func(d *Draft) { d.Name = strings.Repeat("é", 200) }, nil},
 		{"name of 201 runes", cronDraft, func(d *Draft) { d.Name = strings.Repeat("é", 201) },
-			[]monitor.FieldError{fe("/name", "must be at most 200 characters")}},
+			[]errs.FieldError{fe("/name", "must be at most 200 characters")}},
 		{"name with a line break", cronDraft, func(d *Draft) { d.Name = "backup\nlogs" },
-			[]monitor.FieldError{fe("/name", "must not contain control characters")}},
+			[]errs.FieldError{fe("/name", "must not contain control characters")}},
 		{"name with NUL", cronDraft, func(d *Draft) { d.Name = "backup\x00" },
-			[]monitor.FieldError{fe("/name", "must not contain control characters")}},
+			[]errs.FieldError{fe("/name", "must not contain control characters")}},
 		{"name with DEL", cronDraft, func(d *Draft) { d.Name = "back\x7fup" },
-			[]monitor.FieldError{fe("/name", "must not contain control characters")}},
+			[]errs.FieldError{fe("/name", "must not contain control characters")}},
 
 		{"period and cron", cronDraft, func(d *Draft) { d.Schedule.PeriodSeconds = 3600 },
-			[]monitor.FieldError{fe("/schedule", both)}},
+			[]errs.FieldError{fe("/schedule", both)}},
 		{"neither period nor cron", periodDraft, func(d *Draft) { d.Schedule.PeriodSeconds = 0 },
-			[]monitor.FieldError{fe("/schedule", neither)}},
+			[]errs.FieldError{fe("/schedule", neither)}},
 		{"cron of blanks only", periodDraft, func(d *Draft) { d.Schedule = Schedule{Cron: " \t "} },
-			[]monitor.FieldError{fe("/schedule", neither)}},
+			[]errs.FieldError{fe("/schedule", neither)}},
 
-		{"period 59", periodDraft, func(d *Draft) { d.Schedule.PeriodSeconds = 59 }, []monitor.FieldError{fe("/schedule/periodSeconds", period)}},
+		{"period 59", periodDraft, func(d *Draft) { d.Schedule.PeriodSeconds = 59 }, []errs.FieldError{fe("/schedule/periodSeconds", period)}},
 		{"period 60", periodDraft, func(d *Draft) { d.Schedule.PeriodSeconds = 60 }, nil},
 		{"period 365 days", periodDraft, func(d *Draft) { d.Schedule.PeriodSeconds = MaxPeriodSeconds }, nil},
 		{"period above 365 days", periodDraft, func(d *Draft) { d.Schedule.PeriodSeconds = MaxPeriodSeconds + 1 },
-			[]monitor.FieldError{fe("/schedule/periodSeconds", period)}},
+			[]errs.FieldError{fe("/schedule/periodSeconds", period)}},
 		{"negative period", periodDraft, func(d *Draft) { d.Schedule.PeriodSeconds = -3600 },
-			[]monitor.FieldError{fe("/schedule/periodSeconds", period)}},
+			[]errs.FieldError{fe("/schedule/periodSeconds", period)}},
 
 		{"cron with seconds", cronDraft, func(d *Draft) { d.Schedule.Cron = "0 30 2 * * *" },
-			[]monitor.FieldError{fe("/schedule/cron", cronErr(t, "0 30 2 * * *"))}},
+			[]errs.FieldError{fe("/schedule/cron", cronErr(t, "0 30 2 * * *"))}},
 		{"cron out of range", cronDraft, func(d *Draft) { d.Schedule.Cron = "30 24 * * *" },
-			[]monitor.FieldError{fe("/schedule/cron", cronErr(t, "30 24 * * *"))}},
+			[]errs.FieldError{fe("/schedule/cron", cronErr(t, "30 24 * * *"))}},
 		{"cron that never fires", cronDraft, func(d *Draft) { d.Schedule.Cron = "0 0 30 2 *" },
-			[]monitor.FieldError{fe("/schedule/cron", cronErr(t, "0 0 30 2 *"))}},
+			[]errs.FieldError{fe("/schedule/cron", cronErr(t, "0 0 30 2 *"))}},
 		{"@reboot", cronDraft, func(d *Draft) { d.Schedule.Cron = "@reboot" },
-			[]monitor.FieldError{fe("/schedule/cron", cronErr(t, "@reboot"))}},
+			[]errs.FieldError{fe("/schedule/cron", cronErr(t, "@reboot"))}},
 
 		{"unknown time zone", cronDraft, func(d *Draft) { d.Schedule.Timezone = "Mars/Olympus_Mons" },
-			[]monitor.FieldError{fe("/schedule/timezone", badZone)}},
+			[]errs.FieldError{fe("/schedule/timezone", badZone)}},
 		{"Local", cronDraft, func(d *Draft) { d.Schedule.Timezone = "Local" },
-			[]monitor.FieldError{fe("/schedule/timezone", badZone)}},
+			[]errs.FieldError{fe("/schedule/timezone", badZone)}},
 		{"path as a time zone", cronDraft, func(d *Draft) { d.Schedule.Timezone = "../../etc/passwd" },
-			[]monitor.FieldError{fe("/schedule/timezone", badZone)}},
+			[]errs.FieldError{fe("/schedule/timezone", badZone)}},
 		{"time zone with a period", periodDraft, func(d *Draft) { d.Schedule.Timezone = "Europe/Berlin" },
-			[]monitor.FieldError{fe("/schedule/timezone", zoneOnly)}},
+			[]errs.FieldError{fe("/schedule/timezone", zoneOnly)}},
 		{"UTC with a period", periodDraft, func(d *Draft) { d.Schedule.Timezone = "UTC" },
-			[]monitor.FieldError{fe("/schedule/timezone", zoneOnly)}},
+			[]errs.FieldError{fe("/schedule/timezone", zoneOnly)}},
 
 		{"negative grace", cronDraft, func(d *Draft) { d.Schedule.GraceSeconds = -1 },
-			[]monitor.FieldError{fe("/schedule/graceSeconds", grace)}},
+			[]errs.FieldError{fe("/schedule/graceSeconds", grace)}},
 		{"grace of 365 days", cronDraft, func(d *Draft) { d.Schedule.GraceSeconds = MaxGraceSeconds }, nil},
 		{"grace above 365 days", cronDraft, func(d *Draft) { d.Schedule.GraceSeconds = MaxGraceSeconds + 1 },
-			[]monitor.FieldError{fe("/schedule/graceSeconds", grace)}},
+			[]errs.FieldError{fe("/schedule/graceSeconds", grace)}},
 
 		{"max runtime 1 s", cronDraft, func(d *Draft) { d.MaxRuntimeSeconds = 1 }, nil},
 		{"max runtime 7 days", cronDraft, func(d *Draft) { d.MaxRuntimeSeconds = MaxRuntimeLimitSeconds }, nil},
 		{"max runtime above 7 days", cronDraft, func(d *Draft) { d.MaxRuntimeSeconds = MaxRuntimeLimitSeconds + 1 },
-			[]monitor.FieldError{fe("/maxRuntimeSeconds", runtime)}},
+			[]errs.FieldError{fe("/maxRuntimeSeconds", runtime)}},
 		{"negative max runtime", cronDraft, func(d *Draft) { d.MaxRuntimeSeconds = -1 },
-			[]monitor.FieldError{fe("/maxRuntimeSeconds", runtime)}},
+			[]errs.FieldError{fe("/maxRuntimeSeconds", runtime)}},
 
 		{"every failing field at once", cronDraft, func(d *Draft) {
 			*d = Draft{Name: "", Schedule: Schedule{PeriodSeconds: 10, Cron: "* * *", Timezone: "Nowhere/Land", GraceSeconds: -5}, MaxRuntimeSeconds: -1}
-		}, []monitor.FieldError{
+		}, []errs.FieldError{
 			fe("/name", "must not be empty"),
 			fe("/schedule", both),
 			fe("/schedule/periodSeconds", period),
@@ -155,8 +155,8 @@ func TestNormalizeDefaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.in
-			if errs := d.Normalize(); len(errs) != 0 {
-				t.Fatalf("Normalize() = %v, want no errors", errs)
+			if problems := d.Normalize(); len(problems) != 0 {
+				t.Fatalf("Normalize() = %v, want no errors", problems)
 			}
 			if d != c.want {
 				t.Errorf("normalized to %+v\nwant          %+v", d, c.want)

@@ -20,9 +20,9 @@ type Plan struct {
 func (s Schedule) Compile() (Plan, error) {
 	v := &validator{}
 	p := s.compile(v)
-	if len(v.errs) > 0 {
-		msgs := make([]string, len(v.errs))
-		for i, e := range v.errs {
+	if len(v.problems) > 0 {
+		msgs := make([]string, len(v.problems))
+		for i, e := range v.problems {
 			msgs[i] = e.Pointer + ": " + e.Message
 		}
 		return Plan{}, errors.New("invalid heartbeat schedule: " + strings.Join(msgs, "; "))

@@ -10,6 +10,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	c := ctx.Context()
 	secret, ok := bearer(ctx.Header("Authorization"))
 	if !ok {
-		s.failedAuth(ctx, &monitor.Error{Kind: monitor.KindUnauthenticated, Message: "send an API key as Authorization: Bearer <key>"})
+		s.failedAuth(ctx, &errs.Error{Kind: errs.KindUnauthenticated, Message: "send an API key as Authorization: Bearer <key>"})
 		return
 	}
 	wsHeader := strings.TrimSpace(ctx.Header("X-Workspace-Id"))
@@ -63,7 +64,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	ctx.SetHeader("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(rs.Reset)))
 	if !rs.Allowed {
 		ctx.SetHeader("Retry-After", strconv.Itoa(ceilSeconds(rs.RetryAfter)))
-		writeErr(ctx, &monitor.Error{Kind: monitor.KindRateLimited,
+		writeErr(ctx, &errs.Error{Kind: errs.KindRateLimited,
 			Message: "rate limit of " + strconv.Itoa(rs.Limit) + " requests per minute exceeded"})
 		return
 	}
@@ -81,7 +82,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 // failedAuth answers a request without a valid key. Such requests count
 // against their client address, so a flood of bad keys meets 429s.
 func (s *Server) failedAuth(ctx huma.Context, err error) {
-	if monitor.KindOf(err) == monitor.KindUnauthenticated {
+	if errs.KindOf(err) == errs.KindUnauthenticated {
 		if retry, over := s.addressOverLimit(ctx.Context(), ctx.RemoteAddr()); over {
 			ctx.SetHeader("Retry-After", strconv.Itoa(retry))
 			err = addressLimited()

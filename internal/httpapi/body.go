@@ -13,7 +13,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 )
 
 // maxNULDetails bounds the fields one answer lists; a body may hold
@@ -63,9 +63,9 @@ func judgeBody(contentType string, patch bool, body []byte) error {
 			Message: "the request body is not valid JSON: JSON text must be UTF-8"}}
 	}
 	if ptrs := nulPointers(body); len(ptrs) > 0 {
-		e := &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields"}
+		e := &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields"}
 		for _, p := range ptrs {
-			e.Fields = append(e.Fields, monitor.FieldError{Pointer: p, Message: "must not contain NUL (\\u0000)"})
+			e.Fields = append(e.Fields, errs.FieldError{Pointer: p, Message: "must not contain NUL (\\u0000)"})
 		}
 		return e
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // The edge judges every string that enters the API once, where it enters,
@@ -38,7 +38,7 @@ const textRule = "must be valid UTF-8 without NUL"
 func checkEdge(r *http.Request) *ErrorResponse {
 	if !clean.Valid(r.URL.Path) {
 		// No route has such a path; no resource has such an id.
-		return &ErrorResponse{status: http.StatusNotFound, Err: ErrorObject{Code: "not_found", Message: monitor.ErrNotFound.Message}}
+		return &ErrorResponse{status: http.StatusNotFound, Err: ErrorObject{Code: "not_found", Message: errs.ErrNotFound.Message}}
 	}
 	if d, ok := checkQuery(r.URL.RawQuery); !ok {
 		return badParameter(d)
@@ -158,7 +158,7 @@ func (s *Server) knownIDs(ctx huma.Context, next func(huma.Context)) {
 	ps, _ := ctx.Operation().Metadata[metaIDs].([]idParam)
 	for _, p := range ps {
 		if !ids.Valid(p.prefix, ctx.Param(p.name)) {
-			writeErr(ctx, monitor.ErrNotFound)
+			writeErr(ctx, errs.ErrNotFound)
 			return
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 )
 
 // ErrorResponse is the one error body of the API (spec §7):
@@ -43,24 +43,24 @@ func (e *ErrorResponse) GetStatus() int { return e.status }
 
 // kinds maps every error kind to its HTTP status and code (DESIGN §2). It is
 // the only place domain errors become HTTP.
-var kinds = map[monitor.Kind]struct {
+var kinds = map[errs.Kind]struct {
 	status int
 	code   string
 }{
-	monitor.KindInternal:              {http.StatusInternalServerError, "internal"},
-	monitor.KindNotFound:              {http.StatusNotFound, "not_found"},
-	monitor.KindInvalid:               {http.StatusUnprocessableEntity, "validation_error"},
-	monitor.KindUnauthenticated:       {http.StatusUnauthorized, "unauthorized"},
-	monitor.KindInsufficientScope:     {http.StatusForbidden, "insufficient_scope"},
-	monitor.KindForbidden:             {http.StatusForbidden, "forbidden"},
-	monitor.KindWorkspaceRequired:     {http.StatusBadRequest, "workspace_required"},
-	monitor.KindQuota:                 {http.StatusPaymentRequired, "quota_exceeded"},
-	monitor.KindFeatureUnavailable:    {http.StatusForbidden, "feature_unavailable"},
-	monitor.KindConflict:              {http.StatusConflict, "conflict"},
-	monitor.KindIdempotencyMismatch:   {http.StatusConflict, "idempotency_conflict"},
-	monitor.KindIdempotencyInProgress: {http.StatusConflict, "idempotency_in_progress"},
-	monitor.KindRateLimited:           {http.StatusTooManyRequests, "rate_limited"},
-	monitor.KindUnavailable:           {http.StatusServiceUnavailable, "unavailable"},
+	errs.KindInternal:              {http.StatusInternalServerError, "internal"},
+	errs.KindNotFound:              {http.StatusNotFound, "not_found"},
+	errs.KindInvalid:               {http.StatusUnprocessableEntity, "validation_error"},
+	errs.KindUnauthenticated:       {http.StatusUnauthorized, "unauthorized"},
+	errs.KindInsufficientScope:     {http.StatusForbidden, "insufficient_scope"},
+	errs.KindForbidden:             {http.StatusForbidden, "forbidden"},
+	errs.KindWorkspaceRequired:     {http.StatusBadRequest, "workspace_required"},
+	errs.KindQuota:                 {http.StatusPaymentRequired, "quota_exceeded"},
+	errs.KindFeatureUnavailable:    {http.StatusForbidden, "feature_unavailable"},
+	errs.KindConflict:              {http.StatusConflict, "conflict"},
+	errs.KindIdempotencyMismatch:   {http.StatusConflict, "idempotency_conflict"},
+	errs.KindIdempotencyInProgress: {http.StatusConflict, "idempotency_in_progress"},
+	errs.KindRateLimited:           {http.StatusTooManyRequests, "rate_limited"},
+	errs.KindUnavailable:           {http.StatusServiceUnavailable, "unavailable"},
 }
 
 // statusCodes names the errors huma itself raises, by status.
@@ -85,14 +85,14 @@ func fromError(ctx context.Context, err error) *ErrorResponse {
 	if errors.As(err, &er) {
 		return er
 	}
-	var me *monitor.Error
+	var me *errs.Error
 	if errors.As(err, &me) {
 		k := kinds[me.Kind]
 		r := &ErrorResponse{status: k.status, Err: ErrorObject{Code: k.code, Message: me.Message}}
 		for _, f := range me.Fields {
 			r.Err.Details = append(r.Err.Details, fieldDetail(f.Pointer, f.Message))
 		}
-		if me.Kind != monitor.KindInternal {
+		if me.Kind != errs.KindInternal {
 			return r
 		}
 	}
@@ -114,16 +114,16 @@ func fieldDetail(where, msg string) FieldDetail {
 // humaError replaces huma's error constructor: every error huma raises
 // (schema validation, malformed JSON, oversize bodies…) and every error a
 // handler returns becomes our envelope.
-func humaError(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+func humaError(ctx huma.Context, status int, msg string, problems ...error) huma.StatusError {
 	var c context.Context = context.Background()
 	if ctx != nil {
 		c = ctx.Context()
 	}
-	for _, err := range errs {
+	for _, err := range problems {
 		if err == nil {
 			continue
 		}
-		var me *monitor.Error
+		var me *errs.Error
 		var er *ErrorResponse
 		if errors.As(err, &me) || errors.As(err, &er) || status >= 500 {
 			r := fromError(c, err)
@@ -135,13 +135,13 @@ func humaError(ctx huma.Context, status int, msg string, errs ...error) huma.Sta
 	if !ok {
 		code = strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
 	}
-	r := &ErrorResponse{status: status, Err: ErrorObject{Code: code, Message: humaMessage(status, msg, errs)}}
+	r := &ErrorResponse{status: status, Err: ErrorObject{Code: code, Message: humaMessage(status, msg, problems)}}
 	if status >= 500 {
-		loggerFrom(c).ErrorContext(c, "request failed", "msg", msg, "errs", fmt.Sprint(errs))
+		loggerFrom(c).ErrorContext(c, "request failed", "msg", msg, "problems", fmt.Sprint(problems))
 		r.Err.Message = "internal error; quote the requestId when reporting it"
 	}
 	seen := map[string]bool{}
-	for _, err := range errs {
+	for _, err := range problems {
 		var d huma.ErrorDetailer
 		if errors.As(err, &d) {
 			det := d.ErrorDetail()
@@ -168,12 +168,12 @@ func humaError(ctx huma.Context, status int, msg string, errs ...error) huma.Sta
 	return r
 }
 
-func humaMessage(status int, msg string, errs []error) string {
+func humaMessage(status int, msg string, problems []error) string {
 	switch status {
 	case http.StatusUnprocessableEntity:
 		return "the request has invalid fields"
 	case http.StatusBadRequest:
-		for _, err := range errs {
+		for _, err := range problems {
 			var d huma.ErrorDetailer
 			if errors.As(err, &d) && strings.HasPrefix(d.ErrorDetail().Location, "body") {
 				return "the request body is not valid JSON"
@@ -213,8 +213,8 @@ func locationPointer(loc string) string {
 func init() {
 	huma.DefaultArrayNullable = false // an absent list is [], never null
 	huma.NewErrorWithContext = humaError
-	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
-		return humaError(nil, status, msg, errs...)
+	huma.NewError = func(status int, msg string, problems ...error) huma.StatusError {
+		return humaError(nil, status, msg, problems...)
 	}
 }
 

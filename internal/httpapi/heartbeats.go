@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -95,12 +96,12 @@ func (p *HeartbeatPatch) Resolve(huma.Context) []error {
 	return fieldDetails(d.Normalize())
 }
 
-func fieldDetails(fs []monitor.FieldError) []error {
-	var errs []error
+func fieldDetails(fs []errs.FieldError) []error {
+	var problems []error
 	for _, f := range fs {
-		errs = append(errs, &huma.ErrorDetail{Location: f.Pointer, Message: f.Message})
+		problems = append(problems, &huma.ErrorDetail{Location: f.Pointer, Message: f.Message})
 	}
-	return errs
+	return problems
 }
 
 func (s *Server) toHeartbeat(h heartbeat.Heartbeat) Heartbeat {

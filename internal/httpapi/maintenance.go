@@ -11,6 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -251,20 +252,20 @@ func (s *Server) applyMaintenancePatch(p MaintenanceWindowPatch) app.Maintenance
 		schema := registry.Schema(reflect.TypeFor[MaintenanceWindowCreate](), false, "")
 		huma.Validate(registry, schema, huma.NewPathBuffer([]byte("body"), 0), huma.ModeWriteToServer, merged, res)
 		if len(res.Errors) > 0 {
-			var fields []monitor.FieldError
+			var fields []errs.FieldError
 			for _, e := range res.Errors {
 				if det, ok := e.(huma.ErrorDetailer); ok {
 					d := det.ErrorDetail()
-					fields = append(fields, monitor.FieldError{Pointer: requiredPointer(locationPointer(d.Location), d.Message), Message: d.Message})
+					fields = append(fields, errs.FieldError{Pointer: requiredPointer(locationPointer(d.Location), d.Message), Message: d.Message})
 				}
 			}
-			return app.MaintenanceDraft{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields", Fields: fields}
+			return app.MaintenanceDraft{}, &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: fields}
 		}
 		var c MaintenanceWindowCreate
 		b, _ = json.Marshal(merged)
 		if err := json.Unmarshal(b, &c); err != nil {
-			return app.MaintenanceDraft{}, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields",
-				Fields: []monitor.FieldError{{Pointer: "/", Message: err.Error()}}}
+			return app.MaintenanceDraft{}, &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields",
+				Fields: []errs.FieldError{{Pointer: "/", Message: err.Error()}}}
 		}
 		return c.draft(), nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -85,11 +86,11 @@ type patchMonitorInput struct {
 }
 
 // op fills in what every authenticated operation shares.
-func op(o huma.Operation, scope monitor.Scope, errs ...int) huma.Operation {
+func op(o huma.Operation, scope monitor.Scope, problems ...int) huma.Operation {
 	o.Metadata = map[string]any{metaScope: scope, metaIDs: idParams(o.Path)}
 	o.Security = []map[string][]string{{"apiKey": {string(scope)}}}
 	o.Errors = append([]int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
-		http.StatusTooManyRequests, http.StatusInternalServerError}, errs...)
+		http.StatusTooManyRequests, http.StatusInternalServerError}, problems...)
 	o.MaxBodyBytes = maxBodyBytes
 	return o
 }
@@ -209,17 +210,17 @@ func (s *Server) applyPatch(p MonitorPatch) app.MonitorUpdate {
 		fields := headerErrs
 		for _, e := range res.Errors {
 			if det, ok := e.(huma.ErrorDetailer); ok {
-				fields = append(fields, monitor.FieldError{Pointer: locationPointer(det.ErrorDetail().Location), Message: det.ErrorDetail().Message})
+				fields = append(fields, errs.FieldError{Pointer: locationPointer(det.ErrorDetail().Location), Message: det.ErrorDetail().Message})
 			}
 		}
 		if len(fields) > 0 {
-			return ch, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields", Fields: fields}
+			return ch, &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: fields}
 		}
 		var cfg MonitorConfig
 		b, _ = json.Marshal(merged)
 		if err := json.Unmarshal(b, &cfg); err != nil {
-			return ch, &monitor.Error{Kind: monitor.KindInvalid, Message: "the request has invalid fields",
-				Fields: []monitor.FieldError{{Pointer: "/config", Message: err.Error()}}}
+			return ch, &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields",
+				Fields: []errs.FieldError{{Pointer: "/config", Message: err.Error()}}}
 		}
 		dc, auth, err := cfg.domain()
 		if err != nil {
@@ -239,9 +240,9 @@ func isHeaders(key string) bool { return strings.EqualFold(key, "headers") }
 // headerPatch reads config.headers of a PATCH: null removes every header;
 // an object sets the headers it names to a string, or removes them with
 // null; headers it does not name keep their values.
-func headerPatch(config map[string]any) (monitor.HeaderPatch, []monitor.FieldError) {
+func headerPatch(config map[string]any) (monitor.HeaderPatch, []errs.FieldError) {
 	var p monitor.HeaderPatch
-	var errs []monitor.FieldError
+	var problems []errs.FieldError
 	for key, v := range config {
 		if !isHeaders(key) {
 			continue
@@ -260,15 +261,15 @@ func headerPatch(config map[string]any) (monitor.HeaderPatch, []monitor.FieldErr
 				case string:
 					p.Set[name] = &val
 				default:
-					errs = append(errs, monitor.FieldError{Pointer: "/config/headers/" + locationEscape(name),
+					problems = append(problems, errs.FieldError{Pointer: "/config/headers/" + locationEscape(name),
 						Message: "must be a string, or null to remove the header"})
 				}
 			}
 		default:
-			errs = append(errs, monitor.FieldError{Pointer: "/config/headers", Message: "must be an object, or null to remove every header"})
+			problems = append(problems, errs.FieldError{Pointer: "/config/headers", Message: "must be an object, or null to remove every header"})
 		}
 	}
-	return p, errs
+	return p, problems
 }
 
 // withoutHeaders is a PATCH's config without its headers, which are

@@ -16,8 +16,8 @@ import (
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // The ping endpoint: {base}/ping/{token}[/start|/fail|/{exitCode}], GET or
@@ -124,8 +124,8 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusTooManyRequests, "rate_limited", limited.Error())
 			return
 		}
-		var me *monitor.Error
-		if errors.As(err, &me) && me.Kind == monitor.KindUnavailable {
+		var me *errs.Error
+		if errors.As(err, &me) && me.Kind == errs.KindUnavailable {
 			w.Header().Set("Retry-After", "1")
 			fail(http.StatusServiceUnavailable, "unavailable", me.Message)
 			return

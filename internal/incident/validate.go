@@ -5,8 +5,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // Limits on what a person writes into an incident. The API's schema takes
@@ -18,23 +18,23 @@ const (
 )
 
 // ValidateTitle checks an incident's title.
-func ValidateTitle(title string) []monitor.FieldError {
+func ValidateTitle(title string) []errs.FieldError {
 	switch {
 	case strings.TrimSpace(title) == "":
-		return []monitor.FieldError{{Pointer: "/title", Message: "must not be blank"}}
+		return []errs.FieldError{{Pointer: "/title", Message: "must not be blank"}}
 	case utf8.RuneCountInString(title) > MaxTitleLen:
-		return []monitor.FieldError{{Pointer: "/title", Message: fmt.Sprintf("must be at most %d characters", MaxTitleLen)}}
+		return []errs.FieldError{{Pointer: "/title", Message: fmt.Sprintf("must be at most %d characters", MaxTitleLen)}}
 	}
 	return nil
 }
 
 // ValidateMessage checks an update's message, named by ptr.
-func ValidateMessage(ptr, msg string) []monitor.FieldError {
+func ValidateMessage(ptr, msg string) []errs.FieldError {
 	switch {
 	case strings.TrimSpace(msg) == "":
-		return []monitor.FieldError{{Pointer: ptr, Message: "must not be blank"}}
+		return []errs.FieldError{{Pointer: ptr, Message: "must not be blank"}}
 	case utf8.RuneCountInString(msg) > MaxMessageLen:
-		return []monitor.FieldError{{Pointer: ptr, Message: fmt.Sprintf("must be at most %d characters", MaxMessageLen)}}
+		return []errs.FieldError{{Pointer: ptr, Message: fmt.Sprintf("must be at most %d characters", MaxMessageLen)}}
 	}
 	return nil
 }
@@ -42,21 +42,21 @@ func ValidateMessage(ptr, msg string) []monitor.FieldError {
 // ValidateAffected checks the list of affected monitors and heartbeats:
 // bounded, ids of the right kinds, none twice. Whether they are the
 // workspace's is for the store to say.
-func ValidateAffected(affected []string) []monitor.FieldError {
-	var errs []monitor.FieldError
+func ValidateAffected(affected []string) []errs.FieldError {
+	var problems []errs.FieldError
 	if len(affected) > MaxAffected {
-		errs = append(errs, monitor.FieldError{Pointer: "/affectedMonitors", Message: fmt.Sprintf("must list at most %d", MaxAffected)})
+		problems = append(problems, errs.FieldError{Pointer: "/affectedMonitors", Message: fmt.Sprintf("must list at most %d", MaxAffected)})
 	}
 	seen := map[string]bool{}
 	for i, id := range affected {
 		ptr := fmt.Sprintf("/affectedMonitors/%d", i)
 		switch {
 		case !strings.HasPrefix(id, ids.Monitor+"_") && !strings.HasPrefix(id, ids.Heartbeat+"_"):
-			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "must be a monitor (mon_…) or heartbeat (hb_…) id"})
+			problems = append(problems, errs.FieldError{Pointer: ptr, Message: "must be a monitor (mon_…) or heartbeat (hb_…) id"})
 		case seen[id]:
-			errs = append(errs, monitor.FieldError{Pointer: ptr, Message: "is listed twice"})
+			problems = append(problems, errs.FieldError{Pointer: ptr, Message: "is listed twice"})
 		}
 		seen[id] = true
 	}
-	return errs
+	return problems
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/tocsin/tocsin/internal/errs"
 	"net"
 	"net/url"
 	"slices"
@@ -60,7 +61,7 @@ type Draft struct {
 
 // Normalize fills defaults and then validates. It returns every failing field
 // at once, each named by its JSON pointer in the request body.
-func (d *Draft) Normalize() []FieldError {
+func (d *Draft) Normalize() []errs.FieldError {
 	v := &validator{}
 	d.Name = strings.TrimSpace(d.Name)
 	if d.Name == "" {
@@ -134,13 +135,13 @@ func (d *Draft) Normalize() []FieldError {
 	}
 	c.AuthSet = d.Auth.Presence()
 	c.HeadersSet = HeaderNames(c.Headers)
-	return v.errs
+	return v.problems
 }
 
-type validator struct{ errs []FieldError }
+type validator struct{ problems []errs.FieldError }
 
 func (v *validator) add(ptr, msg string) {
-	v.errs = append(v.errs, FieldError{Pointer: ptr, Message: msg})
+	v.problems = append(v.problems, errs.FieldError{Pointer: ptr, Message: msg})
 }
 
 func (v *validator) http(c *Config, auth *Auth) {

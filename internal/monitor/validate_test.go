@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -44,9 +45,9 @@ func draftOf(t monitor.Type) monitor.Draft {
 
 func ptr[T any](v T) *T { return &v }
 
-func pointers(errs []monitor.FieldError) []string {
-	p := make([]string, len(errs))
-	for i, e := range errs {
+func pointers(problems []errs.FieldError) []string {
+	p := make([]string, len(problems))
+	for i, e := range problems {
 		p[i] = e.Pointer
 	}
 	slices.Sort(p)
@@ -64,8 +65,8 @@ func headers(n int) map[string]string {
 func TestNormalizeValidDraftsHaveNoErrors(t *testing.T) {
 	for _, typ := range monitor.Types {
 		d := draftOf(typ)
-		if errs := d.Normalize(); len(errs) != 0 {
-			t.Errorf("%s: valid draft rejected: %v", typ, errs)
+		if problems := d.Normalize(); len(problems) != 0 {
+			t.Errorf("%s: valid draft rejected: %v", typ, problems)
 		}
 	}
 }
@@ -164,8 +165,8 @@ func TestNormalizeDefaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.draft
-			if errs := d.Normalize(); len(errs) != 0 {
-				t.Fatalf("Normalize: %v", errs)
+			if problems := d.Normalize(); len(problems) != 0 {
+				t.Fatalf("Normalize: %v", problems)
 			}
 			c.check(t, d)
 		})
@@ -361,16 +362,16 @@ func TestNormalizeRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := draftOf(c.base)
 			c.mutate(&d)
-			errs := d.Normalize()
+			problems := d.Normalize()
 			want := slices.Clone(c.want)
 			slices.Sort(want)
-			if got := pointers(errs); !slices.Equal(got, want) {
-				t.Fatalf("pointers = %q, want %q\nerrors: %v", got, want, errs)
+			if got := pointers(problems); !slices.Equal(got, want) {
+				t.Fatalf("pointers = %q, want %q\nerrors: %v", got, want, problems)
 			}
-			if c.wantMsg != "" && !strings.Contains(errs[0].Message, c.wantMsg) {
-				t.Errorf("message %q does not contain %q", errs[0].Message, c.wantMsg)
+			if c.wantMsg != "" && !strings.Contains(problems[0].Message, c.wantMsg) {
+				t.Errorf("message %q does not contain %q", problems[0].Message, c.wantMsg)
 			}
-			for _, e := range errs {
+			for _, e := range problems {
 				if e.Message == "" {
 					t.Errorf("%s: empty message", e.Pointer)
 				}
@@ -430,11 +431,11 @@ func TestNormalizeReportsEveryErrorAtOnce(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			errs := c.draft.Normalize()
+			problems := c.draft.Normalize()
 			want := slices.Clone(c.want)
 			slices.Sort(want)
-			if got := pointers(errs); !slices.Equal(got, want) {
-				t.Errorf("pointers = %q\nwant       %q\nerrors: %v", got, want, errs)
+			if got := pointers(problems); !slices.Equal(got, want) {
+				t.Errorf("pointers = %q\nwant       %q\nerrors: %v", got, want, problems)
 			}
 		})
 	}
@@ -479,11 +480,11 @@ func TestNormalizeForeignFields(t *testing.T) {
 			t.Run(f.name+" on "+string(typ), func(t *testing.T) {
 				d := draftOf(typ)
 				f.set(&d.Config)
-				errs := d.Normalize()
+				problems := d.Normalize()
 				ptr := "/config/" + f.name
 				want := fmt.Sprintf("is not used by %s monitors", typ)
 				found := false
-				for _, e := range errs {
+				for _, e := range problems {
 					switch {
 					case e.Pointer == ptr && e.Message == want:
 						found = true
@@ -492,7 +493,7 @@ func TestNormalizeForeignFields(t *testing.T) {
 					}
 				}
 				if !found {
-					t.Errorf("no %q error at %s; got %v", want, ptr, errs)
+					t.Errorf("no %q error at %s; got %v", want, ptr, problems)
 				}
 			})
 		}
@@ -501,8 +502,8 @@ func TestNormalizeForeignFields(t *testing.T) {
 	for _, typ := range monitor.Types {
 		d := draftOf(typ)
 		d.Config.DegradedLatencyMs = 500
-		if errs := d.Normalize(); len(errs) != 0 {
-			t.Errorf("degradedLatencyMs on %s: %v", typ, errs)
+		if problems := d.Normalize(); len(problems) != 0 {
+			t.Errorf("degradedLatencyMs on %s: %v", typ, problems)
 		}
 	}
 }
@@ -586,10 +587,10 @@ func TestJSONAssertionValues(t *testing.T) {
 			}
 			d := httpDraft()
 			d.Config.JSONAssertions = []monitor.JSONAssertion{a}
-			errs := d.Normalize()
+			problems := d.Normalize()
 			if c.ok {
-				if len(errs) != 0 {
-					t.Fatalf("rejected: %v", errs)
+				if len(problems) != 0 {
+					t.Fatalf("rejected: %v", problems)
 				}
 				got := d.Config.JSONAssertions[0].Value
 				want := c.stored
@@ -605,11 +606,11 @@ func TestJSONAssertionValues(t *testing.T) {
 				}
 				return
 			}
-			if len(errs) != 1 || errs[0].Pointer != "/config/jsonAssertions/0/value" {
-				t.Fatalf("errors = %v, want one at /config/jsonAssertions/0/value", errs)
+			if len(problems) != 1 || problems[0].Pointer != "/config/jsonAssertions/0/value" {
+				t.Fatalf("errors = %v, want one at /config/jsonAssertions/0/value", problems)
 			}
-			if !strings.Contains(errs[0].Message, c.wantMsg) {
-				t.Errorf("message %q does not contain %q", errs[0].Message, c.wantMsg)
+			if !strings.Contains(problems[0].Message, c.wantMsg) {
+				t.Errorf("message %q does not contain %q", problems[0].Message, c.wantMsg)
 			}
 		})
 	}
@@ -619,9 +620,9 @@ func TestJSONAssertionOperators(t *testing.T) {
 	for _, op := range []monitor.Operator{"", "EQUALS", "Equals", "eq", "ne", "gte", "matches", "exist"} {
 		d := httpDraft()
 		d.Config.JSONAssertions = []monitor.JSONAssertion{{Path: "$.a", Operator: op, Value: json.RawMessage(`1`)}}
-		errs := d.Normalize()
-		if got := pointers(errs); !slices.Equal(got, []string{"/config/jsonAssertions/0/operator"}) {
-			t.Errorf("operator %q: errors %v", op, errs)
+		problems := d.Normalize()
+		if got := pointers(problems); !slices.Equal(got, []string{"/config/jsonAssertions/0/operator"}) {
+			t.Errorf("operator %q: errors %v", op, problems)
 		}
 	}
 	for _, op := range monitor.Operators {
@@ -630,8 +631,8 @@ func TestJSONAssertionOperators(t *testing.T) {
 		if op == monitor.OpExists {
 			d.Config.JSONAssertions[0].Value = json.RawMessage(`true`)
 		}
-		if errs := d.Normalize(); len(errs) != 0 {
-			t.Errorf("operator %q rejected: %v", op, errs)
+		if problems := d.Normalize(); len(problems) != 0 {
+			t.Errorf("operator %q rejected: %v", op, problems)
 		}
 	}
 }
@@ -682,18 +683,18 @@ func TestJSONPathIsRFC9535(t *testing.T) {
 		t.Run(c.path, func(t *testing.T) {
 			d := httpDraft()
 			d.Config.JSONAssertions = []monitor.JSONAssertion{{Path: c.path, Operator: monitor.OpExists}}
-			errs := d.Normalize()
+			problems := d.Normalize()
 			if c.ok {
-				if len(errs) != 0 {
-					t.Fatalf("rejected: %v", errs)
+				if len(problems) != 0 {
+					t.Fatalf("rejected: %v", problems)
 				}
 				return
 			}
-			if len(errs) != 1 || errs[0].Pointer != "/config/jsonAssertions/0/path" {
-				t.Fatalf("errors = %v, want one at /config/jsonAssertions/0/path", errs)
+			if len(problems) != 1 || problems[0].Pointer != "/config/jsonAssertions/0/path" {
+				t.Fatalf("errors = %v, want one at /config/jsonAssertions/0/path", problems)
 			}
-			if !strings.Contains(errs[0].Message, "is not an RFC 9535 JSONPath") {
-				t.Errorf("message = %q", errs[0].Message)
+			if !strings.Contains(problems[0].Message, "is not an RFC 9535 JSONPath") {
+				t.Errorf("message = %q", problems[0].Message)
 			}
 		})
 	}
@@ -770,8 +771,8 @@ func TestNormalizedConfigNeverCarriesSecrets(t *testing.T) {
 	} {
 		d := httpDraft()
 		d.Auth = auth
-		if errs := d.Normalize(); len(errs) != 0 {
-			t.Fatalf("Normalize: %v", errs)
+		if problems := d.Normalize(); len(problems) != 0 {
+			t.Fatalf("Normalize: %v", problems)
 		}
 		if !reflect.DeepEqual(d.Config.AuthSet, auth.Presence()) {
 			t.Errorf("AuthSet = %+v, want %+v", d.Config.AuthSet, auth.Presence())

@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/incident"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // Kind is how a channel delivers.
@@ -172,10 +172,10 @@ const (
 
 // Validate checks a channel's fields and the secrets its kind needs
 // (secrets nil: those stored are kept, as an update that sets none).
-func Validate(c *Channel, s *Secrets) []monitor.FieldError {
-	var errs []monitor.FieldError
+func Validate(c *Channel, s *Secrets) []errs.FieldError {
+	var problems []errs.FieldError
 	add := func(ptr, format string, args ...any) {
-		errs = append(errs, monitor.FieldError{Pointer: ptr, Message: fmt.Sprintf(format, args...)})
+		problems = append(problems, errs.FieldError{Pointer: ptr, Message: fmt.Sprintf(format, args...)})
 	}
 	switch n := utf8.RuneCountInString(c.Name); {
 	case strings.TrimSpace(c.Name) == "":
@@ -185,7 +185,7 @@ func Validate(c *Channel, s *Secrets) []monitor.FieldError {
 	}
 	if !slices.Contains(Kinds, c.Kind) {
 		add("/kind", "must be one of webhook, email, slack, discord, msteams, pagerduty, telegram, ntfy")
-		return errs
+		return problems
 	}
 	if len(c.Events) > MaxEvents {
 		add("/events", "must list at most %d", MaxEvents)
@@ -249,7 +249,7 @@ func Validate(c *Channel, s *Secrets) []monitor.FieldError {
 		unused("/config/to", len(cfg.To) > 0)
 	}
 	if s == nil {
-		return errs
+		return problems
 	}
 	switch c.Kind {
 	case Slack, Discord, MSTeams:
@@ -269,7 +269,7 @@ func Validate(c *Channel, s *Secrets) []monitor.FieldError {
 			add("/secrets/accessToken", "must be at most %d characters", MaxAccessTokenLen)
 		}
 	}
-	return errs
+	return problems
 }
 
 func checkURL(raw string, httpsOnly bool) string {

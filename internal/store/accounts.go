@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"strings"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 )
 
 // Users, workspaces and memberships.
@@ -25,7 +25,7 @@ func scanUser(row rowScanner) (User, error) {
 // CreateUser inserts u with its email lower-cased; ErrConflict when the
 // email or id is taken.
 func (db *DB) CreateUser(ctx context.Context, u User) (err error) {
-	defer monitor.Wrap(&err, "store.CreateUser(%s)", u.ID)
+	defer errs.Wrap(&err, "store.CreateUser(%s)", u.ID)
 	return insertUser(ctx, db.w, u)
 }
 
@@ -37,25 +37,25 @@ func insertUser(ctx context.Context, ex execer, u User) error {
 
 // UserByEmail finds a user by email, ignoring case.
 func (db *DB) UserByEmail(ctx context.Context, email string) (u User, err error) {
-	defer monitor.Wrap(&err, "store.UserByEmail")
+	defer errs.Wrap(&err, "store.UserByEmail")
 	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, strings.ToLower(email)))
 }
 
 func (db *DB) UserByID(ctx context.Context, id string) (u User, err error) {
-	defer monitor.Wrap(&err, "store.UserByID(%s)", id)
+	defer errs.Wrap(&err, "store.UserByID(%s)", id)
 	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
 }
 
 // SetPassword replaces a user's password hash and whether it must be
 // changed at the next sign-in.
 func (db *DB) SetPassword(ctx context.Context, userID, hash string, mustChange bool) (err error) {
-	defer monitor.Wrap(&err, "store.SetPassword(%s)", userID)
+	defer errs.Wrap(&err, "store.SetPassword(%s)", userID)
 	return oneRow(db.w.ExecContext(ctx, `UPDATE users SET password_hash = $2, must_change_password = $3 WHERE id = $1`,
 		userID, hash, mustChange))
 }
 
 func (db *DB) CountUsers(ctx context.Context) (n int, err error) {
-	defer monitor.Wrap(&err, "store.CountUsers")
+	defer errs.Wrap(&err, "store.CountUsers")
 	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM users`).Scan(&n)
 	return n, err
 }
@@ -63,7 +63,7 @@ func (db *DB) CountUsers(ctx context.Context) (n int, err error) {
 const workspaceColumns = `id, name, slug, max_monitors, min_interval_seconds, created_at`
 
 func (db *DB) CreateWorkspace(ctx context.Context, w Workspace) (err error) {
-	defer monitor.Wrap(&err, "store.CreateWorkspace(%s)", w.ID)
+	defer errs.Wrap(&err, "store.CreateWorkspace(%s)", w.ID)
 	return insertWorkspace(ctx, db.w, w)
 }
 
@@ -76,7 +76,7 @@ func insertWorkspace(ctx context.Context, ex execer, w Workspace) error {
 // Workspace finds a workspace by id or by slug. Should a slug ever equal
 // another workspace's id, the id wins.
 func (db *DB) Workspace(ctx context.Context, idOrSlug string) (w Workspace, err error) {
-	defer monitor.Wrap(&err, "store.Workspace(%s)", idOrSlug)
+	defer errs.Wrap(&err, "store.Workspace(%s)", idOrSlug)
 	var created int64
 	err = db.r.QueryRowContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces
 		WHERE id = $1 OR slug = $1
@@ -90,7 +90,7 @@ func (db *DB) Workspace(ctx context.Context, idOrSlug string) (w Workspace, err 
 }
 
 func (db *DB) SetWorkspaceQuota(ctx context.Context, wsID string, maxMonitors, minIntervalSeconds int) (err error) {
-	defer monitor.Wrap(&err, "store.SetWorkspaceQuota(%s)", wsID)
+	defer errs.Wrap(&err, "store.SetWorkspaceQuota(%s)", wsID)
 	return oneRow(db.w.ExecContext(ctx, `UPDATE workspaces SET max_monitors = $2, min_interval_seconds = $3 WHERE id = $1`,
 		wsID, maxMonitors, minIntervalSeconds))
 }
@@ -98,7 +98,7 @@ func (db *DB) SetWorkspaceQuota(ctx context.Context, wsID string, maxMonitors, m
 // PutMembership adds a user to a workspace, or changes their role (keeping
 // the original CreatedAt).
 func (db *DB) PutMembership(ctx context.Context, m Membership) (err error) {
-	defer monitor.Wrap(&err, "store.PutMembership(%s, %s)", m.WorkspaceID, m.UserID)
+	defer errs.Wrap(&err, "store.PutMembership(%s, %s)", m.WorkspaceID, m.UserID)
 	defer db.grants.invalidate()
 	return putMembership(ctx, db.w, m)
 }
@@ -111,13 +111,13 @@ func putMembership(ctx context.Context, ex execer, m Membership) error {
 }
 
 func (db *DB) DeleteMembership(ctx context.Context, wsID, userID string) (err error) {
-	defer monitor.Wrap(&err, "store.DeleteMembership(%s, %s)", wsID, userID)
+	defer errs.Wrap(&err, "store.DeleteMembership(%s, %s)", wsID, userID)
 	defer db.grants.invalidate()
 	return oneRow(db.w.ExecContext(ctx, `DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, wsID, userID))
 }
 
 func (db *DB) Membership(ctx context.Context, wsID, userID string) (m Membership, err error) {
-	defer monitor.Wrap(&err, "store.Membership(%s, %s)", wsID, userID)
+	defer errs.Wrap(&err, "store.Membership(%s, %s)", wsID, userID)
 	var created int64
 	err = db.r.QueryRowContext(ctx, `SELECT workspace_id, user_id, role, created_at FROM memberships
 		WHERE workspace_id = $1 AND user_id = $2`, wsID, userID).
@@ -135,7 +135,7 @@ func (db *DB) Membership(ctx context.Context, wsID, userID string) (m Membership
 // for the transaction, so concurrent first starts (or a concurrent
 // `tocsin user create`) cannot both see an empty table.
 func (db *DB) Bootstrap(ctx context.Context, u User, w Workspace, m Membership) (created bool, err error) {
-	defer monitor.Wrap(&err, "store.Bootstrap(%s)", u.ID)
+	defer errs.Wrap(&err, "store.Bootstrap(%s)", u.ID)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		if db.d.bootstrapLock != "" {
 			if _, err := tx.ExecContext(ctx, db.d.bootstrapLock); err != nil {

@@ -7,7 +7,7 @@ import (
 )
 
 // This file lists the records the store keeps besides domain monitors. Every
-// method returns an error wrapping monitor.ErrNotFound when a row is missing
+// method returns an error wrapping errs.ErrNotFound when a row is missing
 // (or belongs to another workspace), and ErrConflict on a unique violation.
 
 // User is an account that signs in to the web app and owns API keys.

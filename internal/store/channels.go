@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/notify"
 )
 
@@ -60,7 +60,7 @@ func nonNil(s []string) []string {
 // CreateChannel stores a new channel with its sealed secrets, within the
 // workspace's quota.
 func (db *DB) CreateChannel(ctx context.Context, c notify.Channel, sealed []byte, maxChannels int) (err error) {
-	defer monitor.Wrap(&err, "store.CreateChannel(%s)", c.ID)
+	defer errs.Wrap(&err, "store.CreateChannel(%s)", c.ID)
 	config, events, subjects, err := channelJSON(c)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (db *DB) CreateChannel(ctx context.Context, c notify.Channel, sealed []byte
 
 // GetChannel returns the workspace's channel with its sealed secrets.
 func (db *DB) GetChannel(ctx context.Context, wsID, id string) (c notify.Channel, sealed []byte, err error) {
-	defer monitor.Wrap(&err, "store.GetChannel(%s)", id)
+	defer errs.Wrap(&err, "store.GetChannel(%s)", id)
 	c, err = scanChannel(db.r.QueryRowContext(ctx, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
 		WHERE workspace_id = $1 AND id = $2`, wsID, id), &sealed)
 	return c, sealed, classify(err)
@@ -104,7 +104,7 @@ type StoredChannel struct {
 // ListChannels returns the workspace's channels after the id after, in
 // creation order.
 func (db *DB) ListChannels(ctx context.Context, wsID, after string, limit int) (out []StoredChannel, err error) {
-	defer monitor.Wrap(&err, "store.ListChannels")
+	defer errs.Wrap(&err, "store.ListChannels")
 	return queryStoredChannels(ctx, db.r, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
 		WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, wsID, after, limit)
 }
@@ -121,7 +121,7 @@ func queryStoredChannels(ctx context.Context, q queryer, query string, args ...a
 
 // CountChannels counts the workspace's channels.
 func (db *DB) CountChannels(ctx context.Context, wsID string) (n int, err error) {
-	defer monitor.Wrap(&err, "store.CountChannels")
+	defer errs.Wrap(&err, "store.CountChannels")
 	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM notification_channels WHERE workspace_id = $1`, wsID).Scan(&n)
 	return n, err
 }
@@ -129,7 +129,7 @@ func (db *DB) CountChannels(ctx context.Context, wsID string) (n int, err error)
 // UpdateChannel writes c, and its sealed secrets unless sealed is nil, if
 // the stored version is still prev (ErrStale otherwise).
 func (db *DB) UpdateChannel(ctx context.Context, c notify.Channel, sealed []byte, prev time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.UpdateChannel(%s)", c.ID)
+	defer errs.Wrap(&err, "store.UpdateChannel(%s)", c.ID)
 	config, events, subjects, err := channelJSON(c)
 	if err != nil {
 		return err
@@ -160,6 +160,6 @@ func (db *DB) UpdateChannel(ctx context.Context, c notify.Channel, sealed []byte
 
 // DeleteChannel removes the workspace's channel.
 func (db *DB) DeleteChannel(ctx context.Context, wsID, id string) (err error) {
-	defer monitor.Wrap(&err, "store.DeleteChannel(%s)", id)
+	defer errs.Wrap(&err, "store.DeleteChannel(%s)", id)
 	return oneRow(db.w.ExecContext(ctx, `DELETE FROM notification_channels WHERE workspace_id = $1 AND id = $2`, wsID, id))
 }

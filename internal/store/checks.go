@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -215,7 +216,7 @@ type DueCheck struct {
 // has lapsed by now, earliest first, to owner for lease beyond their due
 // time. Checks already leased by a live node are skipped, never waited for.
 func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) (due []DueCheck, err error) {
-	defer monitor.Wrap(&err, "store.ClaimDue")
+	defer errs.Wrap(&err, "store.ClaimDue")
 	var q string
 	if db.d.name == EnginePostgres {
 		q = `WITH due AS (
@@ -315,7 +316,7 @@ type StateChange struct {
 // has taken over meanwhile is stored but moves nothing; a check of a
 // deleted monitor is dropped.
 func (db *DB) ApplyObservations(ctx context.Context, owner string, batch []Completed) (changes []StateChange, err error) {
-	defer monitor.Wrap(&err, "store.ApplyObservations(%d)", len(batch))
+	defer errs.Wrap(&err, "store.ApplyObservations(%d)", len(batch))
 	if len(batch) == 0 {
 		return nil, nil
 	}
@@ -518,7 +519,7 @@ func (db *DB) probeNames(ctx context.Context) (map[int][2]string, error) {
 // two intervals (no check ran, or none could tell), and returns the
 // transitions. Rows another node holds locked are left to it.
 func (db *DB) SweepStale(ctx context.Context, now time.Time) (changes []StateChange, err error) {
-	defer monitor.Wrap(&err, "store.SweepStale")
+	defer errs.Wrap(&err, "store.SweepStale")
 	skip := ""
 	if db.d.name == EnginePostgres {
 		skip = " FOR UPDATE SKIP LOCKED"
@@ -562,7 +563,7 @@ type ObservationQuery struct {
 
 // ListObservations returns observations of a monitor of the workspace.
 func (db *DB) ListObservations(ctx context.Context, wsID, monitorID string, q ObservationQuery) (obs []monitor.Observation, err error) {
-	defer monitor.Wrap(&err, "store.ListObservations(%s)", monitorID)
+	defer errs.Wrap(&err, "store.ListObservations(%s)", monitorID)
 	if q.Limit <= 0 {
 		return nil, errors.New("limit must be positive")
 	}
@@ -639,7 +640,7 @@ func (db *DB) monitorSeq(ctx context.Context, wsID, monitorID string) (seq int64
 // ListStateChanges returns a monitor's state history, newest first, with
 // changes before the cursor before (zero: from the newest).
 func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, before time.Time, limit int) (out []monitor.Transition, err error) {
-	defer monitor.Wrap(&err, "store.ListStateChanges(%s)", subjectID)
+	defer errs.Wrap(&err, "store.ListStateChanges(%s)", subjectID)
 	if strings.HasPrefix(subjectID, ids.Heartbeat+"_") {
 		if err := db.flushPings(ctx); err != nil {
 			return nil, err
@@ -674,7 +675,7 @@ func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, befo
 // (the retention setting), one monitor at a time so each delete is a short
 // range of the primary key. It returns how many rows went.
 func (db *DB) DeleteObservationsBefore(ctx context.Context, cutoff time.Time) (deleted int64, err error) {
-	defer monitor.Wrap(&err, "store.DeleteObservationsBefore")
+	defer errs.Wrap(&err, "store.DeleteObservationsBefore")
 	rows, err := db.r.QueryContext(ctx, `SELECT seq FROM monitor_runtime ORDER BY seq`)
 	seqs, err := collect(rows, err, scanValue[int64])
 	if err != nil {
@@ -695,7 +696,7 @@ func (db *DB) DeleteObservationsBefore(ctx context.Context, cutoff time.Time) (d
 // is stopping), so another node takes them at once rather than when the
 // leases lapse.
 func (db *DB) ReleaseLeases(ctx context.Context, owner string, seqs []int64) (err error) {
-	defer monitor.Wrap(&err, "store.ReleaseLeases(%d)", len(seqs))
+	defer errs.Wrap(&err, "store.ReleaseLeases(%d)", len(seqs))
 	for start := 0; start < len(seqs); start += 500 {
 		part := seqs[start:min(start+500, len(seqs))]
 		args := []any{owner}

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 )
 
@@ -65,7 +65,7 @@ func insertDelivery(ctx context.Context, tx txConn, ev incident.Event, channelID
 // SendTest writes a test event for one channel of the workspace and its
 // delivery, whatever the channel's filters; it returns the delivery's id.
 func (db *DB) SendTest(ctx context.Context, wsID, channelID string, ev incident.Event) (id string, err error) {
-	defer monitor.Wrap(&err, "store.SendTest(%s)", channelID)
+	defer errs.Wrap(&err, "store.SendTest(%s)", channelID)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT id FROM notification_channels WHERE workspace_id = $1 AND id = $2`+db.d.forUpdate,
 			wsID, channelID).Scan(new(string)); err != nil {
@@ -89,7 +89,7 @@ const deliveryDue = `d.status = 'pending' AND d.next_attempt_at <= $1 AND d.leas
 // DeliveriesDue reports whether a delivery can be claimed at now: a
 // read, so that idle polling takes no write lock.
 func (db *DB) DeliveriesDue(ctx context.Context, now time.Time) (due bool, err error) {
-	defer monitor.Wrap(&err, "store.DeliveriesDue")
+	defer errs.Wrap(&err, "store.DeliveriesDue")
 	err = db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries d WHERE `+deliveryDue+`)`, micros(now)).Scan(&due)
 	return due, err
 }
@@ -107,7 +107,7 @@ type Claimed struct {
 // now+lease; other nodes skip them until then (a dead node's come back
 // when its lease ends).
 func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (out []Claimed, err error) {
-	defer monitor.Wrap(&err, "store.ClaimDeliveries")
+	defer errs.Wrap(&err, "store.ClaimDeliveries")
 	until := now.Add(lease)
 	var q string
 	if db.d.name == EnginePostgres {
@@ -245,7 +245,7 @@ const maxHeldTitles = 50
 // delivery to that channel, and marks the held ones as told (held_by).
 // It reports how many summaries it wrote.
 func (db *DB) SummarizeHeld(ctx context.Context, now time.Time) (n int, err error) {
-	defer monitor.Wrap(&err, "store.SummarizeHeld")
+	defer errs.Wrap(&err, "store.SummarizeHeld")
 	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT d.channel_id FROM deliveries d JOIN notification_channels c ON c.id = d.channel_id
 		WHERE d.status = 'held' AND d.held_by = '' AND c.rate_window_start <= $1`, micros(now.Add(-notify.RateWindow)))
 	channels, err := collect(rows, err, scanValue[string])
@@ -331,7 +331,7 @@ func scanDelivery(r rowScanner, extra ...any) (*notify.Delivery, error) {
 // has nothing in flight, so what its previous process claimed can go at
 // once instead of when the leases run out.
 func (db *DB) ReleaseDeliveries(ctx context.Context, owner string) (n int64, err error) {
-	defer monitor.Wrap(&err, "store.ReleaseDeliveries(%s)", owner)
+	defer errs.Wrap(&err, "store.ReleaseDeliveries(%s)", owner)
 	res, err := db.w.ExecContext(ctx, `UPDATE deliveries SET lease_owner = '', lease_until = 0
 		WHERE lease_owner = $1 AND status = 'pending'`, owner)
 	if err != nil {
@@ -365,7 +365,7 @@ type Finish struct {
 // delivery over) records its attempt but changes nothing else; held says,
 // for each, whether the node still held the lease.
 func (db *DB) FinishDeliveries(ctx context.Context, owner string, fs []Finish) (held []bool, err error) {
-	defer monitor.Wrap(&err, "store.FinishDeliveries(%d)", len(fs))
+	defer errs.Wrap(&err, "store.FinishDeliveries(%d)", len(fs))
 	if err := db.prepareWrites(ctx, qNextAttemptN, qInsertAttempt, qFinish, qBringForward); err != nil {
 		return nil, err
 	}
@@ -445,7 +445,7 @@ func (db *DB) finish(ctx context.Context, tx *sql.Tx, owner string, f Finish) (h
 // FailUnsendable ends a claimed delivery that cannot be sent (its channel
 // disabled, its secrets unreadable) without an attempt.
 func (db *DB) FailUnsendable(ctx context.Context, owner string, leaseUntil time.Time, id, reason string, now time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.FailUnsendable(%s)", id)
+	defer errs.Wrap(&err, "store.FailUnsendable(%s)", id)
 	_, err = db.w.ExecContext(ctx, `UPDATE deliveries SET status = 'failed', last_error = $4, completed_at = $5, updated_at = $5,
 		lease_owner = '', lease_until = 0 WHERE id = $1 AND lease_owner = $2 AND lease_until = $3 AND status = 'pending'`,
 		id, owner, micros(leaseUntil), reason, micros(now))
@@ -463,7 +463,7 @@ type DeliveryQuery struct {
 // ListDeliveries returns a channel's deliveries, newest first, each with
 // its attempts.
 func (db *DB) ListDeliveries(ctx context.Context, wsID string, q DeliveryQuery) (out []*notify.Delivery, err error) {
-	defer monitor.Wrap(&err, "store.ListDeliveries(%s)", q.ChannelID)
+	defer errs.Wrap(&err, "store.ListDeliveries(%s)", q.ChannelID)
 	args := []any{wsID, q.ChannelID}
 	where := `d.workspace_id = $1 AND d.channel_id = $2`
 	if q.Status != "" {
@@ -485,14 +485,14 @@ func (db *DB) ListDeliveries(ctx context.Context, wsID string, q DeliveryQuery) 
 
 // GetDelivery returns the workspace's delivery id with its attempts.
 func (db *DB) GetDelivery(ctx context.Context, wsID, id string) (d *notify.Delivery, err error) {
-	defer monitor.Wrap(&err, "store.GetDelivery(%s)", id)
+	defer errs.Wrap(&err, "store.GetDelivery(%s)", id)
 	err = db.inSnapshot(ctx, func(tx *sql.Tx) error {
 		ds, err := queryDeliveries(ctx, tx, `SELECT `+deliveryColumns+` FROM deliveries d WHERE d.workspace_id = $1 AND d.id = $2`, wsID, id)
 		if err != nil {
 			return err
 		}
 		if len(ds) == 0 {
-			return monitor.ErrNotFound
+			return errs.ErrNotFound
 		}
 		d = ds[0]
 		return nil
@@ -544,7 +544,7 @@ func queryDeliveries(ctx context.Context, tx *sql.Tx, query string, args ...any)
 // RetryHorizon. A held one keeps its summary (held_by), which also spares
 // it the rate bound: a person asked for it.
 func (db *DB) Redeliver(ctx context.Context, wsID, id string, now time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.Redeliver(%s)", id)
+	defer errs.Wrap(&err, "store.Redeliver(%s)", id)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var status string
 		var enabled bool
@@ -554,9 +554,9 @@ func (db *DB) Redeliver(ctx context.Context, wsID, id string, now time.Time) (er
 		}
 		switch {
 		case status == string(notify.Pending):
-			return &monitor.Error{Kind: monitor.KindConflict, Message: "the delivery is still pending: it will be tried again by itself"}
+			return &errs.Error{Kind: errs.KindConflict, Message: "the delivery is still pending: it will be tried again by itself"}
 		case !enabled:
-			return &monitor.Error{Kind: monitor.KindConflict, Message: "the delivery's channel is disabled: enable it first"}
+			return &errs.Error{Kind: errs.KindConflict, Message: "the delivery's channel is disabled: enable it first"}
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', next_attempt_at = $2, give_up_at = $3, completed_at = 0,
 			updated_at = $2, lease_owner = '', lease_until = 0 WHERE id = $1`, id, micros(now), micros(now.Add(notify.RetryHorizon)))
@@ -568,7 +568,7 @@ func (db *DB) Redeliver(ctx context.Context, wsID, id string, now time.Time) (er
 // deliveries and attempts, a batch at a time; an event with a delivery
 // still pending stays.
 func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (deleted int64, err error) {
-	defer monitor.Wrap(&err, "store.DeleteEventsBefore")
+	defer errs.Wrap(&err, "store.DeleteEventsBefore")
 	for {
 		res, err := db.w.ExecContext(ctx, `DELETE FROM events WHERE seq IN (SELECT seq FROM events e WHERE e.created_at < $1
 			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending') ORDER BY seq LIMIT 1000)`,

@@ -6,17 +6,17 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrConflict is wrapped when an insert hits a unique constraint.
-var ErrConflict = &monitor.Error{Kind: monitor.KindConflict, Message: "already exists"}
+var ErrConflict = &errs.Error{Kind: errs.KindConflict, Message: "already exists"}
 
 // ErrQuota is wrapped when a workspace quota would be exceeded; the wrapping
 // message names the limit.
-var ErrQuota = &monitor.Error{Kind: monitor.KindQuota, Message: "monitor quota reached"}
+var ErrQuota = &errs.Error{Kind: errs.KindQuota, Message: "monitor quota reached"}
 
 // classify turns driver errors that callers must tell apart into the
 // domain's sentinels, keeping the driver error in the chain for logs:
@@ -28,7 +28,7 @@ func classify(err error) error {
 		return nil
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return monitor.ErrNotFound
+		return errs.ErrNotFound
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
@@ -36,7 +36,7 @@ func classify(err error) error {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return fmt.Errorf("%w (%w)", ErrConflict, err)
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			return fmt.Errorf("%w: a referenced row is missing (%w)", monitor.ErrNotFound, err)
+			return fmt.Errorf("%w: a referenced row is missing (%w)", errs.ErrNotFound, err)
 		}
 	}
 	var pe *pgconn.PgError
@@ -45,7 +45,7 @@ func classify(err error) error {
 		case "23505": // unique_violation
 			return fmt.Errorf("%w (%w)", ErrConflict, err)
 		case "23503": // foreign_key_violation
-			return fmt.Errorf("%w: a referenced row is missing (%w)", monitor.ErrNotFound, err)
+			return fmt.Errorf("%w: a referenced row is missing (%w)", errs.ErrNotFound, err)
 		}
 	}
 	return err
@@ -67,20 +67,20 @@ func oneRow(res sql.Result, err error) error {
 		return err
 	}
 	if n == 0 {
-		return monitor.ErrNotFound
+		return errs.ErrNotFound
 	}
 	return nil
 }
 
 // refined is a sentinel with a more specific message: errors.As finds the
-// specific *monitor.Error first (so the edge shows, e.g., the limit), and
+// specific *errs.Error first (so the edge shows, e.g., the limit), and
 // errors.Is still matches the sentinel.
 type refined struct {
-	specific, sentinel *monitor.Error
+	specific, sentinel *errs.Error
 }
 
-func refine(sentinel *monitor.Error, format string, args ...any) error {
-	return refined{specific: monitor.Errorf(sentinel.Kind, format, args...), sentinel: sentinel}
+func refine(sentinel *errs.Error, format string, args ...any) error {
+	return refined{specific: errs.Errorf(sentinel.Kind, format, args...), sentinel: sentinel}
 }
 
 func (e refined) Error() string   { return e.specific.Error() }

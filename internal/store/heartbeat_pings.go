@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -29,7 +30,7 @@ const pingLookupSQLite = `SELECT ` + heartbeatColumns + `, h.token_hash` + heart
 // batch too) is replayed, not recorded again. When it returns without an
 // error every recorded ping is durable.
 func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs []heartbeat.Outcome, changes []StateChange, err error) {
-	defer monitor.Wrap(&err, "store.RecordPings(%d)", len(batch))
+	defer errs.Wrap(&err, "store.RecordPings(%d)", len(batch))
 	if len(batch) == 0 {
 		return nil, nil, nil
 	}
@@ -187,7 +188,7 @@ const SpanRetention = 2 * 366 * 24 * time.Hour
 // DeletePingsBefore forgets pings older than cutoff, ping keys past their
 // time to live at now, and service spans past SpanRetention.
 func (db *DB) DeletePingsBefore(ctx context.Context, cutoff, now time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.DeletePingsBefore")
+	defer errs.Wrap(&err, "store.DeletePingsBefore")
 	if _, err := db.w.ExecContext(ctx, `DELETE FROM ping_keys WHERE at < $1`, micros(now.Add(-heartbeat.KeyTTL))); err != nil {
 		return err
 	}

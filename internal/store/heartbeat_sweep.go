@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -26,7 +27,7 @@ const SpanGap = 15 * time.Second
 // after more than SpanGap, or with no span, a new span starts. It returns
 // the span's id.
 func (db *DB) TouchSpan(ctx context.Context, node string, id int64, lastSeen, now time.Time) (_ int64, err error) {
-	defer monitor.Wrap(&err, "store.TouchSpan")
+	defer errs.Wrap(&err, "store.TouchSpan")
 	if id != 0 && now.Sub(lastSeen) <= SpanGap {
 		if err := oneRow(db.w.ExecContext(ctx, `UPDATE service_spans SET last_seen = $2 WHERE id = $1 AND last_seen <= $2`,
 			id, micros(now))); err == nil {
@@ -116,7 +117,7 @@ func (db *DB) storeVerdict(ctx context.Context, tx *sql.Tx, owner string, h hbRo
 // content is set aside, the others stored, and the error (a
 // *RefusedError, IsDataError) names it.
 func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (changes []StateChange, claimed int, err error) {
-	defer monitor.Wrap(&err, "store.SweepHeartbeats")
+	defer errs.Wrap(&err, "store.SweepHeartbeats")
 	if j := db.journal; j != nil {
 		// Pings not applied yet may have moved what is due: hold them
 		// off, and apply them if a heartbeat they moved is due or claimed.

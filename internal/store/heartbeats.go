@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -177,7 +178,7 @@ func (c *planCache) settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) 
 // CreateHeartbeat inserts h, whose ping token has the given hash and sealed
 // copy, unless its workspace already has max heartbeats (ErrQuota).
 func (db *DB) CreateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, tokenHash, tokenSealed []byte, max int) (err error) {
-	defer monitor.Wrap(&err, "store.CreateHeartbeat(%s)", h.ID)
+	defer errs.Wrap(&err, "store.CreateHeartbeat(%s)", h.ID)
 	s := h.Schedule
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var ws string
@@ -214,7 +215,7 @@ func (db *DB) CreateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, tokenH
 // GetHeartbeat returns a heartbeat of the workspace with its sealed token;
 // ErrNotFound also when it belongs to another workspace.
 func (db *DB) GetHeartbeat(ctx context.Context, wsID, id string) (h heartbeat.Heartbeat, sealedToken []byte, err error) {
-	defer monitor.Wrap(&err, "store.GetHeartbeat(%s)", id)
+	defer errs.Wrap(&err, "store.GetHeartbeat(%s)", id)
 	if err := db.flushPings(ctx); err != nil {
 		return heartbeat.Heartbeat{}, nil, err
 	}
@@ -231,7 +232,7 @@ type HeartbeatWithToken struct {
 
 // ListHeartbeats returns up to limit heartbeats with ids after afterID, by id.
 func (db *DB) ListHeartbeats(ctx context.Context, wsID, afterID string, limit int) (out []HeartbeatWithToken, err error) {
-	defer monitor.Wrap(&err, "store.ListHeartbeats(%s)", wsID)
+	defer errs.Wrap(&err, "store.ListHeartbeats(%s)", wsID)
 	if limit <= 0 {
 		return nil, errors.New("limit must be positive")
 	}
@@ -248,7 +249,7 @@ func (db *DB) ListHeartbeats(ctx context.Context, wsID, afterID string, limit in
 }
 
 func (db *DB) CountHeartbeats(ctx context.Context, wsID string) (n int, err error) {
-	defer monitor.Wrap(&err, "store.CountHeartbeats(%s)", wsID)
+	defer errs.Wrap(&err, "store.CountHeartbeats(%s)", wsID)
 	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM heartbeats WHERE workspace_id = $1`, wsID).Scan(&n)
 	return n, err
 }
@@ -269,7 +270,7 @@ func (db *DB) lockHeartbeat(ctx context.Context, tx *sql.Tx, wsID, id string) (h
 // new schedule moves a pending deadline to what the new schedule expects
 // after the last report.
 func (db *DB) UpdateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpdatedAt time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.UpdateHeartbeat(%s)", h.ID)
+	defer errs.Wrap(&err, "store.UpdateHeartbeat(%s)", h.ID)
 	return db.heartbeatWrite(ctx, func() error { return db.updateHeartbeat(ctx, h, prevUpdatedAt) })
 }
 
@@ -310,7 +311,7 @@ func (db *DB) updateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUp
 // RotateHeartbeatToken gives a heartbeat a new ping token: the old URL
 // stops working when this commits.
 func (db *DB) RotateHeartbeatToken(ctx context.Context, wsID, id string, tokenHash, tokenSealed []byte, at time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.RotateHeartbeatToken(%s)", id)
+	defer errs.Wrap(&err, "store.RotateHeartbeatToken(%s)", id)
 	return db.heartbeatWrite(ctx, func() error {
 		return oneRow(db.w.ExecContext(ctx, `UPDATE heartbeats SET token_hash = $3, token_sealed = $4, updated_at = $5
 			WHERE workspace_id = $1 AND id = $2`, wsID, id, tokenHash, tokenSealed, micros(at)))
@@ -321,7 +322,7 @@ func (db *DB) RotateHeartbeatToken(ctx context.Context, wsID, id string, tokenHa
 // is due) or resumes a heartbeat, keeping the transition in the state
 // history. It does nothing when the heartbeat is already so.
 func (db *DB) SetHeartbeatPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.SetHeartbeatPaused(%s)", id)
+	defer errs.Wrap(&err, "store.SetHeartbeatPaused(%s)", id)
 	return db.heartbeatWrite(ctx, func() error { return db.setHeartbeatPaused(ctx, wsID, id, paused, at) })
 }
 
@@ -354,7 +355,7 @@ func (db *DB) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bo
 
 // DeleteHeartbeat removes a heartbeat with its pings and state history.
 func (db *DB) DeleteHeartbeat(ctx context.Context, wsID, id string) (err error) {
-	defer monitor.Wrap(&err, "store.DeleteHeartbeat(%s)", id)
+	defer errs.Wrap(&err, "store.DeleteHeartbeat(%s)", id)
 	return db.heartbeatWrite(ctx, func() error { return db.deleteHeartbeat(ctx, wsID, id) })
 }
 

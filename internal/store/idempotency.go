@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 )
 
 // Idempotency records (DESIGN §2): one row per (workspace, API key,
@@ -20,7 +20,7 @@ import (
 // response to replay). Of many concurrent callers exactly one acquires: the
 // claim is a single conditional upsert.
 func (db *DB) BeginIdempotent(ctx context.Context, s IdempotencyScope, fingerprint []byte, now time.Time, ttl, lockTTL time.Duration) (rec IdempotencyRecord, acquired bool, err error) {
-	defer monitor.Wrap(&err, "store.BeginIdempotent(%s, %s)", s.WorkspaceID, s.KeyID)
+	defer errs.Wrap(&err, "store.BeginIdempotent(%s, %s)", s.WorkspaceID, s.KeyID)
 	rec = IdempotencyRecord{Fingerprint: fingerprint, CreatedAt: now, ExpiresAt: now.Add(ttl)}
 	// A row deleted (abandoned) between a failed claim and the read-back is
 	// free again: claim once more rather than report a row that is gone.
@@ -47,11 +47,11 @@ func (db *DB) BeginIdempotent(ctx context.Context, s IdempotencyScope, fingerpri
 		if err == nil {
 			return cur, false, nil
 		}
-		if !errors.Is(err, monitor.ErrNotFound) {
+		if !errors.Is(err, errs.ErrNotFound) {
 			return IdempotencyRecord{}, false, err
 		}
 	}
-	return IdempotencyRecord{}, false, monitor.Errorf(monitor.KindConflict, "idempotency key keeps changing hands")
+	return IdempotencyRecord{}, false, errs.Errorf(errs.KindConflict, "idempotency key keeps changing hands")
 }
 
 func (db *DB) idempotencyRecord(ctx context.Context, s IdempotencyScope) (IdempotencyRecord, error) {
@@ -73,7 +73,7 @@ func (db *DB) idempotencyRecord(ctx context.Context, s IdempotencyScope) (Idempo
 // FinishIdempotent stores the response of the request that holds the
 // scope. The first response stored wins, so every replay is the same.
 func (db *DB) FinishIdempotent(ctx context.Context, s IdempotencyScope, status int, header, body []byte) (err error) {
-	defer monitor.Wrap(&err, "store.FinishIdempotent(%s, %s)", s.WorkspaceID, s.KeyID)
+	defer errs.Wrap(&err, "store.FinishIdempotent(%s, %s)", s.WorkspaceID, s.KeyID)
 	return oneRow(db.w.ExecContext(ctx, `UPDATE idempotency_keys SET done = TRUE, status = $4, header = $5, body = $6
 		WHERE workspace_id = $1 AND key_id = $2 AND idem_key = $3 AND NOT done`,
 		s.WorkspaceID, s.KeyID, s.Key, status, nullBytes(header), nullBytes(body)))
@@ -82,7 +82,7 @@ func (db *DB) FinishIdempotent(ctx context.Context, s IdempotencyScope, status i
 // AbandonIdempotent releases an in-progress scope without storing a
 // response (5xx responses are not replayed), so a retry runs again.
 func (db *DB) AbandonIdempotent(ctx context.Context, s IdempotencyScope) (err error) {
-	defer monitor.Wrap(&err, "store.AbandonIdempotent(%s, %s)", s.WorkspaceID, s.KeyID)
+	defer errs.Wrap(&err, "store.AbandonIdempotent(%s, %s)", s.WorkspaceID, s.KeyID)
 	return oneRow(db.w.ExecContext(ctx, `DELETE FROM idempotency_keys
 		WHERE workspace_id = $1 AND key_id = $2 AND idem_key = $3 AND NOT done`,
 		s.WorkspaceID, s.KeyID, s.Key))
@@ -90,7 +90,7 @@ func (db *DB) AbandonIdempotent(ctx context.Context, s IdempotencyScope) (err er
 
 // PurgeIdempotency deletes expired records and reports how many.
 func (db *DB) PurgeIdempotency(ctx context.Context, now time.Time) (n int64, err error) {
-	defer monitor.Wrap(&err, "store.PurgeIdempotency")
+	defer errs.Wrap(&err, "store.PurgeIdempotency")
 	res, err := db.w.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= $1`, micros(now))
 	if err != nil {
 		return 0, err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -261,7 +262,7 @@ func fillIncidents(ctx context.Context, q queryer, incs []*incident.Incident) er
 
 // GetIncident returns the incident with this id in the workspace.
 func (db *DB) GetIncident(ctx context.Context, wsID, id string) (inc *incident.Incident, err error) {
-	defer monitor.Wrap(&err, "store.GetIncident(%s)", id)
+	defer errs.Wrap(&err, "store.GetIncident(%s)", id)
 	if err := db.flushPings(ctx); err != nil { // a ping's incident is in the journal until applied
 		return nil, err
 	}
@@ -283,7 +284,7 @@ type IncidentQuery struct {
 
 // ListIncidents returns the workspace's incidents, newest first.
 func (db *DB) ListIncidents(ctx context.Context, wsID string, q IncidentQuery) (out []*incident.Incident, err error) {
-	defer monitor.Wrap(&err, "store.ListIncidents")
+	defer errs.Wrap(&err, "store.ListIncidents")
 	if err := db.flushPings(ctx); err != nil {
 		return nil, err
 	}
@@ -343,7 +344,7 @@ type StoredEvent struct {
 
 // ListEvents returns the workspace's events after seq, oldest first.
 func (db *DB) ListEvents(ctx context.Context, wsID string, afterSeq int64, limit int) (out []StoredEvent, err error) {
-	defer monitor.Wrap(&err, "store.ListEvents")
+	defer errs.Wrap(&err, "store.ListEvents")
 	if err := db.flushPings(ctx); err != nil {
 		return nil, err
 	}
@@ -368,7 +369,7 @@ func scanStoredEvent(r rowScanner) (StoredEvent, error) {
 // CreateIncident stores an incident a person wrote, with its first
 // update, and its incident.opened event.
 func (db *DB) CreateIncident(ctx context.Context, inc *incident.Incident) (err error) {
-	defer monitor.Wrap(&err, "store.CreateIncident")
+	defer errs.Wrap(&err, "store.CreateIncident")
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		if err := db.checkAffected(ctx, tx, inc.WorkspaceID, inc.AffectedMonitors); err != nil {
 			return err
@@ -416,7 +417,7 @@ type IncidentChange func(inc *incident.Incident) (event string, update *incident
 // transaction (PostgreSQL locks the row). It returns the incident as
 // written.
 func (db *DB) ChangeIncident(ctx context.Context, wsID, id string, change IncidentChange) (inc *incident.Incident, err error) {
-	defer monitor.Wrap(&err, "store.ChangeIncident(%s)", id)
+	defer errs.Wrap(&err, "store.ChangeIncident(%s)", id)
 	if err := db.flushPings(ctx); err != nil {
 		return nil, err
 	}

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // API keys. Only the SHA-256 of a key's secret is stored.
 
 func (db *DB) CreateAPIKey(ctx context.Context, k APIKey) (err error) {
-	defer monitor.Wrap(&err, "store.CreateAPIKey(%s)", k.ID)
+	defer errs.Wrap(&err, "store.CreateAPIKey(%s)", k.ID)
 	_, err = db.w.ExecContext(ctx, `INSERT INTO api_keys
 		(id, user_id, workspace_id, name, hash, prefix, scopes, created_at, last_used_at, revoked_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
@@ -24,7 +25,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, k APIKey) (err error) {
 
 // RevokeAPIKey revokes a key. Revoking twice keeps the first time.
 func (db *DB) RevokeAPIKey(ctx context.Context, keyID string, at time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.RevokeAPIKey(%s)", keyID)
+	defer errs.Wrap(&err, "store.RevokeAPIKey(%s)", keyID)
 	defer db.grants.invalidate()
 	return oneRow(db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`,
 		keyID, micros(at)))
@@ -53,7 +54,7 @@ func (db *DB) KeyGrantByHash(ctx context.Context, hash []byte, workspaceID strin
 }
 
 func (db *DB) keyGrant(ctx context.Context, hash []byte, workspaceID string) (g KeyGrant, err error) {
-	defer monitor.Wrap(&err, "store.KeyGrantByHash")
+	defer errs.Wrap(&err, "store.KeyGrantByHash")
 	var (
 		k                   = &g.Key
 		keyWS, scopes       string
@@ -84,10 +85,10 @@ func (db *DB) keyGrant(ctx context.Context, hash []byte, workspaceID string) (g 
 // last_used_at backwards, so concurrent requests finishing out of order
 // keep the latest time.
 func (db *DB) TouchAPIKey(ctx context.Context, keyID string, at time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.TouchAPIKey(%s)", keyID)
+	defer errs.Wrap(&err, "store.TouchAPIKey(%s)", keyID)
 	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $2
 		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`, keyID, micros(at))
-	if err := oneRow(res, err); !errors.Is(err, monitor.ErrNotFound) {
+	if err := oneRow(res, err); !errors.Is(err, errs.ErrNotFound) {
 		return err
 	}
 	// Nothing updated: a newer time was already stored, or no such key.
@@ -96,7 +97,7 @@ func (db *DB) TouchAPIKey(ctx context.Context, keyID string, at time.Time) (err 
 		return err
 	}
 	if n == 0 {
-		return monitor.ErrNotFound
+		return errs.ErrNotFound
 	}
 	return nil
 }
@@ -123,7 +124,7 @@ func splitScopes(s string) []monitor.Scope {
 
 // ListAPIKeys returns a user's keys, oldest first, revoked ones included.
 func (db *DB) ListAPIKeys(ctx context.Context, userID string) (keys []APIKey, err error) {
-	defer monitor.Wrap(&err, "store.ListAPIKeys(%s)", userID)
+	defer errs.Wrap(&err, "store.ListAPIKeys(%s)", userID)
 	rows, err := db.r.QueryContext(ctx, `SELECT id, user_id, COALESCE(workspace_id, ''), name, hash, prefix, scopes,
 			created_at, last_used_at, revoked_at
 		FROM api_keys WHERE user_id = $1 ORDER BY id`, userID)

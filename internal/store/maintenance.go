@@ -11,7 +11,7 @@ import (
 	"time"
 	_ "time/tzdata" // IANA zones even where the system has none (minimal containers)
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/recur"
 )
 
@@ -73,22 +73,22 @@ func (w MaintenanceWindow) Timing() (recur.Window, error) {
 		}
 	}
 	// Say which fields fail: validate again with the rule as written.
-	var errs recur.FieldErrors
+	var problems recur.FieldErrors
 	if zerr != nil {
-		errs = append(errs, recur.FieldError{Field: "rule.location", Message: zerr.Error()})
+		problems = append(problems, recur.FieldError{Field: "rule.location", Message: zerr.Error()})
 	}
 	win.Rule = &recur.Rule{Cron: w.Cron, RRule: w.RRule, Location: loc, DTStart: w.StartsAt}
 	if fes, ok := win.Validate().(recur.FieldErrors); ok {
 		for _, fe := range fes {
-			if !slices.ContainsFunc(errs, func(e recur.FieldError) bool { return e.Field == fe.Field }) {
-				errs = append(errs, fe)
+			if !slices.ContainsFunc(problems, func(e recur.FieldError) bool { return e.Field == fe.Field }) {
+				problems = append(problems, fe)
 			}
 		}
 	}
-	if len(errs) == 0 {
+	if len(problems) == 0 {
 		return recur.Window{}, err // cannot happen: parsing and Validate agree
 	}
-	return recur.Window{}, errs
+	return recur.Window{}, problems
 }
 
 // zones caches loaded time zones: the sweep evaluates every window every few
@@ -125,7 +125,7 @@ func (e *UnknownMonitorsError) Error() string {
 
 // Unwrap makes it a validation error wherever it is not mapped to fields.
 func (e *UnknownMonitorsError) Unwrap() error {
-	return &monitor.Error{Kind: monitor.KindInvalid, Message: e.Error()}
+	return &errs.Error{Kind: errs.KindInvalid, Message: e.Error()}
 }
 
 // UnknownHeartbeatsError lists ids that name no heartbeat of the window's
@@ -138,7 +138,7 @@ func (e *UnknownHeartbeatsError) Error() string {
 
 // Unwrap makes it a validation error wherever it is not mapped to fields.
 func (e *UnknownHeartbeatsError) Unwrap() error {
-	return &monitor.Error{Kind: monitor.KindInvalid, Message: e.Error()}
+	return &errs.Error{Kind: errs.KindInvalid, Message: e.Error()}
 }
 
 const windowColumns = `id, workspace_id, name, description, starts_at, ends_at, cron, rrule, timezone,
@@ -270,14 +270,14 @@ func (db *DB) unknownSubjects(ctx context.Context, q queryer, kind, wsID string,
 // UnknownMonitors returns the ids that are not monitors of the workspace,
 // so a request can name every one at once.
 func (db *DB) UnknownMonitors(ctx context.Context, wsID string, ids []string) (missing []string, err error) {
-	defer monitor.Wrap(&err, "store.UnknownMonitors(%s)", wsID)
+	defer errs.Wrap(&err, "store.UnknownMonitors(%s)", wsID)
 	return db.unknownSubjects(ctx, db.r, monitorSubjects, wsID, ids, false)
 }
 
 // UnknownHeartbeats returns the ids that are not heartbeats of the
 // workspace, so a request can name every one at once.
 func (db *DB) UnknownHeartbeats(ctx context.Context, wsID string, ids []string) (missing []string, err error) {
-	defer monitor.Wrap(&err, "store.UnknownHeartbeats(%s)", wsID)
+	defer errs.Wrap(&err, "store.UnknownHeartbeats(%s)", wsID)
 	return db.unknownSubjects(ctx, db.r, heartbeatSubjects, wsID, ids, false)
 }
 
@@ -335,7 +335,7 @@ func insertSubjects(ctx context.Context, tx *sql.Tx, windowID, kind string, ids 
 // maxWindows windows (ErrQuota), or a monitor or heartbeat it names is not
 // one of the workspace's (*UnknownMonitorsError, *UnknownHeartbeatsError).
 func (db *DB) CreateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, maxWindows int) (err error) {
-	defer monitor.Wrap(&err, "store.CreateMaintenanceWindow(%s)", w.ID)
+	defer errs.Wrap(&err, "store.CreateMaintenanceWindow(%s)", w.ID)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var ws string
 		err := tx.QueryRowContext(ctx, `SELECT id FROM workspaces WHERE id = $1`+db.d.forUpdate, w.WorkspaceID).Scan(&ws)
@@ -361,13 +361,13 @@ func (db *DB) CreateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, 
 // GetMaintenanceWindow returns a window of the workspace; ErrNotFound also
 // when it belongs to another workspace.
 func (db *DB) GetMaintenanceWindow(ctx context.Context, wsID, id string) (w MaintenanceWindow, err error) {
-	defer monitor.Wrap(&err, "store.GetMaintenanceWindow(%s)", id)
+	defer errs.Wrap(&err, "store.GetMaintenanceWindow(%s)", id)
 	ws, err := db.queryWindows(ctx, false, `WHERE workspace_id = $1 AND id = $2`, wsID, id)
 	if err != nil {
 		return MaintenanceWindow{}, err
 	}
 	if len(ws) == 0 {
-		return MaintenanceWindow{}, monitor.ErrNotFound
+		return MaintenanceWindow{}, errs.ErrNotFound
 	}
 	return ws[0], nil
 }
@@ -375,7 +375,7 @@ func (db *DB) GetMaintenanceWindow(ctx context.Context, wsID, id string) (w Main
 // ListMaintenanceWindows returns up to limit windows of the workspace with
 // ids after afterID, by id (creation order).
 func (db *DB) ListMaintenanceWindows(ctx context.Context, wsID, afterID string, limit int) (ws []MaintenanceWindow, err error) {
-	defer monitor.Wrap(&err, "store.ListMaintenanceWindows(%s)", wsID)
+	defer errs.Wrap(&err, "store.ListMaintenanceWindows(%s)", wsID)
 	if limit <= 0 {
 		return nil, errors.New("limit must be positive")
 	}
@@ -383,7 +383,7 @@ func (db *DB) ListMaintenanceWindows(ctx context.Context, wsID, afterID string, 
 }
 
 func (db *DB) CountMaintenanceWindows(ctx context.Context, wsID string) (n int, err error) {
-	defer monitor.Wrap(&err, "store.CountMaintenanceWindows(%s)", wsID)
+	defer errs.Wrap(&err, "store.CountMaintenanceWindows(%s)", wsID)
 	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM maintenance_windows WHERE workspace_id = $1`, wsID).Scan(&n)
 	return n, err
 }
@@ -391,7 +391,7 @@ func (db *DB) CountMaintenanceWindows(ctx context.Context, wsID string) (n int, 
 // AllMaintenanceWindows returns the windows of every workspace, for the
 // maintenance sweep.
 func (db *DB) AllMaintenanceWindows(ctx context.Context) (ws []MaintenanceWindow, err error) {
-	defer monitor.Wrap(&err, "store.AllMaintenanceWindows")
+	defer errs.Wrap(&err, "store.AllMaintenanceWindows")
 	return db.queryWindows(ctx, true, `ORDER BY id`)
 }
 
@@ -399,7 +399,7 @@ func (db *DB) AllMaintenanceWindows(ctx context.Context) (ws []MaintenanceWindow
 // id, workspace and creation time — if the row is still as the caller read
 // it (updated_at = prevUpdatedAt); else ErrStale.
 func (db *DB) UpdateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, prevUpdatedAt time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.UpdateMaintenanceWindow(%s)", w.ID)
+	defer errs.Wrap(&err, "store.UpdateMaintenanceWindow(%s)", w.ID)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		err := oneRow(tx.ExecContext(ctx, `UPDATE maintenance_windows SET name = $4, description = $5, starts_at = $6,
 			ends_at = $7, cron = $8, rrule = $9, timezone = $10, duration_us = $11, until_at = $12, updated_at = $13
@@ -411,7 +411,7 @@ func (db *DB) UpdateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, 
 		}
 		return db.putSubjects(ctx, tx, w)
 	})
-	if errors.Is(err, monitor.ErrNotFound) {
+	if errors.Is(err, errs.ErrNotFound) {
 		if _, gerr := db.GetMaintenanceWindow(ctx, w.WorkspaceID, w.ID); gerr == nil {
 			return ErrStale
 		}
@@ -422,6 +422,6 @@ func (db *DB) UpdateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, 
 // DeleteMaintenanceWindow removes a window; its monitors and heartbeats
 // leave maintenance at the next sweep.
 func (db *DB) DeleteMaintenanceWindow(ctx context.Context, wsID, id string) (err error) {
-	defer monitor.Wrap(&err, "store.DeleteMaintenanceWindow(%s)", id)
+	defer errs.Wrap(&err, "store.DeleteMaintenanceWindow(%s)", id)
 	return oneRow(db.w.ExecContext(ctx, `DELETE FROM maintenance_windows WHERE workspace_id = $1 AND id = $2`, wsID, id))
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -43,7 +44,7 @@ func (p MaintenancePlan) endCause(subjectID, windowID string) string {
 // nodes' sweeps) serialize per subject without deadlocks, and a sweep that
 // finds the work done changes nothing.
 func (db *DB) ApplyMaintenance(ctx context.Context, p MaintenancePlan) (changes []StateChange, err error) {
-	defer monitor.Wrap(&err, "store.ApplyMaintenance")
+	defer errs.Wrap(&err, "store.ApplyMaintenance")
 	// Usually nothing is to change: find that out with a read, so a sweep
 	// costs no write transaction (SQLite's single writer is the engine's).
 	monitorSeqs, err := db.maintenanceCandidates(ctx, db.r, p, monitorSubjects)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -88,11 +89,11 @@ func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
 		win := oneOff(w.ID, bad...)
 		err := db.CreateMaintenanceWindow(ctx, win, 10)
 		var um *store.UnknownMonitorsError
-		if !errors.As(err, &um) || !slices.Equal(um.IDs, bad[len(bad)-1:]) || monitor.KindOf(err) != monitor.KindInvalid {
+		if !errors.As(err, &um) || !slices.Equal(um.IDs, bad[len(bad)-1:]) || errs.KindOf(err) != errs.KindInvalid {
 			t.Fatalf("create naming %v: %v", bad, err)
 		}
 		_, err = db.GetMaintenanceWindow(ctx, w.ID, win.ID)
-		wantKind(t, err, monitor.ErrNotFound)
+		wantKind(t, err, errs.ErrNotFound)
 	}
 	missing, err := db.UnknownMonitors(ctx, w.ID, []string{m1.ID, mOther.ID, "mon_nope"})
 	check(t, err)
@@ -100,11 +101,11 @@ func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
 
 	// Another workspace cannot tell the window exists.
 	_, err = db.GetMaintenanceWindow(ctx, other.ID, one.ID)
-	wantKind(t, err, monitor.ErrNotFound)
-	wantKind(t, db.DeleteMaintenanceWindow(ctx, other.ID, one.ID), monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
+	wantKind(t, db.DeleteMaintenanceWindow(ctx, other.ID, one.ID), errs.ErrNotFound)
 	moved := one
 	moved.WorkspaceID = other.ID
-	wantKind(t, db.UpdateMaintenanceWindow(ctx, moved, one.UpdatedAt), monitor.ErrNotFound)
+	wantKind(t, db.UpdateMaintenanceWindow(ctx, moved, one.UpdatedAt), errs.ErrNotFound)
 
 	// Update everything a user edits, subjects included; optimistic.
 	prev := one.UpdatedAt
@@ -152,9 +153,9 @@ func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
 
 	check(t, db.DeleteMaintenanceWindow(ctx, w.ID, one.ID))
 	_, err = db.GetMaintenanceWindow(ctx, w.ID, one.ID)
-	wantKind(t, err, monitor.ErrNotFound)
-	wantKind(t, db.DeleteMaintenanceWindow(ctx, w.ID, one.ID), monitor.ErrNotFound)
-	wantKind(t, db.UpdateMaintenanceWindow(ctx, one, one.UpdatedAt), monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
+	wantKind(t, db.DeleteMaintenanceWindow(ctx, w.ID, one.ID), errs.ErrNotFound)
+	wantKind(t, db.UpdateMaintenanceWindow(ctx, one, one.UpdatedAt), errs.ErrNotFound)
 
 	// Quota, and a workspace that does not exist.
 	n, err := db.CountMaintenanceWindows(ctx, w.ID)
@@ -163,7 +164,7 @@ func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
 		t.Fatalf("CountMaintenanceWindows = %d, want 1", n)
 	}
 	wantKind(t, db.CreateMaintenanceWindow(ctx, oneOff(w.ID, m1.ID), 1), store.ErrQuota)
-	wantKind(t, db.CreateMaintenanceWindow(ctx, oneOff("ws_missing"), 10), monitor.ErrNotFound)
+	wantKind(t, db.CreateMaintenanceWindow(ctx, oneOff("ws_missing"), 10), errs.ErrNotFound)
 }
 
 func testMaintenanceWindowPages(t *testing.T, e storetest.Engine) {
@@ -510,11 +511,11 @@ func testMaintenanceHeartbeatWindows(t *testing.T, e storetest.Engine) {
 		win.HeartbeatIDs = bad
 		err := db.CreateMaintenanceWindow(ctx, win, 10)
 		var uh *store.UnknownHeartbeatsError
-		if !errors.As(err, &uh) || !slices.Equal(uh.IDs, bad[len(bad)-1:]) || monitor.KindOf(err) != monitor.KindInvalid {
+		if !errors.As(err, &uh) || !slices.Equal(uh.IDs, bad[len(bad)-1:]) || errs.KindOf(err) != errs.KindInvalid {
 			t.Fatalf("create naming heartbeats %v: %v", bad, err)
 		}
 		_, err = db.GetMaintenanceWindow(ctx, w.ID, win.ID)
-		wantKind(t, err, monitor.ErrNotFound)
+		wantKind(t, err, errs.ErrNotFound)
 	}
 	win := oneOff(w.ID, "mon_nope")
 	win.HeartbeatIDs = []string{"hb_nope"}
@@ -523,7 +524,7 @@ func testMaintenanceHeartbeatWindows(t *testing.T, e storetest.Engine) {
 		um *store.UnknownMonitorsError
 		uh *store.UnknownHeartbeatsError
 	)
-	if !errors.As(err, &um) || !errors.As(err, &uh) || monitor.KindOf(err) != monitor.KindInvalid {
+	if !errors.As(err, &um) || !errors.As(err, &uh) || errs.KindOf(err) != errs.KindInvalid {
 		t.Fatalf("create naming an unknown monitor and heartbeat: %v", err)
 	}
 	missing, err := db.UnknownHeartbeats(ctx, w.ID, []string{h1.ID, hOther.ID, "hb_nope", m.ID})

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 )
 
 // Versions before the headers_sealed column kept a monitor's header values
@@ -29,7 +29,7 @@ const plainHeadersFilter = `config LIKE '%"headers":%'`
 // PlainHeaderConfigs returns up to limit monitors with ids after afterID
 // whose config may hold header values in plaintext, by id.
 func (db *DB) PlainHeaderConfigs(ctx context.Context, afterID string, limit int) (out []PlainHeaders, err error) {
-	defer monitor.Wrap(&err, "store.PlainHeaderConfigs")
+	defer errs.Wrap(&err, "store.PlainHeaderConfigs")
 	if limit <= 0 {
 		return nil, errors.New("limit must be positive")
 	}
@@ -54,7 +54,7 @@ type HeadersSealing struct {
 // moves on by a microsecond, so an edit read before the change starts over
 // instead of writing the old config back.
 func (db *DB) SealPlainHeaders(ctx context.Context, batch []HeadersSealing) (n int, err error) {
-	defer monitor.Wrap(&err, "store.SealPlainHeaders")
+	defer errs.Wrap(&err, "store.SealPlainHeaders")
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		n = 0
 		for _, s := range batch {

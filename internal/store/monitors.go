@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -103,7 +104,7 @@ type Keep struct{ Auth, Headers bool }
 // holds the workspace row (PostgreSQL) or the write lock (SQLite), so
 // concurrent creates never exceed the quota.
 func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealed Sealed, maxMonitors int) (err error) {
-	defer monitor.Wrap(&err, "store.CreateMonitor(%s)", m.ID)
+	defer errs.Wrap(&err, "store.CreateMonitor(%s)", m.ID)
 	config, err := configJSON(m.Config)
 	if err != nil {
 		return err
@@ -145,7 +146,7 @@ var getMonitorSQL = `SELECT ` + monitorColumns + monitorFrom + ` WHERE m.workspa
 // GetMonitor returns a monitor of the workspace; ErrNotFound also when it
 // belongs to another workspace.
 func (db *DB) GetMonitor(ctx context.Context, wsID, id string) (m monitor.Monitor, err error) {
-	defer monitor.Wrap(&err, "store.GetMonitor(%s)", id)
+	defer errs.Wrap(&err, "store.GetMonitor(%s)", id)
 	return db.scanMonitor(db.queryRow(ctx, db.r, getMonitorSQL, wsID, id))
 }
 
@@ -153,7 +154,7 @@ func (db *DB) GetMonitor(ctx context.Context, wsID, id string) (m monitor.Monito
 // afterID is ""), by id. Ids grow with creation time and never repeat, so a
 // page boundary stays put while others insert.
 func (db *DB) ListMonitors(ctx context.Context, wsID, afterID string, limit int) (ms []monitor.Monitor, err error) {
-	defer monitor.Wrap(&err, "store.ListMonitors(%s)", wsID)
+	defer errs.Wrap(&err, "store.ListMonitors(%s)", wsID)
 	if limit <= 0 {
 		return nil, errors.New("limit must be positive")
 	}
@@ -163,13 +164,13 @@ func (db *DB) ListMonitors(ctx context.Context, wsID, afterID string, limit int)
 }
 
 func (db *DB) CountMonitors(ctx context.Context, wsID string) (n int, err error) {
-	defer monitor.Wrap(&err, "store.CountMonitors(%s)", wsID)
+	defer errs.Wrap(&err, "store.CountMonitors(%s)", wsID)
 	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM monitors WHERE workspace_id = $1`, wsID).Scan(&n)
 	return n, err
 }
 
 // ErrStale reports that a row changed since the caller read it.
-var ErrStale = &monitor.Error{Kind: monitor.KindConflict, Message: "the resource changed while it was being updated; retry"}
+var ErrStale = &errs.Error{Kind: errs.KindConflict, Message: "the resource changed while it was being updated; retry"}
 
 // UpdateMonitor stores what a user edits — name, config, interval — if the
 // row is still as the caller read it (updated_at = prevUpdatedAt); else
@@ -178,7 +179,7 @@ var ErrStale = &monitor.Error{Kind: monitor.KindConflict, Message: "the resource
 // names is left as it is; the others become sealed's (nil clears them).
 // A new interval moves the next check to the first slot of the new interval.
 func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealed Sealed, keep Keep, prevUpdatedAt time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.UpdateMonitor(%s)", m.ID)
+	defer errs.Wrap(&err, "store.UpdateMonitor(%s)", m.ID)
 	config, err := configJSON(m.Config)
 	if err != nil {
 		return err
@@ -205,7 +206,7 @@ func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealed Seale
 			micros(monitor.NextSlot(m.ID, interval, m.UpdatedAt)), pausedDue)
 		return err
 	})
-	if errors.Is(err, monitor.ErrNotFound) {
+	if errors.Is(err, errs.ErrNotFound) {
 		if _, gerr := db.GetMonitor(ctx, m.WorkspaceID, m.ID); gerr == nil {
 			return ErrStale
 		}
@@ -218,7 +219,7 @@ func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealed Seale
 // A paused monitor is never due; a resumed one is due at its next slot. It
 // does nothing when the monitor is already so.
 func (db *DB) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) (err error) {
-	defer monitor.Wrap(&err, "store.SetMonitorPaused(%s)", id)
+	defer errs.Wrap(&err, "store.SetMonitorPaused(%s)", id)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		err := oneRow(tx.ExecContext(ctx, `UPDATE monitors SET paused = $3, updated_at = $4
 			WHERE workspace_id = $1 AND id = $2 AND paused <> $3`, wsID, id, paused, micros(at)))
@@ -243,7 +244,7 @@ func (db *DB) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool
 		}
 		return db.recordTransition(ctx, tx, id, tr)
 	})
-	if errors.Is(err, monitor.ErrNotFound) {
+	if errors.Is(err, errs.ErrNotFound) {
 		// Nothing changed: already so, or no such monitor (only then an error).
 		_, err = db.GetMonitor(ctx, wsID, id)
 	}
@@ -252,7 +253,7 @@ func (db *DB) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool
 
 // DeleteMonitor removes a monitor with its observations and state history.
 func (db *DB) DeleteMonitor(ctx context.Context, wsID, id string) (err error) {
-	defer monitor.Wrap(&err, "store.DeleteMonitor(%s)", id)
+	defer errs.Wrap(&err, "store.DeleteMonitor(%s)", id)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var seq int64
 		err := tx.QueryRowContext(ctx, `SELECT r.seq FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id
@@ -275,7 +276,7 @@ func (db *DB) DeleteMonitor(ctx context.Context, wsID, id string) (err error) {
 
 // MonitorAuth returns the monitor's sealed credential, nil when it has none.
 func (db *DB) MonitorAuth(ctx context.Context, wsID, id string) (sealed []byte, err error) {
-	defer monitor.Wrap(&err, "store.MonitorAuth(%s)", id)
+	defer errs.Wrap(&err, "store.MonitorAuth(%s)", id)
 	err = db.r.QueryRowContext(ctx, `SELECT auth_sealed FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id).Scan(&sealed)
 	if err != nil {
 		return nil, classify(err)
@@ -286,7 +287,7 @@ func (db *DB) MonitorAuth(ctx context.Context, wsID, id string) (sealed []byte, 
 // MonitorHeaders returns the monitor's sealed header values, nil when it
 // has none.
 func (db *DB) MonitorHeaders(ctx context.Context, wsID, id string) (sealed []byte, err error) {
-	defer monitor.Wrap(&err, "store.MonitorHeaders(%s)", id)
+	defer errs.Wrap(&err, "store.MonitorHeaders(%s)", id)
 	err = db.r.QueryRowContext(ctx, `SELECT headers_sealed FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id).Scan(&sealed)
 	if err != nil {
 		return nil, classify(err)

@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // Pings are stored in blocks: one row per heartbeat per write, holding
@@ -283,7 +283,7 @@ type PingQuery struct {
 
 // ListPings returns a heartbeat's pings, newest first.
 func (db *DB) ListPings(ctx context.Context, wsID, id string, q PingQuery) (out []heartbeat.PingRecord, err error) {
-	defer monitor.Wrap(&err, "store.ListPings(%s)", id)
+	defer errs.Wrap(&err, "store.ListPings(%s)", id)
 	if err := db.flushPings(ctx); err != nil {
 		return nil, err
 	}
@@ -339,7 +339,7 @@ func (db *DB) ListPings(ctx context.Context, wsID, id string, q PingQuery) (out 
 // CountPings returns how many pings are stored, for benchmarks and tests
 // that compare it with the pings acknowledged.
 func (db *DB) CountPings(ctx context.Context) (n int64, err error) {
-	defer monitor.Wrap(&err, "store.CountPings")
+	defer errs.Wrap(&err, "store.CountPings")
 	if err := db.flushPings(ctx); err != nil {
 		return 0, err
 	}

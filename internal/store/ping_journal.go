@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -335,7 +336,7 @@ func (db *DB) entriesByToken(ctx context.Context, batch []heartbeat.Arrival) ([]
 		var got []byte
 		h, err := scanHeartbeat(st.QueryRowContext(ctx, in.TokenHash), &got)
 		switch {
-		case errors.Is(err, sql.ErrNoRows), errors.Is(err, monitor.ErrNotFound):
+		case errors.Is(err, sql.ErrNoRows), errors.Is(err, errs.ErrNotFound):
 			if absent == nil {
 				absent = map[string]bool{}
 			}
@@ -670,7 +671,7 @@ func (db *DB) entryBySeq(ctx context.Context, seq int64) (*hbEntry, error) {
 	}
 	h, err := scanHeartbeat(db.w.QueryRowContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+` WHERE r.seq = $1`, seq))
 	switch {
-	case errors.Is(err, sql.ErrNoRows), errors.Is(err, monitor.ErrNotFound):
+	case errors.Is(err, sql.ErrNoRows), errors.Is(err, errs.ErrNotFound):
 		return nil, nil
 	case err != nil:
 		return nil, err
@@ -730,7 +731,7 @@ func (db *DB) closeJournal(ctx context.Context) error {
 // pending), and the error of an apply that failed since the last call;
 // PostgreSQL has no journal.
 func (db *DB) ApplyPings(ctx context.Context) (next time.Time, err error) {
-	defer monitor.Wrap(&err, "store.ApplyPings")
+	defer errs.Wrap(&err, "store.ApplyPings")
 	j := db.journal
 	if j == nil {
 		return time.Time{}, nil

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 )
 
 // Rate limiting with GCRA: a bucket is one number, its theoretical arrival
@@ -30,13 +30,13 @@ import (
 //   - SQLite: in memory. SQLite is one node by design, so memory is the
 //     single source of truth, and a disk write per request would funnel
 //     every API call through the one writer connection. Buckets restart
-//     full when the process restarts, which errs towards allowing.
+//     full when the process restarts, which problems towards allowing.
 
 // TakeToken takes one token from bucket at now. When allowed, the new TAT
 // is stored and returned; when refused nothing changes and the current TAT
 // is returned (the caller derives Retry-After from it).
 func (db *DB) TakeToken(ctx context.Context, bucket string, now time.Time, emission, tolerance time.Duration) (d RateDecision, err error) {
-	defer monitor.Wrap(&err, "store.TakeToken")
+	defer errs.Wrap(&err, "store.TakeToken")
 	if emission <= 0 {
 		return RateDecision{}, errors.New("emission interval must be positive")
 	}
@@ -147,7 +147,7 @@ func (b *leaseBook) put(bucket string, now, tat, left, expires int64) {
 // PurgeRateLimits forgets buckets that are full again (TAT before now),
 // which changes no decision. On SQLite this happens in memory as it goes.
 func (db *DB) PurgeRateLimits(ctx context.Context, now time.Time) (n int64, err error) {
-	defer monitor.Wrap(&err, "store.PurgeRateLimits")
+	defer errs.Wrap(&err, "store.PurgeRateLimits")
 	if db.limiter != nil {
 		return db.limiter.purge(micros(now)), nil
 	}

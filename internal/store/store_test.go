@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -62,9 +63,9 @@ func check(t testing.TB, err error) {
 	}
 }
 
-func wantKind(t *testing.T, err error, sentinel *monitor.Error) {
+func wantKind(t *testing.T, err error, sentinel *errs.Error) {
 	t.Helper()
-	if !errors.Is(err, sentinel) || monitor.KindOf(err) != sentinel.Kind {
+	if !errors.Is(err, sentinel) || errs.KindOf(err) != sentinel.Kind {
 		t.Fatalf("error = %v, want %q (kind %d)", err, sentinel.Message, sentinel.Kind)
 	}
 }
@@ -115,25 +116,25 @@ func testMigrateConcurrent(t *testing.T, e storetest.Engine) {
 	url := storetest.EmptyURL(t, e)
 	const n = 4
 	var (
-		wg      sync.WaitGroup
-		applied [n]int
-		errs    [n]error
+		wg       sync.WaitGroup
+		applied  [n]int
+		problems [n]error
 	)
 	for i := range n {
 		wg.Go(func() {
 			db, err := store.Open(ctx, url)
 			if err != nil {
-				errs[i] = err
+				problems[i] = err
 				return
 			}
 			defer db.Close()
-			applied[i], errs[i] = db.Migrate(ctx)
+			applied[i], problems[i] = db.Migrate(ctx)
 		})
 	}
 	wg.Wait()
 	total := 0
 	for i := range n {
-		check(t, errs[i])
+		check(t, problems[i])
 		total += applied[i]
 	}
 	db, err := store.Open(ctx, url)
@@ -167,9 +168,9 @@ func testUsers(t *testing.T, e storetest.Engine) {
 	equal(t, got, u)
 
 	_, err = db.UserByEmail(ctx, "bob@example.com")
-	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
 	_, err = db.UserByID(ctx, "usr_missing")
-	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
 
 	check(t, db.SetPassword(ctx, u.ID, "$argon2id$new", true))
 	got, err = db.UserByID(ctx, u.ID)
@@ -177,7 +178,7 @@ func testUsers(t *testing.T, e storetest.Engine) {
 	if got.PasswordHash != "$argon2id$new" || !got.MustChangePassword {
 		t.Fatalf("after SetPassword: %+v", got)
 	}
-	wantKind(t, db.SetPassword(ctx, "usr_missing", "x", false), monitor.ErrNotFound)
+	wantKind(t, db.SetPassword(ctx, "usr_missing", "x", false), errs.ErrNotFound)
 
 	n, err := db.CountUsers(ctx)
 	check(t, err)
@@ -210,7 +211,7 @@ func testBootstrap(t *testing.T, e storetest.Engine) {
 	if created {
 		t.Fatal("second Bootstrap created again")
 	}
-	if _, err := db.Workspace(ctx, w2.ID); !errors.Is(err, monitor.ErrNotFound) {
+	if _, err := db.Workspace(ctx, w2.ID); !errors.Is(err, errs.ErrNotFound) {
 		t.Fatalf("second Bootstrap's workspace: %v, want not found", err)
 	}
 }
@@ -219,20 +220,20 @@ func testBootstrapConcurrent(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	const n = 8
 	var (
-		wg      sync.WaitGroup
-		created [n]bool
-		errs    [n]error
+		wg       sync.WaitGroup
+		created  [n]bool
+		problems [n]error
 	)
 	for i := range n {
 		wg.Go(func() {
 			u, w, m := bootstrapArgs(i)
-			created[i], errs[i] = db.Bootstrap(ctx, u, w, m)
+			created[i], problems[i] = db.Bootstrap(ctx, u, w, m)
 		})
 	}
 	wg.Wait()
 	winners := 0
 	for i := range n {
-		check(t, errs[i])
+		check(t, problems[i])
 		if created[i] {
 			winners++
 		}
@@ -254,7 +255,7 @@ func testWorkspaces(t *testing.T, e storetest.Engine) {
 		equal(t, got, w)
 	}
 	_, err := db.Workspace(ctx, "nope")
-	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
 
 	dup := newWorkspace("acme")
 	wantKind(t, db.CreateWorkspace(ctx, dup), store.ErrConflict)
@@ -265,7 +266,7 @@ func testWorkspaces(t *testing.T, e storetest.Engine) {
 	if got.MaxMonitors != 7 || got.MinIntervalSeconds != 60 {
 		t.Fatalf("after SetWorkspaceQuota: %+v", got)
 	}
-	wantKind(t, db.SetWorkspaceQuota(ctx, "ws_missing", 1, 10), monitor.ErrNotFound)
+	wantKind(t, db.SetWorkspaceQuota(ctx, "ws_missing", 1, 10), errs.ErrNotFound)
 }
 
 func testMemberships(t *testing.T, e storetest.Engine) {
@@ -275,7 +276,7 @@ func testMemberships(t *testing.T, e storetest.Engine) {
 	check(t, db.CreateUser(ctx, u))
 
 	_, err := db.Membership(ctx, w.ID, u.ID)
-	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
 
 	m := store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleViewer, CreatedAt: t0}
 	check(t, db.PutMembership(ctx, m))
@@ -286,12 +287,12 @@ func testMemberships(t *testing.T, e storetest.Engine) {
 	m.Role = monitor.RoleAdmin
 	equal(t, got, m)
 
-	wantKind(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: "usr_missing", Role: monitor.RoleViewer, CreatedAt: t0}), monitor.ErrNotFound)
+	wantKind(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: "usr_missing", Role: monitor.RoleViewer, CreatedAt: t0}), errs.ErrNotFound)
 
 	check(t, db.DeleteMembership(ctx, w.ID, u.ID))
 	_, err = db.Membership(ctx, w.ID, u.ID)
-	wantKind(t, err, monitor.ErrNotFound)
-	wantKind(t, db.DeleteMembership(ctx, w.ID, u.ID), monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
+	wantKind(t, db.DeleteMembership(ctx, w.ID, u.ID), errs.ErrNotFound)
 }
 
 func testKeys(t *testing.T, e storetest.Engine) {
@@ -333,17 +334,17 @@ func testKeys(t *testing.T, e storetest.Engine) {
 	}
 
 	_, err := db.KeyGrantByHash(ctx, bytes.Repeat([]byte{3}, 32), "")
-	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
 
 	// Touch never moves backwards.
 	check(t, db.TouchAPIKey(ctx, bound.ID, t0.Add(time.Minute)))
 	check(t, db.TouchAPIKey(ctx, bound.ID, t0.Add(time.Second)))
-	wantKind(t, db.TouchAPIKey(ctx, "key_missing", t0), monitor.ErrNotFound)
+	wantKind(t, db.TouchAPIKey(ctx, "key_missing", t0), errs.ErrNotFound)
 
 	// Revoked keys are still returned, with the first revocation time.
 	check(t, db.RevokeAPIKey(ctx, bound.ID, t0.Add(time.Hour)))
 	check(t, db.RevokeAPIKey(ctx, bound.ID, t0.Add(2*time.Hour)))
-	wantKind(t, db.RevokeAPIKey(ctx, "key_missing", t0), monitor.ErrNotFound)
+	wantKind(t, db.RevokeAPIKey(ctx, "key_missing", t0), errs.ErrNotFound)
 	g, err := db.KeyGrantByHash(ctx, bound.Hash, "")
 	check(t, err)
 	bound.LastUsedAt, bound.RevokedAt = t0.Add(time.Minute), t0.Add(time.Hour)
@@ -393,7 +394,7 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	check(t, db.CreateMonitor(ctx, m, sealed, 10))
 	wantKind(t, db.CreateMonitor(ctx, m, store.Sealed{}, 10), store.ErrConflict)
 	orphan := fullMonitor("ws_missing")
-	wantKind(t, db.CreateMonitor(ctx, orphan, store.Sealed{}, 10), monitor.ErrNotFound)
+	wantKind(t, db.CreateMonitor(ctx, orphan, store.Sealed{}, 10), errs.ErrNotFound)
 
 	got, err := db.GetMonitor(ctx, w.ID, m.ID)
 	check(t, err)
@@ -407,15 +408,15 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 
 	// Another workspace cannot tell the monitor exists.
 	_, err = db.GetMonitor(ctx, other.ID, m.ID)
-	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
 	_, err = db.MonitorAuth(ctx, other.ID, m.ID)
-	wantKind(t, err, monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
 	_, err = db.MonitorHeaders(ctx, other.ID, m.ID)
-	wantKind(t, err, monitor.ErrNotFound)
-	wantKind(t, db.DeleteMonitor(ctx, other.ID, m.ID), monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
+	wantKind(t, db.DeleteMonitor(ctx, other.ID, m.ID), errs.ErrNotFound)
 	moved := m
 	moved.WorkspaceID = other.ID
-	wantKind(t, db.UpdateMonitor(ctx, moved, store.Sealed{}, keepAll, m.UpdatedAt), monitor.ErrNotFound)
+	wantKind(t, db.UpdateMonitor(ctx, moved, store.Sealed{}, keepAll, m.UpdatedAt), errs.ErrNotFound)
 
 	// Update what a user edits but keep the credential; state stays.
 	prev := m.UpdatedAt
@@ -469,7 +470,7 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	check(t, err)
 	m.Paused, m.State, m.StateSince, m.UpdatedAt = true, monitor.StatePaused, at, at
 	equal(t, got, m)
-	wantKind(t, db.SetMonitorPaused(ctx, other.ID, m.ID, false, at), monitor.ErrNotFound)
+	wantKind(t, db.SetMonitorPaused(ctx, other.ID, m.ID, false, at), errs.ErrNotFound)
 
 	n, err := db.CountMonitors(ctx, w.ID)
 	check(t, err)
@@ -478,9 +479,9 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	}
 	check(t, db.DeleteMonitor(ctx, w.ID, m.ID))
 	_, err = db.GetMonitor(ctx, w.ID, m.ID)
-	wantKind(t, err, monitor.ErrNotFound)
-	wantKind(t, db.DeleteMonitor(ctx, w.ID, m.ID), monitor.ErrNotFound)
-	wantKind(t, db.UpdateMonitor(ctx, m, store.Sealed{}, keepAll, m.UpdatedAt), monitor.ErrNotFound)
+	wantKind(t, err, errs.ErrNotFound)
+	wantKind(t, db.DeleteMonitor(ctx, w.ID, m.ID), errs.ErrNotFound)
+	wantKind(t, db.UpdateMonitor(ctx, m, store.Sealed{}, keepAll, m.UpdatedAt), errs.ErrNotFound)
 }
 
 func testMonitorPages(t *testing.T, e storetest.Engine) {
@@ -526,20 +527,20 @@ func testMonitorQuota(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	_, w := seed(t, db, "acme")
 	const max, n = 5, 20
-	errs := make([]error, n)
+	problems := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { errs[i] = db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, max) })
+		wg.Go(func() { problems[i] = db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, max) })
 	}
 	wg.Wait()
 	ok := 0
-	for _, err := range errs {
+	for _, err := range problems {
 		if err == nil {
 			ok++
 			continue
 		}
 		wantKind(t, err, store.ErrQuota)
-		var me *monitor.Error
+		var me *errs.Error
 		if errors.As(err, &me); !strings.Contains(me.Message, "5") {
 			t.Fatalf("quota error %q does not name the limit", me.Message)
 		}
@@ -565,13 +566,13 @@ func testMonitorQuotaTwoNodes(t *testing.T, e storetest.Engine) {
 	_, w := seed(t, nodes[0], "acme")
 	const max, n = 3, 12
 	var wg sync.WaitGroup
-	errs := make([]error, n)
+	problems := make([]error, n)
 	for i := range n {
-		wg.Go(func() { errs[i] = nodes[i%2].CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, max) })
+		wg.Go(func() { problems[i] = nodes[i%2].CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, max) })
 	}
 	wg.Wait()
 	ok := 0
-	for _, err := range errs {
+	for _, err := range problems {
 		if err == nil {
 			ok++
 		} else {
@@ -612,7 +613,7 @@ func testIdempotency(t *testing.T, e storetest.Engine) {
 	header, body := []byte(`{"Location":["/x"]}`), []byte(`{"id":"mon_1"}`)
 	check(t, db.FinishIdempotent(ctx, s, 201, header, body))
 	// The first response stored wins.
-	wantKind(t, db.FinishIdempotent(ctx, s, 200, nil, nil), monitor.ErrNotFound)
+	wantKind(t, db.FinishIdempotent(ctx, s, 200, nil, nil), errs.ErrNotFound)
 	// A done record is replayed, long after lockTTL.
 	rec, ok, err = db.BeginIdempotent(ctx, s, fp, t0.Add(time.Hour), ttl, lockTTL)
 	check(t, err)
@@ -620,7 +621,7 @@ func testIdempotency(t *testing.T, e storetest.Engine) {
 		t.Fatal("Begin after Finish acquired")
 	}
 	equal(t, rec, store.IdempotencyRecord{Fingerprint: fp, Done: true, Status: 201, Header: header, Body: body, CreatedAt: t0, ExpiresAt: t0.Add(ttl)})
-	wantKind(t, db.AbandonIdempotent(ctx, s), monitor.ErrNotFound)
+	wantKind(t, db.AbandonIdempotent(ctx, s), errs.ErrNotFound)
 
 	// Expired: the key is free again.
 	fp2 := []byte("fingerprint-2")
@@ -682,17 +683,17 @@ func testIdempotencyConcurrent(t *testing.T, e storetest.Engine) {
 	var (
 		wg       sync.WaitGroup
 		acquired [n]bool
-		errs     [n]error
+		problems [n]error
 	)
 	for i := range n {
 		wg.Go(func() {
-			_, acquired[i], errs[i] = db.BeginIdempotent(ctx, s, []byte("fp"), t0, ttl, lockTTL)
+			_, acquired[i], problems[i] = db.BeginIdempotent(ctx, s, []byte("fp"), t0, ttl, lockTTL)
 		})
 	}
 	wg.Wait()
 	winners := 0
 	for i := range n {
-		check(t, errs[i])
+		check(t, problems[i])
 		if acquired[i] {
 			winners++
 		}

@@ -1,4 +1,9 @@
-package monitor
+// Package errs holds the kinds of error every layer returns for expected
+// failures (not found, invalid, forbidden…), the field errors of a failed
+// validation, and Wrap for naming the operation that failed. The edges (the
+// API, the web app, the CLI) translate kinds in one table each; kinds carry
+// no HTTP knowledge.
+package errs
 
 import (
 	"errors"
@@ -65,7 +70,7 @@ func KindOf(err error) Kind {
 }
 
 // Wrap annotates *errp with the operation that failed, keeping the chain.
-// Use as: defer monitor.Wrap(&err, "store.GetMonitor(%s)", id)
+// Use as: defer errs.Wrap(&err, "store.GetMonitor(%s)", id)
 func Wrap(errp *error, format string, args ...any) {
 	if *errp != nil {
 		*errp = fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), *errp)

@@ -1,4 +1,4 @@
-package monitor_test
+package errs_test
 
 import (
 	"errors"
@@ -7,33 +7,33 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/errs"
 )
 
 func TestKindOf(t *testing.T) {
-	invalid := &monitor.Error{Kind: monitor.KindInvalid, Message: "bad"}
-	wrapped := error(monitor.ErrNotFound)
-	monitor.Wrap(&wrapped, "store.GetMonitor(%s)", "mon_1")
+	invalid := &errs.Error{Kind: errs.KindInvalid, Message: "bad"}
+	wrapped := error(errs.ErrNotFound)
+	errs.Wrap(&wrapped, "store.GetMonitor(%s)", "mon_1")
 	cases := []struct {
 		name string
 		err  error
-		want monitor.Kind
+		want errs.Kind
 	}{
-		{"nil", nil, monitor.KindInternal},
-		{"plain error", errors.New("boom"), monitor.KindInternal},
-		{"io.EOF", io.EOF, monitor.KindInternal},
-		{"*Error", invalid, monitor.KindInvalid},
-		{"ErrNotFound", monitor.ErrNotFound, monitor.KindNotFound},
-		{"Errorf", monitor.Errorf(monitor.KindQuota, "at most %d monitors", 3), monitor.KindQuota},
-		{"wrapped with %w", fmt.Errorf("ctx: %w", invalid), monitor.KindInvalid},
-		{"wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", monitor.Errorf(monitor.KindRateLimited, "slow"))), monitor.KindRateLimited},
-		{"wrapped with Wrap", wrapped, monitor.KindNotFound},
-		{"joined", errors.Join(errors.New("other"), invalid), monitor.KindInvalid},
-		{"wrapped with %v loses the kind", fmt.Errorf("ctx: %v", invalid), monitor.KindInternal},
+		{"nil", nil, errs.KindInternal},
+		{"plain error", errors.New("boom"), errs.KindInternal},
+		{"io.EOF", io.EOF, errs.KindInternal},
+		{"*Error", invalid, errs.KindInvalid},
+		{"ErrNotFound", errs.ErrNotFound, errs.KindNotFound},
+		{"Errorf", errs.Errorf(errs.KindQuota, "at most %d monitors", 3), errs.KindQuota},
+		{"wrapped with %w", fmt.Errorf("ctx: %w", invalid), errs.KindInvalid},
+		{"wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", errs.Errorf(errs.KindRateLimited, "slow"))), errs.KindRateLimited},
+		{"wrapped with Wrap", wrapped, errs.KindNotFound},
+		{"joined", errors.Join(errors.New("other"), invalid), errs.KindInvalid},
+		{"wrapped with %v loses the kind", fmt.Errorf("ctx: %v", invalid), errs.KindInternal},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := monitor.KindOf(c.err); got != c.want {
+			if got := errs.KindOf(c.err); got != c.want {
 				t.Errorf("KindOf(%v) = %v, want %v", c.err, got, c.want)
 			}
 		})
@@ -57,7 +57,7 @@ func TestWrap(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.err
-			monitor.Wrap(&err, c.format, c.args...)
+			errs.Wrap(&err, c.format, c.args...)
 			if c.wantMsg == "" {
 				if err != nil {
 					t.Fatalf("Wrap made %v from nil", err)
@@ -74,12 +74,12 @@ func TestWrap(t *testing.T) {
 	}
 }
 
-// TestWrapDeferred is the documented use: defer monitor.Wrap(&err, …).
+// TestWrapDeferred is the documented use: defer errs.Wrap(&err, …).
 func TestWrapDeferred(t *testing.T) {
 	get := func(id string, fail bool) (err error) {
-		defer monitor.Wrap(&err, "store.GetMonitor(%s)", id)
+		defer errs.Wrap(&err, "store.GetMonitor(%s)", id)
 		if fail {
-			return monitor.ErrNotFound
+			return errs.ErrNotFound
 		}
 		return nil
 	}
@@ -87,7 +87,7 @@ func TestWrapDeferred(t *testing.T) {
 		t.Fatalf("success became %v", err)
 	}
 	err := get("mon_2", true)
-	if !errors.Is(err, monitor.ErrNotFound) || monitor.KindOf(err) != monitor.KindNotFound {
+	if !errors.Is(err, errs.ErrNotFound) || errs.KindOf(err) != errs.KindNotFound {
 		t.Fatalf("deferred Wrap lost the kind: %v", err)
 	}
 	if !strings.HasPrefix(err.Error(), "store.GetMonitor(mon_2): ") {
@@ -98,15 +98,15 @@ func TestWrapDeferred(t *testing.T) {
 func TestErrorMessage(t *testing.T) {
 	cases := []struct {
 		name string
-		err  *monitor.Error
+		err  *errs.Error
 		want string
 	}{
-		{"no fields", &monitor.Error{Kind: monitor.KindForbidden, Message: "no"}, "no"},
-		{"fields", &monitor.Error{Kind: monitor.KindInvalid, Message: "invalid monitor", Fields: []monitor.FieldError{
+		{"no fields", &errs.Error{Kind: errs.KindForbidden, Message: "no"}, "no"},
+		{"fields", &errs.Error{Kind: errs.KindInvalid, Message: "invalid monitor", Fields: []errs.FieldError{
 			{Pointer: "/name", Message: "must not be empty"},
 			{Pointer: "/config/url", Message: "is required"},
 		}}, "invalid monitor (2 field errors, first /name: must not be empty)"},
-		{"Errorf formats", monitor.Errorf(monitor.KindQuota, "at most %d monitors", 5), "at most 5 monitors"},
+		{"Errorf formats", errs.Errorf(errs.KindQuota, "at most %d monitors", 5), "at most 5 monitors"},
 	}
 	for _, c := range cases {
 		if got := c.err.Error(); got != c.want {
