@@ -22,13 +22,13 @@ import (
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/config"
-	"github.com/tocsin/tocsin/internal/engine"
+	"github.com/tocsin/tocsin/internal/deliver"
 	"github.com/tocsin/tocsin/internal/httpapi"
 	"github.com/tocsin/tocsin/internal/mailer"
 	"github.com/tocsin/tocsin/internal/netguard"
-	"github.com/tocsin/tocsin/internal/notifier"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/probe"
+	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -131,7 +131,7 @@ func keyring(c config.Config, log *slog.Logger) (*secrets.Keyring, error) {
 // newMailer is the SMTP sender, nil when no server is configured. The
 // server is the operator's, so the outbound policy for users' targets does
 // not apply to it; it is still dialled through the one dialer.
-func newMailer(c config.Config) (notifier.Mailer, error) {
+func newMailer(c config.Config) (deliver.Mailer, error) {
 	if c.SMTPURL == "" {
 		return nil, nil
 	}
@@ -140,7 +140,7 @@ func newMailer(c config.Config) (notifier.Mailer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return notifier.SMTP(m), nil
+	return deliver.SMTP(m), nil
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -216,8 +216,8 @@ Create an API key for the API:
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	root.Handle("/", api) // the ping URLs, and the API's JSON 404 for unknown paths
-	checks := engine.New(engine.Options{Node: c.NodeName, Region: c.Region, Store: db, Checker: prober,
-		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "engine"), Metrics: engine.NewMetrics(reg),
+	checks := scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, Store: db, Checker: prober,
+		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
 		Concurrency: c.CheckConcurrency})
 
 	srv := &http.Server{
@@ -230,8 +230,8 @@ Create an API key for the API:
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("listening", "addr", "http://"+ln.Addr().String(), "engine", db.Engine())
-	sender := notifier.New(notifier.Options{App: a, Node: c.NodeName, Policy: outbound, Mailer: mail,
-		Log: log.With("component", "notifier"), Metrics: notifier.NewMetrics(reg)})
+	sender := deliver.New(deliver.Options{App: a, Node: c.NodeName, Policy: outbound, Mailer: mail,
+		Log: log.With("component", "deliver"), Metrics: deliver.NewMetrics(reg)})
 
 	// Every runner is owned here: started in one group, stopped by its
 	// context, and awaited before the database closes (deferred above).

@@ -18,9 +18,9 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"github.com/tocsin/tocsin/internal/deliver"
 	"github.com/tocsin/tocsin/internal/mailer"
 	"github.com/tocsin/tocsin/internal/netguard"
-	"github.com/tocsin/tocsin/internal/notifier"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
@@ -134,7 +134,7 @@ func TestChannelKindsDeliver(t *testing.T) {
 			trust := &tls.Config{RootCAs: roots}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
-			n := notifier.New(notifier.Options{App: e.app, Node: "node-1", Poll: 20 * time.Millisecond, Mailer: notifier.SMTP(m),
+			n := deliver.New(deliver.Options{App: e.app, Node: "node-1", Poll: 20 * time.Millisecond, Mailer: deliver.SMTP(m),
 				TLS:       trust,
 				Endpoints: notify.Endpoints{PagerDuty: svc.srv.URL + "/pd", Telegram: svc.srv.URL + "/tg"}})
 			go func() { defer close(done); n.Run(ctx) }()

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/notifier"
+	"github.com/tocsin/tocsin/internal/deliver"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
@@ -134,7 +134,7 @@ var fastRetries = app.Config{RetryFirst: 30 * time.Millisecond, RetryMax: 150 * 
 func runNotifier(t *testing.T, e *env, node string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	n := notifier.New(notifier.Options{App: e.app, Node: node, Poll: 20 * time.Millisecond})
+	n := deliver.New(deliver.Options{App: e.app, Node: node, Poll: 20 * time.Millisecond})
 	go func() { defer close(done); n.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 }

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/engine"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
+	"github.com/tocsin/tocsin/internal/scheduler"
 )
 
 // headerTarget is a real HTTP server that keeps the headers of every
@@ -141,7 +141,7 @@ func (e *env) checkNow(t *testing.T, monitorID string, target *headerTarget) htt
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(engine.Options{Node: "headers-test", Region: "test", Store: e.db,
+	eng := scheduler.New(scheduler.Options{Node: "headers-test", Region: "test", Store: e.db,
 		Checker:  probe.New(probe.Options{ProbeID: "headers-test", Region: "test"}),
 		OpenAuth: e.app.OpenMonitorAuth, OpenHeaders: e.app.OpenMonitorHeaders, Poll: 20 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,4 +1,4 @@
-package engine_test
+package scheduler_test
 
 import (
 	"net"
@@ -10,8 +10,8 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/tocsin/tocsin/internal/clean"
-	"github.com/tocsin/tocsin/internal/engine"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
@@ -90,7 +90,7 @@ func TestOneTenantsBytesStopNoOther(t *testing.T) {
 			}
 			reg := prometheus.NewRegistry()
 			// Batches mix both workspaces' observations, as a busy node's do.
-			stop := start(t, engine.Options{Node: "node-a", Store: db, Metrics: engine.NewMetrics(reg)})
+			stop := start(t, scheduler.Options{Node: "node-a", Store: db, Metrics: scheduler.NewMetrics(reg)})
 			time.Sleep(5*interval + interval/2)
 			stop()
 

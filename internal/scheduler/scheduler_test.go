@@ -1,4 +1,4 @@
-package engine_test
+package scheduler_test
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/engine"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
+	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
@@ -69,7 +69,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func start(t testing.TB, o engine.Options) (stop func()) {
+func start(t testing.TB, o scheduler.Options) (stop func()) {
 	t.Helper()
 	if o.Checker == nil {
 		o.Checker = probe.New(probe.Options{ProbeID: o.Node})
@@ -77,7 +77,7 @@ func start(t testing.TB, o engine.Options) (stop func()) {
 	if o.Poll == 0 {
 		o.Poll = 50 * time.Millisecond
 	}
-	e := engine.New(o)
+	e := scheduler.New(o)
 	c, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -131,7 +131,7 @@ func TestStatesFollowChecks(t *testing.T) {
 			ws := workspace(t, db)
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
-			start(t, engine.Options{Node: "node-a", Store: db})
+			start(t, scheduler.Options{Node: "node-a", Store: db})
 
 			waitFor(t, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 			got := getMonitor(t, db, m)
@@ -207,8 +207,8 @@ func TestTwoSchedulersCheckEachSlotOnce(t *testing.T) {
 				ms[i] = addMonitor(t, db, ws, tg.URL, interval, 3)
 			}
 			began := time.Now()
-			stopA := start(t, engine.Options{Node: "node-a", Store: db})
-			stopB := start(t, engine.Options{Node: "node-b", Store: db2})
+			stopA := start(t, scheduler.Options{Node: "node-a", Store: db})
+			stopB := start(t, scheduler.Options{Node: "node-b", Store: db2})
 			time.Sleep(4*interval + interval/2)
 			stopA()
 			stopB()
@@ -297,7 +297,7 @@ func TestDeadNodesChecksAreTakenOver(t *testing.T) {
 			if len(again) != 0 {
 				t.Fatalf("a held check was claimed twice")
 			}
-			start(t, engine.Options{Node: "node-b", Store: db, Lookahead: time.Minute})
+			start(t, scheduler.Options{Node: "node-b", Store: db, Lookahead: time.Minute})
 			waitFor(t, "node-b to check the monitor", func() bool { return len(observations(t, db, m)) > 0 })
 			o := observations(t, db, m)[0]
 			if o.Probe != "node-b" || !o.Due.Equal(claimed[0].Due) {
@@ -331,7 +331,7 @@ func TestShutdownCancelsChecksAsUnknown(t *testing.T) {
 			t.Cleanup(func() { close(release) })
 			m := addMonitor(t, db, ws, slow.URL, 10*time.Second, 9)
 			check(t, db.SetNextDueForTest(ctx, m.ID, time.Now().Add(100*time.Millisecond)))
-			stop := start(t, engine.Options{Node: "node-a", Store: db, Lookahead: time.Minute})
+			stop := start(t, scheduler.Options{Node: "node-a", Store: db, Lookahead: time.Minute})
 			<-entered
 			stop()
 			obs := observations(t, db, m)
@@ -373,7 +373,7 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	b := addMonitor(t, db, ws, tg.URL, 24*time.Hour, 1)
 	check(t, db.SetNextDueForTest(ctx, a.ID, time.Now()))
 	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(time.Hour))) // beyond the lookahead: not claimed yet
-	start(t, engine.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})
+	start(t, scheduler.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})
 	select {
 	case <-holding:
 	case <-time.After(30 * time.Second):
@@ -447,7 +447,7 @@ func TestSlowTargetDelaysNoOther(t *testing.T) {
 		check(t, db.SetNextDueForTest(ctx, m.ID, due))
 		fast = append(fast, m)
 	}
-	start(t, engine.Options{Node: "node-a", Store: db, Lookahead: time.Minute})
+	start(t, scheduler.Options{Node: "node-a", Store: db, Lookahead: time.Minute})
 	waitFor(t, "the fast monitors", func() bool {
 		for _, m := range fast {
 			if len(observations(t, db, m)) == 0 {

@@ -1,4 +1,4 @@
-package engine_test
+package scheduler_test
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tocsin/tocsin/internal/engine"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
@@ -111,13 +111,13 @@ func finished(due []store.DueCheck) []store.Completed {
 
 // write runs the writer on batch and fails the test if it does not come
 // back: a writer that retries a refused batch never does.
-func write(t *testing.T, st engine.Store, m *engine.Metrics, batch []store.Completed) string {
+func write(t *testing.T, st scheduler.Store, m *scheduler.Metrics, batch []store.Completed) string {
 	t.Helper()
 	var log bytes.Buffer
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		engine.WriteForTest(st, "node", slog.New(slog.NewTextHandler(&log, nil)), m, batch)
+		scheduler.WriteForTest(st, "node", slog.New(slog.NewTextHandler(&log, nil)), m, batch)
 	}()
 	select {
 	case <-done:
@@ -161,7 +161,7 @@ func TestWriterIsolatesARefusedObservation(t *testing.T) {
 
 			reg := prometheus.NewRegistry()
 			st := &countingStore{DB: db}
-			log := write(t, st, engine.NewMetrics(reg), batch)
+			log := write(t, st, scheduler.NewMetrics(reg), batch)
 
 			for i, d := range due {
 				obs := observations(t, db, d.Monitor)
@@ -171,7 +171,7 @@ func TestWriterIsolatesARefusedObservation(t *testing.T) {
 				want := monitor.ResultUp
 				if i == bad {
 					want = monitor.ResultUnknown
-					if obs[0].Reason != engine.ReasonUnstorable || obs[0].Probe != "node" || !obs[0].Due.Equal(d.Due) {
+					if obs[0].Reason != scheduler.ReasonUnstorable || obs[0].Probe != "node" || !obs[0].Due.Equal(d.Due) {
 						t.Fatalf("refused observation stored as %+v", obs[0])
 					}
 				}
@@ -212,7 +212,7 @@ func TestWriterDropsAnObservationRefusedEvenAsUnknown(t *testing.T) {
 			refuseMonitor(t, e, rawDB(t, u), due[bad].Seq)
 
 			reg := prometheus.NewRegistry()
-			log := write(t, db, engine.NewMetrics(reg), finished(due))
+			log := write(t, db, scheduler.NewMetrics(reg), finished(due))
 
 			for i, d := range due {
 				obs := observations(t, db, d.Monitor)

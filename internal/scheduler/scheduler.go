@@ -1,9 +1,9 @@
-// Package engine runs the checks: a scheduler that claims due checks from
+// Package scheduler runs the checks: it claims due checks from
 // the database with a lease, runs each at its slot with bounded
 // concurrency, and hands the observations to one batching writer, which
 // stores them and moves each monitor's state machine. Checking and storing
 // are kept apart, so a slow disk never holds a check slot.
-package engine
+package scheduler
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type Checker interface {
 	Check(ctx context.Context, m monitor.Monitor) monitor.Observation
 }
 
-// Options configure an Engine; zero values take the defaults shown.
+// Options configure an Scheduler; zero values take the defaults shown.
 type Options struct {
 	Node    string // lease owner and probe name; unique per process
 	Region  string
@@ -112,8 +112,8 @@ func (o *Options) defaults() {
 	}
 }
 
-// Engine is one node's scheduler and writer.
-type Engine struct {
+// Scheduler is one node's scheduler and writer.
+type Scheduler struct {
 	o Options
 	// owner holds this process's leases: the node name and a random part,
 	// so two processes given one name never share leases.
@@ -128,9 +128,9 @@ type Engine struct {
 }
 
 // New makes an engine; Run starts it.
-func New(o Options) *Engine {
+func New(o Options) *Scheduler {
 	o.defaults()
-	e := &Engine{o: o, owner: o.Node + "/" + rand.Text()[:10], sem: make(chan struct{}, o.Concurrency), held: map[int64]*time.Timer{}}
+	e := &Scheduler{o: o, owner: o.Node + "/" + rand.Text()[:10], sem: make(chan struct{}, o.Concurrency), held: map[int64]*time.Timer{}}
 	e.writer = newWriter(o.Store, e.owner, o.Log, o.Metrics, o.WriteLinger)
 	return e
 }
@@ -140,7 +140,7 @@ func New(o Options) *Engine {
 // every observation is written, and the leases of checks that never
 // started are released for other nodes. It returns when all that is done;
 // the error is for the errgroup that owns it (nil: stopped as asked).
-func (e *Engine) Run(ctx context.Context) error {
+func (e *Scheduler) Run(ctx context.Context) error {
 	checkCtx, cancelChecks := context.WithCancelCause(context.WithoutCancel(ctx))
 	writerDone := make(chan struct{})
 	go func() {
@@ -200,7 +200,7 @@ loop:
 
 // claim leases the checks due soon and sets a timer for each; it returns
 // how many it claimed.
-func (e *Engine) claim(ctx, checkCtx context.Context) int {
+func (e *Scheduler) claim(ctx, checkCtx context.Context) int {
 	if backlog := e.writer.backlog(); backlog >= e.o.Backlog {
 		e.o.Log.Warn("observation writer behind; not claiming checks", "backlog", backlog)
 		return 0
@@ -230,7 +230,7 @@ func (e *Engine) claim(ctx, checkCtx context.Context) int {
 }
 
 // start runs one claimed check in its own goroutine (the timer's).
-func (e *Engine) start(ctx context.Context, d store.DueCheck) {
+func (e *Scheduler) start(ctx context.Context, d store.DueCheck) {
 	defer e.checks.Done()
 	obs := e.run(ctx, d)
 	e.mu.Lock()
@@ -245,7 +245,7 @@ func thresholds(m monitor.Monitor) monitor.Thresholds {
 
 // run waits for a check slot and runs the check, or records that it could
 // not start before its deadline.
-func (e *Engine) run(ctx context.Context, d store.DueCheck) (obs monitor.Observation) {
+func (e *Scheduler) run(ctx context.Context, d store.DueCheck) (obs monitor.Observation) {
 	m := d.Monitor
 	timeout := time.Duration(m.Config.TimeoutSeconds) * time.Second
 	if timeout <= 0 {
@@ -293,7 +293,7 @@ func (e *Engine) run(ctx context.Context, d store.DueCheck) (obs monitor.Observa
 // openSecrets puts a due check's credential and header values, opened in
 // memory, into its monitor's config: both came with the claim, so a check
 // costs no extra query.
-func (e *Engine) openSecrets(m *monitor.Monitor, d store.DueCheck) error {
+func (e *Scheduler) openSecrets(m *monitor.Monitor, d store.DueCheck) error {
 	if d.SealedAuth != nil {
 		auth, err := e.o.OpenAuth(m.ID, d.SealedAuth)
 		if err != nil {
@@ -327,7 +327,7 @@ func shuttingDown(m monitor.Monitor, due, now time.Time, node, region string) mo
 // (PostgreSQL's text columns hand back neither NUL nor invalid UTF-8), so
 // no tenant's bytes enter it. A failure is the database's: logged, and
 // the next tick tries again.
-func (e *Engine) sweep(ctx context.Context) {
+func (e *Scheduler) sweep(ctx context.Context) {
 	changes, err := e.o.Store.SweepStale(ctx, e.o.Now())
 	if err != nil && !errors.Is(err, context.Canceled) {
 		e.o.Log.Warn("marking stale monitors unknown", "err", err)
@@ -344,7 +344,7 @@ func (e *Engine) sweep(ctx context.Context) {
 // most Maintenance from now. Like sweep, it writes only states, ids and
 // causes made of them, and what it read from the database: nothing from
 // outside that the database could refuse.
-func (e *Engine) maintenance(ctx context.Context) time.Duration {
+func (e *Scheduler) maintenance(ctx context.Context) time.Duration {
 	now := e.o.Now()
 	windows, err := e.o.Store.AllMaintenanceWindows(ctx)
 	if err != nil {

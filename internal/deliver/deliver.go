@@ -1,8 +1,8 @@
-// Package notifier sends events to notification channels: it claims due
+// Package deliver sends events to notification channels: it claims due
 // deliveries with a lease, renders each for its channel (internal/notify),
 // sends it through the guarded dialer or the SMTP server, and reports every
 // attempt, so that the app can retry, fail, or disable the channel.
-package notifier
+package deliver
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func (s smtpMailer) Send(ctx context.Context, m *notify.Mail, id string) error {
 	return s.m.Send(ctx, mailer.Message{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML, ID: id})
 }
 
-// Options configure a Notifier; zero values take the defaults.
+// Options configure a Sender; zero values take the defaults.
 type Options struct {
 	App  *app.App
 	Node string // names this node's leases and attempts
@@ -65,14 +65,14 @@ type Options struct {
 	Metrics *Metrics
 }
 
-// Notifier is one node's sender.
-type Notifier struct {
+// Sender is one node's sender.
+type Sender struct {
 	o      Options
 	client *http.Client
 }
 
 // New makes a notifier.
-func New(o Options) *Notifier {
+func New(o Options) *Sender {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 32
 	}
@@ -93,7 +93,7 @@ func New(o Options) *Notifier {
 	if o.TLS != nil {
 		tr.TLSClientConfig = o.TLS
 	}
-	return &Notifier{o: o, client: &http.Client{
+	return &Sender{o: o, client: &http.Client{
 		Transport: tr,
 		Timeout:   notify.AttemptTimeout,
 		// A receiver that redirects is answering wrongly: following it
@@ -105,7 +105,7 @@ func New(o Options) *Notifier {
 // Run sends due deliveries until ctx ends, then waits for the attempts in
 // flight (each bounded by its own timeout) so that every one is recorded.
 // Failures are logged and retried, so it returns nil.
-func (n *Notifier) Run(ctx context.Context) error {
+func (n *Sender) Run(ctx context.Context) error {
 	var (
 		wg    sync.WaitGroup
 		slots = make(chan struct{}, n.o.Concurrency)
@@ -178,7 +178,7 @@ const maxRecordBatch = 64
 // finished while the previous one was being written, so a quiet node
 // writes each at once and a busy one shares transactions. release frees
 // an attempt's slot.
-func (n *Notifier) record(ctx context.Context, done <-chan app.Attempted, release func()) {
+func (n *Sender) record(ctx context.Context, done <-chan app.Attempted, release func()) {
 	for first := range done {
 		batch := []app.Attempted{first}
 	gather:
@@ -212,7 +212,7 @@ func (n *Notifier) record(ctx context.Context, done <-chan app.Attempted, releas
 }
 
 // deliver makes one attempt at a job.
-func (n *Notifier) deliver(ctx context.Context, j app.DeliveryJob) app.Attempted {
+func (n *Sender) deliver(ctx context.Context, j app.DeliveryJob) app.Attempted {
 	start, began := n.o.App.Now(), time.Now() // the app's clock, and a monotonic one for the duration
 	code, err := n.attempt(ctx, j, start)
 	at := notify.Attempt{Node: n.o.Node, StartedAt: start, Duration: time.Since(began).Truncate(time.Microsecond), StatusCode: code}
@@ -230,7 +230,7 @@ func (n *Notifier) deliver(ctx context.Context, j app.DeliveryJob) app.Attempted
 // attempt sends a job once: the HTTP status code (0 without one) and an
 // error unless it was delivered. Errors never carry a URL: hook URLs and
 // bot tokens are secrets.
-func (n *Notifier) attempt(ctx context.Context, j app.DeliveryJob, now time.Time) (int, error) {
+func (n *Sender) attempt(ctx context.Context, j app.DeliveryJob, now time.Time) (int, error) {
 	out, err := notify.Render(&j.Channel, j.Secrets, j.Payload, j.ID, now, n.o.Endpoints)
 	if err != nil {
 		return 0, fmt.Errorf("cannot render the event for this channel: %v", err)
