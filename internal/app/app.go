@@ -12,6 +12,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/netguard"
 	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/ratelimit"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -83,7 +84,7 @@ type App struct {
 	touched sync.Map // key id → time.Time
 
 	pings       pinger
-	pingLimits  *store.LocalLimiter
+	pingLimits  *ratelimit.Memory
 	knownTokens tokenSet
 }
 
@@ -95,7 +96,7 @@ func New(db *store.DB, keys *secrets.Keyring, now func() time.Time, log *slog.Lo
 		now = time.Now
 	}
 	a := &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg,
-		pingLimits: store.NewLocalLimiter()}
+		pingLimits: ratelimit.New()}
 	a.pings.lanes = newLanes(db.PingWriters())
 	return a
 }

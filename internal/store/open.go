@@ -19,6 +19,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	_ "modernc.org/sqlite"             // registers driver "sqlite"
+
+	"github.com/tocsin/tocsin/internal/ratelimit"
 )
 
 // Engine names, as returned by DB.Engine.
@@ -34,7 +36,7 @@ type DB struct {
 	d    dialect
 	// limiter holds SQLite's rate-limit buckets in memory (see TakeToken);
 	// nil on PostgreSQL, where buckets live in the database.
-	limiter *memLimiter
+	limiter *ratelimit.Memory
 	stmts   stmtCache
 	// grants caches key grants on PostgreSQL; nil on SQLite.
 	grants *grantCache
@@ -195,7 +197,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		r.Close()
 		return nil, err
 	}
-	return &DB{w: w, r: r, d: sqliteDialect, limiter: newMemLimiter(), journal: newPingJournal(path), locks: locks}, nil
+	return &DB{w: w, r: r, d: sqliteDialect, limiter: ratelimit.New(), journal: newPingJournal(path), locks: locks}, nil
 }
 
 // privateFiles makes the database file, and the WAL and shared-memory

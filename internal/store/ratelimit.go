@@ -4,22 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"hash/maphash"
 	"sync"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
 )
 
-// Rate limiting with GCRA: a bucket is one number, its theoretical arrival
-// time (TAT). Taking a token moves it to max(TAT, now) + emission; the
-// request is allowed when that lands at most tolerance after now (so a
-// bucket allows a burst of tolerance/emission requests, refilled at one
-// per emission). A TAT in the past means a full bucket, so a missing bucket
-// and a stale one behave the same, which makes forgetting stale buckets
-// lossless.
-//
-// Where buckets live differs by engine, on purpose:
+// Rate limiting with GCRA (package ratelimit explains it). Where buckets
+// live differs by engine, on purpose:
 //   - PostgreSQL: in rate_limits, updated by one atomic statement, because
 //     several nodes serve the same keys and must share one limit. The table
 //     is UNLOGGED: a crash empties it, which only refills buckets (as a
@@ -42,7 +34,7 @@ func (db *DB) TakeToken(ctx context.Context, bucket string, now time.Time, emiss
 	}
 	nowUS, em, tol := micros(now), emission.Microseconds(), tolerance.Microseconds()
 	if db.limiter != nil {
-		ok, tat := db.limiter.take(bucket, nowUS, em, tol)
+		ok, tat := db.limiter.TakeMicros(bucket, nowUS, em, tol)
 		return RateDecision{Allowed: ok, TAT: fromMicros(tat)}, nil
 	}
 	if d, ok := db.leases.take(bucket, nowUS, em); ok {
@@ -149,120 +141,11 @@ func (b *leaseBook) put(bucket string, now, tat, left, expires int64) {
 func (db *DB) PurgeRateLimits(ctx context.Context, now time.Time) (n int64, err error) {
 	defer errs.Wrap(&err, "store.PurgeRateLimits")
 	if db.limiter != nil {
-		return db.limiter.purge(micros(now)), nil
+		return db.limiter.Purge(micros(now)), nil
 	}
 	res, err := db.w.ExecContext(ctx, `DELETE FROM rate_limits WHERE tat < $1`, micros(now))
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
-}
-
-// memLimiter holds GCRA buckets in memory, sharded so concurrent requests
-// for different keys rarely share a lock.
-type memLimiter struct {
-	seed   maphash.Seed
-	shards [32]memShard
-}
-
-type memShard struct {
-	mu  sync.Mutex
-	tat map[string]int64 // unix µs
-	// sweepAt is the size at which the shard next drops full buckets; it
-	// doubles with the live size so sweeping costs O(1) per take on average.
-	sweepAt int
-}
-
-const minSweep = 1024
-
-func newMemLimiter() *memLimiter {
-	l := &memLimiter{seed: maphash.MakeSeed()}
-	for i := range l.shards {
-		l.shards[i].tat = make(map[string]int64)
-		l.shards[i].sweepAt = minSweep
-	}
-	return l
-}
-
-func (l *memLimiter) take(bucket string, now, em, tol int64) (bool, int64) {
-	s := &l.shards[maphash.String(l.seed, bucket)%uint64(len(l.shards))]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tat, ok := s.tat[bucket]
-	if !ok {
-		tat = now
-	}
-	next := max(tat, now) + em
-	if next-now > tol {
-		return false, tat
-	}
-	s.tat[bucket] = next
-	if len(s.tat) >= s.sweepAt {
-		s.sweep(now)
-	}
-	return true, next
-}
-
-func (s *memShard) sweep(now int64) (n int64) {
-	for b, tat := range s.tat {
-		if tat < now {
-			delete(s.tat, b)
-			n++
-		}
-	}
-	s.sweepAt = max(minSweep, 2*len(s.tat))
-	return n
-}
-
-func (l *memLimiter) purge(now int64) (n int64) {
-	for i := range l.shards {
-		s := &l.shards[i]
-		s.mu.Lock()
-		n += s.sweep(now)
-		s.mu.Unlock()
-	}
-	return n
-}
-
-// LocalLimiter holds rate-limit buckets in this process's memory, for
-// limits that may hold per node and must cost no database round trip: the
-// ping URLs'.
-type LocalLimiter struct{ l *memLimiter }
-
-func NewLocalLimiter() *LocalLimiter { return &LocalLimiter{l: newMemLimiter()} }
-
-// gcra turns a budget into the emission interval and tolerance, in µs.
-func gcra(perMinute, burst int) (em, tol int64) {
-	em = time.Minute.Microseconds() / int64(max(perMinute, 1))
-	return em, em * int64(max(burst, 1))
-}
-
-// Take spends one request from bucket, which allows perMinute a minute in
-// bursts of up to burst. When it refuses, retry is how long until one
-// would be allowed.
-func (l *LocalLimiter) Take(bucket string, now time.Time, perMinute, burst int) (ok bool, retry time.Duration) {
-	em, tol := gcra(perMinute, burst)
-	us := now.UnixMicro()
-	ok, tat := l.l.take(bucket, us, em, tol)
-	if ok {
-		return true, 0
-	}
-	return false, time.Duration(max(tat, us)+em-us-tol) * time.Microsecond
-}
-
-// Blocked reports whether Take would refuse now, without spending.
-func (l *LocalLimiter) Blocked(bucket string, now time.Time, perMinute, burst int) (bool, time.Duration) {
-	em, tol := gcra(perMinute, burst)
-	us := now.UnixMicro()
-	s := &l.l.shards[maphash.String(l.l.seed, bucket)%uint64(len(l.l.shards))]
-	s.mu.Lock()
-	tat, ok := s.tat[bucket]
-	s.mu.Unlock()
-	if !ok {
-		return false, 0
-	}
-	if wait := max(tat, us) + em - us - tol; wait > 0 {
-		return true, time.Duration(wait) * time.Microsecond
-	}
-	return false, 0
 }

@@ -1,0 +1,131 @@
+// Package ratelimit holds rate-limit buckets in this process's memory:
+// GCRA, where a bucket is one number, its theoretical arrival time (TAT).
+// Taking a token moves it to max(TAT, now) + emission; the request is
+// allowed when that lands at most tolerance after now, so a bucket allows
+// a burst of tolerance/emission requests, refilled at one per emission. A
+// TAT in the past means a full bucket, so a missing bucket and a stale one
+// behave the same, and forgetting stale buckets loses nothing.
+//
+// It serves limits that hold per node and must cost no database round trip
+// (the ping URLs'), and every limit of a single-node SQLite server. Limits
+// several nodes share live in the database.
+package ratelimit
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// Memory is a set of buckets, sharded so concurrent requests for
+// different buckets rarely share a lock. It is safe for concurrent use.
+type Memory struct {
+	seed   maphash.Seed
+	shards [32]shard
+}
+
+type shard struct {
+	mu  sync.Mutex
+	tat map[string]int64 // unix µs
+	// sweepAt is the size at which the shard next drops full buckets; it
+	// doubles with the live size so sweeping costs O(1) per take on average.
+	sweepAt int
+}
+
+const minSweep = 1024
+
+// New returns an empty set of buckets.
+func New() *Memory {
+	m := &Memory{seed: maphash.MakeSeed()}
+	for i := range m.shards {
+		m.shards[i].tat = make(map[string]int64)
+		m.shards[i].sweepAt = minSweep
+	}
+	return m
+}
+
+func (m *Memory) shard(bucket string) *shard {
+	return &m.shards[maphash.String(m.seed, bucket)%uint64(len(m.shards))]
+}
+
+// TakeMicros takes one token from bucket at now (unix µs), with emission
+// and tolerance in µs. When allowed it returns true and the new TAT; when
+// refused, false and the current TAT, and nothing changes.
+func (m *Memory) TakeMicros(bucket string, now, emission, tolerance int64) (bool, int64) {
+	s := m.shard(bucket)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tat, ok := s.tat[bucket]
+	if !ok {
+		tat = now
+	}
+	next := max(tat, now) + emission
+	if next-now > tolerance {
+		return false, tat
+	}
+	s.tat[bucket] = next
+	if len(s.tat) >= s.sweepAt {
+		s.sweep(now)
+	}
+	return true, next
+}
+
+func (s *shard) sweep(now int64) (n int64) {
+	for b, tat := range s.tat {
+		if tat < now {
+			delete(s.tat, b)
+			n++
+		}
+	}
+	s.sweepAt = max(minSweep, 2*len(s.tat))
+	return n
+}
+
+// Purge forgets the buckets that are full again at now (unix µs) and
+// returns how many.
+func (m *Memory) Purge(now int64) (n int64) {
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		n += s.sweep(now)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// budget turns perMinute in bursts of burst into the emission interval
+// and tolerance, in µs.
+func budget(perMinute, burst int) (em, tol int64) {
+	em = time.Minute.Microseconds() / int64(max(perMinute, 1))
+	return em, em * int64(max(burst, 1))
+}
+
+// Take spends one request from bucket, which allows perMinute a minute in
+// bursts of up to burst. When it refuses, retry is how long until one
+// would be allowed.
+func (m *Memory) Take(bucket string, now time.Time, perMinute, burst int) (ok bool, retry time.Duration) {
+	em, tol := budget(perMinute, burst)
+	us := now.UnixMicro()
+	ok, tat := m.TakeMicros(bucket, us, em, tol)
+	if ok {
+		return true, 0
+	}
+	return false, time.Duration(max(tat, us)+em-us-tol) * time.Microsecond
+}
+
+// Blocked reports whether Take would refuse now, without spending.
+func (m *Memory) Blocked(bucket string, now time.Time, perMinute, burst int) (bool, time.Duration) {
+	em, tol := budget(perMinute, burst)
+	us := now.UnixMicro()
+	s := m.shard(bucket)
+	s.mu.Lock()
+	tat, ok := s.tat[bucket]
+	s.mu.Unlock()
+	if !ok {
+		return false, 0
+	}
+	if wait := max(tat, us) + em - us - tol; wait > 0 {
+		return true, time.Duration(wait) * time.Microsecond
+	}
+	return false, 0
+}
