@@ -58,7 +58,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s := &Server{app: a, log: log, mux: http.NewServeMux(), baseURL: opts.BaseURL}
 	s.api = humago.New(s.mux, cfg)
 	s.api.UseMiddleware(s.authenticate, s.knownIDs, s.cleanBody, s.idempotent)
-	s.registerMonitors()
+	s.routes()
 	s.registerChecks()
 	s.registerMaintenance()
 	s.registerIncidents()

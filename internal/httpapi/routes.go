@@ -1,0 +1,20 @@
+package httpapi
+
+import "github.com/danielgtaylor/huma/v2"
+
+// routes registers every operation of /api/v1, one line each, by resource.
+// Each descriptor (scope, id checks, documented errors) sits beside its
+// handler in the resource's file.
+//
+// The ping URLs are not here: ServePing serves them outside huma, and
+// documentPings (pings.go) adds them to the document.
+func (s *Server) routes() {
+	// Monitors
+	huma.Register(s.api, opCreateMonitor, s.createMonitor)
+	huma.Register(s.api, opListMonitors, s.listMonitors)
+	huma.Register(s.api, opGetMonitor, s.getMonitor)
+	huma.Register(s.api, opUpdateMonitor, s.updateMonitor)
+	huma.Register(s.api, opDeleteMonitor, s.deleteMonitor)
+	huma.Register(s.api, opPauseMonitor, s.pauseMonitor)
+	huma.Register(s.api, opResumeMonitor, s.resumeMonitor)
+}
