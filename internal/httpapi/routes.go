@@ -17,4 +17,14 @@ func (s *Server) routes() {
 	huma.Register(s.api, opDeleteMonitor, s.deleteMonitor)
 	huma.Register(s.api, opPauseMonitor, s.pauseMonitor)
 	huma.Register(s.api, opResumeMonitor, s.resumeMonitor)
+	huma.Register(s.api, opListMonitorChecks, s.listMonitorChecks)
+	huma.Register(s.api, opListMonitorStates, s.listMonitorStates)
+	huma.Register(s.api, opTestMonitor, s.testMonitor)
+
+	// Maintenance windows
+	huma.Register(s.api, opCreateMaintenanceWindow, s.createMaintenanceWindow)
+	huma.Register(s.api, opListMaintenanceWindows, s.listMaintenanceWindows)
+	huma.Register(s.api, opGetMaintenanceWindow, s.getMaintenanceWindow)
+	huma.Register(s.api, opUpdateMaintenanceWindow, s.updateMaintenanceWindow)
+	huma.Register(s.api, opDeleteMaintenanceWindow, s.deleteMaintenanceWindow)
 }
