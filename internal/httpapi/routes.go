@@ -27,4 +27,13 @@ func (s *Server) routes() {
 	huma.Register(s.api, opGetMaintenanceWindow, s.getMaintenanceWindow)
 	huma.Register(s.api, opUpdateMaintenanceWindow, s.updateMaintenanceWindow)
 	huma.Register(s.api, opDeleteMaintenanceWindow, s.deleteMaintenanceWindow)
+
+	// Incidents
+	huma.Register(s.api, opCreateIncident, s.createIncident)
+	huma.Register(s.api, opListIncidents, s.listIncidents)
+	huma.Register(s.api, opGetIncident, s.getIncident)
+	huma.Register(s.api, opUpdateIncident, s.updateIncident)
+	huma.Register(s.api, opPostIncidentUpdate, s.postIncidentUpdate)
+	huma.Register(s.api, opAcknowledgeIncident, s.acknowledgeIncident)
+	huma.Register(s.api, opResolveIncident, s.resolveIncident)
 }
