@@ -36,4 +36,16 @@ func (s *Server) routes() {
 	huma.Register(s.api, opPostIncidentUpdate, s.postIncidentUpdate)
 	huma.Register(s.api, opAcknowledgeIncident, s.acknowledgeIncident)
 	huma.Register(s.api, opResolveIncident, s.resolveIncident)
+
+	// Notification channels and their deliveries
+	huma.Register(s.api, opCreateNotificationChannel, s.createNotificationChannel)
+	huma.Register(s.api, opListNotificationChannels, s.listNotificationChannels)
+	huma.Register(s.api, opGetNotificationChannel, s.getNotificationChannel)
+	huma.Register(s.api, opUpdateNotificationChannel, s.updateNotificationChannel)
+	huma.Register(s.api, opDeleteNotificationChannel, s.deleteNotificationChannel)
+	huma.Register(s.api, opRotateNotificationChannelSecret, s.rotateNotificationChannelSecret)
+	huma.Register(s.api, opListNotificationChannelDeliveries, s.listNotificationChannelDeliveries)
+	huma.Register(s.api, opTestNotificationChannel, s.testNotificationChannel)
+	huma.Register(s.api, opGetDelivery, s.getDelivery)
+	huma.Register(s.api, opRedeliver, s.redeliver)
 }
