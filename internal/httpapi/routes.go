@@ -3,11 +3,8 @@ package httpapi
 import "github.com/danielgtaylor/huma/v2"
 
 // routes registers every operation of /api/v1, one line each, by resource.
-// Each descriptor (scope, id checks, documented errors) sits beside its
-// handler in the resource's file.
-//
-// The ping URLs are not here: ServePing serves them outside huma, and
-// documentPings (pings.go) adds them to the document.
+// Each descriptor (an op value: scope, path-id checks, documented errors)
+// sits beside its handler in the resource's file.
 func (s *Server) routes() {
 	// Monitors
 	huma.Register(s.api, opCreateMonitor, s.createMonitor)
@@ -48,4 +45,18 @@ func (s *Server) routes() {
 	huma.Register(s.api, opTestNotificationChannel, s.testNotificationChannel)
 	huma.Register(s.api, opGetDelivery, s.getDelivery)
 	huma.Register(s.api, opRedeliver, s.redeliver)
+
+	// Heartbeats. Their ping URLs are not huma operations: ServeHTTP hands
+	// them to ServePing, and New adds them to the document with
+	// documentPings (both in pings.go).
+	huma.Register(s.api, opCreateHeartbeat, s.createHeartbeat)
+	huma.Register(s.api, opListHeartbeats, s.listHeartbeats)
+	huma.Register(s.api, opGetHeartbeat, s.getHeartbeat)
+	huma.Register(s.api, opUpdateHeartbeat, s.updateHeartbeat)
+	huma.Register(s.api, opDeleteHeartbeat, s.deleteHeartbeat)
+	huma.Register(s.api, opPauseHeartbeat, s.pauseHeartbeat)
+	huma.Register(s.api, opResumeHeartbeat, s.resumeHeartbeat)
+	huma.Register(s.api, opRotateHeartbeatToken, s.rotateHeartbeatToken)
+	huma.Register(s.api, opListHeartbeatStates, s.listHeartbeatStates)
+	huma.Register(s.api, opListHeartbeatPings, s.listHeartbeatPings)
 }

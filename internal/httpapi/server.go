@@ -59,7 +59,6 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.api = humago.New(s.mux, cfg)
 	s.api.UseMiddleware(s.authenticate, s.knownIDs, s.cleanBody, s.idempotent)
 	s.routes()
-	s.registerHeartbeats()
 	s.documentPings()
 	documentHeaders(s.api.OpenAPI())
 	routed(s.mux)
