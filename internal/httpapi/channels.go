@@ -137,78 +137,93 @@ type ChannelID struct {
 	ID string `path:"id" maxLength:"64" doc:"Notification channel id (nch_…)."`
 }
 
-func (s *Server) registerChannels() {
-	tags := []string{"Notification channels"}
-	base := Prefix + "/notification-channels"
-	create := op(huma.Operation{OperationID: "createNotificationChannel", Method: http.MethodPost, Path: base,
-		Summary: "Create a notification channel", Tags: tags, DefaultStatus: http.StatusCreated,
-		Description: "Where events go: a signed webhook, e-mail, Slack, Discord, Microsoft Teams, PagerDuty, Telegram or ntfy. " +
-			"A webhook channel's signing secret is in this response only. E-mail channels need an SMTP server configured (else 403 feature_unavailable)."},
-		monitor.ScopeNotificationsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
-	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *createInput[ChannelCreate]) (*createdChannel, error) {
-		v, secret, err := s.app.CreateChannel(ctx, actorFrom(ctx), in.Body.draft())
-		if err != nil {
-			return nil, err
-		}
-		return &createdChannel{Location: base + "/" + v.ID,
-			Body: ChannelWithSecret{NotificationChannel: toChannel(v), SigningSecret: secret}}, nil
-	})
+type patchChannelInput struct {
+	ChannelID
+	Body ChannelPatch
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "listNotificationChannels", Method: http.MethodGet, Path: base,
-		Summary: "List notification channels", Description: "In creation order, oldest first.", Tags: tags},
-		monitor.ScopeNotificationsRead, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *listInput) (*struct{ Body List[NotificationChannel] }, error) {
-			p, err := s.app.ListChannels(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body List[NotificationChannel] }{Body: toList(p, toChannel)}, nil
-		})
+type channelBody struct {
+	Body NotificationChannel
+}
 
-	one := func(v app.ChannelView, err error) (*struct{ Body NotificationChannel }, error) {
-		if err != nil {
-			return nil, err
-		}
-		return &struct{ Body NotificationChannel }{Body: toChannel(v)}, nil
+type channelSecretBody struct {
+	Body ChannelWithSecret
+}
+
+var tagsChannels = []string{"Notification channels"}
+
+var opCreateNotificationChannel = idempotent(op(huma.Operation{OperationID: "createNotificationChannel", Method: http.MethodPost, Path: Prefix + "/notification-channels",
+	Summary: "Create a notification channel", Tags: tagsChannels, DefaultStatus: http.StatusCreated,
+	Description: "Where events go: a signed webhook, e-mail, Slack, Discord, Microsoft Teams, PagerDuty, Telegram or ntfy. " +
+		"A webhook channel's signing secret is in this response only. E-mail channels need an SMTP server configured (else 403 feature_unavailable)."},
+	monitor.ScopeNotificationsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
+
+func (s *Server) createNotificationChannel(ctx context.Context, in *createInput[ChannelCreate]) (*createdChannel, error) {
+	v, secret, err := s.app.CreateChannel(ctx, actorFrom(ctx), in.Body.draft())
+	if err != nil {
+		return nil, err
 	}
-	huma.Register(s.api, op(huma.Operation{OperationID: "getNotificationChannel", Method: http.MethodGet, Path: base + "/{id}",
-		Summary: "Get a notification channel", Tags: tags}, monitor.ScopeNotificationsRead, http.StatusNotFound),
-		func(ctx context.Context, in *ChannelID) (*struct{ Body NotificationChannel }, error) {
-			return one(s.app.GetChannel(ctx, actorFrom(ctx), in.ID))
-		})
+	return &createdChannel{Location: Prefix + "/notification-channels/" + v.ID,
+		Body: ChannelWithSecret{NotificationChannel: toChannel(v), SigningSecret: secret}}, nil
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "updateNotificationChannel", Method: http.MethodPatch, Path: base + "/{id}",
-		Summary: "Update a notification channel", Description: "The fields given replace the stored ones; the result is validated as a whole. The kind cannot change.",
-		Tags: tags}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *struct {
-			ChannelID
-			Body ChannelPatch
-		}) (*struct{ Body NotificationChannel }, error) {
-			return one(s.app.UpdateChannel(ctx, actorFrom(ctx), in.ID, func(cur app.ChannelView) (app.ChannelDraft, error) {
-				return in.Body.apply(cur), nil
-			}))
-		})
+var opListNotificationChannels = op(huma.Operation{OperationID: "listNotificationChannels", Method: http.MethodGet, Path: Prefix + "/notification-channels",
+	Summary: "List notification channels", Description: "In creation order, oldest first.", Tags: tagsChannels},
+	monitor.ScopeNotificationsRead, http.StatusUnprocessableEntity)
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "deleteNotificationChannel", Method: http.MethodDelete, Path: base + "/{id}",
-		Summary: "Delete a notification channel", Tags: tags, DefaultStatus: http.StatusNoContent},
-		monitor.ScopeNotificationsWrite, http.StatusNotFound),
-		func(ctx context.Context, in *ChannelID) (*struct{}, error) {
-			return nil, s.app.DeleteChannel(ctx, actorFrom(ctx), in.ID)
-		})
+func (s *Server) listNotificationChannels(ctx context.Context, in *listInput) (*struct{ Body List[NotificationChannel] }, error) {
+	p, err := s.app.ListChannels(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body List[NotificationChannel] }{Body: toList(p, toChannel)}, nil
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "rotateNotificationChannelSecret", Method: http.MethodPost, Path: base + "/{id}/rotate-secret",
-		Summary: "Rotate a webhook channel's signing secret",
-		Description: "Makes a new signing secret, returned in this response only. For 24 hours deliveries carry signatures by both the new and the old secret " +
-			"(two v1= in X-Service-Signature), so the receiver can switch over without losing events. Other kinds: 409 conflict.",
-		Tags: tags}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict),
-		func(ctx context.Context, in *ChannelID) (*struct{ Body ChannelWithSecret }, error) {
-			v, secret, err := s.app.RotateChannelSecret(ctx, actorFrom(ctx), in.ID)
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body ChannelWithSecret }{Body: ChannelWithSecret{NotificationChannel: toChannel(v), SigningSecret: secret}}, nil
-		})
+var opGetNotificationChannel = op(huma.Operation{OperationID: "getNotificationChannel", Method: http.MethodGet, Path: Prefix + "/notification-channels/{id}",
+	Summary: "Get a notification channel", Tags: tagsChannels}, monitor.ScopeNotificationsRead, http.StatusNotFound)
+
+func (s *Server) getNotificationChannel(ctx context.Context, in *ChannelID) (*channelBody, error) {
+	return oneChannel(s.app.GetChannel(ctx, actorFrom(ctx), in.ID))
+}
+
+var opUpdateNotificationChannel = op(huma.Operation{OperationID: "updateNotificationChannel", Method: http.MethodPatch, Path: Prefix + "/notification-channels/{id}",
+	Summary: "Update a notification channel", Description: "The fields given replace the stored ones; the result is validated as a whole. The kind cannot change.",
+	Tags: tagsChannels}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+
+func (s *Server) updateNotificationChannel(ctx context.Context, in *patchChannelInput) (*channelBody, error) {
+	return oneChannel(s.app.UpdateChannel(ctx, actorFrom(ctx), in.ID, func(cur app.ChannelView) (app.ChannelDraft, error) {
+		return in.Body.apply(cur), nil
+	}))
+}
+
+var opDeleteNotificationChannel = op(huma.Operation{OperationID: "deleteNotificationChannel", Method: http.MethodDelete, Path: Prefix + "/notification-channels/{id}",
+	Summary: "Delete a notification channel", Tags: tagsChannels, DefaultStatus: http.StatusNoContent},
+	monitor.ScopeNotificationsWrite, http.StatusNotFound)
+
+func (s *Server) deleteNotificationChannel(ctx context.Context, in *ChannelID) (*struct{}, error) {
+	return nil, s.app.DeleteChannel(ctx, actorFrom(ctx), in.ID)
+}
+
+var opRotateNotificationChannelSecret = op(huma.Operation{OperationID: "rotateNotificationChannelSecret", Method: http.MethodPost, Path: Prefix + "/notification-channels/{id}/rotate-secret",
+	Summary: "Rotate a webhook channel's signing secret",
+	Description: "Makes a new signing secret, returned in this response only. For 24 hours deliveries carry signatures by both the new and the old secret " +
+		"(two v1= in X-Service-Signature), so the receiver can switch over without losing events. Other kinds: 409 conflict.",
+	Tags: tagsChannels}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict)
+
+func (s *Server) rotateNotificationChannelSecret(ctx context.Context, in *ChannelID) (*channelSecretBody, error) {
+	v, secret, err := s.app.RotateChannelSecret(ctx, actorFrom(ctx), in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &channelSecretBody{Body: ChannelWithSecret{NotificationChannel: toChannel(v), SigningSecret: secret}}, nil
+}
+
+// oneChannel is the response of an operation that returns one channel.
+func oneChannel(v app.ChannelView, err error) (*channelBody, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &channelBody{Body: toChannel(v)}, nil
 }

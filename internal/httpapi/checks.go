@@ -103,50 +103,50 @@ type testMonitorInput struct {
 	Body MonitorCreate
 }
 
-func (s *Server) registerChecks() {
-	tags := []string{"Monitors"}
-	huma.Register(s.api, op(huma.Operation{OperationID: "listMonitorChecks", Method: http.MethodGet, Path: Prefix + "/monitors/{id}/checks",
-		Summary: "List a monitor's checks", Description: "Observations, newest first. Raw observations are kept for the retention the operator sets (30 days by default).", Tags: tags},
-		monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *checksInput) (*struct{ Body List[Check] }, error) {
-			p, err := s.app.ListChecks(ctx, actorFrom(ctx), in.ID, app.CheckQuery{
-				PageRequest: app.PageRequest{Cursor: in.Cursor, Limit: in.Limit},
-				From:        in.From, To: in.To, Result: monitor.Result(in.Result)})
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body List[Check] }{Body: toList(p, toCheck)}, nil
-		})
+var opListMonitorChecks = op(huma.Operation{OperationID: "listMonitorChecks", Method: http.MethodGet, Path: Prefix + "/monitors/{id}/checks",
+	Summary: "List a monitor's checks", Description: "Observations, newest first. Raw observations are kept for the retention the operator sets (30 days by default).", Tags: tagsMonitors},
+	monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "listMonitorStates", Method: http.MethodGet, Path: Prefix + "/monitors/{id}/states",
-		Summary: "List a monitor's state history", Description: "Every change of state with its cause, newest first.", Tags: tags},
-		monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *statesInput) (*struct{ Body List[StateChange] }, error) {
-			p, err := s.app.ListStates(ctx, actorFrom(ctx), in.ID, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body List[StateChange] }{Body: toList(p, toStateChange)}, nil
-		})
+func (s *Server) listMonitorChecks(ctx context.Context, in *checksInput) (*struct{ Body List[Check] }, error) {
+	p, err := s.app.ListChecks(ctx, actorFrom(ctx), in.ID, app.CheckQuery{
+		PageRequest: app.PageRequest{Cursor: in.Cursor, Limit: in.Limit},
+		From:        in.From, To: in.To, Result: monitor.Result(in.Result)})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body List[Check] }{Body: toList(p, toCheck)}, nil
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "testMonitor", Method: http.MethodPost, Path: Prefix + "/monitors/test",
-		Summary:     "Run one check of a monitor configuration now",
-		Description: "Runs one check of the draft (the body of a create) and returns what it found, with each assertion's verdict, without saving anything. The response body of the target is never returned.",
-		Tags:        tags},
-		monitor.ScopeMonitorsWrite, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *testMonitorInput) (*struct{ Body CheckTest }, error) {
-			d, err := in.Body.draft()
-			if err != nil {
-				return nil, err
-			}
-			o, err := s.app.TestMonitor(ctx, actorFrom(ctx), d)
-			if err != nil {
-				return nil, err
-			}
-			out := CheckTest{Check: toCheck(o), Assertions: []AssertionOutcome{}}
-			for _, a := range o.Assertions {
-				out.Assertions = append(out.Assertions, AssertionOutcome{Kind: a.Kind, Index: a.Index, Passed: a.Passed, Reason: a.Reason})
-			}
-			return &struct{ Body CheckTest }{Body: out}, nil
-		})
+var opListMonitorStates = op(huma.Operation{OperationID: "listMonitorStates", Method: http.MethodGet, Path: Prefix + "/monitors/{id}/states",
+	Summary: "List a monitor's state history", Description: "Every change of state with its cause, newest first.", Tags: tagsMonitors},
+	monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+
+func (s *Server) listMonitorStates(ctx context.Context, in *statesInput) (*struct{ Body List[StateChange] }, error) {
+	p, err := s.app.ListStates(ctx, actorFrom(ctx), in.ID, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body List[StateChange] }{Body: toList(p, toStateChange)}, nil
+}
+
+var opTestMonitor = op(huma.Operation{OperationID: "testMonitor", Method: http.MethodPost, Path: Prefix + "/monitors/test",
+	Summary:     "Run one check of a monitor configuration now",
+	Description: "Runs one check of the draft (the body of a create) and returns what it found, with each assertion's verdict, without saving anything. The response body of the target is never returned.",
+	Tags:        tagsMonitors},
+	monitor.ScopeMonitorsWrite, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+
+func (s *Server) testMonitor(ctx context.Context, in *testMonitorInput) (*struct{ Body CheckTest }, error) {
+	d, err := in.Body.draft()
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.app.TestMonitor(ctx, actorFrom(ctx), d)
+	if err != nil {
+		return nil, err
+	}
+	out := CheckTest{Check: toCheck(o), Assertions: []AssertionOutcome{}}
+	for _, a := range o.Assertions {
+		out.Assertions = append(out.Assertions, AssertionOutcome{Kind: a.Kind, Index: a.Index, Passed: a.Passed, Reason: a.Reason})
+	}
+	return &struct{ Body CheckTest }{Body: out}, nil
 }

@@ -87,47 +87,50 @@ type deliveryBody struct {
 	Body Delivery
 }
 
-func (s *Server) registerDeliveries() {
-	tags := []string{"Notification channels"}
-	one := func(d *notify.Delivery, err error) (*deliveryBody, error) {
-		if err != nil {
-			return nil, err
-		}
-		return &deliveryBody{Body: toDelivery(d)}, nil
+var opListNotificationChannelDeliveries = op(huma.Operation{OperationID: "listNotificationChannelDeliveries", Method: http.MethodGet,
+	Path: Prefix + "/notification-channels/{id}/deliveries", Summary: "List a channel's deliveries",
+	Description: "Newest first, each with its attempts (status, duration, error).", Tags: tagsChannels},
+	monitor.ScopeNotificationsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+
+func (s *Server) listNotificationChannelDeliveries(ctx context.Context, in *listDeliveriesInput) (*struct{ Body List[Delivery] }, error) {
+	p, err := s.app.ListDeliveries(ctx, actorFrom(ctx), in.ID, in.Status, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, err
 	}
-	huma.Register(s.api, op(huma.Operation{OperationID: "listNotificationChannelDeliveries", Method: http.MethodGet,
-		Path: Prefix + "/notification-channels/{id}/deliveries", Summary: "List a channel's deliveries",
-		Description: "Newest first, each with its attempts (status, duration, error).", Tags: tags},
-		monitor.ScopeNotificationsRead, http.StatusNotFound, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *listDeliveriesInput) (*struct{ Body List[Delivery] }, error) {
-			p, err := s.app.ListDeliveries(ctx, actorFrom(ctx), in.ID, in.Status, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body List[Delivery] }{Body: toList(p, func(d *notify.Delivery) Delivery { return toDelivery(d) })}, nil
-		})
+	return &struct{ Body List[Delivery] }{Body: toList(p, toDelivery)}, nil
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "testNotificationChannel", Method: http.MethodPost,
-		Path: Prefix + "/notification-channels/{id}/test", Summary: "Send a channel a test event",
-		Description: "Sends a test event to this channel, whatever its filters, and returns its delivery, pending: " +
-			"it goes out at once, and GET /deliveries/{id} shows how it went. A disabled channel: 409 conflict.",
-		Tags: tags, DefaultStatus: http.StatusAccepted}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict),
-		func(ctx context.Context, in *ChannelID) (*deliveryBody, error) {
-			return one(s.app.TestChannel(ctx, actorFrom(ctx), in.ID))
-		})
+var opTestNotificationChannel = op(huma.Operation{OperationID: "testNotificationChannel", Method: http.MethodPost,
+	Path: Prefix + "/notification-channels/{id}/test", Summary: "Send a channel a test event",
+	Description: "Sends a test event to this channel, whatever its filters, and returns its delivery, pending: " +
+		"it goes out at once, and GET /deliveries/{id} shows how it went. A disabled channel: 409 conflict.",
+	Tags: tagsChannels, DefaultStatus: http.StatusAccepted}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict)
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "getDelivery", Method: http.MethodGet, Path: Prefix + "/deliveries/{id}",
-		Summary: "Get a delivery", Tags: tags}, monitor.ScopeNotificationsRead, http.StatusNotFound),
-		func(ctx context.Context, in *DeliveryID) (*deliveryBody, error) {
-			return one(s.app.GetDelivery(ctx, actorFrom(ctx), in.ID))
-		})
+func (s *Server) testNotificationChannel(ctx context.Context, in *ChannelID) (*deliveryBody, error) {
+	return oneDelivery(s.app.TestChannel(ctx, actorFrom(ctx), in.ID))
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "redeliver", Method: http.MethodPost, Path: Prefix + "/deliveries/{id}/redeliver",
-		Summary: "Send a delivery again",
-		Description: "Sends a succeeded, failed or held delivery again, with the same id (a receiver that handled it sees a duplicate), " +
-			"retried for another 24 hours. A pending one, or one whose channel is disabled: 409 conflict.",
-		Tags: tags, DefaultStatus: http.StatusAccepted}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict),
-		func(ctx context.Context, in *DeliveryID) (*deliveryBody, error) {
-			return one(s.app.Redeliver(ctx, actorFrom(ctx), in.ID))
-		})
+var opGetDelivery = op(huma.Operation{OperationID: "getDelivery", Method: http.MethodGet, Path: Prefix + "/deliveries/{id}",
+	Summary: "Get a delivery", Tags: tagsChannels}, monitor.ScopeNotificationsRead, http.StatusNotFound)
+
+func (s *Server) getDelivery(ctx context.Context, in *DeliveryID) (*deliveryBody, error) {
+	return oneDelivery(s.app.GetDelivery(ctx, actorFrom(ctx), in.ID))
+}
+
+var opRedeliver = op(huma.Operation{OperationID: "redeliver", Method: http.MethodPost, Path: Prefix + "/deliveries/{id}/redeliver",
+	Summary: "Send a delivery again",
+	Description: "Sends a succeeded, failed or held delivery again, with the same id (a receiver that handled it sees a duplicate), " +
+		"retried for another 24 hours. A pending one, or one whose channel is disabled: 409 conflict.",
+	Tags: tagsChannels, DefaultStatus: http.StatusAccepted}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict)
+
+func (s *Server) redeliver(ctx context.Context, in *DeliveryID) (*deliveryBody, error) {
+	return oneDelivery(s.app.Redeliver(ctx, actorFrom(ctx), in.ID))
+}
+
+// oneDelivery is the response of an operation that returns one delivery.
+func oneDelivery(d *notify.Delivery, err error) (*deliveryBody, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &deliveryBody{Body: toDelivery(d)}, nil
 }

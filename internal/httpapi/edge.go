@@ -130,7 +130,8 @@ var idPrefixes = map[string]string{
 
 // idParams lists the id parameters of a route pattern: each {name} follows
 // the collection it names a member of. A parameter after any other segment
-// is a programming error, caught when the route is registered.
+// is a programming error, caught when the package initializes its
+// operation descriptors.
 func idParams(path string) []idParam {
 	segs := strings.Split(path, "/")
 	var out []idParam

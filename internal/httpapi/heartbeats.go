@@ -197,125 +197,125 @@ type pingsInput struct {
 	To     time.Time `query:"to" doc:"Only pings received before this time (RFC 3339)."`
 }
 
-func (s *Server) registerHeartbeats() {
-	tags := []string{"Heartbeats"}
-	create := op(huma.Operation{OperationID: "createHeartbeat", Method: http.MethodPost, Path: Prefix + "/heartbeats",
-		Summary: "Create a heartbeat", Description: "The response holds the ping URL the job must call.", Tags: tags,
-		DefaultStatus: http.StatusCreated},
-		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
-	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *createInput[HeartbeatCreate]) (*createdHeartbeat, error) {
-		h, err := s.app.CreateHeartbeat(ctx, actorFrom(ctx), in.Body.draft())
-		if err != nil {
-			return nil, err
-		}
-		return &createdHeartbeat{Location: Prefix + "/heartbeats/" + h.ID, Body: s.toHeartbeat(h)}, nil
-	})
+var tagsHeartbeats = []string{"Heartbeats"}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "listHeartbeats", Method: http.MethodGet, Path: Prefix + "/heartbeats",
-		Summary: "List heartbeats", Description: "Heartbeats in creation order, oldest first.", Tags: tags},
-		monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *listInput) (*struct{ Body List[Heartbeat] }, error) {
-			p, err := s.app.ListHeartbeats(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body List[Heartbeat] }{Body: toList(p, s.toHeartbeat)}, nil
-		})
+var opCreateHeartbeat = idempotent(op(huma.Operation{OperationID: "createHeartbeat", Method: http.MethodPost, Path: Prefix + "/heartbeats",
+	Summary: "Create a heartbeat", Description: "The response holds the ping URL the job must call.", Tags: tagsHeartbeats,
+	DefaultStatus: http.StatusCreated},
+	monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "getHeartbeat", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}",
-		Summary: "Get a heartbeat", Tags: tags}, monitor.ScopeMonitorsRead, http.StatusNotFound),
-		func(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
-			h, err := s.app.GetHeartbeat(ctx, actorFrom(ctx), in.ID)
-			if err != nil {
-				return nil, err
-			}
-			return &heartbeatBody{Body: s.toHeartbeat(h)}, nil
-		})
-
-	huma.Register(s.api, op(huma.Operation{OperationID: "updateHeartbeat", Method: http.MethodPatch, Path: Prefix + "/heartbeats/{id}",
-		Summary: "Update a heartbeat", Description: "Changes name, schedule or maximum runtime; the result is validated as a whole. A new schedule moves the next deadline to what it expects after the last ping.", Tags: tags},
-		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *patchHeartbeatInput) (*heartbeatBody, error) {
-			p := in.Body
-			h, err := s.app.UpdateHeartbeat(ctx, actorFrom(ctx), in.ID, func(cur heartbeat.Heartbeat) (heartbeat.Draft, error) {
-				d := heartbeat.Draft{Name: cur.Name, Schedule: cur.Schedule, MaxRuntimeSeconds: cur.MaxRuntimeSeconds, Paused: cur.Paused}
-				if p.Name != nil {
-					d.Name = *p.Name
-				}
-				if p.Schedule != nil {
-					d.Schedule = p.Schedule.domain()
-				}
-				if p.MaxRuntimeSeconds != nil {
-					d.MaxRuntimeSeconds = *p.MaxRuntimeSeconds
-				}
-				return d, nil
-			})
-			if err != nil {
-				return nil, err
-			}
-			return &heartbeatBody{Body: s.toHeartbeat(h)}, nil
-		})
-
-	huma.Register(s.api, op(huma.Operation{OperationID: "deleteHeartbeat", Method: http.MethodDelete, Path: Prefix + "/heartbeats/{id}",
-		Summary: "Delete a heartbeat", Description: "Its ping URL stops working; its pings and state history are deleted.", Tags: tags,
-		DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
-		func(ctx context.Context, in *HeartbeatID) (*struct{}, error) {
-			return nil, s.app.DeleteHeartbeat(ctx, actorFrom(ctx), in.ID)
-		})
-
-	for _, p := range []struct {
-		id, path, summary string
-		paused            bool
-	}{
-		{"pauseHeartbeat", "/pause", "Pause a heartbeat: pings are acknowledged but ignored, and nothing alerts", true},
-		{"resumeHeartbeat", "/resume", "Resume a paused heartbeat: PENDING, due by its next run if it has ever pinged", false},
-	} {
-		huma.Register(s.api, op(huma.Operation{OperationID: p.id, Method: http.MethodPost, Path: Prefix + "/heartbeats/{id}" + p.path,
-			Summary: p.summary, Tags: tags}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
-			func(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
-				h, err := s.app.SetHeartbeatPaused(ctx, actorFrom(ctx), in.ID, p.paused)
-				if err != nil {
-					return nil, err
-				}
-				return &heartbeatBody{Body: s.toHeartbeat(h)}, nil
-			})
+func (s *Server) createHeartbeat(ctx context.Context, in *createInput[HeartbeatCreate]) (*createdHeartbeat, error) {
+	h, err := s.app.CreateHeartbeat(ctx, actorFrom(ctx), in.Body.draft())
+	if err != nil {
+		return nil, err
 	}
+	return &createdHeartbeat{Location: Prefix + "/heartbeats/" + h.ID, Body: s.toHeartbeat(h)}, nil
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "rotateHeartbeatToken", Method: http.MethodPost,
-		Path: Prefix + "/heartbeats/{id}/rotate-token", Summary: "Give a heartbeat a new ping URL",
-		Description: "The old ping URL stops working at once; the response holds the new one.", Tags: tags},
-		monitor.ScopeMonitorsWrite, http.StatusNotFound),
-		func(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
-			h, err := s.app.RotateHeartbeatToken(ctx, actorFrom(ctx), in.ID)
-			if err != nil {
-				return nil, err
-			}
-			return &heartbeatBody{Body: s.toHeartbeat(h)}, nil
-		})
+var opListHeartbeats = op(huma.Operation{OperationID: "listHeartbeats", Method: http.MethodGet, Path: Prefix + "/heartbeats",
+	Summary: "List heartbeats", Description: "Heartbeats in creation order, oldest first.", Tags: tagsHeartbeats},
+	monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity)
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "listHeartbeatStates", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}/states",
-		Summary: "List a heartbeat's state history", Description: "Every change of state with its cause (late, overrun, failure, an outage of this service…), newest first.", Tags: tags},
-		monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *heartbeatStatesInput) (*struct{ Body List[StateChange] }, error) {
-			p, err := s.app.ListStates(ctx, actorFrom(ctx), in.ID, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body List[StateChange] }{Body: toList(p, toStateChange)}, nil
-		})
+func (s *Server) listHeartbeats(ctx context.Context, in *listInput) (*struct{ Body List[Heartbeat] }, error) {
+	p, err := s.app.ListHeartbeats(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body List[Heartbeat] }{Body: toList(p, s.toHeartbeat)}, nil
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "listHeartbeatPings", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}/pings",
-		Summary: "List a heartbeat's pings", Description: "Pings, newest first, with the body each POST carried.", Tags: tags},
-		monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *pingsInput) (*struct{ Body List[Ping] }, error) {
-			p, err := s.app.ListPings(ctx, actorFrom(ctx), in.ID, app.PingQuery{
-				PageRequest: app.PageRequest{Cursor: in.Cursor, Limit: in.Limit}, From: in.From, To: in.To})
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body List[Ping] }{Body: toList(p, toPing)}, nil
-		})
+var opGetHeartbeat = op(huma.Operation{OperationID: "getHeartbeat", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}",
+	Summary: "Get a heartbeat", Tags: tagsHeartbeats}, monitor.ScopeMonitorsRead, http.StatusNotFound)
+
+func (s *Server) getHeartbeat(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
+	return s.oneHeartbeat(s.app.GetHeartbeat(ctx, actorFrom(ctx), in.ID))
+}
+
+var opUpdateHeartbeat = op(huma.Operation{OperationID: "updateHeartbeat", Method: http.MethodPatch, Path: Prefix + "/heartbeats/{id}",
+	Summary: "Update a heartbeat", Description: "Changes name, schedule or maximum runtime; the result is validated as a whole. A new schedule moves the next deadline to what it expects after the last ping.", Tags: tagsHeartbeats},
+	monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+
+func (s *Server) updateHeartbeat(ctx context.Context, in *patchHeartbeatInput) (*heartbeatBody, error) {
+	p := in.Body
+	return s.oneHeartbeat(s.app.UpdateHeartbeat(ctx, actorFrom(ctx), in.ID, func(cur heartbeat.Heartbeat) (heartbeat.Draft, error) {
+		d := heartbeat.Draft{Name: cur.Name, Schedule: cur.Schedule, MaxRuntimeSeconds: cur.MaxRuntimeSeconds, Paused: cur.Paused}
+		if p.Name != nil {
+			d.Name = *p.Name
+		}
+		if p.Schedule != nil {
+			d.Schedule = p.Schedule.domain()
+		}
+		if p.MaxRuntimeSeconds != nil {
+			d.MaxRuntimeSeconds = *p.MaxRuntimeSeconds
+		}
+		return d, nil
+	}))
+}
+
+var opDeleteHeartbeat = op(huma.Operation{OperationID: "deleteHeartbeat", Method: http.MethodDelete, Path: Prefix + "/heartbeats/{id}",
+	Summary: "Delete a heartbeat", Description: "Its ping URL stops working; its pings and state history are deleted.", Tags: tagsHeartbeats,
+	DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+
+func (s *Server) deleteHeartbeat(ctx context.Context, in *HeartbeatID) (*struct{}, error) {
+	return nil, s.app.DeleteHeartbeat(ctx, actorFrom(ctx), in.ID)
+}
+
+var opPauseHeartbeat = op(huma.Operation{OperationID: "pauseHeartbeat", Method: http.MethodPost, Path: Prefix + "/heartbeats/{id}/pause",
+	Summary: "Pause a heartbeat: pings are acknowledged but ignored, and nothing alerts", Tags: tagsHeartbeats},
+	monitor.ScopeMonitorsWrite, http.StatusNotFound)
+
+func (s *Server) pauseHeartbeat(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
+	return s.oneHeartbeat(s.app.SetHeartbeatPaused(ctx, actorFrom(ctx), in.ID, true))
+}
+
+var opResumeHeartbeat = op(huma.Operation{OperationID: "resumeHeartbeat", Method: http.MethodPost, Path: Prefix + "/heartbeats/{id}/resume",
+	Summary: "Resume a paused heartbeat: PENDING, due by its next run if it has ever pinged", Tags: tagsHeartbeats},
+	monitor.ScopeMonitorsWrite, http.StatusNotFound)
+
+func (s *Server) resumeHeartbeat(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
+	return s.oneHeartbeat(s.app.SetHeartbeatPaused(ctx, actorFrom(ctx), in.ID, false))
+}
+
+var opRotateHeartbeatToken = op(huma.Operation{OperationID: "rotateHeartbeatToken", Method: http.MethodPost,
+	Path: Prefix + "/heartbeats/{id}/rotate-token", Summary: "Give a heartbeat a new ping URL",
+	Description: "The old ping URL stops working at once; the response holds the new one.", Tags: tagsHeartbeats},
+	monitor.ScopeMonitorsWrite, http.StatusNotFound)
+
+func (s *Server) rotateHeartbeatToken(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
+	return s.oneHeartbeat(s.app.RotateHeartbeatToken(ctx, actorFrom(ctx), in.ID))
+}
+
+var opListHeartbeatStates = op(huma.Operation{OperationID: "listHeartbeatStates", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}/states",
+	Summary: "List a heartbeat's state history", Description: "Every change of state with its cause (late, overrun, failure, an outage of this service…), newest first.", Tags: tagsHeartbeats},
+	monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+
+func (s *Server) listHeartbeatStates(ctx context.Context, in *heartbeatStatesInput) (*struct{ Body List[StateChange] }, error) {
+	p, err := s.app.ListStates(ctx, actorFrom(ctx), in.ID, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body List[StateChange] }{Body: toList(p, toStateChange)}, nil
+}
+
+var opListHeartbeatPings = op(huma.Operation{OperationID: "listHeartbeatPings", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}/pings",
+	Summary: "List a heartbeat's pings", Description: "Pings, newest first, with the body each POST carried.", Tags: tagsHeartbeats},
+	monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+
+func (s *Server) listHeartbeatPings(ctx context.Context, in *pingsInput) (*struct{ Body List[Ping] }, error) {
+	p, err := s.app.ListPings(ctx, actorFrom(ctx), in.ID, app.PingQuery{
+		PageRequest: app.PageRequest{Cursor: in.Cursor, Limit: in.Limit}, From: in.From, To: in.To})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body List[Ping] }{Body: toList(p, toPing)}, nil
+}
+
+// oneHeartbeat is the response of an operation that returns one heartbeat.
+func (s *Server) oneHeartbeat(h heartbeat.Heartbeat, err error) (*heartbeatBody, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &heartbeatBody{Body: s.toHeartbeat(h)}, nil
 }

@@ -120,92 +120,103 @@ type createdIncident struct {
 	Body     Incident
 }
 
-func (s *Server) registerIncidents() {
-	tags := []string{"Incidents"}
-	base := Prefix + "/incidents"
-	one := func(inc *incident.Incident, err error) (*incidentBody, error) {
-		if err != nil {
-			return nil, err
-		}
-		return &incidentBody{Body: toIncident(inc)}, nil
+type patchIncidentInput struct {
+	IncidentID
+	Body IncidentPatchBody
+}
+
+type postIncidentUpdateInput struct {
+	IncidentID
+	Body IncidentUpdateCreate
+}
+
+type resolveIncidentInput struct {
+	IncidentID
+	Body *IncidentResolveBody `required:"false"`
+}
+
+var tagsIncidents = []string{"Incidents"}
+
+var opCreateIncident = idempotent(op(huma.Operation{OperationID: "createIncident", Method: http.MethodPost, Path: Prefix + "/incidents",
+	Summary:     "Create an incident",
+	Description: "A manual incident, e.g. for a status page. Incidents also open by themselves when a monitor or heartbeat goes DOWN (origin automatic).",
+	Tags:        tagsIncidents, DefaultStatus: http.StatusCreated},
+	monitor.ScopeIncidentsWrite, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
+
+func (s *Server) createIncident(ctx context.Context, in *createInput[IncidentCreate]) (*createdIncident, error) {
+	inc, err := s.app.CreateIncident(ctx, actorFrom(ctx), in.Body.draft())
+	if err != nil {
+		return nil, err
 	}
+	return &createdIncident{Location: Prefix + "/incidents/" + inc.ID, Body: toIncident(inc)}, nil
+}
 
-	create := op(huma.Operation{OperationID: "createIncident", Method: http.MethodPost, Path: base,
-		Summary:     "Create an incident",
-		Description: "A manual incident, e.g. for a status page. Incidents also open by themselves when a monitor or heartbeat goes DOWN (origin automatic).",
-		Tags:        tags, DefaultStatus: http.StatusCreated},
-		monitor.ScopeIncidentsWrite, http.StatusConflict, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
-	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *createInput[IncidentCreate]) (*createdIncident, error) {
-		inc, err := s.app.CreateIncident(ctx, actorFrom(ctx), in.Body.draft())
-		if err != nil {
-			return nil, err
-		}
-		return &createdIncident{Location: base + "/" + inc.ID, Body: toIncident(inc)}, nil
-	})
+var opListIncidents = op(huma.Operation{OperationID: "listIncidents", Method: http.MethodGet, Path: Prefix + "/incidents",
+	Summary: "List incidents", Description: "Newest first.", Tags: tagsIncidents},
+	monitor.ScopeIncidentsRead, http.StatusUnprocessableEntity)
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "listIncidents", Method: http.MethodGet, Path: base,
-		Summary: "List incidents", Description: "Newest first.", Tags: tags},
-		monitor.ScopeIncidentsRead, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *listIncidentsInput) (*struct{ Body List[Incident] }, error) {
-			p, err := s.app.ListIncidents(ctx, actorFrom(ctx), app.IncidentFilter{Status: in.Status, SubjectID: in.Subject,
-				From: in.From, To: in.To}, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body List[Incident] }{Body: toList(p, toIncident)}, nil
-		})
+func (s *Server) listIncidents(ctx context.Context, in *listIncidentsInput) (*struct{ Body List[Incident] }, error) {
+	p, err := s.app.ListIncidents(ctx, actorFrom(ctx), app.IncidentFilter{Status: in.Status, SubjectID: in.Subject,
+		From: in.From, To: in.To}, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body List[Incident] }{Body: toList(p, toIncident)}, nil
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "getIncident", Method: http.MethodGet, Path: base + "/{id}",
-		Summary: "Get an incident", Tags: tags}, monitor.ScopeIncidentsRead, http.StatusNotFound),
-		func(ctx context.Context, in *IncidentID) (*incidentBody, error) {
-			return one(s.app.GetIncident(ctx, actorFrom(ctx), in.ID))
-		})
+var opGetIncident = op(huma.Operation{OperationID: "getIncident", Method: http.MethodGet, Path: Prefix + "/incidents/{id}",
+	Summary: "Get an incident", Tags: tagsIncidents}, monitor.ScopeIncidentsRead, http.StatusNotFound)
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "updateIncident", Method: http.MethodPatch, Path: base + "/{id}",
-		Summary: "Update an incident", Description: "Changes its title or affected monitors (incident.updated). Its status moves by updates.",
-		Tags: tags}, monitor.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *struct {
-			IncidentID
-			Body IncidentPatchBody
-		}) (*incidentBody, error) {
-			return one(s.app.UpdateIncident(ctx, actorFrom(ctx), in.ID,
-				app.IncidentPatch{Title: in.Body.Title, AffectedMonitors: in.Body.AffectedMonitors}))
-		})
+func (s *Server) getIncident(ctx context.Context, in *IncidentID) (*incidentBody, error) {
+	return oneIncident(s.app.GetIncident(ctx, actorFrom(ctx), in.ID))
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "postIncidentUpdate", Method: http.MethodPost, Path: base + "/{id}/updates",
-		Summary:     "Post an incident update",
-		Description: "Adds to the timeline and moves the incident to the update's status (incident.updated; incident.resolved when it resolves it). A resolved incident takes further notes with status resolved.",
-		Tags:        tags, DefaultStatus: http.StatusCreated}, monitor.ScopeIncidentsWrite, http.StatusNotFound,
-		http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *struct {
-			IncidentID
-			Body IncidentUpdateCreate
-		}) (*incidentBody, error) {
-			return one(s.app.PostIncidentUpdate(ctx, actorFrom(ctx), in.ID, incident.Status(in.Body.Status), in.Body.Message))
-		})
+var opUpdateIncident = op(huma.Operation{OperationID: "updateIncident", Method: http.MethodPatch, Path: Prefix + "/incidents/{id}",
+	Summary: "Update an incident", Description: "Changes its title or affected monitors (incident.updated). Its status moves by updates.",
+	Tags: tagsIncidents}, monitor.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "acknowledgeIncident", Method: http.MethodPost, Path: base + "/{id}/acknowledge",
-		Summary: "Acknowledge an incident", Description: "Records that someone is on it (incident.acknowledged, once). Acknowledging again changes nothing.",
-		Tags: tags}, monitor.ScopeIncidentsWrite, http.StatusNotFound),
-		func(ctx context.Context, in *IncidentID) (*incidentBody, error) {
-			return one(s.app.AcknowledgeIncident(ctx, actorFrom(ctx), in.ID))
-		})
+func (s *Server) updateIncident(ctx context.Context, in *patchIncidentInput) (*incidentBody, error) {
+	return oneIncident(s.app.UpdateIncident(ctx, actorFrom(ctx), in.ID,
+		app.IncidentPatch{Title: in.Body.Title, AffectedMonitors: in.Body.AffectedMonitors}))
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "resolveIncident", Method: http.MethodPost, Path: base + "/{id}/resolve",
-		Summary: "Resolve an incident", Description: "Resolves it with a last update (incident.resolved). Resolving a resolved incident changes nothing.",
-		Tags: tags}, monitor.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *struct {
-			IncidentID
-			Body *IncidentResolveBody `required:"false"`
-		}) (*incidentBody, error) {
-			msg := ""
-			if in.Body != nil {
-				msg = in.Body.Message
-			}
-			return one(s.app.ResolveIncident(ctx, actorFrom(ctx), in.ID, msg))
-		})
+var opPostIncidentUpdate = op(huma.Operation{OperationID: "postIncidentUpdate", Method: http.MethodPost, Path: Prefix + "/incidents/{id}/updates",
+	Summary:     "Post an incident update",
+	Description: "Adds to the timeline and moves the incident to the update's status (incident.updated; incident.resolved when it resolves it). A resolved incident takes further notes with status resolved.",
+	Tags:        tagsIncidents, DefaultStatus: http.StatusCreated}, monitor.ScopeIncidentsWrite, http.StatusNotFound,
+	http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+
+func (s *Server) postIncidentUpdate(ctx context.Context, in *postIncidentUpdateInput) (*incidentBody, error) {
+	return oneIncident(s.app.PostIncidentUpdate(ctx, actorFrom(ctx), in.ID, incident.Status(in.Body.Status), in.Body.Message))
+}
+
+var opAcknowledgeIncident = op(huma.Operation{OperationID: "acknowledgeIncident", Method: http.MethodPost, Path: Prefix + "/incidents/{id}/acknowledge",
+	Summary: "Acknowledge an incident", Description: "Records that someone is on it (incident.acknowledged, once). Acknowledging again changes nothing.",
+	Tags: tagsIncidents}, monitor.ScopeIncidentsWrite, http.StatusNotFound)
+
+func (s *Server) acknowledgeIncident(ctx context.Context, in *IncidentID) (*incidentBody, error) {
+	return oneIncident(s.app.AcknowledgeIncident(ctx, actorFrom(ctx), in.ID))
+}
+
+var opResolveIncident = op(huma.Operation{OperationID: "resolveIncident", Method: http.MethodPost, Path: Prefix + "/incidents/{id}/resolve",
+	Summary: "Resolve an incident", Description: "Resolves it with a last update (incident.resolved). Resolving a resolved incident changes nothing.",
+	Tags: tagsIncidents}, monitor.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+
+func (s *Server) resolveIncident(ctx context.Context, in *resolveIncidentInput) (*incidentBody, error) {
+	msg := ""
+	if in.Body != nil {
+		msg = in.Body.Message
+	}
+	return oneIncident(s.app.ResolveIncident(ctx, actorFrom(ctx), in.ID, msg))
+}
+
+// oneIncident is the response of an operation that returns one incident.
+func oneIncident(inc *incident.Incident, err error) (*incidentBody, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &incidentBody{Body: toIncident(inc)}, nil
 }

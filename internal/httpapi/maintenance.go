@@ -171,67 +171,69 @@ func (c *MaintenanceWindowCreate) Resolve(huma.Context) []error {
 	return fieldDetails(app.ValidateMaintenance(c.draft(), time.Now()))
 }
 
-func (s *Server) registerMaintenance() {
-	tags := []string{"Maintenance windows"}
-	base := Prefix + "/maintenance-windows"
-	create := op(huma.Operation{OperationID: "createMaintenanceWindow", Method: http.MethodPost, Path: base,
-		Summary: "Create a maintenance window",
-		Description: "While a window is active its monitors and heartbeats are in MAINTENANCE: checks run and pings are recorded, missed heartbeat deadlines pass, no incident opens and nothing alerts. " +
-			"States follow within seconds of an occurrence's start or end.",
-		Tags: tags, DefaultStatus: http.StatusCreated},
-		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
-	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *createInput[MaintenanceWindowCreate]) (*createdMaintenance, error) {
-		v, err := s.app.CreateMaintenanceWindow(ctx, actorFrom(ctx), in.Body.draft())
-		if err != nil {
-			return nil, err
-		}
-		return &createdMaintenance{Location: base + "/" + v.ID, Body: toMaintenanceWindow(v)}, nil
-	})
+var tagsMaintenance = []string{"Maintenance windows"}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "listMaintenanceWindows", Method: http.MethodGet, Path: base,
-		Summary: "List maintenance windows", Description: "Windows in creation order, oldest first.", Tags: tags},
-		monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *listInput) (*struct{ Body List[MaintenanceWindow] }, error) {
-			p, err := s.app.ListMaintenanceWindows(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
-			if err != nil {
-				return nil, err
-			}
-			return &struct{ Body List[MaintenanceWindow] }{Body: toList(p, toMaintenanceWindow)}, nil
-		})
+var opCreateMaintenanceWindow = idempotent(op(huma.Operation{OperationID: "createMaintenanceWindow", Method: http.MethodPost, Path: Prefix + "/maintenance-windows",
+	Summary: "Create a maintenance window",
+	Description: "While a window is active its monitors and heartbeats are in MAINTENANCE: checks run and pings are recorded, missed heartbeat deadlines pass, no incident opens and nothing alerts. " +
+		"States follow within seconds of an occurrence's start or end.",
+	Tags: tagsMaintenance, DefaultStatus: http.StatusCreated},
+	monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "getMaintenanceWindow", Method: http.MethodGet, Path: base + "/{id}",
-		Summary: "Get a maintenance window", Tags: tags}, monitor.ScopeMonitorsRead, http.StatusNotFound),
-		func(ctx context.Context, in *MaintenanceWindowID) (*maintenanceBody, error) {
-			v, err := s.app.GetMaintenanceWindow(ctx, actorFrom(ctx), in.ID)
-			if err != nil {
-				return nil, err
-			}
-			return &maintenanceBody{Body: toMaintenanceWindow(v)}, nil
-		})
+func (s *Server) createMaintenanceWindow(ctx context.Context, in *createInput[MaintenanceWindowCreate]) (*createdMaintenance, error) {
+	v, err := s.app.CreateMaintenanceWindow(ctx, actorFrom(ctx), in.Body.draft())
+	if err != nil {
+		return nil, err
+	}
+	return &createdMaintenance{Location: Prefix + "/maintenance-windows/" + v.ID, Body: toMaintenanceWindow(v)}, nil
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "updateMaintenanceWindow", Method: http.MethodPatch, Path: base + "/{id}",
-		Summary:     "Update a maintenance window",
-		Description: "Merges a JSON merge patch into the window and validates the result as a whole. Monitor and heartbeat states follow at the engine's next sweep, within seconds.",
-		Tags:        tags},
-		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
-		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *patchMaintenanceInput) (*maintenanceBody, error) {
-			v, err := s.app.UpdateMaintenanceWindow(ctx, actorFrom(ctx), in.ID, s.applyMaintenancePatch(in.Body))
-			if err != nil {
-				return nil, err
-			}
-			return &maintenanceBody{Body: toMaintenanceWindow(v)}, nil
-		})
+var opListMaintenanceWindows = op(huma.Operation{OperationID: "listMaintenanceWindows", Method: http.MethodGet, Path: Prefix + "/maintenance-windows",
+	Summary: "List maintenance windows", Description: "Windows in creation order, oldest first.", Tags: tagsMaintenance},
+	monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity)
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "deleteMaintenanceWindow", Method: http.MethodDelete, Path: base + "/{id}",
-		Summary:     "Delete a maintenance window",
-		Description: "Its monitors and heartbeats leave MAINTENANCE within seconds, to the state their latest results support, unless another active window holds them.",
-		Tags:        tags, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
-		func(ctx context.Context, in *MaintenanceWindowID) (*struct{}, error) {
-			return nil, s.app.DeleteMaintenanceWindow(ctx, actorFrom(ctx), in.ID)
-		})
+func (s *Server) listMaintenanceWindows(ctx context.Context, in *listInput) (*struct{ Body List[MaintenanceWindow] }, error) {
+	p, err := s.app.ListMaintenanceWindows(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body List[MaintenanceWindow] }{Body: toList(p, toMaintenanceWindow)}, nil
+}
+
+var opGetMaintenanceWindow = op(huma.Operation{OperationID: "getMaintenanceWindow", Method: http.MethodGet, Path: Prefix + "/maintenance-windows/{id}",
+	Summary: "Get a maintenance window", Tags: tagsMaintenance}, monitor.ScopeMonitorsRead, http.StatusNotFound)
+
+func (s *Server) getMaintenanceWindow(ctx context.Context, in *MaintenanceWindowID) (*maintenanceBody, error) {
+	v, err := s.app.GetMaintenanceWindow(ctx, actorFrom(ctx), in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &maintenanceBody{Body: toMaintenanceWindow(v)}, nil
+}
+
+var opUpdateMaintenanceWindow = op(huma.Operation{OperationID: "updateMaintenanceWindow", Method: http.MethodPatch, Path: Prefix + "/maintenance-windows/{id}",
+	Summary:     "Update a maintenance window",
+	Description: "Merges a JSON merge patch into the window and validates the result as a whole. Monitor and heartbeat states follow at the engine's next sweep, within seconds.",
+	Tags:        tagsMaintenance},
+	monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+
+func (s *Server) updateMaintenanceWindow(ctx context.Context, in *patchMaintenanceInput) (*maintenanceBody, error) {
+	v, err := s.app.UpdateMaintenanceWindow(ctx, actorFrom(ctx), in.ID, s.applyMaintenancePatch(in.Body))
+	if err != nil {
+		return nil, err
+	}
+	return &maintenanceBody{Body: toMaintenanceWindow(v)}, nil
+}
+
+var opDeleteMaintenanceWindow = op(huma.Operation{OperationID: "deleteMaintenanceWindow", Method: http.MethodDelete, Path: Prefix + "/maintenance-windows/{id}",
+	Summary:     "Delete a maintenance window",
+	Description: "Its monitors and heartbeats leave MAINTENANCE within seconds, to the state their latest results support, unless another active window holds them.",
+	Tags:        tagsMaintenance, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+
+func (s *Server) deleteMaintenanceWindow(ctx context.Context, in *MaintenanceWindowID) (*struct{}, error) {
+	return nil, s.app.DeleteMaintenanceWindow(ctx, actorFrom(ctx), in.ID)
 }
 
 // applyMaintenancePatch merges a PATCH body into the window's create form

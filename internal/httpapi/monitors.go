@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -85,89 +86,97 @@ type patchMonitorInput struct {
 	Body MonitorPatch
 }
 
-// op fills in what every authenticated operation shares.
+// op fills in what every authenticated operation shares. The result is a
+// package-level descriptor that every Server registers, so the error list
+// is clipped: huma appends to it at registration, and an append into
+// spare capacity would write into the array all Servers share.
 func op(o huma.Operation, scope monitor.Scope, problems ...int) huma.Operation {
 	o.Metadata = map[string]any{metaScope: scope, metaIDs: idParams(o.Path)}
 	o.Security = []map[string][]string{{"apiKey": {string(scope)}}}
-	o.Errors = append([]int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
-		http.StatusTooManyRequests, http.StatusInternalServerError}, problems...)
+	o.Errors = slices.Clip(append([]int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
+		http.StatusTooManyRequests, http.StatusInternalServerError}, problems...))
 	o.MaxBodyBytes = maxBodyBytes
 	return o
 }
 
-func (s *Server) registerMonitors() {
-	tags := []string{"Monitors"}
-	create := op(huma.Operation{OperationID: "createMonitor", Method: http.MethodPost, Path: Prefix + "/monitors",
-		Summary: "Create a monitor", Tags: tags, DefaultStatus: http.StatusCreated},
-		monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
-	create.Metadata[metaIdempotent] = true
-	huma.Register(s.api, create, func(ctx context.Context, in *createInput[MonitorCreate]) (*createdMonitor, error) {
-		d, err := in.Body.draft()
-		if err != nil {
-			return nil, err
-		}
-		m, err := s.app.CreateMonitor(ctx, actorFrom(ctx), d)
-		if err != nil {
-			return nil, err
-		}
-		return &createdMonitor{Location: Prefix + "/monitors/" + m.ID, Body: toMonitor(m)}, nil
-	})
+// idempotent marks a create that honours Idempotency-Key.
+func idempotent(o huma.Operation) huma.Operation {
+	o.Metadata[metaIdempotent] = true
+	return o
+}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "listMonitors", Method: http.MethodGet, Path: Prefix + "/monitors",
-		Summary: "List monitors", Description: "Monitors in creation order, oldest first.", Tags: tags},
-		monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *listInput) (*monitorList, error) {
-			p, err := s.app.ListMonitors(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
-			if err != nil {
-				return nil, err
-			}
-			return &monitorList{Body: toList(p, toMonitor)}, nil
-		})
+var tagsMonitors = []string{"Monitors"}
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "getMonitor", Method: http.MethodGet, Path: Prefix + "/monitors/{id}",
-		Summary: "Get a monitor", Tags: tags}, monitor.ScopeMonitorsRead, http.StatusNotFound),
-		func(ctx context.Context, in *MonitorID) (*monitorBody, error) {
-			m, err := s.app.GetMonitor(ctx, actorFrom(ctx), in.ID)
-			if err != nil {
-				return nil, err
-			}
-			return &monitorBody{Body: toMonitor(m)}, nil
-		})
+var opCreateMonitor = idempotent(op(huma.Operation{OperationID: "createMonitor", Method: http.MethodPost, Path: Prefix + "/monitors",
+	Summary: "Create a monitor", Tags: tagsMonitors, DefaultStatus: http.StatusCreated},
+	monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
 
-	huma.Register(s.api, op(huma.Operation{OperationID: "updateMonitor", Method: http.MethodPatch, Path: Prefix + "/monitors/{id}",
-		Summary: "Update a monitor", Description: "Changes name, interval or config; the result is validated as a whole.", Tags: tags},
-		monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity),
-		func(ctx context.Context, in *patchMonitorInput) (*monitorBody, error) {
-			m, err := s.app.UpdateMonitor(ctx, actorFrom(ctx), in.ID, s.applyPatch(in.Body))
-			if err != nil {
-				return nil, err
-			}
-			return &monitorBody{Body: toMonitor(m)}, nil
-		})
-
-	huma.Register(s.api, op(huma.Operation{OperationID: "deleteMonitor", Method: http.MethodDelete, Path: Prefix + "/monitors/{id}",
-		Summary: "Delete a monitor", Tags: tags, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
-		func(ctx context.Context, in *MonitorID) (*struct{}, error) {
-			return nil, s.app.DeleteMonitor(ctx, actorFrom(ctx), in.ID)
-		})
-
-	for _, p := range []struct {
-		id, path, summary string
-		paused            bool
-	}{
-		{"pauseMonitor", "/pause", "Pause a monitor: no checks run until it is resumed", true},
-		{"resumeMonitor", "/resume", "Resume a paused monitor; its state is PENDING until the next result", false},
-	} {
-		huma.Register(s.api, op(huma.Operation{OperationID: p.id, Method: http.MethodPost, Path: Prefix + "/monitors/{id}" + p.path,
-			Summary: p.summary, Tags: tags}, monitor.ScopeMonitorsWrite, http.StatusNotFound),
-			func(ctx context.Context, in *MonitorID) (*monitorBody, error) {
-				m, err := s.app.SetPaused(ctx, actorFrom(ctx), in.ID, p.paused)
-				if err != nil {
-					return nil, err
-				}
-				return &monitorBody{Body: toMonitor(m)}, nil
-			})
+func (s *Server) createMonitor(ctx context.Context, in *createInput[MonitorCreate]) (*createdMonitor, error) {
+	d, err := in.Body.draft()
+	if err != nil {
+		return nil, err
 	}
+	m, err := s.app.CreateMonitor(ctx, actorFrom(ctx), d)
+	if err != nil {
+		return nil, err
+	}
+	return &createdMonitor{Location: Prefix + "/monitors/" + m.ID, Body: toMonitor(m)}, nil
+}
+
+var opListMonitors = op(huma.Operation{OperationID: "listMonitors", Method: http.MethodGet, Path: Prefix + "/monitors",
+	Summary: "List monitors", Description: "Monitors in creation order, oldest first.", Tags: tagsMonitors},
+	monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity)
+
+func (s *Server) listMonitors(ctx context.Context, in *listInput) (*monitorList, error) {
+	p, err := s.app.ListMonitors(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	return &monitorList{Body: toList(p, toMonitor)}, nil
+}
+
+var opGetMonitor = op(huma.Operation{OperationID: "getMonitor", Method: http.MethodGet, Path: Prefix + "/monitors/{id}",
+	Summary: "Get a monitor", Tags: tagsMonitors}, monitor.ScopeMonitorsRead, http.StatusNotFound)
+
+func (s *Server) getMonitor(ctx context.Context, in *MonitorID) (*monitorBody, error) {
+	return oneMonitor(s.app.GetMonitor(ctx, actorFrom(ctx), in.ID))
+}
+
+var opUpdateMonitor = op(huma.Operation{OperationID: "updateMonitor", Method: http.MethodPatch, Path: Prefix + "/monitors/{id}",
+	Summary: "Update a monitor", Description: "Changes name, interval or config; the result is validated as a whole.", Tags: tagsMonitors},
+	monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+
+func (s *Server) updateMonitor(ctx context.Context, in *patchMonitorInput) (*monitorBody, error) {
+	return oneMonitor(s.app.UpdateMonitor(ctx, actorFrom(ctx), in.ID, s.applyPatch(in.Body)))
+}
+
+var opDeleteMonitor = op(huma.Operation{OperationID: "deleteMonitor", Method: http.MethodDelete, Path: Prefix + "/monitors/{id}",
+	Summary: "Delete a monitor", Tags: tagsMonitors, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+
+func (s *Server) deleteMonitor(ctx context.Context, in *MonitorID) (*struct{}, error) {
+	return nil, s.app.DeleteMonitor(ctx, actorFrom(ctx), in.ID)
+}
+
+var opPauseMonitor = op(huma.Operation{OperationID: "pauseMonitor", Method: http.MethodPost, Path: Prefix + "/monitors/{id}/pause",
+	Summary: "Pause a monitor: no checks run until it is resumed", Tags: tagsMonitors}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+
+func (s *Server) pauseMonitor(ctx context.Context, in *MonitorID) (*monitorBody, error) {
+	return oneMonitor(s.app.SetPaused(ctx, actorFrom(ctx), in.ID, true))
+}
+
+var opResumeMonitor = op(huma.Operation{OperationID: "resumeMonitor", Method: http.MethodPost, Path: Prefix + "/monitors/{id}/resume",
+	Summary: "Resume a paused monitor; its state is PENDING until the next result", Tags: tagsMonitors}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+
+func (s *Server) resumeMonitor(ctx context.Context, in *MonitorID) (*monitorBody, error) {
+	return oneMonitor(s.app.SetPaused(ctx, actorFrom(ctx), in.ID, false))
+}
+
+// oneMonitor is the response of an operation that returns one monitor.
+func oneMonitor(m monitor.Monitor, err error) (*monitorBody, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &monitorBody{Body: toMonitor(m)}, nil
 }
 
 // applyPatch merges a PATCH body into the current monitor and validates the
