@@ -27,6 +27,7 @@ func TestLayering(t *testing.T) {
 		"mailer":   {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 		"errs":     {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor", mod + "config"},
 		"clean":    {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor"},
+		"account":  {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "./"+pkg).CombinedOutput()
