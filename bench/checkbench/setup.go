@@ -13,6 +13,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx" for CREATE/DROP DATABASE
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -96,7 +97,7 @@ func (b *bench) createMonitors(ctx context.Context, dbURL string, ts []benchTarg
 func (b *bench) createWorkspace(ctx context.Context, db *store.DB, n int, ts []benchTarget) error {
 	interval := int(b.c.interval / time.Second)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	ws := store.Workspace{ID: ids.New(ids.Workspace, now), Name: fmt.Sprintf("checkbench %d", n),
+	ws := account.Workspace{ID: ids.New(ids.Workspace, now), Name: fmt.Sprintf("checkbench %d", n),
 		Slug: fmt.Sprintf("checkbench-%d", n), MaxMonitors: perWorkspace, MinIntervalSeconds: min(interval, monitor.MinIntervalSeconds), CreatedAt: now}
 	if err := db.CreateWorkspace(ctx, ws); err != nil {
 		return err

@@ -6,11 +6,11 @@ import (
 	"net/mail"
 	"strings"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
-	"github.com/tocsin/tocsin/internal/store"
 )
 
 // Bootstrapped tells the operator how to sign in after the first start.
@@ -37,18 +37,18 @@ func (a *App) Bootstrap(ctx context.Context) (*Bootstrapped, error) {
 		return nil, err
 	}
 	now := a.now()
-	u := store.User{ID: ids.New(ids.User, now), Email: BootstrapEmail, PasswordHash: hash, MustChangePassword: true, CreatedAt: now}
+	u := account.User{ID: ids.New(ids.User, now), Email: BootstrapEmail, PasswordHash: hash, MustChangePassword: true, CreatedAt: now}
 	w := a.newWorkspace("Default", "default")
-	created, err := a.store.Bootstrap(ctx, u, w, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: now})
+	created, err := a.store.Bootstrap(ctx, u, w, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: now})
 	if err != nil || !created {
 		return nil, err
 	}
 	return &Bootstrapped{Email: u.Email, Password: pw, WorkspaceID: w.ID}, nil
 }
 
-func (a *App) newWorkspace(name, slug string) store.Workspace {
+func (a *App) newWorkspace(name, slug string) account.Workspace {
 	now := a.now()
-	return store.Workspace{
+	return account.Workspace{
 		ID: ids.New(ids.Workspace, now), Name: name, Slug: slug,
 		MaxMonitors: a.cfg.DefaultMaxMonitors, MinIntervalSeconds: a.cfg.DefaultMinIntervalSeconds,
 		CreatedAt: now,
@@ -65,8 +65,8 @@ type UserRequest struct {
 
 // CreatedUser reports a new user; Password is set when it was generated.
 type CreatedUser struct {
-	User              store.User
-	Workspace         store.Workspace
+	User              account.User
+	Workspace         account.Workspace
 	GeneratedPassword string
 }
 
@@ -109,12 +109,12 @@ func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, err
 		return CreatedUser{}, err
 	}
 	now := a.now()
-	u := store.User{ID: ids.New(ids.User, now), Email: strings.ToLower(addr.Address), PasswordHash: hash,
+	u := account.User{ID: ids.New(ids.User, now), Email: strings.ToLower(addr.Address), PasswordHash: hash,
 		MustChangePassword: out.GeneratedPassword != "", CreatedAt: now}
 	if err := a.store.CreateUser(ctx, u); err != nil {
 		return CreatedUser{}, err
 	}
-	if err := a.store.PutMembership(ctx, store.Membership{WorkspaceID: ws.ID, UserID: u.ID, Role: req.Role, CreatedAt: now}); err != nil {
+	if err := a.store.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: u.ID, Role: req.Role, CreatedAt: now}); err != nil {
 		return CreatedUser{}, err
 	}
 	out.User, out.Workspace = u, ws
@@ -186,7 +186,7 @@ func slugify(s string) string {
 
 // KeysOf lists a user's API keys for the operator (never their secrets,
 // which are not stored).
-func (a *App) KeysOf(ctx context.Context, email string) ([]store.APIKey, error) {
+func (a *App) KeysOf(ctx context.Context, email string) ([]account.APIKey, error) {
 	u, err := a.store.UserByEmail(ctx, email)
 	if err != nil {
 		return nil, fmt.Errorf("user %s: %w", email, err)

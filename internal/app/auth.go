@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -110,7 +111,7 @@ func (a *App) touchKey(ctx context.Context, keyID string) {
 
 // NewKey is a freshly created API key; Secret is shown once and never again.
 type NewKey struct {
-	Key    store.APIKey
+	Key    account.APIKey
 	Secret string
 }
 
@@ -148,7 +149,7 @@ func (a *App) createKey(ctx context.Context, userID string, req KeyRequest) (New
 	scopes := slices.Clone(req.Scopes)
 	slices.Sort(scopes)
 	scopes = slices.Compact(scopes)
-	k := store.APIKey{
+	k := account.APIKey{
 		ID:          ids.New(ids.Key, a.now()),
 		UserID:      userID,
 		WorkspaceID: req.WorkspaceID,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/maintenance"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/recur"
 	"github.com/tocsin/tocsin/internal/store"
@@ -65,14 +66,14 @@ type Recurrence struct {
 // MaintenanceView is a window with what its timing means at the time it
 // was read.
 type MaintenanceView struct {
-	store.MaintenanceWindow
+	maintenance.Window
 	Active        bool
 	CurrentEndsAt time.Time // when the occurrence in progress ends; zero when inactive
 	NextStartAt   time.Time // when the next occurrence begins; zero when none is left
 }
 
-func viewOf(w store.MaintenanceWindow, now time.Time) MaintenanceView {
-	v := MaintenanceView{MaintenanceWindow: w}
+func viewOf(w maintenance.Window, now time.Time) MaintenanceView {
+	v := MaintenanceView{Window: w}
 	timing, err := w.Timing()
 	if err != nil {
 		return v // stored windows were valid when saved; an invalid one never applies
@@ -83,14 +84,14 @@ func viewOf(w store.MaintenanceWindow, now time.Time) MaintenanceView {
 }
 
 // window is the stored form of d, made at now.
-func (d MaintenanceDraft) window(now time.Time) store.MaintenanceWindow {
+func (d MaintenanceDraft) window(now time.Time) maintenance.Window {
 	norm := func(t time.Time) time.Time {
 		if t.IsZero() {
 			return t
 		}
 		return t.UTC().Truncate(time.Microsecond)
 	}
-	w := store.MaintenanceWindow{Name: strings.TrimSpace(d.Name), Description: d.Description,
+	w := maintenance.Window{Name: strings.TrimSpace(d.Name), Description: d.Description,
 		StartsAt: norm(d.StartsAt), EndsAt: norm(d.EndsAt)}
 	w.MonitorIDs = slices.Compact(slices.Sorted(slices.Values(d.MonitorIDs)))
 	w.HeartbeatIDs = slices.Compact(slices.Sorted(slices.Values(d.HeartbeatIDs)))
@@ -189,7 +190,7 @@ func ValidateMaintenance(d MaintenanceDraft, now time.Time) []errs.FieldError {
 // returns the window to store. prev is the stored window an update starts
 // from (nil for a create): a window whose timing an update leaves alone may
 // lie in the past.
-func (a *App) checkMaintenance(ctx context.Context, actor Actor, d MaintenanceDraft, now time.Time, prev *store.MaintenanceWindow) (store.MaintenanceWindow, error) {
+func (a *App) checkMaintenance(ctx context.Context, actor Actor, d MaintenanceDraft, now time.Time, prev *maintenance.Window) (maintenance.Window, error) {
 	problems := ValidateMaintenance(d, now)
 	w := d.window(now)
 	if len(problems) == 0 && (prev == nil || !sameTiming(*prev, w)) {
@@ -208,21 +209,21 @@ func (a *App) checkMaintenance(ctx context.Context, actor Actor, d MaintenanceDr
 	}
 	missing, err := a.store.UnknownMonitors(ctx, actor.WorkspaceID, w.MonitorIDs)
 	if err != nil {
-		return store.MaintenanceWindow{}, err
+		return maintenance.Window{}, err
 	}
 	problems = append(problems, unknownMonitorFields(d.MonitorIDs, missing)...)
 	missing, err = a.store.UnknownHeartbeats(ctx, actor.WorkspaceID, w.HeartbeatIDs)
 	if err != nil {
-		return store.MaintenanceWindow{}, err
+		return maintenance.Window{}, err
 	}
 	problems = append(problems, unknownHeartbeatFields(d.HeartbeatIDs, missing)...)
 	if len(problems) > 0 {
-		return store.MaintenanceWindow{}, invalid(problems)
+		return maintenance.Window{}, invalid(problems)
 	}
 	return w, nil
 }
 
-func sameTiming(a, b store.MaintenanceWindow) bool {
+func sameTiming(a, b maintenance.Window) bool {
 	return a.StartsAt.Equal(b.StartsAt) && a.EndsAt.Equal(b.EndsAt) && a.Cron == b.Cron && a.RRule == b.RRule &&
 		a.Timezone == b.Timezone && a.Duration == b.Duration && a.Until.Equal(b.Until)
 }

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/store"
 )
 
 // route is one authenticated API operation and what success looks like.
@@ -73,7 +73,7 @@ func heartbeatRoutes() []route {
 }
 
 // heartbeatIn creates a heartbeat in a workspace, as its owner would.
-func (e *env) heartbeatIn(ws store.Workspace) string {
+func (e *env) heartbeatIn(ws account.Workspace) string {
 	e.t.Helper()
 	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
 	h, err := e.app.CreateHeartbeat(context.Background(), owner, heartbeat.Draft{Name: "seed",
@@ -86,7 +86,7 @@ func (e *env) heartbeatIn(ws store.Workspace) string {
 
 // windowIn creates a maintenance window over a monitor, as the workspace's
 // owner would.
-func (e *env) windowIn(ws store.Workspace, monitorID string) string {
+func (e *env) windowIn(ws account.Workspace, monitorID string) string {
 	e.t.Helper()
 	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
 	now := time.Now()
@@ -100,7 +100,7 @@ func (e *env) windowIn(ws store.Workspace, monitorID string) string {
 
 // clearWindows deletes the workspace's maintenance windows, so tests that
 // make many stay within the per-workspace limit.
-func (e *env) clearWindows(ws store.Workspace) {
+func (e *env) clearWindows(ws account.Workspace) {
 	e.t.Helper()
 	ctx := context.Background()
 	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
@@ -122,7 +122,7 @@ func (e *env) clearWindows(ws store.Workspace) {
 
 // allRoutes lists every authenticated route with the id each one's {id}
 // takes, made afresh in workspace ws.
-func (e *env) allRoutes(ws store.Workspace) (routes []route, targets []string) {
+func (e *env) allRoutes(ws account.Workspace) (routes []route, targets []string) {
 	e.t.Helper()
 	e.clearWindows(ws)
 	monitorID := e.monitorIn(ws)
@@ -142,7 +142,7 @@ func (e *env) allRoutes(ws store.Workspace) (routes []route, targets []string) {
 }
 
 // monitorIn creates a monitor in a workspace, as its owner would.
-func (e *env) monitorIn(ws store.Workspace) string {
+func (e *env) monitorIn(ws account.Workspace) string {
 	e.t.Helper()
 	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
 	m, err := e.app.CreateMonitor(context.Background(), owner, monitor.Draft{Type: monitor.TypeTCP, Name: "seed",
@@ -281,7 +281,7 @@ func TestKeyFollowsCreatorRole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.db.PutMembership(ctx, store.Membership{WorkspaceID: e.wsA.ID, UserID: u.ID, Role: monitor.RoleViewer}); err != nil {
+		if err := e.db.PutMembership(ctx, account.Membership{WorkspaceID: e.wsA.ID, UserID: u.ID, Role: monitor.RoleViewer}); err != nil {
 			t.Fatal(err)
 		}
 		if res := e.req("POST", create.path, key, create.body); res.status != 403 || res.code(t) != "forbidden" {

@@ -19,6 +19,7 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/httpapi"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -61,8 +62,8 @@ type env struct {
 	api   *httpapi.Server
 	srv   *httptest.Server
 	clock *clock
-	wsA   store.Workspace
-	wsB   store.Workspace
+	wsA   account.Workspace
+	wsB   account.Workspace
 	// emails of A's members by role; ownerB owns B.
 	members map[monitor.Role]string
 	ownerB  string

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
@@ -145,12 +145,12 @@ func (h *hostile) fixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
-	ws := store.Workspace{ID: ids.New(ids.Workspace, now), MaxMonitors: 1000, MinIntervalSeconds: 10, CreatedAt: now}
+	ws := account.Workspace{ID: ids.New(ids.Workspace, now), MaxMonitors: 1000, MinIntervalSeconds: 10, CreatedAt: now}
 	ws.Name, ws.Slug = ws.ID, strings.ToLower(ws.ID)
 	if err := h.e.db.CreateWorkspace(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.e.db.PutMembership(ctx, store.Membership{WorkspaceID: ws.ID, UserID: h.userID, Role: monitor.RoleOwner, CreatedAt: now}); err != nil {
+	if err := h.e.db.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: h.userID, Role: monitor.RoleOwner, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{h: h, t: t, ws: ws.ID, key: h.e.key("hostile@h.test", ws.ID, false, monitor.Scopes...), ids: map[string]string{}}

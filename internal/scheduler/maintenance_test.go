@@ -9,6 +9,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/maintenance"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/store"
@@ -16,11 +17,11 @@ import (
 )
 
 // addWindow stores a one-off maintenance window over monitors.
-func addWindow(t testing.TB, db *store.DB, ws string, from, to time.Time, monitorIDs ...string) store.MaintenanceWindow {
+func addWindow(t testing.TB, db *store.DB, ws string, from, to time.Time, monitorIDs ...string) maintenance.Window {
 	t.Helper()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	slices.Sort(monitorIDs)
-	w := store.MaintenanceWindow{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "maintenance",
+	w := maintenance.Window{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "maintenance",
 		StartsAt: from.UTC().Truncate(time.Microsecond), EndsAt: to.UTC().Truncate(time.Microsecond),
 		MonitorIDs: monitorIDs, CreatedAt: now, UpdatedAt: now}
 	check(t, db.CreateMaintenanceWindow(ctx, w, 100))
@@ -156,7 +157,7 @@ func TestRecurringMaintenanceWindow(t *testing.T) {
 			m := addMonitor(t, db, ws, "http://127.0.0.1:1/", 10*time.Second, 5)
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			// Saturdays 02:00-04:00 in Berlin: 00:00-02:00Z in summer.
-			w := store.MaintenanceWindow{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "weekly",
+			w := maintenance.Window{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "weekly",
 				StartsAt: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), Cron: "0 2 * * 6", Timezone: "Europe/Berlin",
 				Duration: 2 * time.Hour, MonitorIDs: []string{m.ID}, CreatedAt: now, UpdatedAt: now}
 			check(t, db.CreateMaintenanceWindow(ctx, w, 100))
@@ -201,7 +202,7 @@ func TestMaintenanceWindowHoldsHeartbeats(t *testing.T) {
 			}
 			// The clock is years back, so no check of the monitor falls due.
 			clock := &fakeClock{t: time.Date(2020, 5, 2, 0, 30, 0, 0, time.UTC)}
-			w := store.MaintenanceWindow{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "weekly",
+			w := maintenance.Window{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "weekly",
 				StartsAt: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), Cron: "0 2 * * 6", Timezone: "Europe/Berlin",
 				Duration: 2 * time.Hour, MonitorIDs: []string{m.ID}, HeartbeatIDs: []string{h.ID}, CreatedAt: now, UpdatedAt: now}
 			check(t, db.CreateMaintenanceWindow(ctx, w, 100))

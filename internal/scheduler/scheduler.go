@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/maintenance"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/store"
@@ -26,7 +27,7 @@ type Store interface {
 	ApplyObservations(ctx context.Context, owner string, batch []store.Completed) ([]store.StateChange, error)
 	ReleaseLeases(ctx context.Context, owner string, seqs []int64) error
 	SweepStale(ctx context.Context, now time.Time) ([]store.StateChange, error)
-	AllMaintenanceWindows(ctx context.Context) ([]store.MaintenanceWindow, error)
+	AllMaintenanceWindows(ctx context.Context) ([]maintenance.Window, error)
 	ApplyMaintenance(ctx context.Context, p store.MaintenancePlan) ([]store.StateChange, error)
 }
 
@@ -372,7 +373,7 @@ func (e *Scheduler) maintenance(ctx context.Context) time.Duration {
 // planMaintenance works out which monitors and heartbeats the windows
 // cover at now, and the earliest instant after now when that changes by
 // the clock alone.
-func planMaintenance(windows []store.MaintenanceWindow, now time.Time, log *slog.Logger) (store.MaintenancePlan, time.Time) {
+func planMaintenance(windows []maintenance.Window, now time.Time, log *slog.Logger) (store.MaintenancePlan, time.Time) {
 	plan := store.MaintenancePlan{Now: now, Active: map[string][]string{}}
 	var boundary time.Time
 	earlier := func(t time.Time) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
@@ -32,7 +33,7 @@ func check(t testing.TB, err error) {
 func workspace(t testing.TB, db *store.DB) string {
 	t.Helper()
 	now := time.Now().UTC()
-	w := store.Workspace{ID: ids.New(ids.Workspace, now), Name: "engine", Slug: "engine-" + strings.ToLower(ids.New("x", now)[2:]),
+	w := account.Workspace{ID: ids.New(ids.Workspace, now), Name: "engine", Slug: "engine-" + strings.ToLower(ids.New("x", now)[2:]),
 		MaxMonitors: 100000, MinIntervalSeconds: 1, CreatedAt: now}
 	check(t, db.CreateWorkspace(ctx, w))
 	return w.ID

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"strings"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 )
 
@@ -12,11 +13,11 @@ import (
 
 const userColumns = `id, email, password_hash, must_change_password, created_at`
 
-func scanUser(row rowScanner) (User, error) {
-	var u User
+func scanUser(row rowScanner) (account.User, error) {
+	var u account.User
 	var created int64
 	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.MustChangePassword, &created); err != nil {
-		return User{}, classify(err)
+		return account.User{}, classify(err)
 	}
 	u.CreatedAt = fromMicros(created)
 	return u, nil
@@ -24,24 +25,24 @@ func scanUser(row rowScanner) (User, error) {
 
 // CreateUser inserts u with its email lower-cased; ErrConflict when the
 // email or id is taken.
-func (db *DB) CreateUser(ctx context.Context, u User) (err error) {
+func (db *DB) CreateUser(ctx context.Context, u account.User) (err error) {
 	defer errs.Wrap(&err, "store.CreateUser(%s)", u.ID)
 	return insertUser(ctx, db.w, u)
 }
 
-func insertUser(ctx context.Context, ex execer, u User) error {
+func insertUser(ctx context.Context, ex execer, u account.User) error {
 	_, err := ex.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES ($1, $2, $3, $4, $5)`,
 		u.ID, strings.ToLower(u.Email), u.PasswordHash, u.MustChangePassword, micros(u.CreatedAt))
 	return classify(err)
 }
 
 // UserByEmail finds a user by email, ignoring case.
-func (db *DB) UserByEmail(ctx context.Context, email string) (u User, err error) {
+func (db *DB) UserByEmail(ctx context.Context, email string) (u account.User, err error) {
 	defer errs.Wrap(&err, "store.UserByEmail")
 	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, strings.ToLower(email)))
 }
 
-func (db *DB) UserByID(ctx context.Context, id string) (u User, err error) {
+func (db *DB) UserByID(ctx context.Context, id string) (u account.User, err error) {
 	defer errs.Wrap(&err, "store.UserByID(%s)", id)
 	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
 }
@@ -62,12 +63,12 @@ func (db *DB) CountUsers(ctx context.Context) (n int, err error) {
 
 const workspaceColumns = `id, name, slug, max_monitors, min_interval_seconds, created_at`
 
-func (db *DB) CreateWorkspace(ctx context.Context, w Workspace) (err error) {
+func (db *DB) CreateWorkspace(ctx context.Context, w account.Workspace) (err error) {
 	defer errs.Wrap(&err, "store.CreateWorkspace(%s)", w.ID)
 	return insertWorkspace(ctx, db.w, w)
 }
 
-func insertWorkspace(ctx context.Context, ex execer, w Workspace) error {
+func insertWorkspace(ctx context.Context, ex execer, w account.Workspace) error {
 	_, err := ex.ExecContext(ctx, `INSERT INTO workspaces (`+workspaceColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 		w.ID, w.Name, w.Slug, w.MaxMonitors, w.MinIntervalSeconds, micros(w.CreatedAt))
 	return classify(err)
@@ -75,7 +76,7 @@ func insertWorkspace(ctx context.Context, ex execer, w Workspace) error {
 
 // Workspace finds a workspace by id or by slug. Should a slug ever equal
 // another workspace's id, the id wins.
-func (db *DB) Workspace(ctx context.Context, idOrSlug string) (w Workspace, err error) {
+func (db *DB) Workspace(ctx context.Context, idOrSlug string) (w account.Workspace, err error) {
 	defer errs.Wrap(&err, "store.Workspace(%s)", idOrSlug)
 	var created int64
 	err = db.r.QueryRowContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces
@@ -83,7 +84,7 @@ func (db *DB) Workspace(ctx context.Context, idOrSlug string) (w Workspace, err 
 		ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1`, idOrSlug).
 		Scan(&w.ID, &w.Name, &w.Slug, &w.MaxMonitors, &w.MinIntervalSeconds, &created)
 	if err != nil {
-		return Workspace{}, classify(err)
+		return account.Workspace{}, classify(err)
 	}
 	w.CreatedAt = fromMicros(created)
 	return w, nil
@@ -97,13 +98,13 @@ func (db *DB) SetWorkspaceQuota(ctx context.Context, wsID string, maxMonitors, m
 
 // PutMembership adds a user to a workspace, or changes their role (keeping
 // the original CreatedAt).
-func (db *DB) PutMembership(ctx context.Context, m Membership) (err error) {
+func (db *DB) PutMembership(ctx context.Context, m account.Membership) (err error) {
 	defer errs.Wrap(&err, "store.PutMembership(%s, %s)", m.WorkspaceID, m.UserID)
 	defer db.grants.invalidate()
 	return putMembership(ctx, db.w, m)
 }
 
-func putMembership(ctx context.Context, ex execer, m Membership) error {
+func putMembership(ctx context.Context, ex execer, m account.Membership) error {
 	_, err := ex.ExecContext(ctx, `INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role`,
 		m.WorkspaceID, m.UserID, string(m.Role), micros(m.CreatedAt))
@@ -116,14 +117,14 @@ func (db *DB) DeleteMembership(ctx context.Context, wsID, userID string) (err er
 	return oneRow(db.w.ExecContext(ctx, `DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, wsID, userID))
 }
 
-func (db *DB) Membership(ctx context.Context, wsID, userID string) (m Membership, err error) {
+func (db *DB) Membership(ctx context.Context, wsID, userID string) (m account.Membership, err error) {
 	defer errs.Wrap(&err, "store.Membership(%s, %s)", wsID, userID)
 	var created int64
 	err = db.r.QueryRowContext(ctx, `SELECT workspace_id, user_id, role, created_at FROM memberships
 		WHERE workspace_id = $1 AND user_id = $2`, wsID, userID).
 		Scan(&m.WorkspaceID, &m.UserID, &m.Role, &created)
 	if err != nil {
-		return Membership{}, classify(err)
+		return account.Membership{}, classify(err)
 	}
 	m.CreatedAt = fromMicros(created)
 	return m, nil
@@ -134,7 +135,7 @@ func (db *DB) Membership(ctx context.Context, wsID, userID string) (m Membership
 // whether it did. On PostgreSQL the users table is locked against inserts
 // for the transaction, so concurrent first starts (or a concurrent
 // `tocsin user create`) cannot both see an empty table.
-func (db *DB) Bootstrap(ctx context.Context, u User, w Workspace, m Membership) (created bool, err error) {
+func (db *DB) Bootstrap(ctx context.Context, u account.User, w account.Workspace, m account.Membership) (created bool, err error) {
 	defer errs.Wrap(&err, "store.Bootstrap(%s)", u.ID)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		if db.d.bootstrapLock != "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -35,8 +36,8 @@ func TestGrantCache(t *testing.T) {
 			eventually(t, "the change listener to connect", func() bool { return node1.CachesGrants() && node2.CachesGrants() })
 
 			u, w := seed(t, node1, "cache")
-			check(t, node1.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleEditor, CreatedAt: t0}))
-			k := store.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, WorkspaceID: w.ID, Hash: bytes.Repeat([]byte{9}, 32),
+			check(t, node1.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleEditor, CreatedAt: t0}))
+			k := account.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, WorkspaceID: w.ID, Hash: bytes.Repeat([]byte{9}, 32),
 				Prefix: "tsk_c", Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}, CreatedAt: t0}
 			check(t, node1.CreateAPIKey(ctx, k))
 			role := func(db *store.DB) monitor.Role {
@@ -72,7 +73,7 @@ func TestGrantCache(t *testing.T) {
 			eventually(t, "node 2 to see the demotion", func() bool { return role(node2) == monitor.RoleViewer })
 
 			// A node's own change is seen by that node at once…
-			check(t, node1.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleAdmin, CreatedAt: t0}))
+			check(t, node1.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleAdmin, CreatedAt: t0}))
 			equal(t, role(node1), monitor.RoleAdmin)
 			// …and by the others as soon as the notification arrives.
 			eventually(t, "node 2 to see the promotion", func() bool { return role(node2) == monitor.RoleAdmin })

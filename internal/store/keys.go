@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // API keys. Only the SHA-256 of a key's secret is stored.
 
-func (db *DB) CreateAPIKey(ctx context.Context, k APIKey) (err error) {
+func (db *DB) CreateAPIKey(ctx context.Context, k account.APIKey) (err error) {
 	defer errs.Wrap(&err, "store.CreateAPIKey(%s)", k.ID)
 	_, err = db.w.ExecContext(ctx, `INSERT INTO api_keys
 		(id, user_id, workspace_id, name, hash, prefix, scopes, created_at, last_used_at, revoked_at)
@@ -123,7 +124,7 @@ func splitScopes(s string) []monitor.Scope {
 }
 
 // ListAPIKeys returns a user's keys, oldest first, revoked ones included.
-func (db *DB) ListAPIKeys(ctx context.Context, userID string) (keys []APIKey, err error) {
+func (db *DB) ListAPIKeys(ctx context.Context, userID string) (keys []account.APIKey, err error) {
 	defer errs.Wrap(&err, "store.ListAPIKeys(%s)", userID)
 	rows, err := db.r.QueryContext(ctx, `SELECT id, user_id, COALESCE(workspace_id, ''), name, hash, prefix, scopes,
 			created_at, last_used_at, revoked_at
@@ -131,16 +132,16 @@ func (db *DB) ListAPIKeys(ctx context.Context, userID string) (keys []APIKey, er
 	return collect(rows, err, scanAPIKey)
 }
 
-func scanAPIKey(r rowScanner) (APIKey, error) {
+func scanAPIKey(r rowScanner) (account.APIKey, error) {
 	var (
-		k                   APIKey
+		k                   account.APIKey
 		scopes              string
 		created             int64
 		lastUsed, revokedAt sql.NullInt64
 	)
 	if err := r.Scan(&k.ID, &k.UserID, &k.WorkspaceID, &k.Name, &k.Hash, &k.Prefix, &scopes,
 		&created, &lastUsed, &revokedAt); err != nil {
-		return APIKey{}, err
+		return account.APIKey{}, err
 	}
 	k.Scopes = splitScopes(scopes)
 	k.CreatedAt = fromMicros(created)

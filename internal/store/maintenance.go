@@ -5,115 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"time"
-	_ "time/tzdata" // IANA zones even where the system has none (minimal containers)
 
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/recur"
+	"github.com/tocsin/tocsin/internal/maintenance"
 )
 
-// Maintenance windows as users keep them; maintenance_sweep.go applies them
+// Maintenance windows (package maintenance) as rows; maintenance_sweep.go applies them
 // to monitor and heartbeat states.
-
-// MaintenanceWindow is a stored maintenance window. It is one-off
-// (StartsAt, EndsAt) or recurring: exactly one of Cron and RRule, read in
-// Timezone, each occurrence open for Duration of elapsed time; no
-// occurrence begins before StartsAt (also the RRULE's DTSTART) nor after
-// Until (zero: no end).
-type MaintenanceWindow struct {
-	ID           string
-	WorkspaceID  string
-	Name         string
-	Description  string
-	StartsAt     time.Time
-	EndsAt       time.Time // one-off only
-	Cron         string
-	RRule        string
-	Timezone     string // recurring only
-	Duration     time.Duration
-	Until        time.Time
-	MonitorIDs   []string // sorted
-	HeartbeatIDs []string // sorted
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-}
-
-// Recurring reports whether the window repeats.
-func (w MaintenanceWindow) Recurring() bool { return w.Cron != "" || w.RRule != "" }
-
-// Timing is the window as package recur computes it. When the window is
-// invalid the error is recur.FieldErrors naming every failing field as
-// recur.Window.Validate does, with "rule.location" for the time zone.
-func (w MaintenanceWindow) Timing() (recur.Window, error) {
-	win := recur.Window{Start: w.StartsAt, End: w.EndsAt, Duration: w.Duration, Until: w.Until}
-	if !w.Recurring() {
-		return win, win.Validate()
-	}
-	loc, zerr := zone(w.Timezone)
-	var (
-		rule recur.Rule
-		err  = zerr
-	)
-	switch {
-	case err != nil:
-	case w.Cron != "" && w.RRule != "":
-		err = errors.New("both cron and rrule")
-	case w.Cron != "":
-		rule, err = recur.ParseCron(w.Cron, loc)
-	default:
-		rule, err = recur.ParseRRule(w.RRule, w.StartsAt, loc)
-	}
-	if err == nil {
-		win.Rule = &rule
-		if err = win.Validate(); err == nil {
-			return win, nil
-		}
-	}
-	// Say which fields fail: validate again with the rule as written.
-	var problems recur.FieldErrors
-	if zerr != nil {
-		problems = append(problems, recur.FieldError{Field: "rule.location", Message: zerr.Error()})
-	}
-	win.Rule = &recur.Rule{Cron: w.Cron, RRule: w.RRule, Location: loc, DTStart: w.StartsAt}
-	if fes, ok := win.Validate().(recur.FieldErrors); ok {
-		for _, fe := range fes {
-			if !slices.ContainsFunc(problems, func(e recur.FieldError) bool { return e.Field == fe.Field }) {
-				problems = append(problems, fe)
-			}
-		}
-	}
-	if len(problems) == 0 {
-		return recur.Window{}, err // cannot happen: parsing and Validate agree
-	}
-	return recur.Window{}, problems
-}
-
-// zones caches loaded time zones: the sweep evaluates every window every few
-// seconds, and loading a zone reads and parses its file.
-var zones sync.Map // name → *time.Location
-
-// errZone does not repeat the name: an answer never echoes what was sent.
-var errZone = errors.New("must be an IANA time zone name such as Europe/Berlin or UTC")
-
-// zone loads an IANA time zone. "Local" is refused: it would mean whatever
-// zone the server happens to run in.
-func zone(name string) (*time.Location, error) {
-	if l, ok := zones.Load(name); ok {
-		return l.(*time.Location), nil
-	}
-	if name == "" || name == "Local" || len(name) > 64 {
-		return nil, errZone
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, errZone
-	}
-	zones.Store(name, loc)
-	return loc, nil
-}
 
 // UnknownMonitorsError lists ids that name no monitor of the window's
 // workspace — whether they exist elsewhere is not said.
@@ -144,16 +44,16 @@ func (e *UnknownHeartbeatsError) Unwrap() error {
 const windowColumns = `id, workspace_id, name, description, starts_at, ends_at, cron, rrule, timezone,
 	duration_us, until_at, created_at, updated_at`
 
-func scanWindow(row rowScanner) (MaintenanceWindow, error) {
+func scanWindow(row rowScanner) (maintenance.Window, error) {
 	var (
-		w                         MaintenanceWindow
+		w                         maintenance.Window
 		starts, dur, created, upd int64
 		ends, until               sql.NullInt64
 	)
 	err := row.Scan(&w.ID, &w.WorkspaceID, &w.Name, &w.Description, &starts, &ends, &w.Cron, &w.RRule, &w.Timezone,
 		&dur, &until, &created, &upd)
 	if err != nil {
-		return MaintenanceWindow{}, classify(err)
+		return maintenance.Window{}, classify(err)
 	}
 	w.StartsAt, w.EndsAt, w.Until = fromMicros(starts), fromNullMicros(ends), fromNullMicros(until)
 	w.Duration = time.Duration(dur) * time.Microsecond
@@ -166,7 +66,7 @@ func scanWindow(row rowScanner) (MaintenanceWindow, error) {
 // its subjects (and they would leave maintenance with the wrong cause).
 // With all, it reads every subject in one go instead of naming the windows
 // (there may be more of them than a statement takes parameters).
-func (db *DB) queryWindows(ctx context.Context, all bool, where string, args ...any) (ws []MaintenanceWindow, err error) {
+func (db *DB) queryWindows(ctx context.Context, all bool, where string, args ...any) (ws []maintenance.Window, err error) {
 	err = db.inSnapshot(ctx, func(tx *sql.Tx) error {
 		ws, err = readWindows(ctx, tx, all, where, args...)
 		return err
@@ -174,7 +74,7 @@ func (db *DB) queryWindows(ctx context.Context, all bool, where string, args ...
 	return ws, err
 }
 
-func readWindows(ctx context.Context, q queryer, all bool, where string, args ...any) ([]MaintenanceWindow, error) {
+func readWindows(ctx context.Context, q queryer, all bool, where string, args ...any) ([]maintenance.Window, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+windowColumns+` FROM maintenance_windows `+where, args...)
 	ws, err := collect(rows, err, scanWindow)
 	if err != nil || len(ws) == 0 {
@@ -219,7 +119,7 @@ func readWindows(ctx context.Context, q queryer, all bool, where string, args ..
 	return ws, nil
 }
 
-func windowArgs(w MaintenanceWindow) []any {
+func windowArgs(w maintenance.Window) []any {
 	return []any{w.ID, w.WorkspaceID, w.Name, w.Description, micros(w.StartsAt), nullMicros(w.EndsAt),
 		w.Cron, w.RRule, w.Timezone, w.Duration.Microseconds(), nullMicros(w.Until), micros(w.CreatedAt), micros(w.UpdatedAt)}
 }
@@ -284,7 +184,7 @@ func (db *DB) UnknownHeartbeats(ctx context.Context, wsID string, ids []string) 
 // putSubjects checks that every monitor and heartbeat of w is in its
 // workspace and writes the window's subjects. Unknown ones of both kinds
 // are reported together (*UnknownMonitorsError, *UnknownHeartbeatsError).
-func (db *DB) putSubjects(ctx context.Context, tx *sql.Tx, w MaintenanceWindow) error {
+func (db *DB) putSubjects(ctx context.Context, tx *sql.Tx, w maintenance.Window) error {
 	missingMonitors, err := db.unknownSubjects(ctx, tx, monitorSubjects, w.WorkspaceID, w.MonitorIDs, true)
 	if err != nil {
 		return err
@@ -334,7 +234,7 @@ func insertSubjects(ctx context.Context, tx *sql.Tx, windowID, kind string, ids 
 // CreateMaintenanceWindow stores w unless its workspace already has
 // maxWindows windows (ErrQuota), or a monitor or heartbeat it names is not
 // one of the workspace's (*UnknownMonitorsError, *UnknownHeartbeatsError).
-func (db *DB) CreateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, maxWindows int) (err error) {
+func (db *DB) CreateMaintenanceWindow(ctx context.Context, w maintenance.Window, maxWindows int) (err error) {
 	defer errs.Wrap(&err, "store.CreateMaintenanceWindow(%s)", w.ID)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var ws string
@@ -360,21 +260,21 @@ func (db *DB) CreateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, 
 
 // GetMaintenanceWindow returns a window of the workspace; ErrNotFound also
 // when it belongs to another workspace.
-func (db *DB) GetMaintenanceWindow(ctx context.Context, wsID, id string) (w MaintenanceWindow, err error) {
+func (db *DB) GetMaintenanceWindow(ctx context.Context, wsID, id string) (w maintenance.Window, err error) {
 	defer errs.Wrap(&err, "store.GetMaintenanceWindow(%s)", id)
 	ws, err := db.queryWindows(ctx, false, `WHERE workspace_id = $1 AND id = $2`, wsID, id)
 	if err != nil {
-		return MaintenanceWindow{}, err
+		return maintenance.Window{}, err
 	}
 	if len(ws) == 0 {
-		return MaintenanceWindow{}, errs.ErrNotFound
+		return maintenance.Window{}, errs.ErrNotFound
 	}
 	return ws[0], nil
 }
 
 // ListMaintenanceWindows returns up to limit windows of the workspace with
 // ids after afterID, by id (creation order).
-func (db *DB) ListMaintenanceWindows(ctx context.Context, wsID, afterID string, limit int) (ws []MaintenanceWindow, err error) {
+func (db *DB) ListMaintenanceWindows(ctx context.Context, wsID, afterID string, limit int) (ws []maintenance.Window, err error) {
 	defer errs.Wrap(&err, "store.ListMaintenanceWindows(%s)", wsID)
 	if limit <= 0 {
 		return nil, errors.New("limit must be positive")
@@ -390,7 +290,7 @@ func (db *DB) CountMaintenanceWindows(ctx context.Context, wsID string) (n int, 
 
 // AllMaintenanceWindows returns the windows of every workspace, for the
 // maintenance sweep.
-func (db *DB) AllMaintenanceWindows(ctx context.Context) (ws []MaintenanceWindow, err error) {
+func (db *DB) AllMaintenanceWindows(ctx context.Context) (ws []maintenance.Window, err error) {
 	defer errs.Wrap(&err, "store.AllMaintenanceWindows")
 	return db.queryWindows(ctx, true, `ORDER BY id`)
 }
@@ -398,7 +298,7 @@ func (db *DB) AllMaintenanceWindows(ctx context.Context) (ws []MaintenanceWindow
 // UpdateMaintenanceWindow replaces what a user edits — everything but the
 // id, workspace and creation time — if the row is still as the caller read
 // it (updated_at = prevUpdatedAt); else ErrStale.
-func (db *DB) UpdateMaintenanceWindow(ctx context.Context, w MaintenanceWindow, prevUpdatedAt time.Time) (err error) {
+func (db *DB) UpdateMaintenanceWindow(ctx context.Context, w maintenance.Window, prevUpdatedAt time.Time) (err error) {
 	defer errs.Wrap(&err, "store.UpdateMaintenanceWindow(%s)", w.ID)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		err := oneRow(tx.ExecContext(ctx, `UPDATE maintenance_windows SET name = $4, description = $5, starts_at = $6,

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -29,7 +30,7 @@ func TestPingJournal(t *testing.T) {
 
 // openForCrash opens a new database with a workspace and a heartbeat, for
 // a test that kills it (Abandon) and opens it again (reopen).
-func openForCrash(t *testing.T, e storetest.Engine) (string, *store.DB, store.Workspace, heartbeat.Heartbeat) {
+func openForCrash(t *testing.T, e storetest.Engine) (string, *store.DB, account.Workspace, heartbeat.Heartbeat) {
 	t.Helper()
 	u := storetest.URL(t, e)
 	db, err := store.Open(ctx, u)

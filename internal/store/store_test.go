@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -77,21 +78,21 @@ func equal[T any](t *testing.T, got, want T) {
 	}
 }
 
-func newUser(email string) store.User {
-	return store.User{ID: ids.New(ids.User, t0), Email: email, PasswordHash: "$argon2id$v=19$x", CreatedAt: t0}
+func newUser(email string) account.User {
+	return account.User{ID: ids.New(ids.User, t0), Email: email, PasswordHash: "$argon2id$v=19$x", CreatedAt: t0}
 }
 
-func newWorkspace(slug string) store.Workspace {
-	return store.Workspace{ID: ids.New(ids.Workspace, t0), Name: "WS " + slug, Slug: slug, MaxMonitors: 50, MinIntervalSeconds: 30, CreatedAt: t0}
+func newWorkspace(slug string) account.Workspace {
+	return account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "WS " + slug, Slug: slug, MaxMonitors: 50, MinIntervalSeconds: 30, CreatedAt: t0}
 }
 
 // seed stores a user who owns a workspace.
-func seed(t testing.TB, db *store.DB, slug string) (store.User, store.Workspace) {
+func seed(t testing.TB, db *store.DB, slug string) (account.User, account.Workspace) {
 	t.Helper()
 	u, w := newUser(slug+"@example.com"), newWorkspace(slug)
 	check(t, db.CreateUser(ctx, u))
 	check(t, db.CreateWorkspace(ctx, w))
-	check(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
 	return u, w
 }
 
@@ -187,10 +188,10 @@ func testUsers(t *testing.T, e storetest.Engine) {
 	}
 }
 
-func bootstrapArgs(i int) (store.User, store.Workspace, store.Membership) {
+func bootstrapArgs(i int) (account.User, account.Workspace, account.Membership) {
 	u := newUser(fmt.Sprintf("owner%d@example.com", i))
 	w := newWorkspace(fmt.Sprintf("default-%d", i))
-	return u, w, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}
+	return u, w, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}
 }
 
 func testBootstrap(t *testing.T, e storetest.Engine) {
@@ -278,16 +279,16 @@ func testMemberships(t *testing.T, e storetest.Engine) {
 	_, err := db.Membership(ctx, w.ID, u.ID)
 	wantKind(t, err, errs.ErrNotFound)
 
-	m := store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleViewer, CreatedAt: t0}
+	m := account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleViewer, CreatedAt: t0}
 	check(t, db.PutMembership(ctx, m))
 	// A role change keeps the original CreatedAt.
-	check(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleAdmin, CreatedAt: t0.Add(time.Hour)}))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleAdmin, CreatedAt: t0.Add(time.Hour)}))
 	got, err := db.Membership(ctx, w.ID, u.ID)
 	check(t, err)
 	m.Role = monitor.RoleAdmin
 	equal(t, got, m)
 
-	wantKind(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w.ID, UserID: "usr_missing", Role: monitor.RoleViewer, CreatedAt: t0}), errs.ErrNotFound)
+	wantKind(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: "usr_missing", Role: monitor.RoleViewer, CreatedAt: t0}), errs.ErrNotFound)
 
 	check(t, db.DeleteMembership(ctx, w.ID, u.ID))
 	_, err = db.Membership(ctx, w.ID, u.ID)
@@ -300,12 +301,12 @@ func testKeys(t *testing.T, e storetest.Engine) {
 	u, w1 := seed(t, db, "one")
 	w2 := newWorkspace("two")
 	check(t, db.CreateWorkspace(ctx, w2))
-	check(t, db.PutMembership(ctx, store.Membership{WorkspaceID: w1.ID, UserID: u.ID, Role: monitor.RoleEditor, CreatedAt: t0}))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w1.ID, UserID: u.ID, Role: monitor.RoleEditor, CreatedAt: t0}))
 
-	bound := store.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, WorkspaceID: w1.ID, Name: "ci",
+	bound := account.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, WorkspaceID: w1.ID, Name: "ci",
 		Hash: bytes.Repeat([]byte{1}, 32), Prefix: "tsk_abc", CreatedAt: t0,
 		Scopes: []monitor.Scope{monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite}}
-	wide := store.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, Name: "laptop",
+	wide := account.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, Name: "laptop",
 		Hash: bytes.Repeat([]byte{2}, 32), Prefix: "tsk_def", CreatedAt: t0,
 		Scopes: []monitor.Scope{monitor.ScopeMetricsRead}}
 	check(t, db.CreateAPIKey(ctx, bound))
@@ -316,7 +317,7 @@ func testKeys(t *testing.T, e storetest.Engine) {
 
 	for _, tc := range []struct {
 		name   string
-		key    store.APIKey
+		key    account.APIKey
 		ws     string
 		wantWS string
 		role   monitor.Role
@@ -353,7 +354,7 @@ func testKeys(t *testing.T, e storetest.Engine) {
 	// The operator's list: the user's keys, oldest first, revoked included.
 	keys, err := db.ListAPIKeys(ctx, u.ID)
 	check(t, err)
-	equal(t, keys, []store.APIKey{bound, wide})
+	equal(t, keys, []account.APIKey{bound, wide})
 	keys, err = db.ListAPIKeys(ctx, "usr_nobody")
 	check(t, err)
 	equal(t, len(keys), 0)
