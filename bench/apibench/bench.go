@@ -176,7 +176,7 @@ func (b *bench) seedGet(ctx context.Context, e *engine) (id string, keys []strin
 	}
 	key := keys[0]
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.p.Base+"/api/v1/monitors",
-		strings.NewReader(`{"type":"http","name":"apibench read target","config":{"url":"https://example.com/health"}}`))
+		strings.NewReader(`{"type":"http","name":"apibench read target","config":{"url":"http://127.0.0.1:9/health"}}`))
 	if err != nil {
 		return "", nil, err
 	}

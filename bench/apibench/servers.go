@@ -10,7 +10,7 @@ import (
 // bareBody is the bare handler's answer: about the size and shape of a
 // monitor, so the baseline moves as many bytes as a GET of one.
 var bareBody = []byte(`{"id":"mon_01M7ZZ0000000000000000000","type":"http","name":"bare baseline",` +
-	`"config":{"url":"https://example.com/health","method":"GET","timeoutSeconds":10,"followRedirects":true,` +
+	`"config":{"url":"http://127.0.0.1:9/health","method":"GET","timeoutSeconds":10,"followRedirects":true,` +
 	`"expectedStatusCodes":["200-399"],"headers":{"Accept":"application/json"}},"intervalSeconds":60,` +
 	`"state":"PENDING","stateSince":"2026-01-01T00:00:00.000000Z","paused":false,` +
 	`"createdAt":"2026-01-01T00:00:00.000000Z","updatedAt":"2026-01-01T00:00:00.000000Z",` +

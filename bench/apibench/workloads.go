@@ -61,7 +61,7 @@ type creates struct {
 func newCreates(concurrency int, base string) *creates {
 	return &creates{
 		url:     base + "/api/v1/monitors",
-		body:    []byte(`{"type":"http","name":"bench","config":{"url":"https://example.com/health"}}`),
+		body:    []byte(`{"type":"http","name":"bench","paused":true,"config":{"url":"http://127.0.0.1:9/health"}}`),
 		current: make([]*postWorkspace, concurrency),
 	}
 }

@@ -87,7 +87,7 @@ func newServerOn(b *testing.B, db *store.DB) *server {
 	return s
 }
 
-const createBody = `{"type":"http","name":"bench","config":{"url":"https://example.com/health"}}`
+const createBody = `{"type":"http","name":"bench","paused":true,"config":{"url":"http://127.0.0.1:9/health"}}`
 
 func (s *server) do(method, path, body string) *httptest.ResponseRecorder {
 	var r io.Reader

@@ -141,7 +141,7 @@ func TestQuickStart(t *testing.T) {
 			}
 			key = strings.TrimSpace(key)
 
-			body := `{"type":"http","name":"Example","config":{"url":"https://example.com"}}`
+			body := `{"type":"http","name":"Example","config":{"url":"http://127.0.0.1:9/"}}`
 			res := do(t, "POST", s.url+"/api/v1/monitors", key, body)
 			if res.StatusCode != 201 {
 				t.Fatalf("create: %d", res.StatusCode)
@@ -275,7 +275,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatalf("serve returned before the in-flight request finished: %v", err)
 	default:
 	}
-	io.WriteString(pw, `"config":{"url":"https://example.com"}}`)
+	io.WriteString(pw, `"config":{"url":"http://127.0.0.1:9/"}}`)
 	pw.Close()
 	res := <-got
 	if res == nil || res.StatusCode != 201 {
