@@ -25,9 +25,17 @@ import (
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
-// newIsolationApp opens a fresh database on eng and an app over it with
-// an owner of one workspace; it returns the database's URL too.
+// newIsolationApp opens a fresh database on eng and an app over it, its
+// ping writers running, with an owner of one workspace; it returns the
+// database's URL too.
 func newIsolationApp(t *testing.T, eng storetest.Engine) (*App, Actor, string) {
+	return newTestApp(t, eng, Config{})
+}
+
+// newTestApp is an app with cfg on a fresh database of eng, running its
+// ping writers as serve does until the test ends, and an owner actor of
+// one workspace; it returns the database's URL too.
+func newTestApp(t *testing.T, eng storetest.Engine, cfg Config) (*App, Actor, string) {
 	t.Helper()
 	ctx := context.Background()
 	url := storetest.URL(t, eng)
@@ -44,7 +52,7 @@ func newIsolationApp(t *testing.T, eng storetest.Engine) (*App, Actor, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := New(db, kr, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Config{})
+	a := New(db, kr, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	pctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- a.RunPings(pctx) }()

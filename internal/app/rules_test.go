@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -21,35 +19,14 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/recur"
-	"github.com/tocsin/tocsin/internal/secrets"
-	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
 // newRulesApp is an app on a fresh database of eng, with e-mail enabled so
 // that e-mail channels reach their own rules, and an owner actor.
 func newRulesApp(t *testing.T, eng storetest.Engine) (*App, Actor) {
-	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.URL(t, eng))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	spec, err := secrets.GenerateKeySpec("k1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kr, err := secrets.ParseKeyring(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := New(db, kr, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Config{EmailEnabled: true})
-	u, err := a.CreateUser(ctx, UserRequest{Email: "owner@rules.test", Workspace: "ws-rules", Role: monitor.RoleOwner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a, Actor{UserID: u.User.ID, WorkspaceID: u.Workspace.ID, Role: monitor.RoleOwner}
+	a, actor, _ := newTestApp(t, eng, Config{EmailEnabled: true})
+	return a, actor
 }
 
 // over is a string one past n: in runes for the limits counted in
