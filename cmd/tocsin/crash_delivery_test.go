@@ -65,18 +65,8 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			env := map[string]string{"TOCSIN_DATA_DIR": dir}
-			args := []string{"--data-dir", dir, "--rate-limit", "1000000", "--node-name", "crash-node"}
-			if eng.Name == "postgres" {
-				dbURL := storetest.EmptyURL(t, eng)
-				keys, _, err := cli(t, env, "secret-key")
-				if err != nil {
-					t.Fatal(err)
-				}
-				env["TOCSIN_DATABASE_URL"] = dbURL
-				args = append(args, "--database-url", dbURL, "--secret-keys", strings.TrimSpace(keys))
-			}
+			env, args := childSetup(t, eng)
+			args = append(args, "--node-name", "crash-node")
 			hooks := &hookLog{byID: map[string]int{}, byEvent: map[string]map[string]bool{}}
 			receiver := httptest.NewServer(hooks)
 			defer receiver.Close()

@@ -69,6 +69,26 @@ type crashChild struct {
 	done chan struct{} // closed once the process has been waited for
 }
 
+// childSetup is the environment of the CLI and the arguments of a serve
+// child on a fresh data dir, or on a fresh PostgreSQL database with its
+// keys for eng, with the rate limit raised out of the way.
+func childSetup(t *testing.T, eng storetest.Engine) (env map[string]string, args []string) {
+	t.Helper()
+	dir := t.TempDir()
+	env = map[string]string{"TOCSIN_DATA_DIR": dir}
+	args = []string{"--data-dir", dir, "--rate-limit", "1000000"}
+	if eng.Name == "postgres" {
+		dbURL := storetest.EmptyURL(t, eng)
+		keys, _, err := cli(t, env, "secret-key")
+		if err != nil {
+			t.Fatal(err)
+		}
+		env["TOCSIN_DATABASE_URL"] = dbURL
+		args = append(args, "--database-url", dbURL, "--secret-keys", strings.TrimSpace(keys))
+	}
+	return env, args
+}
+
 func startCrashChild(t *testing.T, serveArgs ...string) *crashChild {
 	t.Helper()
 	raw, _ := json.Marshal(append([]string{"--listen", "127.0.0.1:0"}, serveArgs...))
@@ -352,18 +372,7 @@ func TestKilledServerKeepsAcknowledgedPings(t *testing.T) {
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			env := map[string]string{"TOCSIN_DATA_DIR": dir}
-			args := []string{"--data-dir", dir, "--rate-limit", "1000000"}
-			if eng.Name == "postgres" {
-				dbURL := storetest.EmptyURL(t, eng)
-				keys, _, err := cli(t, env, "secret-key")
-				if err != nil {
-					t.Fatal(err)
-				}
-				env["TOCSIN_DATABASE_URL"] = dbURL
-				args = append(args, "--database-url", dbURL, "--secret-keys", strings.TrimSpace(keys))
-			}
+			env, args := childSetup(t, eng)
 			child := startCrashChild(t, args...)
 			key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
 				"--scope", "monitors:read", "--scope", "monitors:write")

@@ -95,18 +95,7 @@ func TestAdminBesideBusyServe(t *testing.T) {
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			env := map[string]string{"TOCSIN_DATA_DIR": dir}
-			args := []string{"--data-dir", dir, "--rate-limit", "1000000"}
-			if eng.Name == "postgres" {
-				dbURL := storetest.EmptyURL(t, eng)
-				keys, _, err := cli(t, env, "secret-key")
-				if err != nil {
-					t.Fatal(err)
-				}
-				env["TOCSIN_DATABASE_URL"] = dbURL
-				args = append(args, "--database-url", dbURL, "--secret-keys", strings.TrimSpace(keys))
-			}
+			env, args := childSetup(t, eng)
 			child := startCrashChild(t, args...)
 			key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
 				"--scope", "monitors:read", "--scope", "monitors:write")
