@@ -98,6 +98,7 @@ func New(db *store.DB, keys *secrets.Keyring, now func() time.Time, log *slog.Lo
 	a := &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg,
 		pingLimits: ratelimit.New()}
 	a.pings.lanes = newLanes(db.PingWriters())
+	db.SetWorkflow(workflow{now: a.now})
 	return a
 }
 

@@ -237,7 +237,7 @@ func (a *App) TestChannel(ctx context.Context, actor Actor, id string) (*notify.
 	now := a.stamp()
 	ev := incident.Event{ID: ids.New(ids.Event, now), Type: incident.Test, CreatedAt: now, WorkspaceID: actor.WorkspaceID,
 		Data: TestData{Message: "A test notification from Tocsin: this channel works.", Channel: TestChannel{ID: c.ID, Name: c.Name}}}
-	dlv, err := a.store.SendTest(ctx, actor.WorkspaceID, id, ev)
+	dlv, err := a.store.SendTest(ctx, actor.WorkspaceID, id, ev, now.Add(notify.RetryHorizon))
 	if err != nil {
 		return nil, err
 	}

@@ -189,17 +189,6 @@ func runtimeArgs(rt runtimeRow) []any {
 		zeroMicros(rt.Last.At), string(rt.Last.Result), rt.Last.Reason, rt.Last.Latency.Microseconds(), rt.Last.StatusCode}
 }
 
-func (db *DB) recordTransition(ctx context.Context, tx txConn, subjectID string, tr *monitor.Transition) error {
-	if tr == nil {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO state_changes (subject_id, at, from_state, to_state, cause)
-		VALUES ($1, $2, $3, $4, $5)`, subjectID, micros(tr.At), string(tr.From), string(tr.To), tr.Cause); err != nil {
-		return err
-	}
-	return db.onTransition(ctx, tx, subjectID, tr)
-}
-
 // DueCheck is a check claimed to run: the monitor with its sealed
 // credential and header values (opened only when the check runs), the slot
 // it is due at, and how long the claim holds.

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"strconv"
 	"time"
 
@@ -20,61 +18,20 @@ import (
 // Deliveries of one channel with the same order key (an incident, or the
 // subject of a state change) go out one after the other, oldest first.
 
-// fanOut adds a delivery of ev to every enabled channel of its workspace
-// that hears it.
-func fanOut(ctx context.Context, tx txConn, ev incident.Event, orderKey string, subjects []string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, events, subjects FROM notification_channels
-		WHERE workspace_id = $1 AND enabled ORDER BY id`, ev.WorkspaceID)
-	var hear []string
-	err = each(rows, err, func(r rowScanner) error {
-		var (
-			c                notify.Channel
-			events, subjectJ string
-		)
-		if err := r.Scan(&c.ID, &events, &subjectJ); err != nil {
-			return err
-		}
-		if err := errors.Join(json.Unmarshal([]byte(events), &c.Events), json.Unmarshal([]byte(subjectJ), &c.Subjects)); err != nil {
-			return err
-		}
-		c.Enabled = true
-		if c.Hears(ev.Type, subjects) {
-			hear = append(hear, c.ID)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, ch := range hear {
-		if _, err := insertDelivery(ctx, tx, ev, ch, orderKey); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func insertDelivery(ctx context.Context, tx txConn, ev incident.Event, channelID, orderKey string) (id string, err error) {
-	id = ids.New(ids.Delivery, ev.CreatedAt)
-	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (id, workspace_id, channel_id, event_id, event_type, order_key,
-		status, next_attempt_at, give_up_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $7, $7)`,
-		id, ev.WorkspaceID, channelID, ev.ID, ev.Type, orderKey, micros(ev.CreatedAt), micros(ev.CreatedAt.Add(notify.RetryHorizon)))
-	return id, err
-}
-
 // SendTest writes a test event for one channel of the workspace and its
 // delivery, whatever the channel's filters; it returns the delivery's id.
-func (db *DB) SendTest(ctx context.Context, wsID, channelID string, ev incident.Event) (id string, err error) {
+func (db *DB) SendTest(ctx context.Context, wsID, channelID string, ev incident.Event, giveUpAt time.Time) (id string, err error) {
 	defer errs.Wrap(&err, "store.SendTest(%s)", channelID)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT id FROM notification_channels WHERE workspace_id = $1 AND id = $2`+db.d.forUpdate,
 			wsID, channelID).Scan(new(string)); err != nil {
 			return classify(err)
 		}
-		if err := insertEvent(ctx, tx, ev, "", ""); err != nil {
+		t := &Tx{db: db, c: tx}
+		if err := t.InsertEvent(ctx, ev, "", ""); err != nil {
 			return err
 		}
-		id, err = insertDelivery(ctx, tx, ev, channelID, "")
+		id, err = t.InsertDelivery(ctx, ev, channelID, "", giveUpAt)
 		return err
 	})
 	return id, err
@@ -286,10 +243,11 @@ func (db *DB) SummarizeHeld(ctx context.Context, now time.Time) (n int, err erro
 				return err // another node told of them
 			}
 			ev := incident.Event{ID: ids.New(ids.Event, now), Type: notify.EventHeld, CreatedAt: now, WorkspaceID: wsID, Data: data}
-			if err := insertEvent(ctx, tx, ev, "", ""); err != nil {
+			t := &Tx{db: db, c: tx}
+			if err := t.InsertEvent(ctx, ev, "", ""); err != nil {
 				return err
 			}
-			summary, err := insertDelivery(ctx, tx, ev, ch, "")
+			summary, err := t.InsertDelivery(ctx, ev, ch, "", now.Add(notify.RetryHorizon))
 			if err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ func addChannel(t *testing.T, db *store.DB, wsID string, events, subjects []stri
 func TestDeliveriesStore(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openWithWorkflow(t, e)
 			_, w := seed(t, db, "acme")
 			m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
 			all := addChannel(t, db, w.ID, nil, nil)

@@ -73,8 +73,8 @@ func (db *DB) WriteLegacyJournal(ctx context.Context, batch int64, heartbeatID s
 	return err
 }
 
-// InTx runs fn in a write transaction, for tests of the transaction itself.
-func (db *DB) InTx(ctx context.Context, fn func(*sql.Tx) error) error { return db.inTx(ctx, fn) }
+// InSQLTx runs fn in a write transaction, for tests of the transaction itself.
+func (db *DB) InSQLTx(ctx context.Context, fn func(*sql.Tx) error) error { return db.inTx(ctx, fn) }
 
 // BusyWrite is a write transaction of the server's kind that holds
 // SQLite's write lock for d: back to back, they stand in for a server

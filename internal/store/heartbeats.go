@@ -372,7 +372,7 @@ func (db *DB) deleteHeartbeat(ctx context.Context, wsID, id string) error {
 				return err
 			}
 		}
-		if err := resolveDeleted(ctx, tx, id); err != nil {
+		if err := (&Tx{db: db, c: tx}).deleted(ctx, id); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM state_changes WHERE subject_id = $1`, id); err != nil {

@@ -1,11 +1,8 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,88 +11,12 @@ import (
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
-// Incidents and the event outbox. Every state change of a monitor or
-// heartbeat goes through recordTransition, in the transaction that makes
-// it; onTransition, there, writes its events and opens or resolves its
-// subject's incident, so a change, its incident and their events commit
-// together or not at all (DESIGN §6).
-
-// onTransition writes the events of the transition tr of subject id, and
-// opens or resolves its incident. A subject deleted meanwhile has none.
-func (db *DB) onTransition(ctx context.Context, tx txConn, subjectID string, tr *monitor.Transition) error {
-	s, wsID, err := subjectOf(ctx, tx, subjectID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := writeEvent(ctx, tx, incident.Event{ID: ids.New(ids.Event, tr.At), Type: incident.StateChangedType(subjectID),
-		CreatedAt: tr.At, WorkspaceID: wsID,
-		Data: incident.StateChangeData{Subject: s, From: tr.From, To: tr.To, Cause: tr.Cause, At: tr.At}},
-		subjectID, "", []string{subjectID}); err != nil {
-		return err
-	}
-	var open string
-	switch err := tx.QueryRowContext(ctx, `SELECT id FROM incidents WHERE subject_id = $1 AND resolved_at = 0`, subjectID).Scan(&open); {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return err
-	}
-	switch incident.EffectOf(*tr) {
-	case incident.OpenNew:
-		if open != "" {
-			return nil // one open incident per subject
-		}
-		inc := &incident.Incident{ID: ids.New(ids.Incident, tr.At), WorkspaceID: wsID, Title: incident.AutoTitle(s),
-			Status: incident.Investigating, Origin: incident.Automatic, Subject: &s, Cause: tr.Cause,
-			AffectedMonitors: []string{subjectID}, StartedAt: tr.At, CreatedAt: tr.At, UpdatedAt: tr.At,
-			Updates: []incident.Update{{Status: incident.Investigating, Message: tr.Cause, At: tr.At}}}
-		if err := insertIncident(ctx, tx, inc); err != nil {
-			return err
-		}
-		return writeIncidentEvent(ctx, tx, incident.IncidentOpened, inc, tr.At)
-	case incident.Resolve:
-		if open == "" {
-			return nil
-		}
-		return resolveIncident(ctx, tx, open, incident.ResolveMessage(s, tr.To), tr.At)
-	}
-	return nil
-}
-
-// resolveIncident resolves the open incident id with a last update.
-func resolveIncident(ctx context.Context, tx txConn, id, message string, at time.Time) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET status = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`,
-		id, string(incident.Resolved), micros(at)); err != nil {
-		return err
-	}
-	if err := insertUpdate(ctx, tx, id, incident.Update{Status: incident.Resolved, Message: message, At: at}); err != nil {
-		return err
-	}
-	inc, err := loadIncident(ctx, tx, "", id)
-	if err != nil {
-		return err
-	}
-	return writeIncidentEvent(ctx, tx, incident.IncidentResolved, inc, at)
-}
-
-// resolveDeleted resolves the open incident of a subject being deleted
-// (in its transaction, before its row goes): nothing is left to recover.
-func resolveDeleted(ctx context.Context, tx *sql.Tx, subjectID string) error {
-	var id, name string
-	err := tx.QueryRowContext(ctx, `SELECT id, subject_name FROM incidents WHERE subject_id = $1 AND resolved_at = 0`, subjectID).Scan(&id, &name)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return resolveIncident(ctx, tx, id, name+" was deleted", time.Now().UTC().Truncate(time.Microsecond))
-}
+// Incidents and the event outbox. What a state change writes beyond its
+// own row (events, its subject's incident, deliveries) is decided above
+// the store (the Workflow, tx.go) and written in the transaction that
+// makes the change.
 
 // subjectOf reads the monitor or heartbeat with this id: what events
 // call it, and its workspace.
@@ -139,35 +60,15 @@ func insertUpdate(ctx context.Context, tx txConn, incidentID string, u incident.
 	return err
 }
 
-func writeIncidentEvent(ctx context.Context, tx txConn, typ string, inc *incident.Incident, at time.Time) error {
+func writeIncidentEvent(ctx context.Context, tx *Tx, typ string, inc *incident.Incident, at time.Time) error {
 	subjectID := ""
 	subjects := slices.Clone(inc.AffectedMonitors)
 	if inc.Subject != nil {
 		subjectID = inc.Subject.ID
 		subjects = append(subjects, subjectID)
 	}
-	return writeEvent(ctx, tx, incident.Event{ID: ids.New(ids.Event, at), Type: typ, CreatedAt: at, WorkspaceID: inc.WorkspaceID,
+	return tx.event(ctx, incident.Event{ID: ids.New(ids.Event, at), Type: typ, CreatedAt: at, WorkspaceID: inc.WorkspaceID,
 		Data: incident.IncidentData{Incident: inc}}, subjectID, inc.ID, subjects)
-}
-
-// writeEvent adds ev to the outbox, with a delivery to each channel that
-// hears it (about these subjects), in the caller's transaction.
-func writeEvent(ctx context.Context, tx txConn, ev incident.Event, subjectID, incidentID string, subjects []string) error {
-	if err := insertEvent(ctx, tx, ev, subjectID, incidentID); err != nil {
-		return err
-	}
-	return fanOut(ctx, tx, ev, cmp.Or(incidentID, subjectID), subjects)
-}
-
-// insertEvent adds ev to the outbox, without deliveries.
-func insertEvent(ctx context.Context, tx txConn, ev incident.Event, subjectID, incidentID string) error {
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, subject_id, incident_id, created_at, payload)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.WorkspaceID, ev.Type, subjectID, incidentID, micros(ev.CreatedAt), string(payload))
-	return err
 }
 
 const incidentColumns = `id, workspace_id, title, status, origin, subject_id, subject_name, cause,
@@ -377,7 +278,7 @@ func (db *DB) CreateIncident(ctx context.Context, inc *incident.Incident) (err e
 		if err := insertIncident(ctx, tx, inc); err != nil {
 			return err
 		}
-		return writeIncidentEvent(ctx, tx, incident.IncidentOpened, inc, inc.CreatedAt)
+		return writeIncidentEvent(ctx, &Tx{db: db, c: tx}, incident.IncidentOpened, inc, inc.CreatedAt)
 	})
 }
 
@@ -461,7 +362,7 @@ func (db *DB) ChangeIncident(ctx context.Context, wsID, id string, change Incide
 			}
 			inc.Updates = append(inc.Updates, *update)
 		}
-		return writeIncidentEvent(ctx, tx, event, inc, inc.UpdatedAt)
+		return writeIncidentEvent(ctx, &Tx{db: db, c: tx}, event, inc, inc.UpdatedAt)
 	})
 	if err != nil {
 		return nil, err

@@ -264,7 +264,7 @@ func (db *DB) DeleteMonitor(ctx context.Context, wsID, id string) (err error) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM observations WHERE monitor_seq = $1`, seq); err != nil {
 			return err
 		}
-		if err := resolveDeleted(ctx, tx, id); err != nil {
+		if err := (&Tx{db: db, c: tx}).deleted(ctx, id); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM state_changes WHERE subject_id = $1`, id); err != nil {

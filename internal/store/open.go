@@ -51,6 +51,8 @@ type DB struct {
 	// journal holds SQLite's pings until they are applied; nil on
 	// PostgreSQL.
 	journal *pingJournal
+	// workflow is what a recorded change writes beyond its rows (tx.go).
+	workflow Workflow
 	// locks are the lock files beside a SQLite database (sqlite_lock.go);
 	// nil on PostgreSQL.
 	locks *sqliteLocks

@@ -28,7 +28,7 @@ func TestPanicInTransaction(t *testing.T) {
 						t.Fatalf("recovered %v, want the panic to go on to the caller", p)
 					}
 				}()
-				_ = db.InTx(ctx, func(tx *sql.Tx) error {
+				_ = db.InSQLTx(ctx, func(tx *sql.Tx) error {
 					if err := write(tx, "panicked"); err != nil {
 						t.Fatal(err)
 					}
@@ -37,11 +37,11 @@ func TestPanicInTransaction(t *testing.T) {
 			}()
 			c, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
-			if err := db.InTx(c, func(tx *sql.Tx) error { return write(tx, "after") }); err != nil {
+			if err := db.InSQLTx(c, func(tx *sql.Tx) error { return write(tx, "after") }); err != nil {
 				t.Fatalf("a write after the panic: %v", err)
 			}
 			var n int
-			if err := db.InTx(ctx, func(tx *sql.Tx) error {
+			if err := db.InSQLTx(ctx, func(tx *sql.Tx) error {
 				return tx.QueryRowContext(ctx, `SELECT count(*) FROM workspaces WHERE id IN ('ws_panicked', 'ws_after')`).Scan(&n)
 			}); err != nil || n != 1 {
 				t.Fatalf("%d of the two rows stored (%v); want only the one written after the panic", n, err)

@@ -1,0 +1,135 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// What a recorded change writes beyond its own rows, in the transaction
+// that makes it (DESIGN §6): a state change's event, the opening or
+// resolution of its subject's incident with that incident's event, and
+// for every event a delivery to each channel that hears it. The decisions
+// are the domain's (incident.EffectOf, notify.Channel.Hears); the writes
+// are store.Tx's primitives. The store calls these through
+// store.Workflow where it records changes itself (the ping writers).
+
+// workflow is store.Workflow over app's decisions.
+type workflow struct {
+	now func() time.Time
+}
+
+var _ store.Workflow = workflow{}
+
+// recordTransition appends tr to subjectID's state history and writes what
+// follows from it.
+func recordTransition(ctx context.Context, tx *store.Tx, subjectID string, tr monitor.Transition) error {
+	if err := tx.AppendStateChange(ctx, subjectID, tr); err != nil {
+		return err
+	}
+	return workflow{}.Transition(ctx, tx, subjectID, tr)
+}
+
+// Transition writes the events of subjectID's state change tr, and opens
+// or resolves its incident. A subject deleted meanwhile has none.
+func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string, tr monitor.Transition) error {
+	s, wsID, ok, err := tx.Subject(ctx, subjectID)
+	if err != nil || !ok {
+		return err
+	}
+	ev := incident.Event{ID: ids.New(ids.Event, tr.At), Type: incident.StateChangedType(subjectID), CreatedAt: tr.At,
+		WorkspaceID: wsID, Data: incident.StateChangeData{Subject: s, From: tr.From, To: tr.To, Cause: tr.Cause, At: tr.At}}
+	if err := w.Event(ctx, tx, ev, subjectID, "", []string{subjectID}); err != nil {
+		return err
+	}
+	open, _, err := tx.OpenIncident(ctx, subjectID)
+	if err != nil {
+		return err
+	}
+	switch incident.EffectOf(tr) {
+	case incident.OpenNew:
+		if open != "" {
+			return nil // one open incident per subject
+		}
+		inc := &incident.Incident{ID: ids.New(ids.Incident, tr.At), WorkspaceID: wsID, Title: incident.AutoTitle(s),
+			Status: incident.Investigating, Origin: incident.Automatic, Subject: &s, Cause: tr.Cause,
+			AffectedMonitors: []string{subjectID}, StartedAt: tr.At, CreatedAt: tr.At, UpdatedAt: tr.At,
+			Updates: []incident.Update{{Status: incident.Investigating, Message: tr.Cause, At: tr.At}}}
+		if err := tx.InsertIncident(ctx, inc); err != nil {
+			return err
+		}
+		return w.incidentEvent(ctx, tx, incident.IncidentOpened, inc, tr.At)
+	case incident.Resolve:
+		if open == "" {
+			return nil
+		}
+		return w.resolve(ctx, tx, open, incident.ResolveMessage(s, tr.To), tr.At)
+	}
+	return nil
+}
+
+// Deleted resolves the open incident of a subject being deleted (in its
+// transaction, before its row goes): nothing is left to recover.
+func (w workflow) Deleted(ctx context.Context, tx *store.Tx, subjectID string) error {
+	open, name, err := tx.OpenIncident(ctx, subjectID)
+	if err != nil || open == "" {
+		return err
+	}
+	now := time.Now
+	if w.now != nil {
+		now = w.now
+	}
+	return w.resolve(ctx, tx, open, name+" was deleted", now().UTC().Truncate(time.Microsecond))
+}
+
+// resolve resolves the incident id with a last update, and tells of it.
+func (w workflow) resolve(ctx context.Context, tx *store.Tx, id, message string, at time.Time) error {
+	inc, err := tx.ResolveIncident(ctx, id, message, at)
+	if err != nil {
+		return err
+	}
+	return w.incidentEvent(ctx, tx, incident.IncidentResolved, inc, at)
+}
+
+// incidentEvent writes the event typ about inc, heard by channels that
+// listen to its subject or any monitor it affects.
+func (w workflow) incidentEvent(ctx context.Context, tx *store.Tx, typ string, inc *incident.Incident, at time.Time) error {
+	subjectID := ""
+	subjects := slices.Clone(inc.AffectedMonitors)
+	if inc.Subject != nil {
+		subjectID = inc.Subject.ID
+		subjects = append(subjects, subjectID)
+	}
+	return w.Event(ctx, tx, incident.Event{ID: ids.New(ids.Event, at), Type: typ, CreatedAt: at, WorkspaceID: inc.WorkspaceID,
+		Data: incident.IncidentData{Incident: inc}}, subjectID, inc.ID, subjects)
+}
+
+// Event adds ev to the outbox with a delivery to each enabled channel of
+// its workspace that hears it (about these subjects). Deliveries of one
+// incident, or of one subject's state changes, go out in order, and are
+// tried until notify.RetryHorizon has passed.
+func (workflow) Event(ctx context.Context, tx *store.Tx, ev incident.Event, subjectID, incidentID string, subjects []string) error {
+	if err := tx.InsertEvent(ctx, ev, subjectID, incidentID); err != nil {
+		return err
+	}
+	channels, err := tx.EnabledChannels(ctx, ev.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	for _, c := range channels {
+		if !c.Hears(ev.Type, subjects) {
+			continue
+		}
+		if _, err := tx.InsertDelivery(ctx, ev, c.ID, cmp.Or(incidentID, subjectID), ev.CreatedAt.Add(notify.RetryHorizon)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/notify"
+)
+
+// Tx is a write transaction handed to the workflows above the store
+// (app/record.go): the small primitives a recorded change is made of, SQL
+// and nothing else. It runs on a *sql.Tx, or on the connection of a
+// transaction begun in a pipeline (PostgreSQL's pings, ping_pg.go).
+type Tx struct {
+	db *DB
+	c  txConn
+}
+
+// InTx runs fn in a write transaction: committed when fn returns nil,
+// rolled back when it fails or panics.
+func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error { return fn(&Tx{db: db, c: tx}) })
+}
+
+// Workflow is what a recorded change writes beyond its own rows: the
+// events, incident and outbox deliveries of a state change, decided above
+// the store (app) and run in the transaction that makes the change, so a
+// change, its incident and their events commit together or not at all
+// (DESIGN §6). The store calls it where it records changes itself (the
+// ping writers, which stage pings in ways only the store knows) and
+// decides nothing of it. Without one, only the rows themselves are written.
+type Workflow interface {
+	// Transition follows the state change tr of subjectID, once appended
+	// to the state history.
+	Transition(ctx context.Context, tx *Tx, subjectID string, tr monitor.Transition) error
+	// Event adds ev to the outbox with its deliveries.
+	Event(ctx context.Context, tx *Tx, ev incident.Event, subjectID, incidentID string, subjects []string) error
+	// Deleted runs before subjectID's row is deleted.
+	Deleted(ctx context.Context, tx *Tx, subjectID string) error
+}
+
+// SetWorkflow installs w; app does so when it is built over the store.
+func (db *DB) SetWorkflow(w Workflow) { db.workflow = w }
+
+// transition appends tr to subjectID's state history and lets the
+// workflow follow it.
+func (tx *Tx) transition(ctx context.Context, subjectID string, tr *monitor.Transition) error {
+	if tr == nil {
+		return nil
+	}
+	if err := tx.AppendStateChange(ctx, subjectID, *tr); err != nil {
+		return err
+	}
+	if w := tx.db.workflow; w != nil {
+		return w.Transition(ctx, tx, subjectID, *tr)
+	}
+	return nil
+}
+
+// event adds ev to the outbox through the workflow (just the event
+// without one).
+func (tx *Tx) event(ctx context.Context, ev incident.Event, subjectID, incidentID string, subjects []string) error {
+	if w := tx.db.workflow; w != nil {
+		return w.Event(ctx, tx, ev, subjectID, incidentID, subjects)
+	}
+	return tx.InsertEvent(ctx, ev, subjectID, incidentID)
+}
+
+// deleted lets the workflow see subjectID go.
+func (tx *Tx) deleted(ctx context.Context, subjectID string) error {
+	if w := tx.db.workflow; w != nil {
+		return w.Deleted(ctx, tx, subjectID)
+	}
+	return nil
+}
+
+// recordTransition is transition on a connection of the store's own.
+func (db *DB) recordTransition(ctx context.Context, c txConn, subjectID string, tr *monitor.Transition) error {
+	return (&Tx{db: db, c: c}).transition(ctx, subjectID, tr)
+}
+
+// AppendStateChange adds tr to subjectID's state history.
+func (tx *Tx) AppendStateChange(ctx context.Context, subjectID string, tr monitor.Transition) error {
+	_, err := tx.c.ExecContext(ctx, `INSERT INTO state_changes (subject_id, at, from_state, to_state, cause)
+		VALUES ($1, $2, $3, $4, $5)`, subjectID, micros(tr.At), string(tr.From), string(tr.To), tr.Cause)
+	return err
+}
+
+// Subject reads the monitor or heartbeat id: what events call it, and its
+// workspace. ok is false when it is gone.
+func (tx *Tx) Subject(ctx context.Context, id string) (s incident.Subject, wsID string, ok bool, err error) {
+	s, wsID, err = subjectOf(ctx, tx.c, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, "", false, nil
+	}
+	return s, wsID, err == nil, err
+}
+
+// OpenIncident returns the id and subject name of subjectID's open
+// incident, or "" for none.
+func (tx *Tx) OpenIncident(ctx context.Context, subjectID string) (id, subjectName string, err error) {
+	err = tx.c.QueryRowContext(ctx, `SELECT id, subject_name FROM incidents WHERE subject_id = $1 AND resolved_at = 0`,
+		subjectID).Scan(&id, &subjectName)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	return id, subjectName, err
+}
+
+// InsertIncident stores inc with its updates and affected subjects.
+func (tx *Tx) InsertIncident(ctx context.Context, inc *incident.Incident) error {
+	return insertIncident(ctx, tx.c, inc)
+}
+
+// ResolveIncident resolves the incident id at with a last update saying
+// message, and returns it as written.
+func (tx *Tx) ResolveIncident(ctx context.Context, id, message string, at time.Time) (*incident.Incident, error) {
+	if _, err := tx.c.ExecContext(ctx, `UPDATE incidents SET status = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`,
+		id, string(incident.Resolved), micros(at)); err != nil {
+		return nil, err
+	}
+	if err := insertUpdate(ctx, tx.c, id, incident.Update{Status: incident.Resolved, Message: message, At: at}); err != nil {
+		return nil, err
+	}
+	return loadIncident(ctx, tx.c, "", id)
+}
+
+// InsertEvent adds ev to the outbox, without deliveries.
+func (tx *Tx) InsertEvent(ctx context.Context, ev incident.Event, subjectID, incidentID string) error {
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO events (id, workspace_id, type, subject_id, incident_id, created_at, payload)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.WorkspaceID, ev.Type, subjectID, incidentID, micros(ev.CreatedAt), string(payload))
+	return err
+}
+
+// EnabledChannels lists the workspace's enabled channels with what they
+// hear (ID, Events, Subjects), in id order.
+func (tx *Tx) EnabledChannels(ctx context.Context, wsID string) ([]notify.Channel, error) {
+	rows, err := tx.c.QueryContext(ctx, `SELECT id, events, subjects FROM notification_channels
+		WHERE workspace_id = $1 AND enabled ORDER BY id`, wsID)
+	return collect(rows, err, func(r rowScanner) (c notify.Channel, err error) {
+		var events, subjects string
+		if err := r.Scan(&c.ID, &events, &subjects); err != nil {
+			return c, err
+		}
+		c.Enabled = true
+		return c, errors.Join(json.Unmarshal([]byte(events), &c.Events), json.Unmarshal([]byte(subjects), &c.Subjects))
+	})
+}
+
+// InsertDelivery adds a pending delivery of ev to channelID, due at once
+// and given up at giveUpAt; deliveries of a channel with the same
+// orderKey go out in order. It returns the delivery's id.
+func (tx *Tx) InsertDelivery(ctx context.Context, ev incident.Event, channelID, orderKey string, giveUpAt time.Time) (id string, err error) {
+	id = ids.New(ids.Delivery, ev.CreatedAt)
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO deliveries (id, workspace_id, channel_id, event_id, event_type, order_key,
+		status, next_attempt_at, give_up_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $7, $7)`,
+		id, ev.WorkspaceID, channelID, ev.ID, ev.Type, orderKey, micros(ev.CreatedAt), micros(giveUpAt))
+	return id, err
+}
