@@ -280,7 +280,6 @@ func (tx *Tx) SaveHeartbeatRuntime(ctx context.Context, seq int64, rt heartbeat.
 	return tx.db.saveHBRuntime(ctx, tx.c, seq, rt, s)
 }
 
-
 // RotateHeartbeatToken gives a heartbeat a new ping token: the old URL
 // stops working when this commits.
 func (db *DB) RotateHeartbeatToken(ctx context.Context, wsID, id string, tokenHash, tokenSealed []byte, at time.Time) (err error) {
