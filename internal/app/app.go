@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/netguard"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/ratelimit"
@@ -83,6 +84,10 @@ type App struct {
 	// a busy key costs one write a minute, not one per request.
 	touched sync.Map // key id → time.Time
 
+	// flow is the workflow of recorded changes (record.go), which the
+	// store also runs where it records changes itself.
+	flow workflow
+
 	pings       pinger
 	pingLimits  *ratelimit.Memory
 	knownTokens tokenSet
@@ -98,7 +103,8 @@ func New(db *store.DB, keys *secrets.Keyring, now func() time.Time, log *slog.Lo
 	a := &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg,
 		pingLimits: ratelimit.New()}
 	a.pings.lanes = newLanes(db.PingWriters())
-	db.SetWorkflow(workflow{now: a.now})
+	a.flow = workflow{now: a.now, plans: &planCache{}}
+	db.SetWorkflow(a.flow)
 	return a
 }
 
@@ -107,6 +113,11 @@ func (a *App) Now() time.Time { return a.now() }
 
 // Config returns the effective configuration.
 func (a *App) Config() Config { return a.cfg }
+
+// SpanRetention is how long service spans are kept: they say whether a
+// deadline fell in an outage, back to a heartbeat's last ping, so longer
+// than the longest heartbeat period plus grace.
+const SpanRetention = 2 * 366 * 24 * time.Hour
 
 // Housekeeping forgets what no longer matters: idempotency records past
 // their 24 hours, rate-limit buckets that are full again, observations,
@@ -128,7 +139,7 @@ func (a *App) Housekeeping(ctx context.Context) error {
 	if _, err := a.store.DeleteEventsBefore(ctx, cutoff); err != nil {
 		return err
 	}
-	return a.store.DeletePingsBefore(ctx, cutoff, now)
+	return a.store.DeletePingsBefore(ctx, cutoff, now.Add(-heartbeat.KeyTTL), now.Add(-SpanRetention))
 }
 
 // RunHousekeeping calls Housekeeping every interval until ctx ends. A

@@ -144,7 +144,7 @@ func (a *App) UpdateHeartbeat(ctx context.Context, actor Actor, id string, updat
 		h := cur
 		h.Name, h.Schedule, h.MaxRuntimeSeconds = d.Name, d.Schedule, d.MaxRuntimeSeconds
 		h.UpdatedAt = later(a.now(), cur.UpdatedAt)
-		err = a.store.UpdateHeartbeat(ctx, h, cur.UpdatedAt)
+		err = a.saveHeartbeat(ctx, h, cur.UpdatedAt)
 		if errors.Is(err, store.ErrStale) {
 			continue
 		}
@@ -188,10 +188,71 @@ func (a *App) SetHeartbeatPaused(ctx context.Context, actor Actor, id string, pa
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
-	if err := a.store.SetHeartbeatPaused(ctx, actor.WorkspaceID, id, paused, a.now()); err != nil {
+	if err := a.setHeartbeatPaused(ctx, actor.WorkspaceID, id, paused, a.now()); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
 	return a.getHeartbeat(ctx, actor.WorkspaceID, id)
+}
+
+// saveHeartbeat stores what a user edits of h if the row is still as the
+// caller read it (else store.ErrStale). A new schedule moves a pending
+// deadline to what the new schedule expects after the last report.
+func (a *App) saveHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpdatedAt time.Time) error {
+	return a.store.HeartbeatTx(ctx, func(tx *store.Tx) error {
+		cur, seq, err := tx.LockHeartbeat(ctx, h.WorkspaceID, h.ID)
+		if err != nil {
+			return err
+		}
+		if !cur.UpdatedAt.Equal(prevUpdatedAt) {
+			return store.ErrStale
+		}
+		if err := tx.UpdateHeartbeat(ctx, h); err != nil {
+			return err
+		}
+		settings, err := a.flow.Settings(h)
+		if err != nil {
+			return err
+		}
+		rt := cur.Runtime
+		if !rt.Deadline.IsZero() && cur.Schedule != h.Schedule {
+			if e, ok := settings.Plan.Next(rt.WindowStart); ok {
+				rt.Expected, rt.Deadline = e.Expected, e.Deadline
+			}
+		}
+		return tx.SaveHeartbeatRuntime(ctx, seq, rt, settings)
+	})
+}
+
+// setHeartbeatPaused pauses (pings are acknowledged and ignored, nothing
+// is due) or resumes a heartbeat, keeping the transition in the state
+// history. It does nothing when the heartbeat is already so.
+func (a *App) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) error {
+	return a.store.HeartbeatTx(ctx, func(tx *store.Tx) error {
+		cur, seq, err := tx.LockHeartbeat(ctx, wsID, id)
+		if err != nil || cur.Paused == paused {
+			return err
+		}
+		if err := tx.SetHeartbeatPaused(ctx, wsID, id, paused, at); err != nil {
+			return err
+		}
+		settings, err := a.flow.Settings(cur)
+		if err != nil {
+			return err
+		}
+		rt, tr := cur.Runtime, (*monitor.Transition)(nil)
+		if paused {
+			rt, tr = rt.Pause(at)
+		} else {
+			rt, tr = rt.Resume(at, settings)
+		}
+		if err := tx.SaveHeartbeatRuntime(ctx, seq, rt, settings); err != nil {
+			return err
+		}
+		if tr == nil {
+			return nil
+		}
+		return recordTransition(ctx, tx, id, *tr)
+	})
 }
 
 // DeleteHeartbeat removes a heartbeat with its pings.

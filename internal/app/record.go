@@ -3,9 +3,12 @@ package app
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -23,7 +26,8 @@ import (
 
 // workflow is store.Workflow over app's decisions.
 type workflow struct {
-	now func() time.Time
+	now   func() time.Time
+	plans *planCache
 }
 
 var _ store.Workflow = workflow{}
@@ -133,3 +137,55 @@ func (workflow) Event(ctx context.Context, tx *store.Tx, ev incident.Event, subj
 	}
 	return nil
 }
+
+// Settings is what h's state machine runs on: its schedule compiled (once
+// per distinct schedule, see planCache) and its bounds.
+func (w workflow) Settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
+	plan, err := w.plans.plan(h.Schedule)
+	if err != nil {
+		return heartbeat.Settings{}, fmt.Errorf("schedule of %s: %w", h.ID, err)
+	}
+	return heartbeat.Settings{Plan: plan, MaxRuntime: time.Duration(h.MaxRuntimeSeconds) * time.Second}, nil
+}
+
+// Ping moves rt by the ping rec and notes in rec what it did: the run's
+// duration, or that the heartbeat is paused and the ping ignored.
+func (workflow) Ping(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition) {
+	if rt.State == monitor.StatePaused {
+		rec.Ignored = true
+		return rt, nil
+	}
+	rt, tr, dur := rt.Ping(heartbeat.Ping{Signal: rec.Signal, ExitCode: rec.ExitCode, RunID: rec.RunID, At: rec.At}, s)
+	rec.Duration = dur
+	return rt, tr
+}
+
+// planCache keeps compiled schedules: pings and sweeps need one for every
+// heartbeat they touch, and a cron expression is not free to parse.
+type planCache struct {
+	mu sync.Mutex
+	m  map[heartbeat.Schedule]heartbeat.Plan
+}
+
+func (c *planCache) plan(s heartbeat.Schedule) (heartbeat.Plan, error) {
+	c.mu.Lock()
+	plan, ok := c.m[s]
+	c.mu.Unlock()
+	if ok {
+		return plan, nil
+	}
+	plan, err := s.Compile()
+	if err != nil {
+		return heartbeat.Plan{}, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= 10_000 {
+		c.m = map[heartbeat.Schedule]heartbeat.Plan{}
+	}
+	c.m[s] = plan
+	c.mu.Unlock()
+	return plan, nil
+}
+
+// KeyTTL is how long a ping's ?key= makes a retry a no-op.
+func (workflow) KeyTTL() time.Duration { return heartbeat.KeyTTL }

@@ -58,7 +58,7 @@ func countResults(obs []monitor.Observation, r monitor.Result, after time.Time) 
 func TestMaintenanceWindowHoldsState(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openDB(t, e)
 			ws := workspace(t, db)
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
@@ -106,7 +106,7 @@ func TestMaintenanceWindowHoldsState(t *testing.T) {
 func TestMaintenanceWindowEndsOnTime(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openDB(t, e)
 			ws := workspace(t, db)
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
@@ -152,7 +152,7 @@ func (c *fakeClock) Set(t time.Time) {
 func TestRecurringMaintenanceWindow(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openDB(t, e)
 			ws := workspace(t, db)
 			m := addMonitor(t, db, ws, "http://127.0.0.1:1/", 10*time.Second, 5)
 			now := time.Now().UTC().Truncate(time.Microsecond)
@@ -188,7 +188,7 @@ func TestRecurringMaintenanceWindow(t *testing.T) {
 func TestMaintenanceWindowHoldsHeartbeats(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openDB(t, e)
 			ws := workspace(t, db)
 			m := addMonitor(t, db, ws, "http://127.0.0.1:1/", 10*time.Second, 5)
 			now := time.Now().UTC().Truncate(time.Microsecond)

@@ -128,7 +128,7 @@ func getMonitor(t testing.TB, db *store.DB, m monitor.Monitor) monitor.Monitor {
 func TestStatesFollowChecks(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openDB(t, e)
 			ws := workspace(t, db)
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
@@ -279,7 +279,7 @@ func observations(t testing.TB, db *store.DB, m monitor.Monitor) []monitor.Obser
 func TestDeadNodesChecksAreTakenOver(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openDB(t, e)
 			ws := workspace(t, db)
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, 10*time.Second, 5)
@@ -314,7 +314,7 @@ func TestDeadNodesChecksAreTakenOver(t *testing.T) {
 func TestShutdownCancelsChecksAsUnknown(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openDB(t, e)
 			ws := workspace(t, db)
 			entered := make(chan struct{}, 1)
 			release := make(chan struct{})
@@ -398,7 +398,7 @@ func TestMissedStartIsUnknown(t *testing.T) {
 func TestSilentMonitorBecomesUnknown(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openDB(t, e)
 			ws := workspace(t, db)
 			m := addMonitor(t, db, ws, "http://127.0.0.1:1/", 30*time.Second, 5)
 			changes, err := db.SweepStale(ctx, m.CreatedAt.Add(59*time.Second))

@@ -72,7 +72,7 @@ func hostileAnswer(query []byte) []byte {
 func TestOneTenantsBytesStopNoOther(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := storetest.OpenDB(t, e)
+			db := openDB(t, e)
 			resolver := hostileResolver(t)
 			tg := newTarget(t)
 			const interval = time.Second

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // Pings: received in batches (group commit). On PostgreSQL each batch is
@@ -26,7 +25,7 @@ const pingLookupSQLite = `SELECT ` + heartbeatColumns + `, h.token_hash` + heart
 
 // RecordPings stores a batch of pings and returns each one's outcome and
 // the state changes they made. Pings apply in the batch's order; a ping
-// whose key the heartbeat saw within heartbeat.KeyTTL (earlier in the
+// whose key the heartbeat saw within the workflow's KeyTTL (earlier in the
 // batch too) is replayed, not recorded again. When it returns without an
 // error every recorded ping is durable.
 func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs []heartbeat.Outcome, changes []StateChange, err error) {
@@ -58,18 +57,6 @@ func pingRecord(id int64, in heartbeat.Arrival) heartbeat.PingRecord {
 	p := in.Ping
 	return heartbeat.PingRecord{ID: id, At: p.At, Signal: p.Signal, ExitCode: p.ExitCode, RunID: p.RunID, Duration: -1,
 		Method: in.Method, Client: in.Client, UserAgent: in.UserAgent, Key: in.Key, Body: in.Body, Truncated: in.Truncated}
-}
-
-// applyPing moves rt by the ping rec and notes in rec what it did: the
-// run's duration, or that the heartbeat is paused and the ping ignored.
-func applyPing(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition) {
-	if rt.State == monitor.StatePaused {
-		rec.Ignored = true
-		return rt, nil
-	}
-	rt, tr, dur := rt.Ping(heartbeat.Ping{Signal: rec.Signal, ExitCode: rec.ExitCode, RunID: rec.RunID, At: rec.At}, s)
-	rec.Duration = dur
-	return rt, tr
 }
 
 // ackOf is the acknowledgement of a stored ping.
@@ -166,7 +153,7 @@ func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*h
 	defer st.Close()
 	for _, seq := range seqs {
 		h := moved[seq]
-		settings, err := db.plans.settings(h.Heartbeat)
+		settings, err := db.settings(h.Heartbeat)
 		if err != nil {
 			return err
 		}
@@ -181,23 +168,17 @@ func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*h
 	return nil
 }
 
-// SpanRetention is how long service spans are kept: longer than the
-// longest heartbeat period plus grace.
-const SpanRetention = 2 * 366 * 24 * time.Hour
-
-// DeletePingsBefore forgets pings older than cutoff, ping keys past their
-// time to live at now, and service spans past SpanRetention.
-func (db *DB) DeletePingsBefore(ctx context.Context, cutoff, now time.Time) (err error) {
+// DeletePingsBefore forgets pings older than pingsBefore, ping keys older
+// than keysBefore, and service spans last seen before spansBefore.
+func (db *DB) DeletePingsBefore(ctx context.Context, pingsBefore, keysBefore, spansBefore time.Time) (err error) {
 	defer errs.Wrap(&err, "store.DeletePingsBefore")
-	if _, err := db.w.ExecContext(ctx, `DELETE FROM ping_keys WHERE at < $1`, micros(now.Add(-heartbeat.KeyTTL))); err != nil {
+	if _, err := db.w.ExecContext(ctx, `DELETE FROM ping_keys WHERE at < $1`, micros(keysBefore)); err != nil {
 		return err
 	}
-	if _, err := db.w.ExecContext(ctx, `DELETE FROM ping_blocks WHERE last_at < $1`, micros(cutoff)); err != nil {
+	if _, err := db.w.ExecContext(ctx, `DELETE FROM ping_blocks WHERE last_at < $1`, micros(pingsBefore)); err != nil {
 		return err
 	}
-	// Service spans say whether a deadline fell in an outage, back to a
-	// heartbeat's last ping: a year, for the longest period.
-	_, err = db.w.ExecContext(ctx, `DELETE FROM service_spans WHERE last_seen < $1`, micros(now.Add(-SpanRetention)))
+	_, err = db.w.ExecContext(ctx, `DELETE FROM service_spans WHERE last_seen < $1`, micros(spansBefore))
 	return err
 }
 

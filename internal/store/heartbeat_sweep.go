@@ -193,7 +193,7 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 	}
 	var verdicts []verdict
 	for _, h := range hbs {
-		settings, err := db.plans.settings(h.Heartbeat)
+		settings, err := db.settings(h.Heartbeat)
 		if err != nil {
 			return nil, 0, err
 		}

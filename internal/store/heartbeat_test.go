@@ -68,7 +68,7 @@ func TestHeartbeatStore(t *testing.T) {
 // same key (in the batch and in a later one) replayed, a token that names
 // nothing, and the state they leave.
 func testHeartbeatPings(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 30)
 	outs, changes, err := db.RecordPings(ctx, []heartbeat.Arrival{
@@ -119,7 +119,7 @@ func testHeartbeatPings(t *testing.T, e storetest.Engine) {
 // pings in id order, and a key is replayed, not stored again, whichever
 // writer sees it next.
 func testPingWriters(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	hbs := newHeartbeats(t, db, w.ID, 3)
 	writers := db.PingWriters()
@@ -196,7 +196,7 @@ func testPingWriters(t *testing.T, e storetest.Engine) {
 // heartbeat's pings as its state took them.
 func testPingIDsAfterLocks(t *testing.T, e storetest.Engine) {
 	u := storetest.URL(t, e)
-	db, err := store.Open(ctx, u)
+	db, err := openStore(ctx, u)
 	check(t, err)
 	t.Cleanup(func() { db.Close() })
 	_, w := seed(t, db, "acme")
@@ -262,7 +262,7 @@ func testHeartbeatSweepTwoNodes(t *testing.T, e storetest.Engine) {
 			nodes[i] = nodes[0]
 			continue
 		}
-		db, err := store.Open(ctx, url)
+		db, err := openStore(ctx, url)
 		check(t, err)
 		t.Cleanup(func() { db.Close() })
 		nodes[i] = db
@@ -332,7 +332,7 @@ func testHeartbeatSweepTwoNodes(t *testing.T, e storetest.Engine) {
 // is the next while the time a ping for it could have come includes the
 // outage; the first judged with a node listening throughout is DOWN.
 func testHeartbeatOutage(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
 	_, _, err := db.RecordPings(ctx, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0, "", "")})

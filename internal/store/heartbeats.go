@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // Heartbeats as users keep them, and their runtime rows: what pings
@@ -140,39 +138,13 @@ const hbRuntimeUpdate = `UPDATE heartbeat_runtime SET state = $2, state_since = 
 	sweep_owner = NULL, sweep_until = 0`
 
 // saveHBRuntime writes a heartbeat's runtime row.
-func (db *DB) saveHBRuntime(ctx context.Context, tx *sql.Tx, seq int64, rt heartbeat.Runtime, s heartbeat.Settings) error {
+func (db *DB) saveHBRuntime(ctx context.Context, tx txConn, seq int64, rt heartbeat.Runtime, s heartbeat.Settings) error {
 	vals, err := hbRuntimeValues(rt, s)
 	if err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, hbRuntimeUpdate+` WHERE seq = $1`, append([]any{seq}, vals...)...)
 	return err
-}
-
-// plans caches compiled schedules: pings and sweeps compile one per
-// heartbeat they touch, and a cron expression is not free to parse.
-type planCache struct {
-	mu sync.Mutex
-	m  map[heartbeat.Schedule]heartbeat.Plan
-}
-
-func (c *planCache) settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
-	c.mu.Lock()
-	plan, ok := c.m[h.Schedule]
-	c.mu.Unlock()
-	if !ok {
-		var err error
-		if plan, err = h.Schedule.Compile(); err != nil {
-			return heartbeat.Settings{}, fmt.Errorf("schedule of %s: %w", h.ID, err)
-		}
-		c.mu.Lock()
-		if c.m == nil || len(c.m) >= 10_000 {
-			c.m = map[heartbeat.Schedule]heartbeat.Plan{}
-		}
-		c.m[h.Schedule] = plan
-		c.mu.Unlock()
-	}
-	return heartbeat.Settings{Plan: plan, MaxRuntime: time.Duration(h.MaxRuntimeSeconds) * time.Second}, nil
 }
 
 // CreateHeartbeat inserts h, whose ping token has the given hash and sealed
@@ -256,56 +228,56 @@ func (db *DB) CountHeartbeats(ctx context.Context, wsID string) (n int, err erro
 
 // lockHeartbeat reads a heartbeat of the workspace with its runtime row
 // locked (PostgreSQL; SQLite's transaction holds the one writer).
-func (db *DB) lockHeartbeat(ctx context.Context, tx *sql.Tx, wsID, id string) (hbRow, error) {
+func (db *DB) lockHeartbeat(ctx context.Context, q rowQueryer, wsID, id string) (hbRow, error) {
 	lock := ""
 	if db.d.name == EnginePostgres {
 		lock = " FOR UPDATE OF r"
 	}
-	return scanHeartbeat(tx.QueryRowContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
+	return scanHeartbeat(q.QueryRowContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
 		WHERE h.workspace_id = $1 AND h.id = $2`+lock, wsID, id))
 }
 
-// UpdateHeartbeat stores what a user edits — name, schedule, maximum
-// runtime — if the row is still as the caller read it (else ErrStale). A
-// new schedule moves a pending deadline to what the new schedule expects
-// after the last report.
-func (db *DB) UpdateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpdatedAt time.Time) (err error) {
-	defer errs.Wrap(&err, "store.UpdateHeartbeat(%s)", h.ID)
-	return db.heartbeatWrite(ctx, func() error { return db.updateHeartbeat(ctx, h, prevUpdatedAt) })
+// HeartbeatTx runs fn in a write transaction over heartbeat rows. On
+// SQLite the journal's pings are applied first and held off until it ends,
+// so that fn reads the rows as the pings left them.
+func (db *DB) HeartbeatTx(ctx context.Context, fn func(*Tx) error) error {
+	return db.heartbeatWrite(ctx, func() error { return db.InTx(ctx, fn) })
 }
 
-func (db *DB) updateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpdatedAt time.Time) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		cur, err := db.lockHeartbeat(ctx, tx, h.WorkspaceID, h.ID)
-		if err != nil {
-			return err
-		}
-		if !cur.UpdatedAt.Equal(prevUpdatedAt) {
-			return ErrStale
-		}
-		s := h.Schedule
-		tz := s.Timezone
-		if tz == "" {
-			tz = "UTC"
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE heartbeats SET name = $3, period_s = $4, cron = $5, timezone = $6,
-			grace_s = $7, max_runtime_s = $8, updated_at = $9 WHERE workspace_id = $1 AND id = $2`,
-			h.WorkspaceID, h.ID, h.Name, s.PeriodSeconds, s.Cron, tz, s.GraceSeconds, h.MaxRuntimeSeconds,
-			micros(h.UpdatedAt)); err != nil {
-			return err
-		}
-		settings, err := db.plans.settings(h)
-		if err != nil {
-			return err
-		}
-		rt := cur.Runtime
-		if !rt.Deadline.IsZero() && cur.Schedule != h.Schedule {
-			if e, ok := settings.Plan.Next(rt.WindowStart); ok {
-				rt.Expected, rt.Deadline = e.Expected, e.Deadline
-			}
-		}
-		return db.saveHBRuntime(ctx, tx, cur.Seq, rt, settings)
-	})
+// LockHeartbeat reads the workspace's heartbeat id with its runtime, the
+// row locked until the transaction ends; seq names its runtime row.
+func (tx *Tx) LockHeartbeat(ctx context.Context, wsID, id string) (h heartbeat.Heartbeat, seq int64, err error) {
+	row, err := tx.db.lockHeartbeat(ctx, tx.c, wsID, id)
+	return row.Heartbeat, row.Seq, err
+}
+
+// UpdateHeartbeat writes what a user edits of h: its name, schedule,
+// maximum runtime and updated_at.
+func (tx *Tx) UpdateHeartbeat(ctx context.Context, h heartbeat.Heartbeat) error {
+	s := h.Schedule
+	tz := s.Timezone
+	if tz == "" {
+		tz = "UTC"
+	}
+	_, err := tx.c.ExecContext(ctx, `UPDATE heartbeats SET name = $3, period_s = $4, cron = $5, timezone = $6,
+		grace_s = $7, max_runtime_s = $8, updated_at = $9 WHERE workspace_id = $1 AND id = $2`,
+		h.WorkspaceID, h.ID, h.Name, s.PeriodSeconds, s.Cron, tz, s.GraceSeconds, h.MaxRuntimeSeconds,
+		micros(h.UpdatedAt))
+	return err
+}
+
+// SetHeartbeatPaused writes whether the workspace's heartbeat id is
+// paused, as of at.
+func (tx *Tx) SetHeartbeatPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) error {
+	_, err := tx.c.ExecContext(ctx, `UPDATE heartbeats SET paused = $3, updated_at = $4
+		WHERE workspace_id = $1 AND id = $2`, wsID, id, paused, micros(at))
+	return err
+}
+
+// SaveHeartbeatRuntime writes the runtime row seq, with the wake time the
+// settings give it.
+func (tx *Tx) SaveHeartbeatRuntime(ctx context.Context, seq int64, rt heartbeat.Runtime, s heartbeat.Settings) error {
+	return tx.db.saveHBRuntime(ctx, tx.c, seq, rt, s)
 }
 
 // RotateHeartbeatToken gives a heartbeat a new ping token: the old URL
@@ -315,41 +287,6 @@ func (db *DB) RotateHeartbeatToken(ctx context.Context, wsID, id string, tokenHa
 	return db.heartbeatWrite(ctx, func() error {
 		return oneRow(db.w.ExecContext(ctx, `UPDATE heartbeats SET token_hash = $3, token_sealed = $4, updated_at = $5
 			WHERE workspace_id = $1 AND id = $2`, wsID, id, tokenHash, tokenSealed, micros(at)))
-	})
-}
-
-// SetHeartbeatPaused pauses (pings are acknowledged and ignored, nothing
-// is due) or resumes a heartbeat, keeping the transition in the state
-// history. It does nothing when the heartbeat is already so.
-func (db *DB) SetHeartbeatPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) (err error) {
-	defer errs.Wrap(&err, "store.SetHeartbeatPaused(%s)", id)
-	return db.heartbeatWrite(ctx, func() error { return db.setHeartbeatPaused(ctx, wsID, id, paused, at) })
-}
-
-func (db *DB) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		cur, err := db.lockHeartbeat(ctx, tx, wsID, id)
-		if err != nil || cur.Paused == paused {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE heartbeats SET paused = $3, updated_at = $4
-			WHERE workspace_id = $1 AND id = $2`, wsID, id, paused, micros(at)); err != nil {
-			return err
-		}
-		settings, err := db.plans.settings(cur.Heartbeat)
-		if err != nil {
-			return err
-		}
-		rt, tr := cur.Runtime, (*monitor.Transition)(nil)
-		if paused {
-			rt, tr = rt.Pause(at)
-		} else {
-			rt, tr = rt.Resume(at, settings)
-		}
-		if err := db.saveHBRuntime(ctx, tx, cur.Seq, rt, settings); err != nil {
-			return err
-		}
-		return db.recordTransition(ctx, tx, id, tr)
 	})
 }
 

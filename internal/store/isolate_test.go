@@ -24,7 +24,7 @@ func TestSweepSetsRefusedVerdictAside(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			url := storetest.URL(t, e)
-			db, err := store.Open(ctx, url)
+			db, err := openStore(ctx, url)
 			check(t, err)
 			t.Cleanup(func() { db.Close() })
 			_, w := seed(t, db, "acme")
@@ -82,7 +82,7 @@ func TestPingApplySetsRefusedBlockAside(t *testing.T) {
 		t.Fatalf("the first engine is %s", e.Name)
 	}
 	url := storetest.URL(t, e)
-	db, err := store.Open(ctx, url)
+	db, err := openStore(ctx, url)
 	check(t, err)
 	t.Cleanup(func() { db.Close() })
 	_, w := seed(t, db, "acme")

@@ -186,7 +186,7 @@ func (db *DB) heartbeatMaintenance(ctx context.Context, tx *sql.Tx, p Maintenanc
 		if at.Before(rt.Since) {
 			at = rt.Since
 		}
-		settings, err := db.plans.settings(h.Heartbeat)
+		settings, err := db.settings(h.Heartbeat)
 		if err != nil {
 			return nil, err
 		}

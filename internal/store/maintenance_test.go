@@ -60,7 +60,7 @@ func oneOff(wsID string, monitorIDs ...string) maintenance.Window {
 }
 
 func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	_, other := seed(t, db, "other")
 	m1, m2 := addMonitor(t, db, w.ID, monitor.Config{}), addMonitor(t, db, w.ID, monitor.Config{})
@@ -168,7 +168,7 @@ func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
 }
 
 func testMaintenanceWindowPages(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	_, other := seed(t, db, "other")
 	m := addMonitor(t, db, w.ID, monitor.Config{})
@@ -231,7 +231,7 @@ func path(changes []store.StateChange) []string {
 }
 
 func testApplyMaintenance(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	up := addMonitor(t, db, w.ID, monitor.Config{})
 	paused := addMonitor(t, db, w.ID, monitor.Config{})
@@ -328,7 +328,7 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 			dbs = append(dbs, dbs[0])
 			continue
 		}
-		db, err := store.Open(ctx, u)
+		db, err := openStore(ctx, u)
 		check(t, err)
 		t.Cleanup(func() { db.Close() })
 		dbs = append(dbs, db)
@@ -374,10 +374,10 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 // neither fails (no deadlock) and no observation is lost.
 func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 	u := storetest.URL(t, e)
-	writerDB, err := store.Open(ctx, u)
+	writerDB, err := openStore(ctx, u)
 	check(t, err)
 	t.Cleanup(func() { writerDB.Close() })
-	sweepDB, err := store.Open(ctx, u)
+	sweepDB, err := openStore(ctx, u)
 	check(t, err)
 	t.Cleanup(func() { sweepDB.Close() })
 	_, w := seed(t, writerDB, "acme")
@@ -482,7 +482,7 @@ func stateHistory(t *testing.T, db *store.DB, wsID, id string) []string {
 
 // Windows name heartbeats as they name monitors.
 func testMaintenanceHeartbeatWindows(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	_, other := seed(t, db, "other")
 	m := addMonitor(t, db, w.ID, monitor.Config{})
@@ -563,7 +563,7 @@ func testMaintenanceHeartbeatWindows(t *testing.T, e storetest.Engine) {
 // deadline sweeper had not judged when the window ended), and each leaves
 // for the state its job's reports support.
 func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	m := addMonitor(t, db, w.ID, monitor.Config{})
 	ok, failed := addHeartbeatForWindow(t, db, w.ID, false), addHeartbeatForWindow(t, db, w.ID, false)
@@ -683,7 +683,7 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 	}
 
 	// A paused heartbeat resumed inside a window enters maintenance.
-	check(t, db.SetHeartbeatPaused(ctx, w.ID, paused.ID, false, leave))
+	check(t, setHeartbeatPaused(db, w.ID, paused.ID, false, leave))
 	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: leave.Add(time.Second),
 		Active: map[string][]string{paused.ID: {"mw_c"}}})
 	check(t, err)

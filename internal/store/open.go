@@ -46,8 +46,6 @@ type DB struct {
 	configs configCache
 	// probes numbers probe names (see probeID).
 	probes sync.Map
-	// plans spares pings and sweeps compiling heartbeat schedules.
-	plans planCache
 	// journal holds SQLite's pings until they are applied; nil on
 	// PostgreSQL.
 	journal *pingJournal

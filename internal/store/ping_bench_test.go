@@ -32,7 +32,7 @@ func BenchmarkRecordPings(b *testing.B) {
 	const heartbeats, batchSize = 2000, 16
 	for _, e := range engines {
 		b.Run(e.Name, func(b *testing.B) {
-			db := storetest.OpenDB(b, e)
+			db := openWithWorkflow(b, e)
 			_, w := seed(b, db, "bench")
 			tokens := make([][]byte, heartbeats)
 			for i := range tokens {
@@ -89,7 +89,7 @@ func BenchmarkPingBatches(b *testing.B) {
 	if pg == "" {
 		b.Skip("PostgreSQL only: set " + storetest.PostgresURLEnv)
 	}
-	db := storetest.OpenDB(b, storetest.Engine{Name: store.EnginePostgres, URL: pg})
+	db := openWithWorkflow(b, storetest.Engine{Name: store.EnginePostgres, URL: pg})
 	_, w := seed(b, db, "bench")
 	const heartbeats = 10_000
 	tokens := make([][]byte, heartbeats)

@@ -18,7 +18,7 @@ func TestPingRowsConvertToBlocks(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			before := map[string]int{store.EngineSQLite: 4, store.EnginePostgres: 7}[e.Name]
 			u := storetest.EmptyURL(t, e)
-			db, err := store.Open(ctx, u)
+			db, err := openStore(ctx, u)
 			check(t, err)
 			t.Cleanup(func() { db.Close() })
 			if _, err := db.MigrateUpTo(ctx, before); err != nil {

@@ -191,7 +191,7 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 				}
 			}
 			return 0
-		}, batch[0].Ping.At.Add(-heartbeat.KeyTTL))
+		}, batch[0].Ping.At.Add(-db.workflow.KeyTTL()))
 		if err != nil {
 			return err
 		}
@@ -241,7 +241,7 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 	var changes []StateChange
 	for _, p := range plan {
 		rec := p.rec
-		tr := j.stage(p.e, &rec)
+		tr := j.stage(p.e, &rec, db.workflow)
 		if tr != nil {
 			changes = append(changes, StateChange{SubjectID: p.e.row.ID, Transition: *tr})
 		}
@@ -261,10 +261,10 @@ func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]he
 
 // stage applies a committed ping to its heartbeat's cached runtime and
 // adds it to the pending block, returning the transition it made.
-func (j *pingJournal) stage(e *hbEntry, rec *heartbeat.PingRecord) *monitor.Transition {
+func (j *pingJournal) stage(e *hbEntry, rec *heartbeat.PingRecord, w Workflow) *monitor.Transition {
 	p := &j.pending
 	var tr *monitor.Transition
-	e.row.Runtime, tr = applyPing(e.row.Runtime, rec, e.settings)
+	e.row.Runtime, tr = w.Ping(e.row.Runtime, rec, e.settings)
 	if !rec.Ignored && (!e.dirty || e.dirtyGen != p.gen) {
 		e.dirty, e.dirtyGen = true, p.gen
 		p.dirty = append(p.dirty, e)
@@ -362,7 +362,7 @@ func (j *pingJournal) cache(db *DB, h hbRow, hash string) (*hbEntry, error) {
 		}
 		return e, nil
 	}
-	settings, err := db.plans.settings(h.Heartbeat)
+	settings, err := db.settings(h.Heartbeat)
 	if err != nil {
 		return nil, err
 	}
@@ -650,7 +650,7 @@ func (db *DB) loadJournal(ctx context.Context) error {
 			}
 			// Staging works out again what the ping did, from the same rows.
 			rec := je.rec
-			j.stage(e, &rec)
+			j.stage(e, &rec, db.workflow)
 			if rec.Key != "" {
 				j.pending.addKey(pingKey{e.row.Seq, rec.Key}, ackOf(e.row.ID, &rec))
 			}

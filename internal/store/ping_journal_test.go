@@ -33,7 +33,7 @@ func TestPingJournal(t *testing.T) {
 func openForCrash(t *testing.T, e storetest.Engine) (string, *store.DB, account.Workspace, heartbeat.Heartbeat) {
 	t.Helper()
 	u := storetest.URL(t, e)
-	db, err := store.Open(ctx, u)
+	db, err := openStore(ctx, u)
 	check(t, err)
 	_, w := seed(t, db, "acme")
 	return u, db, w, newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
@@ -43,7 +43,7 @@ func openForCrash(t *testing.T, e storetest.Engine) (string, *store.DB, account.
 // until the test ends.
 func reopen(t *testing.T, u string) *store.DB {
 	t.Helper()
-	db, err := store.Open(ctx, u)
+	db, err := openStore(ctx, u)
 	check(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
@@ -106,11 +106,11 @@ func testJournalCrash(t *testing.T, e storetest.Engine) {
 // Pause, edit, rotate and delete see every acknowledged ping first, and
 // pings after them see what they did.
 func testJournalEdits(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
 	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", ""))
-	check(t, db.SetHeartbeatPaused(ctx, w.ID, h.ID, true, t0.Add(2*time.Second)))
+	check(t, setHeartbeatPaused(db, w.ID, h.ID, true, t0.Add(2*time.Second)))
 	states, err := db.ListStateChanges(ctx, w.ID, h.ID, time.Time{}, 10)
 	check(t, err)
 	if len(states) != 2 || states[0].To != monitor.StatePaused || states[1].To != monitor.StateUp {
@@ -120,7 +120,7 @@ func testJournalEdits(t *testing.T, e storetest.Engine) {
 	if !outs[0].Ack.Ignored {
 		t.Errorf("a ping to a paused heartbeat: %+v", outs[0])
 	}
-	check(t, db.SetHeartbeatPaused(ctx, w.ID, h.ID, false, t0.Add(4*time.Second)))
+	check(t, setHeartbeatPaused(db, w.ID, h.ID, false, t0.Add(4*time.Second)))
 	got := getHeartbeat(t, db, w.ID, h.ID)
 	if got.Runtime.State == monitor.StateDown || !got.Runtime.LastPing.Equal(t0.Add(time.Second)) {
 		t.Errorf("the ignored /fail moved the heartbeat: %+v", got.Runtime)
@@ -142,7 +142,7 @@ func testJournalEdits(t *testing.T, e storetest.Engine) {
 	record(t, db, ping(fresh, heartbeat.SignalSuccess, t0.Add(8*time.Second), "", ""))
 	cur.Schedule.PeriodSeconds, cur.UpdatedAt = 120, t0.Add(9*time.Second)
 	prev := getHeartbeat(t, db, w.ID, h.ID).UpdatedAt
-	check(t, db.UpdateHeartbeat(ctx, cur, prev))
+	check(t, updateHeartbeat(db, cur, prev))
 	got = getHeartbeat(t, db, w.ID, h.ID)
 	if !got.Runtime.LastPing.Equal(t0.Add(8*time.Second)) || !got.Runtime.Deadline.Equal(t0.Add(8*time.Second+130*time.Second)) {
 		t.Errorf("after the edit: %+v", got.Runtime)
@@ -165,7 +165,7 @@ func testJournalEdits(t *testing.T, e storetest.Engine) {
 // A sweep never judges a heartbeat by a row that pending pings have moved
 // on from: a job that pinged in time is not late, one that did not is.
 func testJournalSweep(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	onTime := newHeartbeat(t, db, w.ID, t0, 60, 0, 0)
 	late := newHeartbeat(t, db, w.ID, t0, 60, 0, 0)
@@ -204,12 +204,12 @@ func testJournalSweep(t *testing.T, e storetest.Engine) {
 // gone, it can. PostgreSQL takes pings from every node.
 func testJournalSecondProcess(t *testing.T, e storetest.Engine) {
 	u := storetest.URL(t, e)
-	first, err := store.Open(ctx, u)
+	first, err := openStore(ctx, u)
 	check(t, err)
 	_, w := seed(t, first, "acme")
 	h := newHeartbeat(t, first, w.ID, t0, 60, 10, 0)
 	record(t, first, ping(h.Token, heartbeat.SignalSuccess, t0, "", ""))
-	second, err := store.Open(ctx, u)
+	second, err := openStore(ctx, u)
 	check(t, err)
 	t.Cleanup(func() { second.Close() })
 	_, _, err = second.RecordPings(ctx, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", "")})
@@ -253,7 +253,7 @@ func TestPingJournalFiles(t *testing.T) {
 // due at once), and readers flush in between: every ping is stored once,
 // every transition recorded in order, and the runtime is the last ping's.
 func testJournalBeside(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	hbs := newHeartbeats(t, db, w.ID, 10)
 	const rounds = 300
@@ -407,7 +407,7 @@ func testJournalTornTail(t *testing.T, e storetest.Engine) {
 // replayed after the upgrade, and new pings number after them.
 func testJournalLegacy(t *testing.T, e storetest.Engine) {
 	u := storetest.EmptyURL(t, e)
-	db, err := store.Open(ctx, u)
+	db, err := openStore(ctx, u)
 	check(t, err)
 	_, err = db.MigrateUpTo(ctx, 5)
 	check(t, err)

@@ -119,7 +119,7 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 			return rows.Err()
 		})
 		if len(keyNames) > 0 {
-			b.Queue(pgRecentKeys, hashes, keyNames, micros(batch[0].Ping.At.Add(-heartbeat.KeyTTL))).Query(func(rows pgx.Rows) error {
+			b.Queue(pgRecentKeys, hashes, keyNames, micros(batch[0].Ping.At.Add(-db.workflow.KeyTTL()))).Query(func(rows pgx.Rows) error {
 				for rows.Next() {
 					if err := scanPingKey(rows, keys); err != nil {
 						return err
@@ -154,14 +154,14 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 			outs[i].Ack, outs[i].Replayed = ack, true
 			continue
 		}
-		settings, err := db.plans.settings(h.Heartbeat)
+		settings, err := db.settings(h.Heartbeat)
 		if err != nil {
 			return nil, nil, err
 		}
 		rec := pingRecord(ids[0], in)
 		ids = ids[1:]
 		var tr *monitor.Transition
-		h.Runtime, tr = applyPing(h.Runtime, &rec, settings)
+		h.Runtime, tr = db.workflow.Ping(h.Runtime, &rec, settings)
 		if tr != nil {
 			changes = append(changes, StateChange{SubjectID: h.ID, Transition: *tr})
 			if err := db.recordTransition(ctx, conn, h.ID, tr); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -34,7 +35,8 @@ func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 // change, its incident and their events commit together or not at all
 // (DESIGN §6). The store calls it where it records changes itself (the
 // ping writers, which stage pings in ways only the store knows) and
-// decides nothing of it. Without one, only the rows themselves are written.
+// decides nothing of it. Without one, only the rows themselves are
+// written, and heartbeats cannot be moved (errNoWorkflow).
 type Workflow interface {
 	// Transition follows the state change tr of subjectID, once appended
 	// to the state history.
@@ -43,6 +45,26 @@ type Workflow interface {
 	Event(ctx context.Context, tx *Tx, ev incident.Event, subjectID, incidentID string, subjects []string) error
 	// Deleted runs before subjectID's row is deleted.
 	Deleted(ctx context.Context, tx *Tx, subjectID string) error
+	// Settings is what h's state machine runs on: its compiled schedule
+	// and bounds.
+	Settings(h heartbeat.Heartbeat) (heartbeat.Settings, error)
+	// Ping moves rt by the ping rec and notes in rec what it did (the
+	// run's duration, or that it was ignored), returning the transition
+	// it made.
+	Ping(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition)
+	// KeyTTL is how long a ping's key makes a retry a no-op.
+	KeyTTL() time.Duration
+}
+
+// errNoWorkflow: a heartbeat's state machine runs only with app's rules.
+var errNoWorkflow = errors.New("store: no workflow installed (app.New installs it)")
+
+// settings is what h's state machine runs on, by the workflow's rules.
+func (db *DB) settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
+	if db.workflow == nil {
+		return heartbeat.Settings{}, errNoWorkflow
+	}
+	return db.workflow.Settings(h)
 }
 
 // SetWorkflow installs w; app does so when it is built over the store.
@@ -61,6 +83,12 @@ func (tx *Tx) transition(ctx context.Context, subjectID string, tr *monitor.Tran
 		return w.Transition(ctx, tx, subjectID, *tr)
 	}
 	return nil
+}
+
+// RecordTransition appends tr to subjectID's state history and lets the
+// installed workflow write what follows, as the store's own writers do.
+func (tx *Tx) RecordTransition(ctx context.Context, subjectID string, tr monitor.Transition) error {
+	return tx.transition(ctx, subjectID, &tr)
 }
 
 // event adds ev to the outbox through the workflow (just the event
