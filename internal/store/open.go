@@ -58,31 +58,6 @@ type DB struct {
 	locks *sqliteLocks
 }
 
-// dialect holds the few places where the engines' SQL differs.
-type dialect struct {
-	name string
-	// forUpdate locks the selected row until the transaction ends. SQLite has
-	// no row locks; its BEGIN IMMEDIATE already serializes every writer.
-	forUpdate string
-	// migrateLock and bootstrapLock run first in transactions that must not
-	// interleave across processes; empty on SQLite for the same reason.
-	migrateLock   string
-	bootstrapLock string
-}
-
-// advisory-lock key for migrations: any constant that no other code uses.
-const migrateLockKey = 7_281_946_355_100_001
-
-var (
-	sqliteDialect   = dialect{name: EngineSQLite}
-	postgresDialect = dialect{
-		name:          EnginePostgres,
-		forUpdate:     " FOR UPDATE",
-		migrateLock:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrateLockKey),
-		bootstrapLock: "LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE",
-	}
-)
-
 // Open connects to databaseURL and checks that it answers. It does not
 // migrate; call Migrate.
 //
@@ -290,10 +265,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // COMMITTED would give each statement its own): for reads made of several
 // queries that must agree with each other.
 func (db *DB) inSnapshot(ctx context.Context, fn func(*sql.Tx) error) error {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if db.d.name == EnginePostgres {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
+	opts := &sql.TxOptions{ReadOnly: true, Isolation: db.d.snapshot}
 	tx, err := db.r.BeginTx(ctx, opts)
 	if err != nil {
 		return err
