@@ -10,6 +10,8 @@ import (
 // this file asks it for a clause or a capability, never which engine runs.
 type dialect struct {
 	name string
+	// multiNode says several nodes may serve from one database at once.
+	multiNode bool
 	// forUpdate locks the selected row until the transaction ends. SQLite has
 	// no row locks; its BEGIN IMMEDIATE already serializes every writer.
 	forUpdate string
@@ -51,6 +53,7 @@ var (
 	}
 	postgresDialect = dialect{
 		name:          EnginePostgres,
+		multiNode:     true,
 		forUpdate:     " FOR UPDATE",
 		skipLocked:    " FOR UPDATE SKIP LOCKED",
 		forKeyShare:   " FOR KEY SHARE",

@@ -19,8 +19,6 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	_ "modernc.org/sqlite"             // registers driver "sqlite"
-
-	"github.com/tocsin/tocsin/internal/ratelimit"
 )
 
 // Engine names, as returned by DB.Engine.
@@ -32,16 +30,11 @@ const (
 // DB is the store. Writes go through w and reads through r; on PostgreSQL
 // they are the same pool, on SQLite w is the single writer connection.
 type DB struct {
-	w, r *sql.DB
-	d    dialect
-	// limiter holds SQLite's rate-limit buckets in memory (see TakeToken);
-	// nil on PostgreSQL, where buckets live in the database.
-	limiter *ratelimit.Memory
-	stmts   stmtCache
+	w, r  *sql.DB
+	d     dialect
+	stmts stmtCache
 	// grants caches key grants on PostgreSQL; nil on SQLite.
 	grants *grantCache
-	// leases holds rate-limit tokens leased from PostgreSQL; nil on SQLite.
-	leases *leaseBook
 	// configs spares repeated reads of a monitor the JSON decoding.
 	configs configCache
 	// probes numbers probe names (see probeID).
@@ -113,8 +106,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &DB{w: pool, r: pool, d: postgresDialect, grants: startGrantCache(databaseURL),
-		leases: &leaseBook{m: map[string]lease{}}}, nil
+	return &DB{w: pool, r: pool, d: postgresDialect, grants: startGrantCache(databaseURL)}, nil
 }
 
 // openSQLite opens one writer connection and a pool of readers. SQLite
@@ -174,7 +166,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		r.Close()
 		return nil, err
 	}
-	return &DB{w: w, r: r, d: sqliteDialect, limiter: ratelimit.New(), journal: newPingJournal(path), locks: locks}, nil
+	return &DB{w: w, r: r, d: sqliteDialect, journal: newPingJournal(path), locks: locks}, nil
 }
 
 // privateFiles makes the database file, and the WAL and shared-memory
@@ -233,6 +225,11 @@ func connectSQLite(ctx context.Context, w *sql.DB) error {
 
 // Engine reports "sqlite" or "postgres".
 func (db *DB) Engine() string { return db.d.name }
+
+// MultiNode reports whether several nodes may serve from this database at
+// once (PostgreSQL), so that what they share, such as rate limits, must
+// live in it; a SQLite file has one server.
+func (db *DB) MultiNode() bool { return db.d.multiNode }
 
 // Close closes both pools.
 func (db *DB) Close() error {
