@@ -28,6 +28,7 @@ const parallelism = 16
 // with one owner, one key and one monitor.
 type server struct {
 	db      *store.DB
+	app     *app.App
 	handler http.Handler
 	key     string
 	wsID    string
@@ -74,7 +75,7 @@ func newServerOn(b *testing.B, db *store.DB) *server {
 	api := httpapi.New(a, log, httpapi.Options{})
 	root.Handle(httpapi.Prefix+"/", api)
 	root.Handle("/", api)
-	s := &server{db: db, handler: httpapi.Observe(log, root), key: k.Secret, wsID: u.Workspace.ID}
+	s := &server{db: db, app: a, handler: httpapi.Observe(log, root), key: k.Secret, wsID: u.Workspace.ID}
 	rec := s.do(http.MethodPost, "/api/v1/monitors", createBody)
 	if rec.Code != http.StatusCreated {
 		b.Fatalf("create: %d %s", rec.Code, rec.Body)
@@ -173,11 +174,10 @@ func BenchmarkStore(b *testing.B) {
 			b.Run("KeyGrantByHash", func(b *testing.B) {
 				parallel(b, func() error { _, err := s.db.KeyGrantByHash(ctx, sum[:], ""); return err })
 			})
-			b.Run("TakeToken", func(b *testing.B) {
-				parallel(b, func() error {
-					_, err := s.db.TakeToken(ctx, "key:bench", time.Now(), time.Microsecond, time.Hour)
-					return err
-				})
+			// Rate limits: in memory on SQLite, leased from the database on
+			// PostgreSQL.
+			b.Run("TakeRate", func(b *testing.B) {
+				parallel(b, func() error { _, err := s.app.TakeRate(ctx, "key:bench"); return err })
 			})
 			b.Run("GetMonitor", func(b *testing.B) {
 				parallel(b, func() error { _, err := s.db.GetMonitor(ctx, s.wsID, s.monitor); return err })

@@ -37,7 +37,7 @@ const (
 		WHERE k.hash = $1`
 	getMonitorSQL = `SELECT id, workspace_id, type, name, config, interval_seconds, state, state_since, paused, created_at, updated_at FROM monitors
 		WHERE workspace_id = $1 AND id = $2`
-	// takeTokenSQL is store.TakeToken's PostgreSQL statement.
+	// takeTokenSQL is store.TakeTokens' statement before leases.
 	takeTokenSQL = `INSERT INTO rate_limits AS r (bucket, tat)
 		SELECT $1, $2::bigint + $3::bigint WHERE $3::bigint <= $4::bigint
 		ON CONFLICT (bucket) DO UPDATE SET tat = GREATEST(r.tat, $2::bigint) + $3::bigint
@@ -153,8 +153,8 @@ func runReads(b *testing.B, r *sql.DB, s seeded) {
 	})
 }
 
-// BenchmarkPostgresRateLimit runs store.TakeToken's statement on one hot
-// bucket (one API key, like apibench) as the store does, then with the two
+// BenchmarkPostgresRateLimit runs the rate-limit statement before leases
+// (takeTokenSQL) on one hot bucket (one API key, like apibench), then with the two
 // cheap remedies: no wait for the WAL flush (synchronous_commit=off for
 // these statements) and an UNLOGGED rate_limits table.
 func BenchmarkPostgresRateLimit(b *testing.B) {

@@ -88,6 +88,8 @@ type App struct {
 	// store also runs where it records changes itself.
 	flow workflow
 
+	// rates are the API keys' rate-limit buckets (ratelimit.go).
+	rates       rateBuckets
 	pings       pinger
 	pingLimits  *ratelimit.Memory
 	knownTokens tokenSet
@@ -101,7 +103,7 @@ func New(db *store.DB, keys *secrets.Keyring, now func() time.Time, log *slog.Lo
 		now = time.Now
 	}
 	a := &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg,
-		pingLimits: ratelimit.New()}
+		rates: newRateBuckets(db), pingLimits: ratelimit.New()}
 	a.pings.lanes = newLanes(db.PingWriters())
 	a.flow = workflow{now: a.now, plans: &planCache{}}
 	db.SetWorkflow(a.flow)
@@ -129,7 +131,7 @@ func (a *App) Housekeeping(ctx context.Context) error {
 	if _, err := a.store.PurgeIdempotency(ctx, now); err != nil {
 		return err
 	}
-	if _, err := a.store.PurgeRateLimits(ctx, now); err != nil {
+	if _, err := a.rates.purge(ctx, now); err != nil {
 		return err
 	}
 	cutoff := now.AddDate(0, 0, -a.cfg.RetentionDays)

@@ -38,11 +38,3 @@ type IdempotencyRecord struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 }
-
-// RateDecision is the outcome of taking one token from a GCRA bucket.
-type RateDecision struct {
-	Allowed bool
-	// TAT is the bucket's theoretical arrival time after this request (when
-	// allowed) or as it stands (when refused).
-	TAT time.Time
-}

@@ -112,7 +112,7 @@ func (db *DB) saveRuntimes(ctx context.Context, tx *sql.Tx, rows []*runtimeRow) 
 	if len(uniq) == 0 {
 		return nil
 	}
-	if db.d.name == EnginePostgres {
+	if db.d.arrayBatches {
 		cols := make([][]any, 15)
 		for _, rt := range uniq {
 			for i, v := range runtimeArgs(*rt) {
@@ -206,23 +206,7 @@ type DueCheck struct {
 // time. Checks already leased by a live node are skipped, never waited for.
 func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) (due []DueCheck, err error) {
 	defer errs.Wrap(&err, "store.ClaimDue")
-	var q string
-	if db.d.name == EnginePostgres {
-		q = `WITH due AS (
-			SELECT seq FROM monitor_runtime
-			WHERE next_due_at <= $2 AND lease_until < $3
-			ORDER BY next_due_at LIMIT $5
-			FOR UPDATE SKIP LOCKED)
-		UPDATE monitor_runtime r SET lease_owner = $1, lease_until = GREATEST(r.next_due_at, $3) + $4
-		FROM due WHERE r.seq = due.seq
-		RETURNING r.seq, r.monitor_id, r.next_due_at, r.lease_until`
-	} else {
-		q = `UPDATE monitor_runtime SET lease_owner = $1, lease_until = MAX(next_due_at, $3) + $4
-		WHERE seq IN (SELECT seq FROM monitor_runtime
-			WHERE next_due_at <= $2 AND lease_until < $3
-			ORDER BY next_due_at LIMIT $5)
-		RETURNING seq, monitor_id, next_due_at, lease_until`
-	}
+	q := db.d.claim(claimChecks)
 	rows, err := db.w.QueryContext(ctx, q, owner, micros(horizon), micros(now), lease.Microseconds(), limit)
 	due, err = collect(rows, err, func(r rowScanner) (d DueCheck, err error) {
 		var dueAt, until int64
@@ -509,10 +493,7 @@ func (db *DB) probeNames(ctx context.Context) (map[int][2]string, error) {
 // transitions. Rows another node holds locked are left to it.
 func (db *DB) SweepStale(ctx context.Context, now time.Time) (changes []StateChange, err error) {
 	defer errs.Wrap(&err, "store.SweepStale")
-	skip := ""
-	if db.d.name == EnginePostgres {
-		skip = " FOR UPDATE SKIP LOCKED"
-	}
+	skip := db.d.skipLocked
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		changes = changes[:0]
 		rows, err := tx.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime

@@ -66,17 +66,7 @@ type Claimed struct {
 func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (out []Claimed, err error) {
 	defer errs.Wrap(&err, "store.ClaimDeliveries")
 	until := now.Add(lease)
-	var q string
-	if db.d.name == EnginePostgres {
-		q = `WITH due AS (SELECT d.seq FROM deliveries d WHERE ` + deliveryDue + `
-			ORDER BY d.next_attempt_at, d.seq LIMIT $4 FOR UPDATE SKIP LOCKED)
-		UPDATE deliveries SET lease_owner = $2, lease_until = $3 FROM due WHERE deliveries.seq = due.seq
-		RETURNING deliveries.id`
-	} else {
-		q = `UPDATE deliveries SET lease_owner = $2, lease_until = $3 WHERE seq IN (
-			SELECT d.seq FROM deliveries d WHERE ` + deliveryDue + ` ORDER BY d.next_attempt_at, d.seq LIMIT $4)
-		RETURNING id`
-	}
+	q := db.d.claim(claimDeliveries)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, q, micros(now), owner, micros(until), limit)
 		claimed, err := collect(rows, err, func(r rowScanner) (any, error) {

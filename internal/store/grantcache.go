@@ -18,6 +18,13 @@ import (
 // notification's latency. Entries also expire after grantTTL, a backstop.
 // SQLite does without: it is one node, its lookups are cheap, and the CLI
 // changes its file from another process that could not notify.
+//
+// Unlike the rate-limit buckets (app/ratelimit.go) it stays beside the SQL:
+// what invalidates it is the database's doing — the notifications, read on
+// a connection of its own, and this store's writes to keys and
+// memberships, which invalidate it before they return so that a node sees
+// its own change at once — and its epoch must be taken before the read it
+// guards (KeyGrantByHash).
 type grantCache struct {
 	epoch atomic.Uint64
 	live  atomic.Bool
@@ -56,6 +63,14 @@ func (c *grantCache) get(key string) (KeyGrant, bool) {
 		return KeyGrant{}, false
 	}
 	return e.g, true
+}
+
+// stamp is the epoch now, for a grant about to be read (put).
+func (c *grantCache) stamp() uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.epoch.Load()
 }
 
 // put stores a grant read after the epoch was observed as epoch; if

@@ -132,17 +132,7 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 			}
 		}
 	}
-	var q string
-	if db.d.name == EnginePostgres {
-		q = `WITH due AS (
-			SELECT seq FROM heartbeat_runtime WHERE wake_at <= $2 AND sweep_until < $2
-			ORDER BY wake_at LIMIT $4 FOR UPDATE SKIP LOCKED)
-		UPDATE heartbeat_runtime r SET sweep_owner = $1, sweep_until = $3 FROM due WHERE r.seq = due.seq RETURNING r.seq`
-	} else {
-		q = `UPDATE heartbeat_runtime SET sweep_owner = $1, sweep_until = $3
-		WHERE seq IN (SELECT seq FROM heartbeat_runtime WHERE wake_at <= $2 AND sweep_until < $2 ORDER BY wake_at LIMIT $4)
-		RETURNING seq`
-	}
+	q := db.d.claim(claimSweeps)
 	rows, err := db.w.QueryContext(ctx, q, owner, micros(now), micros(now.Add(lease)), limit)
 	seqs, err := collect(rows, err, func(r rowScanner) (any, error) {
 		seq, err := scanValue[int64](r)

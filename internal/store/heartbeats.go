@@ -229,10 +229,7 @@ func (db *DB) CountHeartbeats(ctx context.Context, wsID string) (n int, err erro
 // lockHeartbeat reads a heartbeat of the workspace with its runtime row
 // locked (PostgreSQL; SQLite's transaction holds the one writer).
 func (db *DB) lockHeartbeat(ctx context.Context, q rowQueryer, wsID, id string) (hbRow, error) {
-	lock := ""
-	if db.d.name == EnginePostgres {
-		lock = " FOR UPDATE OF r"
-	}
+	lock := db.d.forUpdateOf("r")
 	return scanHeartbeat(q.QueryRowContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
 		WHERE h.workspace_id = $1 AND h.id = $2`+lock, wsID, id))
 }

@@ -323,7 +323,7 @@ func (db *DB) ChangeIncident(ctx context.Context, wsID, id string, change Incide
 		return nil, err
 	}
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		if db.d.name == EnginePostgres {
+		if db.d.locksRows() {
 			if err := tx.QueryRowContext(ctx, `SELECT id FROM incidents WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
 				id, wsID).Scan(new(string)); err != nil {
 				return classify(err)

@@ -43,10 +43,7 @@ func (db *DB) KeyGrantByHash(ctx context.Context, hash []byte, workspaceID strin
 	if g, ok := db.grants.get(ck); ok {
 		return g, nil
 	}
-	var epoch uint64
-	if db.grants != nil {
-		epoch = db.grants.epoch.Load() // before reading: a change after this makes the entry stale
-	}
+	epoch := db.grants.stamp() // before reading: a change after this makes the entry stale
 	g, err = db.keyGrant(ctx, hash, workspaceID)
 	if err == nil && g.Key.RevokedAt.IsZero() {
 		db.grants.put(ck, g, epoch)

@@ -144,8 +144,8 @@ func (db *DB) unknownSubjects(ctx context.Context, q queryer, kind, wsID string,
 		args = append(args, id)
 	}
 	suffix := ""
-	if lock && db.d.name == EnginePostgres {
-		suffix = " FOR KEY SHARE"
+	if lock {
+		suffix = db.d.forKeyShare
 	}
 	rows, err := q.QueryContext(ctx, `SELECT id FROM `+kind+`s WHERE workspace_id = $1 AND id IN (`+
 		placeholders(2, len(ids))+`)`+suffix, args...)

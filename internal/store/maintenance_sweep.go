@@ -154,10 +154,7 @@ func (db *DB) monitorMaintenance(ctx context.Context, tx *sql.Tx, p MaintenanceP
 // the runtime row's version, so a deadline verdict the heartbeat sweeper
 // worked out before it is discarded by its compare-and-set.
 func (db *DB) heartbeatMaintenance(ctx context.Context, tx *sql.Tx, p MaintenancePlan, seqs []any, changes []StateChange) ([]StateChange, error) {
-	lock := ""
-	if db.d.name == EnginePostgres {
-		lock = " FOR UPDATE OF r"
-	}
+	lock := db.d.forUpdateOf("r")
 	type row struct {
 		hbRow
 		hold string

@@ -19,8 +19,6 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	_ "modernc.org/sqlite"             // registers driver "sqlite"
-
-	"github.com/tocsin/tocsin/internal/ratelimit"
 )
 
 // Engine names, as returned by DB.Engine.
@@ -32,16 +30,11 @@ const (
 // DB is the store. Writes go through w and reads through r; on PostgreSQL
 // they are the same pool, on SQLite w is the single writer connection.
 type DB struct {
-	w, r *sql.DB
-	d    dialect
-	// limiter holds SQLite's rate-limit buckets in memory (see TakeToken);
-	// nil on PostgreSQL, where buckets live in the database.
-	limiter *ratelimit.Memory
-	stmts   stmtCache
+	w, r  *sql.DB
+	d     dialect
+	stmts stmtCache
 	// grants caches key grants on PostgreSQL; nil on SQLite.
 	grants *grantCache
-	// leases holds rate-limit tokens leased from PostgreSQL; nil on SQLite.
-	leases *leaseBook
 	// configs spares repeated reads of a monitor the JSON decoding.
 	configs configCache
 	// probes numbers probe names (see probeID).
@@ -55,31 +48,6 @@ type DB struct {
 	// nil on PostgreSQL.
 	locks *sqliteLocks
 }
-
-// dialect holds the few places where the engines' SQL differs.
-type dialect struct {
-	name string
-	// forUpdate locks the selected row until the transaction ends. SQLite has
-	// no row locks; its BEGIN IMMEDIATE already serializes every writer.
-	forUpdate string
-	// migrateLock and bootstrapLock run first in transactions that must not
-	// interleave across processes; empty on SQLite for the same reason.
-	migrateLock   string
-	bootstrapLock string
-}
-
-// advisory-lock key for migrations: any constant that no other code uses.
-const migrateLockKey = 7_281_946_355_100_001
-
-var (
-	sqliteDialect   = dialect{name: EngineSQLite}
-	postgresDialect = dialect{
-		name:          EnginePostgres,
-		forUpdate:     " FOR UPDATE",
-		migrateLock:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrateLockKey),
-		bootstrapLock: "LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE",
-	}
-)
 
 // Open connects to databaseURL and checks that it answers. It does not
 // migrate; call Migrate.
@@ -136,8 +104,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &DB{w: pool, r: pool, d: postgresDialect, grants: startGrantCache(databaseURL),
-		leases: &leaseBook{m: map[string]lease{}}}, nil
+	return &DB{w: pool, r: pool, d: postgresDialect, grants: startGrantCache(databaseURL)}, nil
 }
 
 // openSQLite opens one writer connection and a pool of readers. SQLite
@@ -197,7 +164,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		r.Close()
 		return nil, err
 	}
-	return &DB{w: w, r: r, d: sqliteDialect, limiter: ratelimit.New(), journal: newPingJournal(path), locks: locks}, nil
+	return &DB{w: w, r: r, d: sqliteDialect, journal: newPingJournal(path), locks: locks}, nil
 }
 
 // privateFiles makes the database file, and the WAL and shared-memory
@@ -257,6 +224,11 @@ func connectSQLite(ctx context.Context, w *sql.DB) error {
 // Engine reports "sqlite" or "postgres".
 func (db *DB) Engine() string { return db.d.name }
 
+// MultiNode reports whether several nodes may serve from this database at
+// once (PostgreSQL), so that what they share, such as rate limits, must
+// live in it; a SQLite file has one server.
+func (db *DB) MultiNode() bool { return db.d.multiNode }
+
 // Close closes both pools.
 func (db *DB) Close() error {
 	// Pings in the journal are safe without this; applying them spares
@@ -288,10 +260,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // COMMITTED would give each statement its own): for reads made of several
 // queries that must agree with each other.
 func (db *DB) inSnapshot(ctx context.Context, fn func(*sql.Tx) error) error {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if db.d.name == EnginePostgres {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
+	opts := &sql.TxOptions{ReadOnly: true, Isolation: db.d.snapshot}
 	tx, err := db.r.BeginTx(ctx, opts)
 	if err != nil {
 		return err

@@ -256,7 +256,7 @@ func (db *DB) insertBlocks(ctx context.Context, tx *sql.Tx, blocks []*pingBlock)
 	if len(blocks) == 0 {
 		return nil
 	}
-	if db.d.name == EnginePostgres {
+	if db.d.arrayBatches {
 		_, err := tx.ExecContext(ctx, pgInsertBlocks, blockArrays(blocks)...)
 		return err
 	}

@@ -55,12 +55,14 @@ func convertPingRows(ctx context.Context, db *DB, tx *sql.Tx) error {
 		}
 		blocks = blocks[n:]
 	}
-	if db.d.name == EnginePostgres {
-		if _, err := tx.ExecContext(ctx, `SELECT setval('ping_ids', $1)`, maxID+1); err != nil {
+	// New ids come from the journal where there is one (SQLite), else
+	// from the ping_ids sequence.
+	if db.journal != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) VALUES ('ping_journal', $1)`,
+			maxID>>journalIDShift+1); err != nil {
 			return err
 		}
-	} else if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) VALUES ('ping_journal', $1)`,
-		maxID>>journalIDShift+1); err != nil {
+	} else if _, err := tx.ExecContext(ctx, `SELECT setval('ping_ids', $1)`, maxID+1); err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `DROP TABLE pings`)
