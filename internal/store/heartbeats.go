@@ -140,7 +140,7 @@ const hbRuntimeUpdate = `UPDATE heartbeat_runtime SET state = $2, state_since = 
 	sweep_owner = NULL, sweep_until = 0`
 
 // saveHBRuntime writes a heartbeat's runtime row.
-func (db *DB) saveHBRuntime(ctx context.Context, tx *sql.Tx, seq int64, rt heartbeat.Runtime, s heartbeat.Settings) error {
+func (db *DB) saveHBRuntime(ctx context.Context, tx txConn, seq int64, rt heartbeat.Runtime, s heartbeat.Settings) error {
 	vals, err := hbRuntimeValues(rt, s)
 	if err != nil {
 		return err
