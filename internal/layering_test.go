@@ -21,7 +21,7 @@ func TestLayering(t *testing.T) {
 		"secrets":     {mod + "store", mod + "app", mod + "httpapi"},
 		"recur":       {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor"},
 		"probe":       {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
-		"scheduler":   {"net/http", mod + "app", mod + "httpapi", mod + "config"},
+		"scheduler":   {"net/http", mod + "httpapi", mod + "config"},
 		"notify":      {"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 		"deliver":     {"database/sql", mod + "store", mod + "httpapi", mod + "config"},
 		"mailer":      {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},

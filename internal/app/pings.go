@@ -357,7 +357,7 @@ func (a *App) writePingBatch(l *pingLane, batch []*pingReq) {
 	for i, r := range live {
 		r.done <- pingResult{out: outs[i]}
 	}
-	a.logChanges(changes)
+	a.logChanges(fromStoreChanges(changes))
 }
 
 // isolatePings stores the pings of a batch the database refused for what
@@ -375,7 +375,7 @@ func (a *App) isolatePings(ctx context.Context, live []*pingReq) {
 	for i, r := range live {
 		r.done <- res[i]
 	}
-	a.logChanges(changes)
+	a.logChanges(fromStoreChanges(changes))
 }
 
 // storeApart stores ins and puts each one's answer in res. A batch the
@@ -416,7 +416,7 @@ func (a *App) storeApart(ctx context.Context, ins []heartbeat.Arrival, res []pin
 	return nil
 }
 
-func (a *App) logChanges(changes []store.StateChange) {
+func (a *App) logChanges(changes []StateChange) {
 	for _, c := range changes {
 		a.log.Info("heartbeat state changed", "heartbeat", c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
 	}
@@ -441,7 +441,7 @@ func (a *App) NewHeartbeatSweeper(node string) *HeartbeatSweeper {
 // judges the deadlines that have passed: only up to when this node last
 // knew itself receiving pings, and no later than an acknowledged ping
 // could still be waiting to be stored. It returns the state changes made.
-func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]store.StateChange, error) {
+func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]StateChange, error) {
 	a := s.a
 	if now := a.now(); s.lastSeen.IsZero() || now.Sub(s.lastSeen) >= spanEvery {
 		id, err := a.store.TouchSpan(ctx, s.owner, s.span, s.lastSeen, now)
@@ -455,11 +455,11 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]store.StateChange, error
 		at = s.lastSeen
 	}
 	var (
-		all     []store.StateChange
+		all     []StateChange
 		refused []error
 	)
 	for {
-		changes, claimed, err := a.store.SweepHeartbeats(ctx, s.owner, at, time.Minute, 500)
+		changes, claimed, err := a.sweepHeartbeats(ctx, s.owner, at, 500)
 		all = append(all, changes...)
 		// A verdict the database refused is set aside, leased, while the
 		// others were stored: the sweep goes on to the next heartbeats.

@@ -27,7 +27,7 @@ import (
 
 // countingStore counts the transactions the writer asks of a real store.
 type countingStore struct {
-	*store.DB
+	appStore
 	applies atomic.Int64
 }
 
@@ -160,7 +160,7 @@ func TestWriterIsolatesARefusedObservation(t *testing.T) {
 			batch[bad].Observation.Reason = "DNS: expected TXT value \"ok\" not among the answers (got ok\x00\xff)"
 
 			reg := prometheus.NewRegistry()
-			st := &countingStore{DB: db}
+			st := &countingStore{appStore: withApp(db)}
 			log := write(t, st, scheduler.NewMetrics(reg), batch)
 
 			for i, d := range due {
@@ -212,7 +212,7 @@ func TestWriterDropsAnObservationRefusedEvenAsUnknown(t *testing.T) {
 			refuseMonitor(t, e, rawDB(t, u), due[bad].Seq)
 
 			reg := prometheus.NewRegistry()
-			log := write(t, db, scheduler.NewMetrics(reg), finished(due))
+			log := write(t, withApp(db), scheduler.NewMetrics(reg), finished(due))
 
 			for i, d := range due {
 				obs := observations(t, db, d.Monitor)

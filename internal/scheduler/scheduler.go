@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/maintenance"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -28,7 +29,7 @@ type Store interface {
 	ReleaseLeases(ctx context.Context, owner string, seqs []int64) error
 	SweepStale(ctx context.Context, now time.Time) ([]store.StateChange, error)
 	AllMaintenanceWindows(ctx context.Context) ([]maintenance.Window, error)
-	ApplyMaintenance(ctx context.Context, p store.MaintenancePlan) ([]store.StateChange, error)
+	ApplyMaintenance(ctx context.Context, windows []maintenance.Window, now time.Time) ([]app.StateChange, time.Time, error)
 }
 
 // Checker runs one check; probe.Prober is the real one.
@@ -354,8 +355,7 @@ func (e *Scheduler) maintenance(ctx context.Context) time.Duration {
 		}
 		return e.o.Maintenance
 	}
-	plan, boundary := planMaintenance(windows, now, e.o.Log)
-	changes, err := e.o.Store.ApplyMaintenance(ctx, plan)
+	changes, boundary, err := e.o.Store.ApplyMaintenance(ctx, windows, now)
 	if err != nil && ctx.Err() == nil {
 		e.o.Log.Warn("applying maintenance windows", "err", err)
 	}
@@ -368,57 +368,6 @@ func (e *Scheduler) maintenance(ctx context.Context) time.Duration {
 		wait = min(wait, max(boundary.Sub(now), time.Millisecond))
 	}
 	return wait
-}
-
-// planMaintenance works out which monitors and heartbeats the windows
-// cover at now, and the earliest instant after now when that changes by
-// the clock alone.
-func planMaintenance(windows []maintenance.Window, now time.Time, log *slog.Logger) (store.MaintenancePlan, time.Time) {
-	plan := store.MaintenancePlan{Now: now, Active: map[string][]string{}}
-	var boundary time.Time
-	earlier := func(t time.Time) {
-		if boundary.IsZero() || t.Before(boundary) {
-			boundary = t
-		}
-	}
-	// What became of each window, for the cause of leaving maintenance.
-	const active, inactive, invalid = "active", "inactive", "invalid"
-	status := map[string]string{}
-	for _, w := range windows {
-		timing, err := w.Timing()
-		if err != nil {
-			status[w.ID] = invalid
-			log.Warn("maintenance window cannot be evaluated; it is ignored", "window", w.ID, "err", err)
-			continue
-		}
-		on, end := timing.Active(now)
-		status[w.ID] = inactive
-		if on {
-			status[w.ID] = active
-			earlier(end)
-			for _, id := range w.MonitorIDs {
-				plan.Active[id] = append(plan.Active[id], w.ID)
-			}
-			for _, id := range w.HeartbeatIDs {
-				plan.Active[id] = append(plan.Active[id], w.ID)
-			}
-		}
-		if next, ok := timing.NextStart(now); ok {
-			earlier(next)
-		}
-	}
-	plan.EndCause = func(subjectID, windowID string) string {
-		switch status[windowID] {
-		case "":
-			return "maintenance window " + windowID + " was deleted"
-		case active:
-			return subjectKind(subjectID) + " was removed from maintenance window " + windowID
-		case invalid:
-			return "maintenance window " + windowID + " can no longer be evaluated"
-		}
-		return "maintenance window " + windowID + " ended"
-	}
-	return plan, boundary
 }
 
 // subjectKind names what a maintenance subject is, by its id's prefix: the

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
@@ -22,6 +24,17 @@ import (
 )
 
 var ctx = context.Background()
+
+// withApp is what a scheduler runs on: the store, with app's maintenance
+// sweep over it.
+func withApp(db *store.DB) appStore {
+	return appStore{db, app.New(db, nil, nil, slog.New(slog.DiscardHandler), app.Config{})}
+}
+
+type appStore struct {
+	*store.DB
+	*app.App
+}
 
 func check(t testing.TB, err error) {
 	t.Helper()
@@ -132,7 +145,7 @@ func TestStatesFollowChecks(t *testing.T) {
 			ws := workspace(t, db)
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
-			start(t, scheduler.Options{Node: "node-a", Store: db})
+			start(t, scheduler.Options{Node: "node-a", Store: withApp(db)})
 
 			waitFor(t, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 			got := getMonitor(t, db, m)
@@ -208,8 +221,8 @@ func TestTwoSchedulersCheckEachSlotOnce(t *testing.T) {
 				ms[i] = addMonitor(t, db, ws, tg.URL, interval, 3)
 			}
 			began := time.Now()
-			stopA := start(t, scheduler.Options{Node: "node-a", Store: db})
-			stopB := start(t, scheduler.Options{Node: "node-b", Store: db2})
+			stopA := start(t, scheduler.Options{Node: "node-a", Store: withApp(db)})
+			stopB := start(t, scheduler.Options{Node: "node-b", Store: withApp(db2)})
 			time.Sleep(4*interval + interval/2)
 			stopA()
 			stopB()
@@ -298,7 +311,7 @@ func TestDeadNodesChecksAreTakenOver(t *testing.T) {
 			if len(again) != 0 {
 				t.Fatalf("a held check was claimed twice")
 			}
-			start(t, scheduler.Options{Node: "node-b", Store: db, Lookahead: time.Minute})
+			start(t, scheduler.Options{Node: "node-b", Store: withApp(db), Lookahead: time.Minute})
 			waitFor(t, "node-b to check the monitor", func() bool { return len(observations(t, db, m)) > 0 })
 			o := observations(t, db, m)[0]
 			if o.Probe != "node-b" || !o.Due.Equal(claimed[0].Due) {
@@ -332,7 +345,7 @@ func TestShutdownCancelsChecksAsUnknown(t *testing.T) {
 			t.Cleanup(func() { close(release) })
 			m := addMonitor(t, db, ws, slow.URL, 10*time.Second, 9)
 			check(t, db.SetNextDueForTest(ctx, m.ID, time.Now().Add(100*time.Millisecond)))
-			stop := start(t, scheduler.Options{Node: "node-a", Store: db, Lookahead: time.Minute})
+			stop := start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Lookahead: time.Minute})
 			<-entered
 			stop()
 			obs := observations(t, db, m)
@@ -374,7 +387,7 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	b := addMonitor(t, db, ws, tg.URL, 24*time.Hour, 1)
 	check(t, db.SetNextDueForTest(ctx, a.ID, time.Now()))
 	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(time.Hour))) // beyond the lookahead: not claimed yet
-	start(t, scheduler.Options{Node: "node-a", Store: db, Concurrency: 1, Lookahead: time.Minute})
+	start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Concurrency: 1, Lookahead: time.Minute})
 	select {
 	case <-holding:
 	case <-time.After(30 * time.Second):
@@ -448,7 +461,7 @@ func TestSlowTargetDelaysNoOther(t *testing.T) {
 		check(t, db.SetNextDueForTest(ctx, m.ID, due))
 		fast = append(fast, m)
 	}
-	start(t, scheduler.Options{Node: "node-a", Store: db, Lookahead: time.Minute})
+	start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Lookahead: time.Minute})
 	waitFor(t, "the fast monitors", func() bool {
 		for _, m := range fast {
 			if len(observations(t, db, m)) == 0 {

@@ -108,15 +108,29 @@ func (db *DB) storeVerdict(ctx context.Context, tx *sql.Tx, owner string, h hbRo
 	return nil
 }
 
-// SweepHeartbeats judges up to limit heartbeats whose deadline or overrun
-// has come by now: it leases them to owner (other nodes skip them), works
-// out each one's verdict, and stores it with a compare-and-set on the
-// row's version, so a ping that arrived meanwhile wins. The caller must
-// have touched its own span at now. It returns the state changes made and
-// how many heartbeats were claimed; a verdict the database refuses for its
-// content is set aside, the others stored, and the error (a
+// SweptHeartbeat is a heartbeat a sweep claimed, as read once claimed,
+// with its compiled schedule.
+type SweptHeartbeat struct {
+	heartbeat.Heartbeat
+	Settings heartbeat.Settings
+}
+
+// SweepJudge gives the verdict on a claimed heartbeat, knowing when this
+// service was receiving pings: its runtime after, and the state changes
+// that makes. The sweep's caller decides it (app); the store stores it.
+type SweepJudge func(h SweptHeartbeat, covered heartbeat.Coverage) (heartbeat.Runtime, []monitor.Transition)
+
+// SweepHeartbeats has judge give its verdict on up to limit heartbeats
+// whose deadline or overrun has come by now: it leases them to owner
+// (other nodes skip them), reads them and when this service was receiving
+// pings, and stores each verdict with a compare-and-set on the row's
+// version, so a ping that arrived meanwhile wins. The caller must have
+// touched its own span at now. It returns the state changes stored and
+// how many heartbeats were claimed; a verdict the database refuses for
+// its content is set aside, the others stored, and the error (a
 // *RefusedError, IsDataError) names it.
-func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (changes []StateChange, claimed int, err error) {
+func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int,
+	judge SweepJudge) (changes []StateChange, claimed int, err error) {
 	defer errs.Wrap(&err, "store.SweepHeartbeats")
 	if j := db.journal; j != nil {
 		// Pings not applied yet may have moved what is due: hold them
@@ -155,7 +169,7 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 		}()
 	}
 
-	// Judge them outside any transaction.
+	// Judged outside any transaction.
 	rows, err = db.w.QueryContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
 		WHERE r.seq IN (`+placeholders(1, len(seqs))+`) ORDER BY r.seq`, seqs...)
 	hbs, err := collect(rows, err, func(r rowScanner) (hbRow, error) { return scanHeartbeat(r) })
@@ -188,7 +202,7 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 			return nil, 0, err
 		}
 		var trs []monitor.Transition
-		h.Runtime, trs = h.Runtime.Sweep(now, settings, covered)
+		h.Runtime, trs = judge(SweptHeartbeat{h.Heartbeat, settings}, covered)
 		verdicts = append(verdicts, verdict{h, settings, trs})
 	}
 

@@ -45,7 +45,7 @@ func TestSweepSetsRefusedVerdictAside(t *testing.T) {
 			bad := hbs[2]
 			storetest.Refuse(t, url, "state_changes", "NEW.subject_id = '"+bad.ID+"'")
 
-			changes, claimed, err := db.SweepHeartbeats(ctx, "node", t0.Add(2*time.Minute), time.Minute, 500)
+			changes, claimed, err := sweepDeadlines(db, "node", t0.Add(2*time.Minute), time.Minute, 500)
 			var refused *store.RefusedError
 			if !errors.As(err, &refused) || len(refused.Rows) != 1 || !strings.Contains(err.Error(), bad.ID) || !store.IsDataError(err) {
 				t.Fatalf("sweep: %v, want the refused verdict on %s named alone", err, bad.ID)

@@ -2,10 +2,7 @@ package store_test
 
 import (
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,11 +23,7 @@ func TestMaintenance(t *testing.T) {
 	}{
 		{"Windows", testMaintenanceWindows},
 		{"WindowPages", testMaintenanceWindowPages},
-		{"Apply", testApplyMaintenance},
-		{"ApplyTwoNodes", testApplyMaintenanceTwoNodes},
-		{"ApplyWithObservations", testApplyMaintenanceWithObservations},
 		{"HeartbeatWindows", testMaintenanceHeartbeatWindows},
-		{"ApplyHeartbeats", testApplyMaintenanceHeartbeats},
 	}
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -60,7 +53,7 @@ func oneOff(wsID string, monitorIDs ...string) maintenance.Window {
 }
 
 func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
-	db := openWithWorkflow(t, e)
+	db := storetest.OpenDB(t, e)
 	_, w := seed(t, db, "acme")
 	_, other := seed(t, db, "other")
 	m1, m2 := addMonitor(t, db, w.ID, monitor.Config{}), addMonitor(t, db, w.ID, monitor.Config{})
@@ -168,7 +161,7 @@ func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
 }
 
 func testMaintenanceWindowPages(t *testing.T, e storetest.Engine) {
-	db := openWithWorkflow(t, e)
+	db := storetest.OpenDB(t, e)
 	_, w := seed(t, db, "acme")
 	_, other := seed(t, db, "other")
 	m := addMonitor(t, db, w.ID, monitor.Config{})
@@ -221,222 +214,6 @@ func observe(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at
 	return changes
 }
 
-func path(changes []store.StateChange) []string {
-	var out []string
-	for _, c := range changes {
-		out = append(out, fmt.Sprintf("%s %s→%s: %s", c.SubjectID, c.From, c.To, c.Cause))
-	}
-	slices.Sort(out)
-	return out
-}
-
-func testApplyMaintenance(t *testing.T, e storetest.Engine) {
-	db := openWithWorkflow(t, e)
-	_, w := seed(t, db, "acme")
-	up := addMonitor(t, db, w.ID, monitor.Config{})
-	paused := addMonitor(t, db, w.ID, monitor.Config{})
-	strict := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 3})
-	outside := addMonitor(t, db, w.ID, monitor.Config{})
-	at := t0.Add(time.Hour)
-	tick := func() time.Time { at = at.Add(time.Second); return at }
-	observe(t, db, up, monitor.ResultUp, tick())
-	observe(t, db, strict, monitor.ResultUp, tick())
-	check(t, db.SetMonitorPaused(ctx, w.ID, paused.ID, true, tick()))
-
-	both := store.MaintenancePlan{Now: tick(), Active: map[string][]string{up.ID: {"mw_a"}, paused.ID: {"mw_a"}, strict.ID: {"mw_a"}}}
-	changes, err := db.ApplyMaintenance(ctx, both)
-	check(t, err)
-	equal(t, path(changes), path([]store.StateChange{
-		{SubjectID: up.ID, Transition: monitor.Transition{From: monitor.StateUp, To: monitor.StateMaintenance, Cause: "maintenance window mw_a began"}},
-		{SubjectID: strict.ID, Transition: monitor.Transition{From: monitor.StateUp, To: monitor.StateMaintenance, Cause: "maintenance window mw_a began"}},
-	}))
-	for _, c := range changes {
-		if !c.At.Equal(both.Now) {
-			t.Fatalf("transition at %v, want the sweep's time %v", c.At, both.Now)
-		}
-	}
-	// The same plan again finds the work done.
-	changes, err = db.ApplyMaintenance(ctx, both)
-	check(t, err)
-	equal(t, len(changes), 0)
-	if s := getState(t, db, paused); s != monitor.StatePaused {
-		t.Fatalf("paused monitor is %s", s)
-	}
-	if s := getState(t, db, outside); s != monitor.StatePending {
-		t.Fatalf("monitor outside the window is %s", s)
-	}
-
-	// Checks go on during maintenance and move the streaks, not the state.
-	for range 2 {
-		if c := observe(t, db, up, monitor.ResultDown, tick()); len(c) != 0 {
-			t.Fatalf("a check during maintenance changed the state: %+v", c)
-		}
-		observe(t, db, strict, monitor.ResultDown, tick())
-	}
-	if s := getState(t, db, up); s != monitor.StateMaintenance {
-		t.Fatalf("state during maintenance after downs: %s", s)
-	}
-
-	// mw_a ends while mw_b still covers up: it stays, now held by mw_b.
-	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: tick(), Active: map[string][]string{up.ID: {"mw_b"}}})
-	check(t, err)
-	// strict leaves: two downs are not its three confirmations, and its
-	// last result was down, so nothing is known: PENDING.
-	equal(t, path(changes), path([]store.StateChange{
-		{SubjectID: strict.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StatePending, Cause: "maintenance window mw_a ended"}},
-	}))
-	// mw_b goes: up leaves to what its two downs support.
-	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: tick(), Active: map[string][]string{},
-		EndCause: func(m, win string) string { return "window " + win + " was deleted" }})
-	check(t, err)
-	equal(t, path(changes), path([]store.StateChange{
-		{SubjectID: up.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StateDown, Cause: "window mw_b was deleted"}},
-	}))
-	hist, err := db.ListStateChanges(ctx, w.ID, up.ID, time.Time{}, 10)
-	check(t, err)
-	var causes []string
-	for _, tr := range slices.Backward(hist) {
-		causes = append(causes, fmt.Sprintf("%s→%s: %s", tr.From, tr.To, tr.Cause))
-	}
-	equal(t, causes, []string{"PENDING→UP: up", "UP→MAINTENANCE: maintenance window mw_a began", "MAINTENANCE→DOWN: window mw_b was deleted"})
-
-	// A paused monitor resumed inside a window enters maintenance.
-	check(t, db.SetMonitorPaused(ctx, w.ID, paused.ID, false, tick()))
-	changes, err = db.ApplyMaintenance(ctx, both)
-	check(t, err)
-	if len(changes) != 3 || getState(t, db, paused) != monitor.StateMaintenance {
-		t.Fatalf("after resume: %v", path(changes))
-	}
-}
-
-func getState(t *testing.T, db *store.DB, m monitor.Monitor) monitor.State {
-	t.Helper()
-	got, err := db.GetMonitor(ctx, m.WorkspaceID, m.ID)
-	check(t, err)
-	return got.State
-}
-
-// Several nodes sweep at once: each transition happens once, for monitors
-// and heartbeats alike.
-func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
-	u := storetest.URL(t, e)
-	var dbs []*store.DB
-	for i := range 3 {
-		if i > 0 && e.Name == store.EngineSQLite {
-			// One process receives a SQLite database's pings, so one
-			// process writes its heartbeats: three sweeps of one process.
-			dbs = append(dbs, dbs[0])
-			continue
-		}
-		db, err := openStore(ctx, u)
-		check(t, err)
-		t.Cleanup(func() { db.Close() })
-		dbs = append(dbs, db)
-	}
-	_, w := seed(t, dbs[0], "acme")
-	active := map[string][]string{}
-	for range 40 {
-		m := addMonitor(t, dbs[0], w.ID, monitor.Config{})
-		active[m.ID] = []string{"mw_x"}
-	}
-	for range 20 {
-		h := addHeartbeatForWindow(t, dbs[0], w.ID, false)
-		active[h.ID] = []string{"mw_x"}
-	}
-	for round, plan := range []store.MaintenancePlan{
-		{Now: t0.Add(time.Hour), Active: active},
-		{Now: t0.Add(2 * time.Hour), Active: map[string][]string{}},
-	} {
-		var (
-			wg    sync.WaitGroup
-			mu    sync.Mutex
-			total int
-		)
-		for i := range 6 {
-			wg.Go(func() {
-				changes, err := dbs[i%len(dbs)].ApplyMaintenance(ctx, plan)
-				if err != nil {
-					t.Error(err)
-				}
-				mu.Lock()
-				total += len(changes)
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
-		if total != len(active) {
-			t.Fatalf("round %d: %d transitions for %d monitors and heartbeats", round, total, len(active))
-		}
-	}
-}
-
-// The sweep and the observation writer take the same rows: run together,
-// neither fails (no deadlock) and no observation is lost.
-func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
-	u := storetest.URL(t, e)
-	writerDB, err := openStore(ctx, u)
-	check(t, err)
-	t.Cleanup(func() { writerDB.Close() })
-	sweepDB, err := openStore(ctx, u)
-	check(t, err)
-	t.Cleanup(func() { sweepDB.Close() })
-	_, w := seed(t, writerDB, "acme")
-	var ms []monitor.Monitor
-	active := map[string][]string{}
-	for range 20 {
-		m := addMonitor(t, writerDB, w.ID, monitor.Config{})
-		ms = append(ms, m)
-		active[m.ID] = []string{"mw_x"}
-	}
-	base := t0.Add(time.Hour)
-	// Claimed first: a claim skips rows that a sweep holds locked.
-	seqs := map[string]int64{}
-	due, err := writerDB.ClaimDue(ctx, "node", base.Add(time.Hour), base.Add(time.Hour), time.Hour, 1000)
-	check(t, err)
-	for _, d := range due {
-		seqs[d.Monitor.ID] = d.Seq
-	}
-	if len(seqs) != len(ms) {
-		t.Fatalf("claimed %d of %d", len(seqs), len(ms))
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := range 30 {
-			plan := store.MaintenancePlan{Now: base.Add(time.Duration(i) * time.Second), Active: active}
-			if i%2 == 1 {
-				plan.Active = nil
-			}
-			if _, err := sweepDB.ApplyMaintenance(ctx, plan); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	})
-	wg.Go(func() {
-		for i := range 30 {
-			var batch []store.Completed
-			for j := range ms {
-				at := base.Add(time.Duration(i)*time.Second + time.Duration(j)*time.Millisecond)
-				batch = append(batch, store.Completed{Seq: seqs[ms[j].ID], Thresholds: monitor.Thresholds{},
-					Observation: monitor.Observation{MonitorID: ms[j].ID, StartedAt: at, Due: at, Result: monitor.ResultDown, Probe: "p", Region: "r"}})
-			}
-			slices.Reverse(batch) // the writer sorts; the locking order must not depend on the caller's
-			if _, err := writerDB.ApplyObservations(ctx, "node", batch); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	})
-	wg.Wait()
-	for _, m := range ms {
-		obs, err := writerDB.ListObservations(ctx, w.ID, m.ID, store.ObservationQuery{Limit: 100})
-		check(t, err)
-		if len(obs) != 30 {
-			t.Fatalf("%s: %d observations stored, want 30", m.ID, len(obs))
-		}
-	}
-}
-
 // addHeartbeatForWindow stores a heartbeat of the workspace that expects a
 // ping every minute, with a minute's grace. Its ping token is its id.
 func addHeartbeatForWindow(t *testing.T, db *store.DB, wsID string, paused bool) heartbeat.Heartbeat {
@@ -448,41 +225,9 @@ func addHeartbeatForWindow(t *testing.T, db *store.DB, wsID string, paused bool)
 	return h
 }
 
-// pingForWindow records one ping of h (success or fail) at at and returns
-// the state changes it made.
-func pingForWindow(t *testing.T, db *store.DB, h heartbeat.Heartbeat, sig heartbeat.Signal, at time.Time) []store.StateChange {
-	t.Helper()
-	outs, changes, err := db.RecordPings(ctx, []heartbeat.Arrival{{TokenHash: heartbeat.HashToken(h.ID),
-		Ping: heartbeat.Ping{Signal: sig, ExitCode: -1, At: at}, Method: "POST", Client: "127.0.0.1"}})
-	check(t, err)
-	if !outs[0].Found {
-		t.Fatalf("ping of %s not found", h.ID)
-	}
-	return changes
-}
-
-func heartbeatRuntime(t *testing.T, db *store.DB, h heartbeat.Heartbeat) heartbeat.Runtime {
-	t.Helper()
-	got, _, err := db.GetHeartbeat(ctx, h.WorkspaceID, h.ID)
-	check(t, err)
-	return got.Runtime
-}
-
-// stateHistory is a subject's state history, oldest first, as "FROM→TO: cause".
-func stateHistory(t *testing.T, db *store.DB, wsID, id string) []string {
-	t.Helper()
-	hist, err := db.ListStateChanges(ctx, wsID, id, time.Time{}, 100)
-	check(t, err)
-	var out []string
-	for _, tr := range slices.Backward(hist) {
-		out = append(out, fmt.Sprintf("%s→%s: %s", tr.From, tr.To, tr.Cause))
-	}
-	return out
-}
-
 // Windows name heartbeats as they name monitors.
 func testMaintenanceHeartbeatWindows(t *testing.T, e storetest.Engine) {
-	db := openWithWorkflow(t, e)
+	db := storetest.OpenDB(t, e)
 	_, w := seed(t, db, "acme")
 	_, other := seed(t, db, "other")
 	m := addMonitor(t, db, w.ID, monitor.Config{})
@@ -556,140 +301,4 @@ func testMaintenanceHeartbeatWindows(t *testing.T, e storetest.Engine) {
 	if len(got.HeartbeatIDs) != 0 || !slices.Equal(got.MonitorIDs, []string{m.ID}) {
 		t.Fatalf("subjects after deleting the heartbeat: %v, %v", got.MonitorIDs, got.HeartbeatIDs)
 	}
-}
-
-// Heartbeats enter and leave maintenance with monitors, in the same sweep:
-// pings are recorded meanwhile, deadlines pass without alerts (also one the
-// deadline sweeper had not judged when the window ended), and each leaves
-// for the state its job's reports support.
-func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
-	db := openWithWorkflow(t, e)
-	_, w := seed(t, db, "acme")
-	m := addMonitor(t, db, w.ID, monitor.Config{})
-	ok, failed := addHeartbeatForWindow(t, db, w.ID, false), addHeartbeatForWindow(t, db, w.ID, false)
-	fresh, paused := addHeartbeatForWindow(t, db, w.ID, false), addHeartbeatForWindow(t, db, w.ID, true)
-	outside := addHeartbeatForWindow(t, db, w.ID, false)
-	base := t0.Add(time.Hour)
-	// This service receives pings throughout, so a missed deadline is DOWN.
-	var (
-		span     int64
-		lastSeen time.Time
-	)
-	live := func(to time.Time) {
-		for at := base; ; at = at.Add(10 * time.Second) {
-			if at.After(to) {
-				at = to
-			}
-			if at.After(lastSeen) {
-				id, err := db.TouchSpan(ctx, "node", span, lastSeen, at)
-				check(t, err)
-				span, lastSeen = id, at
-			}
-			if !at.Before(to) {
-				return
-			}
-		}
-	}
-	sweep := func(at time.Time) []store.StateChange {
-		live(at)
-		changes, _, err := db.SweepHeartbeats(ctx, "node", at, time.Minute, 100)
-		check(t, err)
-		return changes
-	}
-	pingForWindow(t, db, ok, heartbeat.SignalSuccess, base.Add(time.Second))
-	pingForWindow(t, db, failed, heartbeat.SignalFail, base.Add(2*time.Second))
-	pingForWindow(t, db, outside, heartbeat.SignalSuccess, base.Add(3*time.Second))
-
-	began := "maintenance window mw_a began"
-	first := store.MaintenancePlan{Now: base.Add(10 * time.Second), Active: map[string][]string{
-		m.ID: {"mw_a"}, ok.ID: {"mw_a"}, failed.ID: {"mw_a"}, fresh.ID: {"mw_a"}, paused.ID: {"mw_a"}}}
-	changes, err := db.ApplyMaintenance(ctx, first)
-	check(t, err)
-	equal(t, path(changes), path([]store.StateChange{
-		{SubjectID: m.ID, Transition: monitor.Transition{From: monitor.StatePending, To: monitor.StateMaintenance, Cause: began}},
-		{SubjectID: ok.ID, Transition: monitor.Transition{From: monitor.StateUp, To: monitor.StateMaintenance, Cause: began}},
-		{SubjectID: failed.ID, Transition: monitor.Transition{From: monitor.StateDown, To: monitor.StateMaintenance, Cause: began}},
-		{SubjectID: fresh.ID, Transition: monitor.Transition{From: monitor.StatePending, To: monitor.StateMaintenance, Cause: began}},
-	}))
-	for _, c := range changes {
-		if !c.At.Equal(first.Now) {
-			t.Fatalf("transition at %v, want the sweep's time %v", c.At, first.Now)
-		}
-	}
-	changes, err = db.ApplyMaintenance(ctx, first)
-	check(t, err)
-	equal(t, len(changes), 0)
-	if s := heartbeatRuntime(t, db, paused).State; s != monitor.StatePaused {
-		t.Fatalf("paused heartbeat is %s", s)
-	}
-
-	// Pings during maintenance are recorded and move nothing.
-	if c := pingForWindow(t, db, failed, heartbeat.SignalSuccess, base.Add(20*time.Second)); len(c) != 0 {
-		t.Fatalf("a ping during maintenance changed the state: %v", path(c))
-	}
-	// ok's deadline (2 minutes after its ping) passes: no alert. outside's
-	// passes too, and it is DOWN.
-	changes = sweep(base.Add(130 * time.Second))
-	if len(changes) != 1 || changes[0].SubjectID != outside.ID || changes[0].To != monitor.StateDown {
-		t.Fatalf("deadline sweep during maintenance: %v", path(changes))
-	}
-	rt := heartbeatRuntime(t, db, ok)
-	if rt.State != monitor.StateMaintenance || rt.Late || !rt.Deadline.After(base.Add(130*time.Second)) {
-		t.Fatalf("ok after its deadline passed in maintenance: %+v", rt)
-	}
-
-	// mw_a ends while mw_b still holds ok: the others leave.
-	ended := "maintenance window mw_a ended"
-	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: base.Add(140 * time.Second),
-		Active: map[string][]string{ok.ID: {"mw_b"}}})
-	check(t, err)
-	equal(t, path(changes), path([]store.StateChange{
-		{SubjectID: m.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StatePending, Cause: ended}},
-		// Its last report, made during the window, was a success.
-		{SubjectID: failed.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StateUp, Cause: ended}},
-		{SubjectID: fresh.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StatePending, Cause: ended}},
-	}))
-
-	// ok's next deadline passes inside mw_b, and mw_b goes before the
-	// deadline sweeper came to it: that deadline does not count.
-	deadline := heartbeatRuntime(t, db, ok).Deadline
-	leave := deadline.Add(15 * time.Second)
-	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: leave, Active: map[string][]string{},
-		EndCause: func(id, win string) string { return "window " + win + " was deleted" }})
-	check(t, err)
-	equal(t, path(changes), path([]store.StateChange{
-		{SubjectID: ok.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StateUp, Cause: "window mw_b was deleted"}},
-	}))
-	if c := sweep(leave); len(c) != 0 {
-		t.Fatalf("a deadline inside the window counted after it: %v", path(c))
-	}
-	// The next one does.
-	next := heartbeatRuntime(t, db, ok).Deadline
-	if !next.After(leave) {
-		t.Fatalf("deadline after leaving %v, not after %v", next, leave)
-	}
-	changes = sweep(next.Add(time.Second))
-	if i := slices.IndexFunc(changes, func(c store.StateChange) bool { return c.SubjectID == ok.ID }); i < 0 || changes[i].To != monitor.StateDown {
-		t.Fatalf("the first deadline after the window: %v", path(changes))
-	}
-	hist := stateHistory(t, db, w.ID, ok.ID)
-	equal(t, hist[:3], []string{
-		"PENDING→UP: the job reported success",
-		"UP→MAINTENANCE: " + began,
-		"MAINTENANCE→UP: window mw_b was deleted",
-	})
-	if len(hist) != 4 || !strings.HasPrefix(hist[3], "UP→DOWN: late:") {
-		t.Fatalf("history of ok: %q", hist)
-	}
-
-	// A paused heartbeat resumed inside a window enters maintenance.
-	check(t, setHeartbeatPaused(db, w.ID, paused.ID, false, leave))
-	changes, err = db.ApplyMaintenance(ctx, store.MaintenancePlan{Now: leave.Add(time.Second),
-		Active: map[string][]string{paused.ID: {"mw_c"}}})
-	check(t, err)
-	equal(t, path(changes), path([]store.StateChange{
-		{SubjectID: paused.ID, Transition: monitor.Transition{From: monitor.StatePending, To: monitor.StateMaintenance, Cause: "maintenance window mw_c began"}},
-	}))
-	equal(t, stateHistory(t, db, w.ID, paused.ID), []string{
-		"PAUSED→PENDING: resumed", "PENDING→MAINTENANCE: maintenance window mw_c began"})
 }

@@ -174,7 +174,7 @@ func testJournalSweep(t *testing.T, e storetest.Engine) {
 		ping(onTime.Token, heartbeat.SignalSuccess, t0, "", ""),
 		ping(late.Token, heartbeat.SignalSuccess, t0, "", ""),
 		ping(overrun.Token, heartbeat.SignalSuccess, t0, "", ""))
-	_, _, err := db.SweepHeartbeats(ctx, "n", t0.Add(time.Second), time.Minute, 100) // applies nothing: none due
+	_, _, err := sweepDeadlines(db, "n", t0.Add(time.Second), time.Minute, 100) // applies nothing: none due
 	check(t, err)
 	record(t, db,
 		ping(onTime.Token, heartbeat.SignalSuccess, t0.Add(50*time.Second), "", ""),
@@ -184,7 +184,7 @@ func testJournalSweep(t *testing.T, e storetest.Engine) {
 		span, err = db.TouchSpan(ctx, "n", span, at.Add(-5*time.Second), at)
 		check(t, err)
 	}
-	changes, _, err := db.SweepHeartbeats(ctx, "n", t0.Add(70*time.Second), time.Minute, 100)
+	changes, _, err := sweepDeadlines(db, "n", t0.Add(70*time.Second), time.Minute, 100)
 	check(t, err)
 	got := map[string]string{}
 	for _, c := range changes {
