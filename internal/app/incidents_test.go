@@ -1,4 +1,4 @@
-package store_test
+package app
 
 import (
 	"encoding/json"
@@ -58,7 +58,7 @@ func wantStrings(t *testing.T, what string, got []string, want ...string) {
 }
 
 func testMonitorIncidents(t *testing.T, e storetest.Engine) {
-	db := openWithWorkflow(t, e)
+	db, _ := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
 	at := t0
@@ -127,7 +127,7 @@ func testMonitorIncidents(t *testing.T, e storetest.Engine) {
 // A heartbeat's incident comes with the ping that failed it (on SQLite,
 // through the journal), and pausing resolves it.
 func testHeartbeatIncidents(t *testing.T, e storetest.Engine) {
-	db := openWithWorkflow(t, e)
+	db, _ := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
 	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", ""))
