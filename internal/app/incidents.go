@@ -15,7 +15,7 @@ import (
 )
 
 // Incidents: the automatic ones open and resolve with their subjects'
-// states (in the store, in the state change's transaction); people write
+// states (record.go, in the state change's transaction); people write
 // the manual ones, for status pages, and post updates to either kind.
 
 // IncidentFilter narrows ListIncidents.

@@ -12,11 +12,14 @@ import (
 	"github.com/tocsin/tocsin/internal/notify"
 )
 
-// Deliveries: an event on its way to a channel. writeEvent makes one per
-// channel that hears the event in the transaction that writes it; nodes
-// claim due ones with a lease, send them, and record each attempt.
-// Deliveries of one channel with the same order key (an incident, or the
-// subject of a state change) go out one after the other, oldest first.
+// Deliveries: an event on its way to a channel. app's workflow makes one
+// per channel that hears the event (Tx.InsertDelivery) in the transaction
+// that writes it; nodes claim due ones with a lease, send them, and record
+// each attempt, in transactions app runs over these primitives, which
+// decide nothing (the rate bound, what an attempt leaves, the retry
+// horizon are app's). Deliveries of one channel with the same order key
+// (an incident, or the subject of a state change) go out one after the
+// other, oldest first.
 
 // SendTest writes a test event for one channel of the workspace and its
 // delivery, whatever the channel's filters; it returns the delivery's id.
