@@ -22,8 +22,11 @@ import (
 // DeliveryJob is a claimed delivery with what sending it needs: the
 // channel, its opened secrets, and the event as stored.
 type DeliveryJob struct {
-	store.Claimed
-	Secrets *notify.Secrets
+	notify.Delivery
+	Channel    notify.Channel
+	Secrets    *notify.Secrets
+	Payload    []byte    // the event as stored
+	LeaseUntil time.Time // the node's lease on it
 }
 
 // ClaimDeliveries leases up to limit due deliveries to the node owner.
@@ -31,14 +34,14 @@ type DeliveryJob struct {
 // secrets unreadable) fails here without an attempt.
 func (a *App) ClaimDeliveries(ctx context.Context, owner string, lease time.Duration, limit int) ([]DeliveryJob, error) {
 	now := a.stamp()
-	if _, err := a.store.SummarizeHeld(ctx, now); err != nil {
+	if _, err := a.summarizeHeld(ctx, now); err != nil {
 		return nil, err
 	}
 	due, err := a.store.DeliveriesDue(ctx, now)
 	if err != nil || !due {
 		return nil, err
 	}
-	claimed, err := a.store.ClaimDeliveries(ctx, owner, now, lease, limit)
+	claimed, err := a.claim(ctx, owner, now, lease, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +65,25 @@ func (a *App) ClaimDeliveries(ctx context.Context, owner string, lease time.Dura
 			}
 			continue
 		}
-		jobs = append(jobs, DeliveryJob{Claimed: c, Secrets: s})
+		jobs = append(jobs, DeliveryJob{Delivery: c.Delivery, Channel: c.Channel, Secrets: s, Payload: c.Payload, LeaseUntil: c.LeaseUntil})
 	}
 	return jobs, nil
+}
+
+// claim leases up to limit deliveries due at now to owner for lease, and
+// holds back, in the same transaction, those past their channel's rate
+// bound (holdOverBound). It returns the deliveries to send.
+func (a *App) claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (out []store.Claimed, err error) {
+	defer errs.Wrap(&err, "app.claim")
+	err = a.store.InTx(ctx, func(tx *store.Tx) error {
+		claimed, err := tx.ClaimDeliveries(ctx, owner, now, now.Add(lease), limit)
+		if err != nil || len(claimed) == 0 {
+			return err
+		}
+		out, err = holdOverBound(ctx, tx, claimed, now)
+		return err
+	})
+	return out, err
 }
 
 // ReleaseDeliveries gives up the leases of the node owner, at its start:
@@ -91,7 +110,7 @@ type Attempted struct {
 // attempt, which is recorded as a failed attempt saying so (finishApart).
 // The error then reports what could not be recorded at all.
 func (a *App) FinishDeliveries(ctx context.Context, owner string, done []Attempted) ([]bool, error) {
-	held, err := a.store.FinishDeliveries(ctx, owner, a.finishes(done))
+	held, err := a.finishAll(ctx, owner, a.finishes(done))
 	if !store.IsDataError(err) {
 		return held, err
 	}
@@ -99,18 +118,88 @@ func (a *App) FinishDeliveries(ctx context.Context, owner string, done []Attempt
 	return held, a.finishApart(ctx, owner, done, held, err)
 }
 
-func (a *App) finishes(done []Attempted) []store.Finish {
-	fs := make([]store.Finish, len(done))
+// finish is one attempt to record: at a delivery claimed under a lease
+// until LeaseUntil, and how it ended.
+type finish struct {
+	Delivery   *notify.Delivery
+	LeaseUntil time.Time
+	Outcome    outcome
+}
+
+// outcome is how an attempt ended.
+type outcome struct {
+	Attempt notify.Attempt
+	// Status is the delivery's status after it: Succeeded, Failed, or
+	// Pending again with RetryAt.
+	Status  notify.Status
+	RetryAt time.Time
+	// DisableChannel, when set, disables the channel with this reason
+	// (410 Gone), and fails its other pending deliveries.
+	DisableChannel string
+}
+
+func (a *App) finishes(done []Attempted) []finish {
+	fs := make([]finish, len(done))
 	for i, d := range done {
-		fs[i] = store.Finish{Delivery: &d.Job.Delivery, LeaseUntil: d.Job.LeaseUntil, Outcome: a.outcome(d)}
+		fs[i] = finish{Delivery: &d.Job.Delivery, LeaseUntil: d.Job.LeaseUntil, Outcome: a.outcomeOf(d)}
 	}
 	return fs
+}
+
+// finishAll records attempts made by owner, and each delivery's new
+// status, in one transaction. A node whose lease ran out (another took the
+// delivery over) records its attempt but changes nothing else; held says,
+// for each, whether the node still held the lease.
+func (a *App) finishAll(ctx context.Context, owner string, fs []finish) (held []bool, err error) {
+	defer errs.Wrap(&err, "app.finishAll(%d)", len(fs))
+	if err := a.store.PrepareAttemptWrites(ctx); err != nil {
+		return nil, err
+	}
+	err = a.store.InTx(ctx, func(tx *store.Tx) error {
+		held = make([]bool, len(fs))
+		for i, f := range fs {
+			var err error
+			if held[i], err = recordFinish(ctx, tx, owner, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return held, err
+}
+
+// recordFinish records f's attempt and, if owner still held the lease,
+// what it leaves: the delivery's status, and a channel disabled (410
+// Gone) or, on success, its pending retries brought forward: the receiver
+// answers again, so what waited out its outage goes now instead of at
+// each one's backoff.
+func recordFinish(ctx context.Context, tx *store.Tx, owner string, f finish) (held bool, err error) {
+	d, o, at := f.Delivery, f.Outcome, f.Outcome.Attempt
+	now := at.StartedAt.Add(at.Duration)
+	if err := tx.RecordAttempt(ctx, d.ID, at); err != nil {
+		return false, err
+	}
+	s := store.DeliveryState{Status: o.Status, NextAttemptAt: d.NextAttemptAt, StatusCode: at.StatusCode, Error: at.Error,
+		CompletedAt: now, UpdatedAt: now}
+	if o.Status == notify.Pending {
+		s.NextAttemptAt, s.CompletedAt = o.RetryAt, time.Time{}
+	}
+	if held, err = tx.FinishDelivery(ctx, d.ID, owner, f.LeaseUntil, s); err != nil || !held {
+		return false, err
+	}
+	switch {
+	case o.DisableChannel != "":
+		err = tx.DisableChannel(ctx, d.ChannelID, o.DisableChannel, "channel disabled: "+o.DisableChannel, now)
+	case o.Status == notify.Succeeded:
+		err = tx.BringForward(ctx, d.ChannelID, now)
+	}
+	return true, err
 }
 
 // finishSome records done and fills held in; a batch the database
 // refuses for its content is recorded apart.
 func (a *App) finishSome(ctx context.Context, owner string, done []Attempted, held []bool) error {
-	got, err := a.store.FinishDeliveries(ctx, owner, a.finishes(done))
+	got, err := a.finishAll(ctx, owner, a.finishes(done))
 	if !store.IsDataError(err) {
 		copy(held, got)
 		return err
@@ -130,7 +219,7 @@ func (a *App) finishApart(ctx context.Context, owner string, done []Attempted, h
 	d := done[0]
 	d.Attempt.Error = clean.Shorten("the outcome of this attempt could not be recorded as it was, the database refused it ("+
 		refused.Error()+")", notify.MaxAttemptError)
-	got, err := a.store.FinishDeliveries(ctx, owner, a.finishes([]Attempted{d}))
+	got, err := a.finishAll(ctx, owner, a.finishes([]Attempted{d}))
 	if err != nil {
 		return fmt.Errorf("recording an attempt at delivery %s the database refused: %w", d.Job.ID, err)
 	}
@@ -138,9 +227,9 @@ func (a *App) finishApart(ctx context.Context, owner string, done []Attempted, h
 	return nil
 }
 
-func (a *App) outcome(d Attempted) store.Outcome {
+func (a *App) outcomeOf(d Attempted) outcome {
 	at := d.Attempt
-	o := store.Outcome{Attempt: at}
+	o := outcome{Attempt: at}
 	switch {
 	case at.Error == "":
 		o.Status = notify.Succeeded
@@ -197,12 +286,14 @@ func (a *App) GetDelivery(ctx context.Context, actor Actor, id string) (*notify.
 	return a.store.GetDelivery(ctx, actor.WorkspaceID, id)
 }
 
-// Redeliver sends a finished delivery again, with the same id.
+// Redeliver sends a finished delivery again, with the same id, tried
+// for another notify.RetryHorizon.
 func (a *App) Redeliver(ctx context.Context, actor Actor, id string) (*notify.Delivery, error) {
 	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
 		return nil, err
 	}
-	if err := a.store.Redeliver(ctx, actor.WorkspaceID, id, a.stamp()); err != nil {
+	now := a.stamp()
+	if err := a.store.Redeliver(ctx, actor.WorkspaceID, id, now, now.Add(notify.RetryHorizon)); err != nil {
 		return nil, err
 	}
 	return a.store.GetDelivery(ctx, actor.WorkspaceID, id)

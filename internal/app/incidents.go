@@ -15,7 +15,7 @@ import (
 )
 
 // Incidents: the automatic ones open and resolve with their subjects'
-// states (in the store, in the state change's transaction); people write
+// states (record.go, in the state change's transaction); people write
 // the manual ones, for status pages, and post updates to either kind.
 
 // IncidentFilter narrows ListIncidents.
@@ -116,8 +116,66 @@ func (a *App) CreateIncident(ctx context.Context, actor Actor, d IncidentDraft) 
 	if inc.AffectedMonitors == nil {
 		inc.AffectedMonitors = []string{}
 	}
-	if err := a.store.CreateIncident(ctx, inc); err != nil {
+	err := a.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CheckAffected(ctx, inc.WorkspaceID, inc.AffectedMonitors); err != nil {
+			return err
+		}
+		if err := tx.InsertIncident(ctx, inc); err != nil {
+			return err
+		}
+		return workflow{now: a.now}.incidentEvent(ctx, tx, incident.IncidentOpened, inc, inc.CreatedAt)
+	})
+	if err != nil {
 		return nil, unknownSubjectsErr(err, "/affectedMonitors", d.AffectedMonitors)
+	}
+	return inc, nil
+}
+
+// incidentChange changes an incident read in the transaction that writes
+// it back, and says which event tells of the change ("" for none) and
+// which update it adds (nil for none).
+type incidentChange func(inc *incident.Incident) (event string, update *incident.Update, err error)
+
+// changeIncident reads the workspace's incident id, lets change alter its
+// title, status, acknowledgement, resolution and affected monitors, and
+// writes it back with the update and event change names, in one
+// transaction that locks the incident. It returns the incident as
+// written.
+func (a *App) changeIncident(ctx context.Context, wsID, id string, change incidentChange) (inc *incident.Incident, err error) {
+	if err := a.store.FlushPings(ctx); err != nil { // a ping's incident is in the journal until applied
+		return nil, err
+	}
+	err = a.store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if inc, err = tx.LockIncident(ctx, wsID, id); err != nil {
+			return err
+		}
+		before := slices.Clone(inc.AffectedMonitors)
+		event, update, err := change(inc)
+		if err != nil || event == "" {
+			return err
+		}
+		if !slices.Equal(before, inc.AffectedMonitors) {
+			if err := tx.CheckAffected(ctx, wsID, inc.AffectedMonitors); err != nil {
+				return err
+			}
+			if err := tx.SetIncidentMonitors(ctx, id, inc.AffectedMonitors); err != nil {
+				return err
+			}
+		}
+		if err := tx.UpdateIncident(ctx, inc); err != nil {
+			return err
+		}
+		if update != nil {
+			if err := tx.InsertIncidentUpdate(ctx, id, *update); err != nil {
+				return err
+			}
+			inc.Updates = append(inc.Updates, *update)
+		}
+		return workflow{now: a.now}.incidentEvent(ctx, tx, event, inc, inc.UpdatedAt)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return inc, nil
 }
@@ -145,7 +203,7 @@ func (a *App) UpdateIncident(ctx context.Context, actor Actor, id string, p Inci
 		return nil, invalid(problems)
 	}
 	now := a.stamp()
-	inc, err := a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
+	inc, err := a.changeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
 		changed := false
 		if p.Title != nil && strings.TrimSpace(*p.Title) != inc.Title {
 			inc.Title, changed = strings.TrimSpace(*p.Title), true
@@ -188,7 +246,7 @@ func (a *App) PostIncidentUpdate(ctx context.Context, actor Actor, id string, st
 		return nil, invalid(problems)
 	}
 	now := a.stamp()
-	return a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
+	return a.changeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
 		if !inc.Open() && status != incident.Resolved {
 			return "", nil, invalid([]errs.FieldError{{Pointer: "/status",
 				Message: "the incident is resolved: its updates keep status resolved (an outage that comes back is a new incident)"}})
@@ -210,7 +268,7 @@ func (a *App) AcknowledgeIncident(ctx context.Context, actor Actor, id string) (
 		return nil, err
 	}
 	now := a.stamp()
-	return a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
+	return a.changeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
 		if inc.AcknowledgedAt != nil || !inc.Open() {
 			return "", nil, nil
 		}
@@ -233,7 +291,7 @@ func (a *App) ResolveIncident(ctx context.Context, actor Actor, id, message stri
 		return nil, invalid(problems)
 	}
 	now := a.stamp()
-	return a.store.ChangeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
+	return a.changeIncident(ctx, actor.WorkspaceID, id, func(inc *incident.Incident) (string, *incident.Update, error) {
 		if !inc.Open() {
 			return "", nil, nil
 		}

@@ -3,20 +3,23 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/notify"
 )
 
-// Deliveries: an event on its way to a channel. writeEvent makes one per
-// channel that hears the event in the transaction that writes it; nodes
-// claim due ones with a lease, send them, and record each attempt.
-// Deliveries of one channel with the same order key (an incident, or the
-// subject of a state change) go out one after the other, oldest first.
+// Deliveries: an event on its way to a channel. app's workflow makes one
+// per channel that hears the event (Tx.InsertDelivery) in the transaction
+// that writes it; nodes claim due ones with a lease, send them, and record
+// each attempt, in transactions app runs over these primitives, which
+// decide nothing (the rate bound, what an attempt leaves, the retry
+// horizon are app's). Deliveries of one channel with the same order key
+// (an incident, or the subject of a state change) go out one after the
+// other, oldest first.
 
 // SendTest writes a test event for one channel of the workspace and its
 // delivery, whatever the channel's filters; it returns the delivery's id.
@@ -60,34 +63,25 @@ type Claimed struct {
 	LeaseUntil time.Time
 }
 
-// ClaimDeliveries leases up to limit due deliveries to owner until
-// now+lease; other nodes skip them until then (a dead node's come back
-// when its lease ends).
-func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (out []Claimed, err error) {
-	defer errs.Wrap(&err, "store.ClaimDeliveries")
-	until := now.Add(lease)
-	q := db.d.claim(claimDeliveries)
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, q, micros(now), owner, micros(until), limit)
-		claimed, err := collect(rows, err, func(r rowScanner) (any, error) {
-			id, err := scanValue[string](r)
-			return id, err
-		})
-		if err != nil || len(claimed) == 0 {
-			return err
-		}
-		if out, err = loadClaimed(ctx, tx, claimed, until); err != nil {
-			return err
-		}
-		out, err = db.holdOverBound(ctx, tx, out, now)
-		return err
+// ClaimDeliveries leases up to limit deliveries due at now to owner until
+// until, and reads them with their events and channels; other nodes skip
+// them until then (a dead node's come back when its lease ends).
+func (tx *Tx) ClaimDeliveries(ctx context.Context, owner string, now, until time.Time, limit int) ([]Claimed, error) {
+	q := tx.db.d.claim(claimDeliveries)
+	rows, err := tx.c.QueryContext(ctx, q, micros(now), owner, micros(until), limit)
+	claimed, err := collect(rows, err, func(r rowScanner) (any, error) {
+		id, err := scanValue[string](r)
+		return id, err
 	})
-	return out, err
+	if err != nil || len(claimed) == 0 {
+		return nil, err
+	}
+	return loadClaimed(ctx, tx.c, claimed, until)
 }
 
 // loadClaimed reads the claimed deliveries with their events and
 // channels.
-func loadClaimed(ctx context.Context, tx *sql.Tx, claimed []any, until time.Time) ([]Claimed, error) {
+func loadClaimed(ctx context.Context, tx queryer, claimed []any, until time.Time) ([]Claimed, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+`, e.payload FROM deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.id IN (`+placeholders(1, len(claimed))+`) ORDER BY d.seq`, claimed...)
 	out, err := collect(rows, err, func(r rowScanner) (Claimed, error) {
@@ -126,131 +120,84 @@ func loadClaimed(ctx context.Context, tx *sql.Tx, claimed []any, until time.Time
 	return out, nil
 }
 
-// holdOverBound counts the first attempts of claimed deliveries against
-// their channels' rate bounds (notify.RateBound), and holds the ones past
-// it: held, they are done, and SummarizeHeld tells of them once the
-// window ends. It returns the deliveries to send.
-func (db *DB) holdOverBound(ctx context.Context, tx *sql.Tx, claimed []Claimed, now time.Time) ([]Claimed, error) {
-	byChannel := map[string][]int{}
-	var order []string
-	for i, c := range claimed {
-		if c.Attempts > 0 || c.HeldBy != "" || !notify.Bounded(c.EventType) { // retries, and held ones sent by hand, go
-			continue
-		}
-		if _, ok := byChannel[c.ChannelID]; !ok {
-			order = append(order, c.ChannelID)
-		}
-		byChannel[c.ChannelID] = append(byChannel[c.ChannelID], i)
-	}
-	held := map[int]bool{}
-	for _, ch := range order {
-		var start int64
-		var count int
-		if err := tx.QueryRowContext(ctx, `SELECT rate_window_start, rate_count FROM notification_channels WHERE id = $1`+db.d.forUpdate,
-			ch).Scan(&start, &count); err != nil {
-			return nil, err
-		}
-		if now.Sub(fromMicros(start)) >= notify.RateWindow {
-			start, count = micros(now), 0
-		}
-		bound := notify.RateBound(claimed[byChannel[ch][0]].Channel.Kind)
-		for _, i := range byChannel[ch] {
-			if count >= bound {
-				held[i] = true
-				c := claimed[i]
-				if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'held', last_error = $2, completed_at = $3, updated_at = $3,
-					lease_owner = '', lease_until = 0 WHERE id = $1`, c.ID,
-					"held back: the channel took its "+strconv.Itoa(bound)+" events of the minute; a summary follows", micros(now)); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			count++
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE notification_channels SET rate_window_start = $2, rate_count = $3 WHERE id = $1`,
-			ch, start, count); err != nil {
-			return nil, err
-		}
-	}
-	if len(held) == 0 {
-		return claimed, nil
-	}
-	send := claimed[:0:0]
-	for i, c := range claimed {
-		if !held[i] {
-			send = append(send, c)
-		}
-	}
-	return send, nil
+// RateWindow reads the channel's rate window, the start of the current
+// one and the first attempts counted in it, and locks the channel's row
+// until the transaction ends.
+func (tx *Tx) RateWindow(ctx context.Context, channelID string) (start time.Time, count int, err error) {
+	var us int64
+	err = tx.c.QueryRowContext(ctx, `SELECT rate_window_start, rate_count FROM notification_channels WHERE id = $1`+tx.db.d.forUpdate,
+		channelID).Scan(&us, &count)
+	return fromMicros(us), count, err
 }
 
-// maxHeldTitles bounds the headlines a summary lists.
-const maxHeldTitles = 50
+// SetRateWindow stores the channel's rate window.
+func (tx *Tx) SetRateWindow(ctx context.Context, channelID string, start time.Time, count int) error {
+	_, err := tx.c.ExecContext(ctx, `UPDATE notification_channels SET rate_window_start = $2, rate_count = $3 WHERE id = $1`,
+		channelID, micros(start), count)
+	return err
+}
 
-// SummarizeHeld writes, for each channel whose rate window has ended with
-// events held back, one notify.EventHeld event telling of them and its
-// delivery to that channel, and marks the held ones as told (held_by).
-// It reports how many summaries it wrote.
-func (db *DB) SummarizeHeld(ctx context.Context, now time.Time) (n int, err error) {
-	defer errs.Wrap(&err, "store.SummarizeHeld")
+// HoldDelivery ends the claimed delivery id as held at now, saying why:
+// done without an attempt, until a summary tells of it.
+func (tx *Tx) HoldDelivery(ctx context.Context, id, reason string, now time.Time) error {
+	_, err := tx.c.ExecContext(ctx, `UPDATE deliveries SET status = 'held', last_error = $2, completed_at = $3, updated_at = $3,
+		lease_owner = '', lease_until = 0 WHERE id = $1`, id, reason, micros(now))
+	return err
+}
+
+// ChannelsWithUntoldHeld lists the channels with held deliveries no
+// summary has told of yet, whose rate window started at or before
+// windowStart: a read, so that idle polling takes no write lock.
+func (db *DB) ChannelsWithUntoldHeld(ctx context.Context, windowStart time.Time) (ids []string, err error) {
+	defer errs.Wrap(&err, "store.ChannelsWithUntoldHeld")
 	rows, err := db.r.QueryContext(ctx, `SELECT DISTINCT d.channel_id FROM deliveries d JOIN notification_channels c ON c.id = d.channel_id
-		WHERE d.status = 'held' AND d.held_by = '' AND c.rate_window_start <= $1`, micros(now.Add(-notify.RateWindow)))
-	channels, err := collect(rows, err, scanValue[string])
-	if err != nil {
-		return 0, err
+		WHERE d.status = 'held' AND d.held_by = '' AND c.rate_window_start <= $1`, micros(windowStart))
+	return collect(rows, err, scanValue[string])
+}
+
+// LockChannel locks the channel's row until the transaction ends, and
+// returns its workspace.
+func (tx *Tx) LockChannel(ctx context.Context, channelID string) (wsID string, err error) {
+	err = tx.c.QueryRowContext(ctx, `SELECT workspace_id FROM notification_channels WHERE id = $1`+tx.db.d.forUpdate,
+		channelID).Scan(&wsID)
+	return wsID, err
+}
+
+// HeldDelivery is a held delivery no summary has told of yet, with its
+// event.
+type HeldDelivery struct {
+	ID        string
+	EventType string
+	CreatedAt time.Time // the event's
+	Payload   []byte    // the event as stored
+}
+
+// UntoldHeld lists the channel's held deliveries no summary has told of
+// yet, oldest first.
+func (tx *Tx) UntoldHeld(ctx context.Context, channelID string) ([]HeldDelivery, error) {
+	rows, err := tx.c.QueryContext(ctx, `SELECT d.id, d.event_type, e.created_at, e.payload FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.channel_id = $1 AND d.status = 'held' AND d.held_by = '' ORDER BY d.seq`, channelID)
+	return collect(rows, err, func(r rowScanner) (h HeldDelivery, err error) {
+		var (
+			payload string
+			at      int64
+		)
+		err = r.Scan(&h.ID, &h.EventType, &at, &payload)
+		h.CreatedAt, h.Payload = fromMicros(at), []byte(payload)
+		return h, err
+	})
+}
+
+// MarkHeldTold records that the delivery summaryID tells of the held
+// deliveries ids (held_by).
+func (tx *Tx) MarkHeldTold(ctx context.Context, summaryID string, ids []string) error {
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, summaryID)
+	for _, id := range ids {
+		args = append(args, id)
 	}
-	for _, ch := range channels {
-		err := db.inTx(ctx, func(tx *sql.Tx) error {
-			var wsID string
-			if err := tx.QueryRowContext(ctx, `SELECT workspace_id FROM notification_channels WHERE id = $1`+db.d.forUpdate, ch).Scan(&wsID); err != nil {
-				return err
-			}
-			rows, err := tx.QueryContext(ctx, `SELECT d.id, d.event_type, e.created_at, e.payload FROM deliveries d JOIN events e ON e.id = d.event_id
-				WHERE d.channel_id = $1 AND d.status = 'held' AND d.held_by = '' ORDER BY d.seq`, ch)
-			data := notify.HeldData{ChannelID: ch, ByType: map[string]int{}}
-			var heldIDs []any
-			err = each(rows, err, func(r rowScanner) error {
-				var (
-					id, typ, payload string
-					at               int64
-				)
-				if err := r.Scan(&id, &typ, &at, &payload); err != nil {
-					return err
-				}
-				if data.Count == 0 {
-					data.From = fromMicros(at)
-				}
-				data.Count++
-				data.ByType[typ]++
-				data.To = fromMicros(at)
-				if t := notify.HeldTitle([]byte(payload)); t != "" && len(data.Titles) < maxHeldTitles {
-					data.Titles = append(data.Titles, t)
-				}
-				heldIDs = append(heldIDs, id)
-				return nil
-			})
-			if err != nil || len(heldIDs) == 0 {
-				return err // another node told of them
-			}
-			ev := incident.Event{ID: ids.New(ids.Event, now), Type: notify.EventHeld, CreatedAt: now, WorkspaceID: wsID, Data: data}
-			t := &Tx{db: db, c: tx}
-			if err := t.InsertEvent(ctx, ev, "", ""); err != nil {
-				return err
-			}
-			summary, err := t.InsertDelivery(ctx, ev, ch, "", now.Add(notify.RetryHorizon))
-			if err != nil {
-				return err
-			}
-			_, err = tx.ExecContext(ctx, `UPDATE deliveries SET held_by = $1 WHERE id IN (`+placeholders(2, len(heldIDs))+`)`,
-				append([]any{summary}, heldIDs...)...)
-			n++
-			return err
-		})
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	_, err := tx.c.ExecContext(ctx, `UPDATE deliveries SET held_by = $1 WHERE id IN (`+placeholders(2, len(ids))+`)`, args...)
+	return err
 }
 
 const deliveryColumns = `d.id, d.workspace_id, d.channel_id, d.event_id, d.event_type, d.status, d.attempts,
@@ -288,49 +235,15 @@ func (db *DB) ReleaseDeliveries(ctx context.Context, owner string) (n int64, err
 	return res.RowsAffected()
 }
 
-// Outcome is how an attempt ended, for FinishDelivery.
-type Outcome struct {
-	Attempt notify.Attempt
-	// Status is the delivery's status after it: Succeeded, Failed, or
-	// Pending again with RetryAt.
-	Status  notify.Status
-	RetryAt time.Time
-	// DisableChannel, when set, disables the channel with this reason
-	// (410 Gone), and fails its other pending deliveries.
-	DisableChannel string
+// PrepareAttemptWrites caches the statements of recording attempts
+// (RecordAttempt, FinishDelivery, BringForward) for the transactions to
+// come; call it outside any transaction.
+func (db *DB) PrepareAttemptWrites(ctx context.Context) error {
+	return db.prepareWrites(ctx, qNextAttemptN, qInsertAttempt, qFinish, qBringForward)
 }
 
-// Finish is one attempt to record: at a delivery claimed under a lease
-// until LeaseUntil, and how it ended.
-type Finish struct {
-	Delivery   *notify.Delivery
-	LeaseUntil time.Time
-	Outcome    Outcome
-}
-
-// FinishDeliveries records attempts made by owner, and each delivery's new
-// status, in one transaction. A node whose lease ran out (another took the
-// delivery over) records its attempt but changes nothing else; held says,
-// for each, whether the node still held the lease.
-func (db *DB) FinishDeliveries(ctx context.Context, owner string, fs []Finish) (held []bool, err error) {
-	defer errs.Wrap(&err, "store.FinishDeliveries(%d)", len(fs))
-	if err := db.prepareWrites(ctx, qNextAttemptN, qInsertAttempt, qFinish, qBringForward); err != nil {
-		return nil, err
-	}
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		held = make([]bool, len(fs))
-		for i, f := range fs {
-			var err error
-			if held[i], err = db.finish(ctx, tx, owner, f); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return held, err
-}
-
-// The statements of finish, prepared once (prepareWrites).
+// The statements of recording attempts, prepared once
+// (PrepareAttemptWrites).
 const (
 	qNextAttemptN  = `SELECT COALESCE(MAX(n), 0) + 1 FROM delivery_attempts WHERE delivery_id = $1`
 	qInsertAttempt = `INSERT INTO delivery_attempts (delivery_id, n, node, started_at, duration_us, status_code, error)
@@ -338,56 +251,86 @@ const (
 	qFinish = `UPDATE deliveries SET status = $4, attempts = attempts + 1, next_attempt_at = $5,
 		last_status_code = $6, last_error = $7, completed_at = $8, updated_at = $9, lease_owner = '', lease_until = 0
 		WHERE id = $1 AND lease_owner = $2 AND lease_until = $3 AND status = 'pending'`
-	// The receiver answers again: what waited out its outage goes now,
-	// instead of at each one's backoff.
 	qBringForward = `UPDATE deliveries SET next_attempt_at = $2
 		WHERE channel_id = $1 AND status = 'pending' AND attempts > 0 AND next_attempt_at > $2`
 )
 
-func (db *DB) finish(ctx context.Context, tx *sql.Tx, owner string, f Finish) (held bool, err error) {
-	d, o, a := f.Delivery, f.Outcome, f.Outcome.Attempt
-	now := a.StartedAt.Add(a.Duration)
-	exec := func(query string, args ...any) (sql.Result, error) {
-		st, err := db.txStmt(ctx, tx, query)
-		if err != nil {
-			return nil, err
-		}
-		return st.ExecContext(ctx, args...)
+// stmt returns query as a statement of the transaction: the prepared one
+// if the store cached it.
+func (tx *Tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	c, ok := tx.c.(*sql.Tx)
+	if !ok {
+		return nil, errors.New("store: a prepared statement outside a *sql.Tx")
 	}
-	st, err := db.txStmt(ctx, tx, qNextAttemptN)
+	return tx.db.txStmt(ctx, c, query)
+}
+
+func (tx *Tx) execStmt(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := tx.stmt(ctx, query)
 	if err != nil {
-		return false, err
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// RecordAttempt adds a to the attempts of the delivery id, numbered after
+// the last.
+func (tx *Tx) RecordAttempt(ctx context.Context, id string, a notify.Attempt) error {
+	st, err := tx.stmt(ctx, qNextAttemptN)
+	if err != nil {
+		return err
 	}
 	var n int
-	if err := st.QueryRowContext(ctx, d.ID).Scan(&n); err != nil {
-		return false, err
+	if err := st.QueryRowContext(ctx, id).Scan(&n); err != nil {
+		return err
 	}
-	if _, err := exec(qInsertAttempt, d.ID, n, a.Node, micros(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Error); err != nil {
-		return false, err
+	_, err = tx.execStmt(ctx, qInsertAttempt, id, n, a.Node, micros(a.StartedAt), a.Duration.Microseconds(), a.StatusCode, a.Error)
+	return err
+}
+
+// DeliveryState is what an attempt leaves on its delivery.
+type DeliveryState struct {
+	Status        notify.Status
+	NextAttemptAt time.Time
+	StatusCode    int
+	Error         string
+	CompletedAt   time.Time // zero while pending
+	UpdatedAt     time.Time
+}
+
+// FinishDelivery writes s on the delivery id, counting one more attempt,
+// if owner still holds its lease until leaseUntil (held); a node whose
+// lease ran out changes nothing.
+func (tx *Tx) FinishDelivery(ctx context.Context, id, owner string, leaseUntil time.Time, s DeliveryState) (held bool, err error) {
+	var completed int64
+	if !s.CompletedAt.IsZero() {
+		completed = micros(s.CompletedAt)
 	}
-	completed, next := micros(now), micros(d.NextAttemptAt)
-	if o.Status == notify.Pending {
-		completed, next = 0, micros(o.RetryAt)
-	}
-	res, err := exec(qFinish, d.ID, owner, micros(f.LeaseUntil), string(o.Status), next, a.StatusCode, a.Error, completed, micros(now))
+	res, err := tx.execStmt(ctx, qFinish, id, owner, micros(leaseUntil), string(s.Status), micros(s.NextAttemptAt),
+		s.StatusCode, s.Error, completed, micros(s.UpdatedAt))
 	if err != nil {
 		return false, err
 	}
-	if rows, err := res.RowsAffected(); err != nil || rows == 0 {
-		return false, err
+	rows, err := res.RowsAffected()
+	return rows > 0, err
+}
+
+// DisableChannel disables the channel at now with reason, and fails its
+// pending deliveries with lastError.
+func (tx *Tx) DisableChannel(ctx context.Context, channelID, reason, lastError string, now time.Time) error {
+	if _, err := tx.execStmt(ctx, `UPDATE notification_channels SET enabled = $2, disabled_reason = $3, updated_at = $4
+		WHERE id = $1`, channelID, false, reason, micros(now)); err != nil {
+		return err
 	}
-	switch {
-	case o.DisableChannel != "":
-		if _, err := exec(`UPDATE notification_channels SET enabled = $2, disabled_reason = $3, updated_at = $4
-			WHERE id = $1`, d.ChannelID, false, o.DisableChannel, micros(now)); err != nil {
-			return true, err
-		}
-		_, err = exec(`UPDATE deliveries SET status = 'failed', last_error = $2, completed_at = $3, updated_at = $3
-			WHERE channel_id = $1 AND status = 'pending'`, d.ChannelID, "channel disabled: "+o.DisableChannel, micros(now))
-	case o.Status == notify.Succeeded:
-		_, err = exec(qBringForward, d.ChannelID, micros(now))
-	}
-	return true, err
+	_, err := tx.execStmt(ctx, `UPDATE deliveries SET status = 'failed', last_error = $2, completed_at = $3, updated_at = $3
+		WHERE channel_id = $1 AND status = 'pending'`, channelID, lastError, micros(now))
+	return err
+}
+
+// BringForward makes the channel's pending retries due at now.
+func (tx *Tx) BringForward(ctx context.Context, channelID string, now time.Time) error {
+	_, err := tx.execStmt(ctx, qBringForward, channelID, micros(now))
+	return err
 }
 
 // FailUnsendable ends a claimed delivery that cannot be sent (its channel
@@ -488,10 +431,10 @@ func queryDeliveries(ctx context.Context, tx *sql.Tx, query string, args ...any)
 }
 
 // Redeliver sends a finished delivery again, with the same id (receivers
-// that handled it see a duplicate): pending at now, retried for another
-// RetryHorizon. A held one keeps its summary (held_by), which also spares
-// it the rate bound: a person asked for it.
-func (db *DB) Redeliver(ctx context.Context, wsID, id string, now time.Time) (err error) {
+// that handled it see a duplicate): pending at now, retried until
+// giveUpAt. A held one keeps its summary (held_by), which also spares it
+// the rate bound: a person asked for it.
+func (db *DB) Redeliver(ctx context.Context, wsID, id string, now, giveUpAt time.Time) (err error) {
 	defer errs.Wrap(&err, "store.Redeliver(%s)", id)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		var status string
@@ -507,7 +450,7 @@ func (db *DB) Redeliver(ctx context.Context, wsID, id string, now time.Time) (er
 			return &errs.Error{Kind: errs.KindConflict, Message: "the delivery's channel is disabled: enable it first"}
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', next_attempt_at = $2, give_up_at = $3, completed_at = 0,
-			updated_at = $2, lease_owner = '', lease_until = 0 WHERE id = $1`, id, micros(now), micros(now.Add(notify.RetryHorizon)))
+			updated_at = $2, lease_owner = '', lease_until = 0 WHERE id = $1`, id, micros(now), micros(giveUpAt))
 		return err
 	})
 }

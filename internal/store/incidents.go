@@ -4,19 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 )
 
 // Incidents and the event outbox. What a state change writes beyond its
-// own row (events, its subject's incident, deliveries) is decided above
-// the store (the Workflow, tx.go) and written in the transaction that
-// makes the change.
+// own row (events, its subject's incident, deliveries), and what a
+// person's change to an incident writes, is decided above the store (app)
+// and written with Tx's primitives in the transaction that makes the
+// change.
 
 // subjectOf reads the monitor or heartbeat with this id: what events
 // call it, and its workspace.
@@ -58,17 +57,6 @@ func insertUpdate(ctx context.Context, tx txConn, incidentID string, u incident.
 	_, err := tx.ExecContext(ctx, `INSERT INTO incident_updates (incident_id, status, message, at) VALUES ($1, $2, $3, $4)`,
 		incidentID, string(u.Status), u.Message, micros(u.At))
 	return err
-}
-
-func writeIncidentEvent(ctx context.Context, tx *Tx, typ string, inc *incident.Incident, at time.Time) error {
-	subjectID := ""
-	subjects := slices.Clone(inc.AffectedMonitors)
-	if inc.Subject != nil {
-		subjectID = inc.Subject.ID
-		subjects = append(subjects, subjectID)
-	}
-	return tx.event(ctx, incident.Event{ID: ids.New(ids.Event, at), Type: typ, CreatedAt: at, WorkspaceID: inc.WorkspaceID,
-		Data: incident.IncidentData{Incident: inc}}, subjectID, inc.ID, subjects)
 }
 
 const incidentColumns = `id, workspace_id, title, status, origin, subject_id, subject_name, cause,
@@ -267,24 +255,14 @@ func scanStoredEvent(r rowScanner) (StoredEvent, error) {
 	return e, nil
 }
 
-// CreateIncident stores an incident a person wrote, with its first
-// update, and its incident.opened event.
-func (db *DB) CreateIncident(ctx context.Context, inc *incident.Incident) (err error) {
-	defer errs.Wrap(&err, "store.CreateIncident")
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		if err := db.checkAffected(ctx, tx, inc.WorkspaceID, inc.AffectedMonitors); err != nil {
-			return err
-		}
-		if err := insertIncident(ctx, tx, inc); err != nil {
-			return err
-		}
-		return writeIncidentEvent(ctx, &Tx{db: db, c: tx}, incident.IncidentOpened, inc, inc.CreatedAt)
-	})
+// CheckAffected fails with UnknownMonitorsError naming the affected ids
+// (monitors and heartbeats) that are not the workspace's.
+func (tx *Tx) CheckAffected(ctx context.Context, wsID string, affected []string) error {
+	return tx.db.checkAffected(ctx, tx.c, wsID, affected)
 }
 
-// checkAffected fails with UnknownMonitorsError naming the affected ids
-// (monitors and heartbeats) that are not the workspace's.
-func (db *DB) checkAffected(ctx context.Context, tx *sql.Tx, wsID string, affected []string) error {
+// checkAffected is CheckAffected on a transaction of the store's own.
+func (db *DB) checkAffected(ctx context.Context, tx queryer, wsID string, affected []string) error {
 	var mons, hbs []string
 	for _, id := range affected {
 		if incident.SubjectType(id) == "heartbeat" {
@@ -307,67 +285,46 @@ func (db *DB) checkAffected(ctx context.Context, tx *sql.Tx, wsID string, affect
 	return nil
 }
 
-// IncidentChange changes an incident read in the transaction that writes
-// it back, and says which event tells of the change ("" for none) and
-// which update it adds (nil for none).
-type IncidentChange func(inc *incident.Incident) (event string, update *incident.Update, err error)
-
-// ChangeIncident reads the workspace's incident id, lets change alter its
-// title, status, acknowledgement, resolution and affected monitors, and
-// writes it back with the update and event change names, in one
-// transaction (PostgreSQL locks the row). It returns the incident as
-// written.
-func (db *DB) ChangeIncident(ctx context.Context, wsID, id string, change IncidentChange) (inc *incident.Incident, err error) {
-	defer errs.Wrap(&err, "store.ChangeIncident(%s)", id)
-	if err := db.flushPings(ctx); err != nil {
-		return nil, err
-	}
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		if db.d.locksRows() {
-			if err := tx.QueryRowContext(ctx, `SELECT id FROM incidents WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
-				id, wsID).Scan(new(string)); err != nil {
-				return classify(err)
-			}
-		}
-		var err error
-		if inc, err = loadIncident(ctx, tx, wsID, id); err != nil {
-			return err
-		}
-		before := slices.Clone(inc.AffectedMonitors)
-		event, update, err := change(inc)
-		if err != nil || event == "" {
-			return err
-		}
-		if !slices.Equal(before, inc.AffectedMonitors) {
-			if err := db.checkAffected(ctx, tx, wsID, inc.AffectedMonitors); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_monitors WHERE incident_id = $1`, id); err != nil {
-				return err
-			}
-			for _, m := range inc.AffectedMonitors {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO incident_monitors (incident_id, subject_id) VALUES ($1, $2)`, id, m); err != nil {
-					return err
-				}
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE incidents SET title = $2, status = $3, acknowledged_at = $4, resolved_at = $5,
-			updated_at = $6 WHERE id = $1`, id, inc.Title, string(inc.Status), optMicros(inc.AcknowledgedAt),
-			optMicros(inc.ResolvedAt), micros(inc.UpdatedAt)); err != nil {
-			return err
-		}
-		if update != nil {
-			if err := insertUpdate(ctx, tx, id, *update); err != nil {
-				return err
-			}
-			inc.Updates = append(inc.Updates, *update)
-		}
-		return writeIncidentEvent(ctx, &Tx{db: db, c: tx}, event, inc, inc.UpdatedAt)
-	})
+// LockIncident reads the workspace's incident id whole, and locks its row
+// until the transaction ends.
+func (tx *Tx) LockIncident(ctx context.Context, wsID, id string) (*incident.Incident, error) {
+	inc, err := scanIncident(tx.c.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = $1 AND workspace_id = $2`+
+		tx.db.d.forUpdate, id, wsID))
 	if err != nil {
+		return nil, classify(err)
+	}
+	if err := fillIncidents(ctx, tx.c, []*incident.Incident{inc}); err != nil {
 		return nil, err
 	}
 	return inc, nil
+}
+
+// SetIncidentMonitors replaces the monitors and heartbeats the incident
+// id affects.
+func (tx *Tx) SetIncidentMonitors(ctx context.Context, id string, affected []string) error {
+	if _, err := tx.c.ExecContext(ctx, `DELETE FROM incident_monitors WHERE incident_id = $1`, id); err != nil {
+		return err
+	}
+	for _, m := range affected {
+		if _, err := tx.c.ExecContext(ctx, `INSERT INTO incident_monitors (incident_id, subject_id) VALUES ($1, $2)`, id, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpdateIncident writes inc's title, status, acknowledgement, resolution
+// and update time.
+func (tx *Tx) UpdateIncident(ctx context.Context, inc *incident.Incident) error {
+	_, err := tx.c.ExecContext(ctx, `UPDATE incidents SET title = $2, status = $3, acknowledged_at = $4, resolved_at = $5,
+		updated_at = $6 WHERE id = $1`, inc.ID, inc.Title, string(inc.Status), optMicros(inc.AcknowledgedAt),
+		optMicros(inc.ResolvedAt), micros(inc.UpdatedAt))
+	return err
+}
+
+// InsertIncidentUpdate adds u to the timeline of the incident id.
+func (tx *Tx) InsertIncidentUpdate(ctx context.Context, id string, u incident.Update) error {
+	return insertUpdate(ctx, tx.c, id, u)
 }
 
 func optMicros(t *time.Time) int64 {

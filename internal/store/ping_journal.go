@@ -679,6 +679,10 @@ func (db *DB) entryBySeq(ctx context.Context, seq int64) (*hbEntry, error) {
 	return j.cache(db, h, "")
 }
 
+// FlushPings applies the ping journal, if any, so what follows reads
+// every acknowledged ping from the tables (a ping's incident, say).
+func (db *DB) FlushPings(ctx context.Context) error { return db.flushPings(ctx) }
+
 // flushPings applies the ping journal, if any, so what follows reads
 // every acknowledged ping from the tables.
 func (db *DB) flushPings(ctx context.Context) error {

@@ -1,24 +1,14 @@
-package store_test
+package app
 
 import (
 	"testing"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
-	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
-
-func addChannel(t *testing.T, db *store.DB, wsID string, events, subjects []string) string {
-	t.Helper()
-	c := notify.Channel{ID: ids.New(ids.Channel, t0), WorkspaceID: wsID, Name: "c", Kind: notify.Webhook, Enabled: true,
-		Config: notify.Config{URL: "https://hooks.example.com/x"}, Events: events, Subjects: subjects, CreatedAt: t0, UpdatedAt: t0}
-	check(t, db.CreateChannel(ctx, c, []byte("sealed"), 100))
-	return c.ID
-}
 
 // Deliveries are made with their events for the channels that hear them,
 // claimed once under a lease, in order per order key, and a node whose
@@ -27,7 +17,7 @@ func addChannel(t *testing.T, db *store.DB, wsID string, events, subjects []stri
 func TestDeliveriesStore(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
-			db := openWithWorkflow(t, e)
+			db, a := openWithWorkflow(t, e)
 			_, w := seed(t, db, "acme")
 			m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
 			all := addChannel(t, db, w.ID, nil, nil)
@@ -37,7 +27,7 @@ func TestDeliveriesStore(t *testing.T) {
 			observe(t, db, m, monitor.ResultDown, t0.Add(time.Minute)) // PENDING → DOWN: a state change and an incident
 
 			now := t0.Add(2 * time.Minute)
-			got, err := db.ClaimDeliveries(ctx, "node-a", now, time.Minute, 100)
+			got, err := a.claim(ctx, "node-a", now, time.Minute, 100)
 			check(t, err)
 			byChannel := map[string][]string{}
 			for _, c := range got {
@@ -49,7 +39,7 @@ func TestDeliveriesStore(t *testing.T) {
 			if len(byChannel[all]) != 2 || len(byChannel[opened]) != 1 || byChannel[opened][0] != incident.IncidentOpened || len(byChannel[other]) != 0 {
 				t.Fatalf("claimed by channel: %v", byChannel)
 			}
-			again, err := db.ClaimDeliveries(ctx, "node-b", now, time.Minute, 100)
+			again, err := a.claim(ctx, "node-b", now, time.Minute, 100)
 			check(t, err)
 			if len(again) != 0 {
 				t.Fatalf("leased deliveries claimed again: %d", len(again))
@@ -58,25 +48,25 @@ func TestDeliveriesStore(t *testing.T) {
 			// The lease runs out: another node takes one over, and the
 			// first node's late report changes nothing.
 			late := now.Add(2 * time.Minute)
-			taken, err := db.ClaimDeliveries(ctx, "node-b", late, time.Minute, 100)
+			taken, err := a.claim(ctx, "node-b", late, time.Minute, 100)
 			check(t, err)
 			if len(taken) != 3 {
 				t.Fatalf("after the leases ran out node-b claimed %d, want 3", len(taken))
 			}
 			first := got[0]
-			held, err := db.FinishDeliveries(ctx, "node-a", []store.Finish{{Delivery: &first.Delivery, LeaseUntil: first.LeaseUntil,
-				Outcome: store.Outcome{Status: notify.Succeeded, Attempt: notify.Attempt{Node: "node-a", StartedAt: now, Duration: time.Millisecond, StatusCode: 200}}}})
+			held, err := a.finishAll(ctx, "node-a", []finish{{Delivery: &first.Delivery, LeaseUntil: first.LeaseUntil,
+				Outcome: outcome{Status: notify.Succeeded, Attempt: notify.Attempt{Node: "node-a", StartedAt: now, Duration: time.Millisecond, StatusCode: 200}}}})
 			check(t, err)
 			if held[0] {
 				t.Error("a node whose lease ran out still held it")
 			}
-			var fs []store.Finish
+			var fs []finish
 			for _, c := range taken {
-				fs = append(fs, store.Finish{Delivery: &c.Delivery, LeaseUntil: c.LeaseUntil, Outcome: store.Outcome{Status: notify.Pending,
+				fs = append(fs, finish{Delivery: &c.Delivery, LeaseUntil: c.LeaseUntil, Outcome: outcome{Status: notify.Pending,
 					RetryAt: late.Add(time.Minute), Attempt: notify.Attempt{Node: "node-b", StartedAt: late, Duration: time.Millisecond,
 						StatusCode: 503, Error: "the receiver answered 503"}}})
 			}
-			held, err = db.FinishDeliveries(ctx, "node-b", fs)
+			held, err = a.finishAll(ctx, "node-b", fs)
 			check(t, err)
 			if len(held) != 3 || !held[0] || !held[1] || !held[2] {
 				t.Errorf("node-b's leases, held: %v", held)
@@ -92,11 +82,11 @@ func TestDeliveriesStore(t *testing.T) {
 			if n, err := db.DeleteEventsBefore(ctx, late.Add(time.Hour)); err != nil || n != 0 {
 				t.Fatalf("deleted %d events with pending deliveries (%v)", n, err)
 			}
-			retry, err := db.ClaimDeliveries(ctx, "node-b", late.Add(time.Minute), time.Minute, 100)
+			retry, err := a.claim(ctx, "node-b", late.Add(time.Minute), time.Minute, 100)
 			check(t, err)
 			for _, c := range retry {
-				_, err := db.FinishDeliveries(ctx, "node-b", []store.Finish{{Delivery: &c.Delivery, LeaseUntil: c.LeaseUntil,
-					Outcome: store.Outcome{Status: notify.Failed, Attempt: notify.Attempt{Node: "node-b", StartedAt: late, Duration: time.Millisecond, Error: "gone"}}}})
+				_, err := a.finishAll(ctx, "node-b", []finish{{Delivery: &c.Delivery, LeaseUntil: c.LeaseUntil,
+					Outcome: outcome{Status: notify.Failed, Attempt: notify.Attempt{Node: "node-b", StartedAt: late, Duration: time.Millisecond, Error: "gone"}}}})
 				check(t, err)
 			}
 			if n, err := db.DeleteEventsBefore(ctx, late.Add(time.Hour)); err != nil || n != 2 {

@@ -1,4 +1,4 @@
-package store_test
+package app
 
 import (
 	"encoding/json"
@@ -58,7 +58,7 @@ func wantStrings(t *testing.T, what string, got []string, want ...string) {
 }
 
 func testMonitorIncidents(t *testing.T, e storetest.Engine) {
-	db := openWithWorkflow(t, e)
+	db, _ := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
 	at := t0
@@ -127,7 +127,7 @@ func testMonitorIncidents(t *testing.T, e storetest.Engine) {
 // A heartbeat's incident comes with the ping that failed it (on SQLite,
 // through the journal), and pausing resolves it.
 func testHeartbeatIncidents(t *testing.T, e storetest.Engine) {
-	db := openWithWorkflow(t, e)
+	db, a := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
 	record(t, db, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", ""))
@@ -137,7 +137,7 @@ func testHeartbeatIncidents(t *testing.T, e storetest.Engine) {
 	if len(open) != 1 || open[0].Subject.Type != "heartbeat" || open[0].Title != "job is down" || !open[0].StartedAt.Equal(t0.Add(2*time.Second)) {
 		t.Fatalf("open incidents of the failed job: %+v", open)
 	}
-	check(t, setHeartbeatPaused(db, w.ID, h.ID, true, t0.Add(3*time.Second)))
+	check(t, a.setHeartbeatPaused(ctx, w.ID, h.ID, true, t0.Add(3*time.Second)))
 	got, err := db.GetIncident(ctx, w.ID, open[0].ID)
 	check(t, err)
 	if got.Open() || got.Updates[len(got.Updates)-1].Message != "job was paused" {
@@ -151,7 +151,7 @@ func testHeartbeatIncidents(t *testing.T, e storetest.Engine) {
 
 	// Deleting a job that is down resolves its incident: nothing is left
 	// to recover.
-	check(t, setHeartbeatPaused(db, w.ID, h.ID, false, t0.Add(4*time.Second)))
+	check(t, a.setHeartbeatPaused(ctx, w.ID, h.ID, false, t0.Add(4*time.Second)))
 	record(t, db, ping(h.Token, heartbeat.SignalFail, t0.Add(5*time.Second), "", ""))
 	open, err = db.ListIncidents(ctx, w.ID, store.IncidentQuery{Status: "open"})
 	check(t, err)
