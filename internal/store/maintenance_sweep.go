@@ -32,7 +32,6 @@ func (db *DB) MaintenanceCandidates(ctx context.Context, active map[string][]str
 	return monitors, heartbeats, err
 }
 
-
 // MaintenanceMonitor is a monitor's runtime row as the maintenance sweep
 // locks it.
 type MaintenanceMonitor struct {
@@ -133,7 +132,6 @@ func (tx *Tx) LockMaintenanceHeartbeats(ctx context.Context, seqs []int64) ([]Ma
 	}
 	return locked, nil
 }
-
 
 // SetHeartbeatHold writes the window that holds the heartbeat with this
 // runtime seq in MAINTENANCE ("" for none).
