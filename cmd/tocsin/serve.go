@@ -216,7 +216,7 @@ Create an API key for the API:
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	root.Handle("/", api) // the ping URLs, and the API's JSON 404 for unknown paths
-	checks := scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, Store: db, Checker: prober,
+	checks := scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, App: a, Store: db, Checker: prober,
 		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
 		Concurrency: c.CheckConcurrency})
 

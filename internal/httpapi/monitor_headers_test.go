@@ -141,7 +141,7 @@ func (e *env) checkNow(t *testing.T, monitorID string, target *headerTarget) htt
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := scheduler.New(scheduler.Options{Node: "headers-test", Region: "test", Store: e.db,
+	eng := scheduler.New(scheduler.Options{Node: "headers-test", Region: "test", App: e.app, Store: e.db,
 		Checker:  probe.New(probe.Options{ProbeID: "headers-test", Region: "test"}),
 		OpenAuth: e.app.OpenMonitorAuth, OpenHeaders: e.app.OpenMonitorHeaders, Poll: 20 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())

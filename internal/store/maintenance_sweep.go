@@ -78,7 +78,7 @@ func (db *DB) ApplyMaintenance(ctx context.Context, p MaintenancePlan) (changes 
 // (ascending) and appends their transitions to changes.
 func (db *DB) monitorMaintenance(ctx context.Context, tx *sql.Tx, p MaintenancePlan, seqs []any, changes []StateChange) ([]StateChange, error) {
 	type row struct {
-		runtimeRow
+		Runtime
 		hold string
 	}
 	var locked []row

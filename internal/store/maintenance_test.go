@@ -210,11 +210,11 @@ func observe(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at
 	check(t, db.SetNextDueForTest(ctx, m.ID, at))
 	due, err := db.ClaimDue(ctx, "node", at, at, time.Microsecond, 1000)
 	check(t, err)
-	i := slices.IndexFunc(due, func(d store.DueCheck) bool { return d.Monitor.ID == m.ID })
+	i := slices.IndexFunc(due, func(d monitor.DueCheck) bool { return d.Monitor.ID == m.ID })
 	if i < 0 {
 		t.Fatalf("%s not claimed at %v", m.ID, at)
 	}
-	changes, err := db.ApplyObservations(ctx, "node", []store.Completed{{Seq: due[i].Seq,
+	changes, err := recordChecks(db, "node", []monitor.Completed{{Seq: due[i].Seq,
 		Observation: monitor.Observation{MonitorID: m.ID, StartedAt: at, Due: at, Result: r, Probe: "p", Region: "r"},
 		Thresholds:  monitor.Thresholds{Confirmations: m.Config.Confirmations, Recoveries: m.Config.Recoveries}}})
 	check(t, err)
@@ -241,7 +241,7 @@ func testApplyMaintenance(t *testing.T, e storetest.Engine) {
 	tick := func() time.Time { at = at.Add(time.Second); return at }
 	observe(t, db, up, monitor.ResultUp, tick())
 	observe(t, db, strict, monitor.ResultUp, tick())
-	check(t, db.SetMonitorPaused(ctx, w.ID, paused.ID, true, tick()))
+	check(t, setPaused(db, w.ID, paused.ID, true, tick()))
 
 	both := store.MaintenancePlan{Now: tick(), Active: map[string][]string{up.ID: {"mw_a"}, paused.ID: {"mw_a"}, strict.ID: {"mw_a"}}}
 	changes, err := db.ApplyMaintenance(ctx, both)
@@ -301,7 +301,7 @@ func testApplyMaintenance(t *testing.T, e storetest.Engine) {
 	equal(t, causes, []string{"PENDING→UP: up", "UP→MAINTENANCE: maintenance window mw_a began", "MAINTENANCE→DOWN: window mw_b was deleted"})
 
 	// A paused monitor resumed inside a window enters maintenance.
-	check(t, db.SetMonitorPaused(ctx, w.ID, paused.ID, false, tick()))
+	check(t, setPaused(db, w.ID, paused.ID, false, tick()))
 	changes, err = db.ApplyMaintenance(ctx, both)
 	check(t, err)
 	if len(changes) != 3 || getState(t, db, paused) != monitor.StateMaintenance {
@@ -414,14 +414,14 @@ func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 	})
 	wg.Go(func() {
 		for i := range 30 {
-			var batch []store.Completed
+			var batch []monitor.Completed
 			for j := range ms {
 				at := base.Add(time.Duration(i)*time.Second + time.Duration(j)*time.Millisecond)
-				batch = append(batch, store.Completed{Seq: seqs[ms[j].ID], Thresholds: monitor.Thresholds{},
+				batch = append(batch, monitor.Completed{Seq: seqs[ms[j].ID], Thresholds: monitor.Thresholds{},
 					Observation: monitor.Observation{MonitorID: ms[j].ID, StartedAt: at, Due: at, Result: monitor.ResultDown, Probe: "p", Region: "r"}})
 			}
 			slices.Reverse(batch) // the writer sorts; the locking order must not depend on the caller's
-			if _, err := writerDB.ApplyObservations(ctx, "node", batch); err != nil {
+			if _, err := recordChecks(writerDB, "node", batch); err != nil {
 				t.Error(err)
 				return
 			}
