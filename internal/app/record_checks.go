@@ -80,15 +80,15 @@ func (a *App) RecordChecks(ctx context.Context, owner string, batch []monitor.Co
 			owned[locked[i].Seq] = locked[i].LeaseOwner == owner
 		}
 		var (
-			obs   = make([]store.ObservationRow, 0, len(batch))
-			moved []store.Runtime
+			obs   store.Observations
+			moved []*store.Runtime
 		)
 		for i, c := range batch {
 			rt := rts[c.Seq]
 			if rt == nil {
 				continue // the monitor was deleted while its check ran
 			}
-			obs = append(obs, store.ObservationRow{Seq: c.Seq, Probe: probes[i], Observation: c.Observation})
+			obs.Add(c.Seq, c.Observation, probes[i])
 			if !owned[c.Seq] {
 				continue // taken over after our lease lapsed: the new owner moves it
 			}
@@ -98,12 +98,12 @@ func (a *App) RecordChecks(ctx context.Context, owner string, batch []monitor.Co
 					return err
 				}
 			}
-			moved = append(moved, *rt)
+			moved = append(moved, rt)
 		}
 		if err := tx.SaveRuntimes(ctx, moved); err != nil {
 			return err
 		}
-		return tx.InsertObservations(ctx, obs)
+		return tx.InsertObservations(ctx, &obs)
 	})
 	return changes, err
 }

@@ -30,7 +30,7 @@ type App interface {
 	SweepStale(ctx context.Context, now time.Time) ([]monitor.StateChange, error)
 }
 
-// Store is what the maintenance sweep still needs of the database itself.
+// Store is what the maintenance sweep asks of the database.
 type Store interface {
 	AllMaintenanceWindows(ctx context.Context) ([]maintenance.Window, error)
 	ApplyMaintenance(ctx context.Context, p store.MaintenancePlan) ([]store.StateChange, error)
@@ -45,8 +45,8 @@ type Checker interface {
 type Options struct {
 	Node    string // lease owner and probe name; unique per process
 	Region  string
-	App     App
-	Store   Store
+	App     App   // records checks and sweeps stale monitors
+	Store   Store // maintenance windows
 	Checker Checker
 	// OpenAuth decrypts a monitor's sealed credential, in memory, just
 	// before its check runs.

@@ -112,7 +112,15 @@ func (tx *Tx) LockRuntimes(ctx context.Context, seqs []int64) ([]Runtime, error)
 	}
 	rows, err := tx.c.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
 		WHERE seq IN (`+placeholders(1, len(args))+`) ORDER BY seq`+tx.db.d.forUpdate, args...)
-	return collect(rows, err, scanRuntime)
+	// Sized once: a batch's rows grown by append cost more than the rest
+	// of what the batch allocates.
+	out := make([]Runtime, 0, len(seqs))
+	err = each(rows, err, func(r rowScanner) error {
+		rt, err := scanRuntime(r)
+		out = append(out, rt)
+		return err
+	})
+	return out, err
 }
 
 // StaleRuntimes reads the runtime rows, locked until the transaction ends,
@@ -146,13 +154,13 @@ func (tx *Tx) SaveRuntime(ctx context.Context, rt Runtime) error {
 // them in one statement (a round trip per row cost more than the rest of
 // the batch); SQLite, in process, runs one statement prepared once per batch.
 // A row given twice is written once, as it was given last.
-func (tx *Tx) SaveRuntimes(ctx context.Context, rows []Runtime) error {
+func (tx *Tx) SaveRuntimes(ctx context.Context, rows []*Runtime) error {
 	seen := make(map[int64]bool, len(rows))
-	uniq := make([]*Runtime, 0, len(rows))
+	uniq := rows[:0:0]
 	for i := len(rows) - 1; i >= 0; i-- {
 		if !seen[rows[i].Seq] {
 			seen[rows[i].Seq] = true
-			uniq = append(uniq, &rows[i])
+			uniq = append(uniq, rows[i])
 		}
 	}
 	if len(uniq) == 0 {
@@ -322,28 +330,17 @@ func placeholders(from, n int) string {
 	return b.String()
 }
 
-// ObservationRow is an observation to insert: of the monitor whose
-// runtime row is Seq, by the probe that ProbeID numbered Probe.
-type ObservationRow struct {
-	Seq         int64
-	Probe       int
-	Observation monitor.Observation
-}
-
-// InsertObservations stores rows, in multi-row statements; an observation
-// already stored (same monitor, same start) is left as it is.
-func (tx *Tx) InsertObservations(ctx context.Context, rows []ObservationRow) error {
-	var ins observationInsert
-	for _, r := range rows {
-		ins.add(r.Seq, r.Observation, r.Probe)
-	}
-	return ins.exec(ctx, tx.c)
-}
-
-// observationInsert builds multi-row INSERTs of observations.
-type observationInsert struct {
+// Observations is a batch of observations for InsertObservations, its
+// statements' arguments built as each is added.
+type Observations struct {
 	args []any
 	n    int
+}
+
+// InsertObservations stores obs in multi-row statements; an observation
+// already stored (same monitor, same start) is left as it is.
+func (tx *Tx) InsertObservations(ctx context.Context, obs *Observations) error {
+	return obs.exec(ctx, tx.c)
 }
 
 const observationCols = 12
@@ -371,7 +368,9 @@ func nullPhase(d time.Duration) any {
 	return clampMicros(d)
 }
 
-func (b *observationInsert) add(seq int64, o monitor.Observation, probe int) {
+// Add adds o, of the monitor whose runtime row is seq, by the probe
+// that ProbeID numbered probe.
+func (b *Observations) Add(seq int64, o monitor.Observation, probe int) {
 	var status, reason any
 	if o.StatusCode != 0 {
 		status = o.StatusCode
@@ -389,7 +388,7 @@ func (b *observationInsert) add(seq int64, o monitor.Observation, probe int) {
 	b.n++
 }
 
-func (b *observationInsert) exec(ctx context.Context, tx txConn) error {
+func (b *Observations) exec(ctx context.Context, tx txConn) error {
 	const perStatement = 500 // well under both engines' parameter limits
 	for start := 0; start < b.n; start += perStatement {
 		n := min(perStatement, b.n-start)
