@@ -1,49 +1,455 @@
 package internal_test
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// TestLayering holds the architecture: imports point inward. The API (and
-// later the web app) reach the database only through app, which is how
-// both keep the same rules; the domain imports no I/O.
-func TestLayering(t *testing.T) {
-	const mod = "github.com/tocsin/tocsin/internal/"
-	forbidden := map[string][]string{
-		"httpapi":     {mod + "store", mod + "config", "database/sql"},
-		"app":         {mod + "httpapi", mod + "config", "net/http"},
-		"store":       {mod + "app", mod + "httpapi", mod + "config"},
-		"monitor":     {"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "secrets", mod + "config", mod + "ids"},
-		"incident":    {"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
-		"secrets":     {mod + "store", mod + "app", mod + "httpapi"},
-		"recur":       {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor"},
-		"probe":       {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
-		"scheduler":   {"net/http", mod + "httpapi", mod + "config"},
-		"notify":      {"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
-		"deliver":     {"database/sql", mod + "store", mod + "httpapi", mod + "config"},
-		"mailer":      {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
-		"errs":        {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor", mod + "config"},
-		"clean":       {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "monitor"},
-		"maintenance": {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
-		"account":     {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
-		"ratelimit":   {"net", "net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
+// The floor plan (STYLE.md "A layout that shows the architecture"), held
+// by these tests. Imports point inward: the edges (httpapi, and the web
+// app to come) and the runners (scheduler, deliver) reach persistence only
+// through app; app owns the workflows; store runs SQL and decides nothing;
+// the domain and the small kernels do no I/O.
+
+const mod = "github.com/tocsin/tocsin/internal/"
+
+// The rooms. Every internal package is in exactly one; a new package
+// fails TestLayering until it is placed.
+var (
+	// kernels: small, dependency-free helpers every layer may use.
+	kernels = []string{"errs", "ids", "clean", "ratelimit"}
+	// domain: the pure model (states, deadlines, recurrences, channel
+	// rendering and signing): no clock, no I/O.
+	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur"}
+	// adapters: what wraps the outside world (SQL, the network, mail,
+	// keys, configuration).
+	adapters = []string{"store", "store/storetest", "probe", "netguard", "mailer", "secrets", "config"}
+	// app: the use cases and workflows.
+	appLayer = []string{"app"}
+	// edges and runners: the API, background loops, delivery.
+	edges = []string{"httpapi", "scheduler", "deliver", "web"}
+)
+
+// ioPkgs is what the domain and the kernels must not reach, even transitively.
+var ioPkgs = []string{"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "scheduler",
+	mod + "deliver", mod + "probe", mod + "netguard", mod + "mailer", mod + "secrets", mod + "config", mod + "web"}
+
+// directRules: what a package must not import itself.
+var directRules = map[string][]string{
+	"httpapi":   {mod + "store", "database/sql", mod + "config", mod + "scheduler", mod + "deliver"},
+	"web":       {mod + "store", "database/sql", mod + "config", mod + "scheduler", mod + "deliver"},
+	"scheduler": {mod + "store", "database/sql", "net/http", mod + "httpapi", mod + "config"},
+	"deliver":   {mod + "store", "database/sql", mod + "httpapi", mod + "config", mod + "scheduler"},
+	"app":       {"net/http", mod + "httpapi", mod + "web", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe"},
+	"store":     {mod + "app", mod + "httpapi", mod + "web", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe", "net/http"},
+	"probe":     {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
+	"mailer":    {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
+	"secrets":   {mod + "store", mod + "app", mod + "httpapi"},
+	"netguard":  {mod + "store", mod + "app", mod + "httpapi"},
+}
+
+type pkgInfo struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// listPackages is `go list` over every internal package.
+func listPackages(t *testing.T) map[string]pkgInfo {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
 	}
-	for pkg, bad := range forbidden {
-		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "./"+pkg).CombinedOutput()
+	pkgs := map[string]pkgInfo{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "|")
+		name := strings.TrimPrefix(f[0], mod)
+		pkgs[name] = pkgInfo{ImportPath: f[0], Imports: strings.Fields(f[1]), Deps: strings.Fields(f[2])}
+	}
+	if len(pkgs) < 15 {
+		t.Fatalf("go list found %d packages; the checks would prove nothing", len(pkgs))
+	}
+	return pkgs
+}
+
+// depViolations: what of deps a package of the domain or the kernels must
+// not reach; kernels must not reach the domain either.
+func depViolations(pkg string, deps []string) []string {
+	bad := ioPkgs
+	if slices.Contains(kernels, pkg) {
+		bad = append(slices.Clone(ioPkgs), prefixed(domain)...)
+	}
+	var out []string
+	for _, d := range deps {
+		if slices.Contains(bad, d) {
+			out = append(out, fmt.Sprintf("internal/%s reaches %s", pkg, d))
+		}
+	}
+	return out
+}
+
+func importViolations(pkg string, imports []string) []string {
+	var out []string
+	for _, b := range directRules[pkg] {
+		if slices.Contains(imports, b) {
+			out = append(out, fmt.Sprintf("internal/%s imports %s", pkg, b))
+		}
+	}
+	return out
+}
+
+func prefixed(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = mod + n
+	}
+	return out
+}
+
+// TestLayering: every package is placed, the domain and kernels reach no
+// I/O even transitively, and no package imports across the plan.
+func TestLayering(t *testing.T) {
+	pkgs := listPackages(t)
+	rooms := slices.Concat(kernels, domain, adapters, appLayer, edges)
+	for name := range pkgs {
+		if name == "" || name == "github.com/tocsin/tocsin/internal" {
+			continue
+		}
+		if !slices.Contains(rooms, name) {
+			t.Errorf("internal/%s is in no room of the floor plan: place it in layering_test.go", name)
+		}
+	}
+	for _, p := range slices.Concat(kernels, domain) {
+		info, ok := pkgs[p]
+		if !ok {
+			t.Errorf("internal/%s is listed but does not exist", p)
+			continue
+		}
+		for _, v := range depViolations(p, info.Deps) {
+			t.Error(v)
+		}
+	}
+	for p := range directRules {
+		info, ok := pkgs[p]
+		if !ok {
+			continue // web does not exist yet
+		}
+		if len(info.Imports) == 0 {
+			t.Fatalf("internal/%s: no imports listed; the check would prove nothing", p)
+		}
+		for _, v := range importViolations(p, info.Imports) {
+			t.Error(v)
+		}
+	}
+}
+
+// exportImporter type-checks against the compiled export data of the
+// module's packages and their dependencies.
+func exportImporter(t *testing.T, fset *token.FileSet, pkgs ...string) types.Importer {
+	t.Helper()
+	args := append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}"}, pkgs...)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	exports := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if path, file, ok := strings.Cut(line, " "); ok && file != "" {
+			exports[path] = file
+		}
+	}
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		f, ok := exports[path]
+		if !ok {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(f)
+	})
+}
+
+// checkFiles type-checks the non-test Go files of dir (or the given
+// sources, for the tests of the checks) as package path.
+func checkFiles(t *testing.T, fset *token.FileSet, imp types.Importer, path string, files []*ast.File) (*types.Package, *types.Info) {
+	t.Helper()
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	conf := types.Config{Importer: imp}
+	pkg, err := conf.Check(path, fset, files, info)
+	if err != nil {
+		t.Fatalf("type-checking %s: %v", path, err)
+	}
+	return pkg, info
+}
+
+func parseDir(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
+	t.Helper()
+	// The files this platform builds (go list applies the build
+	// constraints), tests left out.
+	out, err := exec.Command("go", "list", "-f", `{{join .GoFiles " "}}`, "./"+dir).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", dir, err)
+	}
+	var files []*ast.File
+	for _, n := range strings.Fields(string(out)) {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.SkipObjectResolution)
 		if err != nil {
-			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+			t.Fatal(err)
 		}
-		imports := strings.Fields(string(out))
-		if len(imports) == 0 {
-			t.Fatalf("%s: no imports listed; the check would prove nothing", pkg)
+		files = append(files, f)
+	}
+	return files
+}
+
+// representation lists the domain functions store may call: how a value
+// is written and read back (codecs, parsers of stored text), never what
+// to do. Each is named with why it is representation.
+var representation = map[string]string{}
+
+// policyUses lists the store's uses of the domain's decisions: functions
+// and methods (a transition, a bound, a message), and values that are
+// not an enum of a domain type (a horizon, a window). Types, struct
+// fields and enum constants are how the records look, and are fine.
+func policyUses(fset *token.FileSet, info *types.Info) []string {
+	var out []string
+	for id, obj := range info.Uses {
+		p := obj.Pkg()
+		if p == nil || !slices.Contains(prefixed(domain), p.Path()) {
+			continue
 		}
-		for _, b := range bad {
-			if slices.Contains(imports, b) {
-				t.Errorf("internal/%s imports %s", pkg, b)
+		what := p.Name() + "." + obj.Name()
+		switch o := obj.(type) {
+		case *types.TypeName:
+			continue
+		case *types.Var:
+			if o.IsField() {
+				continue
 			}
+		case *types.Const:
+			if n, ok := o.Type().(*types.Named); ok && n.Obj().Pkg() == p {
+				continue // an enum value of the domain's own type
+			}
+		case *types.Func:
+			if r := o.Signature().Recv(); r != nil {
+				what = p.Name() + "." + types.TypeString(r.Type(), func(*types.Package) string { return "" }) + "." + o.Name()
+			}
+			if _, ok := representation[what]; ok {
+				continue
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: store uses %s, a decision of the domain: app makes it and hands store the result", fset.Position(id.Pos()), what))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// storeTypesExported lists the exported API of the app package that shows
+// a store type: its functions, methods, variables, and the exported
+// fields of its types. New is the one exception: the composition root
+// (cmd/tocsin) hands app its store, and nothing else builds an App.
+func storeTypesExported(pkg *types.Package) []string {
+	const storePath = mod + "store"
+	var out []string
+	seen := map[types.Type]bool{}
+	var shows func(t types.Type) bool
+	shows = func(t types.Type) bool {
+		if seen[t] {
+			return false
+		}
+		seen[t] = true
+		defer delete(seen, t)
+		switch t := t.(type) {
+		case *types.Named:
+			if t.Obj().Pkg() != nil && t.Obj().Pkg().Path() == storePath {
+				return true
+			}
+			for a := range t.TypeArgs().Types() {
+				if shows(a) {
+					return true
+				}
+			}
+			return false // a named type's own fields are checked as its own
+		case *types.Alias:
+			return shows(types.Unalias(t))
+		case *types.Pointer:
+			return shows(t.Elem())
+		case *types.Slice:
+			return shows(t.Elem())
+		case *types.Array:
+			return shows(t.Elem())
+		case *types.Map:
+			return shows(t.Key()) || shows(t.Elem())
+		case *types.Chan:
+			return shows(t.Elem())
+		case *types.Signature:
+			for v := range t.Params().Variables() {
+				if shows(v.Type()) {
+					return true
+				}
+			}
+			for v := range t.Results().Variables() {
+				if shows(v.Type()) {
+					return true
+				}
+			}
+		case *types.Struct:
+			for f := range t.Fields() {
+				if (f.Exported() || f.Embedded()) && shows(f.Type()) {
+					return true
+				}
+			}
+		case *types.Interface:
+			for m := range t.Methods() {
+				if m.Exported() && shows(m.Type()) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	scope := pkg.Scope()
+	for _, name := range scope.Names() {
+		obj := scope.Lookup(name)
+		if !obj.Exported() || name == "New" {
+			continue
+		}
+		switch o := obj.(type) {
+		case *types.TypeName:
+			if shows(o.Type().Underlying()) {
+				out = append(out, "app."+name+" shows a store type")
+			}
+			if n, ok := o.Type().(*types.Named); ok {
+				for m := range n.Methods() {
+					if m.Exported() && shows(m.Type()) {
+						out = append(out, "app."+name+"."+m.Name()+" shows a store type")
+					}
+				}
+			}
+		default:
+			if shows(o.Type()) {
+				out = append(out, "app."+name+" shows a store type")
+			}
+		}
+	}
+	return out
+}
+
+// TestStoreDecidesNothing: store runs the SQL app asks for; the decisions
+// (transitions, incidents, bounds, horizons, messages) are app's.
+func TestStoreDecidesNothing(t *testing.T) {
+	fset := token.NewFileSet()
+	imp := exportImporter(t, fset, "./store")
+	_, info := checkFiles(t, fset, imp, mod+"store", parseDir(t, fset, "store"))
+	if len(info.Uses) < 1000 {
+		t.Fatalf("%d uses found in store; the check would prove nothing", len(info.Uses))
+	}
+	for _, v := range policyUses(fset, info) {
+		t.Error(v)
+	}
+}
+
+// TestAppShowsNoStoreType: what app exports is free of store types, so
+// the API and the web app, which only see app, cannot reach the store.
+func TestAppShowsNoStoreType(t *testing.T) {
+	fset := token.NewFileSet()
+	imp := exportImporter(t, fset, "./app")
+	pkg, _ := checkFiles(t, fset, imp, mod+"app", parseDir(t, fset, "app"))
+	if len(pkg.Scope().Names()) < 50 {
+		t.Fatalf("%d names in app; the check would prove nothing", len(pkg.Scope().Names()))
+	}
+	for _, v := range storeTypesExported(pkg) {
+		t.Error(v)
+	}
+}
+
+// TestLayeringCatchesViolations breaks each rule on purpose and sees the
+// checks report it, so that a check that quietly passes is caught.
+func TestLayeringCatchesViolations(t *testing.T) {
+	if v := depViolations("monitor", []string{"fmt", "net/http", mod + "clean"}); len(v) != 1 || !strings.Contains(v[0], "net/http") {
+		t.Errorf("a domain package reaching net/http: %q", v)
+	}
+	if v := depViolations("errs", []string{mod + "monitor"}); len(v) != 1 {
+		t.Errorf("a kernel reaching the domain: %q", v)
+	}
+	if v := importViolations("httpapi", []string{"net/http", mod + "app", mod + "store"}); len(v) != 1 {
+		t.Errorf("httpapi importing store: %q", v)
+	}
+	if v := importViolations("scheduler", []string{mod + "app", "database/sql"}); len(v) != 1 {
+		t.Errorf("a runner reaching the database past app: %q", v)
+	}
+
+	fset := token.NewFileSet()
+	imp := exportImporter(t, fset, "./store", "./notify", "./incident", "./monitor")
+	src := `package store
+import (
+	"time"
+	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/notify"
+)
+func giveUp(at time.Time) time.Time { return at.Add(notify.RetryHorizon) }
+func bound(k notify.Kind) int { return notify.RateBound(k) }
+func move(t monitor.Tracker, at time.Time, th monitor.Thresholds) monitor.Tracker {
+	t, _ = t.Observe(monitor.ResultDown, at, th)
+	return t
+}
+func status() incident.Status { return incident.Resolved }
+var _ notify.Channel
+`
+	f, err := parser.ParseFile(fset, "violation.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, info := checkFiles(t, fset, imp, mod+"store", []*ast.File{f})
+	got := strings.Join(policyUses(fset, info), "\n")
+	for _, want := range []string{"notify.RetryHorizon", "notify.RateBound", "monitor.Tracker.Observe"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("store using %s not reported; reported:\n%s", want, got)
+		}
+	}
+	for _, fine := range []string{"incident.Resolved", "notify.Channel", "monitor.ResultDown"} {
+		if strings.Contains(got, fine) {
+			t.Errorf("%s (an enum value or a type) reported as a decision:\n%s", fine, got)
+		}
+	}
+
+	app := `package app
+import "github.com/tocsin/tocsin/internal/store"
+type Job struct{ store.Claimed }
+type Fine struct{ db *store.DB }
+func Open() (*store.DB, error) { return nil, nil }
+func (Fine) Jobs() []*Job { return nil }
+func (Fine) Rows() map[string][]store.DueCheck { return nil }
+func New(db *store.DB) *Fine { return &Fine{db} }
+`
+	f, err = parser.ParseFile(fset, "app.go", app, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, _ := checkFiles(t, fset, imp, mod+"app", []*ast.File{f})
+	got = strings.Join(storeTypesExported(pkg), "\n")
+	for _, want := range []string{"app.Job ", "app.Open ", "app.Fine.Rows "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q not reported; reported:\n%s", want, got)
+		}
+	}
+	for _, fine := range []string{"app.New", "app.Fine shows", "app.Fine.Jobs"} {
+		if strings.Contains(got, fine) {
+			t.Errorf("%s reported; it shows no store type:\n%s", fine, got)
 		}
 	}
 }

@@ -216,11 +216,7 @@ Create an API key for the API:
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	root.Handle("/", api) // the ping URLs, and the API's JSON 404 for unknown paths
-	// The scheduler reaches the store, and app for the maintenance sweep.
-	checks := scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, Store: struct {
-		*store.DB
-		*app.App
-	}{db, a}, Checker: prober,
+	checks := scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, App: a, Checker: prober,
 		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
 		Concurrency: c.CheckConcurrency})
 

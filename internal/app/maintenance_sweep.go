@@ -297,3 +297,9 @@ func heartbeatMaintenance(p maintenancePlan, id string, rt heartbeat.Runtime, s 
 var heldCoverage heartbeat.Coverage = func(time.Time, time.Time) (bool, time.Time, time.Time) {
 	return true, time.Time{}, time.Time{}
 }
+
+// AllMaintenanceWindows returns the windows of every workspace, for the
+// maintenance sweep.
+func (a *App) AllMaintenanceWindows(ctx context.Context) ([]maintenance.Window, error) {
+	return a.store.AllMaintenanceWindows(ctx)
+}

@@ -98,16 +98,16 @@ func mwAddMonitor(t *testing.T, db *store.DB, wsID string, cfg monitor.Config) m
 
 // observe runs one check result of m through the engine's path: claim,
 // then apply.
-func mwObserve(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at time.Time) []store.StateChange {
+func mwObserve(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at time.Time) []StateChange {
 	t.Helper()
 	mwCheck(t, db.SetNextDueForTest(mwCtx, m.ID, at))
 	due, err := db.ClaimDue(mwCtx, "node", at, at, time.Microsecond, 1000)
 	mwCheck(t, err)
-	i := slices.IndexFunc(due, func(d store.DueCheck) bool { return d.Monitor.ID == m.ID })
+	i := slices.IndexFunc(due, func(d monitor.DueCheck) bool { return d.Monitor.ID == m.ID })
 	if i < 0 {
 		t.Fatalf("%s not claimed at %v", m.ID, at)
 	}
-	changes, err := db.ApplyObservations(mwCtx, "node", []store.Completed{{Seq: due[i].Seq,
+	changes, err := mwApp(db).RecordChecks(mwCtx, "node", []monitor.Completed{{Seq: due[i].Seq,
 		Observation: monitor.Observation{MonitorID: m.ID, StartedAt: at, Due: at, Result: r, Probe: "p", Region: "r"},
 		Thresholds:  monitor.Thresholds{Confirmations: m.Config.Confirmations, Recoveries: m.Config.Recoveries}}})
 	mwCheck(t, err)
@@ -134,7 +134,7 @@ func testApplyMaintenance(t *testing.T, e storetest.Engine) {
 	tick := func() time.Time { at = at.Add(time.Second); return at }
 	mwObserve(t, db, up, monitor.ResultUp, tick())
 	mwObserve(t, db, strict, monitor.ResultUp, tick())
-	mwCheck(t, db.SetMonitorPaused(mwCtx, w.ID, paused.ID, true, tick()))
+	mwCheck(t, a.setPaused(mwCtx, w.ID, paused.ID, true, tick()))
 
 	both := maintenancePlan{Now: tick(), Active: map[string][]string{up.ID: {"mw_a"}, paused.ID: {"mw_a"}, strict.ID: {"mw_a"}}}
 	changes, err := a.applyMaintenance(mwCtx, both)
@@ -194,7 +194,7 @@ func testApplyMaintenance(t *testing.T, e storetest.Engine) {
 	mwEqual(t, causes, []string{"PENDING→UP: up", "UP→MAINTENANCE: maintenance window mw_a began", "MAINTENANCE→DOWN: window mw_b was deleted"})
 
 	// A paused monitor resumed inside a window enters maintenance.
-	mwCheck(t, db.SetMonitorPaused(mwCtx, w.ID, paused.ID, false, tick()))
+	mwCheck(t, a.setPaused(mwCtx, w.ID, paused.ID, false, tick()))
 	changes, err = a.applyMaintenance(mwCtx, both)
 	mwCheck(t, err)
 	if len(changes) != 3 || mwState(t, db, paused) != monitor.StateMaintenance {
@@ -309,16 +309,17 @@ func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 			}
 		}
 	})
+	writer := mwApp(writerDB)
 	wg.Go(func() {
 		for i := range 30 {
-			var batch []store.Completed
+			var batch []monitor.Completed
 			for j := range ms {
 				at := base.Add(time.Duration(i)*time.Second + time.Duration(j)*time.Millisecond)
-				batch = append(batch, store.Completed{Seq: seqs[ms[j].ID], Thresholds: monitor.Thresholds{},
+				batch = append(batch, monitor.Completed{Seq: seqs[ms[j].ID], Thresholds: monitor.Thresholds{},
 					Observation: monitor.Observation{MonitorID: ms[j].ID, StartedAt: at, Due: at, Result: monitor.ResultDown, Probe: "p", Region: "r"}})
 			}
 			slices.Reverse(batch) // the writer sorts; the locking order must not depend on the caller's
-			if _, err := writerDB.ApplyObservations(mwCtx, "node", batch); err != nil {
+			if _, err := writer.RecordChecks(mwCtx, "node", batch); err != nil {
 				t.Error(err)
 				return
 			}

@@ -271,10 +271,40 @@ func (a *App) SetPaused(ctx context.Context, actor Actor, id string, paused bool
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return monitor.Monitor{}, err
 	}
-	if err := a.store.SetMonitorPaused(ctx, actor.WorkspaceID, id, paused, a.now()); err != nil {
+	if err := a.setPaused(ctx, actor.WorkspaceID, id, paused, a.now()); err != nil {
 		return monitor.Monitor{}, err
 	}
 	return a.store.GetMonitor(ctx, actor.WorkspaceID, id)
+}
+
+// setPaused pauses or resumes a monitor: the state machine moves to
+// PAUSED, or back to PENDING, and the change is kept in the state history.
+// A paused monitor is never due; a resumed one is due at its next slot. It
+// does nothing when the monitor is already so.
+func (a *App) setPaused(ctx context.Context, wsID, id string, pause bool, at time.Time) (err error) {
+	defer errs.Wrap(&err, "app.setPaused(%s)", id)
+	err = a.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetMonitorPaused(ctx, wsID, id, pause, at); err != nil {
+			return err
+		}
+		rt, err := tx.LockRuntime(ctx, id)
+		if err != nil {
+			return err
+		}
+		tr := paused(&rt, pause, at)
+		if err := tx.SaveRuntime(ctx, rt); err != nil {
+			return err
+		}
+		if tr == nil {
+			return nil
+		}
+		return recordTransition(ctx, tx, id, *tr)
+	})
+	if errors.Is(err, errs.ErrNotFound) {
+		// Nothing changed: already so, or no such monitor (only then an error).
+		_, err = a.store.GetMonitor(ctx, wsID, id)
+	}
+	return err
 }
 
 // DeleteMonitor removes a monitor.

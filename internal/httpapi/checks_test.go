@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/store"
 )
 
 // storeChecks writes observations of a monitor as the engine's writer
@@ -34,7 +33,7 @@ func (e *env) storeChecks(t *testing.T, monitorID string, start time.Time, n int
 		}
 	}
 	results := []monitor.Result{monitor.ResultUp, monitor.ResultDown, monitor.ResultUnknown}
-	var batch []store.Completed
+	var batch []monitor.Completed
 	for i := range n {
 		at := start.Add(time.Duration(i) * time.Minute)
 		o := monitor.Observation{MonitorID: m.ID, StartedAt: at, Due: at.Add(-3 * time.Millisecond), Result: results[i%3],
@@ -43,9 +42,9 @@ func (e *env) storeChecks(t *testing.T, monitorID string, start time.Time, n int
 		if o.Result != monitor.ResultUp {
 			o.Reason, o.StatusCode = fmt.Sprintf("reason %d", i), 0
 		}
-		batch = append(batch, store.Completed{Seq: seq, Observation: o})
+		batch = append(batch, monitor.Completed{Seq: seq, Observation: o})
 	}
-	if _, err := e.db.ApplyObservations(ctx, "writer", batch); err != nil {
+	if _, err := e.app.RecordChecks(ctx, "writer", batch); err != nil {
 		t.Fatal(err)
 	}
 }

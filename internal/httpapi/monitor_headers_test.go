@@ -13,11 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/scheduler"
-	"github.com/tocsin/tocsin/internal/store"
 )
 
 // headerTarget is a real HTTP server that keeps the headers of every
@@ -143,10 +141,7 @@ func (e *env) checkNow(t *testing.T, monitorID string, target *headerTarget) htt
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := scheduler.New(scheduler.Options{Node: "headers-test", Region: "test", Store: struct {
-		*store.DB
-		*app.App
-	}{e.db, e.app},
+	eng := scheduler.New(scheduler.Options{Node: "headers-test", Region: "test", App: e.app,
 		Checker:  probe.New(probe.Options{ProbeID: "headers-test", Region: "test"}),
 		OpenAuth: e.app.OpenMonitorAuth, OpenHeaders: e.app.OpenMonitorHeaders, Poll: 20 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())

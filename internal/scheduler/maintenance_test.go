@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/maintenance"
@@ -63,8 +64,9 @@ func TestMaintenanceWindowHoldsState(t *testing.T) {
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
 			paused := addMonitor(t, db, ws, tg.URL, time.Second, 1)
-			check(t, db.SetMonitorPaused(ctx, ws, paused.ID, true, time.Now()))
-			start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Maintenance: 100 * time.Millisecond})
+			_, err := appOf(db).SetPaused(ctx, app.Actor{WorkspaceID: ws, Role: monitor.RoleOwner}, paused.ID, true)
+			check(t, err)
+			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Maintenance: 100 * time.Millisecond})
 			waitFor(t, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 
 			w := addWindow(t, db, ws, time.Now().Add(-time.Minute), time.Now().Add(time.Hour), m.ID, paused.ID)
@@ -113,7 +115,7 @@ func TestMaintenanceWindowEndsOnTime(t *testing.T) {
 			end := time.Now().Add(2500 * time.Millisecond)
 			w := addWindow(t, db, ws, time.Now().Add(-time.Second), end, m.ID)
 			// The periodic sweep is far slower than the window is long.
-			start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Maintenance: time.Minute})
+			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Maintenance: time.Minute})
 			waitFor(t, "MAINTENANCE from the sweep at start", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
 			waitFor(t, "UP after the window", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 			hist, err := db.ListStateChanges(ctx, ws, m.ID, time.Time{}, 1)
@@ -162,7 +164,7 @@ func TestRecurringMaintenanceWindow(t *testing.T) {
 				Duration: 2 * time.Hour, MonitorIDs: []string{m.ID}, CreatedAt: now, UpdatedAt: now}
 			check(t, db.CreateMaintenanceWindow(ctx, w, 100))
 			clock := &fakeClock{t: time.Date(2020, 5, 1, 23, 59, 0, 0, time.UTC)} // Friday night
-			start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Now: clock.Now, Maintenance: 50 * time.Millisecond})
+			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Now: clock.Now, Maintenance: 50 * time.Millisecond})
 			time.Sleep(200 * time.Millisecond)
 			if s := getMonitor(t, db, m).State; s != monitor.StatePending {
 				t.Fatalf("before the window: %s", s)
@@ -206,7 +208,7 @@ func TestMaintenanceWindowHoldsHeartbeats(t *testing.T) {
 				StartsAt: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), Cron: "0 2 * * 6", Timezone: "Europe/Berlin",
 				Duration: 2 * time.Hour, MonitorIDs: []string{m.ID}, HeartbeatIDs: []string{h.ID}, CreatedAt: now, UpdatedAt: now}
 			check(t, db.CreateMaintenanceWindow(ctx, w, 100))
-			start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Now: clock.Now, Maintenance: 50 * time.Millisecond})
+			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Now: clock.Now, Maintenance: 50 * time.Millisecond})
 			waitFor(t, "heartbeat in MAINTENANCE", func() bool { return state() == monitor.StateMaintenance })
 			if s := getMonitor(t, db, m).State; s != monitor.StateMaintenance {
 				t.Fatalf("monitor in the same window: %s", s)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/store"
@@ -25,15 +26,15 @@ import (
 // and isolates that one, rather than retrying the batch for ever while
 // every other workspace's checks wait behind it.
 
-// countingStore counts the transactions the writer asks of a real store.
-type countingStore struct {
-	appStore
+// countingApp counts the transactions the writer asks of a real app.
+type countingApp struct {
+	*app.App
 	applies atomic.Int64
 }
 
-func (s *countingStore) ApplyObservations(ctx context.Context, owner string, batch []store.Completed) ([]store.StateChange, error) {
-	s.applies.Add(1)
-	return s.DB.ApplyObservations(ctx, owner, batch)
+func (a *countingApp) RecordChecks(ctx context.Context, owner string, batch []monitor.Completed) ([]monitor.StateChange, error) {
+	a.applies.Add(1)
+	return a.App.RecordChecks(ctx, owner, batch)
 }
 
 // rawDB opens the test's database beside the store, for what the store
@@ -83,7 +84,7 @@ func refuseMonitor(t *testing.T, e storetest.Engine, raw *sql.DB, seq int64) {
 
 // claimed makes n monitors and claims a check of each, as the scheduler
 // would; it returns the claims in seq order.
-func claimed(t *testing.T, db *store.DB, n int) []store.DueCheck {
+func claimed(t *testing.T, db *store.DB, n int) []monitor.DueCheck {
 	t.Helper()
 	ws := workspace(t, db)
 	for range n {
@@ -99,10 +100,10 @@ func claimed(t *testing.T, db *store.DB, n int) []store.DueCheck {
 }
 
 // finished is an up check of each claim, as the probe reports it.
-func finished(due []store.DueCheck) []store.Completed {
-	out := make([]store.Completed, len(due))
+func finished(due []monitor.DueCheck) []monitor.Completed {
+	out := make([]monitor.Completed, len(due))
 	for i, d := range due {
-		out[i] = store.Completed{Seq: d.Seq, Observation: monitor.Observation{MonitorID: d.Monitor.ID,
+		out[i] = monitor.Completed{Seq: d.Seq, Observation: monitor.Observation{MonitorID: d.Monitor.ID,
 			StartedAt: d.Due, Due: d.Due, Result: monitor.ResultUp, Latency: time.Millisecond,
 			Probe: "node", Region: "local"}}
 	}
@@ -111,7 +112,7 @@ func finished(due []store.DueCheck) []store.Completed {
 
 // write runs the writer on batch and fails the test if it does not come
 // back: a writer that retries a refused batch never does.
-func write(t *testing.T, st scheduler.Store, m *scheduler.Metrics, batch []store.Completed) string {
+func write(t *testing.T, st scheduler.App, m *scheduler.Metrics, batch []monitor.Completed) string {
 	t.Helper()
 	var log bytes.Buffer
 	done := make(chan struct{})
@@ -160,7 +161,7 @@ func TestWriterIsolatesARefusedObservation(t *testing.T) {
 			batch[bad].Observation.Reason = "DNS: expected TXT value \"ok\" not among the answers (got ok\x00\xff)"
 
 			reg := prometheus.NewRegistry()
-			st := &countingStore{appStore: withApp(db)}
+			st := &countingApp{App: appOf(db)}
 			log := write(t, st, scheduler.NewMetrics(reg), batch)
 
 			for i, d := range due {
@@ -212,7 +213,7 @@ func TestWriterDropsAnObservationRefusedEvenAsUnknown(t *testing.T) {
 			refuseMonitor(t, e, rawDB(t, u), due[bad].Seq)
 
 			reg := prometheus.NewRegistry()
-			log := write(t, withApp(db), scheduler.NewMetrics(reg), finished(due))
+			log := write(t, appOf(db), scheduler.NewMetrics(reg), finished(due))
 
 			for i, d := range due {
 				obs := observations(t, db, d.Monitor)

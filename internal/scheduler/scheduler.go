@@ -14,22 +14,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/maintenance"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
-	"github.com/tocsin/tocsin/internal/store"
 )
 
-// Store is what the engine needs of the database.
-type Store interface {
-	ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) ([]store.DueCheck, error)
-	ApplyObservations(ctx context.Context, owner string, batch []store.Completed) ([]store.StateChange, error)
+// App is how the scheduler records checks and applies maintenance windows:
+// *app.App, the one way to persistence for every runner.
+type App interface {
+	ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) ([]monitor.DueCheck, error)
+	RecordChecks(ctx context.Context, owner string, batch []monitor.Completed) ([]monitor.StateChange, error)
 	ReleaseLeases(ctx context.Context, owner string, seqs []int64) error
-	SweepStale(ctx context.Context, now time.Time) ([]store.StateChange, error)
+	SweepStale(ctx context.Context, now time.Time) ([]monitor.StateChange, error)
 	AllMaintenanceWindows(ctx context.Context) ([]maintenance.Window, error)
-	ApplyMaintenance(ctx context.Context, windows []maintenance.Window, now time.Time) ([]app.StateChange, time.Time, error)
+	ApplyMaintenance(ctx context.Context, windows []maintenance.Window, now time.Time) ([]monitor.StateChange, time.Time, error)
 }
 
 // Checker runs one check; probe.Prober is the real one.
@@ -41,7 +40,7 @@ type Checker interface {
 type Options struct {
 	Node    string // lease owner and probe name; unique per process
 	Region  string
-	Store   Store
+	App     App // records checks, sweeps stale monitors, applies maintenance
 	Checker Checker
 	// OpenAuth decrypts a monitor's sealed credential, in memory, just
 	// before its check runs.
@@ -133,7 +132,7 @@ type Scheduler struct {
 func New(o Options) *Scheduler {
 	o.defaults()
 	e := &Scheduler{o: o, owner: o.Node + "/" + rand.Text()[:10], sem: make(chan struct{}, o.Concurrency), held: map[int64]*time.Timer{}}
-	e.writer = newWriter(o.Store, e.owner, o.Log, o.Metrics, o.WriteLinger)
+	e.writer = newWriter(o.App, e.owner, o.Log, o.Metrics, o.WriteLinger)
 	return e
 }
 
@@ -193,7 +192,7 @@ loop:
 	if len(release) > 0 {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := e.o.Store.ReleaseLeases(rctx, e.owner, release); err != nil {
+		if err := e.o.App.ReleaseLeases(rctx, e.owner, release); err != nil {
 			e.o.Log.Warn("releasing leases at shutdown", "err", err, "checks", len(release))
 		}
 	}
@@ -209,7 +208,7 @@ func (e *Scheduler) claim(ctx, checkCtx context.Context) int {
 	}
 	now := e.o.Now()
 	limit := e.o.ClaimBatch
-	due, err := e.o.Store.ClaimDue(ctx, e.owner, now, now.Add(e.o.Lookahead), e.o.Lease, limit)
+	due, err := e.o.App.ClaimDue(ctx, e.owner, now, now.Add(e.o.Lookahead), e.o.Lease, limit)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.o.Log.Warn("claiming due checks", "err", err)
@@ -232,13 +231,13 @@ func (e *Scheduler) claim(ctx, checkCtx context.Context) int {
 }
 
 // start runs one claimed check in its own goroutine (the timer's).
-func (e *Scheduler) start(ctx context.Context, d store.DueCheck) {
+func (e *Scheduler) start(ctx context.Context, d monitor.DueCheck) {
 	defer e.checks.Done()
 	obs := e.run(ctx, d)
 	e.mu.Lock()
 	delete(e.held, d.Seq)
 	e.mu.Unlock()
-	e.writer.submit(store.Completed{Seq: d.Seq, Observation: obs, Thresholds: thresholds(d.Monitor)})
+	e.writer.submit(monitor.Completed{Seq: d.Seq, Observation: obs, Thresholds: thresholds(d.Monitor)})
 }
 
 func thresholds(m monitor.Monitor) monitor.Thresholds {
@@ -247,7 +246,7 @@ func thresholds(m monitor.Monitor) monitor.Thresholds {
 
 // run waits for a check slot and runs the check, or records that it could
 // not start before its deadline.
-func (e *Scheduler) run(ctx context.Context, d store.DueCheck) (obs monitor.Observation) {
+func (e *Scheduler) run(ctx context.Context, d monitor.DueCheck) (obs monitor.Observation) {
 	m := d.Monitor
 	timeout := time.Duration(m.Config.TimeoutSeconds) * time.Second
 	if timeout <= 0 {
@@ -295,7 +294,7 @@ func (e *Scheduler) run(ctx context.Context, d store.DueCheck) (obs monitor.Obse
 // openSecrets puts a due check's credential and header values, opened in
 // memory, into its monitor's config: both came with the claim, so a check
 // costs no extra query.
-func (e *Scheduler) openSecrets(m *monitor.Monitor, d store.DueCheck) error {
+func (e *Scheduler) openSecrets(m *monitor.Monitor, d monitor.DueCheck) error {
 	if d.SealedAuth != nil {
 		auth, err := e.o.OpenAuth(m.ID, d.SealedAuth)
 		if err != nil {
@@ -330,7 +329,7 @@ func shuttingDown(m monitor.Monitor, due, now time.Time, node, region string) mo
 // no tenant's bytes enter it. A failure is the database's: logged, and
 // the next tick tries again.
 func (e *Scheduler) sweep(ctx context.Context) {
-	changes, err := e.o.Store.SweepStale(ctx, e.o.Now())
+	changes, err := e.o.App.SweepStale(ctx, e.o.Now())
 	if err != nil && !errors.Is(err, context.Canceled) {
 		e.o.Log.Warn("marking stale monitors unknown", "err", err)
 	}
@@ -348,14 +347,14 @@ func (e *Scheduler) sweep(ctx context.Context) {
 // outside that the database could refuse.
 func (e *Scheduler) maintenance(ctx context.Context) time.Duration {
 	now := e.o.Now()
-	windows, err := e.o.Store.AllMaintenanceWindows(ctx)
+	windows, err := e.o.App.AllMaintenanceWindows(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.o.Log.Warn("reading maintenance windows", "err", err)
 		}
 		return e.o.Maintenance
 	}
-	changes, boundary, err := e.o.Store.ApplyMaintenance(ctx, windows, now)
+	changes, boundary, err := e.o.App.ApplyMaintenance(ctx, windows, now)
 	if err != nil && ctx.Err() == nil {
 		e.o.Log.Warn("applying maintenance windows", "err", err)
 	}

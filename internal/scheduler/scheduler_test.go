@@ -72,6 +72,12 @@ func addMonitorOf(t testing.TB, db *store.DB, ws string, typ monitor.Type, cfg m
 	return m
 }
 
+// appOf is the application over db, as serve builds it: what the
+// scheduler records checks through.
+func appOf(db *store.DB) *app.App {
+	return app.New(db, nil, nil, slog.New(slog.DiscardHandler), app.Config{})
+}
+
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -145,7 +151,7 @@ func TestStatesFollowChecks(t *testing.T) {
 			ws := workspace(t, db)
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
-			start(t, scheduler.Options{Node: "node-a", Store: withApp(db)})
+			start(t, scheduler.Options{Node: "node-a", App: appOf(db)})
 
 			waitFor(t, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 			got := getMonitor(t, db, m)
@@ -221,8 +227,8 @@ func TestTwoSchedulersCheckEachSlotOnce(t *testing.T) {
 				ms[i] = addMonitor(t, db, ws, tg.URL, interval, 3)
 			}
 			began := time.Now()
-			stopA := start(t, scheduler.Options{Node: "node-a", Store: withApp(db)})
-			stopB := start(t, scheduler.Options{Node: "node-b", Store: withApp(db2)})
+			stopA := start(t, scheduler.Options{Node: "node-a", App: appOf(db)})
+			stopB := start(t, scheduler.Options{Node: "node-b", App: appOf(db2)})
 			time.Sleep(4*interval + interval/2)
 			stopA()
 			stopB()
@@ -311,7 +317,7 @@ func TestDeadNodesChecksAreTakenOver(t *testing.T) {
 			if len(again) != 0 {
 				t.Fatalf("a held check was claimed twice")
 			}
-			start(t, scheduler.Options{Node: "node-b", Store: withApp(db), Lookahead: time.Minute})
+			start(t, scheduler.Options{Node: "node-b", App: appOf(db), Lookahead: time.Minute})
 			waitFor(t, "node-b to check the monitor", func() bool { return len(observations(t, db, m)) > 0 })
 			o := observations(t, db, m)[0]
 			if o.Probe != "node-b" || !o.Due.Equal(claimed[0].Due) {
@@ -345,7 +351,7 @@ func TestShutdownCancelsChecksAsUnknown(t *testing.T) {
 			t.Cleanup(func() { close(release) })
 			m := addMonitor(t, db, ws, slow.URL, 10*time.Second, 9)
 			check(t, db.SetNextDueForTest(ctx, m.ID, time.Now().Add(100*time.Millisecond)))
-			stop := start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Lookahead: time.Minute})
+			stop := start(t, scheduler.Options{Node: "node-a", App: appOf(db), Lookahead: time.Minute})
 			<-entered
 			stop()
 			obs := observations(t, db, m)
@@ -387,7 +393,7 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	b := addMonitor(t, db, ws, tg.URL, 24*time.Hour, 1)
 	check(t, db.SetNextDueForTest(ctx, a.ID, time.Now()))
 	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(time.Hour))) // beyond the lookahead: not claimed yet
-	start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Concurrency: 1, Lookahead: time.Minute})
+	start(t, scheduler.Options{Node: "node-a", App: appOf(db), Concurrency: 1, Lookahead: time.Minute})
 	select {
 	case <-holding:
 	case <-time.After(30 * time.Second):
@@ -414,12 +420,13 @@ func TestSilentMonitorBecomesUnknown(t *testing.T) {
 			db := openDB(t, e)
 			ws := workspace(t, db)
 			m := addMonitor(t, db, ws, "http://127.0.0.1:1/", 30*time.Second, 5)
-			changes, err := db.SweepStale(ctx, m.CreatedAt.Add(59*time.Second))
+			a := appOf(db)
+			changes, err := a.SweepStale(ctx, m.CreatedAt.Add(59*time.Second))
 			check(t, err)
 			if len(changes) != 0 {
 				t.Fatalf("swept after one interval and a half: %+v", changes)
 			}
-			changes, err = db.SweepStale(ctx, m.CreatedAt.Add(60*time.Second))
+			changes, err = a.SweepStale(ctx, m.CreatedAt.Add(60*time.Second))
 			check(t, err)
 			if len(changes) != 1 || changes[0].To != monitor.StateUnknown || changes[0].From != monitor.StatePending {
 				t.Fatalf("changes after two intervals: %+v", changes)
@@ -461,7 +468,7 @@ func TestSlowTargetDelaysNoOther(t *testing.T) {
 		check(t, db.SetNextDueForTest(ctx, m.ID, due))
 		fast = append(fast, m)
 	}
-	start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Lookahead: time.Minute})
+	start(t, scheduler.Options{Node: "node-a", App: appOf(db), Lookahead: time.Minute})
 	waitFor(t, "the fast monitors", func() bool {
 		for _, m := range fast {
 			if len(observations(t, db, m)) == 0 {

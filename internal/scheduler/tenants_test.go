@@ -90,7 +90,7 @@ func TestOneTenantsBytesStopNoOther(t *testing.T) {
 			}
 			reg := prometheus.NewRegistry()
 			// Batches mix both workspaces' observations, as a busy node's do.
-			stop := start(t, scheduler.Options{Node: "node-a", Store: withApp(db), Metrics: scheduler.NewMetrics(reg)})
+			stop := start(t, scheduler.Options{Node: "node-a", App: appOf(db), Metrics: scheduler.NewMetrics(reg)})
 			time.Sleep(5*interval + interval/2)
 			stop()
 

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/store"
 )
 
 // writer is the one path from finished checks to the database: it takes
@@ -20,7 +20,7 @@ import (
 // one by one. Checks hand over their observation
 // and go; only the writer waits on the disk.
 type writer struct {
-	st      Store
+	app     App
 	owner   string
 	log     *slog.Logger
 	metrics *Metrics
@@ -28,21 +28,21 @@ type writer struct {
 	linger  time.Duration // wait after the first of a batch arrives
 
 	mu      sync.Mutex
-	queue   []store.Completed
+	queue   []monitor.Completed
 	since   time.Time // when the oldest queued observation arrived
 	closed  bool
 	wake    chan struct{} // something queued (capacity 1)
 	done    chan struct{} // closed by close
-	changes func([]store.StateChange)
+	changes func([]monitor.StateChange)
 }
 
-func newWriter(st Store, owner string, log *slog.Logger, m *Metrics, linger time.Duration) *writer {
-	return &writer{st: st, owner: owner, log: log, metrics: m, max: 1000, linger: linger, wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newWriter(app App, owner string, log *slog.Logger, m *Metrics, linger time.Duration) *writer {
+	return &writer{app: app, owner: owner, log: log, metrics: m, max: 1000, linger: linger, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // submit queues one finished check. It never blocks: the scheduler stops
 // claiming when the backlog is long, which bounds the queue.
-func (w *writer) submit(c store.Completed) {
+func (w *writer) submit(c monitor.Completed) {
 	w.mu.Lock()
 	if len(w.queue) == 0 {
 		w.since = time.Now()
@@ -127,9 +127,9 @@ func (w *writer) sleep(d time.Duration) {
 // bounded time. When the database refuses a row for what it carries, the
 // rows are isolated instead (see isolate): retrying would fail the same
 // way for ever, and every other workspace's checks would wait behind it.
-func (w *writer) write(batch []store.Completed, closing bool) {
+func (w *writer) write(batch []monitor.Completed, closing bool) {
 	deadline := time.Now().Add(30 * time.Second)
-	if err := w.apply(batch, closing, deadline); store.IsDataError(err) {
+	if err := w.apply(batch, closing, deadline); app.IsDataError(err) {
 		w.isolate(batch, err, closing, deadline)
 	}
 }
@@ -137,14 +137,14 @@ func (w *writer) write(batch []store.Completed, closing bool) {
 // apply stores batch in one transaction, retrying while the failure is the
 // database's rather than the rows' (connection lost, serialization failure,
 // timeout, busy). It returns nil once stored, the error when the database
-// refused the rows (store.IsDataError), or errLost when it gave up at
+// refused the rows (app.IsDataError), or errLost when it gave up at
 // shutdown.
-func (w *writer) apply(batch []store.Completed, closing bool, deadline time.Time) error {
+func (w *writer) apply(batch []monitor.Completed, closing bool, deadline time.Time) error {
 	backoff := 100 * time.Millisecond
 	for {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		changes, err := w.st.ApplyObservations(ctx, w.owner, batch)
+		changes, err := w.app.RecordChecks(ctx, w.owner, batch)
 		cancel()
 		if err == nil {
 			w.metrics.batchSeconds.Observe(time.Since(start).Seconds())
@@ -158,7 +158,7 @@ func (w *writer) apply(batch []store.Completed, closing bool, deadline time.Time
 			return nil
 		}
 		w.metrics.writeErrors.Inc()
-		if store.IsDataError(err) {
+		if app.IsDataError(err) {
 			return err
 		}
 		if closing && time.Now().After(deadline) {
@@ -180,10 +180,10 @@ var errLost = errors.New("observations lost at shutdown")
 // as unknown (the check happened; what it found could not be kept), and
 // one refused even so is dropped: its lease lapses and the monitor's next
 // slot is claimed again then.
-func (w *writer) isolate(batch []store.Completed, err error, closing bool, deadline time.Time) {
+func (w *writer) isolate(batch []monitor.Completed, err error, closing bool, deadline time.Time) {
 	if len(batch) > 1 {
 		for _, half := range halves(batch) {
-			if err := w.apply(half, closing, deadline); store.IsDataError(err) {
+			if err := w.apply(half, closing, deadline); app.IsDataError(err) {
 				w.isolate(half, err, closing, deadline)
 			}
 		}
@@ -192,7 +192,7 @@ func (w *writer) isolate(batch []store.Completed, err error, closing bool, deadl
 	c := batch[0]
 	w.metrics.refused.Inc()
 	w.log.Warn("the database refused an observation; storing it as unknown", "monitor", c.Observation.MonitorID, "err", err)
-	if err := w.apply([]store.Completed{unstorable(c)}, closing, deadline); store.IsDataError(err) {
+	if err := w.apply([]monitor.Completed{unstorable(c)}, closing, deadline); app.IsDataError(err) {
 		w.metrics.dropped.Inc()
 		w.log.Error("observation dropped: the database refused it, also as unknown", "monitor", c.Observation.MonitorID, "err", err)
 	}
@@ -200,9 +200,9 @@ func (w *writer) isolate(batch []store.Completed, err error, closing bool, deadl
 
 // halves splits a batch of two or more in two, keeping the order (a
 // monitor's checks stay in the order they finished).
-func halves(batch []store.Completed) [2][]store.Completed {
+func halves(batch []monitor.Completed) [2][]monitor.Completed {
 	mid := len(batch) / 2
-	return [2][]store.Completed{batch[:mid:mid], batch[mid:]}
+	return [2][]monitor.Completed{batch[:mid:mid], batch[mid:]}
 }
 
 // ReasonUnstorable is the reason of an observation stored in place of one
@@ -213,7 +213,7 @@ const ReasonUnstorable = "the check's result could not be stored: the database r
 // unstorable is what is stored of a check whose observation the database
 // refused: that it ran, when and where, as unknown — never up or down, as
 // nobody can tell what it found. Only numbers and cleaned names are kept.
-func unstorable(c store.Completed) store.Completed {
+func unstorable(c monitor.Completed) monitor.Completed {
 	o := c.Observation
 	c.Observation = monitor.Observation{MonitorID: o.MonitorID, StartedAt: o.StartedAt, Due: o.Due,
 		Result: monitor.ResultUnknown, Reason: ReasonUnstorable, Latency: o.Latency,

@@ -10,19 +10,18 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/store"
 )
 
-// batchStore records the batches the writer hands it; the first write
+// batchApp records the batches the writer hands it; the first write
 // blocks until release is closed.
-type batchStore struct {
-	Store
+type batchApp struct {
+	App
 	started chan struct{}
 	release chan struct{}
 	batches chan []int64
 }
 
-func (s *batchStore) ApplyObservations(_ context.Context, _ string, batch []store.Completed) ([]store.StateChange, error) {
+func (s *batchApp) RecordChecks(_ context.Context, _ string, batch []monitor.Completed) ([]monitor.StateChange, error) {
 	select {
 	case s.started <- struct{}{}:
 		<-s.release
@@ -36,11 +35,11 @@ func (s *batchStore) ApplyObservations(_ context.Context, _ string, batch []stor
 	return nil, nil
 }
 
-func newBatchStore() *batchStore {
-	return &batchStore{started: make(chan struct{}, 1), release: make(chan struct{}), batches: make(chan []int64, 100)}
+func newBatchApp() *batchApp {
+	return &batchApp{started: make(chan struct{}, 1), release: make(chan struct{}), batches: make(chan []int64, 100)}
 }
 
-func nextBatch(t *testing.T, s *batchStore) []int64 {
+func nextBatch(t *testing.T, s *batchApp) []int64 {
 	t.Helper()
 	select {
 	case b := <-s.batches:
@@ -55,20 +54,20 @@ func nextBatch(t *testing.T, s *batchStore) []int64 {
 // others to join it, rather than being written on its own at once (which
 // made batches of one or two under a steady stream).
 func TestWriterLingersAfterAWrite(t *testing.T) {
-	st := newBatchStore()
+	st := newBatchApp()
 	w := newWriter(st, "node", slog.New(slog.DiscardHandler), NewMetrics(nil), 500*time.Millisecond)
 	done := make(chan struct{})
 	go func() { defer close(done); w.run() }()
 
-	w.submit(store.Completed{Seq: 1})
+	w.submit(monitor.Completed{Seq: 1})
 	<-st.started // the first batch is being written, and blocks
-	w.submit(store.Completed{Seq: 2})
+	w.submit(monitor.Completed{Seq: 2})
 	close(st.release)
 	if b := nextBatch(t, st); !slices.Equal(b, []int64{1}) {
 		t.Fatalf("first batch %v, want [1]", b)
 	}
 	time.Sleep(20 * time.Millisecond) // well within the linger of 2's arrival
-	w.submit(store.Completed{Seq: 3})
+	w.submit(monitor.Completed{Seq: 3})
 	w.close() // writes what is queued at once
 	if b := nextBatch(t, st); !slices.Equal(b, []int64{2, 3}) {
 		t.Fatalf("second batch %v, want [2 3]: the writer did not wait for 3 to join 2", b)
@@ -78,14 +77,14 @@ func TestWriterLingersAfterAWrite(t *testing.T) {
 
 // A full batch is written without waiting for the linger.
 func TestWriterWritesAFullBatchAtOnce(t *testing.T) {
-	st := newBatchStore()
+	st := newBatchApp()
 	close(st.release)
 	w := newWriter(st, "node", slog.New(slog.DiscardHandler), NewMetrics(nil), time.Hour)
 	w.max = 3
 	done := make(chan struct{})
 	go func() { defer close(done); w.run() }()
 	for seq := range int64(4) {
-		w.submit(store.Completed{Seq: seq})
+		w.submit(monitor.Completed{Seq: seq})
 	}
 	if b := nextBatch(t, st); !slices.Equal(b, []int64{0, 1, 2}) {
 		t.Fatalf("batch %v, want [0 1 2]", b)
@@ -101,7 +100,7 @@ func TestWriterWritesAFullBatchAtOnce(t *testing.T) {
 // grow into the second.
 func TestHalves(t *testing.T) {
 	for _, n := range []int{2, 3, 1000} {
-		batch := make([]store.Completed, n)
+		batch := make([]monitor.Completed, n)
 		for i := range batch {
 			batch[i].Seq = int64(i)
 		}
@@ -120,12 +119,12 @@ func TestHalves(t *testing.T) {
 // the check ran, and none of what it carried.
 func TestUnstorable(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	c := store.Completed{Seq: 7, Thresholds: monitor.Thresholds{Confirmations: 3},
+	c := monitor.Completed{Seq: 7, Thresholds: monitor.Thresholds{Confirmations: 3},
 		Observation: monitor.Observation{MonitorID: "mon_1", StartedAt: at, Due: at.Add(-time.Second), Result: monitor.ResultDown,
 			Reason: "got ok\x00\xff", Latency: time.Second, Phases: monitor.Phases{DNS: time.Millisecond}, StatusCode: 70000,
 			Probe: "node\x00", Region: "\xff" + strings.Repeat("é", 100), Assertions: []monitor.Outcome{{Kind: "json", Reason: "\x00"}}}}
 	got := unstorable(c)
-	want := store.Completed{Seq: 7, Thresholds: monitor.Thresholds{Confirmations: 3},
+	want := monitor.Completed{Seq: 7, Thresholds: monitor.Thresholds{Confirmations: 3},
 		Observation: monitor.Observation{MonitorID: "mon_1", StartedAt: at, Due: at.Add(-time.Second), Result: monitor.ResultUnknown,
 			Reason: ReasonUnstorable, Latency: time.Second, Probe: "node\uFFFD", Region: "\uFFFD" + strings.Repeat("é", 48)}}
 	if !reflect.DeepEqual(got, want) {

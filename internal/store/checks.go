@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -17,27 +16,36 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
-// The check engine's records: each monitor's runtime row (schedule, lease,
-// state machine, latest check), its observations, and its state history.
+// The check scheduler's records: each monitor's runtime row (schedule,
+// lease, state machine, latest check), its observations, and its state
+// history. What a finished check moves is decided above the store
+// (app/record_checks.go); these are the reads and writes it is made of.
 //
 // A due check is claimed with a lease before it runs, so several nodes on
 // one PostgreSQL run each check once: the claim takes rows FOR UPDATE SKIP
 // LOCKED there, and is a compare-and-set on lease_until under SQLite's one
-// writer. The lease ends when the check's observation is applied, which
+// writer. The lease ends when the check's observation is recorded, which
 // also moves next_due_at to the monitor's next slot; a node that dies
 // leaves its leases to lapse, and another node then takes the checks over.
+
+// StateChange is monitor.StateChange, under the name the store's own
+// recorders (pings, sweeps) return it by.
+type StateChange = monitor.StateChange
 
 // pausedDue is next_due_at of a paused monitor: never due.
 const pausedDue int64 = math.MaxInt64
 
-// runtimeRow is one monitor_runtime row.
-type runtimeRow struct {
-	Seq        int64
-	MonitorID  string
-	Interval   time.Duration
-	NextDue    int64 // µs, pausedDue while paused
+// Runtime is one monitor_runtime row.
+type Runtime struct {
+	Seq       int64
+	MonitorID string
+	Interval  time.Duration
+	// NextDue is the next slot; zero while paused (never due).
+	NextDue time.Time
+	// LeaseOwner holds the claimed check until LeaseUntil; "" and zero
+	// when nobody does.
 	LeaseOwner string
-	LeaseUntil int64 // µs
+	LeaseUntil time.Time
 	Tracker    monitor.Tracker
 	Last       monitor.LastCheck
 }
@@ -45,22 +53,28 @@ type runtimeRow struct {
 const runtimeColumns = `seq, monitor_id, interval_us, next_due_at, lease_owner, lease_until, state, state_since,
 	downs, ups, last_known_at, last_known, last_check_at, last_result, last_reason, last_latency_us, last_status`
 
-func scanRuntime(row rowScanner) (runtimeRow, error) {
+func scanRuntime(row rowScanner) (Runtime, error) {
 	var (
-		rt                                    runtimeRow
+		rt                                    Runtime
 		interval, since, lastKnown, lastCheck int64
-		latency                               int64
+		next, until, latency                  int64
 		owner                                 sql.NullString
 		state, lastKnownResult, lastResult    string
 	)
-	err := row.Scan(&rt.Seq, &rt.MonitorID, &interval, &rt.NextDue, &owner, &rt.LeaseUntil, &state, &since,
+	err := row.Scan(&rt.Seq, &rt.MonitorID, &interval, &next, &owner, &until, &state, &since,
 		&rt.Tracker.Downs, &rt.Tracker.Ups, &lastKnown, &lastKnownResult, &lastCheck, &lastResult,
 		&rt.Last.Reason, &latency, &rt.Last.StatusCode)
 	if err != nil {
-		return runtimeRow{}, classify(err)
+		return Runtime{}, classify(err)
 	}
 	rt.Interval = time.Duration(interval) * time.Microsecond
+	if next != pausedDue {
+		rt.NextDue = fromMicros(next)
+	}
 	rt.LeaseOwner = owner.String
+	if until != 0 {
+		rt.LeaseUntil = fromMicros(until)
+	}
 	rt.Tracker.State, rt.Tracker.Since = monitor.State(state), fromMicros(since)
 	rt.Tracker.Last = monitor.Result(lastKnownResult)
 	if lastKnown != 0 {
@@ -81,9 +95,45 @@ func zeroMicros(t time.Time) int64 {
 	return micros(t)
 }
 
-func (db *DB) lockRuntime(ctx context.Context, tx *sql.Tx, monitorID string) (runtimeRow, error) {
-	return scanRuntime(tx.QueryRowContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
-		WHERE monitor_id = $1`+db.d.forUpdate, monitorID))
+// LockRuntime reads monitorID's runtime row, locked until the transaction
+// ends.
+func (tx *Tx) LockRuntime(ctx context.Context, monitorID string) (Runtime, error) {
+	return scanRuntime(tx.c.QueryRowContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
+		WHERE monitor_id = $1`+tx.db.d.forUpdate, monitorID))
+}
+
+// LockRuntimes reads the runtime rows of seqs (ascending, each once),
+// locked until the transaction ends, in seq order: nodes that lock rows
+// in the same order never deadlock. Rows of deleted monitors are missing.
+func (tx *Tx) LockRuntimes(ctx context.Context, seqs []int64) ([]Runtime, error) {
+	args := make([]any, len(seqs))
+	for i, s := range seqs {
+		args[i] = s
+	}
+	rows, err := tx.c.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
+		WHERE seq IN (`+placeholders(1, len(args))+`) ORDER BY seq`+tx.db.d.forUpdate, args...)
+	// Sized once: a batch's rows grown by append cost more than the rest
+	// of what the batch allocates.
+	out := make([]Runtime, 0, len(seqs))
+	err = each(rows, err, func(r rowScanner) error {
+		rt, err := scanRuntime(r)
+		out = append(out, rt)
+		return err
+	})
+	return out, err
+}
+
+// StaleRuntimes reads the runtime rows, locked until the transaction ends,
+// of the monitors in a checked state (PENDING, UP, DEGRADED, DOWN) with no
+// known result for two intervals at now. On PostgreSQL rows another node
+// holds locked are left to it.
+func (tx *Tx) StaleRuntimes(ctx context.Context, now time.Time) ([]Runtime, error) {
+	skip := tx.db.d.skipLocked
+	rows, err := tx.c.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
+		WHERE state IN ('PENDING', 'UP', 'DEGRADED', 'DOWN')
+		AND (CASE WHEN last_known_at > state_since THEN last_known_at ELSE state_since END) + 2 * interval_us <= $1`+skip,
+		micros(now))
+	return collect(rows, err, scanRuntime)
 }
 
 const saveRuntimeSQL = `UPDATE monitor_runtime SET next_due_at = $2, lease_owner = $3, lease_until = $4,
@@ -91,16 +141,17 @@ const saveRuntimeSQL = `UPDATE monitor_runtime SET next_due_at = $2, lease_owner
 	last_check_at = $11, last_result = $12, last_reason = $13, last_latency_us = $14, last_status = $15
 	WHERE seq = $1`
 
-func (db *DB) saveRuntime(ctx context.Context, tx *sql.Tx, rt runtimeRow) error {
-	_, err := tx.ExecContext(ctx, saveRuntimeSQL, runtimeArgs(rt)...)
+// SaveRuntime writes rt over its row.
+func (tx *Tx) SaveRuntime(ctx context.Context, rt Runtime) error {
+	_, err := tx.c.ExecContext(ctx, saveRuntimeSQL, runtimeArgs(rt)...)
 	return err
 }
 
-// saveRuntimes writes the runtime rows a batch moved. PostgreSQL takes
+// SaveRuntimes writes the runtime rows a batch moved. PostgreSQL takes
 // them in one statement (a round trip per row cost more than the rest of
 // the batch); SQLite, in process, runs one statement prepared once per batch.
-// A row moved twice in a batch is written once, as it ended.
-func (db *DB) saveRuntimes(ctx context.Context, tx *sql.Tx, rows []*runtimeRow) error {
+// A row given twice is written once, as it was given last.
+func (tx *Tx) SaveRuntimes(ctx context.Context, rows []*Runtime) error {
 	seen := make(map[int64]bool, len(rows))
 	uniq := rows[:0:0]
 	for i := len(rows) - 1; i >= 0; i-- {
@@ -112,14 +163,14 @@ func (db *DB) saveRuntimes(ctx context.Context, tx *sql.Tx, rows []*runtimeRow) 
 	if len(uniq) == 0 {
 		return nil
 	}
-	if db.d.arrayBatches {
+	if tx.db.d.arrayBatches {
 		cols := make([][]any, 15)
 		for _, rt := range uniq {
 			for i, v := range runtimeArgs(*rt) {
 				cols[i] = append(cols[i], v)
 			}
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE monitor_runtime r SET next_due_at = v.next_due_at,
+		_, err := tx.c.ExecContext(ctx, `UPDATE monitor_runtime r SET next_due_at = v.next_due_at,
 			lease_owner = v.lease_owner, lease_until = v.lease_until, state = v.state, state_since = v.state_since,
 			downs = v.downs, ups = v.ups, last_known_at = v.last_known_at, last_known = v.last_known,
 			last_check_at = v.last_check_at, last_result = v.last_result, last_reason = v.last_reason,
@@ -137,7 +188,7 @@ func (db *DB) saveRuntimes(ctx context.Context, tx *sql.Tx, rows []*runtimeRow) 
 	}
 	// Prepared on the transaction: SQLite's writer pool has one
 	// connection, which the transaction holds.
-	st, err := tx.PrepareContext(ctx, saveRuntimeSQL)
+	st, err := tx.c.PrepareContext(ctx, saveRuntimeSQL)
 	if err != nil {
 		return err
 	}
@@ -150,7 +201,7 @@ func (db *DB) saveRuntimes(ctx context.Context, tx *sql.Tx, rows []*runtimeRow) 
 	return nil
 }
 
-// Column converters for saveRuntimes' arrays.
+// Column converters for SaveRuntimes' arrays.
 func int64s(vs []any) []int64 {
 	out := make([]int64, len(vs))
 	for i, v := range vs {
@@ -182,33 +233,25 @@ func nullStrings(vs []any) []*string {
 	return out
 }
 
-func runtimeArgs(rt runtimeRow) []any {
+func runtimeArgs(rt Runtime) []any {
 	t := rt.Tracker
-	return []any{rt.Seq, rt.NextDue, nullString(rt.LeaseOwner), rt.LeaseUntil,
+	next := pausedDue
+	if !rt.NextDue.IsZero() {
+		next = micros(rt.NextDue)
+	}
+	return []any{rt.Seq, next, nullString(rt.LeaseOwner), zeroMicros(rt.LeaseUntil),
 		string(t.State), micros(t.Since), t.Downs, t.Ups, zeroMicros(t.LastKnown), string(t.Last),
 		zeroMicros(rt.Last.At), string(rt.Last.Result), rt.Last.Reason, rt.Last.Latency.Microseconds(), rt.Last.StatusCode}
-}
-
-// DueCheck is a check claimed to run: the monitor with its sealed
-// credential and header values (opened only when the check runs), the slot
-// it is due at, and how long the claim holds.
-type DueCheck struct {
-	Seq           int64
-	Monitor       monitor.Monitor
-	SealedAuth    []byte
-	SealedHeaders []byte
-	Due           time.Time
-	LeaseUntil    time.Time
 }
 
 // ClaimDue leases up to limit checks due at or before horizon whose lease
 // has lapsed by now, earliest first, to owner for lease beyond their due
 // time. Checks already leased by a live node are skipped, never waited for.
-func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) (due []DueCheck, err error) {
+func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) (due []monitor.DueCheck, err error) {
 	defer errs.Wrap(&err, "store.ClaimDue")
 	q := db.d.claim(claimChecks)
 	rows, err := db.w.QueryContext(ctx, q, owner, micros(horizon), micros(now), lease.Microseconds(), limit)
-	due, err = collect(rows, err, func(r rowScanner) (d DueCheck, err error) {
+	due, err = collect(rows, err, func(r rowScanner) (d monitor.DueCheck, err error) {
 		var dueAt, until int64
 		err = r.Scan(&d.Seq, &d.Monitor.ID, &dueAt, &until)
 		d.Due, d.LeaseUntil = fromMicros(dueAt), fromMicros(until)
@@ -249,9 +292,9 @@ func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time
 		return nil, err
 	}
 	if found < len(due) { // deleted between the two queries
-		due = slices.DeleteFunc(due, func(d DueCheck) bool { return d.Monitor.WorkspaceID == "" })
+		due = slices.DeleteFunc(due, func(d monitor.DueCheck) bool { return d.Monitor.WorkspaceID == "" })
 	}
-	slices.SortFunc(due, func(a, b DueCheck) int { return a.Due.Compare(b.Due) })
+	slices.SortFunc(due, func(a, b monitor.DueCheck) int { return a.Due.Compare(b.Due) })
 	return due, nil
 }
 
@@ -268,124 +311,17 @@ func placeholders(from, n int) string {
 	return b.String()
 }
 
-// Completed is one finished check to apply: its observation, the
-// monitor's state-machine thresholds, and the run's lease owner.
-type Completed struct {
-	Seq         int64
-	Observation monitor.Observation
-	Thresholds  monitor.Thresholds
-}
-
-// StateChange is a transition that an applied batch made.
-type StateChange struct {
-	SubjectID string
-	monitor.Transition
-}
-
-// ApplyObservations stores a batch of finished checks in one transaction:
-// each observation, its effect on the monitor's state machine (with the
-// transition, if any, in the state history), the latest-check summary, and
-// the end of the lease with the next slot. A check whose lease another node
-// has taken over meanwhile is stored but moves nothing; a check of a
-// deleted monitor is dropped.
-func (db *DB) ApplyObservations(ctx context.Context, owner string, batch []Completed) (changes []StateChange, err error) {
-	defer errs.Wrap(&err, "store.ApplyObservations(%d)", len(batch))
-	if len(batch) == 0 {
-		return nil, nil
-	}
-	// Per monitor in start order, monitors in seq order: nodes lock rows in
-	// the same order, so their batches never deadlock.
-	batch = slices.Clone(batch)
-	slices.SortStableFunc(batch, func(a, b Completed) int {
-		if a.Seq != b.Seq {
-			return cmp.Compare(a.Seq, b.Seq)
-		}
-		return a.Observation.StartedAt.Compare(b.Observation.StartedAt)
-	})
-	probes := make([]int, len(batch))
-	for i, c := range batch {
-		if probes[i], err = db.probeID(ctx, c.Observation.Probe, c.Observation.Region); err != nil {
-			return nil, err
-		}
-	}
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		changes = changes[:0]
-		seqs := make([]any, 0, len(batch))
-		for _, c := range batch {
-			if len(seqs) == 0 || seqs[len(seqs)-1] != any(c.Seq) {
-				seqs = append(seqs, c.Seq)
-			}
-		}
-		rts := make(map[int64]*runtimeRow, len(seqs))
-		// Whether this node held each lease when the batch began: a batch
-		// may carry several checks of one monitor, and the first releases it.
-		owned := make(map[int64]bool, len(seqs))
-		rows, err := tx.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
-			WHERE seq IN (`+placeholders(1, len(seqs))+`) ORDER BY seq`+db.d.forUpdate, seqs...)
-		err = each(rows, err, func(r rowScanner) error {
-			rt, err := scanRuntime(r)
-			if err != nil {
-				return err
-			}
-			rts[rt.Seq] = &rt
-			owned[rt.Seq] = rt.LeaseOwner == owner
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		var (
-			ins   observationInsert
-			moved []*runtimeRow
-		)
-		for i, c := range batch {
-			rt := rts[c.Seq]
-			if rt == nil {
-				continue // the monitor was deleted while its check ran
-			}
-			o := c.Observation
-			ins.add(c.Seq, o, probes[i])
-			if !owned[c.Seq] {
-				continue // taken over after our lease lapsed: the new owner moves it
-			}
-			var tr *monitor.Transition
-			if o.Result.Known() {
-				rt.Tracker, tr = rt.Tracker.Observe(o.Result, o.StartedAt, c.Thresholds)
-			} else {
-				rt.Tracker, tr = rt.Tracker.Tick(o.StartedAt, rt.Interval)
-			}
-			if tr != nil {
-				changes = append(changes, StateChange{SubjectID: rt.MonitorID, Transition: *tr})
-				if err := db.recordTransition(ctx, tx, rt.MonitorID, tr); err != nil {
-					return err
-				}
-			}
-			if o.StartedAt.After(rt.Last.At) {
-				rt.Last = monitor.LastCheck{At: o.StartedAt, Result: o.Result, Reason: o.Reason,
-					Latency: o.Latency, StatusCode: o.StatusCode}
-			}
-			if rt.NextDue != pausedDue {
-				from := o.StartedAt
-				if o.Due.After(from) {
-					from = o.Due
-				}
-				rt.NextDue = micros(monitor.NextSlot(rt.MonitorID, rt.Interval, from))
-			}
-			rt.LeaseOwner, rt.LeaseUntil = "", 0
-			moved = append(moved, rt)
-		}
-		if err := db.saveRuntimes(ctx, tx, moved); err != nil {
-			return err
-		}
-		return ins.exec(ctx, tx)
-	})
-	return changes, err
-}
-
-// observationInsert builds multi-row INSERTs of observations.
-type observationInsert struct {
+// Observations is a batch of observations for InsertObservations, its
+// statements' arguments built as each is added.
+type Observations struct {
 	args []any
 	n    int
+}
+
+// InsertObservations stores obs in multi-row statements; an observation
+// already stored (same monitor, same start) is left as it is.
+func (tx *Tx) InsertObservations(ctx context.Context, obs *Observations) error {
+	return obs.exec(ctx, tx.c)
 }
 
 const observationCols = 12
@@ -413,7 +349,9 @@ func nullPhase(d time.Duration) any {
 	return clampMicros(d)
 }
 
-func (b *observationInsert) add(seq int64, o monitor.Observation, probe int) {
+// Add adds o, of the monitor whose runtime row is seq, by the probe
+// that ProbeID numbered probe.
+func (b *Observations) Add(seq int64, o monitor.Observation, probe int) {
 	var status, reason any
 	if o.StatusCode != 0 {
 		status = o.StatusCode
@@ -431,7 +369,7 @@ func (b *observationInsert) add(seq int64, o monitor.Observation, probe int) {
 	b.n++
 }
 
-func (b *observationInsert) exec(ctx context.Context, tx *sql.Tx) error {
+func (b *Observations) exec(ctx context.Context, tx txConn) error {
 	const perStatement = 500 // well under both engines' parameter limits
 	for start := 0; start < b.n; start += perStatement {
 		n := min(perStatement, b.n-start)
@@ -453,9 +391,10 @@ func (b *observationInsert) exec(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// probeID numbers a probe (name and region) once; observations store the
-// number.
-func (db *DB) probeID(ctx context.Context, name, region string) (int, error) {
+// ProbeID numbers a probe (name and region) once; observations store the
+// number. It writes outside any transaction (SQLite's writer connection
+// would be the transaction's), and only the first time.
+func (db *DB) ProbeID(ctx context.Context, name, region string) (int, error) {
 	key := name + "\x00" + region
 	if id, ok := db.probes.Load(key); ok {
 		return id.(int), nil
@@ -486,41 +425,6 @@ func (db *DB) probeNames(ctx context.Context) (map[int][2]string, error) {
 		return err
 	})
 	return out, err
-}
-
-// SweepStale marks UNKNOWN every monitor that has had no known result for
-// two intervals (no check ran, or none could tell), and returns the
-// transitions. Rows another node holds locked are left to it.
-func (db *DB) SweepStale(ctx context.Context, now time.Time) (changes []StateChange, err error) {
-	defer errs.Wrap(&err, "store.SweepStale")
-	skip := db.d.skipLocked
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		changes = changes[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
-			WHERE state IN ('PENDING', 'UP', 'DEGRADED', 'DOWN')
-			AND (CASE WHEN last_known_at > state_since THEN last_known_at ELSE state_since END) + 2 * interval_us <= $1`+skip,
-			micros(now))
-		stale, err := collect(rows, err, scanRuntime)
-		if err != nil {
-			return err
-		}
-		for _, rt := range stale {
-			var tr *monitor.Transition
-			rt.Tracker, tr = rt.Tracker.Tick(now, rt.Interval)
-			if tr == nil {
-				continue
-			}
-			if err := db.saveRuntime(ctx, tx, rt); err != nil {
-				return err
-			}
-			if err := db.recordTransition(ctx, tx, rt.MonitorID, tr); err != nil {
-				return err
-			}
-			changes = append(changes, StateChange{SubjectID: rt.MonitorID, Transition: *tr})
-		}
-		return nil
-	})
-	return changes, err
 }
 
 // ObservationQuery selects a monitor's observations, newest first.

@@ -214,41 +214,12 @@ func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealed Seale
 	return err
 }
 
-// SetMonitorPaused pauses or resumes a monitor: the state machine moves to
-// PAUSED, or back to PENDING, and the change is kept in the state history.
-// A paused monitor is never due; a resumed one is due at its next slot. It
-// does nothing when the monitor is already so.
-func (db *DB) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) (err error) {
-	defer errs.Wrap(&err, "store.SetMonitorPaused(%s)", id)
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		err := oneRow(tx.ExecContext(ctx, `UPDATE monitors SET paused = $3, updated_at = $4
-			WHERE workspace_id = $1 AND id = $2 AND paused <> $3`, wsID, id, paused, micros(at)))
-		if err != nil {
-			return err
-		}
-		rt, err := db.lockRuntime(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		var tr *monitor.Transition
-		if paused {
-			rt.Tracker, tr = rt.Tracker.Pause(at)
-			rt.NextDue = pausedDue
-		} else {
-			rt.Tracker, tr = rt.Tracker.Resume(at)
-			rt.NextDue = micros(monitor.NextSlot(id, rt.Interval, at))
-		}
-		rt.LeaseOwner, rt.LeaseUntil = "", 0
-		if err := db.saveRuntime(ctx, tx, rt); err != nil {
-			return err
-		}
-		return db.recordTransition(ctx, tx, id, tr)
-	})
-	if errors.Is(err, errs.ErrNotFound) {
-		// Nothing changed: already so, or no such monitor (only then an error).
-		_, err = db.GetMonitor(ctx, wsID, id)
-	}
-	return err
+// SetMonitorPaused marks the monitor paused or not, as of at. It returns
+// errs.ErrNotFound when nothing changed: the monitor is already so, or
+// there is no such monitor. The runtime row is the caller's to move.
+func (tx *Tx) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) error {
+	return oneRow(tx.c.ExecContext(ctx, `UPDATE monitors SET paused = $3, updated_at = $4
+		WHERE workspace_id = $1 AND id = $2 AND paused <> $3`, wsID, id, paused, micros(at)))
 }
 
 // DeleteMonitor removes a monitor with its observations and state history.

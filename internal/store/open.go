@@ -300,4 +300,5 @@ func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 type txConn interface {
 	rowQueryer
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }

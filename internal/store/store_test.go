@@ -463,13 +463,13 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 
 	// Pause and resume set the state with them, once.
 	at := t0.Add(2 * time.Minute)
-	check(t, db.SetMonitorPaused(ctx, w.ID, m.ID, true, at))
-	check(t, db.SetMonitorPaused(ctx, w.ID, m.ID, true, at.Add(time.Minute)))
+	check(t, setPaused(db, w.ID, m.ID, true, at))
+	check(t, setPaused(db, w.ID, m.ID, true, at.Add(time.Minute)))
 	got, err = db.GetMonitor(ctx, w.ID, m.ID)
 	check(t, err)
 	m.Paused, m.State, m.StateSince, m.UpdatedAt = true, monitor.StatePaused, at, at
 	equal(t, got, m)
-	wantKind(t, db.SetMonitorPaused(ctx, other.ID, m.ID, false, at), errs.ErrNotFound)
+	wantKind(t, setPaused(db, other.ID, m.ID, false, at), errs.ErrNotFound)
 
 	n, err := db.CountMonitors(ctx, w.ID)
 	check(t, err)
@@ -718,16 +718,16 @@ func TestObservationRetention(t *testing.T) {
 			}
 			claimed, err := db.ClaimDue(ctx, "n", t0, t0.Add(time.Hour), time.Hour, 10)
 			check(t, err)
-			var batch []store.Completed
+			var batch []monitor.Completed
 			for _, c := range claimed {
 				seqs = append(seqs, c.Seq)
 				for d := range 10 { // one a day
 					at := t0.Add(time.Duration(d) * 24 * time.Hour)
-					batch = append(batch, store.Completed{Seq: c.Seq, Observation: monitor.Observation{
+					batch = append(batch, monitor.Completed{Seq: c.Seq, Observation: monitor.Observation{
 						MonitorID: c.Monitor.ID, StartedAt: at, Due: at, Result: monitor.ResultUp, Probe: "p"}})
 				}
 			}
-			_, err = db.ApplyObservations(ctx, "n", batch)
+			_, err = recordChecks(db, "n", batch)
 			check(t, err)
 			n, err := db.DeleteObservationsBefore(ctx, t0.Add(7*24*time.Hour))
 			check(t, err)

@@ -1,0 +1,182 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Recording checks: the check scheduler claims due checks, runs them, and
+// hands the finished ones back in batches; each batch is recorded in one
+// transaction (its observations, what they move of each monitor's state
+// machine with the transitions and what those write, the latest-check
+// summary, and the end of each lease with the next slot). The decisions
+// are the domain's (monitor.Tracker, monitor.NextSlot); the writes are
+// store.Tx's primitives.
+
+// ClaimDue leases up to limit checks due at or before horizon whose lease
+// has lapsed by now, earliest first, to owner for lease beyond their due
+// time. Checks already leased by a live node are skipped, never waited for.
+func (a *App) ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) ([]monitor.DueCheck, error) {
+	return a.store.ClaimDue(ctx, owner, now, horizon, lease, limit)
+}
+
+// ReleaseLeases gives back checks that owner claimed but will not run (it
+// is stopping), so another node takes them at once rather than when the
+// leases lapse.
+func (a *App) ReleaseLeases(ctx context.Context, owner string, seqs []int64) error {
+	return a.store.ReleaseLeases(ctx, owner, seqs)
+}
+
+// RecordChecks stores a batch of finished checks in one transaction: each
+// observation, its effect on the monitor's state machine (with the
+// transition, if any, and what it writes), the latest-check summary, and
+// the end of the lease with the next slot. A check whose lease another
+// node has taken over meanwhile is stored but moves nothing; a check of a
+// deleted monitor is dropped. It returns the state changes made.
+func (a *App) RecordChecks(ctx context.Context, owner string, batch []monitor.Completed) (changes []monitor.StateChange, err error) {
+	defer errs.Wrap(&err, "app.RecordChecks(%d)", len(batch))
+	if len(batch) == 0 {
+		return nil, nil
+	}
+	// Per monitor in start order, monitors in seq order: nodes lock rows in
+	// the same order, so their batches never deadlock.
+	batch = slices.Clone(batch)
+	slices.SortStableFunc(batch, func(a, b monitor.Completed) int {
+		if a.Seq != b.Seq {
+			return cmp.Compare(a.Seq, b.Seq)
+		}
+		return a.Observation.StartedAt.Compare(b.Observation.StartedAt)
+	})
+	probes := make([]int, len(batch))
+	for i, c := range batch {
+		if probes[i], err = a.store.ProbeID(ctx, c.Observation.Probe, c.Observation.Region); err != nil {
+			return nil, err
+		}
+	}
+	seqs := make([]int64, 0, len(batch))
+	for _, c := range batch {
+		if len(seqs) == 0 || seqs[len(seqs)-1] != c.Seq {
+			seqs = append(seqs, c.Seq)
+		}
+	}
+	err = a.store.InTx(ctx, func(tx *store.Tx) error {
+		changes = changes[:0]
+		locked, err := tx.LockRuntimes(ctx, seqs)
+		if err != nil {
+			return err
+		}
+		rts := make(map[int64]*store.Runtime, len(locked))
+		// Whether this node held each lease when the batch began: a batch
+		// may carry several checks of one monitor, and the first releases it.
+		owned := make(map[int64]bool, len(locked))
+		for i := range locked {
+			rts[locked[i].Seq] = &locked[i]
+			owned[locked[i].Seq] = locked[i].LeaseOwner == owner
+		}
+		var (
+			obs   store.Observations
+			moved []*store.Runtime
+		)
+		for i, c := range batch {
+			rt := rts[c.Seq]
+			if rt == nil {
+				continue // the monitor was deleted while its check ran
+			}
+			obs.Add(c.Seq, c.Observation, probes[i])
+			if !owned[c.Seq] {
+				continue // taken over after our lease lapsed: the new owner moves it
+			}
+			if tr := checked(rt, c); tr != nil {
+				changes = append(changes, monitor.StateChange{SubjectID: rt.MonitorID, Transition: *tr})
+				if err := recordTransition(ctx, tx, rt.MonitorID, *tr); err != nil {
+					return err
+				}
+			}
+			moved = append(moved, rt)
+		}
+		if err := tx.SaveRuntimes(ctx, moved); err != nil {
+			return err
+		}
+		return tx.InsertObservations(ctx, &obs)
+	})
+	return changes, err
+}
+
+// checked moves rt by the finished check c: its state machine, its latest
+// check (unless a later one is recorded already), its next slot after the
+// one c ran for (a paused monitor stays never due), and the end of its
+// lease. It returns the transition made, if any.
+func checked(rt *store.Runtime, c monitor.Completed) *monitor.Transition {
+	o := c.Observation
+	var tr *monitor.Transition
+	if o.Result.Known() {
+		rt.Tracker, tr = rt.Tracker.Observe(o.Result, o.StartedAt, c.Thresholds)
+	} else {
+		rt.Tracker, tr = rt.Tracker.Tick(o.StartedAt, rt.Interval)
+	}
+	if o.StartedAt.After(rt.Last.At) {
+		rt.Last = monitor.LastCheck{At: o.StartedAt, Result: o.Result, Reason: o.Reason,
+			Latency: o.Latency, StatusCode: o.StatusCode}
+	}
+	if !rt.NextDue.IsZero() {
+		from := o.StartedAt
+		if o.Due.After(from) {
+			from = o.Due
+		}
+		rt.NextDue = monitor.NextSlot(rt.MonitorID, rt.Interval, from)
+	}
+	rt.LeaseOwner, rt.LeaseUntil = "", time.Time{}
+	return tr
+}
+
+// SweepStale marks UNKNOWN every monitor that has had no known result for
+// two intervals (no check ran, or none could tell), and returns the
+// transitions. Rows another node holds locked are left to it.
+func (a *App) SweepStale(ctx context.Context, now time.Time) (changes []monitor.StateChange, err error) {
+	defer errs.Wrap(&err, "app.SweepStale")
+	err = a.store.InTx(ctx, func(tx *store.Tx) error {
+		changes = changes[:0]
+		stale, err := tx.StaleRuntimes(ctx, now)
+		if err != nil {
+			return err
+		}
+		for _, rt := range stale {
+			var tr *monitor.Transition
+			rt.Tracker, tr = rt.Tracker.Tick(now, rt.Interval)
+			if tr == nil {
+				continue
+			}
+			if err := tx.SaveRuntime(ctx, rt); err != nil {
+				return err
+			}
+			if err := recordTransition(ctx, tx, rt.MonitorID, *tr); err != nil {
+				return err
+			}
+			changes = append(changes, monitor.StateChange{SubjectID: rt.MonitorID, Transition: *tr})
+		}
+		return nil
+	})
+	return changes, err
+}
+
+// paused moves rt to PAUSED, never due, or back to PENDING, due at its
+// next slot after at; either way its lease ends. It returns the
+// transition made, if any.
+func paused(rt *store.Runtime, pause bool, at time.Time) *monitor.Transition {
+	var tr *monitor.Transition
+	if pause {
+		rt.Tracker, tr = rt.Tracker.Pause(at)
+		rt.NextDue = time.Time{}
+	} else {
+		rt.Tracker, tr = rt.Tracker.Resume(at)
+		rt.NextDue = monitor.NextSlot(rt.MonitorID, rt.Interval, at)
+	}
+	rt.LeaseOwner, rt.LeaseUntil = "", time.Time{}
+	return tr
+}
