@@ -106,6 +106,16 @@ func depViolations(pkg string, deps []string) []string {
 
 func importViolations(pkg string, imports []string) []string {
 	var out []string
+	if pkg == "store" {
+		// store imports only the domain and the kernels (and its own
+		// subpackages): the types it keeps, nothing that acts.
+		allowed := prefixed(slices.Concat(domain, kernels))
+		for _, imp := range imports {
+			if strings.HasPrefix(imp, mod) && !strings.HasPrefix(imp, mod+"store/") && !slices.Contains(allowed, imp) {
+				out = append(out, fmt.Sprintf("internal/store imports %s, neither domain nor kernel", imp))
+			}
+		}
+	}
 	for _, b := range directRules[pkg] {
 		if slices.Contains(imports, b) {
 			out = append(out, fmt.Sprintf("internal/%s imports %s", pkg, b))
@@ -218,7 +228,16 @@ func parseDir(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
 // representation lists the domain functions store may call: how a value
 // is written and read back (codecs, parsers of stored text), never what
 // to do. Each is named with why it is representation.
-var representation = map[string]string{}
+var representation = map[string]string{
+	"heartbeat.Signal.String":   "a ping's signal as stored text",
+	"heartbeat.ParseSignal":     "a ping's signal read back from stored text",
+	"heartbeat.Label":           "a ping key's clean form, as stored (cleaning twice changes nothing)",
+	"heartbeat.Runtime.Wake":    "the wake_at column: an index derived from the runtime stored beside it",
+	"incident.SubjectType":      "which table an id names, read from its prefix",
+	"monitor.Monitor.Interval":  "the interval_seconds column as a duration",
+	"monitor.Config.Clone":      "a copy of a stored config, so a cached one is never shared",
+	"monitor.NextSlot":          "a monitor's slots: a fixed function of its id and interval, the stored form of its schedule",
+}
 
 // policyUses lists the store's uses of the domain's decisions: functions
 // and methods (a transition, a bound, a message), and values that are
@@ -391,6 +410,9 @@ func TestLayeringCatchesViolations(t *testing.T) {
 	if v := importViolations("scheduler", []string{mod + "app", "database/sql"}); len(v) != 1 {
 		t.Errorf("a runner reaching the database past app: %q", v)
 	}
+	if v := importViolations("store", []string{"database/sql", mod + "monitor", mod + "store/pingjournal", mod + "secrets"}); len(v) != 1 || !strings.Contains(v[0], "secrets") {
+		t.Errorf("store importing an adapter: %q", v)
+	}
 
 	fset := token.NewFileSet()
 	imp := exportImporter(t, fset, "./store", "./notify", "./incident", "./monitor")
@@ -429,11 +451,11 @@ var _ notify.Channel
 
 	app := `package app
 import "github.com/tocsin/tocsin/internal/store"
-type Job struct{ store.Claimed }
+type Job struct{ store.Runtime }
 type Fine struct{ db *store.DB }
 func Open() (*store.DB, error) { return nil, nil }
 func (Fine) Jobs() []*Job { return nil }
-func (Fine) Rows() map[string][]store.DueCheck { return nil }
+func (Fine) Rows() map[string][]store.Runtime { return nil }
 func New(db *store.DB) *Fine { return &Fine{db} }
 `
 	f, err = parser.ParseFile(fset, "app.go", app, 0)
