@@ -229,14 +229,14 @@ func parseDir(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
 // is written and read back (codecs, parsers of stored text), never what
 // to do. Each is named with why it is representation.
 var representation = map[string]string{
-	"heartbeat.Signal.String":   "a ping's signal as stored text",
-	"heartbeat.ParseSignal":     "a ping's signal read back from stored text",
-	"heartbeat.Label":           "a ping key's clean form, as stored (cleaning twice changes nothing)",
-	"heartbeat.Runtime.Wake":    "the wake_at column: an index derived from the runtime stored beside it",
-	"incident.SubjectType":      "which table an id names, read from its prefix",
-	"monitor.Monitor.Interval":  "the interval_seconds column as a duration",
-	"monitor.Config.Clone":      "a copy of a stored config, so a cached one is never shared",
-	"monitor.NextSlot":          "a monitor's slots: a fixed function of its id and interval, the stored form of its schedule",
+	"heartbeat.Signal.String":  "a ping's signal as stored text",
+	"heartbeat.ParseSignal":    "a ping's signal read back from stored text",
+	"heartbeat.Label":          "a ping key's clean form, as stored (cleaning twice changes nothing)",
+	"heartbeat.Runtime.Wake":   "the wake_at column: an index derived from the runtime stored beside it",
+	"incident.SubjectType":     "which table an id names, read from its prefix",
+	"monitor.Monitor.Interval": "the interval_seconds column as a duration",
+	"monitor.Config.Clone":     "a copy of a stored config, so a cached one is never shared",
+	"monitor.NextSlot":         "a monitor's slots: a fixed function of its id and interval, the stored form of its schedule",
 }
 
 // policyUses lists the store's uses of the domain's decisions: functions
