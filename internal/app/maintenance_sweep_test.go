@@ -5,17 +5,14 @@ package app
 // database, on every engine.
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/maintenance"
@@ -23,46 +20,6 @@ import (
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
-
-var (
-	mwCtx = context.Background()
-	// mwT0 has microsecond precision, as stored.
-	mwT0 = time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
-)
-
-func mwCheck(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mwEqual[T any](t *testing.T, got, want T) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got  %+v\nwant %+v", got, want)
-	}
-}
-
-// mwApp is an app over db, as serve builds it; the sweeps' writes follow
-// its workflow.
-func mwApp(db *store.DB) *App {
-	return New(db, nil, nil, slog.New(slog.DiscardHandler), Config{})
-}
-
-// mwOpen opens a fresh database on e and an app over it.
-func mwOpen(t *testing.T, e storetest.Engine) (*store.DB, *App) {
-	db := storetest.OpenDB(t, e)
-	return db, mwApp(db)
-}
-
-// mwWorkspace stores a workspace.
-func mwWorkspace(t *testing.T, db *store.DB, slug string) account.Workspace {
-	t.Helper()
-	w := account.Workspace{ID: ids.New(ids.Workspace, mwT0), Name: "WS " + slug, Slug: slug, MaxMonitors: 50, MinIntervalSeconds: 30, CreatedAt: mwT0}
-	mwCheck(t, db.CreateWorkspace(mwCtx, w))
-	return w
-}
 
 // The maintenance sweep over a database, the same on every engine.
 func TestApplyMaintenance(t *testing.T) {
@@ -84,37 +41,7 @@ func TestApplyMaintenance(t *testing.T) {
 	}
 }
 
-// addMonitor stores a tcp monitor of the workspace.
-func mwAddMonitor(t *testing.T, db *store.DB, wsID string, cfg monitor.Config) monitor.Monitor {
-	t.Helper()
-	if cfg.Host == "" {
-		cfg.Host, cfg.Port = "db.internal", 5432
-	}
-	m := monitor.Monitor{ID: ids.New(ids.Monitor, mwT0), WorkspaceID: wsID, Type: monitor.TypeTCP, Name: "m", Config: cfg,
-		IntervalSeconds: 30, State: monitor.StatePending, StateSince: mwT0, CreatedAt: mwT0, UpdatedAt: mwT0}
-	mwCheck(t, db.CreateMonitor(mwCtx, m, store.Sealed{}, 1000))
-	return m
-}
-
-// observe runs one check result of m through the engine's path: claim,
-// then apply.
-func mwObserve(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at time.Time) []StateChange {
-	t.Helper()
-	mwCheck(t, db.SetNextDueForTest(mwCtx, m.ID, at))
-	due, err := db.ClaimDue(mwCtx, "node", at, at, time.Microsecond, 1000)
-	mwCheck(t, err)
-	i := slices.IndexFunc(due, func(d monitor.DueCheck) bool { return d.Monitor.ID == m.ID })
-	if i < 0 {
-		t.Fatalf("%s not claimed at %v", m.ID, at)
-	}
-	changes, err := mwApp(db).RecordChecks(mwCtx, "node", []monitor.Completed{{Seq: due[i].Seq,
-		Observation: monitor.Observation{MonitorID: m.ID, StartedAt: at, Due: at, Result: r, Probe: "p", Region: "r"},
-		Thresholds:  monitor.Thresholds{Confirmations: m.Config.Confirmations, Recoveries: m.Config.Recoveries}}})
-	mwCheck(t, err)
-	return changes
-}
-
-func mwPath(changes []StateChange) []string {
+func changePaths(changes []StateChange) []string {
 	var out []string
 	for _, c := range changes {
 		out = append(out, fmt.Sprintf("%s %s→%s: %s", c.SubjectID, c.From, c.To, c.Cause))
@@ -124,22 +51,22 @@ func mwPath(changes []StateChange) []string {
 }
 
 func testApplyMaintenance(t *testing.T, e storetest.Engine) {
-	db, a := mwOpen(t, e)
-	w := mwWorkspace(t, db, "acme")
-	up := mwAddMonitor(t, db, w.ID, monitor.Config{})
-	paused := mwAddMonitor(t, db, w.ID, monitor.Config{})
-	strict := mwAddMonitor(t, db, w.ID, monitor.Config{Confirmations: 3})
-	outside := mwAddMonitor(t, db, w.ID, monitor.Config{})
-	at := mwT0.Add(time.Hour)
+	db, a := openWithWorkflow(t, e)
+	w := addWorkspace(t, db, "acme")
+	up := addMonitor(t, db, w.ID, monitor.Config{})
+	paused := addMonitor(t, db, w.ID, monitor.Config{})
+	strict := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 3})
+	outside := addMonitor(t, db, w.ID, monitor.Config{})
+	at := t0.Add(time.Hour)
 	tick := func() time.Time { at = at.Add(time.Second); return at }
-	mwObserve(t, db, up, monitor.ResultUp, tick())
-	mwObserve(t, db, strict, monitor.ResultUp, tick())
-	mwCheck(t, a.setPaused(mwCtx, w.ID, paused.ID, true, tick()))
+	observe(t, db, up, monitor.ResultUp, tick())
+	observe(t, db, strict, monitor.ResultUp, tick())
+	check(t, a.setPaused(ctx, w.ID, paused.ID, true, tick()))
 
 	both := maintenancePlan{Now: tick(), Active: map[string][]string{up.ID: {"mw_a"}, paused.ID: {"mw_a"}, strict.ID: {"mw_a"}}}
-	changes, err := a.applyMaintenance(mwCtx, both)
-	mwCheck(t, err)
-	mwEqual(t, mwPath(changes), mwPath([]StateChange{
+	changes, err := a.applyMaintenance(ctx, both)
+	check(t, err)
+	wantEqual(t, changePaths(changes), changePaths([]StateChange{
 		{SubjectID: up.ID, Transition: monitor.Transition{From: monitor.StateUp, To: monitor.StateMaintenance, Cause: "maintenance window mw_a began"}},
 		{SubjectID: strict.ID, Transition: monitor.Transition{From: monitor.StateUp, To: monitor.StateMaintenance, Cause: "maintenance window mw_a began"}},
 	}))
@@ -149,9 +76,9 @@ func testApplyMaintenance(t *testing.T, e storetest.Engine) {
 		}
 	}
 	// The same plan again finds the work done.
-	changes, err = a.applyMaintenance(mwCtx, both)
-	mwCheck(t, err)
-	mwEqual(t, len(changes), 0)
+	changes, err = a.applyMaintenance(ctx, both)
+	check(t, err)
+	wantEqual(t, len(changes), 0)
 	if s := mwState(t, db, paused); s != monitor.StatePaused {
 		t.Fatalf("paused monitor is %s", s)
 	}
@@ -161,51 +88,51 @@ func testApplyMaintenance(t *testing.T, e storetest.Engine) {
 
 	// Checks go on during maintenance and move the streaks, not the state.
 	for range 2 {
-		if c := mwObserve(t, db, up, monitor.ResultDown, tick()); len(c) != 0 {
+		if c := observe(t, db, up, monitor.ResultDown, tick()); len(c) != 0 {
 			t.Fatalf("a check during maintenance changed the state: %+v", c)
 		}
-		mwObserve(t, db, strict, monitor.ResultDown, tick())
+		observe(t, db, strict, monitor.ResultDown, tick())
 	}
 	if s := mwState(t, db, up); s != monitor.StateMaintenance {
 		t.Fatalf("state during maintenance after downs: %s", s)
 	}
 
 	// mw_a ends while mw_b still covers up: it stays, now held by mw_b.
-	changes, err = a.applyMaintenance(mwCtx, maintenancePlan{Now: tick(), Active: map[string][]string{up.ID: {"mw_b"}}})
-	mwCheck(t, err)
+	changes, err = a.applyMaintenance(ctx, maintenancePlan{Now: tick(), Active: map[string][]string{up.ID: {"mw_b"}}})
+	check(t, err)
 	// strict leaves: two downs are not its three confirmations, and its
 	// last result was down, so nothing is known: PENDING.
-	mwEqual(t, mwPath(changes), mwPath([]StateChange{
+	wantEqual(t, changePaths(changes), changePaths([]StateChange{
 		{SubjectID: strict.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StatePending, Cause: "maintenance window mw_a ended"}},
 	}))
 	// mw_b goes: up leaves to what its two downs support.
-	changes, err = a.applyMaintenance(mwCtx, maintenancePlan{Now: tick(), Active: map[string][]string{},
+	changes, err = a.applyMaintenance(ctx, maintenancePlan{Now: tick(), Active: map[string][]string{},
 		EndCause: func(m, win string) string { return "window " + win + " was deleted" }})
-	mwCheck(t, err)
-	mwEqual(t, mwPath(changes), mwPath([]StateChange{
+	check(t, err)
+	wantEqual(t, changePaths(changes), changePaths([]StateChange{
 		{SubjectID: up.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StateDown, Cause: "window mw_b was deleted"}},
 	}))
-	hist, err := db.ListStateChanges(mwCtx, w.ID, up.ID, time.Time{}, 10)
-	mwCheck(t, err)
+	hist, err := db.ListStateChanges(ctx, w.ID, up.ID, time.Time{}, 10)
+	check(t, err)
 	var causes []string
 	for _, tr := range slices.Backward(hist) {
 		causes = append(causes, fmt.Sprintf("%s→%s: %s", tr.From, tr.To, tr.Cause))
 	}
-	mwEqual(t, causes, []string{"PENDING→UP: up", "UP→MAINTENANCE: maintenance window mw_a began", "MAINTENANCE→DOWN: window mw_b was deleted"})
+	wantEqual(t, causes, []string{"PENDING→UP: up", "UP→MAINTENANCE: maintenance window mw_a began", "MAINTENANCE→DOWN: window mw_b was deleted"})
 
 	// A paused monitor resumed inside a window enters maintenance.
-	mwCheck(t, a.setPaused(mwCtx, w.ID, paused.ID, false, tick()))
-	changes, err = a.applyMaintenance(mwCtx, both)
-	mwCheck(t, err)
+	check(t, a.setPaused(ctx, w.ID, paused.ID, false, tick()))
+	changes, err = a.applyMaintenance(ctx, both)
+	check(t, err)
 	if len(changes) != 3 || mwState(t, db, paused) != monitor.StateMaintenance {
-		t.Fatalf("after resume: %v", mwPath(changes))
+		t.Fatalf("after resume: %v", changePaths(changes))
 	}
 }
 
 func mwState(t *testing.T, db *store.DB, m monitor.Monitor) monitor.State {
 	t.Helper()
-	got, err := db.GetMonitor(mwCtx, m.WorkspaceID, m.ID)
-	mwCheck(t, err)
+	got, err := db.GetMonitor(ctx, m.WorkspaceID, m.ID)
+	check(t, err)
 	return got.State
 }
 
@@ -224,15 +151,15 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 			dbs, apps = append(dbs, dbs[0]), append(apps, apps[0])
 			continue
 		}
-		db, err := store.Open(mwCtx, u)
-		mwCheck(t, err)
+		db, err := store.Open(ctx, u)
+		check(t, err)
 		t.Cleanup(func() { db.Close() })
-		dbs, apps = append(dbs, db), append(apps, mwApp(db))
+		dbs, apps = append(dbs, db), append(apps, newApp(db))
 	}
-	w := mwWorkspace(t, dbs[0], "acme")
+	w := addWorkspace(t, dbs[0], "acme")
 	active := map[string][]string{}
 	for range 40 {
-		m := mwAddMonitor(t, dbs[0], w.ID, monitor.Config{})
+		m := addMonitor(t, dbs[0], w.ID, monitor.Config{})
 		active[m.ID] = []string{"mw_x"}
 	}
 	for range 20 {
@@ -240,8 +167,8 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 		active[h.ID] = []string{"mw_x"}
 	}
 	for round, plan := range []maintenancePlan{
-		{Now: mwT0.Add(time.Hour), Active: active},
-		{Now: mwT0.Add(2 * time.Hour), Active: map[string][]string{}},
+		{Now: t0.Add(time.Hour), Active: active},
+		{Now: t0.Add(2 * time.Hour), Active: map[string][]string{}},
 	} {
 		var (
 			wg    sync.WaitGroup
@@ -250,7 +177,7 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 		)
 		for i := range 6 {
 			wg.Go(func() {
-				changes, err := apps[i%len(apps)].applyMaintenance(mwCtx, plan)
+				changes, err := apps[i%len(apps)].applyMaintenance(ctx, plan)
 				if err != nil {
 					t.Error(err)
 				}
@@ -270,26 +197,26 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 // neither fails (no deadlock) and no observation is lost.
 func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 	u := storetest.URL(t, e)
-	writerDB, err := store.Open(mwCtx, u)
-	mwCheck(t, err)
+	writerDB, err := store.Open(ctx, u)
+	check(t, err)
 	t.Cleanup(func() { writerDB.Close() })
-	sweepDB, err := store.Open(mwCtx, u)
-	mwCheck(t, err)
+	sweepDB, err := store.Open(ctx, u)
+	check(t, err)
 	t.Cleanup(func() { sweepDB.Close() })
-	sweeper := mwApp(sweepDB)
-	w := mwWorkspace(t, writerDB, "acme")
+	sweeper := newApp(sweepDB)
+	w := addWorkspace(t, writerDB, "acme")
 	var ms []monitor.Monitor
 	active := map[string][]string{}
 	for range 20 {
-		m := mwAddMonitor(t, writerDB, w.ID, monitor.Config{})
+		m := addMonitor(t, writerDB, w.ID, monitor.Config{})
 		ms = append(ms, m)
 		active[m.ID] = []string{"mw_x"}
 	}
-	base := mwT0.Add(time.Hour)
+	base := t0.Add(time.Hour)
 	// Claimed first: a claim skips rows that a sweep holds locked.
 	seqs := map[string]int64{}
-	due, err := writerDB.ClaimDue(mwCtx, "node", base.Add(time.Hour), base.Add(time.Hour), time.Hour, 1000)
-	mwCheck(t, err)
+	due, err := writerDB.ClaimDue(ctx, "node", base.Add(time.Hour), base.Add(time.Hour), time.Hour, 1000)
+	check(t, err)
 	for _, d := range due {
 		seqs[d.Monitor.ID] = d.Seq
 	}
@@ -303,13 +230,13 @@ func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 			if i%2 == 1 {
 				plan.Active = nil
 			}
-			if _, err := sweeper.applyMaintenance(mwCtx, plan); err != nil {
+			if _, err := sweeper.applyMaintenance(ctx, plan); err != nil {
 				t.Error(err)
 				return
 			}
 		}
 	})
-	writer := mwApp(writerDB)
+	writer := newApp(writerDB)
 	wg.Go(func() {
 		for i := range 30 {
 			var batch []monitor.Completed
@@ -319,7 +246,7 @@ func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 					Observation: monitor.Observation{MonitorID: ms[j].ID, StartedAt: at, Due: at, Result: monitor.ResultDown, Probe: "p", Region: "r"}})
 			}
 			slices.Reverse(batch) // the writer sorts; the locking order must not depend on the caller's
-			if _, err := writer.RecordChecks(mwCtx, "node", batch); err != nil {
+			if _, err := writer.RecordChecks(ctx, "node", batch); err != nil {
 				t.Error(err)
 				return
 			}
@@ -327,8 +254,8 @@ func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 	})
 	wg.Wait()
 	for _, m := range ms {
-		obs, err := writerDB.ListObservations(mwCtx, w.ID, m.ID, store.ObservationQuery{Limit: 100})
-		mwCheck(t, err)
+		obs, err := writerDB.ListObservations(ctx, w.ID, m.ID, store.ObservationQuery{Limit: 100})
+		check(t, err)
 		if len(obs) != 30 {
 			t.Fatalf("%s: %d observations stored, want 30", m.ID, len(obs))
 		}
@@ -339,10 +266,10 @@ func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 // ping every minute, with a minute's grace. Its ping token is its id.
 func mwAddHeartbeat(t *testing.T, db *store.DB, wsID string, paused bool) heartbeat.Heartbeat {
 	t.Helper()
-	h := heartbeat.Heartbeat{ID: ids.New(ids.Heartbeat, mwT0), WorkspaceID: wsID, Name: "backup",
+	h := heartbeat.Heartbeat{ID: ids.New(ids.Heartbeat, t0), WorkspaceID: wsID, Name: "backup",
 		Schedule: heartbeat.Schedule{PeriodSeconds: 60, GraceSeconds: 60}, Paused: paused,
-		Runtime: heartbeat.New(mwT0, paused), CreatedAt: mwT0, UpdatedAt: mwT0}
-	mwCheck(t, db.CreateHeartbeat(mwCtx, h, heartbeat.HashToken(h.ID), []byte("sealed"), 1000))
+		Runtime: heartbeat.New(t0, paused), CreatedAt: t0, UpdatedAt: t0}
+	check(t, db.CreateHeartbeat(ctx, h, heartbeat.HashToken(h.ID), []byte("sealed"), 1000))
 	return h
 }
 
@@ -350,9 +277,9 @@ func mwAddHeartbeat(t *testing.T, db *store.DB, wsID string, paused bool) heartb
 // the state changes it made.
 func mwPing(t *testing.T, db *store.DB, h heartbeat.Heartbeat, sig heartbeat.Signal, at time.Time) []StateChange {
 	t.Helper()
-	outs, changes, err := db.RecordPings(mwCtx, []heartbeat.Arrival{{TokenHash: heartbeat.HashToken(h.ID),
+	outs, changes, err := db.RecordPings(ctx, []heartbeat.Arrival{{TokenHash: heartbeat.HashToken(h.ID),
 		Ping: heartbeat.Ping{Signal: sig, ExitCode: -1, At: at}, Method: "POST", Client: "127.0.0.1"}})
-	mwCheck(t, err)
+	check(t, err)
 	if !outs[0].Found {
 		t.Fatalf("ping of %s not found", h.ID)
 	}
@@ -361,16 +288,16 @@ func mwPing(t *testing.T, db *store.DB, h heartbeat.Heartbeat, sig heartbeat.Sig
 
 func mwRuntime(t *testing.T, db *store.DB, h heartbeat.Heartbeat) heartbeat.Runtime {
 	t.Helper()
-	got, _, err := db.GetHeartbeat(mwCtx, h.WorkspaceID, h.ID)
-	mwCheck(t, err)
+	got, _, err := db.GetHeartbeat(ctx, h.WorkspaceID, h.ID)
+	check(t, err)
 	return got.Runtime
 }
 
 // stateHistory is a subject's state history, oldest first, as "FROM→TO: cause".
 func mwHistory(t *testing.T, db *store.DB, wsID, id string) []string {
 	t.Helper()
-	hist, err := db.ListStateChanges(mwCtx, wsID, id, time.Time{}, 100)
-	mwCheck(t, err)
+	hist, err := db.ListStateChanges(ctx, wsID, id, time.Time{}, 100)
+	check(t, err)
 	var out []string
 	for _, tr := range slices.Backward(hist) {
 		out = append(out, fmt.Sprintf("%s→%s: %s", tr.From, tr.To, tr.Cause))
@@ -383,13 +310,13 @@ func mwHistory(t *testing.T, db *store.DB, wsID, id string) []string {
 // deadline sweeper had not judged when the window ended), and each leaves
 // for the state its job's reports support.
 func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
-	db, a := mwOpen(t, e)
-	w := mwWorkspace(t, db, "acme")
-	m := mwAddMonitor(t, db, w.ID, monitor.Config{})
+	db, a := openWithWorkflow(t, e)
+	w := addWorkspace(t, db, "acme")
+	m := addMonitor(t, db, w.ID, monitor.Config{})
 	ok, failed := mwAddHeartbeat(t, db, w.ID, false), mwAddHeartbeat(t, db, w.ID, false)
 	fresh, paused := mwAddHeartbeat(t, db, w.ID, false), mwAddHeartbeat(t, db, w.ID, true)
 	outside := mwAddHeartbeat(t, db, w.ID, false)
-	base := mwT0.Add(time.Hour)
+	base := t0.Add(time.Hour)
 	// This service receives pings throughout, so a missed deadline is DOWN.
 	var (
 		span     int64
@@ -401,8 +328,8 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 				at = to
 			}
 			if at.After(lastSeen) {
-				id, err := db.TouchSpan(mwCtx, "node", span, lastSeen, at)
-				mwCheck(t, err)
+				id, err := db.TouchSpan(ctx, "node", span, lastSeen, at)
+				check(t, err)
 				span, lastSeen = id, at
 			}
 			if !at.Before(to) {
@@ -412,8 +339,8 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 	}
 	sweep := func(at time.Time) []StateChange {
 		live(at)
-		changes, _, err := a.sweepHeartbeats(mwCtx, "node", at, 100)
-		mwCheck(t, err)
+		changes, _, err := a.sweepHeartbeats(ctx, "node", at, 100)
+		check(t, err)
 		return changes
 	}
 	mwPing(t, db, ok, heartbeat.SignalSuccess, base.Add(time.Second))
@@ -423,9 +350,9 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 	began := "maintenance window mw_a began"
 	first := maintenancePlan{Now: base.Add(10 * time.Second), Active: map[string][]string{
 		m.ID: {"mw_a"}, ok.ID: {"mw_a"}, failed.ID: {"mw_a"}, fresh.ID: {"mw_a"}, paused.ID: {"mw_a"}}}
-	changes, err := a.applyMaintenance(mwCtx, first)
-	mwCheck(t, err)
-	mwEqual(t, mwPath(changes), mwPath([]StateChange{
+	changes, err := a.applyMaintenance(ctx, first)
+	check(t, err)
+	wantEqual(t, changePaths(changes), changePaths([]StateChange{
 		{SubjectID: m.ID, Transition: monitor.Transition{From: monitor.StatePending, To: monitor.StateMaintenance, Cause: began}},
 		{SubjectID: ok.ID, Transition: monitor.Transition{From: monitor.StateUp, To: monitor.StateMaintenance, Cause: began}},
 		{SubjectID: failed.ID, Transition: monitor.Transition{From: monitor.StateDown, To: monitor.StateMaintenance, Cause: began}},
@@ -436,22 +363,22 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 			t.Fatalf("transition at %v, want the sweep's time %v", c.At, first.Now)
 		}
 	}
-	changes, err = a.applyMaintenance(mwCtx, first)
-	mwCheck(t, err)
-	mwEqual(t, len(changes), 0)
+	changes, err = a.applyMaintenance(ctx, first)
+	check(t, err)
+	wantEqual(t, len(changes), 0)
 	if s := mwRuntime(t, db, paused).State; s != monitor.StatePaused {
 		t.Fatalf("paused heartbeat is %s", s)
 	}
 
 	// Pings during maintenance are recorded and move nothing.
 	if c := mwPing(t, db, failed, heartbeat.SignalSuccess, base.Add(20*time.Second)); len(c) != 0 {
-		t.Fatalf("a ping during maintenance changed the state: %v", mwPath(c))
+		t.Fatalf("a ping during maintenance changed the state: %v", changePaths(c))
 	}
 	// ok's deadline (2 minutes after its ping) passes: no alert. outside's
 	// passes too, and it is DOWN.
 	changes = sweep(base.Add(130 * time.Second))
 	if len(changes) != 1 || changes[0].SubjectID != outside.ID || changes[0].To != monitor.StateDown {
-		t.Fatalf("deadline sweep during maintenance: %v", mwPath(changes))
+		t.Fatalf("deadline sweep during maintenance: %v", changePaths(changes))
 	}
 	rt := mwRuntime(t, db, ok)
 	if rt.State != monitor.StateMaintenance || rt.Late || !rt.Deadline.After(base.Add(130*time.Second)) {
@@ -460,10 +387,10 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 
 	// mw_a ends while mw_b still holds ok: the others leave.
 	ended := "maintenance window mw_a ended"
-	changes, err = a.applyMaintenance(mwCtx, maintenancePlan{Now: base.Add(140 * time.Second),
+	changes, err = a.applyMaintenance(ctx, maintenancePlan{Now: base.Add(140 * time.Second),
 		Active: map[string][]string{ok.ID: {"mw_b"}}})
-	mwCheck(t, err)
-	mwEqual(t, mwPath(changes), mwPath([]StateChange{
+	check(t, err)
+	wantEqual(t, changePaths(changes), changePaths([]StateChange{
 		{SubjectID: m.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StatePending, Cause: ended}},
 		// Its last report, made during the window, was a success.
 		{SubjectID: failed.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StateUp, Cause: ended}},
@@ -474,14 +401,14 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 	// deadline sweeper came to it: that deadline does not count.
 	deadline := mwRuntime(t, db, ok).Deadline
 	leave := deadline.Add(15 * time.Second)
-	changes, err = a.applyMaintenance(mwCtx, maintenancePlan{Now: leave, Active: map[string][]string{},
+	changes, err = a.applyMaintenance(ctx, maintenancePlan{Now: leave, Active: map[string][]string{},
 		EndCause: func(id, win string) string { return "window " + win + " was deleted" }})
-	mwCheck(t, err)
-	mwEqual(t, mwPath(changes), mwPath([]StateChange{
+	check(t, err)
+	wantEqual(t, changePaths(changes), changePaths([]StateChange{
 		{SubjectID: ok.ID, Transition: monitor.Transition{From: monitor.StateMaintenance, To: monitor.StateUp, Cause: "window mw_b was deleted"}},
 	}))
 	if c := sweep(leave); len(c) != 0 {
-		t.Fatalf("a deadline inside the window counted after it: %v", mwPath(c))
+		t.Fatalf("a deadline inside the window counted after it: %v", changePaths(c))
 	}
 	// The next one does.
 	next := mwRuntime(t, db, ok).Deadline
@@ -490,10 +417,10 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 	}
 	changes = sweep(next.Add(time.Second))
 	if i := slices.IndexFunc(changes, func(c StateChange) bool { return c.SubjectID == ok.ID }); i < 0 || changes[i].To != monitor.StateDown {
-		t.Fatalf("the first deadline after the window: %v", mwPath(changes))
+		t.Fatalf("the first deadline after the window: %v", changePaths(changes))
 	}
 	hist := mwHistory(t, db, w.ID, ok.ID)
-	mwEqual(t, hist[:3], []string{
+	wantEqual(t, hist[:3], []string{
 		"PENDING→UP: the job reported success",
 		"UP→MAINTENANCE: " + began,
 		"MAINTENANCE→UP: window mw_b was deleted",
@@ -503,21 +430,21 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 	}
 
 	// A paused heartbeat resumed inside a window enters maintenance.
-	mwCheck(t, a.setHeartbeatPaused(mwCtx, w.ID, paused.ID, false, leave))
-	changes, err = a.applyMaintenance(mwCtx, maintenancePlan{Now: leave.Add(time.Second),
+	check(t, a.setHeartbeatPaused(ctx, w.ID, paused.ID, false, leave))
+	changes, err = a.applyMaintenance(ctx, maintenancePlan{Now: leave.Add(time.Second),
 		Active: map[string][]string{paused.ID: {"mw_c"}}})
-	mwCheck(t, err)
-	mwEqual(t, mwPath(changes), mwPath([]StateChange{
+	check(t, err)
+	wantEqual(t, changePaths(changes), changePaths([]StateChange{
 		{SubjectID: paused.ID, Transition: monitor.Transition{From: monitor.StatePending, To: monitor.StateMaintenance, Cause: "maintenance window mw_c began"}},
 	}))
-	mwEqual(t, mwHistory(t, db, w.ID, paused.ID), []string{
+	wantEqual(t, mwHistory(t, db, w.ID, paused.ID), []string{
 		"PAUSED→PENDING: resumed", "PENDING→MAINTENANCE: maintenance window mw_c began"})
 }
 
 // Which subjects the windows cover, when that next changes by the clock,
 // and what each window's fate says when a subject leaves it.
 func TestPlanMaintenance(t *testing.T) {
-	now := mwT0
+	now := t0
 	win := func(id string, from, to time.Duration, subjects ...string) maintenance.Window {
 		w := maintenance.Window{ID: id, StartsAt: now.Add(from), EndsAt: now.Add(to)}
 		for _, s := range subjects {
@@ -539,9 +466,9 @@ func TestPlanMaintenance(t *testing.T) {
 		bad,
 	}
 	plan, boundary := planMaintenance(windows, now, slog.New(slog.DiscardHandler))
-	mwEqual(t, plan.Now, now)
-	mwEqual(t, plan.Active, map[string][]string{"mon_a": {"mw_a", "mw_b"}, "hb_a": {"mw_a"}})
-	mwEqual(t, boundary, now.Add(30*time.Minute)) // mw_later begins before mw_b ends
+	wantEqual(t, plan.Now, now)
+	wantEqual(t, plan.Active, map[string][]string{"mon_a": {"mw_a", "mw_b"}, "hb_a": {"mw_a"}})
+	wantEqual(t, boundary, now.Add(30*time.Minute)) // mw_later begins before mw_b ends
 	for _, c := range []struct{ subject, window, want string }{
 		{"mon_a", "mw_a", "monitor was removed from maintenance window mw_a"},
 		{"hb_a", "mw_b", "heartbeat was removed from maintenance window mw_b"},
@@ -558,12 +485,12 @@ func TestPlanMaintenance(t *testing.T) {
 		t.Errorf("a plan without EndCause: %q", got)
 	}
 	_, boundary = planMaintenance(nil, now, slog.New(slog.DiscardHandler))
-	mwEqual(t, boundary, time.Time{})
+	wantEqual(t, boundary, time.Time{})
 }
 
 // What a window's start and end do to a monitor's tracker.
 func TestMonitorMaintenance(t *testing.T) {
-	now := mwT0
+	now := t0
 	tracker := func(s monitor.State, last monitor.Result, downs, ups int) monitor.Tracker {
 		return monitor.Tracker{State: s, Since: now.Add(-time.Hour), Last: last, Downs: downs, Ups: ups}
 	}
@@ -627,9 +554,9 @@ func TestMonitorMaintenance(t *testing.T) {
 
 // What a window's start and end do to a heartbeat's runtime.
 func TestHeartbeatMaintenance(t *testing.T) {
-	now := mwT0
+	now := t0
 	plan, err := heartbeat.Schedule{PeriodSeconds: 60, GraceSeconds: 60}.Compile()
-	mwCheck(t, err)
+	check(t, err)
 	s := heartbeat.Settings{Plan: plan}
 	// A job that reported at from (success or fail) in the state it leads
 	// to, then entered maintenance at held if not zero.

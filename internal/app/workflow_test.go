@@ -1,14 +1,15 @@
 package app
 
-// Fixtures of the workflow tests (incidents, events, deliveries): rows
+// Fixtures of the workflow tests (incidents, events, deliveries, the
+// sweeps): rows
 // written straight through the store, as a scheduler or a ping writer
 // would, on a database with app's workflow installed, which decides what
 // each change writes beyond its rows.
 
 import (
 	"context"
-	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -33,8 +34,28 @@ var (
 func openWithWorkflow(t *testing.T, e storetest.Engine) (*store.DB, *App) {
 	t.Helper()
 	db := storetest.OpenDB(t, e)
-	a := New(db, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Config{})
-	return db, a
+	return db, newApp(db)
+}
+
+func wantEqual[T any](t *testing.T, got, want T) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// newApp is an app over db, as serve builds it; the sweeps' writes follow
+// its workflow.
+func newApp(db *store.DB) *App {
+	return New(db, nil, nil, slog.New(slog.DiscardHandler), Config{})
+}
+
+// addWorkspace stores a workspace.
+func addWorkspace(t *testing.T, db *store.DB, slug string) account.Workspace {
+	t.Helper()
+	w := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "WS " + slug, Slug: slug, MaxMonitors: 50, MinIntervalSeconds: 30, CreatedAt: t0}
+	check(t, db.CreateWorkspace(ctx, w))
+	return w
 }
 
 func check(t testing.TB, err error) {
@@ -86,7 +107,7 @@ func observe(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at
 	if i < 0 {
 		t.Fatalf("%s not claimed at %v", m.ID, at)
 	}
-	changes, err := mwApp(db).RecordChecks(ctx, "node", []monitor.Completed{{Seq: due[i].Seq,
+	changes, err := newApp(db).RecordChecks(ctx, "node", []monitor.Completed{{Seq: due[i].Seq,
 		Observation: monitor.Observation{MonitorID: m.ID, StartedAt: at, Due: at, Result: r, Probe: "p", Region: "r"},
 		Thresholds:  monitor.Thresholds{Confirmations: m.Config.Confirmations, Recoveries: m.Config.Recoveries}}})
 	check(t, err)
