@@ -115,13 +115,14 @@ func (r *rawDB) Close() error { return r.db.Close() }
 
 // countPings counts the pings stored in the database at dbURL, as a new
 // server process would find them: on SQLite, with the journal a killed
-// process left replayed.
+// process left replayed by app's rules, as serve replays it.
 func countPings(ctx context.Context, dbURL string) (int64, error) {
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return 0, err
 	}
 	defer db.Close()
+	app.New(db, nil, nil, slog.New(slog.DiscardHandler), app.Config{})
 	return db.CountPings(ctx)
 }
 
