@@ -53,7 +53,7 @@ func oneOff(wsID string, monitorIDs ...string) maintenance.Window {
 }
 
 func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	_, other := seed(t, db, "other")
 	m1, m2 := addMonitor(t, db, w.ID, monitor.Config{}), addMonitor(t, db, w.ID, monitor.Config{})
@@ -161,7 +161,7 @@ func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
 }
 
 func testMaintenanceWindowPages(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	_, other := seed(t, db, "other")
 	m := addMonitor(t, db, w.ID, monitor.Config{})
@@ -227,7 +227,7 @@ func addHeartbeatForWindow(t *testing.T, db *store.DB, wsID string, paused bool)
 
 // Windows name heartbeats as they name monitors.
 func testMaintenanceHeartbeatWindows(t *testing.T, e storetest.Engine) {
-	db := storetest.OpenDB(t, e)
+	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	_, other := seed(t, db, "other")
 	m := addMonitor(t, db, w.ID, monitor.Config{})

@@ -41,8 +41,6 @@ type Workflow interface {
 	// Transition follows the state change tr of subjectID, once appended
 	// to the state history.
 	Transition(ctx context.Context, tx *Tx, subjectID string, tr monitor.Transition) error
-	// Event adds ev to the outbox with its deliveries.
-	Event(ctx context.Context, tx *Tx, ev incident.Event, subjectID, incidentID string, subjects []string) error
 	// Deleted runs before subjectID's row is deleted.
 	Deleted(ctx context.Context, tx *Tx, subjectID string) error
 	// Settings is what h's state machine runs on: its compiled schedule
@@ -56,7 +54,9 @@ type Workflow interface {
 	KeyTTL() time.Duration
 }
 
-// errNoWorkflow: a heartbeat's state machine runs only with app's rules.
+// errNoWorkflow: a state change and a heartbeat's state machine are
+// recorded only by app's rules; a store opened without app refuses them
+// rather than write half of what they mean.
 var errNoWorkflow = errors.New("store: no workflow installed (app.New installs it)")
 
 // settings is what h's state machine runs on, by the workflow's rules.
@@ -82,7 +82,7 @@ func (tx *Tx) transition(ctx context.Context, subjectID string, tr *monitor.Tran
 	if w := tx.db.workflow; w != nil {
 		return w.Transition(ctx, tx, subjectID, *tr)
 	}
-	return nil
+	return errNoWorkflow
 }
 
 // RecordTransition appends tr to subjectID's state history and lets the
@@ -91,21 +91,13 @@ func (tx *Tx) RecordTransition(ctx context.Context, subjectID string, tr monitor
 	return tx.transition(ctx, subjectID, &tr)
 }
 
-// event adds ev to the outbox through the workflow (just the event
-// without one).
-func (tx *Tx) event(ctx context.Context, ev incident.Event, subjectID, incidentID string, subjects []string) error {
-	if w := tx.db.workflow; w != nil {
-		return w.Event(ctx, tx, ev, subjectID, incidentID, subjects)
-	}
-	return tx.InsertEvent(ctx, ev, subjectID, incidentID)
-}
 
 // deleted lets the workflow see subjectID go.
 func (tx *Tx) deleted(ctx context.Context, subjectID string) error {
 	if w := tx.db.workflow; w != nil {
 		return w.Deleted(ctx, tx, subjectID)
 	}
-	return nil
+	return errNoWorkflow
 }
 
 // recordTransition is transition on a connection of the store's own.
