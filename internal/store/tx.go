@@ -91,7 +91,6 @@ func (tx *Tx) RecordTransition(ctx context.Context, subjectID string, tr monitor
 	return tx.transition(ctx, subjectID, &tr)
 }
 
-
 // deleted lets the workflow see subjectID go.
 func (tx *Tx) deleted(ctx context.Context, subjectID string) error {
 	if w := tx.db.workflow; w != nil {
