@@ -120,8 +120,8 @@ type Store interface {
 	Claim() error
 }
 
-// ErrNoRules: pings are staged only by app's rules.
-var ErrNoRules = errors.New("pingjournal: no heartbeat rules installed (app.New installs them)")
+// errNoRules: pings are staged only by app's rules.
+var errNoRules = errors.New("pingjournal: no heartbeat rules installed (app.New installs them)")
 
 // Journal is the ping journal of one SQLite database.
 type Journal struct {
@@ -197,7 +197,7 @@ func (j *Journal) SetRules(r Rules) { j.rules = r }
 // settings is what h's state machine runs on, by the rules.
 func (j *Journal) settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
 	if j.rules == nil {
-		return heartbeat.Settings{}, ErrNoRules
+		return heartbeat.Settings{}, errNoRules
 	}
 	return j.rules.Settings(h)
 }
