@@ -122,6 +122,8 @@ func countPings(ctx context.Context, dbURL string) (int64, error) {
 		return 0, err
 	}
 	defer db.Close()
+	// The replay stages pings by app's heartbeat rules, as a server's would.
+	app.New(db, nil, time.Now, slog.New(slog.DiscardHandler), app.Config{})
 	return db.CountPings(ctx)
 }
 
