@@ -3,11 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/store/pingjournal"
 )
 
 // MigrateUpTo applies the migrations up to version v, for tests of a
@@ -18,9 +17,7 @@ func (db *DB) MigrateUpTo(ctx context.Context, v int) (int, error) { return db.m
 // still in the journal are not applied.
 func (db *DB) Abandon() {
 	if j := db.journal; j != nil {
-		unlock := j.lockAll()
-		j.files.close()
-		unlock()
+		j.Abandon()
 	}
 	if l := db.locks; l != nil {
 		// As the kernel does for a killed process: the locks go, the
@@ -40,21 +37,11 @@ func (db *DB) PendingPings() int {
 	if db.journal == nil {
 		return 0
 	}
-	db.journal.mu.Lock()
-	defer db.journal.mu.Unlock()
-	n := db.journal.pending.n
-	for _, p := range db.journal.frozen {
-		n += p.n
-	}
-	return n
+	return db.journal.Pending()
 }
 
 // JournalSegments lists the SQLite ping journal's files, oldest first.
-func (db *DB) JournalSegments() []string {
-	paths, _ := filepath.Glob(globEscape(db.journal.path) + "-pings-*.journal")
-	slices.Sort(paths)
-	return paths
-}
+func (db *DB) JournalSegments() []string { return db.journal.Segments() }
 
 // WriteLegacyJournal writes a batch of pings for the heartbeat with this
 // id as the version before journaled them, as a row of ping_journal
@@ -64,12 +51,8 @@ func (db *DB) WriteLegacyJournal(ctx context.Context, batch int64, heartbeatID s
 	if err := db.w.QueryRowContext(ctx, `SELECT seq FROM heartbeat_runtime WHERE heartbeat_id = $1`, heartbeatID).Scan(&seq); err != nil {
 		return err
 	}
-	var text []byte
-	for i, in := range pings {
-		rec := pingRecord(batch<<journalIDShift+int64(i), in)
-		text = appendJournalRec(text, seq, &rec)
-	}
-	_, err := db.w.ExecContext(ctx, `INSERT INTO ping_journal (id, batch) VALUES ($1, $2)`, batch, text)
+	_, err := db.w.ExecContext(ctx, `INSERT INTO ping_journal (id, batch) VALUES ($1, $2)`, batch,
+		pingjournal.LegacyBatch(batch, seq, pings...))
 	return err
 }
 

@@ -11,13 +11,14 @@ import (
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/store/pingblock"
 )
 
 // Pings: received in batches (group commit). On PostgreSQL each batch is
 // one transaction that stores the pings in blocks, replays retried ones,
 // and moves each heartbeat's state machine; several nodes may write at
 // once. On SQLite, one node, a batch is appended to a journal and applied
-// behind it in larger batches (ping_journal.go).
+// behind it in larger batches (package pingjournal, journal_store.go).
 
 // pingLookupSQLite finds a heartbeat by token for the SQLite journal (a
 // cached statement of the write pool).
@@ -39,45 +40,23 @@ func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs 
 	return db.pgPings(ctx, batch)
 }
 
-// arrivalOrder is the order a batch's pings apply in: by the time they
-// arrived. Handlers stamp a ping before queueing it, so two may reach
-// the queue out of order by a hair.
-func arrivalOrder(batch []heartbeat.Arrival) []int {
-	order := make([]int, len(batch))
-	for i := range order {
-		order[i] = i
+// journalPings stores a batch of pings in the SQLite journal.
+func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]heartbeat.Outcome, []StateChange, error) {
+	outs, made, err := db.journal.Record(ctx, batch)
+	if err != nil || len(made) == 0 {
+		return outs, nil, err
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return batch[a].Ping.At.Compare(batch[b].Ping.At) })
-	return order
-}
-
-// pingRecord is the stored form of an arrival, before the state machine
-// has said what it did (Duration -1, not Ignored).
-func pingRecord(id int64, in heartbeat.Arrival) heartbeat.PingRecord {
-	p := in.Ping
-	return heartbeat.PingRecord{ID: id, At: p.At, Signal: p.Signal, ExitCode: p.ExitCode, RunID: p.RunID, Duration: -1,
-		Method: in.Method, Client: in.Client, UserAgent: in.UserAgent, Key: in.Key, Body: in.Body, Truncated: in.Truncated}
-}
-
-// ackOf is the acknowledgement of a stored ping.
-func ackOf(heartbeatID string, rec *heartbeat.PingRecord) heartbeat.Ack {
-	ack := heartbeat.Ack{HeartbeatID: heartbeatID, Signal: rec.Signal.String(), ExitCode: rec.ExitCode, RunID: rec.RunID,
-		ReceivedAt: rec.At, BodyTruncated: rec.Truncated, Ignored: rec.Ignored, DurationUs: -1}
-	if rec.Duration >= 0 {
-		ack.DurationUs = rec.Duration.Microseconds()
+	changes := make([]StateChange, len(made))
+	for i, c := range made {
+		changes[i] = StateChange{SubjectID: c.SubjectID, Transition: c.Transition}
 	}
-	return ack
-}
-
-type pingKey struct {
-	seq int64
-	key string
+	return outs, changes, nil
 }
 
 // recentPingKeys returns the acknowledgements stored since `since` under
 // the keys the batch's pings carry; seqOf names the heartbeat of the i-th
 // ping (0 for none).
-func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.Arrival, seqOf func(i int) int64, since time.Time) (map[pingKey]heartbeat.Ack, error) {
+func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.Arrival, seqOf func(i int) int64, since time.Time) (map[pingblock.Key]heartbeat.Ack, error) {
 	var seqs, keys []any
 	for i, in := range batch {
 		if in.Key == "" {
@@ -87,7 +66,7 @@ func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.
 			seqs, keys = append(seqs, seq), append(keys, in.Key)
 		}
 	}
-	out := map[pingKey]heartbeat.Ack{}
+	out := map[pingblock.Key]heartbeat.Ack{}
 	if len(seqs) == 0 {
 		return out, nil
 	}
@@ -102,13 +81,13 @@ func (db *DB) recentPingKeys(ctx context.Context, tx queryer, batch []heartbeat.
 }
 
 // scanPingKey reads a row of (heartbeat_seq, idem_key, ack) into keys.
-func scanPingKey(row rowScanner, keys map[pingKey]heartbeat.Ack) error {
+func scanPingKey(row rowScanner, keys map[pingblock.Key]heartbeat.Ack) error {
 	var (
-		k   pingKey
+		k   pingblock.Key
 		ack string
 		a   heartbeat.Ack
 	)
-	if err := row.Scan(&k.seq, &k.key, &ack); err != nil {
+	if err := row.Scan(&k.Seq, &k.Key, &ack); err != nil {
 		return err
 	}
 	if err := json.Unmarshal([]byte(ack), &a); err != nil {
@@ -118,7 +97,7 @@ func scanPingKey(row rowScanner, keys map[pingKey]heartbeat.Ack) error {
 	return nil
 }
 
-func (db *DB) insertPingKeys(ctx context.Context, tx *sql.Tx, newKeys []pingKey, acks map[pingKey]heartbeat.Ack) error {
+func (db *DB) insertPingKeys(ctx context.Context, tx *sql.Tx, newKeys []pingblock.Key, acks map[pingblock.Key]heartbeat.Ack) error {
 	for _, k := range newKeys {
 		ack := acks[k]
 		b, err := json.Marshal(ack)
@@ -128,7 +107,7 @@ func (db *DB) insertPingKeys(ctx context.Context, tx *sql.Tx, newKeys []pingKey,
 		// An expired record under the same key is replaced.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO ping_keys (heartbeat_seq, idem_key, at, ack) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (heartbeat_seq, idem_key) DO UPDATE SET at = excluded.at, ack = excluded.ack`,
-			k.seq, k.key, micros(ack.ReceivedAt), string(b)); err != nil {
+			k.Seq, k.Key, micros(ack.ReceivedAt), string(b)); err != nil {
 			return err
 		}
 	}

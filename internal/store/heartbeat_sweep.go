@@ -132,46 +132,43 @@ type SweepJudge func(h SweptHeartbeat, covered heartbeat.Coverage) (heartbeat.Ru
 func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int,
 	judge SweepJudge) (changes []StateChange, claimed int, err error) {
 	defer errs.Wrap(&err, "store.SweepHeartbeats")
-	if j := db.journal; j != nil {
-		// Pings not applied yet may have moved what is due: hold them
-		// off, and apply them if a heartbeat they moved is due or claimed.
-		unlock := j.lockAll()
-		defer unlock()
-		if err := db.loadJournal(ctx); err != nil {
-			return nil, 0, err
-		}
-		if j.dueDirty(now) {
-			if err := db.applyJournal(ctx); err != nil {
-				return nil, 0, err
-			}
-		}
+	if db.journal == nil {
+		return db.sweepHeartbeats(ctx, owner, now, lease, limit, judge, nil)
 	}
+	// Pings not applied yet may have moved what is due: the journal holds
+	// them off, and applies them if a heartbeat they moved is due or
+	// claimed.
+	err = db.journal.Sweep(ctx, now, func(onClaim func(seqs []int64) error) error {
+		changes, claimed, err = db.sweepHeartbeats(ctx, owner, now, lease, limit, judge, onClaim)
+		return err
+	})
+	return changes, claimed, err
+}
+
+// sweepHeartbeats is SweepHeartbeats with the ping journal, if any, held
+// off: onClaim (nil without a journal) is told what the sweep claimed
+// before it reads them.
+func (db *DB) sweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int,
+	judge SweepJudge, onClaim func(seqs []int64) error) (changes []StateChange, claimed int, err error) {
 	q := db.d.claim(claimSweeps)
 	rows, err := db.w.QueryContext(ctx, q, owner, micros(now), micros(now.Add(lease)), limit)
-	seqs, err := collect(rows, err, func(r rowScanner) (any, error) {
-		seq, err := scanValue[int64](r)
-		return seq, err
-	})
+	seqs, err := collect(rows, err, scanValue[int64])
 	if err != nil || len(seqs) == 0 {
 		return nil, 0, err
 	}
-	if j := db.journal; j != nil {
-		if j.anyDirty(seqs) {
-			if err := db.applyJournal(ctx); err != nil {
-				return nil, 0, err
-			}
+	if onClaim != nil {
+		if err := onClaim(seqs); err != nil {
+			return nil, 0, err
 		}
-		// The verdicts below rewrite these rows.
-		defer func() {
-			for _, s := range seqs {
-				j.drop(s.(int64))
-			}
-		}()
+	}
+	args := make([]any, len(seqs))
+	for i, s := range seqs {
+		args[i] = s
 	}
 
 	// Judged outside any transaction.
 	rows, err = db.w.QueryContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
-		WHERE r.seq IN (`+placeholders(1, len(seqs))+`) ORDER BY r.seq`, seqs...)
+		WHERE r.seq IN (`+placeholders(1, len(seqs))+`) ORDER BY r.seq`, args...)
 	hbs, err := collect(rows, err, func(r rowScanner) (hbRow, error) { return scanHeartbeat(r) })
 	if err != nil {
 		return nil, 0, err

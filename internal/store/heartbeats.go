@@ -10,6 +10,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/store/pingjournal"
 )
 
 // Heartbeats as users keep them, and their runtime rows: what pings
@@ -23,12 +24,9 @@ const (
 	heartbeatFrom = ` FROM heartbeats h JOIN heartbeat_runtime r ON r.heartbeat_id = h.id`
 )
 
-// hbRow is a heartbeat as read with its runtime row.
-type hbRow struct {
-	heartbeat.Heartbeat
-	Seq     int64
-	Version int64
-}
+// hbRow is a heartbeat as read with its runtime row; the ping journal
+// caches it.
+type hbRow = pingjournal.Row
 
 func fromZeroMicros(v int64) time.Time {
 	if v == 0 {

@@ -19,6 +19,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	_ "modernc.org/sqlite"             // registers driver "sqlite"
+
+	"github.com/tocsin/tocsin/internal/store/pingjournal"
 )
 
 // Engine names, as returned by DB.Engine.
@@ -41,7 +43,7 @@ type DB struct {
 	probes sync.Map
 	// journal holds SQLite's pings until they are applied; nil on
 	// PostgreSQL.
-	journal *pingJournal
+	journal *pingjournal.Journal
 	// workflow is what a recorded change writes beyond its rows (tx.go).
 	workflow Workflow
 	// locks are the lock files beside a SQLite database (sqlite_lock.go);
@@ -164,7 +166,9 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		r.Close()
 		return nil, err
 	}
-	return &DB{w: w, r: r, d: sqliteDialect, journal: newPingJournal(path), locks: locks}, nil
+	db := &DB{w: w, r: r, d: sqliteDialect, locks: locks}
+	db.journal = pingjournal.New(path, journalStore{db})
+	return db, nil
 }
 
 // privateFiles makes the database file, and the WAL and shared-memory
@@ -234,7 +238,10 @@ func (db *DB) Close() error {
 	// Pings in the journal are safe without this; applying them spares
 	// the next start the replay.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	flushErr := db.closeJournal(ctx)
+	var flushErr error
+	if db.journal != nil {
+		flushErr = db.journal.Close(ctx)
+	}
 	cancel()
 	db.grants.close()
 	db.stmts.close()

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/store/pingblock"
+	"github.com/tocsin/tocsin/internal/store/pingjournal"
 )
 
 // convertPingRows is the Go step of the migration to ping blocks: it
@@ -18,8 +20,8 @@ func convertPingRows(ctx context.Context, db *DB, tx *sql.Tx) error {
 		COALESCE(duration_us, -1), method, client, COALESCE(user_agent, ''), COALESCE(idem_key, ''), body,
 		body_truncated, ignored FROM pings ORDER BY heartbeat_seq, id`)
 	var (
-		blocks []*pingBlock
-		cur    *pingBlock
+		blocks []*pingblock.Block
+		cur    *pingblock.Block
 		maxID  int64
 	)
 	err = each(rows, err, func(r rowScanner) error {
@@ -37,11 +39,11 @@ func convertPingRows(ctx context.Context, db *DB, tx *sql.Tx) error {
 		if dur < 0 {
 			p.Duration = -1
 		}
-		if cur == nil || cur.seq != seq || cur.n == convertBlock {
-			cur = &pingBlock{seq: seq}
+		if cur == nil || cur.Seq != seq || cur.N == convertBlock {
+			cur = &pingblock.Block{Seq: seq}
 			blocks = append(blocks, cur)
 		}
-		cur.add(&p)
+		cur.Add(&p)
 		maxID = max(maxID, p.ID)
 		return nil
 	})
@@ -59,7 +61,7 @@ func convertPingRows(ctx context.Context, db *DB, tx *sql.Tx) error {
 	// from the ping_ids sequence.
 	if db.journal != nil {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) VALUES ('ping_journal', $1)`,
-			maxID>>journalIDShift+1); err != nil {
+			maxID>>pingjournal.IDShift+1); err != nil {
 			return err
 		}
 	} else if _, err := tx.ExecContext(ctx, `SELECT setval('ping_ids', $1)`, maxID+1); err != nil {

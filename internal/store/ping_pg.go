@@ -14,6 +14,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store/pingblock"
 )
 
 // Pings on PostgreSQL: one transaction per batch, in three round trips
@@ -90,7 +91,7 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 		}
 	}
 	hbs := make(map[string]*hbRow, len(hashes))
-	keys := map[pingKey]heartbeat.Ack{}
+	keys := map[pingblock.Key]heartbeat.Ack{}
 	var ids []int64
 	err = pipeline(ctx, conn, func(b *pgx.Batch) {
 		b.Queue(`BEGIN`)
@@ -138,18 +139,18 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 
 	outs = make([]heartbeat.Outcome, len(batch))
 	var (
-		blocks  blockSet
-		newKeys []pingKey
+		blocks  pingblock.Set
+		newKeys []pingblock.Key
 		moved   = map[int64]movedRow{} // by seq
 	)
-	for _, i := range arrivalOrder(batch) {
+	for _, i := range pingblock.ArrivalOrder(batch) {
 		in := batch[i]
 		h := hbs[string(in.TokenHash)]
 		if h == nil {
 			continue
 		}
 		outs[i].Found = true
-		k := pingKey{h.Seq, in.Key}
+		k := pingblock.Key{Seq: h.Seq, Key: in.Key}
 		if ack, ok := keys[k]; in.Key != "" && ok {
 			outs[i].Ack, outs[i].Replayed = ack, true
 			continue
@@ -158,7 +159,7 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 		if err != nil {
 			return nil, nil, err
 		}
-		rec := pingRecord(ids[0], in)
+		rec := pingblock.Record(ids[0], in)
 		ids = ids[1:]
 		var tr *monitor.Transition
 		h.Runtime, tr = db.workflow.Ping(h.Runtime, &rec, settings)
@@ -171,8 +172,8 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 		if !rec.Ignored {
 			moved[h.Seq] = movedRow{h, settings}
 		}
-		blocks.add(h.Seq, &rec)
-		outs[i].Ack = ackOf(h.ID, &rec)
+		blocks.Add(h.Seq, &rec)
+		outs[i].Ack = pingblock.AckOf(h.ID, &rec)
 		if in.Key != "" {
 			keys[k] = outs[i].Ack
 			newKeys = append(newKeys, k)
@@ -192,7 +193,7 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 		if len(moved) > 0 {
 			b.Queue(pgSaveRuntimes, runtimes...)
 		}
-		if bs := blocks.blocks(); len(bs) > 0 {
+		if bs := blocks.Blocks(); len(bs) > 0 {
 			b.Queue(pgInsertBlocks, blockArrays(bs)...)
 		}
 		if len(newKeys) > 0 {
@@ -325,20 +326,20 @@ func runtimeArrays(moved map[int64]movedRow) ([]any, error) {
 }
 
 // blockArrays are pgInsertBlocks's arguments.
-func blockArrays(blocks []*pingBlock) []any {
+func blockArrays(blocks []*pingblock.Block) []any {
 	n := len(blocks)
 	seq, first, last, firstAt, lastAt, count := make([]int64, n), make([]int64, n), make([]int64, n),
 		make([]int64, n), make([]int64, n), make([]int64, n)
 	text := make([]string, n)
 	for i, b := range blocks {
-		seq[i], first[i], last[i], firstAt[i], lastAt[i], count[i] = b.seq, b.firstID, b.lastID, b.firstAt, b.lastAt, int64(b.n)
-		text[i] = b.json()
+		seq[i], first[i], last[i], firstAt[i], lastAt[i], count[i] = b.Seq, b.FirstID, b.LastID, b.FirstAt, b.LastAt, int64(b.N)
+		text[i] = b.JSON()
 	}
 	return []any{seq, first, last, firstAt, lastAt, count, text}
 }
 
 // keyArrays are pgSaveKeys's arguments.
-func keyArrays(newKeys []pingKey, acks map[pingKey]heartbeat.Ack) ([]any, error) {
+func keyArrays(newKeys []pingblock.Key, acks map[pingblock.Key]heartbeat.Ack) ([]any, error) {
 	seqs, names, ats, texts := make([]int64, len(newKeys)), make([]string, len(newKeys)),
 		make([]int64, len(newKeys)), make([]string, len(newKeys))
 	for i, k := range newKeys {
@@ -347,7 +348,7 @@ func keyArrays(newKeys []pingKey, acks map[pingKey]heartbeat.Ack) ([]any, error)
 		if err != nil {
 			return nil, err
 		}
-		seqs[i], names[i], ats[i], texts[i] = k.seq, k.key, micros(ack.ReceivedAt), string(b)
+		seqs[i], names[i], ats[i], texts[i] = k.Seq, k.Key, micros(ack.ReceivedAt), string(b)
 	}
 	return []any{seqs, names, ats, texts}, nil
 }

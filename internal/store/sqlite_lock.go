@@ -16,10 +16,10 @@ import (
 
 // One server per SQLite file, and operator commands beside it.
 //
-// The server's pending pings live in its memory (ping_journal.go), so a
-// second server on the same file would write over them: the server holds
-// an advisory lock on <db>.lock for its whole life (Claim), and the file
-// names the holder for the refusal a second one gets. The OS lock decides,
+// The server's pending pings live in its memory (package pingjournal),
+// so a second server on the same file would write over them: the server
+// holds an advisory lock on <db>.lock for its whole life (Claim), and the
+// file names the holder for the refusal a second one gets. The OS lock decides,
 // never the file's text, so a crash leaves nothing stale behind.
 //
 // Operator commands (user, key, migrate) write beside the server without

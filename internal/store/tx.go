@@ -68,7 +68,12 @@ func (db *DB) settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
 }
 
 // SetWorkflow installs w; app does so when it is built over the store.
-func (db *DB) SetWorkflow(w Workflow) { db.workflow = w }
+func (db *DB) SetWorkflow(w Workflow) {
+	db.workflow = w
+	if db.journal != nil {
+		db.journal.SetRules(w)
+	}
+}
 
 // transition appends tr to subjectID's state history and lets the
 // workflow follow it.

@@ -1,9 +1,10 @@
-package store
+package pingjournal
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
 )
@@ -85,7 +86,7 @@ func decodeJournal(b []byte) ([]journalEntry, error) {
 			return nil, errJournal
 		}
 		b = b[n:]
-		e.rec.At = fromMicros(at)
+		e.rec.At = time.UnixMicro(at).UTC()
 		if len(b) == 0 {
 			return nil, errJournal
 		}

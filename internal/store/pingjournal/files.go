@@ -1,4 +1,4 @@
-package store
+package pingjournal
 
 import (
 	"cmp"
@@ -22,7 +22,7 @@ import (
 //
 // Each record is a 16-byte header (the payload's length, uint32; a
 // CRC-32C of the batch id and the payload, uint32; the batch id, uint64;
-// all little-endian) and the payload (journal_codec.go). When pending
+// all little-endian) and the payload (codec.go). When pending
 // pings are set aside to be applied, the segment holding them is sealed
 // and a new one begun; once the tables hold a batch (the watermark in
 // ping_journal_applied), the segments at or below it are removed. A
@@ -113,17 +113,11 @@ func (f *journalFiles) close() {
 	}
 }
 
-// fileBatch is one batch read back from a segment.
-type fileBatch struct {
-	id      int64
-	payload []byte
-}
-
 // readSegments reads every segment of the database at db, oldest first,
 // and returns the batches in them above applied, in order, with the
 // segments to remove once those are applied, each with its last batch or
 // the first it was named for (the next segment's name must be new).
-func readSegments(db string, applied int64) ([]fileBatch, []segment, error) {
+func readSegments(db string, applied int64) ([]Batch, []segment, error) {
 	paths, err := filepath.Glob(globEscape(db) + "-pings-*.journal")
 	if err != nil {
 		return nil, nil, err
@@ -143,7 +137,7 @@ func readSegments(db string, applied int64) ([]fileBatch, []segment, error) {
 	}
 	slices.SortFunc(segs, func(a, b named) int { return cmp.Compare(a.first, b.first) })
 	var (
-		out  []fileBatch
+		out  []Batch
 		done []segment
 	)
 	for _, s := range segs {
@@ -164,7 +158,7 @@ func readSegments(db string, applied int64) ([]fileBatch, []segment, error) {
 			}
 			id := int64(binary.LittleEndian.Uint64(rec[8:]))
 			if id > applied {
-				out = append(out, fileBatch{id, rec[journalHeader:]})
+				out = append(out, Batch{id, rec[journalHeader:]})
 			}
 			seg.last = max(seg.last, id)
 			b = b[len(rec):]
