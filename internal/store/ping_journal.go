@@ -576,7 +576,7 @@ func (db *DB) loadJournal(ctx context.Context) error {
 	}
 	// The pending pings are this process's alone: serve claimed the
 	// database at start; anything else that takes pings claims it now.
-	if err := db.locks.claim(journalHolder()); err != nil {
+	if err := db.locks.Claim(journalHolder()); err != nil {
 		if refused := (*InUseError)(nil); errors.As(err, &refused) {
 			return fmt.Errorf("another process receives pings: %w", err)
 		}
