@@ -36,7 +36,7 @@ var (
 	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur"}
 	// adapters: what wraps the outside world (SQL, the network, mail,
 	// keys, configuration).
-	adapters = []string{"store", "store/storetest", "store/pingjournal", "store/pingblock", "probe", "netguard", "mailer", "secrets", "config"}
+	adapters = []string{"store", "store/storetest", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
 	// app: the use cases and workflows.
 	appLayer = []string{"app"}
 	// edges and runners: the API, background loops, delivery.
@@ -59,6 +59,8 @@ var directRules = map[string][]string{
 	"mailer":    {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 	"secrets":   {mod + "store", mod + "app", mod + "httpapi"},
 	"netguard":  {mod + "store", mod + "app", mod + "httpapi"},
+	// filelock coordinates processes beside a database file: no SQL.
+	"store/filelock": {"database/sql", mod + "store", mod + "app"},
 }
 
 type pkgInfo struct {

@@ -22,10 +22,7 @@ func (db *DB) Abandon() {
 	if l := db.locks; l != nil {
 		// As the kernel does for a killed process: the locks go, the
 		// holder's text stays.
-		if l.server != nil {
-			l.server.Close()
-		}
-		l.admin.Close()
+		l.Abandon()
 	}
 	db.stmts.close()
 	db.w.Close()

@@ -150,7 +150,7 @@ func (s journalStore) Load(ctx context.Context) (applied, last int64, legacy []p
 }
 
 func (s journalStore) Claim() error {
-	if err := s.db.locks.claim(journalHolder()); err != nil {
+	if err := s.db.locks.Claim(journalHolder()); err != nil {
 		if refused := (*InUseError)(nil); errors.As(err, &refused) {
 			return fmt.Errorf("another process receives pings: %w", err)
 		}

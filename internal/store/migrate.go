@@ -187,11 +187,11 @@ func (db *DB) mayMigrate(ms []migration) error {
 	if db.locks == nil {
 		return nil
 	}
-	holder, err := db.locks.serverHolder()
+	holder, err := db.locks.Holder()
 	if err != nil || holder == "" {
 		return err
 	}
 	return fmt.Errorf("the SQLite database %s needs %d migration(s) (from %s) and is in use by %s: "+
 		"stop that server if it is an older version, then migrate (a new serve migrates when it starts); if it is starting, try again once it listens",
-		db.locks.path, len(ms), ms[0].name, holder)
+		db.locks.Path(), len(ms), ms[0].name, holder)
 }

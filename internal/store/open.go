@@ -15,11 +15,13 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	_ "modernc.org/sqlite"             // registers driver "sqlite"
 
+	"github.com/tocsin/tocsin/internal/store/filelock"
 	"github.com/tocsin/tocsin/internal/store/pingjournal"
 )
 
@@ -46,9 +48,11 @@ type DB struct {
 	journal *pingjournal.Journal
 	// workflow is what a recorded change writes beyond its rows (tx.go).
 	workflow Workflow
-	// locks are the lock files beside a SQLite database (sqlite_lock.go);
-	// nil on PostgreSQL.
-	locks *sqliteLocks
+	// locks are the lock files beside a SQLite database (see Claim and
+	// WriteTurn); nil on PostgreSQL.
+	locks *filelock.Locks
+	// patient: the writer's busy timeout is adminBusyWait (WriteTurn).
+	patient atomic.Bool
 }
 
 // Open connects to databaseURL and checks that it answers. It does not
@@ -160,7 +164,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		r.Close()
 		return nil, err
 	}
-	locks, err := openSQLiteLocks(path)
+	locks, err := filelock.Open(path)
 	if err != nil {
 		w.Close()
 		r.Close()
@@ -250,7 +254,67 @@ func (db *DB) Close() error {
 	}
 	// The server lock goes last: the database is this process's until
 	// every write is done.
-	return errors.Join(flushErr, db.w.Close(), db.r.Close(), db.locks.close())
+	return errors.Join(flushErr, db.w.Close(), db.r.Close(), db.locks.Close())
+}
+
+// InUseError is Claim's refusal: another process serves the database.
+type InUseError = filelock.InUseError
+
+// Claim makes this process the one server of its SQLite database, until
+// Close or the process's end: a second claim, from any process, fails at
+// once with an *InUseError naming this one. holder says what claims it
+// ("tocsin serve"). PostgreSQL is shared by several nodes: nothing to
+// claim.
+func (db *DB) Claim(holder string) error {
+	if db.locks == nil {
+		return nil
+	}
+	err := db.locks.Claim(holder)
+	if refused := (*InUseError)(nil); err != nil && !errors.As(err, &refused) {
+		return fmt.Errorf("store.Claim: %w", err)
+	}
+	return err // a refusal says all it needs to
+}
+
+// journalHolder is what a process that receives pings without having
+// claimed the database (a test of the store) writes in the lock file.
+func journalHolder() string {
+	return filepath.Base(os.Args[0]) + " (receiving pings)"
+}
+
+// adminBusyWait is a command's busy timeout in its turn: the server's
+// longest transactions, the ping journal's applies, run for seconds.
+const adminBusyWait = 60 * time.Second
+
+// WriteTurn waits for this process's turn to write to a SQLite database
+// that a server keeps busy, and holds it until release: the server begins
+// no write transaction meanwhile (see filelock.Locks.Turn), and this
+// process's writes wait up to adminBusyWait for the one under way to end.
+// An operator command brackets its writes with it; write transactions take
+// it by themselves. It holds nothing on PostgreSQL or in the server itself.
+func (db *DB) WriteTurn(ctx context.Context) (release func(), err error) {
+	if db.locks == nil || db.locks.Serving() {
+		return func() {}, nil
+	}
+	return db.locks.Turn(ctx, func() error {
+		if db.patient.Load() {
+			return nil
+		}
+		// The writer pool's one connection keeps it from now on.
+		_, err := db.w.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", adminBusyWait.Milliseconds()))
+		db.patient.Store(err == nil)
+		return err
+	})
+}
+
+// txTurn comes before a write transaction on SQLite: the server lets an
+// operator command queued on the database go first, and anyone else takes
+// its turn as WriteTurn does. (Single-statement writes do not wait.)
+func (db *DB) txTurn(ctx context.Context) (release func(), err error) {
+	if db.locks != nil && db.locks.Serving() {
+		return func() {}, db.locks.Yield(ctx)
+	}
+	return db.WriteTurn(ctx)
 }
 
 // Ping checks that the database answers (for /readyz).
