@@ -328,7 +328,7 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 				at = to
 			}
 			if at.After(lastSeen) {
-				id, err := db.TouchSpan(ctx, "node", span, lastSeen, at)
+				id, err := db.TouchSpan(ctx, "node", span, lastSeen, at, heartbeat.SpanGap)
 				check(t, err)
 				span, lastSeen = id, at
 			}

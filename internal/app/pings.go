@@ -444,7 +444,7 @@ func (a *App) NewHeartbeatSweeper(node string) *HeartbeatSweeper {
 func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]StateChange, error) {
 	a := s.a
 	if now := a.now(); s.lastSeen.IsZero() || now.Sub(s.lastSeen) >= spanEvery {
-		id, err := a.store.TouchSpan(ctx, s.owner, s.span, s.lastSeen, now)
+		id, err := a.store.TouchSpan(ctx, s.owner, s.span, s.lastSeen, now, heartbeat.SpanGap)
 		if err != nil {
 			return nil, fmt.Errorf("recording that this node receives pings: %w", err)
 		}

@@ -29,8 +29,8 @@ func deadlineVerdict(now time.Time, rt heartbeat.Runtime, s heartbeat.Settings, 
 // (IsDataError) names it.
 func (a *App) sweepHeartbeats(ctx context.Context, owner string, now time.Time, limit int) ([]StateChange, int, error) {
 	changes, claimed, err := a.store.SweepHeartbeats(ctx, owner, now, time.Minute, limit,
-		func(h store.SweptHeartbeat, covered heartbeat.Coverage) (heartbeat.Runtime, []monitor.Transition) {
-			return deadlineVerdict(now, h.Runtime, h.Settings, covered)
+		func(h store.SweptHeartbeat, spans [][2]time.Time) (heartbeat.Runtime, []monitor.Transition) {
+			return deadlineVerdict(now, h.Runtime, h.Settings, heartbeat.SpanCoverage(spans))
 		})
 	return fromStoreChanges(changes), claimed, err
 }

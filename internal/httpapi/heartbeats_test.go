@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
@@ -1055,7 +1055,7 @@ func heartbeatDaylightSaving(t *testing.T, e *env, k string, t0 time.Time) {
 				t.Fatalf("the case is wrong: %v reads %s in %s", c.onTime, got, c.zone)
 			}
 			n := e.node(t, "node-"+c.name)
-			n.tick(c.last.Add(-store.SpanGap))
+			n.tick(c.last.Add(-heartbeat.SpanGap))
 			n.tick(c.last)
 			schedule := map[string]any{"cron": c.cron, "timezone": c.zone, "graceSeconds": 300}
 			// Three daemons: one runs the job when recur expects it (the
@@ -1071,10 +1071,10 @@ func heartbeatDaylightSaving(t *testing.T, e *env, k string, t0 time.Time) {
 			}
 
 			// Up all night; each run counts for that night, none is late.
-			n.run(c.expected, store.SpanGap)
+			n.run(c.expected, heartbeat.SpanGap)
 			e.pingOK(t, first["pingUrl"].(string), "")
 			e.wantHeartbeat(t, k, firstID, monitor.StateUp, c.next)
-			n.run(c.onTime, store.SpanGap)
+			n.run(c.onTime, heartbeat.SpanGap)
 			e.wantHeartbeat(t, k, latestID, monitor.StateUp, c.deadline)
 			if a := e.pingOK(t, latest["pingUrl"].(string), ""); a["receivedAt"] != rfc3339(c.onTime) {
 				t.Errorf("ping at %v acknowledged at %v", c.onTime, a["receivedAt"])
@@ -1082,9 +1082,9 @@ func heartbeatDaylightSaving(t *testing.T, e *env, k string, t0 time.Time) {
 			e.wantHeartbeat(t, k, latestID, monitor.StateUp, c.next)
 
 			// The job that did not run is late when the allowance ends.
-			n.run(c.deadline.Add(app.PingWait-time.Second), store.SpanGap)
+			n.run(c.deadline.Add(app.PingWait-time.Second), heartbeat.SpanGap)
 			e.wantHeartbeat(t, k, missingID, monitor.StateUp, c.deadline)
-			n.run(c.deadline.Add(app.PingWait), store.SpanGap)
+			n.run(c.deadline.Add(app.PingWait), heartbeat.SpanGap)
 			if h := e.wantHeartbeat(t, k, missingID, monitor.StateDown, time.Time{}); h["stateSince"] != rfc3339(c.deadline) {
 				t.Errorf("DOWN since %v, want %s", h["stateSince"], rfc3339(c.deadline))
 			}

@@ -16,19 +16,13 @@ import (
 // The heartbeat deadline sweeper, and the record of when this service was
 // receiving pings that lets it tell a late job from its own outage.
 
-// SpanGap is how long a node may go without recording that it is alive
-// before the time in between counts as an outage: a node records every
-// few seconds, so a longer silence means it could not reach the database
-// (or was stopped).
-const SpanGap = 15 * time.Second
-
 // TouchSpan records that node is up and receiving pings at now. id is the
 // node's current span (0 for none) and lastSeen when it was last touched;
-// after more than SpanGap, or with no span, a new span starts. It returns
-// the span's id.
-func (db *DB) TouchSpan(ctx context.Context, node string, id int64, lastSeen, now time.Time) (_ int64, err error) {
+// after more than gap, or with no span, a new span starts. It returns the
+// span's id.
+func (db *DB) TouchSpan(ctx context.Context, node string, id int64, lastSeen, now time.Time, gap time.Duration) (_ int64, err error) {
 	defer errs.Wrap(&err, "store.TouchSpan")
-	if id != 0 && now.Sub(lastSeen) <= SpanGap {
+	if id != 0 && now.Sub(lastSeen) <= gap {
 		if err := oneRow(db.w.ExecContext(ctx, `UPDATE service_spans SET last_seen = $2 WHERE id = $1 AND last_seen <= $2`,
 			id, micros(now))); err == nil {
 			return id, nil
@@ -48,36 +42,6 @@ func (db *DB) spans(ctx context.Context, q queryer, from, to time.Time) ([][2]ti
 		err := r.Scan(&a, &b)
 		return [2]time.Time{fromMicros(a), fromMicros(b)}, err
 	})
-}
-
-// coverage answers heartbeat.Coverage from spans sorted by start.
-func coverage(spans [][2]time.Time) heartbeat.Coverage {
-	return func(from, to time.Time) (bool, time.Time, time.Time) {
-		at := from // covered up to here
-		for _, s := range spans {
-			if !s[1].After(at) {
-				continue
-			}
-			if s[0].After(at) {
-				return false, at, minTime(s[0], to)
-			}
-			at = s[1]
-			if !at.Before(to) {
-				return true, time.Time{}, time.Time{}
-			}
-		}
-		if !at.Before(to) {
-			return true, time.Time{}, time.Time{}
-		}
-		return false, at, to
-	}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // storeVerdict stores a sweep's verdict on h if the row is as it was
@@ -116,9 +80,10 @@ type SweptHeartbeat struct {
 }
 
 // SweepJudge gives the verdict on a claimed heartbeat, knowing when this
-// service was receiving pings: its runtime after, and the state changes
-// that makes. The sweep's caller decides it (app); the store stores it.
-type SweepJudge func(h SweptHeartbeat, covered heartbeat.Coverage) (heartbeat.Runtime, []monitor.Transition)
+// service was receiving pings (the service spans, each [start, last seen],
+// by start): its runtime after, and the state changes that makes. The
+// sweep's caller decides it (app); the store stores it.
+type SweepJudge func(h SweptHeartbeat, spans [][2]time.Time) (heartbeat.Runtime, []monitor.Transition)
 
 // SweepHeartbeats has judge give its verdict on up to limit heartbeats
 // whose deadline or overrun has come by now: it leases them to owner
@@ -179,14 +144,15 @@ func (db *DB) sweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 			earliest = ws
 		}
 		for _, run := range h.Runtime.Open {
-			earliest = minTime(earliest, run.StartedAt)
+			if run.StartedAt.Before(earliest) {
+				earliest = run.StartedAt
+			}
 		}
 	}
 	spans, err := db.spans(ctx, db.w, earliest, now)
 	if err != nil {
 		return nil, 0, err
 	}
-	covered := coverage(spans)
 	type verdict struct {
 		h        hbRow
 		settings heartbeat.Settings
@@ -199,7 +165,7 @@ func (db *DB) sweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 			return nil, 0, err
 		}
 		var trs []monitor.Transition
-		h.Runtime, trs = judge(SweptHeartbeat{h.Heartbeat, settings}, covered)
+		h.Runtime, trs = judge(SweptHeartbeat{h.Heartbeat, settings}, spans)
 		verdicts = append(verdicts, verdict{h, settings, trs})
 	}
 

@@ -43,8 +43,8 @@ func newHeartbeats(t testing.TB, db *store.DB, wsID string, n int) []heartbeat.H
 // coverage, the compare-and-set).
 func sweepDeadlines(db *store.DB, owner string, now time.Time, lease time.Duration, limit int) ([]store.StateChange, int, error) {
 	return db.SweepHeartbeats(ctx, owner, now, lease, limit,
-		func(h store.SweptHeartbeat, covered heartbeat.Coverage) (heartbeat.Runtime, []monitor.Transition) {
-			return h.Runtime.Sweep(now, h.Settings, covered)
+		func(h store.SweptHeartbeat, spans [][2]time.Time) (heartbeat.Runtime, []monitor.Transition) {
+			return h.Runtime.Sweep(now, h.Settings, heartbeat.SpanCoverage(spans))
 		})
 }
 
@@ -292,7 +292,7 @@ func testHeartbeatSweepTwoNodes(t *testing.T, e storetest.Engine) {
 	var spans [2]int64
 	for at := t0.Add(-time.Second); !at.After(t0.Add(2 * time.Minute)); at = at.Add(5 * time.Second) {
 		for i, db := range nodes {
-			id, err := db.TouchSpan(ctx, fmt.Sprint("node-", i), spans[i], at.Add(-5*time.Second), at)
+			id, err := db.TouchSpan(ctx, fmt.Sprint("node-", i), spans[i], at.Add(-5*time.Second), at, heartbeat.SpanGap)
 			check(t, err)
 			spans[i] = id
 		}
@@ -350,7 +350,7 @@ func testHeartbeatOutage(t *testing.T, e storetest.Engine) {
 	var prev time.Time // the last touch
 	touch := func(span int64, from, to time.Time) int64 {
 		for at := from; !at.After(to); at = at.Add(5 * time.Second) {
-			id, err := db.TouchSpan(ctx, "node", span, prev, at)
+			id, err := db.TouchSpan(ctx, "node", span, prev, at, heartbeat.SpanGap)
 			check(t, err)
 			span, prev = id, at
 		}

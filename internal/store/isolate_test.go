@@ -39,7 +39,7 @@ func TestSweepSetsRefusedVerdictAside(t *testing.T) {
 			check(t, err)
 			var span int64
 			for at := t0.Add(-time.Second); !at.After(t0.Add(2 * time.Minute)); at = at.Add(5 * time.Second) {
-				span, err = db.TouchSpan(ctx, "node", span, at.Add(-5*time.Second), at)
+				span, err = db.TouchSpan(ctx, "node", span, at.Add(-5*time.Second), at, heartbeat.SpanGap)
 				check(t, err)
 			}
 			bad := hbs[2]

@@ -181,7 +181,7 @@ func testJournalSweep(t *testing.T, e storetest.Engine) {
 		ping(overrun.Token, heartbeat.SignalStart, t0.Add(50*time.Second), "", ""))
 	var span int64
 	for at := t0.Add(-time.Second); !at.After(t0.Add(70 * time.Second)); at = at.Add(5 * time.Second) {
-		span, err = db.TouchSpan(ctx, "n", span, at.Add(-5*time.Second), at)
+		span, err = db.TouchSpan(ctx, "n", span, at.Add(-5*time.Second), at, heartbeat.SpanGap)
 		check(t, err)
 	}
 	changes, _, err := sweepDeadlines(db, "n", t0.Add(70*time.Second), time.Minute, 100)
