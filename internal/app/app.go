@@ -1,7 +1,10 @@
-// Package app holds the use cases shared by the API and the web app:
-// authorization, validation and the transactions behind them. Every use case
-// takes the acting principal explicitly and checks it through Actor.Require,
-// so there is one authorization path whatever the caller.
+// Package app holds the use cases shared by the API, the web app and the
+// background runners: authorization, validation, and the workflows behind
+// them (recording checks and pings, what a state change writes, incidents,
+// the outbox and its storm hold, the sweeps), run over the store's
+// transaction primitives. Every use case a person starts takes the acting
+// principal explicitly and checks it through Actor.Require, so there is one
+// authorization path whatever the caller.
 package app
 
 import (

@@ -1,6 +1,9 @@
 // Package store keeps Tocsin's records in SQLite or PostgreSQL through one
 // database/sql code path: the same $n-placeholder SQL on both engines, with a
-// few dialect hooks where the engines differ.
+// few dialect hooks where the engines differ (dialect.go). It decides
+// nothing: the workflows are app's, run over a Tx's primitives (tx.go),
+// and where the store records changes itself (the ping writers) it asks
+// the Workflow app installs.
 package store
 
 import (
