@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
@@ -36,65 +35,6 @@ func openStore(ctx context.Context, url string) (*store.DB, error) {
 func withWorkflow(db *store.DB) *store.DB {
 	app.New(db, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Config{})
 	return db
-}
-
-// setHeartbeatPaused pauses or resumes a heartbeat at `at` in the steps
-// app takes (app/heartbeats.go), for the store's tests of what a pause
-// sees (the journal's pings) and what it writes.
-func setHeartbeatPaused(db *store.DB, wsID, id string, paused bool, at time.Time) error {
-	return db.HeartbeatTx(ctx, func(tx *store.Tx) error {
-		cur, seq, err := tx.LockHeartbeat(ctx, wsID, id)
-		if err != nil || cur.Paused == paused {
-			return err
-		}
-		if err := tx.SetHeartbeatPaused(ctx, wsID, id, paused, at); err != nil {
-			return err
-		}
-		plan, err := cur.Schedule.Compile()
-		if err != nil {
-			return err
-		}
-		settings := heartbeat.Settings{Plan: plan, MaxRuntime: time.Duration(cur.MaxRuntimeSeconds) * time.Second}
-		rt, tr := cur.Runtime, (*monitor.Transition)(nil)
-		if paused {
-			rt, tr = rt.Pause(at)
-		} else {
-			rt, tr = rt.Resume(at, settings)
-		}
-		if err := tx.SaveHeartbeatRuntime(ctx, seq, rt, settings); err != nil || tr == nil {
-			return err
-		}
-		return tx.RecordTransition(ctx, id, *tr)
-	})
-}
-
-// updateHeartbeat stores an edit of h in the steps app takes, if the row
-// is still as read at prev.
-func updateHeartbeat(db *store.DB, h heartbeat.Heartbeat, prev time.Time) error {
-	return db.HeartbeatTx(ctx, func(tx *store.Tx) error {
-		cur, seq, err := tx.LockHeartbeat(ctx, h.WorkspaceID, h.ID)
-		if err != nil {
-			return err
-		}
-		if !cur.UpdatedAt.Equal(prev) {
-			return store.ErrStale
-		}
-		if err := tx.UpdateHeartbeat(ctx, h); err != nil {
-			return err
-		}
-		plan, err := h.Schedule.Compile()
-		if err != nil {
-			return err
-		}
-		settings := heartbeat.Settings{Plan: plan, MaxRuntime: time.Duration(h.MaxRuntimeSeconds) * time.Second}
-		rt := cur.Runtime
-		if !rt.Deadline.IsZero() && cur.Schedule != h.Schedule {
-			if e, ok := plan.Next(rt.WindowStart); ok {
-				rt.Expected, rt.Deadline = e.Expected, e.Deadline
-			}
-		}
-		return tx.SaveHeartbeatRuntime(ctx, seq, rt, settings)
-	})
 }
 
 // Recording checks and pausing a monitor are app's workflows
