@@ -68,3 +68,13 @@ func (db *DB) BusyWrite(ctx context.Context, d time.Duration) error {
 		return nil
 	})
 }
+
+// AuthChannel is the channel key and membership changes are announced on.
+const AuthChannel = authChan
+
+// HeardGrantNotice reports whether the last change notification the grant
+// cache took carried payload: then it took every one sent before it.
+func (db *DB) HeardGrantNotice(payload string) bool {
+	p := db.grants.heard.Load()
+	return p != nil && *p == payload
+}

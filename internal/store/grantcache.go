@@ -28,6 +28,9 @@ import (
 type grantCache struct {
 	epoch atomic.Uint64
 	live  atomic.Bool
+	// heard is the payload of the last notification taken: notifications
+	// come in order, so one seen means every earlier one was taken too.
+	heard atomic.Pointer[string]
 
 	mu sync.RWMutex
 	m  map[string]grantEntry
@@ -141,10 +144,12 @@ func (c *grantCache) session(ctx context.Context, databaseURL string) error {
 	c.invalidate()
 	c.live.Store(true)
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
 		c.invalidate()
+		c.heard.Store(&n.Payload)
 	}
 }
 
