@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
-	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
@@ -26,7 +25,7 @@ import (
 var (
 	ctx = context.Background()
 	// t0 has microsecond precision, as stored.
-	t0 = time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
+	t0 = storetest.T0
 )
 
 // openWithWorkflow opens a fresh database with an app over it, whose
@@ -65,29 +64,6 @@ func check(t testing.TB, err error) {
 	}
 }
 
-// seed stores a user who owns a workspace.
-func seed(t testing.TB, db *store.DB, slug string) (account.User, account.Workspace) {
-	t.Helper()
-	u := account.User{ID: ids.New(ids.User, t0), Email: slug + "@example.com", PasswordHash: "$argon2id$v=19$x", CreatedAt: t0}
-	w := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "WS " + slug, Slug: slug, MaxMonitors: 50, MinIntervalSeconds: 30, CreatedAt: t0}
-	check(t, db.CreateUser(ctx, u))
-	check(t, db.CreateWorkspace(ctx, w))
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
-	return u, w
-}
-
-// addMonitor stores a tcp monitor of the workspace.
-func addMonitor(t *testing.T, db *store.DB, wsID string, cfg monitor.Config) monitor.Monitor {
-	t.Helper()
-	if cfg.Host == "" {
-		cfg.Host, cfg.Port = "db.internal", 5432
-	}
-	m := monitor.Monitor{ID: ids.New(ids.Monitor, t0), WorkspaceID: wsID, Type: monitor.TypeTCP, Name: "m", Config: cfg,
-		IntervalSeconds: 30, State: monitor.StatePending, StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
-	check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 1000))
-	return m
-}
-
 func addChannel(t *testing.T, db *store.DB, wsID string, events, subjects []string) string {
 	t.Helper()
 	c := notify.Channel{ID: ids.New(ids.Channel, t0), WorkspaceID: wsID, Name: "c", Kind: notify.Webhook, Enabled: true,
@@ -114,28 +90,11 @@ func observe(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at
 	return changes
 }
 
-// newHeartbeat stores a heartbeat with a period schedule and returns it
-// with its token.
-func newHeartbeat(t testing.TB, db *store.DB, wsID string, at time.Time, period, grace, maxRuntime int) heartbeat.Heartbeat {
-	t.Helper()
-	h := heartbeat.Heartbeat{ID: ids.New(ids.Heartbeat, at), WorkspaceID: wsID, Name: "job",
-		Schedule:          heartbeat.Schedule{PeriodSeconds: period, GraceSeconds: grace},
-		MaxRuntimeSeconds: maxRuntime, Token: heartbeat.NewToken(), Runtime: heartbeat.New(at, false),
-		CreatedAt: at, UpdatedAt: at}
-	check(t, db.CreateHeartbeat(ctx, h, heartbeat.HashToken(h.Token), []byte("sealed"), 10_000))
-	return h
-}
-
-func ping(token string, sig heartbeat.Signal, at time.Time, key, rid string) heartbeat.Arrival {
-	return heartbeat.Arrival{TokenHash: heartbeat.HashToken(token), Ping: heartbeat.Ping{Signal: sig, ExitCode: -1, RunID: rid, At: at},
-		Method: "GET", Client: "127.0.0.1", Key: key}
-}
-
-// record stores pings through the store's writer, as app's ping writers
-// do.
-func record(t *testing.T, db *store.DB, pings ...heartbeat.Arrival) []heartbeat.Outcome {
-	t.Helper()
-	outs, _, err := db.RecordPings(ctx, pings)
-	check(t, err)
-	return outs
-}
+// The fixtures shared with app's tests (storetest).
+var (
+	seed         = storetest.Seed
+	addMonitor   = storetest.AddMonitor
+	newHeartbeat = storetest.NewHeartbeat
+	ping         = storetest.Ping
+	record       = storetest.Record
+)

@@ -9,23 +9,10 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
-
-// newHeartbeat stores a heartbeat with a period schedule and returns it
-// with its token.
-func newHeartbeat(t testing.TB, db *store.DB, wsID string, at time.Time, period, grace, maxRuntime int) heartbeat.Heartbeat {
-	t.Helper()
-	h := heartbeat.Heartbeat{ID: ids.New(ids.Heartbeat, at), WorkspaceID: wsID, Name: "job",
-		Schedule:          heartbeat.Schedule{PeriodSeconds: period, GraceSeconds: grace},
-		MaxRuntimeSeconds: maxRuntime, Token: heartbeat.NewToken(), Runtime: heartbeat.New(at, false),
-		CreatedAt: at, UpdatedAt: at}
-	check(t, db.CreateHeartbeat(ctx, h, heartbeat.HashToken(h.Token), []byte("sealed"), 10_000))
-	return h
-}
 
 // newHeartbeats makes n heartbeats in workspace wsID, each with a
 // 60-second period and 10 seconds' grace.
@@ -46,11 +33,6 @@ func sweepDeadlines(db *store.DB, owner string, now time.Time, lease time.Durati
 		func(h store.SweptHeartbeat, spans [][2]time.Time) (heartbeat.Runtime, []monitor.Transition) {
 			return h.Runtime.Sweep(now, h.Settings, heartbeat.SpanCoverage(spans))
 		})
-}
-
-func ping(token string, sig heartbeat.Signal, at time.Time, key, rid string) heartbeat.Arrival {
-	return heartbeat.Arrival{TokenHash: heartbeat.HashToken(token), Ping: heartbeat.Ping{Signal: sig, ExitCode: -1, RunID: rid, At: at},
-		Method: "GET", Client: "127.0.0.1", Key: key}
 }
 
 func getHeartbeat(t *testing.T, db *store.DB, wsID, id string) heartbeat.Heartbeat {

@@ -34,18 +34,6 @@ func TestMaintenance(t *testing.T) {
 	}
 }
 
-// addMonitor stores a tcp monitor of the workspace.
-func addMonitor(t *testing.T, db *store.DB, wsID string, cfg monitor.Config) monitor.Monitor {
-	t.Helper()
-	if cfg.Host == "" {
-		cfg.Host, cfg.Port = "db.internal", 5432
-	}
-	m := monitor.Monitor{ID: ids.New(ids.Monitor, t0), WorkspaceID: wsID, Type: monitor.TypeTCP, Name: "m", Config: cfg,
-		IntervalSeconds: 30, State: monitor.StatePending, StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
-	check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 1000))
-	return m
-}
-
 func oneOff(wsID string, monitorIDs ...string) maintenance.Window {
 	return maintenance.Window{ID: ids.New(ids.Maintenance, t0), WorkspaceID: wsID, Name: "db upgrade",
 		Description: "Postgres 17", StartsAt: t0.Add(time.Hour), EndsAt: t0.Add(3 * time.Hour),

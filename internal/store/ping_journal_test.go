@@ -48,13 +48,6 @@ func reopen(t *testing.T, u string) *store.DB {
 	return db
 }
 
-func record(t *testing.T, db *store.DB, pings ...heartbeat.Arrival) []heartbeat.Outcome {
-	t.Helper()
-	outs, _, err := db.RecordPings(ctx, pings)
-	check(t, err)
-	return outs
-}
-
 // A process killed with pings in its journal: after a restart every
 // acknowledged ping is listed once, runs pair across the crash as they
 // did before it, a retried key is still a replay, and new pings number

@@ -52,7 +52,7 @@ func TestStore(t *testing.T) {
 var (
 	ctx = context.Background()
 	// t0 has microsecond precision, as stored.
-	t0 = time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
+	t0 = storetest.T0
 )
 
 func check(t testing.TB, err error) {
@@ -82,16 +82,6 @@ func newUser(email string) account.User {
 
 func newWorkspace(slug string) account.Workspace {
 	return account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "WS " + slug, Slug: slug, MaxMonitors: 50, MinIntervalSeconds: 30, CreatedAt: t0}
-}
-
-// seed stores a user who owns a workspace.
-func seed(t testing.TB, db *store.DB, slug string) (account.User, account.Workspace) {
-	t.Helper()
-	u, w := newUser(slug+"@example.com"), newWorkspace(slug)
-	check(t, db.CreateUser(ctx, u))
-	check(t, db.CreateWorkspace(ctx, w))
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
-	return u, w
 }
 
 func testMigrate(t *testing.T, e storetest.Engine) {

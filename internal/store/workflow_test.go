@@ -54,3 +54,12 @@ func setPaused(db *store.DB, wsID, id string, paused bool, at time.Time) error {
 	_, err := a.SetPaused(ctx, app.Actor{WorkspaceID: wsID, Role: monitor.RoleOwner}, id, paused)
 	return err
 }
+
+// The fixtures shared with app's tests (storetest).
+var (
+	seed         = storetest.Seed
+	addMonitor   = storetest.AddMonitor
+	newHeartbeat = storetest.NewHeartbeat
+	ping         = storetest.Ping
+	record       = storetest.Record
+)
