@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/child"
 )
 
 // targetBody is the target's answer: about 100 bytes, like a small health
@@ -34,23 +35,7 @@ func serveTarget(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       30 * time.Second,
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
-	eof := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.Discard, stdin)
-		close(eof)
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	case <-eof:
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(sctx)
+	return child.ServeUntilEOF(ctx, srv, ln, "http://"+ln.Addr().String(), stdin, stdout)
 }
 
 // targetURL is monitor i's URL: one path per monitor, so every check is a

@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/child"
 )
 
 // The bare handler, the baseline, is this binary's child mode: it listens
@@ -41,7 +41,7 @@ func serveBare(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		_, _ = w.Write(bareAck)
 	})
 	log := slog.New(slog.DiscardHandler)
-	return serveUntilEOF(ctx, newServer(h, log), ln, "http://"+ln.Addr().String(), stdin, stdout)
+	return child.ServeUntilEOF(ctx, newServer(h, log), ln, "http://"+ln.Addr().String(), stdin, stdout)
 }
 
 // newServer has the settings of `tocsin serve`'s server.
@@ -55,34 +55,4 @@ func newServer(h http.Handler, log *slog.Logger) *http.Server {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-}
-
-// serveUntilEOF serves on ln, prints base, and shuts down at EOF on stdin
-// (the parent closed it, or died) or when ctx ends.
-func serveUntilEOF(ctx context.Context, srv *http.Server, ln net.Listener, base string, stdin io.Reader, stdout io.Writer) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if _, err := fmt.Fprintln(stdout, base); err != nil {
-		return err
-	}
-	eof := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.Discard, stdin)
-		close(eof)
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	case <-eof:
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return err
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }

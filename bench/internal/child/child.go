@@ -216,3 +216,34 @@ func (p *Process) Kill() {
 	<-p.done
 	p.done <- nil // for a later Stop
 }
+
+// ServeUntilEOF is the child's side of a served mode: it serves srv on ln,
+// prints base as its first line, and shuts down, draining requests, at EOF
+// on stdin (the parent closed it, or died) or when ctx ends.
+func ServeUntilEOF(ctx context.Context, srv *http.Server, ln net.Listener, base string, stdin io.Reader, stdout io.Writer) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if _, err := fmt.Fprintln(stdout, base); err != nil {
+		return err
+	}
+	eof := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, stdin)
+		close(eof)
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	case <-eof:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
