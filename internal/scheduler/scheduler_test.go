@@ -25,17 +25,6 @@ import (
 
 var ctx = context.Background()
 
-// withApp is what a scheduler runs on: the store, with app's maintenance
-// sweep over it.
-func withApp(db *store.DB) appStore {
-	return appStore{db, app.New(db, nil, nil, slog.New(slog.DiscardHandler), app.Config{})}
-}
-
-type appStore struct {
-	*store.DB
-	*app.App
-}
-
 func check(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -76,6 +65,15 @@ func addMonitorOf(t testing.TB, db *store.DB, ws string, typ monitor.Type, cfg m
 // scheduler records checks through.
 func appOf(db *store.DB) *app.App {
 	return app.New(db, nil, nil, slog.New(slog.DiscardHandler), app.Config{})
+}
+
+// openDB opens a fresh database with app's workflow on it: what a state
+// change writes beyond its row, and a heartbeat's state machine, are app's.
+func openDB(t testing.TB, e storetest.Engine) *store.DB {
+	t.Helper()
+	db := storetest.OpenDB(t, e)
+	appOf(db)
+	return db
 }
 
 func waitFor(t testing.TB, what string, cond func() bool) {
