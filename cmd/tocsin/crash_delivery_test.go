@@ -72,12 +72,7 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 			defer receiver.Close()
 
 			child := startCrashChild(t, args...)
-			key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
-				"--scope", "incidents:write", "--scope", "incidents:read", "--scope", "notifications:write", "--scope", "notifications:read")
-			if err != nil {
-				t.Fatalf("key create: %v\n%s\n%s", err, errOut, child.logs.String())
-			}
-			key = strings.TrimSpace(key)
+			key := ownerKey(t, env, "incidents:write", "incidents:read", "notifications:write", "notifications:read")
 			res := apiCall(t, true, http.MethodPost, child.url+"/api/v1/notification-channels", key,
 				`{"name":"hook","kind":"webhook","config":{"url":"`+receiver.URL+`/hook"}}`)
 			var ch struct{ ID, SigningSecret string }

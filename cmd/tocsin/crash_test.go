@@ -374,12 +374,7 @@ func TestKilledServerKeepsAcknowledgedPings(t *testing.T) {
 		t.Run(eng.Name, func(t *testing.T) {
 			env, args := childSetup(t, eng)
 			child := startCrashChild(t, args...)
-			key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
-				"--scope", "monitors:read", "--scope", "monitors:write")
-			if err != nil {
-				t.Fatalf("key create: %v\n%s\n%s", err, errOut, child.logs.String())
-			}
-			key = strings.TrimSpace(key)
+			key := ownerKey(t, env, "monitors:read", "monitors:write")
 
 			// Enough heartbeats that their rate-limit bursts (app.PingBurst
 			// each) hold the whole burst: the kill must interrupt pings

@@ -97,12 +97,7 @@ func TestAdminBesideBusyServe(t *testing.T) {
 		t.Run(eng.Name, func(t *testing.T) {
 			env, args := childSetup(t, eng)
 			child := startCrashChild(t, args...)
-			key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
-				"--scope", "monitors:read", "--scope", "monitors:write")
-			if err != nil {
-				t.Fatalf("key create: %v\n%s", err, errOut)
-			}
-			key = strings.TrimSpace(key)
+			key := ownerKey(t, env, "monitors:read", "monitors:write")
 
 			ctx, stop := context.WithTimeout(context.Background(), 4*time.Second)
 			defer stop()

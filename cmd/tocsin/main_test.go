@@ -96,6 +96,21 @@ func cli(t *testing.T, env map[string]string, args ...string) (string, string, e
 	return out.String(), errb.String(), err
 }
 
+// ownerKey creates, with `tocsin key create`, a key of the first owner in
+// the default workspace with these scopes, and returns it.
+func ownerKey(t *testing.T, env map[string]string, scopes ...string) string {
+	t.Helper()
+	args := []string{"key", "create", "--email", "owner@localhost", "--workspace", "default"}
+	for _, s := range scopes {
+		args = append(args, "--scope", s)
+	}
+	key, errOut, err := cli(t, env, args...)
+	if err != nil {
+		t.Fatalf("key create: %v\n%s", err, errOut)
+	}
+	return strings.TrimSpace(key)
+}
+
 // TestQuickStart is the README's walk-through, end to end through run, on
 // each engine: serve on an empty database prints a one-time sign-in, `key
 // create` prints only a key, and the key manages monitors.
@@ -397,12 +412,7 @@ func TestServeChecksMonitors(t *testing.T) {
 	defer target.Close()
 	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir(), "TOCSIN_NODE_NAME": "e2e-node"}
 	s := startServe(t, env)
-	key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
-		"--scope", "monitors:read", "--scope", "monitors:write")
-	if err != nil {
-		t.Fatalf("key create: %v\n%s", err, errOut)
-	}
-	key = strings.TrimSpace(key)
+	key := ownerKey(t, env, "monitors:read", "monitors:write")
 	res := do(t, "POST", s.url+"/api/v1/monitors", key,
 		`{"type":"http","name":"local","intervalSeconds":10,"config":{"url":"`+target.URL+`","keywordAssertions":[{"keyword":"healthy"}]}}`)
 	var m struct{ ID string }

@@ -29,12 +29,8 @@ func TestServeOwnsEveryGoroutine(t *testing.T) {
 				env["TOCSIN_SECRET_KEYS"] = strings.TrimSpace(keys)
 			}
 			s := startServe(t, env)
-			key, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default",
-				"--scope", "monitors:read", "--scope", "monitors:write")
-			if err != nil {
-				t.Fatalf("key create: %v\n%s", err, errOut)
-			}
-			res := do(t, "POST", s.url+"/api/v1/heartbeats", strings.TrimSpace(key), `{"name":"job","schedule":{"periodSeconds":3600,"graceSeconds":60}}`)
+			key := ownerKey(t, env, "monitors:read", "monitors:write")
+			res := do(t, "POST", s.url+"/api/v1/heartbeats", key, `{"name":"job","schedule":{"periodSeconds":3600,"graceSeconds":60}}`)
 			var hb struct{ PingURL string }
 			if err := json.NewDecoder(res.Body).Decode(&hb); err != nil || res.StatusCode != 201 {
 				t.Fatalf("create heartbeat: %d %v", res.StatusCode, err)
