@@ -249,7 +249,7 @@ func runtimeArgs(rt Runtime) []any {
 // time. Checks already leased by a live node are skipped, never waited for.
 func (db *DB) ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) (due []monitor.DueCheck, err error) {
 	defer errs.Wrap(&err, "store.ClaimDue")
-	q := db.d.claim(claimChecks)
+	q := db.d.claims.checks
 	rows, err := db.w.QueryContext(ctx, q, owner, micros(horizon), micros(now), lease.Microseconds(), limit)
 	due, err = collect(rows, err, func(r rowScanner) (d monitor.DueCheck, err error) {
 		var dueAt, until int64

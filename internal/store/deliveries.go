@@ -67,7 +67,7 @@ type Claimed struct {
 // until, and reads them with their events and channels; other nodes skip
 // them until then (a dead node's come back when its lease ends).
 func (tx *Tx) ClaimDeliveries(ctx context.Context, owner string, now, until time.Time, limit int) ([]Claimed, error) {
-	q := tx.db.d.claim(claimDeliveries)
+	q := tx.db.d.claims.deliveries
 	rows, err := tx.c.QueryContext(ctx, q, micros(now), owner, micros(until), limit)
 	claimed, err := collect(rows, err, func(r rowScanner) (any, error) {
 		id, err := scanValue[string](r)

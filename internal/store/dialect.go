@@ -38,8 +38,16 @@ type dialect struct {
 	// PostgreSQL, where READ COMMITTED gives each statement its own;
 	// SQLite's transactions have one already.
 	snapshot sql.IsolationLevel
-	// claimForm builds a lease claim's statement (claim, below).
+	// claimForm builds a lease claim's statement (claim, below); claims
+	// holds the three the store makes, built once.
 	claimForm func(d dialect, c claim) string
+	claims    struct{ checks, sweeps, deliveries string }
+}
+
+func init() {
+	for _, d := range []*dialect{&sqliteDialect, &postgresDialect} {
+		d.claims.checks, d.claims.sweeps, d.claims.deliveries = d.claim(claimChecks), d.claim(claimSweeps), d.claim(claimDeliveries)
+	}
 }
 
 // advisory-lock key for migrations: any constant that no other code uses.

@@ -53,6 +53,12 @@ func TestClaimStatements(t *testing.T) {
 			}
 		})
 	}
+	// The statements the store runs are these, built once.
+	for _, d := range []dialect{sqliteDialect, postgresDialect} {
+		if d.claims.checks != d.claim(claimChecks) || d.claims.sweeps != d.claim(claimSweeps) || d.claims.deliveries != d.claim(claimDeliveries) {
+			t.Errorf("%s: the prebuilt claims differ from the claims built", d.name)
+		}
+	}
 }
 
 // spacing folds runs of white space to one space and drops it inside

@@ -115,7 +115,7 @@ func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 // before it reads them.
 func (db *DB) sweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int,
 	judge SweepJudge, onClaim func(seqs []int64) error) (changes []StateChange, claimed int, err error) {
-	q := db.d.claim(claimSweeps)
+	q := db.d.claims.sweeps
 	rows, err := db.w.QueryContext(ctx, q, owner, micros(now), micros(now.Add(lease)), limit)
 	seqs, err := collect(rows, err, scanValue[int64])
 	if err != nil || len(seqs) == 0 {

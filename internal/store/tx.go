@@ -90,12 +90,6 @@ func (tx *Tx) transition(ctx context.Context, subjectID string, tr *monitor.Tran
 	return errNoWorkflow
 }
 
-// RecordTransition appends tr to subjectID's state history and lets the
-// installed workflow write what follows, as the store's own writers do.
-func (tx *Tx) RecordTransition(ctx context.Context, subjectID string, tr monitor.Transition) error {
-	return tx.transition(ctx, subjectID, &tr)
-}
-
 // deleted lets the workflow see subjectID go.
 func (tx *Tx) deleted(ctx context.Context, subjectID string) error {
 	if w := tx.db.workflow; w != nil {
