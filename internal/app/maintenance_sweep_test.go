@@ -151,9 +151,7 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 			dbs, apps = append(dbs, dbs[0]), append(apps, apps[0])
 			continue
 		}
-		db, err := store.Open(ctx, u)
-		check(t, err)
-		t.Cleanup(func() { db.Close() })
+		db := storetest.Open(t, u)
 		dbs, apps = append(dbs, db), append(apps, newApp(db))
 	}
 	w := addWorkspace(t, dbs[0], "acme")
@@ -197,12 +195,8 @@ func testApplyMaintenanceTwoNodes(t *testing.T, e storetest.Engine) {
 // neither fails (no deadlock) and no observation is lost.
 func testApplyMaintenanceWithObservations(t *testing.T, e storetest.Engine) {
 	u := storetest.URL(t, e)
-	writerDB, err := store.Open(ctx, u)
-	check(t, err)
-	t.Cleanup(func() { writerDB.Close() })
-	sweepDB, err := store.Open(ctx, u)
-	check(t, err)
-	t.Cleanup(func() { sweepDB.Close() })
+	writerDB := storetest.Open(t, u)
+	sweepDB := storetest.Open(t, u)
 	sweeper := newApp(sweepDB)
 	w := addWorkspace(t, writerDB, "acme")
 	var ms []monitor.Monitor

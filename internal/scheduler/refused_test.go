@@ -150,9 +150,7 @@ func TestWriterIsolatesARefusedObservation(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			u := storetest.URL(t, e)
-			db, err := store.Open(ctx, u)
-			check(t, err)
-			t.Cleanup(func() { db.Close() })
+			db := storetest.Open(t, u)
 			refuseNUL(t, e, rawDB(t, u))
 			const n, bad = 200, 137
 			due := claimed(t, db, n)
@@ -205,9 +203,7 @@ func TestWriterDropsAnObservationRefusedEvenAsUnknown(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			u := storetest.URL(t, e)
-			db, err := store.Open(ctx, u)
-			check(t, err)
-			t.Cleanup(func() { db.Close() })
+			db := storetest.Open(t, u)
 			const n, bad = 10, 3
 			due := claimed(t, db, n)
 			refuseMonitor(t, e, rawDB(t, u), due[bad].Seq)

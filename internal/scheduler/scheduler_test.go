@@ -199,12 +199,8 @@ func TestTwoSchedulersCheckEachSlotOnce(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			// Each node has its own connection pool, as two processes would.
 			u := storetest.URL(t, e)
-			db, err := store.Open(ctx, u)
-			check(t, err)
-			t.Cleanup(func() { db.Close() })
-			db2, err := store.Open(ctx, u)
-			check(t, err)
-			t.Cleanup(func() { db2.Close() })
+			db := storetest.Open(t, u)
+			db2 := storetest.Open(t, u)
 			ws := workspace(t, db)
 			tg := newTarget(t)
 			// Timeouts as long as the interval, so a check is a missed start

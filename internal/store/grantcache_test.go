@@ -21,9 +21,7 @@ func TestGrantCache(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			url := storetest.URL(t, e)
 			open := func() *store.DB {
-				db, err := store.Open(ctx, url)
-				check(t, err)
-				t.Cleanup(func() { db.Close() })
+				db := storetest.Open(t, url)
 				return db
 			}
 			node1, node2 := open(), open()

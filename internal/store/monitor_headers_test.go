@@ -17,9 +17,7 @@ func TestSealPlainHeaders(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			u := storetest.URL(t, e)
-			db, err := store.Open(ctx, u)
-			check(t, err)
-			t.Cleanup(func() { db.Close() })
+			db := storetest.Open(t, u)
 			_, w := seed(t, db, "acme")
 			var ms []string
 			for range 3 {

@@ -36,9 +36,7 @@ func sqliteURL(t *testing.T) (string, string) {
 
 func openSQLite(t *testing.T, u string) *store.DB {
 	t.Helper()
-	db, err := store.Open(ctx, u)
-	check(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, u)
 	return db
 }
 

@@ -99,7 +99,14 @@ func EmptyURL(t testing.TB, e Engine) string {
 // OpenDB opens a fresh, migrated database, closed when the test ends.
 func OpenDB(t testing.TB, e Engine) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), URL(t, e))
+	return Open(t, URL(t, e))
+}
+
+// Open opens the database at u (another handle on one a test made, as a
+// second node or process has), closed when the test ends.
+func Open(t testing.TB, u string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
