@@ -184,23 +184,6 @@ func testMaintenanceWindowPages(t *testing.T, e storetest.Engine) {
 	}
 }
 
-// observe runs one check result of m through the engine's path: claim,
-// then apply.
-func observe(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at time.Time) []monitor.StateChange {
-	t.Helper()
-	check(t, db.SetNextDueForTest(ctx, m.ID, at))
-	due, err := db.ClaimDue(ctx, "node", at, at, time.Microsecond, 1000)
-	check(t, err)
-	i := slices.IndexFunc(due, func(d monitor.DueCheck) bool { return d.Monitor.ID == m.ID })
-	if i < 0 {
-		t.Fatalf("%s not claimed at %v", m.ID, at)
-	}
-	changes, err := recordChecks(db, "node", []monitor.Completed{{Seq: due[i].Seq,
-		Observation: monitor.Observation{MonitorID: m.ID, StartedAt: at, Due: at, Result: r, Probe: "p", Region: "r"},
-		Thresholds:  monitor.Thresholds{Confirmations: m.Config.Confirmations, Recoveries: m.Config.Recoveries}}})
-	check(t, err)
-	return changes
-}
 
 // addHeartbeatForWindow stores a heartbeat of the workspace that expects a
 // ping every minute, with a minute's grace. Its ping token is its id.
