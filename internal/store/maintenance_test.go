@@ -184,7 +184,6 @@ func testMaintenanceWindowPages(t *testing.T, e storetest.Engine) {
 	}
 }
 
-
 // addHeartbeatForWindow stores a heartbeat of the workspace that expects a
 // ping every minute, with a minute's grace. Its ping token is its id.
 func addHeartbeatForWindow(t *testing.T, db *store.DB, wsID string, paused bool) heartbeat.Heartbeat {
