@@ -247,6 +247,7 @@ func TestUnitHardening(t *testing.T) {
 	keys := unitKeys(t, "tocsin.service")
 	want := map[string]string{
 		"DynamicUser":             "yes",
+		"User":                    "tocsin",
 		"StateDirectory":          "tocsin",
 		"StateDirectoryMode":      "0700",
 		"UMask":                   "0077",
@@ -289,9 +290,9 @@ func TestUnitHardening(t *testing.T) {
 		t.Errorf("Environment = %q, want TOCSIN_DATA_DIR=/var/lib/tocsin", keys["Environment"])
 	}
 	// Settings that would undo the sandbox.
-	for _, k := range []string{"User", "ReadWritePaths", "PermissionsStartOnly"} {
+	for _, k := range []string{"ReadWritePaths", "PermissionsStartOnly", "ExecStartPre"} {
 		if _, ok := keys[k]; ok {
-			t.Errorf("%s is set: the sandbox relies on DynamicUser and StateDirectory alone", k)
+			t.Errorf("%s is set: the sandbox relies on DynamicUser and StateDirectory alone, nothing running with more rights", k)
 		}
 	}
 }
