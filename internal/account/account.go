@@ -91,3 +91,6 @@ type APIKey struct {
 	LastUsedAt  time.Time // zero when never used
 	RevokedAt   time.Time // zero when active
 }
+
+// MaxQuota is the largest count quota an operator may set.
+const MaxQuota = 10_000_000

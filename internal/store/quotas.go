@@ -66,16 +66,17 @@ func (db *DB) SetWorkspaceQuota(ctx context.Context, wsID string, maxMonitors, m
 		wsID, nullInt(maxMonitors), nullInt(minIntervalSeconds)))
 }
 
-// WorkspaceUsage counts what a workspace holds of each counted quota
-// (MinIntervalSeconds stays zero).
+// WorkspaceUsage counts what a workspace holds of each counted quota;
+// MinIntervalSeconds is its monitors' shortest interval (0 without any).
 func (db *DB) WorkspaceUsage(ctx context.Context, wsID string) (u account.Quotas, err error) {
 	defer errs.Wrap(&err, "store.WorkspaceUsage(%s)", wsID)
 	err = db.r.QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM monitors WHERE workspace_id = $1),
 		(SELECT COUNT(*) FROM heartbeats WHERE workspace_id = $1),
+		(SELECT COALESCE(MIN(interval_seconds), 0) FROM monitors WHERE workspace_id = $1),
 		(SELECT COUNT(*) FROM maintenance_windows WHERE workspace_id = $1),
 		(SELECT COUNT(*) FROM notification_channels WHERE workspace_id = $1)`, wsID).
-		Scan(&u.Monitors, &u.Heartbeats, &u.MaintenanceWindows, &u.Channels)
+		Scan(&u.Monitors, &u.Heartbeats, &u.MinIntervalSeconds, &u.MaintenanceWindows, &u.Channels)
 	return u, err
 }
 

@@ -294,7 +294,7 @@ func testQuotaOverride(t *testing.T, e storetest.Engine) {
 	check(t, db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, 100))
 	u, err := db.WorkspaceUsage(ctx, w.ID)
 	check(t, err)
-	equal(t, u, account.Quotas{Monitors: 4})
+	equal(t, u, account.Quotas{Monitors: 4, MinIntervalSeconds: fullMonitor(w.ID).IntervalSeconds})
 }
 
 func testMemberships(t *testing.T, e storetest.Engine) {
