@@ -140,7 +140,12 @@ func workspaceSetQuota(ctx context.Context, args []string, getenv func(string) s
 		fs.StringVar(&workspace, "workspace", "", "workspace id or slug (required)")
 		fs.Var(&mon, "monitors", `most monitors the workspace may hold, or "default" for the server's (max-monitors)`)
 		fs.Var(&hb, "heartbeats", `most heartbeats, or "default" (max-heartbeats)`)
-		fs.Var(&minInterval, "min-interval", `shortest check interval such as 30s, or "default" (min-interval)`)
+		// serve's --min-interval (the server's default) is registered for
+		// every command; here the flag is the workspace's, and the
+		// default, for the printout, comes from TOCSIN_MIN_INTERVAL.
+		f := fs.Lookup("min-interval")
+		f.Value, f.DefValue = &minInterval, ""
+		f.Usage = `shortest check interval such as 30s, or "default" for the server's (TOCSIN_MIN_INTERVAL)`
 		fs.Var(&windows, "maintenance-windows", `most maintenance windows, or "default" (max-maintenance-windows)`)
 		fs.Var(&channels, "channels", `most notification channels, or "default" (max-channels)`)
 	})
