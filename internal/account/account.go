@@ -51,12 +51,6 @@ func (w Workspace) Overrides() Quotas {
 		MaintenanceWindows: w.MaxMaintenanceWindows, Channels: w.MaxChannels}
 }
 
-// SetOverrides replaces the workspace's own quotas.
-func (w *Workspace) SetOverrides(q Quotas) {
-	w.MaxMonitors, w.MaxHeartbeats, w.MinIntervalSeconds = q.Monitors, q.Heartbeats, q.MinIntervalSeconds
-	w.MaxMaintenanceWindows, w.MaxChannels = q.MaintenanceWindows, q.Channels
-}
-
 // Over is q with the defaults where q has no override.
 func (q Quotas) Over(defaults Quotas) Quotas {
 	pick := func(o, d int) int {

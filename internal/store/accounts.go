@@ -89,8 +89,8 @@ func (db *DB) Workspace(ctx context.Context, idOrSlug string) (w account.Workspa
 	if err != nil {
 		return account.Workspace{}, classify(err)
 	}
-	w.SetOverrides(account.Quotas{Monitors: int(q[0].Int64), Heartbeats: int(q[1].Int64), MinIntervalSeconds: int(q[2].Int64),
-		MaintenanceWindows: int(q[3].Int64), Channels: int(q[4].Int64)})
+	w.MaxMonitors, w.MaxHeartbeats, w.MinIntervalSeconds = int(q[0].Int64), int(q[1].Int64), int(q[2].Int64)
+	w.MaxMaintenanceWindows, w.MaxChannels = int(q[3].Int64), int(q[4].Int64)
 	w.CreatedAt = fromMicros(created)
 	return w, nil
 }
