@@ -42,7 +42,12 @@ type reply struct {
 func createMonitor(t *testing.T, base, key string, interval int) reply {
 	t.Helper()
 	body := fmt.Sprintf(`{"type":"http","name":"m","intervalSeconds":%d,"config":{"url":"https://a.example"}}`, interval)
-	req, _ := http.NewRequest("POST", base+"/api/v1/monitors", strings.NewReader(body))
+	return post(t, base+"/api/v1/monitors", key, body)
+}
+
+func post(t *testing.T, url, key, body string) reply {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
@@ -85,9 +90,16 @@ func regexpLine(out, re string) bool {
 func TestWorkspaceQuotas(t *testing.T) {
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
-			env := quotaEnv(t, eng, map[string]string{"TOCSIN_MAX_MONITORS": "3", "TOCSIN_MIN_INTERVAL": "30s"})
+			env := quotaEnv(t, eng, map[string]string{"TOCSIN_MAX_MONITORS": "3", "TOCSIN_MIN_INTERVAL": "30s", "TOCSIN_MAX_HEARTBEATS": "1"})
 			s := startServe(t, env)
 			key := ownerKey(t, env, "monitors:write")
+			heartbeat := func() reply {
+				return post(t, s.url+"/api/v1/heartbeats", key, `{"name":"job","schedule":{"periodSeconds":3600}}`)
+			}
+			if r := heartbeat(); r.status != http.StatusCreated {
+				t.Fatalf("first heartbeat: %+v", r)
+			}
+			wantQuotaExceeded(t, heartbeat(), "at most 1 heartbeats", "--heartbeats")
 			wantQuotaExceeded(t, (createMonitor(t, s.url, key, 20)), "at least 30 seconds", "--min-interval")
 			for range 3 {
 				if r := createMonitor(t, s.url, key, 30); r.status != http.StatusCreated {
@@ -118,7 +130,7 @@ func TestWorkspaceQuotas(t *testing.T) {
 				t.Fatalf("show: %v\n%s", err, errOut)
 			}
 			for _, re := range []string{`monitors\s+3\s+server default\s+4`, `min-interval\s+15s\s+workspace \(set-quota\)\s+shortest 20s`,
-				`heartbeats\s+3\s+server default\s+0`, `channels\s+100\s+server default\s+0`, `maintenance-windows\s+100\s+server default\s+0`} {
+				`heartbeats\s+1\s+server default\s+1`, `channels\s+100\s+server default\s+0`, `maintenance-windows\s+100\s+server default\s+0`} {
 				if !regexpLine(out, re) {
 					t.Errorf("show has no line matching %q:\n%s", re, out)
 				}
