@@ -1,6 +1,6 @@
 // Command tocsin watches web services and scheduled jobs and reports their
 // availability. Subcommands: serve, migrate, user create, key create,
-// secret-key.
+// workspace, secret-key.
 package main
 
 import (
@@ -39,8 +39,7 @@ Commands:
   key create    create an API key; prints only the key
   key list      list a user's API keys
   key revoke    revoke an API key at once
-  workspace show       print a workspace's quotas and usage
-  workspace set-quota  change a workspace's quotas
+  workspace     show: a workspace's quotas and usage; set-quota: change them
   secret-key    print a new entry for TOCSIN_SECRET_KEYS
 
 Run "tocsin <command> -h" for the flags of a command. Every flag has a
