@@ -1,6 +1,6 @@
 // Command tocsin watches web services and scheduled jobs and reports their
 // availability. Subcommands: serve, migrate, user create, key create,
-// secret-key.
+// workspace, secret-key.
 package main
 
 import (
@@ -39,6 +39,7 @@ Commands:
   key create    create an API key; prints only the key
   key list      list a user's API keys
   key revoke    revoke an API key at once
+  workspace     show: a workspace's quotas and usage; set-quota: change them
   secret-key    print a new entry for TOCSIN_SECRET_KEYS
 
 Run "tocsin <command> -h" for the flags of a command. Every flag has a
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		fmt.Fprintf(stderr, "Usage: tocsin user create | key create | key list | key revoke [flags]\n")
 		return errUsage
+	case "workspace":
+		return workspaceCommand(ctx, rest, getenv, stdout, stderr)
 	case "secret-key":
 		return secretKey(rest, stdout, stderr)
 	case "help", "-h", "--help":

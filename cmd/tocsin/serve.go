@@ -169,8 +169,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	a := app.New(db, kr, time.Now, log, app.Config{RatePerMinute: c.RatePerMinute, Outbound: outbound,
-		Checker: prober, RetentionDays: c.RetentionDays, EmailEnabled: mail != nil})
+	a := app.New(db, kr, time.Now, log, withQuotas(c, app.Config{RatePerMinute: c.RatePerMinute, Outbound: outbound,
+		Checker: prober, RetentionDays: c.RetentionDays, EmailEnabled: mail != nil}))
 	if err := sealHeaders(ctx, a, log); err != nil {
 		return err
 	}

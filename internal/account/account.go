@@ -20,15 +20,48 @@ type User struct {
 	CreatedAt          time.Time
 }
 
-// Workspace groups monitors and members. The quota fields bound what its
-// members may create.
+// Workspace groups monitors and members. The quota fields are the
+// operator's overrides of the server's defaults; zero is no override.
 type Workspace struct {
-	ID                 string
-	Name               string
-	Slug               string // unique, url-safe
-	MaxMonitors        int
+	ID                    string
+	Name                  string
+	Slug                  string // unique, url-safe
+	MaxMonitors           int
+	MaxHeartbeats         int
+	MinIntervalSeconds    int
+	MaxMaintenanceWindows int
+	MaxChannels           int
+	CreatedAt             time.Time
+}
+
+// Quotas bound what a workspace's members may create: counts of monitors,
+// heartbeats, maintenance windows and notification channels, and the
+// shortest check interval. As overrides, a zero field is none.
+type Quotas struct {
+	Monitors           int
+	Heartbeats         int
 	MinIntervalSeconds int
-	CreatedAt          time.Time
+	MaintenanceWindows int
+	Channels           int
+}
+
+// Overrides are the workspace's own quotas, zero where the default applies.
+func (w Workspace) Overrides() Quotas {
+	return Quotas{Monitors: w.MaxMonitors, Heartbeats: w.MaxHeartbeats, MinIntervalSeconds: w.MinIntervalSeconds,
+		MaintenanceWindows: w.MaxMaintenanceWindows, Channels: w.MaxChannels}
+}
+
+// Over is q with the defaults where q has no override.
+func (q Quotas) Over(defaults Quotas) Quotas {
+	pick := func(o, d int) int {
+		if o != 0 {
+			return o
+		}
+		return d
+	}
+	return Quotas{Monitors: pick(q.Monitors, defaults.Monitors), Heartbeats: pick(q.Heartbeats, defaults.Heartbeats),
+		MinIntervalSeconds: pick(q.MinIntervalSeconds, defaults.MinIntervalSeconds),
+		MaintenanceWindows: pick(q.MaintenanceWindows, defaults.MaintenanceWindows), Channels: pick(q.Channels, defaults.Channels)}
 }
 
 // Membership gives a user a role in a workspace.
@@ -52,3 +85,6 @@ type APIKey struct {
 	LastUsedAt  time.Time // zero when never used
 	RevokedAt   time.Time // zero when active
 }
+
+// MaxQuota is the largest count quota an operator may set.
+const MaxQuota = 10_000_000

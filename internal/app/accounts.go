@@ -49,9 +49,7 @@ func (a *App) Bootstrap(ctx context.Context) (*Bootstrapped, error) {
 func (a *App) newWorkspace(name, slug string) account.Workspace {
 	now := a.now()
 	return account.Workspace{
-		ID: ids.New(ids.Workspace, now), Name: name, Slug: slug,
-		MaxMonitors: a.cfg.DefaultMaxMonitors, MinIntervalSeconds: a.cfg.DefaultMinIntervalSeconds,
-		CreatedAt: now,
+		ID: ids.New(ids.Workspace, now), Name: name, Slug: slug, CreatedAt: now,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/netguard"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/ratelimit"
@@ -27,10 +28,16 @@ type Config struct {
 	RatePerMinute int
 	// IdempotencyTTL is how long a stored response is replayed (spec §8: 24h).
 	IdempotencyTTL time.Duration
-	// DefaultMaxMonitors and DefaultMinIntervalSeconds are the quotas given
-	// to new workspaces.
-	DefaultMaxMonitors        int
-	DefaultMinIntervalSeconds int
+	// The server's quotas, for every workspace without an override of its
+	// own (`tocsin workspace set-quota`): monitors (default 1000),
+	// heartbeats (default DefaultMaxMonitors), the shortest check interval
+	// (default 10 s), maintenance windows and notification channels
+	// (default 100 each).
+	DefaultMaxMonitors           int
+	DefaultMaxHeartbeats         int
+	DefaultMinIntervalSeconds    int
+	DefaultMaxMaintenanceWindows int
+	DefaultMaxChannels           int
 	// Outbound is where checks may connect; it also vets targets written as
 	// addresses when a monitor is saved.
 	Outbound netguard.Policy
@@ -71,7 +78,16 @@ func (c *Config) defaults() {
 		c.RetryMax = notify.MaxRetryDelay
 	}
 	if c.DefaultMinIntervalSeconds == 0 {
-		c.DefaultMinIntervalSeconds = 10
+		c.DefaultMinIntervalSeconds = monitor.MinIntervalSeconds
+	}
+	if c.DefaultMaxHeartbeats == 0 {
+		c.DefaultMaxHeartbeats = c.DefaultMaxMonitors
+	}
+	if c.DefaultMaxMaintenanceWindows == 0 {
+		c.DefaultMaxMaintenanceWindows = MaxMaintenanceWindows
+	}
+	if c.DefaultMaxChannels == 0 {
+		c.DefaultMaxChannels = MaxChannels
 	}
 }
 

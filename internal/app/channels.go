@@ -18,7 +18,8 @@ import (
 // the keyring, bound to the channel's id, and never returned; a webhook's
 // signing secret is shown once, when it is made.
 
-// MaxChannels bounds one workspace's notification channels.
+// MaxChannels is the default bound on one workspace's notification
+// channels (Config.DefaultMaxChannels).
 const MaxChannels = 100
 
 // ChannelView is a channel as users see it: which secrets are set, never
@@ -131,7 +132,7 @@ func (a *App) CreateChannel(ctx context.Context, actor Actor, d ChannelDraft) (v
 	if err != nil {
 		return ChannelView{}, "", err
 	}
-	if err := a.store.CreateChannel(ctx, c, sealed, MaxChannels); err != nil {
+	if err := a.store.CreateChannel(ctx, c, sealed, a.cfg.DefaultMaxChannels); err != nil {
 		return ChannelView{}, "", unknownSubjectsErr(err, "/subjects", d.Subjects)
 	}
 	return ChannelView{Channel: c, SecretsSet: s.Set()}, signingSecret, nil

@@ -43,10 +43,6 @@ func (a *App) CreateHeartbeat(ctx context.Context, actor Actor, d heartbeat.Draf
 	if problems := d.Normalize(); len(problems) > 0 {
 		return heartbeat.Heartbeat{}, invalid(problems)
 	}
-	ws, err := a.store.Workspace(ctx, actor.WorkspaceID)
-	if err != nil {
-		return heartbeat.Heartbeat{}, err
-	}
 	now := a.now()
 	h := heartbeat.Heartbeat{
 		ID:                ids.New(ids.Heartbeat, now),
@@ -64,7 +60,7 @@ func (a *App) CreateHeartbeat(ctx context.Context, actor Actor, d heartbeat.Draf
 	if err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
-	if err := a.store.CreateHeartbeat(ctx, h, heartbeat.HashToken(h.Token), sealed, ws.MaxMonitors); err != nil {
+	if err := a.store.CreateHeartbeat(ctx, h, heartbeat.HashToken(h.Token), sealed, a.cfg.DefaultMaxHeartbeats); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
 	return h, nil

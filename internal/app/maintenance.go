@@ -24,8 +24,9 @@ import (
 
 // Limits on maintenance windows.
 const (
-	// MaxMaintenanceWindows bounds one workspace's windows: the engine
-	// evaluates every window every few seconds.
+	// MaxMaintenanceWindows is the default bound on one workspace's windows
+	// (Config.DefaultMaxMaintenanceWindows): the engine evaluates every
+	// window every few seconds.
 	MaxMaintenanceWindows = 100
 	// MaxOneOffMaintenance bounds a one-off window; longer is a pause, or
 	// a recurring window.
@@ -288,7 +289,7 @@ func (a *App) CreateMaintenanceWindow(ctx context.Context, actor Actor, d Mainte
 		return MaintenanceView{}, err
 	}
 	w.ID, w.WorkspaceID, w.CreatedAt, w.UpdatedAt = ids.New(ids.Maintenance, now), actor.WorkspaceID, now, now
-	if err := a.store.CreateMaintenanceWindow(ctx, w, MaxMaintenanceWindows); err != nil {
+	if err := a.store.CreateMaintenanceWindow(ctx, w, a.cfg.DefaultMaxMaintenanceWindows); err != nil {
 		return MaintenanceView{}, storeErr(err, d)
 	}
 	return viewOf(w, now), nil

@@ -67,17 +67,19 @@ func refusedTarget(ptr string) errs.FieldError {
 	return errs.FieldError{Pointer: ptr, Message: "is refused by this server's outbound policy (private targets are blocked)"}
 }
 
-// workspaceQuota applies the workspace's quotas to a draft.
-func (a *App) workspaceQuota(ctx context.Context, actor Actor, d *monitor.Draft) (maxMonitors int, err error) {
-	ws, err := a.store.Workspace(ctx, actor.WorkspaceID)
+// minInterval applies the workspace's minimum interval to a draft, read
+// per request so the operator's changes apply at once. (The count quota
+// is the store's, in the create's transaction.)
+func (a *App) minInterval(ctx context.Context, actor Actor, d *monitor.Draft) error {
+	q, err := a.quotasOf(ctx, actor.WorkspaceID)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	if d.IntervalSeconds < ws.MinIntervalSeconds {
-		return 0, &errs.Error{Kind: errs.KindQuota,
-			Message: fmt.Sprintf("this workspace's plan allows intervals of at least %d seconds", ws.MinIntervalSeconds)}
+	if d.IntervalSeconds < q.MinIntervalSeconds {
+		return &errs.Error{Kind: errs.KindQuota, Message: fmt.Sprintf("this workspace allows check intervals of at least %d seconds; "+
+			"the server's operator can lower it with `tocsin workspace set-quota --min-interval`", q.MinIntervalSeconds)}
 	}
-	return ws.MaxMonitors, nil
+	return nil
 }
 
 // CreateMonitor validates and stores a new monitor.
@@ -88,8 +90,7 @@ func (a *App) CreateMonitor(ctx context.Context, actor Actor, d monitor.Draft) (
 	if problems := a.validate(&d); len(problems) > 0 {
 		return monitor.Monitor{}, invalid(problems)
 	}
-	maxMonitors, err := a.workspaceQuota(ctx, actor, &d)
-	if err != nil {
+	if err := a.minInterval(ctx, actor, &d); err != nil {
 		return monitor.Monitor{}, err
 	}
 	now := a.now()
@@ -111,13 +112,14 @@ func (a *App) CreateMonitor(ctx context.Context, actor Actor, d monitor.Draft) (
 	}
 	m.Config.Headers = nil // sealed below, never in the config
 	var sealed store.Sealed
+	var err error
 	if sealed.Auth, err = a.sealAuth(m.ID, d.Auth); err != nil {
 		return monitor.Monitor{}, err
 	}
 	if sealed.Headers, err = a.sealHeaders(m.ID, d.Config.Headers); err != nil {
 		return monitor.Monitor{}, err
 	}
-	if err := a.store.CreateMonitor(ctx, m, sealed, maxMonitors); err != nil {
+	if err := a.store.CreateMonitor(ctx, m, sealed, a.cfg.DefaultMaxMonitors); err != nil {
 		return monitor.Monitor{}, err
 	}
 	return m, nil
@@ -234,7 +236,7 @@ func (a *App) updateOnce(ctx context.Context, actor Actor, id string, update Mon
 		return monitor.Monitor{}, invalid(problems)
 	}
 	if d.IntervalSeconds != cur.IntervalSeconds {
-		if _, err := a.workspaceQuota(ctx, actor, &d); err != nil {
+		if err := a.minInterval(ctx, actor, &d); err != nil {
 			return monitor.Monitor{}, err
 		}
 	}

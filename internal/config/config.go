@@ -51,6 +51,13 @@ type Config struct {
 	SMTPURL  string // smtp://user:pass@host:587 (STARTTLS) or smtps://…:465
 	SMTPFrom string // the From address, e.g. "Tocsin <tocsin@example.com>"
 
+	// Quotas for every workspace without an override of its own (`tocsin
+	// workspace set-quota`). Zero is the built-in default; MaxHeartbeats
+	// zero follows MaxMonitors.
+	MaxMonitors, MaxHeartbeats, MaxMaintenanceWindows, MaxChannels int
+	MinInterval                                                    time.Duration
+	rawQuotas                                                      quotaFlags
+
 	// As given, to quote in problems; empty for a Config built in code.
 	rawTimeout, rawRate, rawBlock, rawConcurrency, rawRetention, rawCanaries string
 }
@@ -98,6 +105,14 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 		}
 		fs.StringVar(s.dst, s.flag, def, s.usage+" (env "+s.env+")")
 	}
+	var q quotaFlags
+	for _, s := range quotaSettings(&q) {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		fs.StringVar(s.dst, s.flag, def, s.usage+" (env "+s.env+")")
+	}
 	if extra != nil {
 		extra(fs)
 	}
@@ -126,6 +141,7 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 	if n, err := strconv.Atoi(rate); err == nil {
 		c.RatePerMinute = n
 	}
+	c.setQuotas(q)
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = "sqlite:" + filepath.Join(c.DataDir, "tocsin.db")
 	}
@@ -220,6 +236,7 @@ func (c Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		p = append(p, fmt.Errorf("log-format: %q must be text or json", c.LogFormat))
 	}
+	p = append(p, c.quotaProblems()...)
 	return errors.Join(p...)
 }
 
@@ -231,7 +248,8 @@ func (c Config) Redacted() string {
 	}
 	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
 		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets,
-		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom)
+		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom) +
+		c.redactedQuotas()
 }
 
 // redactSMTP prints the SMTP URL as parsed, its password replaced by ***.

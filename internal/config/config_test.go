@@ -56,6 +56,8 @@ func TestParseDefaults(t *testing.T) {
 		Region:           "local",
 		CheckConcurrency: 512,
 		RetentionDays:    30,
+		// Quotas: as before they were settings; heartbeats follow monitors.
+		MaxMonitors: 1000, MinInterval: 10 * time.Second, MaxMaintenanceWindows: 100, MaxChannels: 100,
 	}
 	if !sameExported(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -105,6 +107,16 @@ func TestParsePrecedence(t *testing.T) {
 			get: func(c config.Config) string { return c.SMTPURL }},
 		{flag: "smtp-from", env: "TOCSIN_SMTP_FROM", def: "", fromEnv: "env@example.com", fromFlag: "Tocsin <flag@example.com>",
 			get: func(c config.Config) string { return c.SMTPFrom }},
+		{flag: "max-monitors", env: "TOCSIN_MAX_MONITORS", def: "1000", fromEnv: "5000", fromFlag: "20000",
+			get: func(c config.Config) string { return strconv.Itoa(c.MaxMonitors) }},
+		{flag: "max-heartbeats", env: "TOCSIN_MAX_HEARTBEATS", def: "0", fromEnv: "50", fromFlag: "70",
+			get: func(c config.Config) string { return strconv.Itoa(c.MaxHeartbeats) }},
+		{flag: "min-interval", env: "TOCSIN_MIN_INTERVAL", def: "10s", fromEnv: "1m", fromFlag: "30s",
+			get: func(c config.Config) string { return c.MinInterval.String() }, wantEnv: "1m0s"},
+		{flag: "max-maintenance-windows", env: "TOCSIN_MAX_MAINTENANCE_WINDOWS", def: "100", fromEnv: "300", fromFlag: "7",
+			get: func(c config.Config) string { return strconv.Itoa(c.MaxMaintenanceWindows) }},
+		{flag: "max-channels", env: "TOCSIN_MAX_CHANNELS", def: "100", fromEnv: "250", fromFlag: "3",
+			get: func(c config.Config) string { return strconv.Itoa(c.MaxChannels) }},
 	}
 	for _, s := range settings {
 		t.Run(s.flag, func(t *testing.T) {
@@ -328,6 +340,14 @@ func TestValidateEachProblem(t *testing.T) {
 		{"smtp from two addresses", smtp("smtp://mail.example.com", "a@example.com, b@example.com"), "smtp-from"},
 		{"smtp from with a line break", smtp("smtp://mail.example.com", "a@example.com\r\nBcc: b@example.com"), "smtp-from"},
 		{"smtp from invalid without url", smtp("", "not an address"), "smtp-from"},
+		{"max monitors raised", func(c *config.Config) { c.MaxMonitors = 1_000_000 }, ""},
+		{"max heartbeats too many", func(c *config.Config) { c.MaxHeartbeats = 10_000_001 }, "max-heartbeats"},
+		{"max channels negative", func(c *config.Config) { c.MaxChannels = -1 }, "max-channels"},
+		{"max maintenance windows negative", func(c *config.Config) { c.MaxMaintenanceWindows = -5 }, "max-maintenance-windows"},
+		{"min interval 30s", func(c *config.Config) { c.MinInterval = 30 * time.Second }, ""},
+		{"min interval below 10s", func(c *config.Config) { c.MinInterval = 5 * time.Second }, "min-interval"},
+		{"min interval fraction", func(c *config.Config) { c.MinInterval = 10500 * time.Millisecond }, "min-interval"},
+		{"min interval above the longest", func(c *config.Config) { c.MinInterval = 1000 * time.Hour }, "min-interval"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -611,4 +631,32 @@ func sameExported(a, b config.Config) bool {
 		}
 	}
 	return true
+}
+
+// TestParseQuotas: quota flags as an operator may mistype them are
+// reported by name at start, quoting the value given.
+func TestParseQuotas(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // "" = valid
+	}{
+		{[]string{"--max-monitors", "5000", "--max-heartbeats", "20", "--min-interval", "1m", "--max-channels", "1", "--max-maintenance-windows", "3"}, ""},
+		{[]string{"--max-monitors", "lots"}, `max-monitors: "lots" must be a whole number from 1 to 10000000`},
+		{[]string{"--max-monitors", "0"}, `max-monitors: "0" must be`},
+		{[]string{"--max-heartbeats", "-3"}, `max-heartbeats: "-3" must be`},
+		{[]string{"--min-interval", "30"}, `min-interval: "30" must be whole seconds from 10s to`},
+		{[]string{"--min-interval", "2s"}, `min-interval: "2s" must be`},
+	} {
+		cfg := parse(t, c.args, nil)
+		err := cfg.Validate()
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%q rejected: %v", c.args, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want it to start with %q", c.args, err, c.want)
+		}
+	}
 }

@@ -61,7 +61,8 @@ func (db *DB) CountUsers(ctx context.Context) (n int, err error) {
 	return n, err
 }
 
-const workspaceColumns = `id, name, slug, max_monitors, min_interval_seconds, created_at`
+const workspaceColumns = `id, name, slug, quota_monitors, quota_heartbeats, quota_min_interval_seconds,
+	quota_maintenance_windows, quota_channels, created_at`
 
 func (db *DB) CreateWorkspace(ctx context.Context, w account.Workspace) (err error) {
 	defer errs.Wrap(&err, "store.CreateWorkspace(%s)", w.ID)
@@ -69,8 +70,9 @@ func (db *DB) CreateWorkspace(ctx context.Context, w account.Workspace) (err err
 }
 
 func insertWorkspace(ctx context.Context, ex execer, w account.Workspace) error {
-	_, err := ex.ExecContext(ctx, `INSERT INTO workspaces (`+workspaceColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
-		w.ID, w.Name, w.Slug, w.MaxMonitors, w.MinIntervalSeconds, micros(w.CreatedAt))
+	_, err := ex.ExecContext(ctx, `INSERT INTO workspaces (`+workspaceColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		w.ID, w.Name, w.Slug, nullInt(w.MaxMonitors), nullInt(w.MaxHeartbeats), nullInt(w.MinIntervalSeconds),
+		nullInt(w.MaxMaintenanceWindows), nullInt(w.MaxChannels), micros(w.CreatedAt))
 	return classify(err)
 }
 
@@ -79,21 +81,18 @@ func insertWorkspace(ctx context.Context, ex execer, w account.Workspace) error 
 func (db *DB) Workspace(ctx context.Context, idOrSlug string) (w account.Workspace, err error) {
 	defer errs.Wrap(&err, "store.Workspace(%s)", idOrSlug)
 	var created int64
+	var q [5]sql.NullInt64
 	err = db.r.QueryRowContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces
 		WHERE id = $1 OR slug = $1
 		ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1`, idOrSlug).
-		Scan(&w.ID, &w.Name, &w.Slug, &w.MaxMonitors, &w.MinIntervalSeconds, &created)
+		Scan(&w.ID, &w.Name, &w.Slug, &q[0], &q[1], &q[2], &q[3], &q[4], &created)
 	if err != nil {
 		return account.Workspace{}, classify(err)
 	}
+	w.MaxMonitors, w.MaxHeartbeats, w.MinIntervalSeconds = int(q[0].Int64), int(q[1].Int64), int(q[2].Int64)
+	w.MaxMaintenanceWindows, w.MaxChannels = int(q[3].Int64), int(q[4].Int64)
 	w.CreatedAt = fromMicros(created)
 	return w, nil
-}
-
-func (db *DB) SetWorkspaceQuota(ctx context.Context, wsID string, maxMonitors, minIntervalSeconds int) (err error) {
-	defer errs.Wrap(&err, "store.SetWorkspaceQuota(%s)", wsID)
-	return oneRow(db.w.ExecContext(ctx, `UPDATE workspaces SET max_monitors = $2, min_interval_seconds = $3 WHERE id = $1`,
-		wsID, maxMonitors, minIntervalSeconds))
 }
 
 // PutMembership adds a user to a workspace, or changes their role (keeping

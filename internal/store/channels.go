@@ -58,7 +58,7 @@ func nonNil(s []string) []string {
 }
 
 // CreateChannel stores a new channel with its sealed secrets, within the
-// workspace's quota.
+// workspace's quota: its override, else maxChannels (ErrQuota).
 func (db *DB) CreateChannel(ctx context.Context, c notify.Channel, sealed []byte, maxChannels int) (err error) {
 	defer errs.Wrap(&err, "store.CreateChannel(%s)", c.ID)
 	config, events, subjects, err := channelJSON(c)
@@ -66,15 +66,8 @@ func (db *DB) CreateChannel(ctx context.Context, c notify.Channel, sealed []byte
 		return err
 	}
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT id FROM workspaces WHERE id = $1`+db.d.forUpdate, c.WorkspaceID).Scan(new(string)); err != nil {
-			return classify(err)
-		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM notification_channels WHERE workspace_id = $1`, c.WorkspaceID).Scan(&n); err != nil {
+		if err := db.withinQuota(ctx, tx, c.WorkspaceID, quotaChannels, maxChannels); err != nil {
 			return err
-		}
-		if n >= maxChannels {
-			return refine(ErrQuota, "notification channel quota reached: this workspace allows at most %d channels", maxChannels)
 		}
 		if err := db.checkAffected(ctx, tx, c.WorkspaceID, c.Subjects); err != nil {
 			return err

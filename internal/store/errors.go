@@ -16,7 +16,7 @@ var ErrConflict = &errs.Error{Kind: errs.KindConflict, Message: "already exists"
 
 // ErrQuota is wrapped when a workspace quota would be exceeded; the wrapping
 // message names the limit.
-var ErrQuota = &errs.Error{Kind: errs.KindQuota, Message: "monitor quota reached"}
+var ErrQuota = &errs.Error{Kind: errs.KindQuota, Message: "quota reached"}
 
 // classify turns driver errors that callers must tell apart into the
 // domain's sentinels, keeping the driver error in the chain for logs:

@@ -78,3 +78,18 @@ func (db *DB) HeardGrantNotice(payload string) bool {
 	p := db.grants.heard.Load()
 	return p != nil && *p == payload
 }
+
+// CreateWorkspaceBeforeQuotas inserts a workspace into the schema before
+// quota overrides (workspaces.max_monitors and min_interval_seconds), for
+// tests that migrate only that far.
+func (db *DB) CreateWorkspaceBeforeQuotas(ctx context.Context, id, slug string, maxMonitors, minInterval int, created time.Time) error {
+	_, err := db.w.ExecContext(ctx, `INSERT INTO workspaces (id, name, slug, max_monitors, min_interval_seconds, created_at)
+		VALUES ($1, $2, $2, $3, $4, $5)`, id, slug, maxMonitors, minInterval, micros(created))
+	return err
+}
+
+// CreateHeartbeatBeforeQuotas is CreateHeartbeat on the schema before
+// quota overrides, which it does not count against.
+func (db *DB) CreateHeartbeatBeforeQuotas(ctx context.Context, h heartbeat.Heartbeat, tokenHash, tokenSealed []byte) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error { return insertHeartbeat(ctx, tx, h, tokenHash, tokenSealed) })
+}

@@ -146,40 +146,36 @@ func (db *DB) saveHBRuntime(ctx context.Context, tx txConn, seq int64, rt heartb
 }
 
 // CreateHeartbeat inserts h, whose ping token has the given hash and sealed
-// copy, unless its workspace already has max heartbeats (ErrQuota).
+// copy, unless its workspace already has as many heartbeats as its quota
+// allows: its override, else max (ErrQuota).
 func (db *DB) CreateHeartbeat(ctx context.Context, h heartbeat.Heartbeat, tokenHash, tokenSealed []byte, max int) (err error) {
 	defer errs.Wrap(&err, "store.CreateHeartbeat(%s)", h.ID)
-	s := h.Schedule
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		var ws string
-		err := tx.QueryRowContext(ctx, `SELECT id FROM workspaces WHERE id = $1`+db.d.forUpdate, h.WorkspaceID).Scan(&ws)
-		if err != nil {
-			return classify(err)
-		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM heartbeats WHERE workspace_id = $1`, h.WorkspaceID).Scan(&n); err != nil {
+		if err := db.withinQuota(ctx, tx, h.WorkspaceID, quotaHeartbeats, max); err != nil {
 			return err
 		}
-		if n >= max {
-			return refine(ErrQuota, "heartbeat quota reached: this workspace allows at most %d heartbeats", max)
-		}
-		tz := s.Timezone
-		if tz == "" {
-			tz = "UTC"
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO heartbeats (id, workspace_id, name, period_s, cron, timezone, grace_s,
-			max_runtime_s, paused, token_hash, token_sealed, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			h.ID, h.WorkspaceID, h.Name, s.PeriodSeconds, s.Cron, tz, s.GraceSeconds, h.MaxRuntimeSeconds,
-			h.Paused, tokenHash, tokenSealed, micros(h.CreatedAt), micros(h.UpdatedAt))
-		if err != nil {
-			return classify(err)
-		}
-		rt := h.Runtime
-		_, err = tx.ExecContext(ctx, `INSERT INTO heartbeat_runtime (heartbeat_id, state, state_since, window_start)
-			VALUES ($1, $2, $3, $4)`, h.ID, string(rt.State), micros(rt.Since), micros(h.CreatedAt))
-		return classify(err)
+		return insertHeartbeat(ctx, tx, h, tokenHash, tokenSealed)
 	})
+}
+
+func insertHeartbeat(ctx context.Context, tx *sql.Tx, h heartbeat.Heartbeat, tokenHash, tokenSealed []byte) error {
+	s := h.Schedule
+	tz := s.Timezone
+	if tz == "" {
+		tz = "UTC"
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO heartbeats (id, workspace_id, name, period_s, cron, timezone, grace_s,
+		max_runtime_s, paused, token_hash, token_sealed, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		h.ID, h.WorkspaceID, h.Name, s.PeriodSeconds, s.Cron, tz, s.GraceSeconds, h.MaxRuntimeSeconds,
+		h.Paused, tokenHash, tokenSealed, micros(h.CreatedAt), micros(h.UpdatedAt))
+	if err != nil {
+		return classify(err)
+	}
+	rt := h.Runtime
+	_, err = tx.ExecContext(ctx, `INSERT INTO heartbeat_runtime (heartbeat_id, state, state_since, window_start)
+		VALUES ($1, $2, $3, $4)`, h.ID, string(rt.State), micros(rt.Since), micros(h.CreatedAt))
+	return classify(err)
 }
 
 // GetHeartbeat returns a heartbeat of the workspace with its sealed token;

@@ -231,25 +231,17 @@ func insertSubjects(ctx context.Context, tx *sql.Tx, windowID, kind string, ids 
 	return nil
 }
 
-// CreateMaintenanceWindow stores w unless its workspace already has
-// maxWindows windows (ErrQuota), or a monitor or heartbeat it names is not
+// CreateMaintenanceWindow stores w unless its workspace already has as
+// many windows as its quota allows, its override else maxWindows
+// (ErrQuota), or a monitor or heartbeat it names is not
 // one of the workspace's (*UnknownMonitorsError, *UnknownHeartbeatsError).
 func (db *DB) CreateMaintenanceWindow(ctx context.Context, w maintenance.Window, maxWindows int) (err error) {
 	defer errs.Wrap(&err, "store.CreateMaintenanceWindow(%s)", w.ID)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		var ws string
-		err := tx.QueryRowContext(ctx, `SELECT id FROM workspaces WHERE id = $1`+db.d.forUpdate, w.WorkspaceID).Scan(&ws)
-		if err != nil {
-			return classify(err)
-		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM maintenance_windows WHERE workspace_id = $1`, w.WorkspaceID).Scan(&n); err != nil {
+		if err := db.withinQuota(ctx, tx, w.WorkspaceID, quotaWindows, maxWindows); err != nil {
 			return err
 		}
-		if n >= maxWindows {
-			return refine(ErrQuota, "maintenance window quota reached: this workspace allows at most %d windows", maxWindows)
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO maintenance_windows (`+windowColumns+`)
+		_, err := tx.ExecContext(ctx, `INSERT INTO maintenance_windows (`+windowColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, windowArgs(w)...)
 		if err != nil {
 			return classify(err)

@@ -99,10 +99,9 @@ type Sealed struct {
 // Keep names the sealed secrets an update leaves as they are.
 type Keep struct{ Auth, Headers bool }
 
-// CreateMonitor inserts m unless its workspace already has maxMonitors
-// monitors (ErrQuota). The count and the insert are one transaction that
-// holds the workspace row (PostgreSQL) or the write lock (SQLite), so
-// concurrent creates never exceed the quota.
+// CreateMonitor inserts m unless its workspace already has as many
+// monitors as its quota allows: its override, else maxMonitors (ErrQuota).
+// The count and the insert are one transaction (withinQuota).
 func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealed Sealed, maxMonitors int) (err error) {
 	defer errs.Wrap(&err, "store.CreateMonitor(%s)", m.ID)
 	config, err := configJSON(m.Config)
@@ -110,19 +109,10 @@ func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealed Seale
 		return err
 	}
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		var ws string
-		err := tx.QueryRowContext(ctx, `SELECT id FROM workspaces WHERE id = $1`+db.d.forUpdate, m.WorkspaceID).Scan(&ws)
-		if err != nil {
-			return classify(err)
-		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM monitors WHERE workspace_id = $1`, m.WorkspaceID).Scan(&n); err != nil {
+		if err := db.withinQuota(ctx, tx, m.WorkspaceID, quotaMonitors, maxMonitors); err != nil {
 			return err
 		}
-		if n >= maxMonitors {
-			return refine(ErrQuota, "monitor quota reached: this workspace allows at most %d monitors", maxMonitors)
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO monitors (id, workspace_id, type, name, config, interval_seconds,
+		_, err := tx.ExecContext(ctx, `INSERT INTO monitors (id, workspace_id, type, name, config, interval_seconds,
 			paused, created_at, updated_at, auth_sealed, headers_sealed)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 			m.ID, m.WorkspaceID, string(m.Type), m.Name, config, m.IntervalSeconds,

@@ -24,9 +24,9 @@ func TestPingRowsConvertToBlocks(t *testing.T) {
 			if _, err := db.MigrateUpTo(ctx, before); err != nil {
 				t.Fatal(err)
 			}
-			_, w := seed(t, db, "acme")
-			h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
-			other := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+			_, w := seedBeforeQuotas(t, db, "acme")
+			h := newHeartbeatBeforeQuotas(t, db, w.ID)
+			other := newHeartbeatBeforeQuotas(t, db, w.ID)
 
 			driver, dsn := "pgx", u
 			if rest, ok := strings.CutPrefix(u, "sqlite:"); ok {

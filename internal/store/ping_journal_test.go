@@ -344,8 +344,8 @@ func testJournalLegacy(t *testing.T, e storetest.Engine) {
 	check(t, err)
 	_, err = db.MigrateUpTo(ctx, 5)
 	check(t, err)
-	_, w := seed(t, db, "acme")
-	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
+	_, w := seedBeforeQuotas(t, db, "acme")
+	h := newHeartbeatBeforeQuotas(t, db, w.ID)
 	check(t, db.WriteLegacyJournal(ctx, 7, h.ID,
 		ping(h.Token, heartbeat.SignalStart, t0.Add(time.Second), "", "r1"),
 		ping(h.Token, heartbeat.SignalSuccess, t0.Add(3*time.Second), "k1", "r1")))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -36,6 +37,7 @@ func TestStore(t *testing.T) {
 		{"Monitors", testMonitors},
 		{"MonitorPages", testMonitorPages},
 		{"MonitorQuota", testMonitorQuota},
+		{"QuotaOverride", testQuotaOverride},
 		{"MonitorQuotaTwoNodes", testMonitorQuotaTwoNodes},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyConcurrent", testIdempotencyConcurrent},
@@ -81,7 +83,7 @@ func newUser(email string) account.User {
 }
 
 func newWorkspace(slug string) account.Workspace {
-	return account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "WS " + slug, Slug: slug, MaxMonitors: 50, MinIntervalSeconds: 30, CreatedAt: t0}
+	return account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "WS " + slug, Slug: slug, CreatedAt: t0}
 }
 
 func testMigrate(t *testing.T, e storetest.Engine) {
@@ -237,6 +239,7 @@ func testBootstrapConcurrent(t *testing.T, e storetest.Engine) {
 func testWorkspaces(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	w := newWorkspace("acme")
+	w.MaxMonitors, w.MaxChannels = 50, 3
 	check(t, db.CreateWorkspace(ctx, w))
 	for _, key := range []string{w.ID, w.Slug} {
 		got, err := db.Workspace(ctx, key)
@@ -256,6 +259,42 @@ func testWorkspaces(t *testing.T, e storetest.Engine) {
 		t.Fatalf("after SetWorkspaceQuota: %+v", got)
 	}
 	wantKind(t, db.SetWorkspaceQuota(ctx, "ws_missing", 1, 10), errs.ErrNotFound)
+
+	// Every override round-trips; zero clears one (the default applies).
+	all := account.Quotas{Monitors: 1001, Heartbeats: 2, MinIntervalSeconds: 45, MaintenanceWindows: 4, Channels: 5}
+	check(t, db.SetWorkspaceQuotas(ctx, w.ID, all))
+	got, err = db.Workspace(ctx, w.ID)
+	check(t, err)
+	equal(t, got.Overrides(), all)
+	check(t, db.SetWorkspaceQuotas(ctx, w.ID, account.Quotas{Heartbeats: 2}))
+	got, err = db.Workspace(ctx, w.ID)
+	check(t, err)
+	equal(t, got.Overrides(), account.Quotas{Heartbeats: 2})
+	wantKind(t, db.SetWorkspaceQuotas(ctx, "ws_missing", all), errs.ErrNotFound)
+}
+
+// testQuotaOverride: a workspace's override, read in the create's
+// transaction, wins over the default the caller passes, either way; the
+// refusal names the limit and how to raise it.
+func testQuotaOverride(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	_, w := seed(t, db, "acme")
+	check(t, db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, 1))
+	err := db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, 1)
+	wantKind(t, err, store.ErrQuota)
+	var me *errs.Error
+	if errors.As(err, &me); !strings.Contains(me.Message, "at most 1 monitors") || !strings.Contains(me.Message, "tocsin workspace set-quota --monitors") {
+		t.Fatalf("quota error %q does not name the limit and the remedy", me.Message)
+	}
+	check(t, db.SetWorkspaceQuotas(ctx, w.ID, account.Quotas{Monitors: 3}))
+	check(t, db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, 1))
+	check(t, db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, 1))
+	wantKind(t, db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, 100), store.ErrQuota)
+	check(t, db.SetWorkspaceQuotas(ctx, w.ID, account.Quotas{}))
+	check(t, db.CreateMonitor(ctx, fullMonitor(w.ID), store.Sealed{}, 100))
+	u, err := db.WorkspaceUsage(ctx, w.ID)
+	check(t, err)
+	equal(t, u, account.Quotas{Monitors: 4, MinIntervalSeconds: fullMonitor(w.ID).IntervalSeconds})
 }
 
 func testMemberships(t *testing.T, e storetest.Engine) {
@@ -733,4 +772,51 @@ func TestObservationRetention(t *testing.T) {
 			}
 		})
 	}
+}
+
+// seedBeforeQuotas is seed on a schema migrated only up to a version
+// before the quota overrides.
+func seedBeforeQuotas(t testing.TB, db *store.DB, slug string) (account.User, account.Workspace) {
+	t.Helper()
+	u := newUser(slug + "@example.com")
+	w := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: slug, Slug: slug, CreatedAt: t0}
+	check(t, db.CreateUser(ctx, u))
+	check(t, db.CreateWorkspaceBeforeQuotas(ctx, w.ID, slug, 1000, 10, t0))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
+	return u, w
+}
+
+// TestQuotaMigration: the quotas earlier versions copied into every
+// workspace become overrides only where they differ from the defaults of
+// the day; the monitor quota, which also bounded heartbeats, bounds both.
+func TestQuotaMigration(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			before := map[string]int{store.EngineSQLite: 10, store.EnginePostgres: 12}[e.Name]
+			db, err := openStore(ctx, storetest.EmptyURL(t, e))
+			check(t, err)
+			t.Cleanup(func() { db.Close() })
+			_, err = db.MigrateUpTo(ctx, before)
+			check(t, err)
+			check(t, db.CreateWorkspaceBeforeQuotas(ctx, "ws_plain", "plain", 1000, 10, t0))
+			check(t, db.CreateWorkspaceBeforeQuotas(ctx, "ws_set", "set", 7, 60, t0))
+			_, err = db.Migrate(ctx)
+			check(t, err)
+			for id, want := range map[string]account.Quotas{"ws_plain": {}, "ws_set": {Monitors: 7, Heartbeats: 7, MinIntervalSeconds: 60}} {
+				w, err := db.Workspace(ctx, id)
+				check(t, err)
+				equal(t, w.Overrides(), want)
+			}
+		})
+	}
+}
+
+// newHeartbeatBeforeQuotas is newHeartbeat on such a schema.
+func newHeartbeatBeforeQuotas(t testing.TB, db *store.DB, wsID string) heartbeat.Heartbeat {
+	t.Helper()
+	h := heartbeat.Heartbeat{ID: ids.New(ids.Heartbeat, t0), WorkspaceID: wsID, Name: "job",
+		Schedule: heartbeat.Schedule{PeriodSeconds: 60, GraceSeconds: 10}, Token: heartbeat.NewToken(),
+		Runtime: heartbeat.New(t0, false), CreatedAt: t0, UpdatedAt: t0}
+	check(t, db.CreateHeartbeatBeforeQuotas(ctx, h, heartbeat.HashToken(h.Token), []byte("sealed")))
+	return h
 }

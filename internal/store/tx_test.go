@@ -18,8 +18,8 @@ func TestPanicInTransaction(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			db := storetest.OpenDB(t, e)
 			write := func(tx *sql.Tx, name string) error {
-				_, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, slug, max_monitors, min_interval_seconds, created_at)
-					 VALUES ($1, $2, $2, 10, 10, $3)`, "ws_"+name, name, time.Now().UnixMicro())
+				_, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, slug, created_at)
+					 VALUES ($1, $2, $2, $3)`, "ws_"+name, name, time.Now().UnixMicro())
 				return err
 			}
 			func() {

@@ -30,7 +30,7 @@ func Seed(t testing.TB, db *store.DB, slug string) (account.User, account.Worksp
 	t.Helper()
 	ctx := context.Background()
 	u := account.User{ID: ids.New(ids.User, T0), Email: slug + "@example.com", PasswordHash: "$argon2id$v=19$x", CreatedAt: T0}
-	w := account.Workspace{ID: ids.New(ids.Workspace, T0), Name: "WS " + slug, Slug: slug, MaxMonitors: 50, MinIntervalSeconds: 30, CreatedAt: T0}
+	w := account.Workspace{ID: ids.New(ids.Workspace, T0), Name: "WS " + slug, Slug: slug, CreatedAt: T0}
 	must(t, db.CreateUser(ctx, u))
 	must(t, db.CreateWorkspace(ctx, w))
 	must(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: T0}))
