@@ -428,7 +428,7 @@ import (
 func giveUp(at time.Time) time.Time { return at.Add(notify.RetryHorizon) }
 func bound(k notify.Kind) int { return notify.RateBound(k) }
 func move(t monitor.Tracker, at time.Time, th monitor.Thresholds) monitor.Tracker {
-	t, _ = t.Observe(monitor.ResultDown, at, th)
+	t, _ = t.Observe(monitor.ResultDown, "", at, th)
 	return t
 }
 func status() incident.Status { return incident.Resolved }

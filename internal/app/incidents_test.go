@@ -83,7 +83,7 @@ func testMonitorIncidents(t *testing.T, e storetest.Engine) {
 	got, err := db.GetIncident(ctx, w.ID, inc.ID)
 	check(t, err)
 	if got.Open() || !got.ResolvedAt.Equal(at) || got.Status != incident.Resolved || len(got.Updates) != 2 ||
-		got.Updates[1].Status != incident.Resolved || got.Updates[1].Message != "m recovered (up)" {
+		got.Updates[1].Status != incident.Resolved || got.Updates[1].Message != "m recovered (up): checks pass again (after 1 passing check)" {
 		t.Errorf("after recovery: %+v", got)
 	}
 	// Another outage is another incident.

@@ -118,7 +118,7 @@ func testApplyMaintenance(t *testing.T, e storetest.Engine) {
 	for _, tr := range slices.Backward(hist) {
 		causes = append(causes, fmt.Sprintf("%s→%s: %s", tr.From, tr.To, tr.Cause))
 	}
-	wantEqual(t, causes, []string{"PENDING→UP: up", "UP→MAINTENANCE: maintenance window mw_a began", "MAINTENANCE→DOWN: window mw_b was deleted"})
+	wantEqual(t, causes, []string{"PENDING→UP: the check passed", "UP→MAINTENANCE: maintenance window mw_a began", "MAINTENANCE→DOWN: window mw_b was deleted"})
 
 	// A paused monitor resumed inside a window enters maintenance.
 	check(t, a.setPaused(ctx, w.ID, paused.ID, false, tick()))

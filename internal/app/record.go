@@ -74,7 +74,7 @@ func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string
 		if open == "" {
 			return nil
 		}
-		return w.resolve(ctx, tx, open, incident.ResolveMessage(s, tr.To), tr.At)
+		return w.resolve(ctx, tx, open, incident.ResolveMessage(s, tr), tr.At)
 	}
 	return nil
 }

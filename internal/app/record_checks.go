@@ -116,7 +116,7 @@ func checked(rt *store.Runtime, c monitor.Completed) *monitor.Transition {
 	o := c.Observation
 	var tr *monitor.Transition
 	if o.Result.Known() {
-		rt.Tracker, tr = rt.Tracker.Observe(o.Result, o.StartedAt, c.Thresholds)
+		rt.Tracker, tr = rt.Tracker.Observe(o.Result, o.Reason, o.StartedAt, c.Thresholds)
 	} else {
 		rt.Tracker, tr = rt.Tracker.Tick(o.StartedAt, rt.Interval)
 	}

@@ -157,10 +157,17 @@ func EffectOf(tr monitor.Transition) Effect {
 // AutoTitle is the title of an automatic incident of subject s.
 func AutoTitle(s Subject) string { return s.Name + " is down" }
 
-// ResolveMessage is the last update of an automatic incident.
-func ResolveMessage(s Subject, to monitor.State) string {
-	if to == monitor.StatePaused {
+// ResolveMessage is the last update of an automatic incident resolved by
+// the transition tr: what recovered and why, as in "checkout recovered
+// (up): checks pass again (after 1 passing check)"; the incident's cause
+// keeps what had failed.
+func ResolveMessage(s Subject, tr monitor.Transition) string {
+	if tr.To == monitor.StatePaused {
 		return s.Name + " was paused"
 	}
-	return s.Name + " recovered (" + strings.ToLower(string(to)) + ")"
+	m := s.Name + " recovered (" + strings.ToLower(string(tr.To)) + ")"
+	if tr.Cause != "" {
+		m += ": " + tr.Cause
+	}
+	return m
 }

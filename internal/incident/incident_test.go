@@ -46,3 +46,26 @@ func TestSubjects(t *testing.T) {
 		t.Error(`"open" is not a status`)
 	}
 }
+
+// The last update of an automatic incident says what recovered and why;
+// the incident's cause keeps what had failed.
+func TestResolveMessage(t *testing.T) {
+	s := incident.Subject{Type: "monitor", ID: "mon_1", Name: "checkout"}
+	for _, c := range []struct {
+		tr   monitor.Transition
+		want string
+	}{
+		{monitor.Transition{From: monitor.StateDown, To: monitor.StateUp, Cause: "checks pass again (after 1 passing check)"},
+			"checkout recovered (up): checks pass again (after 1 passing check)"},
+		{monitor.Transition{From: monitor.StateDown, To: monitor.StateDegraded, Cause: "checks pass again, but slow: 900 ms, above the degraded threshold of 500 ms (after 1 passing check)"},
+			"checkout recovered (degraded): checks pass again, but slow: 900 ms, above the degraded threshold of 500 ms (after 1 passing check)"},
+		{monitor.Transition{From: monitor.StateDown, To: monitor.StateUp, Cause: "the job reported success"},
+			"checkout recovered (up): the job reported success"},
+		{monitor.Transition{From: monitor.StateDown, To: monitor.StateUp}, "checkout recovered (up)"},
+		{monitor.Transition{From: monitor.StateDown, To: monitor.StatePaused, Cause: "paused"}, "checkout was paused"},
+	} {
+		if got := incident.ResolveMessage(s, c.tr); got != c.want {
+			t.Errorf("%s → %s: %q, want %q", c.tr.From, c.tr.To, got, c.want)
+		}
+	}
+}

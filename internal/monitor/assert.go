@@ -182,12 +182,24 @@ func evalJSON(a JSONAssertion, doc any) (passed bool, reason string) {
 				return true, ""
 			}
 		}
-		return false, fmt.Sprintf("no node selected by %s %s %s (first: %s)", a.Path, opWords[a.Operator], compact(want), compact(nodes[0]))
+		return false, jsonMismatch(a.Path, a.Operator, want, nodes)
 	}
 	return false, fmt.Sprintf("unknown operator %q", a.Operator)
 }
 
-var opWords = map[Operator]string{OpEquals: "equals", OpContains: "contains", OpGT: "is greater than", OpLT: "is less than"}
+// jsonMismatch says what the body held against what was expected:
+// `$.status is "degraded", expected "ok"`; with several selected values,
+// how many there were and the first.
+func jsonMismatch(path string, op Operator, want any, nodes []any) string {
+	expected := "expected " + opWords[op] + compact(want)
+	if len(nodes) == 1 {
+		return fmt.Sprintf("%s is %s, %s", path, compact(nodes[0]), expected)
+	}
+	return fmt.Sprintf("%s selects %d values, none as expected (%s); the first is %s", path, len(nodes), expected, compact(nodes[0]))
+}
+
+// opWords lead the expected value in a reason ("expected " + words + value).
+var opWords = map[Operator]string{OpEquals: "", OpContains: "it to contain ", OpGT: "more than ", OpLT: "less than "}
 
 // selectSafely runs the query, turning a panic of the library into a
 // failed assertion rather than a crashed probe.

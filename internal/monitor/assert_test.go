@@ -65,6 +65,29 @@ func TestEvaluateJSON(t *testing.T) {
 	}
 }
 
+// A failed JSON assertion's reason says what the body held against what
+// was expected, so a person can act on it without opening the body.
+func TestJSONAssertionReasons(t *testing.T) {
+	body := `{"status":"degraded","count":3,"version":"1.2.3","checks":[{"ms":12},{"ms":30}]}`
+	for _, c := range []struct {
+		a    JSONAssertion
+		want string
+	}{
+		{jsonA("$.status", OpEquals, `"ok"`), `$.status is "degraded", expected "ok"`},
+		{jsonA("$.version", OpContains, `"2.0"`), `$.version is "1.2.3", expected it to contain "2.0"`},
+		{jsonA("$.count", OpGT, `5`), `$.count is 3, expected more than 5`},
+		{jsonA("$.count", OpLT, `1`), `$.count is 3, expected less than 1`},
+		{jsonA("$.checks[*].ms", OpLT, `10`), `$.checks[*].ms selects 2 values, none as expected (expected less than 10); the first is 12`},
+		{jsonA("$.missing", OpEquals, `"x"`), `$.missing selects nothing`},
+		{jsonA("$.status", OpExists, "false"), `$.status selects 1 node(s), but must select none`},
+	} {
+		_, outs := EvaluateHTTP(Config{JSONAssertions: []JSONAssertion{c.a}}, 200, []byte(body), false)
+		if got := outs[1].Reason; outs[1].Passed || got != c.want {
+			t.Errorf("%s %s %s: reason %q, want %q", c.a.Path, c.a.Operator, c.a.Value, got, c.want)
+		}
+	}
+}
+
 func TestEvaluateBodyProblems(t *testing.T) {
 	exists := Config{JSONAssertions: []JSONAssertion{jsonA("$.a", OpExists, "")}}
 	for _, c := range []struct {

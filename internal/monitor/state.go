@@ -80,10 +80,12 @@ func (t Tracker) moveTo(s State, at time.Time, cause string) (Tracker, *Transiti
 	return t, tr
 }
 
-// Observe applies one check result at time at. While paused nothing
-// changes (no checks should run); during maintenance the streaks move but
-// the state stays MAINTENANCE.
-func (t Tracker) Observe(r Result, at time.Time, th Thresholds) (Tracker, *Transition) {
+// Observe applies one check result, with its reason, at time at. While
+// paused nothing changes (no checks should run); during maintenance the
+// streaks move but the state stays MAINTENANCE. A transition's cause says
+// what the check found and how many checks confirmed it (DownCause,
+// UpCause).
+func (t Tracker) Observe(r Result, reason string, at time.Time, th Thresholds) (Tracker, *Transition) {
 	th = th.WithDefaults()
 	if t.State == StatePaused || !r.Known() {
 		return t, nil
@@ -101,15 +103,15 @@ func (t Tracker) Observe(r Result, at time.Time, th Thresholds) (Tracker, *Trans
 	}
 	switch {
 	case r == ResultDown && t.Downs >= th.Confirmations:
-		return t.moveTo(StateDown, at, fmt.Sprintf("%d consecutive down results", t.Downs))
+		return t.moveTo(StateDown, at, DownCause(reason, t.Downs))
 	case r == ResultDown:
 		return t, nil // not confirmed yet: the state stands
 	case t.State == StateDown && t.Ups < th.Recoveries:
 		return t, nil // recovering, not recovered
 	case r == ResultDegraded:
-		return t.moveTo(StateDegraded, at, "correct but slow")
+		return t.moveTo(StateDegraded, at, UpCause(t.State, r, reason, t.Ups))
 	default:
-		return t.moveTo(StateUp, at, "up")
+		return t.moveTo(StateUp, at, UpCause(t.State, r, reason, t.Ups))
 	}
 }
 

@@ -58,7 +58,7 @@ func TestObserveTable(t *testing.T) {
 	for _, c := range cases {
 		name := fmt.Sprintf("%s(downs=%d,ups=%d)+%s%+v", c.from, c.downs, c.ups, c.r, c.th)
 		tr := Tracker{State: c.from, Since: t0, Downs: c.downs, Ups: c.ups}
-		got, trans := tr.Observe(c.r, t0.Add(time.Minute), c.th)
+		got, trans := tr.Observe(c.r, "", t0.Add(time.Minute), c.th)
 		if got.State != c.want || (trans != nil) != c.wantTrans {
 			t.Errorf("%s: state %s, transition %v; want %s, transition %v", name, got.State, trans, c.want, c.wantTrans)
 			continue
@@ -80,7 +80,7 @@ func TestSequences(t *testing.T) {
 		for _, r := range rs {
 			at = at.Add(time.Minute)
 			var trans *Transition
-			tr, trans = tr.Observe(r, at, th)
+			tr, trans = tr.Observe(r, "", at, th)
 			if trans != nil {
 				seen = append(seen, trans.To)
 			}
@@ -108,7 +108,7 @@ func TestSequences(t *testing.T) {
 
 func TestTickUnknownAfterTwoIntervals(t *testing.T) {
 	iv := time.Minute
-	up, _ := NewTracker(t0, false).Observe(ResultUp, t0, Thresholds{})
+	up, _ := NewTracker(t0, false).Observe(ResultUp, "", t0, Thresholds{})
 	for _, c := range []struct {
 		name string
 		tr   Tracker
@@ -127,20 +127,20 @@ func TestTickUnknownAfterTwoIntervals(t *testing.T) {
 		}
 	}
 	// Unknown results do not keep a monitor out of UNKNOWN…
-	tr, _ := up.Observe(ResultUnknown, t0.Add(90*time.Second), Thresholds{})
+	tr, _ := up.Observe(ResultUnknown, "", t0.Add(90*time.Second), Thresholds{})
 	if got, _ := tr.Tick(t0.Add(2*iv), iv); got.State != StateUnknown {
 		t.Errorf("unknown results counted as known: %s", got.State)
 	}
 	// …and a known result brings it back.
 	unk, _ := up.Tick(t0.Add(3*iv), iv)
-	back, trans := unk.Observe(ResultUp, t0.Add(4*iv), Thresholds{})
+	back, trans := unk.Observe(ResultUp, "", t0.Add(4*iv), Thresholds{})
 	if back.State != StateUp || trans == nil || trans.From != StateUnknown {
 		t.Errorf("recovery from UNKNOWN: %s %+v", back.State, trans)
 	}
 }
 
 func TestPauseResumeMaintenance(t *testing.T) {
-	down, _ := NewTracker(t0, false).Observe(ResultDown, t0, Thresholds{Confirmations: 1})
+	down, _ := NewTracker(t0, false).Observe(ResultDown, "", t0, Thresholds{Confirmations: 1})
 	p, tr := down.Pause(t0.Add(time.Minute))
 	if p.State != StatePaused || tr == nil || p.Downs != 0 {
 		t.Fatalf("pause: %+v %+v", p, tr)
@@ -153,14 +153,14 @@ func TestPauseResumeMaintenance(t *testing.T) {
 		t.Error("resuming a running monitor changed it")
 	}
 
-	up, _ := NewTracker(t0, false).Observe(ResultUp, t0, Thresholds{})
+	up, _ := NewTracker(t0, false).Observe(ResultUp, "", t0, Thresholds{})
 	m, tr := up.StartMaintenance(t0.Add(time.Minute))
 	if m.State != StateMaintenance || tr == nil {
 		t.Fatalf("maintenance: %+v", m)
 	}
 	// Downs during maintenance alert nobody…
-	m, tr = m.Observe(ResultDown, t0.Add(2*time.Minute), Thresholds{})
-	m, tr2 := m.Observe(ResultDown, t0.Add(3*time.Minute), Thresholds{})
+	m, tr = m.Observe(ResultDown, "", t0.Add(2*time.Minute), Thresholds{})
+	m, tr2 := m.Observe(ResultDown, "", t0.Add(3*time.Minute), Thresholds{})
 	if m.State != StateMaintenance || tr != nil || tr2 != nil {
 		t.Fatalf("down during maintenance: %+v", m)
 	}

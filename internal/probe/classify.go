@@ -35,10 +35,12 @@ var exhaustion = []struct {
 }
 
 // classify turns the error of a check into a failure. stage says what the
-// check was doing ("connecting", "waiting for the response headers"), for
-// a timeout's reason. ctx is the check's own context: its cause tells the
-// check's deadline from other errors.
-func (c *checkRun) classify(ctx context.Context, err error, stage string) *failure {
+// check was doing ("connecting", "waiting for the response headers"), and
+// where the endpoint it was talking to ("127.0.0.1:9"; empty when the
+// caller names it itself), so a reason tells a person where to look. ctx
+// is the check's own context: its cause tells the check's deadline from
+// other errors.
+func (c *checkRun) classify(ctx context.Context, err error, stage, where string) *failure {
 	for _, e := range exhaustion {
 		if errors.Is(err, e.errno) {
 			return unknown(e.reason)
@@ -53,7 +55,7 @@ func (c *checkRun) classify(ctx context.Context, err error, stage string) *failu
 		return down(ReasonBlocked)
 	}
 	if isDeadline(ctx, err) {
-		return netDown(fmt.Sprintf("timed out after %s (%s)", fmtDuration(c.timeout), stage))
+		return netDown(timedOut("after "+fmtDuration(c.timeout), stage, where))
 	}
 	if dnsErr != nil {
 		return dnsFailure(dnsErr)
@@ -64,21 +66,48 @@ func (c *checkRun) classify(ctx context.Context, err error, stage string) *failu
 	var ne net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return netDown("connection refused")
+		return netDown("connection refused" + at(" to ", where))
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.EHOSTDOWN):
-		return netDown("host unreachable")
+		return netDown("host unreachable" + at(": ", where))
 	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.ENETDOWN):
-		return netDown("network unreachable")
+		return netDown("network unreachable" + at(": ", where))
 	case errors.As(err, &ne) && ne.Timeout():
-		return netDown("timed out (" + stage + ")")
+		return netDown(timedOut("", stage, where))
 	case errors.Is(err, syscall.ECONNRESET):
-		return down("connection reset by the target")
+		return down("connection reset by the target" + at(" ", where))
 	case errors.Is(err, syscall.EPIPE):
-		return down("connection closed by the target while sending")
+		return down("connection closed by the target" + at(" ", where) + " while sending")
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return down("connection closed by the target before it answered")
+		return down("connection closed by the target" + at(" ", where) + " before it answered")
 	}
 	return down(innermost(err))
+}
+
+// at is where after sep, or nothing when where is empty.
+func at(sep, where string) string {
+	if where == "" {
+		return ""
+	}
+	return sep + where
+}
+
+// stageTo joins a stage to the endpoint it concerns.
+var stageTo = map[string]string{stageDNS: " of ", stageConnect: " to ", stageTLS: " with ", stageSend: " to ",
+	stageHeaders: " from ", stageBody: " from ", stageExchange: " from ", stageQuery: " from "}
+
+// timedOut is the reason of a timeout: "timed out after 10s connecting to
+// 127.0.0.1:9", "timed out after 5s waiting for the response headers from
+// example.com:443 (93.184.216.34)".
+func timedOut(after, stage, where string) string {
+	s := "timed out"
+	if after != "" {
+		s += " " + after
+	}
+	s += " " + stage
+	if sep, ok := stageTo[stage]; ok {
+		s += at(sep, where)
+	}
+	return s
 }
 
 // isDeadline reports whether err comes from the check's own deadline (or

@@ -145,7 +145,7 @@ func (c *checkRun) resolverFailure(ctx context.Context, server string, spent tim
 	if isDeadline(ctx, err) {
 		return netDown(fmt.Sprintf("DNS resolver %s did not answer within %s", server, fmtDuration(spent.Round(100*time.Millisecond))))
 	}
-	f := c.classify(ctx, err, stageQuery)
+	f := c.classify(ctx, err, stageQuery, "")
 	if f.result == monitor.ResultDown && f.reason != ReasonBlocked {
 		f.reason = "DNS resolver " + server + ": " + f.reason
 	}

@@ -67,8 +67,8 @@ func TestHostileJSONValuesComeOutClean(t *testing.T) {
 	defer srv.Close()
 	p := New(Options{})
 	for path, quoted := range map[string]string{
-		"$.v": `(first: "xé`,
-		"$.n": `(first: "a\u0000b")`, // JSON-escaped, as the body had it
+		"$.v": `$.v is "xé`,
+		"$.n": `$.n is "a\u0000b", expected "y"`, // JSON-escaped, as the body had it
 	} {
 		obs := check(t, p, httpMon(srv.URL, func(c *monitor.Config) {
 			c.JSONAssertions = []monitor.JSONAssertion{{Path: path, Operator: monitor.OpEquals, Value: json.RawMessage(`"y"`)}}

@@ -69,7 +69,7 @@ func (c *checkRun) http(ctx context.Context) *failure {
 		if errors.Is(err, errTooManyRedirects) {
 			return down(fmt.Sprintf("too many redirects (more than %d)", maxRedirects))
 		}
-		return c.classify(ctx, err, t.Stage())
+		return c.classify(ctx, err, t.Stage(), t.Where(""))
 	}
 	defer resp.Body.Close()
 	c.obs.StatusCode = resp.StatusCode
@@ -78,7 +78,7 @@ func (c *checkRun) http(ctx context.Context) *failure {
 	c.obs.Latency = time.Since(c.start)
 	c.obs.Phases = t.Phases()
 	if err != nil {
-		return c.classify(ctx, err, stageBody)
+		return c.classify(ctx, err, stageBody, t.Where(""))
 	}
 	truncated := len(data) > monitor.MaxAssertedBody
 	if truncated {

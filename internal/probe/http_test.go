@@ -84,9 +84,9 @@ func TestHTTPAssertions(t *testing.T) {
 		{"keyword absent passes", kw("error", false), nil, monitor.ResultUp, ""},
 		{"keyword must be absent", kw("status", false), nil, monitor.ResultDown, "must be absent"},
 		{"json equals", nil, ja("$.status", monitor.OpEquals, `"ok"`), monitor.ResultUp, ""},
-		{"json equals fails", nil, ja("$.status", monitor.OpEquals, `"degraded"`), monitor.ResultDown, "no node selected by $.status equals"},
+		{"json equals fails", nil, ja("$.status", monitor.OpEquals, `"degraded"`), monitor.ResultDown, `$.status is "ok", expected "degraded"`},
 		{"json lt", nil, ja("$.db.latency", monitor.OpLT, `100`), monitor.ResultUp, ""},
-		{"json gt fails", nil, ja("$.db.latency", monitor.OpGT, `100`), monitor.ResultDown, "is greater than"},
+		{"json gt fails", nil, ja("$.db.latency", monitor.OpGT, `100`), monitor.ResultDown, "$.db.latency is 12, expected more than 100"},
 		{"json contains", nil, ja("$.tags", monitor.OpContains, `"b"`), monitor.ResultUp, ""},
 		{"json exists fails", nil, ja("$.missing", monitor.OpExists, ""), monitor.ResultDown, "$.missing selects nothing"},
 	}
@@ -229,12 +229,12 @@ func TestHTTPTimeout(t *testing.T) {
 	p := New(Options{})
 	start := time.Now()
 	obs := check(t, p, httpMon(srv.URL, func(c *monitor.Config) { c.TimeoutSeconds = 1 }))
-	want(t, obs, monitor.ResultDown, "timed out after 1s (waiting for the response headers)")
+	want(t, obs, monitor.ResultDown, "timed out after 1s waiting for the response headers from "+srv.Listener.Addr().String())
 	if d := time.Since(start); d < time.Second || d > 3*time.Second {
 		t.Fatalf("the check took %s with a 1s timeout", d)
 	}
 	obs = check(t, p, httpMon(srv.URL+"/body", func(c *monitor.Config) { c.TimeoutSeconds = 1 }))
-	want(t, obs, monitor.ResultDown, "timed out after 1s (reading the body)")
+	want(t, obs, monitor.ResultDown, "timed out after 1s reading the body from "+srv.Listener.Addr().String())
 	if obs.StatusCode != 200 {
 		t.Fatalf("status %d", obs.StatusCode)
 	}
@@ -375,8 +375,17 @@ func TestHTTPBlockedByPolicy(t *testing.T) {
 
 func TestHTTPRefused(t *testing.T) {
 	t.Parallel()
-	obs := check(t, New(Options{}), httpMon("http://"+closedPort(t)+"/", nil))
-	want(t, obs, monitor.ResultDown, "connection refused")
+	addr := closedPort(t)
+	obs := check(t, New(Options{}), httpMon("http://"+addr+"/", nil))
+	want(t, obs, monitor.ResultDown, "connection refused to "+addr)
+	// A name says which address it resolved to.
+	_, port := splitAddr(t, addr)
+	named := fmt.Sprintf("localhost:%d", port)
+	obs = check(t, New(Options{}), httpMon("http://"+named+"/", nil))
+	if obs.Result != monitor.ResultDown || (obs.Reason != "connection refused to "+named+" (127.0.0.1)" &&
+		obs.Reason != "connection refused to "+named+" (::1)") {
+		t.Fatalf("got %s %q, want down, connection refused to %s (its address)", obs.Result, obs.Reason, named)
+	}
 }
 
 func BenchmarkHTTPCheck(b *testing.B) {

@@ -3,7 +3,9 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +34,10 @@ type tracker struct {
 	mu                   sync.Mutex
 	stage                string
 	dnsAt, connAt, tlsAt time.Time
-	phases               monitor.Phases
+	// hostPort is the host and port the current request names (HTTP's
+	// GetConn); dialed the address of the last connection attempt.
+	hostPort, dialed string
+	phases           monitor.Phases
 }
 
 func newTracker(start time.Time) *tracker { return &tracker{start: start, stage: stageStart} }
@@ -48,6 +53,34 @@ func (t *tracker) Stage() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.stage
+}
+
+// Where names the endpoint the check was talking to, for a reason:
+// the host and port as the monitor names them (named, or the current
+// request's, which follows redirects), with the address dialled when that
+// differs ("example.com:443 (93.184.216.34)", "127.0.0.1:9").
+func (t *tracker) Where(named string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.hostPort != "" {
+		named = t.hostPort
+	}
+	return endpoint(named, t.dialed)
+}
+
+func endpoint(named, dialed string) string {
+	switch {
+	case dialed == "":
+		return named
+	case named == "":
+		return dialed
+	}
+	host, _, err := net.SplitHostPort(named)
+	ip, _, err2 := net.SplitHostPort(dialed)
+	if err != nil || err2 != nil || strings.EqualFold(strings.Trim(host, "[]"), ip) {
+		return named
+	}
+	return named + " (" + ip + ")"
 }
 
 // Phases is a copy of the phases recorded so far.
@@ -75,9 +108,14 @@ func (t *tracker) trace(ctx context.Context) context.Context {
 			}
 			t.mu.Unlock()
 		},
-		ConnectStart: func(string, string) {
+		GetConn: func(hostPort string) {
 			t.mu.Lock()
-			t.stage = stageConnect
+			t.hostPort, t.dialed = hostPort, ""
+			t.mu.Unlock()
+		},
+		ConnectStart: func(_, addr string) {
+			t.mu.Lock()
+			t.stage, t.dialed = stageConnect, addr
 			if t.connAt.IsZero() { // parallel attempts (happy eyeballs) count once
 				t.connAt = time.Now()
 			}

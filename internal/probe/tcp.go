@@ -37,13 +37,13 @@ func (c *checkRun) tcp(ctx context.Context) *failure {
 	addr := net.JoinHostPort(c.cfg.Host, strconv.Itoa(c.cfg.Port))
 	conn, closeConn, err := c.dial(ctx, t, addr)
 	if err != nil {
-		return c.classify(ctx, err, t.Stage())
+		return c.classify(ctx, err, t.Stage(), t.Where(addr))
 	}
 	defer closeConn()
 	if c.cfg.Send != "" {
 		t.set(stageSend)
 		if _, err := io.WriteString(conn, c.cfg.Send); err != nil {
-			return c.classify(ctx, err, stageSend)
+			return c.classify(ctx, err, stageSend, t.Where(addr))
 		}
 	}
 	if c.cfg.Expect == "" {
@@ -75,7 +75,7 @@ func (c *checkRun) tcp(ctx context.Context) *failure {
 				// A caller's cancellation also lands here; judge makes it unknown.
 				return down(fmt.Sprintf("expected text not received within %s (%d bytes read)", fmtDuration(c.timeout), len(buf)))
 			}
-			return c.classify(ctx, err, stageExchange)
+			return c.classify(ctx, err, stageExchange, t.Where(addr))
 		}
 	}
 	c.obs.Latency = time.Since(c.start)

@@ -63,6 +63,7 @@ func TestTCP(t *testing.T) {
 	t.Parallel()
 	addr := lineServer(t, "")
 	banner := lineServer(t, "220 ready\r\n")
+	refused := closedPort(t)
 	p := New(Options{})
 	cases := []struct {
 		name, addr, send, expect string
@@ -74,7 +75,7 @@ func TestTCP(t *testing.T) {
 		{"banner", banner, "", "220 ready", monitor.ResultUp, ""},
 		{"wrong answer then close", addr, "hello\nbye\n", "PONG goodbye", monitor.ResultDown, "expected text not received (the target closed the connection after 11 bytes)"},
 		{"no answer", addr, "quiet\n", "PONG", monitor.ResultDown, "expected text not received within 1s"},
-		{"refused", closedPort(t), "", "", monitor.ResultDown, "connection refused"},
+		{"refused", refused, "", "", monitor.ResultDown, "connection refused to " + refused},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -27,9 +27,10 @@ func (c *checkRun) tls(ctx context.Context) *failure {
 	if port == 0 {
 		port = 443
 	}
-	conn, closeConn, err := c.dial(ctx, t, net.JoinHostPort(c.cfg.Host, strconv.Itoa(port)))
+	addr := net.JoinHostPort(c.cfg.Host, strconv.Itoa(port))
+	conn, closeConn, err := c.dial(ctx, t, addr)
 	if err != nil {
-		return c.classify(ctx, err, t.Stage())
+		return c.classify(ctx, err, t.Stage(), t.Where(addr))
 	}
 	defer closeConn()
 
@@ -44,7 +45,7 @@ func (c *checkRun) tls(ctx context.Context) *failure {
 	c.obs.Phases = t.Phases()
 	c.obs.Latency = time.Since(c.start)
 	if err != nil {
-		return c.classify(ctx, err, stageTLS)
+		return c.classify(ctx, err, stageTLS, t.Where(addr))
 	}
 	certs := tc.ConnectionState().PeerCertificates
 	if len(certs) == 0 {

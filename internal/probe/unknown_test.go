@@ -188,7 +188,7 @@ func TestBrokenProbeNetworkIsUnknown(t *testing.T) {
 	// Every canary fails: unknown, for HTTP and TCP alike.
 	broken := New(Options{Canaries: []string{closedPort(t)}})
 	obs := check(t, broken, httpMon("http://"+target+"/", nil))
-	want(t, obs, monitor.ResultUnknown, "probe network broken: its canary targets are unreachable too (target: connection refused)")
+	want(t, obs, monitor.ResultUnknown, "probe network broken: its canary targets are unreachable too (target: connection refused to "+target+")")
 	want(t, check(t, broken, tcpMon(t, target, "", "")), monitor.ResultUnknown, "probe network broken")
 
 	// One canary answers: the target is down. Concurrent failures share one
@@ -198,8 +198,8 @@ func TestBrokenProbeNetworkIsUnknown(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			obs := healthy.Check(context.Background(), tcpMon(t, target, "", ""))
-			if obs.Result != monitor.ResultDown || obs.Reason != "connection refused" {
-				t.Errorf("got %s %q, want down, connection refused", obs.Result, obs.Reason)
+			if obs.Result != monitor.ResultDown || obs.Reason != "connection refused to "+target {
+				t.Errorf("got %s %q, want down, connection refused to %s", obs.Result, obs.Reason, target)
 			}
 		})
 	}

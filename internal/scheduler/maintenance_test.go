@@ -85,7 +85,7 @@ func TestMaintenanceWindowHoldsState(t *testing.T) {
 			check(t, db.DeleteMaintenanceWindow(ctx, ws, w.ID))
 			waitFor(t, "DOWN after the window went", func() bool { return getMonitor(t, db, m).State == monitor.StateDown })
 			want := []string{
-				"PENDING→UP: up",
+				"PENDING→UP: the check passed",
 				"UP→MAINTENANCE: maintenance window " + w.ID + " began",
 				"MAINTENANCE→DOWN: maintenance window " + w.ID + " was deleted",
 			}

@@ -182,8 +182,11 @@ func TestStatesFollowChecks(t *testing.T) {
 			if !slices.Equal(path, want) {
 				t.Fatalf("state history = %v, want %v", path, want)
 			}
-			if hist[1].Cause != "2 consecutive down results" {
+			if hist[1].Cause != "status 503 not in 200-399 (after 2 consecutive failed checks)" {
 				t.Fatalf("cause of DOWN = %q", hist[1].Cause)
+			}
+			if hist[0].Cause != "checks pass again (after 1 passing check)" {
+				t.Fatalf("cause of the recovery = %q", hist[0].Cause)
 			}
 		})
 	}
