@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/account"
@@ -132,18 +133,29 @@ type OperatorKeyRequest struct {
 
 // CreateKeyForUser is an operator action: it makes an API key on behalf of
 // a user. The key still never does more than that user's role allows.
+//
+// The scope "all", alone, is every scope the user's role grants in the
+// workspace; for an account-wide key without a workspace it is every scope,
+// and each request is still held to the role in the workspace it names.
 func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (NewKey, error) {
 	var fields []errs.FieldError
 	var scopes []monitor.Scope
+	all := slices.Contains(req.Scopes, ScopeAll)
+	if all && len(req.Scopes) > 1 {
+		fields = append(fields, errs.FieldError{Pointer: "scope", Message: `"all" stands alone: give it once and no other scope`})
+	}
 	for _, s := range req.Scopes {
+		if s == ScopeAll {
+			continue
+		}
 		sc, ok := monitor.ParseScope(s)
 		if !ok {
 			fields = append(fields, errs.FieldError{Pointer: "scope", Message: fmt.Sprintf("%q is not a scope", s)})
 		}
 		scopes = append(scopes, sc)
 	}
-	if len(scopes) == 0 {
-		fields = append(fields, errs.FieldError{Pointer: "scope", Message: "at least one is required"})
+	if len(req.Scopes) == 0 {
+		fields = append(fields, errs.FieldError{Pointer: "scope", Message: "at least one is required (or all)"})
 	}
 	if !req.AccountWide && req.Workspace == "" {
 		fields = append(fields, errs.FieldError{Pointer: "workspace", Message: "is required unless the key is account-wide"})
@@ -156,19 +168,39 @@ func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (New
 		return NewKey{}, fmt.Errorf("user %s: %w", req.Email, err)
 	}
 	kr := KeyRequest{Name: req.Name, Scopes: scopes}
+	if all {
+		kr.Scopes = monitor.Scopes
+	}
 	if req.Workspace != "" {
 		ws, err := a.store.Workspace(ctx, req.Workspace)
 		if err != nil {
 			return NewKey{}, fmt.Errorf("workspace %s: %w", req.Workspace, err)
 		}
-		if _, err := a.store.Membership(ctx, ws.ID, u.ID); err != nil {
+		m, err := a.store.Membership(ctx, ws.ID, u.ID)
+		if err != nil {
 			return NewKey{}, fmt.Errorf("%s is not a member of workspace %s: %w", req.Email, req.Workspace, err)
+		}
+		if all {
+			kr.Scopes = grantedScopes(m.Role)
 		}
 		if !req.AccountWide {
 			kr.WorkspaceID = ws.ID
 		}
 	}
 	return a.createKey(ctx, u.ID, kr)
+}
+
+// ScopeAll asks `key create` for every scope the user's role grants.
+const ScopeAll = "all"
+
+func grantedScopes(r monitor.Role) []monitor.Scope {
+	var out []monitor.Scope
+	for _, s := range monitor.Scopes {
+		if r.Grants(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func slugify(s string) string {

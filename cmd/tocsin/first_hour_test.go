@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+// engineEnv is the environment of a fresh, empty database on eng: a data
+// dir, and for PostgreSQL its URL and a keyring.
+func engineEnv(t *testing.T, eng storetest.Engine) map[string]string {
+	t.Helper()
+	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
+	if eng.Name == "postgres" {
+		env["TOCSIN_DATABASE_URL"] = storetest.EmptyURL(t, eng)
+		out, _, err := cli(t, env, "secret-key")
+		if err != nil {
+			t.Fatal(err)
+		}
+		env["TOCSIN_SECRET_KEYS"] = strings.TrimSpace(out)
+	}
+	return env
+}
+
+// keyScopes is the SCOPES column of `key list` for the user's only key.
+func keyScopes(t *testing.T, env map[string]string, email string) string {
+	t.Helper()
+	out, errOut, err := cli(t, env, "key", "list", "--email", email)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("key list: %v\n%s%s", err, out, errOut)
+	}
+	f := strings.Fields(lines[1])
+	return f[len(f)-1]
+}
+
+// TestKeyCreateScopeAll: --scope all is every scope the role grants in the
+// workspace, and stands alone.
+func TestKeyCreateScopeAll(t *testing.T) {
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			env := engineEnv(t, eng)
+			startServe(t, env)
+			ownerKey(t, env, "all")
+			if got, want := keyScopes(t, env, "owner@localhost"), strings.ReplaceAll(scopeList(), ", ", ","); got != want {
+				t.Errorf("owner's all: %s, want %s", got, want)
+			}
+			if _, errOut, err := cli(t, env, "user", "create", "--email", "v@example.com", "--role", "viewer"); err != nil {
+				t.Fatal(err, errOut)
+			}
+			if _, errOut, err := cli(t, env, "key", "create", "--email", "v@example.com", "--workspace", "default", "--scope", "all"); err != nil {
+				t.Fatal(err, errOut)
+			}
+			want := "incidents:read,metrics:read,monitors:read,notifications:read,status_pages:read"
+			if got := keyScopes(t, env, "v@example.com"); got != want {
+				t.Errorf("viewer's all: %s, want %s", got, want)
+			}
+			out, _, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default", "--scope", "all", "--scope", "monitors:read")
+			if err == nil || out != "" || !strings.Contains(err.Error(), `"all" stands alone`) {
+				t.Errorf("all with another scope: %v %q", err, out)
+			}
+		})
+	}
+}
+
