@@ -1,6 +1,11 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,3 +69,21 @@ func TestKeyCreateScopeAll(t *testing.T) {
 	}
 }
 
+// TestServeBusyPort: serve binds its port before the first run's setup, so
+// a busy port stops it with a plain error and leaves no data dir behind.
+func TestServeBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	_, _, err = cli(t, map[string]string{"TOCSIN_DATA_DIR": dir}, "serve", "--listen", ln.Addr().String())
+	if err == nil || !strings.Contains(err.Error(), "listen tcp "+ln.Addr().String()+": address already in use") ||
+		!strings.Contains(err.Error(), "--listen") {
+		t.Fatalf("serve on a busy port: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("serve on a busy port left the data dir behind: %v", err)
+	}
+}

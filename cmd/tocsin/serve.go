@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -143,6 +144,18 @@ func newMailer(c config.Config) (deliver.Mailer, error) {
 	return deliver.SMTP(m), nil
 }
 
+// listen binds addr, saying what to do when it cannot.
+func listen(addr, flagName string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("listen tcp %s: address already in use: stop what uses that port, or pass %s with a free address", addr, flagName)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: pass %s with an address this user may listen on", err, flagName)
+	}
+	return ln, nil
+}
+
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := config.Parse("serve", args, getenv, nil)
 	if errors.Is(err, flag.ErrHelp) {
@@ -154,6 +167,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := newLogger(c, stderr)
 	log.Info("starting tocsin", "config", c.Redacted())
+	// The port first: a busy one stops serve before the first run's setup
+	// (data dir, database, key file, owner) leaves anything behind.
+	ln, err := listen(c.Listen, "--listen (TOCSIN_LISTEN)")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	kr, err := keyring(c, log)
 	if err != nil {
 		return err
@@ -186,10 +206,6 @@ Create an API key for the API:
 `, b.Email, b.Password, b.Email)
 	}
 
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		return err
-	}
 	if strings.HasSuffix(c.BaseURL, ":0") {
 		// Listening on port 0 (tests): name the port the system chose.
 		c.BaseURL = "http://" + ln.Addr().String()
