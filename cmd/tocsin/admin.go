@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,10 +21,10 @@ import (
 	"github.com/tocsin/tocsin/internal/store"
 )
 
-// adminApp opens the database for a one-shot operator command. Logs go to
-// stderr so stdout carries only the command's result.
+// adminApp opens the existing database for a one-shot operator command.
+// Logs go to stderr so stdout carries only the command's result.
 func adminApp(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*app.App, *store.DB, error) {
-	_, log, db, err := adminStore(ctx, name, args, getenv, stderr, extra)
+	_, log, db, err := adminStore(ctx, name, args, getenv, stderr, extra, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -30,19 +32,64 @@ func adminApp(ctx context.Context, name string, args []string, getenv func(strin
 	return app.New(db, nil, time.Now, log, app.Config{}), db, nil
 }
 
-// adminStore reads the configuration and opens and migrates the database.
-func adminStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (config.Config, *slog.Logger, *store.DB, error) {
+// adminStore reads the configuration and opens and migrates the database,
+// naming it on stderr. Only migrate (create) makes a new one: the other
+// commands, pointed at the wrong place, say so and leave nothing behind.
+func adminStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet), create bool) (config.Config, *slog.Logger, *store.DB, error) {
 	c, err := config.Parse(name, args, getenv, extra)
 	if err := errors.Join(err, c.ValidateDatabase()); err != nil {
 		return c, nil, nil, err
 	}
 	log := newLogger(c, stderr)
+	missing := fmt.Errorf("no Tocsin database in %s; pass --data-dir or TOCSIN_DATABASE_URL", c.DataDir)
+	if c.IsPostgres() {
+		fmt.Fprintf(stderr, "using PostgreSQL database %s\n", redacted(c.DatabaseURL))
+		missing = fmt.Errorf("no Tocsin database at %s (it has no Tocsin tables); pass --data-dir or TOCSIN_DATABASE_URL, or run tocsin migrate first", redacted(c.DatabaseURL))
+	} else {
+		path := store.SQLitePath(c.DatabaseURL)
+		fmt.Fprintf(stderr, "using SQLite database %s\n", path)
+		if filepath.Join(c.DataDir, "tocsin.db") != filepath.Clean(path) {
+			missing = fmt.Errorf("no Tocsin database in %s; pass --data-dir or TOCSIN_DATABASE_URL", filepath.Dir(path))
+		}
+		if fi, err := os.Stat(path); !create && (err != nil || fi.Size() == 0) {
+			return c, nil, nil, missing
+		}
+	}
+	if !create {
+		has, err := hasSchema(ctx, c.DatabaseURL)
+		if err != nil {
+			return c, nil, nil, err
+		}
+		if !has {
+			return c, nil, nil, missing
+		}
+	}
 	db, err := openStore(ctx, c, log, false)
 	return c, log, db, err
 }
 
+// hasSchema reports whether the database holds Tocsin's tables, looking
+// without changing anything.
+func hasSchema(ctx context.Context, databaseURL string) (bool, error) {
+	db, err := store.Open(ctx, databaseURL)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	return db.HasSchema(ctx)
+}
+
+// redacted is a database URL without its password.
+func redacted(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(a database URL that does not parse)"
+	}
+	return u.Redacted()
+}
+
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, log, db, err := adminStore(ctx, "migrate", args, getenv, stderr, nil)
+	c, log, db, err := adminStore(ctx, "migrate", args, getenv, stderr, nil, true)
 	if err != nil {
 		return err
 	}

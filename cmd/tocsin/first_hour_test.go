@@ -87,3 +87,50 @@ func TestServeBusyPort(t *testing.T) {
 		t.Errorf("serve on a busy port left the data dir behind: %v", err)
 	}
 }
+
+// TestAdminCommandsNeedADatabase: pointed where there is no database, the
+// operator commands say so plainly and create nothing; migrate still
+// creates one. Each names the database it used on stderr.
+func TestAdminCommandsNeedADatabase(t *testing.T) {
+	commands := [][]string{
+		{"user", "create", "--email", "a@example.com"},
+		{"user", "reset-password", "--email", "a@example.com"},
+		{"key", "create", "--email", "a@example.com", "--workspace", "default", "--scope", "all"},
+		{"key", "list", "--email", "a@example.com"},
+		{"key", "revoke", "--id", "key_x"},
+	}
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			env := engineEnv(t, eng)
+			dir := filepath.Join(env["TOCSIN_DATA_DIR"], "data")
+			env["TOCSIN_DATA_DIR"] = dir
+			for _, args := range commands {
+				out, errOut, err := cli(t, env, args...)
+				want := "no Tocsin database in " + dir + "; pass --data-dir or TOCSIN_DATABASE_URL"
+				if eng.Name == "postgres" {
+					want = "no Tocsin database at "
+				}
+				if err == nil || !strings.HasPrefix(err.Error(), want) || out != "" {
+					t.Errorf("%v: %v, stdout %q; want %q", args, err, out, want)
+				}
+				if strings.Contains(errOut, "SELECT") || (err != nil && strings.Contains(err.Error(), "SQL")) {
+					t.Errorf("%v: SQL in the error: %v %s", args, err, errOut)
+				}
+				if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("%v left %s behind: %v", args, dir, err)
+				}
+			}
+			if out, errOut, err := cli(t, env, "migrate"); err != nil || !strings.Contains(out, "up to date") {
+				t.Fatalf("migrate: %v %s", err, errOut)
+			}
+			_, errOut, err := cli(t, env, "user", "create", "--email", "a@example.com")
+			wantUsing := "using SQLite database " + filepath.Join(dir, "tocsin.db") + "\n"
+			if eng.Name == "postgres" {
+				wantUsing = "using PostgreSQL database postgres://"
+			}
+			if err != nil || !strings.HasPrefix(errOut, wantUsing) {
+				t.Errorf("user create after migrate: %v, stderr %q; want it to begin %q", err, errOut, wantUsing)
+			}
+		})
+	}
+}
