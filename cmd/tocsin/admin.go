@@ -177,6 +177,32 @@ func userCreate(ctx context.Context, args []string, getenv func(string) string, 
 	return nil
 }
 
+func userResetPassword(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var email string
+	a, db, err := adminApp(ctx, "user reset-password", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&email, "email", "", "the user's e-mail address (required)")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if email == "" {
+		return errors.New("--email: required")
+	}
+	var pw string
+	err = inTurn(ctx, db, func() (err error) {
+		pw, err = a.ResetPassword(ctx, email)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "%s has a new one-time password; it must be changed at the next sign-in\n", email)
+	// Only the password on stdout, so scripts can capture it.
+	fmt.Fprintln(stdout, pw)
+	return nil
+}
+
 func keyCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var req app.OperatorKeyRequest
 	var scopes stringList

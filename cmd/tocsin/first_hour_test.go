@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
@@ -130,6 +133,53 @@ func TestAdminCommandsNeedADatabase(t *testing.T) {
 			}
 			if err != nil || !strings.HasPrefix(errOut, wantUsing) {
 				t.Errorf("user create after migrate: %v, stderr %q; want it to begin %q", err, errOut, wantUsing)
+			}
+		})
+	}
+}
+
+// dbURL is the database a test's environment names.
+func dbURL(env map[string]string) string {
+	if u := env["TOCSIN_DATABASE_URL"]; u != "" {
+		return u
+	}
+	return "sqlite:" + filepath.Join(env["TOCSIN_DATA_DIR"], "tocsin.db")
+}
+
+// TestUserResetPassword: the new one-time password replaces the old one,
+// stored as argon2id, and must be changed at the next sign-in.
+func TestUserResetPassword(t *testing.T) {
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			env := engineEnv(t, eng)
+			s := startServe(t, env)
+			old := regexp.MustCompile(`One-time password:\s+(\S+)`).FindStringSubmatch(s.stdout.String())
+			if old == nil {
+				t.Fatalf("no one-time password:\n%s", s.stdout.String())
+			}
+			out, errOut, err := cli(t, env, "user", "reset-password", "--email", "OWNER@localhost")
+			pw := strings.TrimSpace(out)
+			if err != nil || len(pw) < 16 || strings.Contains(pw, " ") || !strings.Contains(errOut, "one-time password") {
+				t.Fatalf("reset-password: %v %q %q", err, out, errOut)
+			}
+			u, err := storetest.Open(t, dbURL(env)).UserByEmail(context.Background(), "owner@localhost")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(u.PasswordHash, "$argon2id$") || !u.MustChangePassword {
+				t.Errorf("stored: %.12s… must change %v", u.PasswordHash, u.MustChangePassword)
+			}
+			if ok, err := secrets.VerifyPassword(u.PasswordHash, pw); !ok || err != nil {
+				t.Errorf("the new password does not verify: %v", err)
+			}
+			if ok, _ := secrets.VerifyPassword(u.PasswordHash, old[1]); ok {
+				t.Error("the old password still verifies")
+			}
+			for _, email := range []string{"nobody@example.com", ""} {
+				out, _, err := cli(t, env, "user", "reset-password", "--email", email)
+				if err == nil || out != "" || strings.Contains(err.Error(), "sql") {
+					t.Errorf("reset-password for %q: %v %q", email, err, out)
+				}
 			}
 		})
 	}

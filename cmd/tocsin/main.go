@@ -36,6 +36,8 @@ Commands:
   serve         run the API, scheduler and notifier (embedded SQLite by default)
   migrate       apply database migrations and exit
   user create   create a user and make them a member of a workspace
+  user reset-password
+                print a new one-time password for a user
   key create    create an API key; prints only the key
   key list      list a user's API keys
   key revoke    revoke an API key at once
@@ -64,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		switch cmd + " " + sub {
 		case "user create":
 			return userCreate(ctx, rest[1:], getenv, stdin, stdout, stderr)
+		case "user reset-password":
+			return userResetPassword(ctx, rest[1:], getenv, stdout, stderr)
 		case "key create":
 			return keyCreate(ctx, rest[1:], getenv, stdout, stderr)
 		case "key list":
@@ -71,7 +75,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		case "key revoke":
 			return keyRevoke(ctx, rest[1:], getenv, stdout, stderr)
 		}
-		fmt.Fprintf(stderr, "Usage: tocsin user create | key create | key list | key revoke [flags]\n")
+		fmt.Fprintf(stderr, "Usage: tocsin user create | user reset-password | key create | key list | key revoke [flags]\n")
 		return errUsage
 	case "secret-key":
 		return secretKey(rest, stdout, stderr)

@@ -122,6 +122,28 @@ func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, err
 	return out, nil
 }
 
+// ResetPassword is an operator action: it gives the user a new one-time
+// password, which they must change at their next sign-in, as with the
+// first one. The old password stops working at once.
+func (a *App) ResetPassword(ctx context.Context, email string) (string, error) {
+	u, err := a.store.UserByEmail(ctx, email)
+	if errs.KindOf(err) == errs.KindNotFound {
+		return "", fmt.Errorf("no user with the e-mail %s", email)
+	}
+	if err != nil {
+		return "", err
+	}
+	pw := secrets.GeneratePassword()
+	hash, err := secrets.HashPassword(pw)
+	if err != nil {
+		return "", err
+	}
+	if err := a.store.SetPassword(ctx, u.ID, hash, true); err != nil {
+		return "", err
+	}
+	return pw, nil
+}
+
 // OperatorKeyRequest is what the operator's `key create` command asks for.
 type OperatorKeyRequest struct {
 	Email       string
