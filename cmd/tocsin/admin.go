@@ -170,6 +170,10 @@ func userCreate(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return describe(err)
 	}
+	if u.Existing {
+		fmt.Fprintf(stderr, "%s already had an account: added them to workspace %s (%s) as %s; their password is unchanged\n", u.User.Email, u.Workspace.Slug, u.Workspace.ID, role)
+		return nil
+	}
 	fmt.Fprintf(stdout, "created user %s (%s) as %s in workspace %s (%s)\n", u.User.Email, u.User.ID, role, u.Workspace.Slug, u.Workspace.ID)
 	if u.GeneratedPassword != "" {
 		fmt.Fprintf(stdout, "one-time password: %s\n", u.GeneratedPassword)

@@ -185,3 +185,31 @@ func TestUserResetPassword(t *testing.T) {
 		})
 	}
 }
+
+// TestUserCreateExistingPerson: user create for an e-mail that has an
+// account adds that person to the workspace, with no new password, and
+// refuses a membership they already have in plain words.
+func TestUserCreateExistingPerson(t *testing.T) {
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			env := engineEnv(t, eng)
+			startServe(t, env)
+			out, errOut, err := cli(t, env, "user", "create", "--email", "owner@localhost", "--workspace", "ops", "--role", "editor")
+			if err != nil || out != "" || !strings.Contains(errOut, "already had an account: added them to workspace ops") {
+				t.Fatalf("user create for the owner: %v, stdout %q, stderr %q", err, out, errOut)
+			}
+			if _, errOut, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "ops", "--scope", "monitors:write"); err != nil {
+				t.Fatalf("a key in the workspace the owner joined: %v %s", err, errOut)
+			}
+			for ws, want := range map[string]string{
+				"default": "owner@localhost is already a member of default (role owner)",
+				"ops":     "owner@localhost is already a member of ops (role editor)",
+			} {
+				out, _, err := cli(t, env, "user", "create", "--email", "Owner@localhost", "--workspace", ws, "--role", "viewer")
+				if err == nil || err.Error() != want || out != "" {
+					t.Errorf("again in %s: %v %q; want %q", ws, err, out, want)
+				}
+			}
+		})
+	}
+}

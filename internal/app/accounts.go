@@ -64,15 +64,19 @@ type UserRequest struct {
 	Role      monitor.Role
 }
 
-// CreatedUser reports a new user; Password is set when it was generated.
+// CreatedUser reports a new user, or an existing one (Existing) newly made
+// a member of the workspace; GeneratedPassword is set when one was made.
 type CreatedUser struct {
 	User              account.User
 	Workspace         account.Workspace
+	Existing          bool
 	GeneratedPassword string
 }
 
 // CreateUser is an operator action (it runs with direct database access): it
-// adds a user and makes them a member of a workspace.
+// adds a user and makes them a member of a workspace. For an e-mail that
+// already has an account it only adds the membership, and refuses one the
+// person already has.
 func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, error) {
 	var fields []errs.FieldError
 	addr, err := mail.ParseAddress(req.Email)
@@ -91,14 +95,14 @@ func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, err
 	if len(fields) > 0 {
 		return CreatedUser{}, invalid(fields)
 	}
-	out := CreatedUser{}
-	pw := req.Password
-	if pw == "" {
-		pw = secrets.GeneratePassword()
-		out.GeneratedPassword = pw
-	}
-	hash, err := secrets.HashPassword(pw)
-	if err != nil {
+	email := strings.ToLower(addr.Address)
+	existing, err := a.store.UserByEmail(ctx, email)
+	switch {
+	case err == nil:
+		if req.Password != "" {
+			return CreatedUser{}, fmt.Errorf("%s already has an account; a password is set only for a new one (use user reset-password)", email)
+		}
+	case errs.KindOf(err) != errs.KindNotFound:
 		return CreatedUser{}, err
 	}
 	ws, err := a.store.Workspace(ctx, req.Workspace)
@@ -110,15 +114,38 @@ func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, err
 		return CreatedUser{}, err
 	}
 	now := a.now()
-	u := account.User{ID: ids.New(ids.User, now), Email: strings.ToLower(addr.Address), PasswordHash: hash,
-		MustChangePassword: out.GeneratedPassword != "", CreatedAt: now}
-	if err := a.store.CreateUser(ctx, u); err != nil {
+	out := CreatedUser{User: existing, Workspace: ws, Existing: existing.ID != ""}
+	if out.Existing {
+		m, err := a.store.Membership(ctx, ws.ID, existing.ID)
+		if err == nil {
+			return CreatedUser{}, &errs.Error{Kind: errs.KindConflict,
+				Message: fmt.Sprintf("%s is already a member of %s (role %s)", email, ws.Slug, m.Role)}
+		}
+		if errs.KindOf(err) != errs.KindNotFound {
+			return CreatedUser{}, err
+		}
+	} else {
+		pw := req.Password
+		if pw == "" {
+			pw = secrets.GeneratePassword()
+			out.GeneratedPassword = pw
+		}
+		hash, err := secrets.HashPassword(pw)
+		if err != nil {
+			return CreatedUser{}, err
+		}
+		out.User = account.User{ID: ids.New(ids.User, now), Email: email, PasswordHash: hash,
+			MustChangePassword: out.GeneratedPassword != "", CreatedAt: now}
+		if err := a.store.CreateUser(ctx, out.User); err != nil {
+			if errs.KindOf(err) == errs.KindConflict {
+				return CreatedUser{}, fmt.Errorf("%s already has an account (made just now by someone else); try again", email)
+			}
+			return CreatedUser{}, err
+		}
+	}
+	if err := a.store.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: out.User.ID, Role: req.Role, CreatedAt: now}); err != nil {
 		return CreatedUser{}, err
 	}
-	if err := a.store.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: u.ID, Role: req.Role, CreatedAt: now}); err != nil {
-		return CreatedUser{}, err
-	}
-	out.User, out.Workspace = u, ws
 	return out, nil
 }
 
