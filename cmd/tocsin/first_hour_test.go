@@ -213,3 +213,12 @@ func TestUserCreateExistingPerson(t *testing.T) {
 		})
 	}
 }
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		out, _, err := cli(t, nil, arg)
+		if err != nil || !regexp.MustCompile(`^tocsin \S+ commit \S+( \(modified\))?\n$`).MatchString(out) {
+			t.Errorf("%s: %v %q", arg, err, out)
+		}
+	}
+}
