@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +37,11 @@ func adminApp(ctx context.Context, name string, args []string, getenv func(strin
 // naming it on stderr. Only migrate (create) makes a new one: the other
 // commands, pointed at the wrong place, say so and leave nothing behind.
 func adminStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet), create bool) (config.Config, *slog.Logger, *store.DB, error) {
-	c, err := config.Parse(name, args, getenv, extra)
+	only := config.DatabaseFlags
+	if create { // migrate may seal header values with serve's keys
+		only = append(slices.Clone(only), "secret-keys")
+	}
+	c, err := config.ParseOnly(name, args, getenv, only, toStderr(stderr, extra))
 	if err := errors.Join(err, c.ValidateDatabase()); err != nil {
 		return c, nil, nil, err
 	}
@@ -66,6 +71,17 @@ func adminStore(ctx context.Context, name string, args []string, getenv func(str
 	}
 	db, err := openStore(ctx, c, log, false)
 	return c, log, db, err
+}
+
+// toStderr has a command's flag set write its usage and problems to stderr,
+// then registers the command's own flags.
+func toStderr(stderr io.Writer, extra func(*flag.FlagSet)) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		fs.SetOutput(stderr)
+		if extra != nil {
+			extra(fs)
+		}
+	}
 }
 
 // hasSchema reports whether the database holds Tocsin's tables, looking

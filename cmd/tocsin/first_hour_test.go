@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"io/fs"
 	"net"
 	"os"
@@ -219,6 +220,41 @@ func TestVersion(t *testing.T) {
 		out, _, err := cli(t, nil, arg)
 		if err != nil || !regexp.MustCompile(`^tocsin \S+ commit \S+( \(modified\))?\n$`).MatchString(out) {
 			t.Errorf("%s: %v %q", arg, err, out)
+		}
+	}
+}
+
+// TestSubcommandHelp: each command's -h lists its own flags and no others.
+func TestSubcommandHelp(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		has, lacks []string
+	}{
+		{[]string{"key", "create"}, []string{"-email", "-scope", "-data-dir", "-database-url"}, []string{"-listen", "-smtp-url", "-secret-keys", "-rate-limit"}},
+		{[]string{"user", "reset-password"}, []string{"-email", "-data-dir"}, []string{"-listen", "-workspace", "-secret-keys"}},
+		{[]string{"migrate"}, []string{"-data-dir", "-secret-keys"}, []string{"-listen", "-email"}},
+		{[]string{"serve"}, []string{"-listen", "-smtp-url", "-data-dir"}, []string{"-email"}},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		out, errOut, err := cli(t, map[string]string{"TOCSIN_DATA_DIR": dir}, append(c.args, "-h")...)
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%v -h: %v", c.args, err)
+		}
+		if out != "" {
+			t.Errorf("%v -h wrote to stdout: %q", c.args, out)
+		}
+		for _, f := range c.has {
+			if !strings.Contains(errOut, "  "+f+" ") && !strings.Contains(errOut, "  "+f+"\n") {
+				t.Errorf("%v -h lacks %s:\n%s", c.args, f, errOut)
+			}
+		}
+		for _, f := range c.lacks {
+			if strings.Contains(errOut, "  "+f+" ") || strings.Contains(errOut, "  "+f+"\n") {
+				t.Errorf("%v -h lists %s, not its flag:\n%s", c.args, f, errOut)
+			}
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%v -h made the data dir", c.args)
 		}
 	}
 }

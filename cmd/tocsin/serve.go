@@ -157,7 +157,7 @@ func listen(addr, flagName string) (net.Listener, error) {
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := config.Parse("serve", args, getenv, nil)
+	c, err := config.Parse("serve", args, getenv, toStderr(stderr, nil))
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,6 +89,17 @@ func settings(c *Config, timeout, rate, block, conc, retention, canaries *string
 // extra may register a command's own flags. Call Validate (serve) or
 // ValidateDatabase (admin commands) next; both report all problems at once.
 func Parse(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (Config, error) {
+	return ParseOnly(name, args, getenv, nil, extra)
+}
+
+// DatabaseFlags are the settings an operator command that only opens the
+// database takes as flags.
+var DatabaseFlags = []string{"database-url", "data-dir", "log-level", "log-format"}
+
+// ParseOnly is Parse for a command that takes only the named settings as
+// flags (nil: all), so its -h lists its own; the others still come from
+// their environment variables or defaults.
+func ParseOnly(name string, args []string, getenv func(string) string, only []string, extra func(*flag.FlagSet)) (Config, error) {
 	var c Config
 	var timeout, rate, block, conc, retention, canaries string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -95,6 +107,10 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 		def := s.def
 		if v := getenv(s.env); v != "" {
 			def = v
+		}
+		if only != nil && !slices.Contains(only, s.flag) {
+			*s.dst = def
+			continue
 		}
 		fs.StringVar(s.dst, s.flag, def, s.usage+" (env "+s.env+")")
 	}
