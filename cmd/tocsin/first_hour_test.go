@@ -258,3 +258,30 @@ func TestSubcommandHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthcheck: healthcheck passes against a running serve (found from
+// TOCSIN_LISTEN, a wildcard host meaning loopback) and fails with a one-line
+// reason against a closed port.
+func TestHealthcheck(t *testing.T) {
+	s := startServe(t, map[string]string{"TOCSIN_DATA_DIR": t.TempDir()})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
+	if out, _, err := cli(t, map[string]string{"TOCSIN_LISTEN": ":" + port}, "healthcheck"); err != nil || out != "healthy\n" {
+		t.Errorf("healthcheck on a running serve: %v %q", err, out)
+	}
+	if _, _, err := cli(t, nil, "healthcheck", "--url", s.url+"/healthz"); err != nil {
+		t.Errorf("healthcheck --url: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	out, _, err := cli(t, nil, "healthcheck", "--listen", closed)
+	if err == nil || out != "" || !strings.HasPrefix(err.Error(), "unhealthy: ") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("healthcheck on a closed port: %v %q", err, out)
+	}
+	if _, _, err := cli(t, nil, "healthcheck", "--url", s.url+"/api/v1/nothing"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("healthcheck on a 404: %v", err)
+	}
+}

@@ -42,6 +42,7 @@ Commands:
   key list      list a user's API keys
   key revoke    revoke an API key at once
   secret-key    print a new entry for TOCSIN_SECRET_KEYS
+  healthcheck   exit 0 when the server answers on /healthz, 1 otherwise
   version       print the version and the commit it was built from
 
 Run "tocsin <command> -h" for the flags of a command. Every flag has a
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return errUsage
 	case "secret-key":
 		return secretKey(rest, stdout, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		return version(stdout)
 	case "help", "-h", "--help":
