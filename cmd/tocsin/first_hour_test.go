@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -283,5 +285,39 @@ func TestHealthcheck(t *testing.T) {
 	}
 	if _, _, err := cli(t, nil, "healthcheck", "--url", s.url+"/api/v1/nothing"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("healthcheck on a 404: %v", err)
+	}
+}
+
+// TestMetricsListen: by default /metrics is on the main address; with
+// --metrics-listen it is on that address only.
+func TestMetricsListen(t *testing.T) {
+	get := func(url string) (int, string) {
+		t.Helper()
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	s := startServe(t, map[string]string{"TOCSIN_DATA_DIR": t.TempDir()})
+	if code, body := get(s.url + "/metrics"); code != 200 || !strings.Contains(body, "go_goroutines") {
+		t.Errorf("default /metrics: %d", code)
+	}
+
+	s = startServe(t, map[string]string{"TOCSIN_DATA_DIR": t.TempDir(), "TOCSIN_METRICS_LISTEN": "127.0.0.1:0"})
+	m := regexp.MustCompile(`msg="serving /metrics" addr=(http://[0-9.:]+/metrics)`).FindStringSubmatch(s.logs.String())
+	if m == nil {
+		t.Fatalf("no metrics address logged:\n%s", s.logs.String())
+	}
+	if code, body := get(m[1]); code != 200 || !strings.Contains(body, "tocsin_checks_in_flight") && !strings.Contains(body, "go_goroutines") {
+		t.Errorf("/metrics on its own address: %d", code)
+	}
+	if code, _ := get(s.url + "/metrics"); code != 404 {
+		t.Errorf("/metrics still on the main address with --metrics-listen: %d", code)
+	}
+	if code, _ := get(strings.TrimSuffix(m[1], "/metrics") + "/healthz"); code != 404 {
+		t.Errorf("the metrics address serves more than /metrics: %d", code)
 	}
 }

@@ -156,6 +156,19 @@ func listen(addr, flagName string) (net.Listener, error) {
 	return ln, nil
 }
 
+// metricsServer puts /metrics on the main mux, or, given its own listener
+// (--metrics-listen), on a server of its own that serves nothing else.
+func metricsServer(root *http.ServeMux, ln net.Listener, h http.Handler, log *slog.Logger) *http.Server {
+	if ln == nil {
+		root.Handle("GET /metrics", h)
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 60 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+}
+
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := config.Parse("serve", args, getenv, toStderr(stderr, nil))
 	if errors.Is(err, flag.ErrHelp) {
@@ -174,6 +187,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if c.MetricsListen != "" {
+		if metricsLn, err = listen(c.MetricsListen, "--metrics-listen (TOCSIN_METRICS_LISTEN)"); err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
 	kr, err := keyring(c, log)
 	if err != nil {
 		return err
@@ -230,7 +250,10 @@ Create an API key for the API:
 	})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metricsSrv := metricsServer(root, metricsLn, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), log)
+	if metricsSrv != nil {
+		log.Info("serving /metrics", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
+	}
 	root.Handle("/", api) // the ping URLs, and the API's JSON 404 for unknown paths
 	checks := scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, App: a, Checker: prober,
 		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
@@ -269,6 +292,18 @@ Create an API key for the API:
 		}
 		return nil
 	})
+	if metricsSrv != nil {
+		g.Go(func() error {
+			if err := metricsSrv.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			return metricsSrv.Close()
+		})
+	}
 	g.Go(func() error {
 		defer stopPings()
 		<-gctx.Done()

@@ -25,6 +25,7 @@ import (
 // Config is everything `tocsin serve` needs.
 type Config struct {
 	Listen          string
+	MetricsListen   string // "": /metrics on Listen; else there only
 	DatabaseURL     string
 	DataDir         string
 	BaseURL         string
@@ -66,6 +67,7 @@ type setting struct {
 func settings(c *Config, timeout, rate, block, conc, retention, canaries *string) []setting {
 	return []setting{
 		{"listen", "TOCSIN_LISTEN", "address to listen on", ":8080", &c.Listen},
+		{"metrics-listen", "TOCSIN_METRICS_LISTEN", "serve /metrics on this address only (e.g. 127.0.0.1:9090); default: on the listen address", "", &c.MetricsListen},
 		{"database-url", "TOCSIN_DATABASE_URL", "postgres://… for PostgreSQL; default: SQLite in the data dir", "", &c.DatabaseURL},
 		{"data-dir", "TOCSIN_DATA_DIR", "where SQLite and the generated key file live", "./tocsin-data", &c.DataDir},
 		{"base-url", "TOCSIN_BASE_URL", "public URL of this service; default http://localhost:<port>", "", &c.BaseURL},
@@ -171,6 +173,13 @@ func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		p = append(p, fmt.Errorf("listen: %q must be host:port or :port", c.Listen))
 	}
+	if c.MetricsListen != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			p = append(p, fmt.Errorf("metrics-listen: %q must be host:port or :port", c.MetricsListen))
+		} else if c.MetricsListen == c.Listen && port != "0" {
+			p = append(p, fmt.Errorf("metrics-listen: %q is the listen address; give another, or leave it empty to serve /metrics there", c.MetricsListen))
+		}
+	}
 	if err := c.ValidateDatabase(); err != nil {
 		p = append(p, err)
 	}
@@ -245,8 +254,8 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
-		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets,
+	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
+		c.Listen, c.MetricsListen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets,
 		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom)
 }
 
