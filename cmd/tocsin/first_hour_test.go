@@ -321,3 +321,72 @@ func TestMetricsListen(t *testing.T) {
 		t.Errorf("the metrics address serves more than /metrics: %d", code)
 	}
 }
+
+// shellWords splits a line as a POSIX shell would, for the plain words and
+// single quotes shellQuote writes.
+func shellWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	in, started := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			in, started = !in, true
+		case r == ' ' && !in:
+			if started {
+				words = append(words, w.String())
+			}
+			w.Reset()
+			started = false
+		default:
+			w.WriteRune(r)
+			started = true
+		}
+	}
+	if started {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// TestBannerCommandsWork: the key create command serve prints on first
+// start runs as printed, pointed at the same database even when serve was
+// given it by flag and the command's environment does not name it.
+func TestBannerCommandsWork(t *testing.T) {
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			env := engineEnv(t, eng)
+			dir := filepath.Join(env["TOCSIN_DATA_DIR"], "my data")
+			args := []string{"--data-dir", dir}
+			if u := env["TOCSIN_DATABASE_URL"]; u != "" {
+				args = append(args, "--database-url", u)
+			}
+			s := startServe(t, map[string]string{"TOCSIN_SECRET_KEYS": env["TOCSIN_SECRET_KEYS"]}, args...)
+			var printed string
+			for _, line := range strings.Split(s.stdout.String(), "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), self+" key create") {
+					printed = strings.TrimSpace(line)
+				}
+			}
+			if printed == "" {
+				t.Fatalf("no key create command printed starting %q:\n%s", self, s.stdout.String())
+			}
+			words := shellWords(strings.TrimPrefix(printed, self))
+			key, errOut, err := cli(t, nil, words...)
+			if err != nil || !strings.HasPrefix(key, "tsk_") {
+				t.Fatalf("the printed %q: %v %q\n%s", printed, err, key, errOut)
+			}
+			if r := do(t, "GET", s.url+"/api/v1/monitors", strings.TrimSpace(key), ""); r.StatusCode != 200 {
+				t.Errorf("the key the printed command made: %d", r.StatusCode)
+			}
+		})
+	}
+	if got := invokedAs("/tmp/go-build123/b001/exe/tocsin"); got != "go run ./cmd/tocsin" {
+		t.Errorf("under go run: %q", got)
+	}
+	for arg0, want := range map[string]string{"./tocsin": "./tocsin", "tocsin": "tocsin", "/opt/my tools/tocsin": `'/opt/my tools/tocsin'`} {
+		if got := invokedAs(arg0); got != want {
+			t.Errorf("invokedAs(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+}

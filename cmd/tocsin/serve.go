@@ -222,8 +222,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
   One-time password:   %s
   (shown only now; it must be changed at first sign-in)
 Create an API key for the API:
-  tocsin key create --email %s --workspace default --scope monitors:read --scope monitors:write
-`, b.Email, b.Password, b.Email)
+  %s key create%s --email %s --workspace default --scope monitors:read --scope monitors:write
+`, b.Email, b.Password, self, databaseFlags(c, getenv), b.Email)
 	}
 
 	if strings.HasSuffix(c.BaseURL, ":0") {
