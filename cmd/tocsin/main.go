@@ -1,6 +1,7 @@
 // Command tocsin watches web services and scheduled jobs and reports their
-// availability. Subcommands: serve, migrate, user create, key create,
-// secret-key.
+// availability. Subcommands: serve, migrate, user create, user
+// reset-password, key create, key list, key revoke, secret-key, healthcheck,
+// version.
 package main
 
 import (
