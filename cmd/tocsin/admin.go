@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,10 +22,10 @@ import (
 	"github.com/tocsin/tocsin/internal/store"
 )
 
-// adminApp opens the database for a one-shot operator command. Logs go to
-// stderr so stdout carries only the command's result.
+// adminApp opens the existing database for a one-shot operator command.
+// Logs go to stderr so stdout carries only the command's result.
 func adminApp(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*app.App, *store.DB, error) {
-	_, log, db, err := adminStore(ctx, name, args, getenv, stderr, extra)
+	_, log, db, err := adminStore(ctx, name, args, getenv, stderr, extra, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -30,19 +33,84 @@ func adminApp(ctx context.Context, name string, args []string, getenv func(strin
 	return app.New(db, nil, time.Now, log, app.Config{}), db, nil
 }
 
-// adminStore reads the configuration and opens and migrates the database.
-func adminStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (config.Config, *slog.Logger, *store.DB, error) {
-	c, err := config.Parse(name, args, getenv, extra)
+// adminStore reads the configuration and opens and migrates the database,
+// naming it on stderr. Only migrate (create) makes a new one: the other
+// commands, pointed at the wrong place, say so and leave nothing behind.
+func adminStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet), create bool) (config.Config, *slog.Logger, *store.DB, error) {
+	only := config.DatabaseFlags
+	switch {
+	case create: // migrate may seal header values with serve's keys
+		only = append(slices.Clone(only), "secret-keys")
+	case name == "workspace show": // the server's default quotas, as serve takes them
+		only = append(slices.Clone(only), "max-monitors", "max-heartbeats", "min-interval", "max-maintenance-windows", "max-channels")
+	case name == "workspace set-quota": // its --min-interval is the workspace's own
+		only = append(slices.Clone(only), "max-monitors", "max-heartbeats", "max-maintenance-windows", "max-channels")
+	}
+	c, err := config.ParseOnly(name, args, getenv, only, toStderr(stderr, extra))
 	if err := errors.Join(err, c.ValidateDatabase()); err != nil {
 		return c, nil, nil, err
 	}
 	log := newLogger(c, stderr)
+	missing := fmt.Errorf("no Tocsin database in %s; pass --data-dir or TOCSIN_DATABASE_URL", c.DataDir)
+	if c.IsPostgres() {
+		fmt.Fprintf(stderr, "using PostgreSQL database %s\n", redacted(c.DatabaseURL))
+		missing = fmt.Errorf("no Tocsin database at %s (it has no Tocsin tables); pass --data-dir or TOCSIN_DATABASE_URL, or run tocsin migrate first", redacted(c.DatabaseURL))
+	} else {
+		path := store.SQLitePath(c.DatabaseURL)
+		fmt.Fprintf(stderr, "using SQLite database %s\n", path)
+		if filepath.Join(c.DataDir, "tocsin.db") != filepath.Clean(path) {
+			missing = fmt.Errorf("no Tocsin database in %s; pass --data-dir or TOCSIN_DATABASE_URL", filepath.Dir(path))
+		}
+		if fi, err := os.Stat(path); !create && (err != nil || fi.Size() == 0) {
+			return c, nil, nil, missing
+		}
+	}
+	if !create {
+		has, err := hasSchema(ctx, c.DatabaseURL)
+		if err != nil {
+			return c, nil, nil, err
+		}
+		if !has {
+			return c, nil, nil, missing
+		}
+	}
 	db, err := openStore(ctx, c, log, false)
 	return c, log, db, err
 }
 
+// toStderr has a command's flag set write its usage and problems to stderr,
+// then registers the command's own flags.
+func toStderr(stderr io.Writer, extra func(*flag.FlagSet)) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		fs.SetOutput(stderr)
+		if extra != nil {
+			extra(fs)
+		}
+	}
+}
+
+// hasSchema reports whether the database holds Tocsin's tables, looking
+// without changing anything.
+func hasSchema(ctx context.Context, databaseURL string) (bool, error) {
+	db, err := store.Open(ctx, databaseURL)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	return db.HasSchema(ctx)
+}
+
+// redacted is a database URL without its password.
+func redacted(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(a database URL that does not parse)"
+	}
+	return u.Redacted()
+}
+
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, log, db, err := adminStore(ctx, "migrate", args, getenv, stderr, nil)
+	c, log, db, err := adminStore(ctx, "migrate", args, getenv, stderr, nil, true)
 	if err != nil {
 		return err
 	}
@@ -123,10 +191,40 @@ func userCreate(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return describe(err)
 	}
+	if u.Existing {
+		fmt.Fprintf(stderr, "%s already had an account: added them to workspace %s (%s) as %s; their password is unchanged\n", u.User.Email, u.Workspace.Slug, u.Workspace.ID, role)
+		return nil
+	}
 	fmt.Fprintf(stdout, "created user %s (%s) as %s in workspace %s (%s)\n", u.User.Email, u.User.ID, role, u.Workspace.Slug, u.Workspace.ID)
 	if u.GeneratedPassword != "" {
 		fmt.Fprintf(stdout, "one-time password: %s\n", u.GeneratedPassword)
 	}
+	return nil
+}
+
+func userResetPassword(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var email string
+	a, db, err := adminApp(ctx, "user reset-password", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&email, "email", "", "the user's e-mail address (required)")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if email == "" {
+		return errors.New("--email: required")
+	}
+	var pw string
+	err = inTurn(ctx, db, func() (err error) {
+		pw, err = a.ResetPassword(ctx, email)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "%s has a new one-time password; it must be changed at the next sign-in\n", email)
+	// Only the password on stdout, so scripts can capture it.
+	fmt.Fprintln(stdout, pw)
 	return nil
 }
 
@@ -136,7 +234,7 @@ func keyCreate(ctx context.Context, args []string, getenv func(string) string, s
 	a, db, err := adminApp(ctx, "key create", args, getenv, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&req.Email, "email", "", "the user the key acts for (required)")
 		fs.StringVar(&req.Workspace, "workspace", "", "workspace id or slug the key is bound to")
-		fs.Var(&scopes, "scope", "a scope, repeatable: "+scopeList())
+		fs.Var(&scopes, "scope", "a scope, repeatable: "+scopeList()+"; or all, alone: every scope the user's role grants in the workspace")
 		fs.BoolVar(&req.AccountWide, "account-wide", false, "the key acts in any of the user's workspaces, chosen per request with X-Workspace-Id")
 		fs.StringVar(&req.Name, "name", "", "a label for the key")
 	})

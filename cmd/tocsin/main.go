@@ -1,6 +1,7 @@
 // Command tocsin watches web services and scheduled jobs and reports their
-// availability. Subcommands: serve, migrate, user create, key create,
-// workspace, secret-key.
+// availability. Subcommands: serve, migrate, user create, user
+// reset-password, key create, key list, key revoke, workspace, secret-key,
+// healthcheck, version.
 package main
 
 import (
@@ -36,11 +37,15 @@ Commands:
   serve         run the API, scheduler and notifier (embedded SQLite by default)
   migrate       apply database migrations and exit
   user create   create a user and make them a member of a workspace
+  user reset-password
+                print a new one-time password for a user
   key create    create an API key; prints only the key
   key list      list a user's API keys
   key revoke    revoke an API key at once
   workspace     show: a workspace's quotas and usage; set-quota: change them
   secret-key    print a new entry for TOCSIN_SECRET_KEYS
+  healthcheck   exit 0 when the server answers on /healthz, 1 otherwise
+  version       print the version and the commit it was built from
 
 Run "tocsin <command> -h" for the flags of a command. Every flag has a
 TOCSIN_* environment variable.
@@ -65,6 +70,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		switch cmd + " " + sub {
 		case "user create":
 			return userCreate(ctx, rest[1:], getenv, stdin, stdout, stderr)
+		case "user reset-password":
+			return userResetPassword(ctx, rest[1:], getenv, stdout, stderr)
 		case "key create":
 			return keyCreate(ctx, rest[1:], getenv, stdout, stderr)
 		case "key list":
@@ -72,12 +79,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		case "key revoke":
 			return keyRevoke(ctx, rest[1:], getenv, stdout, stderr)
 		}
-		fmt.Fprintf(stderr, "Usage: tocsin user create | key create | key list | key revoke [flags]\n")
+		fmt.Fprintf(stderr, "Usage: tocsin user create | user reset-password | key create | key list | key revoke [flags]\n")
 		return errUsage
 	case "workspace":
 		return workspaceCommand(ctx, rest, getenv, stdout, stderr)
 	case "secret-key":
 		return secretKey(rest, stdout, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, rest, getenv, stdout, stderr)
+	case "version", "--version":
+		return version(stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

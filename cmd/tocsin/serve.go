@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -143,8 +144,33 @@ func newMailer(c config.Config) (deliver.Mailer, error) {
 	return deliver.SMTP(m), nil
 }
 
+// listen binds addr, saying what to do when it cannot.
+func listen(addr, flagName string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("listen tcp %s: address already in use: stop what uses that port, or pass %s with a free address", addr, flagName)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: pass %s with an address this user may listen on", err, flagName)
+	}
+	return ln, nil
+}
+
+// metricsServer puts /metrics on the main mux, or, given its own listener
+// (--metrics-listen), on a server of its own that serves nothing else.
+func metricsServer(root *http.ServeMux, ln net.Listener, h http.Handler, log *slog.Logger) *http.Server {
+	if ln == nil {
+		root.Handle("GET /metrics", h)
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 60 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+}
+
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := config.Parse("serve", args, getenv, nil)
+	c, err := config.Parse("serve", args, getenv, toStderr(stderr, nil))
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
@@ -154,6 +180,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := newLogger(c, stderr)
 	log.Info("starting tocsin", "config", c.Redacted())
+	// The port first: a busy one stops serve before the first run's setup
+	// (data dir, database, key file, owner) leaves anything behind.
+	ln, err := listen(c.Listen, "--listen (TOCSIN_LISTEN)")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	var metricsLn net.Listener
+	if c.MetricsListen != "" {
+		if metricsLn, err = listen(c.MetricsListen, "--metrics-listen (TOCSIN_METRICS_LISTEN)"); err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
 	kr, err := keyring(c, log)
 	if err != nil {
 		return err
@@ -182,14 +222,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
   One-time password:   %s
   (shown only now; it must be changed at first sign-in)
 Create an API key for the API:
-  tocsin key create --email %s --workspace default --scope monitors:read --scope monitors:write
-`, b.Email, b.Password, b.Email)
+  %s key create%s --email %s --workspace default --scope monitors:read --scope monitors:write
+`, b.Email, b.Password, self, databaseFlags(c, getenv), b.Email)
 	}
 
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		return err
-	}
 	if strings.HasSuffix(c.BaseURL, ":0") {
 		// Listening on port 0 (tests): name the port the system chose.
 		c.BaseURL = "http://" + ln.Addr().String()
@@ -214,7 +250,10 @@ Create an API key for the API:
 	})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metricsSrv := metricsServer(root, metricsLn, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), log)
+	if metricsSrv != nil {
+		log.Info("serving /metrics", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
+	}
 	root.Handle("/", api) // the ping URLs, and the API's JSON 404 for unknown paths
 	checks := scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, App: a, Checker: prober,
 		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
@@ -253,6 +292,18 @@ Create an API key for the API:
 		}
 		return nil
 	})
+	if metricsSrv != nil {
+		g.Go(func() error {
+			if err := metricsSrv.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			return metricsSrv.Close()
+		})
+	}
 	g.Go(func() error {
 		defer stopPings()
 		<-gctx.Done()

@@ -42,7 +42,7 @@ func workspaceCommand(ctx context.Context, args []string, getenv func(string) st
 // default quotas this command's flags and environment give: the same as
 // serve's when it runs with the same settings.
 func workspaceApp(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*app.App, *store.DB, error) {
-	c, log, db, err := adminStore(ctx, name, args, getenv, stderr, extra)
+	c, log, db, err := adminStore(ctx, name, args, getenv, stderr, extra, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,12 +140,7 @@ func workspaceSetQuota(ctx context.Context, args []string, getenv func(string) s
 		fs.StringVar(&workspace, "workspace", "", "workspace id or slug (required)")
 		fs.Var(&mon, "monitors", `most monitors the workspace may hold, or "default" for the server's (max-monitors)`)
 		fs.Var(&hb, "heartbeats", `most heartbeats, or "default" (max-heartbeats)`)
-		// serve's --min-interval (the server's default) is registered for
-		// every command; here the flag is the workspace's, and the
-		// default, for the printout, comes from TOCSIN_MIN_INTERVAL.
-		f := fs.Lookup("min-interval")
-		f.Value, f.DefValue = &minInterval, ""
-		f.Usage = `shortest check interval such as 30s, or "default" for the server's (TOCSIN_MIN_INTERVAL)`
+		fs.Var(&minInterval, "min-interval", `shortest check interval such as 30s, or "default" for the server's (TOCSIN_MIN_INTERVAL)`)
 		fs.Var(&windows, "maintenance-windows", `most maintenance windows, or "default" (max-maintenance-windows)`)
 		fs.Var(&channels, "channels", `most notification channels, or "default" (max-channels)`)
 	})

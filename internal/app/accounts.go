@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/account"
@@ -61,15 +62,19 @@ type UserRequest struct {
 	Role      monitor.Role
 }
 
-// CreatedUser reports a new user; Password is set when it was generated.
+// CreatedUser reports a new user, or an existing one (Existing) newly made
+// a member of the workspace; GeneratedPassword is set when one was made.
 type CreatedUser struct {
 	User              account.User
 	Workspace         account.Workspace
+	Existing          bool
 	GeneratedPassword string
 }
 
 // CreateUser is an operator action (it runs with direct database access): it
-// adds a user and makes them a member of a workspace.
+// adds a user and makes them a member of a workspace. For an e-mail that
+// already has an account it only adds the membership, and refuses one the
+// person already has.
 func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, error) {
 	var fields []errs.FieldError
 	addr, err := mail.ParseAddress(req.Email)
@@ -88,14 +93,14 @@ func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, err
 	if len(fields) > 0 {
 		return CreatedUser{}, invalid(fields)
 	}
-	out := CreatedUser{}
-	pw := req.Password
-	if pw == "" {
-		pw = secrets.GeneratePassword()
-		out.GeneratedPassword = pw
-	}
-	hash, err := secrets.HashPassword(pw)
-	if err != nil {
+	email := strings.ToLower(addr.Address)
+	existing, err := a.store.UserByEmail(ctx, email)
+	switch {
+	case err == nil:
+		if req.Password != "" {
+			return CreatedUser{}, fmt.Errorf("%s already has an account; a password is set only for a new one (use user reset-password)", email)
+		}
+	case errs.KindOf(err) != errs.KindNotFound:
 		return CreatedUser{}, err
 	}
 	ws, err := a.store.Workspace(ctx, req.Workspace)
@@ -107,16 +112,61 @@ func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, err
 		return CreatedUser{}, err
 	}
 	now := a.now()
-	u := account.User{ID: ids.New(ids.User, now), Email: strings.ToLower(addr.Address), PasswordHash: hash,
-		MustChangePassword: out.GeneratedPassword != "", CreatedAt: now}
-	if err := a.store.CreateUser(ctx, u); err != nil {
+	out := CreatedUser{User: existing, Workspace: ws, Existing: existing.ID != ""}
+	if out.Existing {
+		m, err := a.store.Membership(ctx, ws.ID, existing.ID)
+		if err == nil {
+			return CreatedUser{}, &errs.Error{Kind: errs.KindConflict,
+				Message: fmt.Sprintf("%s is already a member of %s (role %s)", email, ws.Slug, m.Role)}
+		}
+		if errs.KindOf(err) != errs.KindNotFound {
+			return CreatedUser{}, err
+		}
+	} else {
+		pw := req.Password
+		if pw == "" {
+			pw = secrets.GeneratePassword()
+			out.GeneratedPassword = pw
+		}
+		hash, err := secrets.HashPassword(pw)
+		if err != nil {
+			return CreatedUser{}, err
+		}
+		out.User = account.User{ID: ids.New(ids.User, now), Email: email, PasswordHash: hash,
+			MustChangePassword: out.GeneratedPassword != "", CreatedAt: now}
+		if err := a.store.CreateUser(ctx, out.User); err != nil {
+			if errs.KindOf(err) == errs.KindConflict {
+				return CreatedUser{}, fmt.Errorf("%s already has an account (made just now by someone else); try again", email)
+			}
+			return CreatedUser{}, err
+		}
+	}
+	if err := a.store.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: out.User.ID, Role: req.Role, CreatedAt: now}); err != nil {
 		return CreatedUser{}, err
 	}
-	if err := a.store.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: u.ID, Role: req.Role, CreatedAt: now}); err != nil {
-		return CreatedUser{}, err
-	}
-	out.User, out.Workspace = u, ws
 	return out, nil
+}
+
+// ResetPassword is an operator action: it gives the user a new one-time
+// password, which they must change at their next sign-in, as with the
+// first one. The old password stops working at once.
+func (a *App) ResetPassword(ctx context.Context, email string) (string, error) {
+	u, err := a.store.UserByEmail(ctx, email)
+	if errs.KindOf(err) == errs.KindNotFound {
+		return "", fmt.Errorf("no user with the e-mail %s", email)
+	}
+	if err != nil {
+		return "", err
+	}
+	pw := secrets.GeneratePassword()
+	hash, err := secrets.HashPassword(pw)
+	if err != nil {
+		return "", err
+	}
+	if err := a.store.SetPassword(ctx, u.ID, hash, true); err != nil {
+		return "", err
+	}
+	return pw, nil
 }
 
 // OperatorKeyRequest is what the operator's `key create` command asks for.
@@ -130,18 +180,29 @@ type OperatorKeyRequest struct {
 
 // CreateKeyForUser is an operator action: it makes an API key on behalf of
 // a user. The key still never does more than that user's role allows.
+//
+// The scope "all", alone, is every scope the user's role grants in the
+// workspace; for an account-wide key without a workspace it is every scope,
+// and each request is still held to the role in the workspace it names.
 func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (NewKey, error) {
 	var fields []errs.FieldError
 	var scopes []monitor.Scope
+	all := slices.Contains(req.Scopes, ScopeAll)
+	if all && len(req.Scopes) > 1 {
+		fields = append(fields, errs.FieldError{Pointer: "scope", Message: `"all" stands alone: give it once and no other scope`})
+	}
 	for _, s := range req.Scopes {
+		if s == ScopeAll {
+			continue
+		}
 		sc, ok := monitor.ParseScope(s)
 		if !ok {
 			fields = append(fields, errs.FieldError{Pointer: "scope", Message: fmt.Sprintf("%q is not a scope", s)})
 		}
 		scopes = append(scopes, sc)
 	}
-	if len(scopes) == 0 {
-		fields = append(fields, errs.FieldError{Pointer: "scope", Message: "at least one is required"})
+	if len(req.Scopes) == 0 {
+		fields = append(fields, errs.FieldError{Pointer: "scope", Message: "at least one is required (or all)"})
 	}
 	if !req.AccountWide && req.Workspace == "" {
 		fields = append(fields, errs.FieldError{Pointer: "workspace", Message: "is required unless the key is account-wide"})
@@ -154,19 +215,39 @@ func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (New
 		return NewKey{}, fmt.Errorf("user %s: %w", req.Email, err)
 	}
 	kr := KeyRequest{Name: req.Name, Scopes: scopes}
+	if all {
+		kr.Scopes = monitor.Scopes
+	}
 	if req.Workspace != "" {
 		ws, err := a.store.Workspace(ctx, req.Workspace)
 		if err != nil {
 			return NewKey{}, fmt.Errorf("workspace %s: %w", req.Workspace, err)
 		}
-		if _, err := a.store.Membership(ctx, ws.ID, u.ID); err != nil {
+		m, err := a.store.Membership(ctx, ws.ID, u.ID)
+		if err != nil {
 			return NewKey{}, fmt.Errorf("%s is not a member of workspace %s: %w", req.Email, req.Workspace, err)
+		}
+		if all {
+			kr.Scopes = grantedScopes(m.Role)
 		}
 		if !req.AccountWide {
 			kr.WorkspaceID = ws.ID
 		}
 	}
 	return a.createKey(ctx, u.ID, kr)
+}
+
+// ScopeAll asks `key create` for every scope the user's role grants.
+const ScopeAll = "all"
+
+func grantedScopes(r monitor.Role) []monitor.Scope {
+	var out []monitor.Scope
+	for _, s := range monitor.Scopes {
+		if r.Grants(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func slugify(s string) string {

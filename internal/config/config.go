@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ import (
 // Config is everything `tocsin serve` needs.
 type Config struct {
 	Listen          string
+	MetricsListen   string // "": /metrics on Listen; else there only
 	DatabaseURL     string
 	DataDir         string
 	BaseURL         string
@@ -72,6 +74,7 @@ type setting struct {
 func settings(c *Config, timeout, rate, block, conc, retention, canaries *string) []setting {
 	return []setting{
 		{"listen", "TOCSIN_LISTEN", "address to listen on", ":8080", &c.Listen},
+		{"metrics-listen", "TOCSIN_METRICS_LISTEN", "serve /metrics on this address only (e.g. 127.0.0.1:9090); default: on the listen address", "", &c.MetricsListen},
 		{"database-url", "TOCSIN_DATABASE_URL", "postgres://… for PostgreSQL; default: SQLite in the data dir", "", &c.DatabaseURL},
 		{"data-dir", "TOCSIN_DATA_DIR", "where SQLite and the generated key file live", "./tocsin-data", &c.DataDir},
 		{"base-url", "TOCSIN_BASE_URL", "public URL of this service; default http://localhost:<port>", "", &c.BaseURL},
@@ -95,6 +98,17 @@ func settings(c *Config, timeout, rate, block, conc, retention, canaries *string
 // extra may register a command's own flags. Call Validate (serve) or
 // ValidateDatabase (admin commands) next; both report all problems at once.
 func Parse(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (Config, error) {
+	return ParseOnly(name, args, getenv, nil, extra)
+}
+
+// DatabaseFlags are the settings an operator command that only opens the
+// database takes as flags.
+var DatabaseFlags = []string{"database-url", "data-dir", "log-level", "log-format"}
+
+// ParseOnly is Parse for a command that takes only the named settings as
+// flags (nil: all), so its -h lists its own; the others still come from
+// their environment variables or defaults.
+func ParseOnly(name string, args []string, getenv func(string) string, only []string, extra func(*flag.FlagSet)) (Config, error) {
 	var c Config
 	var timeout, rate, block, conc, retention, canaries string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -103,6 +117,10 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 		if v := getenv(s.env); v != "" {
 			def = v
 		}
+		if only != nil && !slices.Contains(only, s.flag) {
+			*s.dst = def
+			continue
+		}
 		fs.StringVar(s.dst, s.flag, def, s.usage+" (env "+s.env+")")
 	}
 	var q quotaFlags
@@ -110,6 +128,10 @@ func Parse(name string, args []string, getenv func(string) string, extra func(*f
 		def := s.def
 		if v := getenv(s.env); v != "" {
 			def = v
+		}
+		if only != nil && !slices.Contains(only, s.flag) {
+			*s.dst = def
+			continue
 		}
 		fs.StringVar(s.dst, s.flag, def, s.usage+" (env "+s.env+")")
 	}
@@ -170,6 +192,13 @@ func (c Config) Validate() error {
 	var p []error
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		p = append(p, fmt.Errorf("listen: %q must be host:port or :port", c.Listen))
+	}
+	if c.MetricsListen != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			p = append(p, fmt.Errorf("metrics-listen: %q must be host:port or :port", c.MetricsListen))
+		} else if c.MetricsListen == c.Listen && port != "0" {
+			p = append(p, fmt.Errorf("metrics-listen: %q is the listen address; give another, or leave it empty to serve /metrics there", c.MetricsListen))
+		}
 	}
 	if err := c.ValidateDatabase(); err != nil {
 		p = append(p, err)
@@ -246,8 +275,8 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
-		c.Listen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets,
+	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
+		c.Listen, c.MetricsListen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets,
 		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom) +
 		c.redactedQuotas()
 }

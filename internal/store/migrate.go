@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tocsin/tocsin/internal/errs"
 )
 
 // Each engine has its own folder of numbered SQL files (NNNN_name.sql),
@@ -76,6 +78,21 @@ var goSteps = map[string]map[int]func(context.Context, *DB, *sql.Tx) error{
 // (see mayMigrate).
 func (db *DB) Migrate(ctx context.Context) (applied int, err error) {
 	return db.migrate(ctx, math.MaxInt)
+}
+
+// HasSchema reports whether the database has been migrated at least once
+// (holds Tocsin's tables), reading only.
+func (db *DB) HasSchema(ctx context.Context) (has bool, err error) {
+	defer errs.Wrap(&err, "store.HasSchema")
+	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
+	if db.d.name == EnginePostgres {
+		q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'`
+	}
+	var n int
+	if err := db.r.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
 }
 
 // migrate applies the pending migrations up to version upTo.

@@ -91,6 +91,9 @@ func wrapURL(errp *error, databaseURL string) {
 	*errp = fmt.Errorf("store.Open(%s): %w", shown, *errp)
 }
 
+// SQLitePath is the file a sqlite: or file: database URL names.
+func SQLitePath(databaseURL string) string { return sqlitePath(databaseURL) }
+
 func sqlitePath(databaseURL string) string {
 	for _, p := range []string{"sqlite://", "file://", "sqlite:", "file:"} {
 		if rest, ok := strings.CutPrefix(databaseURL, p); ok {
