@@ -198,11 +198,11 @@ func TestReadmeFirstSteps(t *testing.T) {
 			if created == nil || created["state"] != "PENDING" {
 				t.Fatalf("the README's monitor was not created: %v", created)
 			}
-			cfg, _ := json.Marshal(map[string]any{"type": created["type"], "config": created["config"]})
+			cfg, _ := json.Marshal(map[string]any{"type": created["type"], "name": created["name"], "config": created["config"]})
 			res := do(t, "POST", url+"/api/v1/monitors/test", key, string(cfg))
 			var run struct{ Result, Reason string }
-			if err := json.NewDecoder(res.Body).Decode(&run); err != nil || run.Result != "up" {
-				t.Errorf("the README's monitor does not pass against its target: %v %+v", err, run)
+			if err := json.NewDecoder(res.Body).Decode(&run); err != nil || res.StatusCode != 200 || run.Result != "up" {
+				t.Errorf("the README's monitor does not pass against its target: %d %v %+v", res.StatusCode, err, run)
 			}
 			// The ping reached the heartbeat.
 			hbID, _ := answers["/api/v1/heartbeats"]["id"].(string)
