@@ -1,0 +1,38 @@
+package app
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// TestFilterRules: the filters' values are judged in app, for the API
+// and the web app alike: each bad parameter named once, with what it takes.
+func TestFilterRules(t *testing.T) {
+	f, problems := MonitorFilter{
+		States: []monitor.State{"DOWN", "DOWN", "down"},
+		Types:  []monitor.Type{"smtp"},
+		Name:   strings.Repeat("x", MaxNameQueryLen+1),
+	}.normalize()
+	var where []string
+	for _, p := range problems {
+		where = append(where, p.Pointer)
+		if p.Pointer == "query.state" && !strings.Contains(p.Message, "PENDING, UP, DEGRADED, DOWN, UNKNOWN, PAUSED, MAINTENANCE") {
+			t.Errorf("query.state: %q", p.Message)
+		}
+	}
+	if !slices.Equal(where, []string{"query.state", "query.type", "query.q"}) {
+		t.Errorf("problems at %v", where)
+	}
+	if !slices.Equal(f.States, []monitor.State{"DOWN", "down"}) {
+		t.Errorf("repeated values stay: %v", f.States)
+	}
+	if _, problems := (MonitorFilter{States: monitor.States, Types: monitor.Types, Name: strings.Repeat("é", MaxNameQueryLen)}).normalize(); len(problems) != 0 {
+		t.Errorf("valid filters refused: %v", problems)
+	}
+	if _, problems := (HeartbeatFilter{States: []monitor.State{"LATE"}}).normalize(); len(problems) != 1 || problems[0].Pointer != "query.state" {
+		t.Errorf("heartbeats: %v", problems)
+	}
+}
