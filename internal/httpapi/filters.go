@@ -34,6 +34,13 @@ func choices[T ~string](cs []T) []any {
 	return out
 }
 
+// IncidentStatusFilter is ?status= of the incidents.
+type IncidentStatusFilter string
+
+func (IncidentStatusFilter) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeString, Enum: choices(app.IncidentStatusFilters)}
+}
+
 // NameQuery is ?q=.
 type NameQuery string
 

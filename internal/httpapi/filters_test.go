@@ -202,6 +202,14 @@ func TestBadFilters(t *testing.T) {
 		if !strings.Contains(d["query.state"], "MAINTENANCE") {
 			t.Errorf("heartbeats: %v", d)
 		}
+		ch := e.webhookChannel(t, k, newReceiver(t), nil)
+		d = fieldsOf(t, e.req("GET", "/api/v1/notification-channels/"+ch+"/deliveries?status=sent", k, nil))
+		if !strings.Contains(d["query.status"], "succeeded") {
+			t.Errorf("deliveries: %v", d)
+		}
+		if r := e.req("GET", "/api/v1/notification-channels/"+ch+"/deliveries?status=failed", k, nil); r.status != http.StatusOK {
+			t.Errorf("deliveries: %d %s", r.status, r.body)
+		}
 	})
 }
 
@@ -255,6 +263,50 @@ func TestOneAnswerListsEveryField(t *testing.T) {
 		r := e.req("POST", "/api/v1/notification-channels", k, `{"kind":"email","name":"m","config":{"to":["ops@example.com"]}}`)
 		if r.status != http.StatusForbidden || !strings.Contains(string(r.body), "--smtp-url") || !strings.Contains(string(r.body), "TOCSIN_SMTP_URL") {
 			t.Errorf("e-mail without SMTP: %d %s", r.status, r.body)
+		}
+	})
+}
+
+// TestIncidentStatusFilters: open incidents split by acknowledgement;
+// a status no filter takes lists those it does.
+func TestIncidentStatusFilters(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		k := e.ownerKey()
+		open := func(title string) string {
+			r := e.req("POST", "/api/v1/incidents", k, map[string]any{"title": title, "message": "…"})
+			if r.status != http.StatusCreated {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			return r.json(t)["id"].(string)
+		}
+		acked, done := open("acked"), open("done")
+		open("waiting")
+		for _, p := range []string{"/api/v1/incidents/" + acked + "/acknowledge", "/api/v1/incidents/" + done + "/acknowledge", "/api/v1/incidents/" + done + "/resolve"} {
+			if r := e.req("POST", p, k, nil); r.status != http.StatusOK {
+				t.Fatalf("%s: %d %s", p, r.status, r.body)
+			}
+		}
+		for q, want := range map[string][]string{ // newest first
+			"open":           {"waiting", "acked"},
+			"acknowledged":   {"acked"},
+			"unacknowledged": {"waiting"},
+			"resolved":       {"done"},
+		} {
+			r := e.req("GET", "/api/v1/incidents?status="+q, k, nil)
+			var page struct{ Data []struct{ Title string } }
+			if r.status != http.StatusOK || json.Unmarshal(r.body, &page) != nil {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			var got []string
+			for _, d := range page.Data {
+				got = append(got, d.Title)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("?status=%s: %q, want %q", q, got, want)
+			}
+		}
+		if m := fieldsOf(t, e.req("GET", "/api/v1/incidents?status=closed", k, nil))["query.status"]; !strings.Contains(m, "unacknowledged") {
+			t.Errorf("query.status: %q", m)
 		}
 	})
 }
