@@ -82,12 +82,18 @@ func unique[T comparable](vs []T) []T {
 	return out
 }
 
-// fieldsOf returns the field errors of err (PageRequest.decode fails
-// with nothing else).
-func fieldsOf(err error) []errs.FieldError {
+// pageProblems adds the problems of a page request's decoding to those
+// of its filters, so one answer names them all.
+func pageProblems(problems []errs.FieldError, err error) error {
 	var e *errs.Error
-	if errors.As(err, &e) {
-		return e.Fields
+	if err != nil && (!errors.As(err, &e) || len(e.Fields) == 0) {
+		return err
+	}
+	if e != nil {
+		problems = append(problems, e.Fields...)
+	}
+	if len(problems) > 0 {
+		return invalid(problems)
 	}
 	return nil
 }

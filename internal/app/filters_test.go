@@ -1,10 +1,12 @@
 package app
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -34,5 +36,20 @@ func TestFilterRules(t *testing.T) {
 	}
 	if _, problems := (HeartbeatFilter{States: []monitor.State{"LATE"}}).normalize(); len(problems) != 1 || problems[0].Pointer != "query.state" {
 		t.Errorf("heartbeats: %v", problems)
+	}
+}
+
+// TestFilterAndPageProblemsTogether: a bad filter and a bad cursor are
+// named in one answer.
+func TestFilterAndPageProblemsTogether(t *testing.T) {
+	_, problems := MonitorFilter{Types: []monitor.Type{"smtp"}}.normalize()
+	_, _, err := PageRequest{Cursor: "not-a-cursor"}.decode()
+	var e *errs.Error
+	if !errors.As(pageProblems(problems, err), &e) || len(e.Fields) != 2 ||
+		e.Fields[0].Pointer != "query.type" || e.Fields[1].Pointer != "query.cursor" {
+		t.Errorf("%v", e)
+	}
+	if pageProblems(nil, nil) != nil {
+		t.Error("no problems, yet an error")
 	}
 }

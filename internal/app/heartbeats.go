@@ -95,11 +95,8 @@ func (a *App) ListHeartbeats(ctx context.Context, actor Actor, f HeartbeatFilter
 	}
 	f, problems := f.normalize()
 	after, limit, err := p.decode()
-	if err != nil {
-		problems = append(problems, fieldsOf(err)...)
-	}
-	if len(problems) > 0 {
-		return Page[heartbeat.Heartbeat]{}, invalid(problems)
+	if err := pageProblems(problems, err); err != nil {
+		return Page[heartbeat.Heartbeat]{}, err
 	}
 	q := store.HeartbeatQuery{States: f.States, AfterID: after, Limit: limit + 1}
 	rows, err := a.store.ListHeartbeats(ctx, actor.WorkspaceID, q)

@@ -140,11 +140,8 @@ func (a *App) ListMonitors(ctx context.Context, actor Actor, f MonitorFilter, p 
 	}
 	f, problems := f.normalize()
 	after, limit, err := p.decode()
-	if err != nil {
-		problems = append(problems, fieldsOf(err)...)
-	}
-	if len(problems) > 0 {
-		return Page[monitor.Monitor]{}, invalid(problems)
+	if err := pageProblems(problems, err); err != nil {
+		return Page[monitor.Monitor]{}, err
 	}
 	q := store.MonitorQuery{States: f.States, Types: f.Types, NameContains: strings.ToLower(f.Name), AfterID: after, Limit: limit + 1}
 	// One extra row tells whether another page exists.
