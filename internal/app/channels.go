@@ -94,7 +94,8 @@ func (a *App) checkChannel(d ChannelDraft, s *notify.Secrets) error {
 	problems := notify.Validate(&c, s)
 	if d.Kind == notify.Email && !a.cfg.EmailEnabled {
 		return &errs.Error{Kind: errs.KindFeatureUnavailable,
-			Message: "e-mail channels need an SMTP server, and this server has none configured"}
+			Message: "e-mail channels need an SMTP server, and this server has none configured; " +
+				"its operator names one with --smtp-url or TOCSIN_SMTP_URL"}
 	}
 	if a.cfg.Outbound.CheckURL(c.Config.URL) != nil {
 		problems = append(problems, refusedTarget("/config/url"))

@@ -83,20 +83,23 @@ func (a *App) getHeartbeat(ctx context.Context, wsID, id string) (heartbeat.Hear
 	return h, a.openToken(&h, sealed)
 }
 
-// ListHeartbeats pages through the workspace's heartbeats in creation order.
-func (a *App) ListHeartbeats(ctx context.Context, actor Actor, p PageRequest) (Page[heartbeat.Heartbeat], error) {
+// ListHeartbeats pages through the workspace's heartbeats that match f,
+// in creation order; the total counts those that match.
+func (a *App) ListHeartbeats(ctx context.Context, actor Actor, f HeartbeatFilter, p PageRequest) (Page[heartbeat.Heartbeat], error) {
 	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
 		return Page[heartbeat.Heartbeat]{}, err
 	}
+	f, problems := f.normalize()
 	after, limit, err := p.decode()
+	if err := pageProblems(problems, err); err != nil {
+		return Page[heartbeat.Heartbeat]{}, err
+	}
+	q := store.HeartbeatQuery{States: f.States, AfterID: after, Limit: limit + 1}
+	rows, err := a.store.ListHeartbeats(ctx, actor.WorkspaceID, q)
 	if err != nil {
 		return Page[heartbeat.Heartbeat]{}, err
 	}
-	rows, err := a.store.ListHeartbeats(ctx, actor.WorkspaceID, after, limit+1)
-	if err != nil {
-		return Page[heartbeat.Heartbeat]{}, err
-	}
-	total, err := a.store.CountHeartbeats(ctx, actor.WorkspaceID)
+	total, err := a.store.CountMatchingHeartbeats(ctx, actor.WorkspaceID, q)
 	if err != nil {
 		return Page[heartbeat.Heartbeat]{}, err
 	}

@@ -20,10 +20,16 @@ import (
 
 // IncidentFilter narrows ListIncidents.
 type IncidentFilter struct {
-	Status    string // "open", "resolved", or an incident status
+	Status    string // one of IncidentStatusFilters
 	SubjectID string // a monitor or heartbeat: its own incidents and those it is affected by
 	From, To  time.Time
 }
+
+// IncidentStatusFilters are the values of IncidentFilter.Status: open
+// (not resolved), open and acknowledged or not yet, resolved, or the
+// status the latest update gave.
+var IncidentStatusFilters = []string{"open", "acknowledged", "unacknowledged", "resolved",
+	string(incident.Investigating), string(incident.Identified), string(incident.Monitoring)}
 
 // ListIncidents pages through the workspace's incidents, newest first.
 func (a *App) ListIncidents(ctx context.Context, actor Actor, f IncidentFilter, p PageRequest) (Page[*incident.Incident], error) {
@@ -31,9 +37,9 @@ func (a *App) ListIncidents(ctx context.Context, actor Actor, f IncidentFilter, 
 		return Page[*incident.Incident]{}, err
 	}
 	var problems []errs.FieldError
-	if s := f.Status; s != "" && s != "open" && s != "resolved" && !incident.Status(s).Valid() {
+	if s := f.Status; s != "" && !slices.Contains(IncidentStatusFilters, s) {
 		problems = append(problems, errs.FieldError{Pointer: "query.status",
-			Message: "must be open, resolved, investigating, identified or monitoring"})
+			Message: "must be one of " + strings.Join(IncidentStatusFilters, ", ")})
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
 		problems = append(problems, errs.FieldError{Pointer: "query.to", Message: "must be after from"})

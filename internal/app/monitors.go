@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
@@ -133,21 +134,24 @@ func (a *App) GetMonitor(ctx context.Context, actor Actor, id string) (monitor.M
 	return a.store.GetMonitor(ctx, actor.WorkspaceID, id)
 }
 
-// ListMonitors pages through the workspace's monitors in creation order.
-func (a *App) ListMonitors(ctx context.Context, actor Actor, p PageRequest) (Page[monitor.Monitor], error) {
+// ListMonitors pages through the workspace's monitors that match f, in
+// creation order; the total counts those that match.
+func (a *App) ListMonitors(ctx context.Context, actor Actor, f MonitorFilter, p PageRequest) (Page[monitor.Monitor], error) {
 	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
 		return Page[monitor.Monitor]{}, err
 	}
+	f, problems := f.normalize()
 	after, limit, err := p.decode()
-	if err != nil {
+	if err := pageProblems(problems, err); err != nil {
 		return Page[monitor.Monitor]{}, err
 	}
+	q := store.MonitorQuery{States: f.States, Types: f.Types, NameContains: strings.ToLower(f.Name), AfterID: after, Limit: limit + 1}
 	// One extra row tells whether another page exists.
-	ms, err := a.store.ListMonitors(ctx, actor.WorkspaceID, after, limit+1)
+	ms, err := a.store.ListMonitors(ctx, actor.WorkspaceID, q)
 	if err != nil {
 		return Page[monitor.Monitor]{}, err
 	}
-	total, err := a.store.CountMonitors(ctx, actor.WorkspaceID)
+	total, err := a.store.CountMatchingMonitors(ctx, actor.WorkspaceID, q)
 	if err != nil {
 		return Page[monitor.Monitor]{}, err
 	}

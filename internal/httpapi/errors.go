@@ -140,7 +140,8 @@ func humaError(ctx huma.Context, status int, msg string, problems ...error) huma
 		loggerFrom(c).ErrorContext(c, "request failed", "msg", msg, "problems", fmt.Sprint(problems))
 		r.Err.Message = "internal error; quote the requestId when reporting it"
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}   // pointer → index in Details
+	vague := map[string]bool{} // pointers whose message names no accepted value
 	for _, err := range problems {
 		var d huma.ErrorDetailer
 		if errors.As(err, &d) {
@@ -157,15 +158,41 @@ func humaError(ctx huma.Context, status int, msg string, problems ...error) huma
 				name, _, _ = strings.Cut(name, " ")
 				where = strings.TrimSuffix(where, "/") + "/" + name
 			}
-			// Schema and domain rules may both flag a field; report it once.
-			if !seen[where] {
-				seen[where] = true
-				r.Err.Details = append(r.Err.Details, fieldDetail(where, det.Message))
+			// A parameter given several times is named once.
+			if !strings.HasPrefix(where, "/") {
+				where, _, _ = strings.Cut(where, "[")
 			}
+			// Schema and domain rules may both flag a field; report it
+			// once. The schema's message is about the value sent (the
+			// domain's may be about a value the decoding lost), but where
+			// it only says no alternative matched, the domain's (Resolve
+			// names fields by pointer) says what would be accepted.
+			domain := strings.HasPrefix(det.Location, "/")
+			msg := acceptable(det.Message)
+			if i, ok := seen[where]; ok {
+				if domain && vague[where] {
+					r.Err.Details[i].Message, vague[where] = msg, false
+				}
+				continue
+			}
+			seen[where], vague[where] = len(r.Err.Details), !domain && strings.HasSuffix(msg, "but matched none")
+			r.Err.Details = append(r.Err.Details, fieldDetail(where, msg))
 		}
 	}
 	r.Err.RequestID = requestIDFrom(c)
 	return r
+}
+
+// timeExample is the time the messages about times show.
+const timeExample = `"2026-11-25T14:00:00Z"`
+
+// acceptable rewrites huma's messages that would not tell a client what
+// to send: its time messages name a Go layout or no example.
+func acceptable(msg string) string {
+	if strings.HasPrefix(msg, "invalid date/time for format") || strings.Contains(msg, "RFC 3339 date-time") {
+		return "must be an RFC 3339 time such as " + timeExample
+	}
+	return msg
 }
 
 func humaMessage(status int, msg string, problems []error) string {

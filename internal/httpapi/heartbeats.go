@@ -214,11 +214,12 @@ func (s *Server) createHeartbeat(ctx context.Context, in *createInput[HeartbeatC
 }
 
 var opListHeartbeats = op(huma.Operation{OperationID: "listHeartbeats", Method: http.MethodGet, Path: Prefix + "/heartbeats",
-	Summary: "List heartbeats", Description: "Heartbeats in creation order, oldest first.", Tags: tagsHeartbeats},
+	Summary: "List heartbeats", Description: "Heartbeats in creation order, oldest first, narrowed by the filters given; total counts those that match.", Tags: tagsHeartbeats},
 	monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity)
 
-func (s *Server) listHeartbeats(ctx context.Context, in *listInput) (*struct{ Body List[Heartbeat] }, error) {
-	p, err := s.app.ListHeartbeats(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+func (s *Server) listHeartbeats(ctx context.Context, in *heartbeatListInput) (*struct{ Body List[Heartbeat] }, error) {
+	p, err := s.app.ListHeartbeats(ctx, actorFrom(ctx), app.HeartbeatFilter{States: convert[monitor.State](in.State)},
+		app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
 	if err != nil {
 		return nil, err
 	}

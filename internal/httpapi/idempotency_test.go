@@ -116,7 +116,7 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 				t.Error("no request created the monitor")
 			}
 		}
-		p, err := e.app.ListMonitors(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner}, app.PageRequest{Limit: 100})
+		p, err := e.app.ListMonitors(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner}, app.MonitorFilter{}, app.PageRequest{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

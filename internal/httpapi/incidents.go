@@ -103,12 +103,12 @@ type IncidentID struct {
 
 type listIncidentsInput struct {
 	InWorkspace
-	Cursor  string    `query:"cursor" maxLength:"512" doc:"nextCursor from the previous page."`
-	Limit   int       `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100."`
-	Status  string    `query:"status" enum:"open,resolved,investigating,identified,monitoring" doc:"open or resolved, or a status."`
-	Subject string    `query:"subject" maxLength:"64" doc:"A monitor or heartbeat id: its incidents, and those that list it as affected."`
-	From    time.Time `query:"from" doc:"Only incidents that started at or after this time (RFC 3339)."`
-	To      time.Time `query:"to" doc:"Only incidents that started before this time (RFC 3339)."`
+	Cursor  string               `query:"cursor" maxLength:"512" doc:"nextCursor from the previous page."`
+	Limit   int                  `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100."`
+	Status  IncidentStatusFilter `query:"status" doc:"open (not resolved), acknowledged or unacknowledged (open ones only), resolved, or the status of the latest update."`
+	Subject string               `query:"subject" maxLength:"64" doc:"A monitor or heartbeat id: its incidents, and those that list it as affected."`
+	From    time.Time            `query:"from" doc:"Only incidents that started at or after this time (RFC 3339)."`
+	To      time.Time            `query:"to" doc:"Only incidents that started before this time (RFC 3339)."`
 }
 
 type incidentBody struct {
@@ -157,7 +157,7 @@ var opListIncidents = op(huma.Operation{OperationID: "listIncidents", Method: ht
 	monitor.ScopeIncidentsRead, http.StatusUnprocessableEntity)
 
 func (s *Server) listIncidents(ctx context.Context, in *listIncidentsInput) (*struct{ Body List[Incident] }, error) {
-	p, err := s.app.ListIncidents(ctx, actorFrom(ctx), app.IncidentFilter{Status: in.Status, SubjectID: in.Subject,
+	p, err := s.app.ListIncidents(ctx, actorFrom(ctx), app.IncidentFilter{Status: string(in.Status), SubjectID: in.Subject,
 		From: in.From, To: in.To}, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
 	if err != nil {
 		return nil, err

@@ -124,11 +124,11 @@ func (s *Server) createMonitor(ctx context.Context, in *createInput[MonitorCreat
 }
 
 var opListMonitors = op(huma.Operation{OperationID: "listMonitors", Method: http.MethodGet, Path: Prefix + "/monitors",
-	Summary: "List monitors", Description: "Monitors in creation order, oldest first.", Tags: tagsMonitors},
+	Summary: "List monitors", Description: "Monitors in creation order, oldest first, narrowed by the filters given; total counts those that match.", Tags: tagsMonitors},
 	monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity)
 
-func (s *Server) listMonitors(ctx context.Context, in *listInput) (*monitorList, error) {
-	p, err := s.app.ListMonitors(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
+func (s *Server) listMonitors(ctx context.Context, in *monitorListInput) (*monitorList, error) {
+	p, err := s.app.ListMonitors(ctx, actorFrom(ctx), in.filter(), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
 	if err != nil {
 		return nil, err
 	}

@@ -3,12 +3,11 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -105,7 +104,10 @@ type JSONAssertion struct {
 }
 
 // StatusCode is an accepted status: an integer, or a range "200-299".
-type StatusCode struct{ From, To int }
+type StatusCode struct {
+	From, To int
+	problem  string // why the value given is none
+}
 
 // Schema documents and validates both forms.
 func (StatusCode) Schema(huma.Registry) *huma.Schema {
@@ -116,7 +118,12 @@ func (StatusCode) Schema(huma.Registry) *huma.Schema {
 	}, Description: "A status code such as 204, or an inclusive range such as \"200-299\"."}
 }
 
+// UnmarshalJSON takes any JSON value: one that is no status code is
+// kept as a problem for Resolve to report with the body's other fields
+// (an error here would stop the decoding, and the fields after it would
+// look absent).
 func (s *StatusCode) UnmarshalJSON(b []byte) error {
+	*s = StatusCode{}
 	var n int
 	if err := json.Unmarshal(b, &n); err == nil {
 		s.From, s.To = n, n
@@ -124,15 +131,12 @@ func (s *StatusCode) UnmarshalJSON(b []byte) error {
 	}
 	var str string
 	if err := json.Unmarshal(b, &str); err != nil {
-		return fmt.Errorf("status code must be an integer or a range string")
+		_, s.problem = monitor.ParseStatusRange("")
+		return nil
 	}
-	lo, hi, ok := strings.Cut(str, "-")
-	a, err1 := strconv.Atoi(lo)
-	b2, err2 := strconv.Atoi(hi)
-	if !ok || err1 != nil || err2 != nil {
-		return fmt.Errorf("status range must look like 200-299")
-	}
-	s.From, s.To = a, b2
+	var r monitor.StatusRange
+	r, s.problem = monitor.ParseStatusRange(str)
+	s.From, s.To = r.From, r.To
 	return nil
 }
 
@@ -242,5 +246,13 @@ func (c *MonitorCreate) Resolve(huma.Context) []error {
 	if err != nil {
 		return nil
 	}
-	return fieldDetails(d.Normalize())
+	// A code that could not be read says so first: its message says
+	// what would be accepted; Normalize sees only that it is out of range.
+	var problems []errs.FieldError
+	for i, sc := range c.Config.ExpectedStatusCodes {
+		if sc.problem != "" {
+			problems = append(problems, errs.FieldError{Pointer: fmt.Sprintf("/config/expectedStatusCodes/%d", i), Message: sc.problem})
+		}
+	}
+	return fieldDetails(append(problems, d.Normalize()...))
 }

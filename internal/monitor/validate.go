@@ -428,3 +428,23 @@ func escapePointer(s string) string {
 func isJSONNumber(raw []byte) bool {
 	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
 }
+
+// ParseStatusRange reads a status range as people write it, "200-299",
+// or one code, "204". When text is not one, the message says what would
+// be: a class such as "2xx" is written as its range.
+func ParseStatusRange(text string) (StatusRange, string) {
+	const want = `must be a status code such as 204 or a range such as "200-299"`
+	if len(text) == 3 && text[0] >= '1' && text[0] <= '5' && strings.EqualFold(text[1:], "xx") {
+		return StatusRange{}, fmt.Sprintf(`%s; for %s write "%c00-%c99"`, want, text, text[0], text[0])
+	}
+	lo, hi, isRange := strings.Cut(strings.TrimSpace(text), "-")
+	from, err1 := strconv.Atoi(strings.TrimSpace(lo))
+	to, err2 := from, error(nil)
+	if isRange {
+		to, err2 = strconv.Atoi(strings.TrimSpace(hi))
+	}
+	if err1 != nil || err2 != nil {
+		return StatusRange{}, want
+	}
+	return StatusRange{From: from, To: to}, ""
+}

@@ -192,7 +192,7 @@ func Validate(c *Channel, s *Secrets) []errs.FieldError {
 	}
 	for i, e := range c.Events {
 		if !slices.Contains(incident.EventTypes, e) || e == incident.Test {
-			add(fmt.Sprintf("/events/%d", i), "is not an event type a channel can choose")
+			add(fmt.Sprintf("/events/%d", i), "must be one of %s", strings.Join(ChoosableEvents(), ", "))
 		}
 	}
 	if len(c.Subjects) > MaxSubjects {
@@ -299,4 +299,16 @@ func validTopic(t string) bool {
 		}
 	}
 	return true
+}
+
+// ChoosableEvents are the event types a channel may list: every type but
+// test, which goes to one channel when asked, whatever it lists.
+func ChoosableEvents() []string {
+	var out []string
+	for _, e := range incident.EventTypes {
+		if e != incident.Test {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -2,8 +2,11 @@ package store
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"strings"
+
+	"modernc.org/sqlite"
 )
 
 // dialect holds the places where the engines' SQL differs. Code outside
@@ -28,6 +31,12 @@ type dialect struct {
 	// greatest names the function of the larger of two values (SQLite's
 	// MAX takes several arguments as PostgreSQL's GREATEST does).
 	greatest string
+	// lower folds text to lower case for a search that ignores case.
+	// SQLite's lower folds ASCII letters only; foldSQLite (registered
+	// with the driver) folds every letter, as PostgreSQL's does.
+	lower string
+	// position names the function of where a substring begins (0: absent).
+	position string
 	// arrayBatches says a batch of rows is written by one statement over
 	// arrays (unnest): PostgreSQL is a round trip away, and a round trip
 	// per row cost more than the rest of the batch. SQLite, in process,
@@ -44,7 +53,20 @@ type dialect struct {
 	claims    struct{ checks, sweeps, deliveries string }
 }
 
+// foldSQLite is the SQLite function that folds text to lower case as
+// strings.ToLower does, for every letter.
+const foldSQLite = "tocsin_lower"
+
 func init() {
+	sqlite.MustRegisterDeterministicScalarFunction(foldSQLite, 1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		switch v := args[0].(type) {
+		case string:
+			return strings.ToLower(v), nil
+		case []byte:
+			return strings.ToLower(string(v)), nil
+		}
+		return args[0], nil
+	})
 	for _, d := range []*dialect{&sqliteDialect, &postgresDialect} {
 		d.claims.checks, d.claims.sweeps, d.claims.deliveries = d.claim(claimChecks), d.claim(claimSweeps), d.claim(claimDeliveries)
 	}
@@ -57,6 +79,8 @@ var (
 	sqliteDialect = dialect{
 		name:      EngineSQLite,
 		greatest:  "MAX",
+		lower:     foldSQLite,
+		position:  "instr",
 		claimForm: claimIn,
 	}
 	postgresDialect = dialect{
@@ -68,11 +92,20 @@ var (
 		migrateLock:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrateLockKey),
 		bootstrapLock: "LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE",
 		greatest:      "GREATEST",
+		lower:         "lower",
+		position:      "strpos",
 		arrayBatches:  true,
 		snapshot:      sql.LevelRepeatableRead,
 		claimForm:     claimWith,
 	}
 )
+
+// contains is the condition that column's text holds needle (a
+// placeholder for text already folded to lower case), ignoring case.
+// A position, unlike LIKE, gives no character of needle a meaning.
+func (d dialect) contains(column, needle string) string {
+	return d.position + "(" + d.lower + "(" + column + "), " + needle + ") > 0"
+}
 
 // locksRows reports whether a transaction takes row locks: where it does
 // not (SQLite), the transaction itself already excludes every writer.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store/pingjournal"
 )
 
@@ -196,17 +197,28 @@ type HeartbeatWithToken struct {
 	SealedToken []byte
 }
 
-// ListHeartbeats returns up to limit heartbeats with ids after afterID, by id.
-func (db *DB) ListHeartbeats(ctx context.Context, wsID, afterID string, limit int) (out []HeartbeatWithToken, err error) {
+// HeartbeatQuery filters and pages ListHeartbeats; a zero field filters
+// nothing.
+type HeartbeatQuery struct {
+	States  []monitor.State
+	AfterID string // the page after this id
+	Limit   int
+}
+
+// ListHeartbeats returns up to q.Limit heartbeats that match q with ids
+// after q.AfterID, by id.
+func (db *DB) ListHeartbeats(ctx context.Context, wsID string, q HeartbeatQuery) (out []HeartbeatWithToken, err error) {
 	defer errs.Wrap(&err, "store.ListHeartbeats(%s)", wsID)
-	if limit <= 0 {
+	if q.Limit <= 0 {
 		return nil, errors.New("limit must be positive")
 	}
 	if err := db.flushPings(ctx); err != nil {
 		return nil, err
 	}
+	w := heartbeatWhere(wsID, q)
+	w.add("h.id > " + w.arg(q.AfterID))
 	rows, err := db.r.QueryContext(ctx, `SELECT `+heartbeatColumns+`, h.token_sealed`+heartbeatFrom+`
-		WHERE h.workspace_id = $1 AND h.id > $2 ORDER BY h.id LIMIT $3`, wsID, afterID, limit)
+		WHERE `+w.sql()+` ORDER BY h.id LIMIT `+w.arg(q.Limit), w.args...)
 	return collect(rows, err, func(r rowScanner) (HeartbeatWithToken, error) {
 		var sealed []byte
 		h, err := scanHeartbeat(r, &sealed)
@@ -214,10 +226,19 @@ func (db *DB) ListHeartbeats(ctx context.Context, wsID, afterID string, limit in
 	})
 }
 
-func (db *DB) CountHeartbeats(ctx context.Context, wsID string) (n int, err error) {
-	defer errs.Wrap(&err, "store.CountHeartbeats(%s)", wsID)
-	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM heartbeats WHERE workspace_id = $1`, wsID).Scan(&n)
+// CountMatchingHeartbeats counts the workspace's heartbeats that match
+// q's filters (its page is ignored).
+func (db *DB) CountMatchingHeartbeats(ctx context.Context, wsID string, q HeartbeatQuery) (n int, err error) {
+	defer errs.Wrap(&err, "store.CountMatchingHeartbeats(%s)", wsID)
+	w := heartbeatWhere(wsID, q)
+	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*)`+heartbeatFrom+` WHERE `+w.sql(), w.args...).Scan(&n)
 	return n, err
+}
+
+func heartbeatWhere(wsID string, q HeartbeatQuery) *where {
+	w := whereOf(wsID, "h.workspace_id")
+	inList(w, "r.state", q.States)
+	return w
 }
 
 // lockHeartbeat reads a heartbeat of the workspace with its runtime row

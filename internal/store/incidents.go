@@ -164,7 +164,7 @@ func (db *DB) GetIncident(ctx context.Context, wsID, id string) (inc *incident.I
 
 // IncidentQuery filters and pages ListIncidents.
 type IncidentQuery struct {
-	Status    string // "open", "resolved" or one of incident.Status; "" for all
+	Status    string // "open", "acknowledged", "unacknowledged", "resolved" or one of incident.Status; "" for all
 	SubjectID string
 	From, To  time.Time // started in [From, To)
 	BeforeID  string    // the page after this id, newest first
@@ -189,6 +189,10 @@ func (db *DB) ListIncidents(ctx context.Context, wsID string, q IncidentQuery) (
 		where = append(where, "resolved_at = 0")
 	case "resolved":
 		where = append(where, "resolved_at <> 0")
+	case "acknowledged":
+		where = append(where, "resolved_at = 0", "acknowledged_at <> 0")
+	case "unacknowledged":
+		where = append(where, "resolved_at = 0", "acknowledged_at = 0")
 	default:
 		where = append(where, "status = "+arg(q.Status))
 	}

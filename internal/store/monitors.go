@@ -140,17 +140,48 @@ func (db *DB) GetMonitor(ctx context.Context, wsID, id string) (m monitor.Monito
 	return db.scanMonitor(db.queryRow(ctx, db.r, getMonitorSQL, wsID, id))
 }
 
-// ListMonitors returns up to limit monitors with ids after afterID (all when
-// afterID is ""), by id. Ids grow with creation time and never repeat, so a
+// MonitorQuery filters and pages ListMonitors; a zero field filters
+// nothing, and a list matches any of its values.
+type MonitorQuery struct {
+	States       []monitor.State
+	Types        []monitor.Type
+	NameContains string // matched against the name, both folded to lower case
+	AfterID      string // the page after this id
+	Limit        int
+}
+
+// ListMonitors returns up to q.Limit monitors that match q with ids after
+// q.AfterID, by id. Ids grow with creation time and never repeat, so a
 // page boundary stays put while others insert.
-func (db *DB) ListMonitors(ctx context.Context, wsID, afterID string, limit int) (ms []monitor.Monitor, err error) {
+func (db *DB) ListMonitors(ctx context.Context, wsID string, q MonitorQuery) (ms []monitor.Monitor, err error) {
 	defer errs.Wrap(&err, "store.ListMonitors(%s)", wsID)
-	if limit <= 0 {
+	if q.Limit <= 0 {
 		return nil, errors.New("limit must be positive")
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT `+monitorColumns+monitorFrom+`
-		WHERE m.workspace_id = $1 AND m.id > $2 ORDER BY m.id LIMIT $3`, wsID, afterID, limit)
+	w := db.monitorWhere(wsID, q)
+	w.add("m.id > " + w.arg(q.AfterID))
+	rows, err := db.r.QueryContext(ctx, `SELECT `+monitorColumns+monitorFrom+` WHERE `+w.sql()+
+		` ORDER BY m.id LIMIT `+w.arg(q.Limit), w.args...)
 	return collect(rows, err, db.scanMonitor)
+}
+
+// CountMatchingMonitors counts the workspace's monitors that match q's
+// filters (its page is ignored).
+func (db *DB) CountMatchingMonitors(ctx context.Context, wsID string, q MonitorQuery) (n int, err error) {
+	defer errs.Wrap(&err, "store.CountMatchingMonitors(%s)", wsID)
+	w := db.monitorWhere(wsID, q)
+	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*)`+monitorFrom+` WHERE `+w.sql(), w.args...).Scan(&n)
+	return n, err
+}
+
+func (db *DB) monitorWhere(wsID string, q MonitorQuery) *where {
+	w := whereOf(wsID, "m.workspace_id")
+	inList(w, "r.state", q.States)
+	inList(w, "m.type", q.Types)
+	if q.NameContains != "" {
+		w.add(db.d.contains("m.name", w.arg(q.NameContains)))
+	}
+	return w
 }
 
 func (db *DB) CountMonitors(ctx context.Context, wsID string) (n int, err error) {

@@ -528,7 +528,7 @@ func testMonitorPages(t *testing.T, e storetest.Engine) {
 	var got []string
 	after := ""
 	for page := 0; ; page++ {
-		ms, err := db.ListMonitors(ctx, w.ID, after, 3)
+		ms, err := db.ListMonitors(ctx, w.ID, store.MonitorQuery{AfterID: after, Limit: 3})
 		check(t, err)
 		if len(ms) == 0 {
 			break
