@@ -6,10 +6,10 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/internal/stamp"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // NotificationChannel is a channel as the API shows it: never its
@@ -24,8 +24,8 @@ type NotificationChannel struct {
 	Subjects       []string      `json:"subjects" doc:"Monitors and heartbeats it hears (their state changes, and incidents about or affecting them); empty: all."`
 	SecretsSet     []string      `json:"secretsSet" doc:"Which secrets are set (signingSecret, hookUrl, routingKey, botToken, accessToken); their values are never returned."`
 	DisabledReason string        `json:"disabledReason" doc:"Why delivery stopped by itself, e.g. the receiver answered 410 Gone; empty otherwise. Enabling the channel again clears it."`
-	CreatedAt      stamp.Time     `json:"createdAt"`
-	UpdatedAt      stamp.Time     `json:"updatedAt"`
+	CreatedAt      stamp.Time    `json:"createdAt"`
+	UpdatedAt      stamp.Time    `json:"updatedAt"`
 }
 
 // ChannelConfig holds a channel's settings that are not secret.

@@ -7,15 +7,15 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/internal/stamp"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // Check is one observation: what one check of a monitor found.
 type Check struct {
-	StartedAt  stamp.Time    `json:"startedAt" doc:"When the check began."`
-	DueAt      *stamp.Time   `json:"dueAt,omitempty" doc:"When the schedule wanted it to begin; the difference is the scheduling lag. Absent for a test run."`
+	StartedAt  stamp.Time   `json:"startedAt" doc:"When the check began."`
+	DueAt      *stamp.Time  `json:"dueAt,omitempty" doc:"When the schedule wanted it to begin; the difference is the scheduling lag. Absent for a test run."`
 	Result     string       `json:"result" enum:"up,degraded,down,unknown" doc:"unknown: the probe could not tell (its own network, overload, shutdown); never counted as up or down."`
 	Reason     string       `json:"reason,omitempty" doc:"Why the result is not up, in a few words."`
 	LatencyMs  float64      `json:"latencyMs" doc:"The whole check, in milliseconds."`
@@ -36,9 +36,9 @@ type CheckPhases struct {
 // StateChange is one entry of a monitor's state history.
 type StateChange struct {
 	At    stamp.Time `json:"at"`
-	From  string    `json:"from" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
-	To    string    `json:"to" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
-	Cause string    `json:"cause"`
+	From  string     `json:"from" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
+	To    string     `json:"to" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
+	Cause string     `json:"cause"`
 }
 
 // CheckTest is the result of POST /monitors/test.

@@ -7,10 +7,10 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/internal/stamp"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // Delivery is an event on its way to a channel, with every attempt.
@@ -21,25 +21,25 @@ type Delivery struct {
 	EventType      string            `json:"eventType"`
 	Status         string            `json:"status" enum:"pending,succeeded,failed,held" doc:"pending: due now or after a backoff; succeeded: the receiver answered 2xx; failed: retries ran out (about 24 hours) or the channel was disabled; held: held back by the channel's rate bound and told of in a summary (heldBy)."`
 	AttemptCount   int               `json:"attemptCount"`
-	NextAttemptAt  *stamp.Time        `json:"nextAttemptAt" nullable:"true" doc:"pending: when the next attempt is due; null otherwise."`
-	GiveUpAt       stamp.Time         `json:"giveUpAt" doc:"When retries end and a pending delivery fails."`
+	NextAttemptAt  *stamp.Time       `json:"nextAttemptAt" nullable:"true" doc:"pending: when the next attempt is due; null otherwise."`
+	GiveUpAt       stamp.Time        `json:"giveUpAt" doc:"When retries end and a pending delivery fails."`
 	LastStatusCode *int              `json:"lastStatusCode" doc:"The last HTTP status the receiver answered; null if none."`
 	LastError      string            `json:"lastError" doc:"Why the last attempt failed; empty after a success."`
 	HeldBy         string            `json:"heldBy,omitempty" doc:"A delivery that was held: the summary delivery that told of it (kept when it is redelivered)."`
-	CreatedAt      stamp.Time         `json:"createdAt"`
-	UpdatedAt      stamp.Time         `json:"updatedAt"`
-	CompletedAt    *stamp.Time        `json:"completedAt" nullable:"true" doc:"When it succeeded or failed; null while pending."`
+	CreatedAt      stamp.Time        `json:"createdAt"`
+	UpdatedAt      stamp.Time        `json:"updatedAt"`
+	CompletedAt    *stamp.Time       `json:"completedAt" nullable:"true" doc:"When it succeeded or failed; null while pending."`
 	Attempts       []DeliveryAttempt `json:"attempts" doc:"Attempts, oldest first (the latest 50)."`
 }
 
 // DeliveryAttempt is one try at a delivery.
 type DeliveryAttempt struct {
-	N          int       `json:"n" doc:"1 for the first attempt."`
-	Node       string    `json:"node" doc:"The Tocsin node that made it."`
+	N          int        `json:"n" doc:"1 for the first attempt."`
+	Node       string     `json:"node" doc:"The Tocsin node that made it."`
 	StartedAt  stamp.Time `json:"startedAt"`
-	DurationMs float64   `json:"durationMs"`
-	StatusCode *int      `json:"statusCode" doc:"The receiver's HTTP status; null without one (no answer, e-mail)."`
-	Error      string    `json:"error" doc:"Empty for a success."`
+	DurationMs float64    `json:"durationMs"`
+	StatusCode *int       `json:"statusCode" doc:"The receiver's HTTP status; null without one (no answer, e-mail)."`
+	Error      string     `json:"error" doc:"Empty for a success."`
 }
 
 func optInt(v int) *int {

@@ -8,11 +8,11 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/internal/stamp"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // HeartbeatSchedule says when a heartbeat's job runs: every periodSeconds,
@@ -34,15 +34,15 @@ type Heartbeat struct {
 	MaxRuntimeSeconds int               `json:"maxRuntimeSeconds" doc:"A run that began with /start and has not ended after this long is an overrun (DOWN); 0: no limit."`
 	Paused            bool              `json:"paused"`
 	State             string            `json:"state" enum:"PENDING,UP,DOWN,UNKNOWN,PAUSED,MAINTENANCE" doc:"PENDING until the first ping; DOWN when late, failed or overrun; UNKNOWN when a deadline passed while this service itself was not receiving pings."`
-	StateSince        stamp.Time         `json:"stateSince"`
-	LastPingAt        *stamp.Time        `json:"lastPingAt" nullable:"true" doc:"The last ping of any kind, ignored ones excepted."`
-	LastStartAt       *stamp.Time        `json:"lastStartAt" nullable:"true"`
+	StateSince        stamp.Time        `json:"stateSince"`
+	LastPingAt        *stamp.Time       `json:"lastPingAt" nullable:"true" doc:"The last ping of any kind, ignored ones excepted."`
+	LastStartAt       *stamp.Time       `json:"lastStartAt" nullable:"true"`
 	LastResult        *string           `json:"lastResult" nullable:"true" doc:"What the last completed run reported: success or fail; null before the first."`
 	LastExitCode      *int              `json:"lastExitCode,omitempty" doc:"The exit code the last completed run reported, if it gave one."`
 	LastDurationMs    *float64          `json:"lastDurationMs" nullable:"true" doc:"How long the last completed run took, from its /start; null when it sent no start."`
-	NextDeadline      *stamp.Time        `json:"nextDeadline" nullable:"true" doc:"When the heartbeat becomes late (or a started run overruns) if no ping comes; null when nothing is expected: before the first ping, while paused, and after a missed deadline made it DOWN (until the next ping). After a failure the next run is still expected."`
-	CreatedAt         stamp.Time         `json:"createdAt"`
-	UpdatedAt         stamp.Time         `json:"updatedAt"`
+	NextDeadline      *stamp.Time       `json:"nextDeadline" nullable:"true" doc:"When the heartbeat becomes late (or a started run overruns) if no ping comes; null when nothing is expected: before the first ping, while paused, and after a missed deadline made it DOWN (until the next ping). After a failure the next run is still expected."`
+	CreatedAt         stamp.Time        `json:"createdAt"`
+	UpdatedAt         stamp.Time        `json:"updatedAt"`
 }
 
 // HeartbeatCreate is the body of POST /api/v1/heartbeats.
@@ -137,17 +137,17 @@ func (s *Server) pingURL(token string) string {
 // Ping is one received ping, as listed.
 type Ping struct {
 	ReceivedAt    stamp.Time `json:"receivedAt"`
-	Signal        string    `json:"signal" enum:"success,start,fail"`
-	ExitCode      *int      `json:"exitCode,omitempty"`
-	RunID         string    `json:"runId,omitempty"`
-	DurationMs    *float64  `json:"durationMs,omitempty" doc:"For the end of a run that sent /start: how long it took."`
-	Method        string    `json:"method" enum:"GET,POST"`
-	ClientAddress string    `json:"clientAddress"`
-	UserAgent     string    `json:"userAgent,omitempty"`
-	Key           string    `json:"key,omitempty" doc:"The ?key= it carried."`
-	Body          string    `json:"body,omitempty" doc:"The POST body, kept as the run's log: at most 10 KiB (bytes that are not UTF-8 are replaced)."`
-	BodyTruncated bool      `json:"bodyTruncated,omitempty" doc:"The body was longer and was cut at 10 KiB."`
-	Ignored       bool      `json:"ignored,omitempty" doc:"Received while the heartbeat was paused: kept, but it changed nothing."`
+	Signal        string     `json:"signal" enum:"success,start,fail"`
+	ExitCode      *int       `json:"exitCode,omitempty"`
+	RunID         string     `json:"runId,omitempty"`
+	DurationMs    *float64   `json:"durationMs,omitempty" doc:"For the end of a run that sent /start: how long it took."`
+	Method        string     `json:"method" enum:"GET,POST"`
+	ClientAddress string     `json:"clientAddress"`
+	UserAgent     string     `json:"userAgent,omitempty"`
+	Key           string     `json:"key,omitempty" doc:"The ?key= it carried."`
+	Body          string     `json:"body,omitempty" doc:"The POST body, kept as the run's log: at most 10 KiB (bytes that are not UTF-8 are replaced)."`
+	BodyTruncated bool       `json:"bodyTruncated,omitempty" doc:"The body was longer and was cut at 10 KiB."`
+	Ignored       bool       `json:"ignored,omitempty" doc:"Received while the heartbeat was paused: kept, but it changed nothing."`
 }
 
 func toPing(p heartbeat.PingRecord) Ping {

@@ -7,10 +7,10 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/internal/stamp"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // Incident is an incident as the API shows it, and as incident events
@@ -24,11 +24,11 @@ type Incident struct {
 	Subject          *IncidentSubject `json:"subject,omitempty" doc:"The monitor or heartbeat whose outage it is; absent for manual incidents."`
 	Cause            string           `json:"cause" doc:"Why the subject went DOWN, from the failing observations; empty for manual incidents."`
 	AffectedMonitors []string         `json:"affectedMonitors" doc:"Monitors and heartbeats the incident affects."`
-	StartedAt        stamp.Time        `json:"startedAt"`
-	AcknowledgedAt   *stamp.Time       `json:"acknowledgedAt" nullable:"true" doc:"When someone acknowledged it; null until then."`
-	ResolvedAt       *stamp.Time       `json:"resolvedAt" nullable:"true" doc:"When it was resolved; null while open."`
-	CreatedAt        stamp.Time        `json:"createdAt"`
-	UpdatedAt        stamp.Time        `json:"updatedAt"`
+	StartedAt        stamp.Time       `json:"startedAt"`
+	AcknowledgedAt   *stamp.Time      `json:"acknowledgedAt" nullable:"true" doc:"When someone acknowledged it; null until then."`
+	ResolvedAt       *stamp.Time      `json:"resolvedAt" nullable:"true" doc:"When it was resolved; null while open."`
+	CreatedAt        stamp.Time       `json:"createdAt"`
+	UpdatedAt        stamp.Time       `json:"updatedAt"`
 	Updates          []IncidentUpdate `json:"updates" doc:"The timeline, oldest first."`
 }
 
@@ -41,8 +41,8 @@ type IncidentSubject struct {
 
 // IncidentUpdate is one entry of an incident's timeline.
 type IncidentUpdate struct {
-	Status  string    `json:"status" enum:"investigating,identified,monitoring,resolved"`
-	Message string    `json:"message"`
+	Status  string     `json:"status" enum:"investigating,identified,monitoring,resolved"`
+	Message string     `json:"message"`
 	At      stamp.Time `json:"at"`
 }
 

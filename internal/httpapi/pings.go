@@ -12,11 +12,11 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/internal/stamp"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // The ping endpoint: {base}/ping/{token}[/start|/fail|/{exitCode}], GET or
@@ -41,14 +41,14 @@ const (
 
 // PingAck is the answer to a ping.
 type PingAck struct {
-	OK            bool      `json:"ok" doc:"Always true: the ping is stored."`
-	Signal        string    `json:"signal" enum:"success,start,fail" doc:"What the ping said."`
-	ExitCode      *int      `json:"exitCode,omitempty" doc:"The exit code in the path, if one was given."`
+	OK            bool       `json:"ok" doc:"Always true: the ping is stored."`
+	Signal        string     `json:"signal" enum:"success,start,fail" doc:"What the ping said."`
+	ExitCode      *int       `json:"exitCode,omitempty" doc:"The exit code in the path, if one was given."`
 	ReceivedAt    stamp.Time `json:"receivedAt"`
-	Ignored       bool      `json:"ignored,omitempty" doc:"The heartbeat is paused: the ping was kept but changed nothing."`
-	BodyTruncated bool      `json:"bodyTruncated,omitempty" doc:"The body was longer than 10 KiB; its first 10 KiB were kept."`
-	DurationMs    *float64  `json:"durationMs,omitempty" doc:"The end of a run that sent /start: how long it took."`
-	Replayed      bool      `json:"replayed,omitempty" doc:"A retry of a ping with the same key within 24 hours: nothing was recorded again, and this is the first answer."`
+	Ignored       bool       `json:"ignored,omitempty" doc:"The heartbeat is paused: the ping was kept but changed nothing."`
+	BodyTruncated bool       `json:"bodyTruncated,omitempty" doc:"The body was longer than 10 KiB; its first 10 KiB were kept."`
+	DurationMs    *float64   `json:"durationMs,omitempty" doc:"The end of a run that sent /start: how long it took."`
+	Replayed      bool       `json:"replayed,omitempty" doc:"A retry of a ping with the same key within 24 hours: nothing was recorded again, and this is the first answer."`
 }
 
 func toPingAck(a heartbeat.Ack, replayed bool) PingAck {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/internal/stamp"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // Monitor is a monitor as the API shows it.
@@ -20,14 +20,14 @@ type Monitor struct {
 	Config          MonitorConfig `json:"config"`
 	IntervalSeconds int           `json:"intervalSeconds" doc:"Seconds between checks."`
 	State           string        `json:"state" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE" doc:"PENDING until the first checks have a result."`
-	StateSince      stamp.Time     `json:"stateSince"`
-	LastCheckAt     *stamp.Time    `json:"lastCheckAt" nullable:"true" doc:"When the latest check started; null before the first."`
+	StateSince      stamp.Time    `json:"stateSince"`
+	LastCheckAt     *stamp.Time   `json:"lastCheckAt" nullable:"true" doc:"When the latest check started; null before the first."`
 	LastResult      *string       `json:"lastResult" nullable:"true" doc:"The latest check's result (up, degraded, down or unknown); null before the first."`
 	LastReason      string        `json:"lastReason,omitempty" doc:"Why the latest check was not up."`
 	LastLatencyMs   *float64      `json:"lastLatencyMs" nullable:"true" doc:"The latest check's latency in milliseconds; null before the first."`
 	Paused          bool          `json:"paused"`
-	CreatedAt       stamp.Time     `json:"createdAt"`
-	UpdatedAt       stamp.Time     `json:"updatedAt"`
+	CreatedAt       stamp.Time    `json:"createdAt"`
+	UpdatedAt       stamp.Time    `json:"updatedAt"`
 }
 
 // MonitorCreate is the body of POST /api/v1/monitors (spec §2).
