@@ -79,7 +79,7 @@ func TestListChecks(t *testing.T) {
 			}
 			path = "/api/v1/monitors/" + id + "/checks?limit=7&cursor=" + url.QueryEscape(next)
 		}
-		if len(seen) != 30 || seen[0] != start.Add(29*time.Minute).Format(time.RFC3339) || seen[29] != start.Format(time.RFC3339) {
+		if len(seen) != 30 || seen[0] != rfc3339(start.Add(29*time.Minute)) || seen[29] != rfc3339(start) {
 			t.Fatalf("%d checks, first %s, last %s", len(seen), seen[0], seen[len(seen)-1])
 		}
 
@@ -87,7 +87,7 @@ func TestListChecks(t *testing.T) {
 		r := e.req("GET", "/api/v1/monitors/"+id+"/checks?limit=1&result=up", k, nil)
 		c := r.json(t)["data"].([]any)[0].(map[string]any)
 		want := map[string]any{"result": "up", "latencyMs": 42.0, "statusCode": 200.0, "probe": "node-1", "region": "eu",
-			"startedAt": "2026-11-01T12:27:00Z", "dueAt": "2026-11-01T12:26:59.997Z"}
+			"startedAt": "2026-11-01T12:27:00.000000Z", "dueAt": "2026-11-01T12:26:59.997000Z"}
 		for f, v := range want {
 			if c[f] != v {
 				t.Errorf("check %s = %v, want %v (%s)", f, c[f], v, r.body)

@@ -87,7 +87,12 @@ func TestTimesOnTheWire(t *testing.T) {
 		for _, g := range got {
 			seen += walkTimes(t, "event "+g.event, g.body)
 		}
-		e.settled(t, k, ch, len(storyEvents))
+		// The heartbeat's first ping is a state change too: wait for every
+		// delivery to be done, so attempts and completions are listed.
+		waitUntil(t, "the deliveries to settle", func() bool {
+			ds := e.deliveries(t, k, ch)
+			return len(ds) >= len(storyEvents) && !slices.ContainsFunc(ds, func(d map[string]any) bool { return d["status"] == "pending" })
+		})
 
 		for _, path := range []string{
 			"/api/v1/monitors", "/api/v1/monitors/" + mon, "/api/v1/monitors/" + mon + "/states", "/api/v1/monitors/" + mon + "/checks",
