@@ -99,7 +99,7 @@ func TestListChecks(t *testing.T) {
 
 		// The monitor shows its latest check.
 		mon := e.req("GET", "/api/v1/monitors/"+id, k, nil).json(t)
-		if mon["lastCheckAt"] != "2026-11-01T12:29:00Z" || mon["lastResult"] != "unknown" || mon["lastReason"] != "reason 29" || mon["lastLatencyMs"] != 42.0 {
+		if mon["lastCheckAt"] != "2026-11-01T12:29:00.000000Z" || mon["lastResult"] != "unknown" || mon["lastReason"] != "reason 29" || mon["lastLatencyMs"] != 42.0 {
 			t.Errorf("monitor's last check: %v", mon)
 		}
 
@@ -107,7 +107,7 @@ func TestListChecks(t *testing.T) {
 		// first result only.
 		st := e.req("GET", "/api/v1/monitors/"+id+"/states", k, nil).json(t)["data"].([]any)
 		if len(st) != 1 || st[0].(map[string]any)["from"] != "PENDING" || st[0].(map[string]any)["to"] != "UP" ||
-			st[0].(map[string]any)["at"] != "2026-11-01T12:00:00Z" {
+			st[0].(map[string]any)["at"] != "2026-11-01T12:00:00.000000Z" {
 			t.Errorf("state history: %v", st)
 		}
 
@@ -125,7 +125,7 @@ func TestListChecks(t *testing.T) {
 		q := url.Values{"from": {start.Add(10 * time.Minute).Format(time.RFC3339)}, "to": {start.Add(20 * time.Minute).Format(time.RFC3339)}}
 		r = e.req("GET", "/api/v1/monitors/"+id+"/checks?"+q.Encode(), k, nil)
 		ranged := r.json(t)["data"].([]any)
-		if len(ranged) != 10 || ranged[0].(map[string]any)["startedAt"] != "2026-11-01T12:19:00Z" || ranged[9].(map[string]any)["startedAt"] != "2026-11-01T12:10:00Z" {
+		if len(ranged) != 10 || ranged[0].(map[string]any)["startedAt"] != "2026-11-01T12:19:00.000000Z" || ranged[9].(map[string]any)["startedAt"] != "2026-11-01T12:10:00.000000Z" {
 			t.Fatalf("from/to: %s", r.body)
 		}
 
