@@ -30,13 +30,13 @@ const mod = "github.com/tocsin/tocsin/internal/"
 // fails TestLayering until it is placed.
 var (
 	// kernels: small, dependency-free helpers every layer may use.
-	kernels = []string{"errs", "ids", "clean", "ratelimit"}
+	kernels = []string{"errs", "ids", "clean", "ratelimit", "stamp"}
 	// domain: the pure model (states, deadlines, recurrences, channel
 	// rendering and signing): no clock, no I/O.
 	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur"}
 	// adapters: what wraps the outside world (SQL, the network, mail,
 	// keys, configuration).
-	adapters = []string{"store", "store/storetest", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
+	adapters = []string{"clientaddr", "store", "store/storetest", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
 	// app: the use cases and workflows.
 	appLayer = []string{"app"}
 	// edges and runners: the API, background loops, delivery.

@@ -230,7 +230,7 @@ Create an API key for the API:
 		// Listening on port 0 (tests): name the port the system chose.
 		c.BaseURL = "http://" + ln.Addr().String()
 	}
-	api := httpapi.New(a, log, httpapi.Options{BaseURL: c.BaseURL})
+	api := httpapi.New(a, log, httpapi.Options{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
 	root := http.NewServeMux()
 	root.Handle(httpapi.Prefix+"/", api)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

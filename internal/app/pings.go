@@ -181,6 +181,20 @@ func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (hea
 	return out, err
 }
 
+// PingBudget reports what the rate-limit headers of a ping's answer say,
+// after Ping: a heartbeat's own budget when the token names one (as far as
+// this node knows), otherwise the client address's budget for URLs that
+// name no heartbeat.
+func (a *App) PingBudget(token, client string) RateStatus {
+	now := a.now()
+	if hash := heartbeat.HashToken(token); a.knownTokens.has(hash) {
+		left, reset := a.pingLimits.Remaining("t:"+string(hash), now, PingsPerMinute, PingBurst)
+		return RateStatus{Allowed: true, Limit: PingsPerMinute, Remaining: left, Reset: reset}
+	}
+	left, reset := a.pingLimits.Remaining("u:"+client, now, UnknownPingsPerMinute, UnknownPingBurst)
+	return RateStatus{Allowed: true, Limit: UnknownPingsPerMinute, Remaining: left, Reset: reset}
+}
+
 // maxKnownTokens bounds the memory of tokenSet (about 100 bytes each).
 const maxKnownTokens = 100_000
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/clientaddr"
 	"github.com/tocsin/tocsin/internal/mailer"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
@@ -41,6 +42,10 @@ type Config struct {
 	// private, link-local, CGNAT and metadata addresses.
 	BlockPrivateTargets bool
 
+	// TrustedProxies are the reverse proxies whose forwarding headers name
+	// the client (--trusted-proxies); by default none.
+	TrustedProxies clientaddr.Resolver
+
 	// The check engine.
 	NodeName         string   // names this node's checks (probe) in observations
 	Region           string   // where this node runs
@@ -62,6 +67,7 @@ type Config struct {
 
 	// As given, to quote in problems; empty for a Config built in code.
 	rawTimeout, rawRate, rawBlock, rawConcurrency, rawRetention, rawCanaries string
+	rawProxies                                                               string
 }
 
 // setting ties a flag to its environment variable.
@@ -84,6 +90,7 @@ func settings(c *Config, timeout, rate, block, conc, retention, canaries *string
 		{"shutdown-timeout", "TOCSIN_SHUTDOWN_TIMEOUT", "how long SIGTERM waits for in-flight requests", "30s", timeout},
 		{"rate-limit", "TOCSIN_RATE_LIMIT", "requests per minute per API key (the API contract is 600)", "600", rate},
 		{"block-private-targets", "TOCSIN_BLOCK_PRIVATE_TARGETS", "refuse checks to loopback, private, link-local and metadata addresses (true or false)", "false", block},
+		{"trusted-proxies", "TOCSIN_TRUSTED_PROXIES", "comma-separated CIDR prefixes of reverse proxies whose X-Forwarded-For or Forwarded header names the client; default none", "", &c.rawProxies},
 		{"node-name", "TOCSIN_NODE_NAME", "this node's name in observations; default the host name", "", &c.NodeName},
 		{"region", "TOCSIN_REGION", "where this node runs, shown with its observations", "local", &c.Region},
 		{"check-concurrency", "TOCSIN_CHECK_CONCURRENCY", "checks in flight at once on this node", "512", conc},
@@ -159,6 +166,7 @@ func ParseOnly(name string, args []string, getenv func(string) string, only []st
 		c.NodeName, _ = os.Hostname()
 	}
 	c.BlockPrivateTargets, _ = strconv.ParseBool(block)
+	c.TrustedProxies, _ = clientaddr.Parse(c.rawProxies) // Validate reports what it refused
 	c.ShutdownTimeout, _ = time.ParseDuration(timeout)
 	if n, err := strconv.Atoi(rate); err == nil {
 		c.RatePerMinute = n
@@ -224,6 +232,9 @@ func (c Config) Validate() error {
 	if _, err := strconv.ParseBool(c.rawBlock); c.rawBlock != "" && err != nil {
 		p = append(p, fmt.Errorf("block-private-targets: %q must be true or false", c.rawBlock))
 	}
+	if _, err := clientaddr.Parse(c.rawProxies); err != nil {
+		p = append(p, fmt.Errorf("trusted-proxies: %w", err))
+	}
 	if c.CheckConcurrency < 1 || c.CheckConcurrency > 100_000 {
 		p = append(p, fmt.Errorf("check-concurrency: %s must be a whole number from 1 to 100000", quoted(c.rawConcurrency, strconv.Itoa(c.CheckConcurrency))))
 	}
@@ -275,8 +286,8 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
-		c.Listen, c.MetricsListen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets,
+	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t trusted-proxies=%s node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
+		c.Listen, c.MetricsListen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets, c.TrustedProxies,
 		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom) +
 		c.redactedQuotas()
 }

@@ -660,3 +660,26 @@ func TestParseQuotas(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustedProxies: the flag and its variable give the prefixes whose
+// forwarding headers are believed; one that does not parse is a start-up
+// problem naming the setting and the value.
+func TestTrustedProxies(t *testing.T) {
+	c := parse(t, nil, nil)
+	if c.TrustedProxies.String() != "(none)" {
+		t.Errorf("default: %s", c.TrustedProxies)
+	}
+	c = parse(t, nil, map[string]string{"TOCSIN_TRUSTED_PROXIES": "10.0.0.0/8, fd00::/8"})
+	if err := c.Validate(); err != nil || c.TrustedProxies.String() != "10.0.0.0/8,fd00::/8" {
+		t.Errorf("from the environment: %s, %v", c.TrustedProxies, err)
+	}
+	c = parse(t, []string{"--trusted-proxies", "192.168.1.7"}, map[string]string{"TOCSIN_TRUSTED_PROXIES": "10.0.0.0/8"})
+	if c.TrustedProxies.String() != "192.168.1.7/32" || !strings.Contains(c.Redacted(), "trusted-proxies=192.168.1.7/32") {
+		t.Errorf("the flag wins: %s; %s", c.TrustedProxies, c.Redacted())
+	}
+	c = parse(t, []string{"--trusted-proxies", "10.0.0.0/8,10.0.0.0/33", "--log-level", "loud"}, nil)
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), `trusted-proxies: "10.0.0.0/33" is not a CIDR prefix`) || !strings.Contains(err.Error(), "log-level") {
+		t.Errorf("bad prefix: %v", err)
+	}
+}

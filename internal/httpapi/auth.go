@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
@@ -59,11 +60,9 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		writeErr(ctx, err)
 		return
 	}
-	ctx.SetHeader("X-RateLimit-Limit", strconv.Itoa(rs.Limit))
-	ctx.SetHeader("X-RateLimit-Remaining", strconv.Itoa(rs.Remaining))
-	ctx.SetHeader("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(rs.Reset)))
+	_, w := humago.Unwrap(ctx)
+	setRateHeaders(w.Header(), rs)
 	if !rs.Allowed {
-		ctx.SetHeader("Retry-After", strconv.Itoa(ceilSeconds(rs.RetryAfter)))
 		writeErr(ctx, &errs.Error{Kind: errs.KindRateLimited,
 			Message: "rate limit of " + strconv.Itoa(rs.Limit) + " requests per minute exceeded"})
 		return
@@ -80,11 +79,12 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 }
 
 // failedAuth answers a request without a valid key. Such requests count
-// against their client address, so a flood of bad keys meets 429s.
+// against their client address, so a flood of bad keys meets 429s, and
+// their answer carries that address's rate-limit headers.
 func (s *Server) failedAuth(ctx huma.Context, err error) {
 	if errs.KindOf(err) == errs.KindUnauthenticated {
-		if retry, over := s.addressOverLimit(ctx.Context(), ctx.RemoteAddr()); over {
-			ctx.SetHeader("Retry-After", strconv.Itoa(retry))
+		r, w := humago.Unwrap(ctx)
+		if s.limitAddress(r, w.Header(), bucketAddress) {
 			err = addressLimited()
 		}
 	}

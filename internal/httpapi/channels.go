@@ -3,13 +3,13 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // NotificationChannel is a channel as the API shows it: never its
@@ -24,8 +24,8 @@ type NotificationChannel struct {
 	Subjects       []string      `json:"subjects" doc:"Monitors and heartbeats it hears (their state changes, and incidents about or affecting them); empty: all."`
 	SecretsSet     []string      `json:"secretsSet" doc:"Which secrets are set (signingSecret, hookUrl, routingKey, botToken, accessToken); their values are never returned."`
 	DisabledReason string        `json:"disabledReason" doc:"Why delivery stopped by itself, e.g. the receiver answered 410 Gone; empty otherwise. Enabling the channel again clears it."`
-	CreatedAt      time.Time     `json:"createdAt"`
-	UpdatedAt      time.Time     `json:"updatedAt"`
+	CreatedAt      stamp.Time    `json:"createdAt"`
+	UpdatedAt      stamp.Time    `json:"updatedAt"`
 }
 
 // ChannelConfig holds a channel's settings that are not secret.
@@ -122,7 +122,7 @@ func toChannel(v app.ChannelView) NotificationChannel {
 	c := NotificationChannel{ID: v.ID, Name: v.Name, Kind: string(v.Kind), Enabled: v.Enabled,
 		Config: ChannelConfig{URL: v.Config.URL, Topic: v.Config.Topic, ChatID: v.Config.ChatID, To: v.Config.To},
 		Events: append([]string{}, v.Events...), Subjects: append([]string{}, v.Subjects...),
-		SecretsSet: append([]string{}, v.SecretsSet...), DisabledReason: v.DisabledReason, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+		SecretsSet: append([]string{}, v.SecretsSet...), DisabledReason: v.DisabledReason, CreatedAt: stamp.Of(v.CreatedAt), UpdatedAt: stamp.Of(v.UpdatedAt)}
 	return c
 }
 

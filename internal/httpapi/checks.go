@@ -9,12 +9,13 @@ import (
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // Check is one observation: what one check of a monitor found.
 type Check struct {
-	StartedAt  time.Time    `json:"startedAt" doc:"When the check began."`
-	DueAt      *time.Time   `json:"dueAt,omitempty" doc:"When the schedule wanted it to begin; the difference is the scheduling lag. Absent for a test run."`
+	StartedAt  stamp.Time   `json:"startedAt" doc:"When the check began."`
+	DueAt      *stamp.Time  `json:"dueAt,omitempty" doc:"When the schedule wanted it to begin; the difference is the scheduling lag. Absent for a test run."`
 	Result     string       `json:"result" enum:"up,degraded,down,unknown" doc:"unknown: the probe could not tell (its own network, overload, shutdown); never counted as up or down."`
 	Reason     string       `json:"reason,omitempty" doc:"Why the result is not up, in a few words."`
 	LatencyMs  float64      `json:"latencyMs" doc:"The whole check, in milliseconds."`
@@ -34,10 +35,10 @@ type CheckPhases struct {
 
 // StateChange is one entry of a monitor's state history.
 type StateChange struct {
-	At    time.Time `json:"at"`
-	From  string    `json:"from" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
-	To    string    `json:"to" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
-	Cause string    `json:"cause"`
+	At    stamp.Time `json:"at"`
+	From  string     `json:"from" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
+	To    string     `json:"to" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
+	Cause string     `json:"cause"`
 }
 
 // CheckTest is the result of POST /monitors/test.
@@ -65,11 +66,11 @@ func msPtr(d time.Duration) *float64 {
 }
 
 func toCheck(o monitor.Observation) Check {
-	c := Check{StartedAt: o.StartedAt, Result: string(o.Result), Reason: o.Reason, LatencyMs: ms(o.Latency),
+	c := Check{StartedAt: stamp.Of(o.StartedAt), Result: string(o.Result), Reason: o.Reason, LatencyMs: ms(o.Latency),
 		StatusCode: o.StatusCode, Probe: o.Probe, Region: o.Region}
 	if !o.Due.IsZero() {
 		due := o.Due
-		c.DueAt = &due
+		c.DueAt = stamp.Ptr(&due)
 	}
 	p := CheckPhases{DNSMs: msPtr(o.Phases.DNS), ConnectMs: msPtr(o.Phases.Connect), TLSMs: msPtr(o.Phases.TLS),
 		FirstByteMs: msPtr(o.Phases.FirstByte)}
@@ -80,7 +81,7 @@ func toCheck(o monitor.Observation) Check {
 }
 
 func toStateChange(t monitor.Transition) StateChange {
-	return StateChange{At: t.At, From: string(t.From), To: string(t.To), Cause: t.Cause}
+	return StateChange{At: stamp.Of(t.At), From: string(t.From), To: string(t.To), Cause: t.Cause}
 }
 
 type checksInput struct {

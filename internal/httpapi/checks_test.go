@@ -79,7 +79,7 @@ func TestListChecks(t *testing.T) {
 			}
 			path = "/api/v1/monitors/" + id + "/checks?limit=7&cursor=" + url.QueryEscape(next)
 		}
-		if len(seen) != 30 || seen[0] != start.Add(29*time.Minute).Format(time.RFC3339) || seen[29] != start.Format(time.RFC3339) {
+		if len(seen) != 30 || seen[0] != rfc3339(start.Add(29*time.Minute)) || seen[29] != rfc3339(start) {
 			t.Fatalf("%d checks, first %s, last %s", len(seen), seen[0], seen[len(seen)-1])
 		}
 
@@ -87,7 +87,7 @@ func TestListChecks(t *testing.T) {
 		r := e.req("GET", "/api/v1/monitors/"+id+"/checks?limit=1&result=up", k, nil)
 		c := r.json(t)["data"].([]any)[0].(map[string]any)
 		want := map[string]any{"result": "up", "latencyMs": 42.0, "statusCode": 200.0, "probe": "node-1", "region": "eu",
-			"startedAt": "2026-11-01T12:27:00Z", "dueAt": "2026-11-01T12:26:59.997Z"}
+			"startedAt": "2026-11-01T12:27:00.000000Z", "dueAt": "2026-11-01T12:26:59.997000Z"}
 		for f, v := range want {
 			if c[f] != v {
 				t.Errorf("check %s = %v, want %v (%s)", f, c[f], v, r.body)
@@ -99,7 +99,7 @@ func TestListChecks(t *testing.T) {
 
 		// The monitor shows its latest check.
 		mon := e.req("GET", "/api/v1/monitors/"+id, k, nil).json(t)
-		if mon["lastCheckAt"] != "2026-11-01T12:29:00Z" || mon["lastResult"] != "unknown" || mon["lastReason"] != "reason 29" || mon["lastLatencyMs"] != 42.0 {
+		if mon["lastCheckAt"] != "2026-11-01T12:29:00.000000Z" || mon["lastResult"] != "unknown" || mon["lastReason"] != "reason 29" || mon["lastLatencyMs"] != 42.0 {
 			t.Errorf("monitor's last check: %v", mon)
 		}
 
@@ -107,7 +107,7 @@ func TestListChecks(t *testing.T) {
 		// first result only.
 		st := e.req("GET", "/api/v1/monitors/"+id+"/states", k, nil).json(t)["data"].([]any)
 		if len(st) != 1 || st[0].(map[string]any)["from"] != "PENDING" || st[0].(map[string]any)["to"] != "UP" ||
-			st[0].(map[string]any)["at"] != "2026-11-01T12:00:00Z" {
+			st[0].(map[string]any)["at"] != "2026-11-01T12:00:00.000000Z" {
 			t.Errorf("state history: %v", st)
 		}
 
@@ -125,7 +125,7 @@ func TestListChecks(t *testing.T) {
 		q := url.Values{"from": {start.Add(10 * time.Minute).Format(time.RFC3339)}, "to": {start.Add(20 * time.Minute).Format(time.RFC3339)}}
 		r = e.req("GET", "/api/v1/monitors/"+id+"/checks?"+q.Encode(), k, nil)
 		ranged := r.json(t)["data"].([]any)
-		if len(ranged) != 10 || ranged[0].(map[string]any)["startedAt"] != "2026-11-01T12:19:00Z" || ranged[9].(map[string]any)["startedAt"] != "2026-11-01T12:10:00Z" {
+		if len(ranged) != 10 || ranged[0].(map[string]any)["startedAt"] != "2026-11-01T12:19:00.000000Z" || ranged[9].(map[string]any)["startedAt"] != "2026-11-01T12:10:00.000000Z" {
 			t.Fatalf("from/to: %s", r.body)
 		}
 

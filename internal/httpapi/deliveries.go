@@ -10,6 +10,7 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // Delivery is an event on its way to a channel, with every attempt.
@@ -20,25 +21,25 @@ type Delivery struct {
 	EventType      string            `json:"eventType"`
 	Status         string            `json:"status" enum:"pending,succeeded,failed,held" doc:"pending: due now or after a backoff; succeeded: the receiver answered 2xx; failed: retries ran out (about 24 hours) or the channel was disabled; held: held back by the channel's rate bound and told of in a summary (heldBy)."`
 	AttemptCount   int               `json:"attemptCount"`
-	NextAttemptAt  *time.Time        `json:"nextAttemptAt" doc:"pending: when the next attempt is due; null otherwise."`
-	GiveUpAt       time.Time         `json:"giveUpAt" doc:"When retries end and a pending delivery fails."`
+	NextAttemptAt  *stamp.Time       `json:"nextAttemptAt" nullable:"true" doc:"pending: when the next attempt is due; null otherwise."`
+	GiveUpAt       stamp.Time        `json:"giveUpAt" doc:"When retries end and a pending delivery fails."`
 	LastStatusCode *int              `json:"lastStatusCode" doc:"The last HTTP status the receiver answered; null if none."`
 	LastError      string            `json:"lastError" doc:"Why the last attempt failed; empty after a success."`
 	HeldBy         string            `json:"heldBy,omitempty" doc:"A delivery that was held: the summary delivery that told of it (kept when it is redelivered)."`
-	CreatedAt      time.Time         `json:"createdAt"`
-	UpdatedAt      time.Time         `json:"updatedAt"`
-	CompletedAt    *time.Time        `json:"completedAt" doc:"When it succeeded or failed; null while pending."`
+	CreatedAt      stamp.Time        `json:"createdAt"`
+	UpdatedAt      stamp.Time        `json:"updatedAt"`
+	CompletedAt    *stamp.Time       `json:"completedAt" nullable:"true" doc:"When it succeeded or failed; null while pending."`
 	Attempts       []DeliveryAttempt `json:"attempts" doc:"Attempts, oldest first (the latest 50)."`
 }
 
 // DeliveryAttempt is one try at a delivery.
 type DeliveryAttempt struct {
-	N          int       `json:"n" doc:"1 for the first attempt."`
-	Node       string    `json:"node" doc:"The Tocsin node that made it."`
-	StartedAt  time.Time `json:"startedAt"`
-	DurationMs float64   `json:"durationMs"`
-	StatusCode *int      `json:"statusCode" doc:"The receiver's HTTP status; null without one (no answer, e-mail)."`
-	Error      string    `json:"error" doc:"Empty for a success."`
+	N          int        `json:"n" doc:"1 for the first attempt."`
+	Node       string     `json:"node" doc:"The Tocsin node that made it."`
+	StartedAt  stamp.Time `json:"startedAt"`
+	DurationMs float64    `json:"durationMs"`
+	StatusCode *int       `json:"statusCode" doc:"The receiver's HTTP status; null without one (no answer, e-mail)."`
+	Error      string     `json:"error" doc:"Empty for a success."`
 }
 
 func optInt(v int) *int {
@@ -57,14 +58,14 @@ func optTime(t time.Time) *time.Time {
 
 func toDelivery(d *notify.Delivery) Delivery {
 	out := Delivery{ID: d.ID, ChannelID: d.ChannelID, EventID: d.EventID, EventType: d.EventType, Status: string(d.Status),
-		AttemptCount: d.Attempts, GiveUpAt: d.GiveUpAt, LastStatusCode: optInt(d.LastStatusCode), LastError: d.LastError,
-		HeldBy: d.HeldBy, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, CompletedAt: optTime(d.CompletedAt),
+		AttemptCount: d.Attempts, GiveUpAt: stamp.Of(d.GiveUpAt), LastStatusCode: optInt(d.LastStatusCode), LastError: d.LastError,
+		HeldBy: d.HeldBy, CreatedAt: stamp.Of(d.CreatedAt), UpdatedAt: stamp.Of(d.UpdatedAt), CompletedAt: stamp.Ptr(optTime(d.CompletedAt)),
 		Attempts: make([]DeliveryAttempt, 0, len(d.Log))}
 	if d.Status == notify.Pending {
-		out.NextAttemptAt = optTime(d.NextAttemptAt)
+		out.NextAttemptAt = stamp.Ptr(optTime(d.NextAttemptAt))
 	}
 	for _, a := range d.Log {
-		out.Attempts = append(out.Attempts, DeliveryAttempt{N: a.N, Node: a.Node, StartedAt: a.StartedAt,
+		out.Attempts = append(out.Attempts, DeliveryAttempt{N: a.N, Node: a.Node, StartedAt: stamp.Of(a.StartedAt),
 			DurationMs: float64(a.Duration.Microseconds()) / 1000, StatusCode: optInt(a.StatusCode), Error: a.Error})
 	}
 	return out

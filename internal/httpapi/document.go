@@ -7,16 +7,16 @@ import (
 )
 
 // documentHeaders adds what every response carries to the document: the
-// request id everywhere, the rate-limit headers on authenticated
-// operations, Retry-After on 429.
+// request id and the rate-limit headers everywhere, Retry-After on 429.
 func documentHeaders(doc *huma.OpenAPI) {
 	str := &huma.Schema{Type: huma.TypeString}
 	integer := &huma.Schema{Type: huma.TypeInteger, Minimum: new(0.0)}
 	requestID := &huma.Param{Description: "Identifies the request in the service's logs; error bodies repeat it as error.requestId.", Schema: str}
+	const budget = "the budget this request counted against: the API key's; without a valid key (or for a path that is no operation), the client address's; for a ping, the heartbeat's, or for a ping URL that names none, the client address's"
 	rate := map[string]*huma.Param{
-		"X-RateLimit-Limit":     {Description: "Requests allowed per minute for this API key.", Schema: integer},
-		"X-RateLimit-Remaining": {Description: "Requests left in the current window.", Schema: integer},
-		"X-RateLimit-Reset":     {Description: "Seconds until the full budget is available again.", Schema: integer},
+		"X-RateLimit-Limit":     {Description: "Requests allowed per minute in " + budget + ".", Schema: integer},
+		"X-RateLimit-Remaining": {Description: "Requests left in that budget now.", Schema: integer},
+		"X-RateLimit-Reset":     {Description: "Seconds until that budget is full again.", Schema: integer},
 	}
 	for _, item := range doc.Paths {
 		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
@@ -28,9 +28,6 @@ func documentHeaders(doc *huma.OpenAPI) {
 					resp.Headers = map[string]*huma.Param{}
 				}
 				resp.Headers["X-Request-Id"] = requestID
-				if len(op.Security) == 0 || status == "401" {
-					continue
-				}
 				for name, p := range rate {
 					resp.Headers[name] = p
 				}

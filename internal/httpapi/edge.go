@@ -1,15 +1,15 @@
 package httpapi
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
@@ -85,26 +85,91 @@ func badParameter(d FieldDetail) *ErrorResponse {
 // counts against its client address as a bad key does (failedAuth), so a
 // flood of hostile requests meets 429s.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, e *ErrorResponse) {
-	if retry, over := s.addressOverLimit(r.Context(), r.RemoteAddr); over {
-		w.Header().Set("Retry-After", strconv.Itoa(retry))
+	if s.limitAddress(r, w.Header(), bucketAddress) {
 		e = addressLimited()
 	}
 	writeJSONError(w, r, e)
 }
 
-// addressOverLimit counts one request without a valid key against its
-// client address and reports whether the address is over its budget, with
-// the seconds to wait. A failing limiter admits: the answer is a 4xx anyway.
-func (s *Server) addressOverLimit(ctx context.Context, remoteAddr string) (retryAfter int, over bool) {
-	host, _, err := net.SplitHostPort(remoteAddr)
+// Buckets kept per client address (clientaddr decides who that is).
+const (
+	// bucketAddress: requests without a valid key, and to no route.
+	bucketAddress = "ip:"
+	// bucketDocument: fetches of the OpenAPI document.
+	bucketDocument = "doc:"
+)
+
+// limitAddress counts one request against its client address's bucket,
+// sets the rate-limit headers on h, and reports whether the address is
+// over its budget (Retry-After is set then). A failing limiter admits,
+// without headers: the answer is a 4xx or the document anyway.
+func (s *Server) limitAddress(r *http.Request, h http.Header, bucket string) (over bool) {
+	rs, err := s.app.TakeRate(r.Context(), bucket+s.clients.Client(r))
 	if err != nil {
-		host = remoteAddr
+		return false
 	}
-	rs, err := s.app.TakeRate(ctx, "ip:"+host)
-	if err != nil || rs.Allowed {
-		return 0, false
+	setRateHeaders(h, rs)
+	return !rs.Allowed
+}
+
+// setRateHeaders writes the rate-limit headers of rs, and Retry-After
+// when it refused.
+func setRateHeaders(h http.Header, rs app.RateStatus) {
+	h.Set("X-RateLimit-Limit", strconv.Itoa(rs.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(rs.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(rs.Reset)))
+	if !rs.Allowed {
+		h.Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(rs.RetryAfter))))
 	}
-	return ceilSeconds(rs.RetryAfter), true
+}
+
+// knownQuery refuses a query parameter the operation does not declare
+// (400, naming each as query.<name>): a misspelt filter must not silently
+// widen a listing. What an operation declares is what huma registered
+// for it, so a new parameter is accepted as soon as it is declared.
+func (s *Server) knownQuery(ctx huma.Context, next func(huma.Context)) {
+	u := ctx.URL()
+	if u.RawQuery == "" {
+		next(ctx)
+		return
+	}
+	declared := ctx.Operation().Parameters
+	var unknown []FieldDetail
+	seen := map[string]bool{}
+	for name := range u.Query() { // the edge has judged every name as text
+		known := false
+		for _, p := range declared {
+			if p.In == "query" && p.Name == name {
+				known = true
+				break
+			}
+		}
+		if !known && !seen[name] {
+			seen[name] = true
+			unknown = append(unknown, FieldDetail{Parameter: "query." + clean.Text(name, 64), Message: "unknown parameter; " + accepted(declared)})
+		}
+	}
+	if unknown != nil {
+		slices.SortFunc(unknown, func(a, b FieldDetail) int { return strings.Compare(a.Parameter, b.Parameter) })
+		writeErr(ctx, &ErrorResponse{status: http.StatusBadRequest, Err: ErrorObject{Code: "bad_request",
+			Message: "the request has query parameters this operation does not take", Details: unknown}})
+		return
+	}
+	next(ctx)
+}
+
+// accepted says which query parameters an operation takes.
+func accepted(ps []*huma.Param) string {
+	var names []string
+	for _, p := range ps {
+		if p.In == "query" {
+			names = append(names, p.Name)
+		}
+	}
+	if names == nil {
+		return "this operation takes none"
+	}
+	return "this operation takes: " + strings.Join(names, ", ")
 }
 
 func addressLimited() *ErrorResponse {

@@ -92,8 +92,14 @@ func TestEdgeQuery(t *testing.T) {
 				t.Errorf("%s: the value is echoed: %s", c.query, r.body)
 			}
 		}
-		if r := e.req("GET", "/api/v1/incidents?subject="+mon+"&q=%C3%A9t%C3%A9", k, nil); r.status != 200 {
+		if r := e.req("GET", "/api/v1/incidents?subject="+mon, k, nil); r.status != 200 {
 			t.Errorf("valid query: %d %s", r.status, r.body)
+		}
+		// Valid text passes the edge: a parameter no operation takes is
+		// then refused for what it is, not for its bytes.
+		if r := e.req("GET", "/api/v1/incidents?subject="+mon+"&zz=%C3%A9t%C3%A9", k, nil); r.status != 400 ||
+			!slices.Equal(details(t, r), []string{"query.zz"}) || !strings.Contains(string(r.body), "unknown parameter") {
+			t.Errorf("valid text in an unknown parameter: %d %s", r.status, r.body)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // HeartbeatSchedule says when a heartbeat's job runs: every periodSeconds,
@@ -33,15 +34,15 @@ type Heartbeat struct {
 	MaxRuntimeSeconds int               `json:"maxRuntimeSeconds" doc:"A run that began with /start and has not ended after this long is an overrun (DOWN); 0: no limit."`
 	Paused            bool              `json:"paused"`
 	State             string            `json:"state" enum:"PENDING,UP,DOWN,UNKNOWN,PAUSED,MAINTENANCE" doc:"PENDING until the first ping; DOWN when late, failed or overrun; UNKNOWN when a deadline passed while this service itself was not receiving pings."`
-	StateSince        time.Time         `json:"stateSince"`
-	LastPingAt        *time.Time        `json:"lastPingAt" nullable:"true" doc:"The last ping of any kind, ignored ones excepted."`
-	LastStartAt       *time.Time        `json:"lastStartAt" nullable:"true"`
+	StateSince        stamp.Time        `json:"stateSince"`
+	LastPingAt        *stamp.Time       `json:"lastPingAt" nullable:"true" doc:"The last ping of any kind, ignored ones excepted."`
+	LastStartAt       *stamp.Time       `json:"lastStartAt" nullable:"true"`
 	LastResult        *string           `json:"lastResult" nullable:"true" doc:"What the last completed run reported: success or fail; null before the first."`
 	LastExitCode      *int              `json:"lastExitCode,omitempty" doc:"The exit code the last completed run reported, if it gave one."`
 	LastDurationMs    *float64          `json:"lastDurationMs" nullable:"true" doc:"How long the last completed run took, from its /start; null when it sent no start."`
-	NextDeadline      *time.Time        `json:"nextDeadline" nullable:"true" doc:"When the heartbeat becomes late (or a started run overruns) if no ping comes; null when nothing is expected: before the first ping, while paused, and after a missed deadline made it DOWN (until the next ping). After a failure the next run is still expected."`
-	CreatedAt         time.Time         `json:"createdAt"`
-	UpdatedAt         time.Time         `json:"updatedAt"`
+	NextDeadline      *stamp.Time       `json:"nextDeadline" nullable:"true" doc:"When the heartbeat becomes late (or a started run overruns) if no ping comes; null when nothing is expected: before the first ping, while paused, and after a missed deadline made it DOWN (until the next ping). After a failure the next run is still expected."`
+	CreatedAt         stamp.Time        `json:"createdAt"`
+	UpdatedAt         stamp.Time        `json:"updatedAt"`
 }
 
 // HeartbeatCreate is the body of POST /api/v1/heartbeats.
@@ -110,9 +111,9 @@ func (s *Server) toHeartbeat(h heartbeat.Heartbeat) Heartbeat {
 	out := Heartbeat{ID: h.ID, Name: h.Name, PingURL: s.pingURL(h.Token),
 		Schedule: HeartbeatSchedule{PeriodSeconds: h.Schedule.PeriodSeconds, Cron: h.Schedule.Cron,
 			Timezone: h.Schedule.Timezone, GraceSeconds: &grace},
-		MaxRuntimeSeconds: h.MaxRuntimeSeconds, Paused: h.Paused, State: string(rt.State), StateSince: rt.Since,
-		LastPingAt: timePtr(rt.LastPing), LastStartAt: timePtr(rt.LastStart), NextDeadline: timePtr(h.NextDeadline()),
-		CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt}
+		MaxRuntimeSeconds: h.MaxRuntimeSeconds, Paused: h.Paused, State: string(rt.State), StateSince: stamp.Of(rt.Since),
+		LastPingAt: stamp.Ptr(timePtr(rt.LastPing)), LastStartAt: stamp.Ptr(timePtr(rt.LastStart)), NextDeadline: stamp.Ptr(timePtr(h.NextDeadline())),
+		CreatedAt: stamp.Of(h.CreatedAt), UpdatedAt: stamp.Of(h.UpdatedAt)}
 	if rt.LastCompletion != 0 {
 		r := rt.LastCompletion.String()
 		out.LastResult = &r
@@ -135,22 +136,22 @@ func (s *Server) pingURL(token string) string {
 
 // Ping is one received ping, as listed.
 type Ping struct {
-	ReceivedAt    time.Time `json:"receivedAt"`
-	Signal        string    `json:"signal" enum:"success,start,fail"`
-	ExitCode      *int      `json:"exitCode,omitempty"`
-	RunID         string    `json:"runId,omitempty"`
-	DurationMs    *float64  `json:"durationMs,omitempty" doc:"For the end of a run that sent /start: how long it took."`
-	Method        string    `json:"method" enum:"GET,POST"`
-	ClientAddress string    `json:"clientAddress"`
-	UserAgent     string    `json:"userAgent,omitempty"`
-	Key           string    `json:"key,omitempty" doc:"The ?key= it carried."`
-	Body          string    `json:"body,omitempty" doc:"The POST body, kept as the run's log: at most 10 KiB (bytes that are not UTF-8 are replaced)."`
-	BodyTruncated bool      `json:"bodyTruncated,omitempty" doc:"The body was longer and was cut at 10 KiB."`
-	Ignored       bool      `json:"ignored,omitempty" doc:"Received while the heartbeat was paused: kept, but it changed nothing."`
+	ReceivedAt    stamp.Time `json:"receivedAt"`
+	Signal        string     `json:"signal" enum:"success,start,fail"`
+	ExitCode      *int       `json:"exitCode,omitempty"`
+	RunID         string     `json:"runId,omitempty"`
+	DurationMs    *float64   `json:"durationMs,omitempty" doc:"For the end of a run that sent /start: how long it took."`
+	Method        string     `json:"method" enum:"GET,POST"`
+	ClientAddress string     `json:"clientAddress"`
+	UserAgent     string     `json:"userAgent,omitempty"`
+	Key           string     `json:"key,omitempty" doc:"The ?key= it carried."`
+	Body          string     `json:"body,omitempty" doc:"The POST body, kept as the run's log: at most 10 KiB (bytes that are not UTF-8 are replaced)."`
+	BodyTruncated bool       `json:"bodyTruncated,omitempty" doc:"The body was longer and was cut at 10 KiB."`
+	Ignored       bool       `json:"ignored,omitempty" doc:"Received while the heartbeat was paused: kept, but it changed nothing."`
 }
 
 func toPing(p heartbeat.PingRecord) Ping {
-	out := Ping{ReceivedAt: p.At, Signal: p.Signal.String(), RunID: p.RunID, Method: p.Method, ClientAddress: p.Client,
+	out := Ping{ReceivedAt: stamp.Of(p.At), Signal: p.Signal.String(), RunID: p.RunID, Method: p.Method, ClientAddress: p.Client,
 		UserAgent: p.UserAgent, Key: p.Key, Body: strings.ToValidUTF8(string(p.Body), "\uFFFD"),
 		BodyTruncated: p.Truncated, Ignored: p.Ignored}
 	if p.ExitCode >= 0 {

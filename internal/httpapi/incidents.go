@@ -10,6 +10,7 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // Incident is an incident as the API shows it, and as incident events
@@ -23,11 +24,11 @@ type Incident struct {
 	Subject          *IncidentSubject `json:"subject,omitempty" doc:"The monitor or heartbeat whose outage it is; absent for manual incidents."`
 	Cause            string           `json:"cause" doc:"Why the subject went DOWN, from the failing observations; empty for manual incidents."`
 	AffectedMonitors []string         `json:"affectedMonitors" doc:"Monitors and heartbeats the incident affects."`
-	StartedAt        time.Time        `json:"startedAt"`
-	AcknowledgedAt   *time.Time       `json:"acknowledgedAt" nullable:"true" doc:"When someone acknowledged it; null until then."`
-	ResolvedAt       *time.Time       `json:"resolvedAt" nullable:"true" doc:"When it was resolved; null while open."`
-	CreatedAt        time.Time        `json:"createdAt"`
-	UpdatedAt        time.Time        `json:"updatedAt"`
+	StartedAt        stamp.Time       `json:"startedAt"`
+	AcknowledgedAt   *stamp.Time      `json:"acknowledgedAt" nullable:"true" doc:"When someone acknowledged it; null until then."`
+	ResolvedAt       *stamp.Time      `json:"resolvedAt" nullable:"true" doc:"When it was resolved; null while open."`
+	CreatedAt        stamp.Time       `json:"createdAt"`
+	UpdatedAt        stamp.Time       `json:"updatedAt"`
 	Updates          []IncidentUpdate `json:"updates" doc:"The timeline, oldest first."`
 }
 
@@ -40,21 +41,21 @@ type IncidentSubject struct {
 
 // IncidentUpdate is one entry of an incident's timeline.
 type IncidentUpdate struct {
-	Status  string    `json:"status" enum:"investigating,identified,monitoring,resolved"`
-	Message string    `json:"message"`
-	At      time.Time `json:"at"`
+	Status  string     `json:"status" enum:"investigating,identified,monitoring,resolved"`
+	Message string     `json:"message"`
+	At      stamp.Time `json:"at"`
 }
 
 func toIncident(inc *incident.Incident) Incident {
 	out := Incident{ID: inc.ID, WorkspaceID: inc.WorkspaceID, Title: inc.Title, Status: string(inc.Status),
 		Origin: string(inc.Origin), Cause: inc.Cause, AffectedMonitors: append([]string{}, inc.AffectedMonitors...),
-		StartedAt: inc.StartedAt, AcknowledgedAt: inc.AcknowledgedAt, ResolvedAt: inc.ResolvedAt,
-		CreatedAt: inc.CreatedAt, UpdatedAt: inc.UpdatedAt, Updates: make([]IncidentUpdate, 0, len(inc.Updates))}
+		StartedAt: stamp.Of(inc.StartedAt), AcknowledgedAt: stamp.Ptr(inc.AcknowledgedAt), ResolvedAt: stamp.Ptr(inc.ResolvedAt),
+		CreatedAt: stamp.Of(inc.CreatedAt), UpdatedAt: stamp.Of(inc.UpdatedAt), Updates: make([]IncidentUpdate, 0, len(inc.Updates))}
 	if s := inc.Subject; s != nil {
 		out.Subject = &IncidentSubject{Type: s.Type, ID: s.ID, Name: s.Name}
 	}
 	for _, u := range inc.Updates {
-		out.Updates = append(out.Updates, IncidentUpdate{Status: string(u.Status), Message: u.Message, At: u.At})
+		out.Updates = append(out.Updates, IncidentUpdate{Status: string(u.Status), Message: u.Message, At: stamp.Of(u.At)})
 	}
 	return out
 }

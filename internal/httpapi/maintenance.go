@@ -13,6 +13,7 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // MaintenanceWindow is a maintenance window as the API shows it.
@@ -20,16 +21,16 @@ type MaintenanceWindow struct {
 	ID            string                 `json:"id" example:"mw_01JD5Z8Q3C4M6V9X2B7N1K0PQR" doc:"Stable, sortable identifier."`
 	Name          string                 `json:"name"`
 	Description   string                 `json:"description" doc:"Free text; empty when none."`
-	StartsAt      time.Time              `json:"startsAt" doc:"One-off: when the window begins. Recurring: no occurrence begins before it, and an rrule counts from it (DTSTART)."`
-	EndsAt        *time.Time             `json:"endsAt,omitempty" nullable:"false" doc:"One-off windows: when the window ends."`
+	StartsAt      stamp.Time             `json:"startsAt" doc:"One-off: when the window begins. Recurring: no occurrence begins before it, and an rrule counts from it (DTSTART)."`
+	EndsAt        *stamp.Time            `json:"endsAt,omitempty" nullable:"false" doc:"One-off windows: when the window ends."`
 	Recurrence    *MaintenanceRecurrence `json:"recurrence,omitempty" doc:"Recurring windows: when occurrences begin and how long each lasts."`
 	MonitorIDs    []string               `json:"monitorIds" doc:"Monitors held in MAINTENANCE while the window is active."`
 	HeartbeatIDs  []string               `json:"heartbeatIds" doc:"Heartbeats held in MAINTENANCE while the window is active."`
 	Active        bool                   `json:"active" doc:"An occurrence is in progress now. Monitor and heartbeat states follow within seconds."`
-	CurrentEndsAt *time.Time             `json:"currentEndsAt" nullable:"true" doc:"When the occurrence in progress ends; null when the window is not active."`
-	NextStartAt   *time.Time             `json:"nextStartAt" nullable:"true" doc:"When the next occurrence begins (after the one in progress, if any); null when none is left."`
-	CreatedAt     time.Time              `json:"createdAt"`
-	UpdatedAt     time.Time              `json:"updatedAt"`
+	CurrentEndsAt *stamp.Time            `json:"currentEndsAt" nullable:"true" doc:"When the occurrence in progress ends; null when the window is not active."`
+	NextStartAt   *stamp.Time            `json:"nextStartAt" nullable:"true" doc:"When the next occurrence begins (after the one in progress, if any); null when none is left."`
+	CreatedAt     stamp.Time             `json:"createdAt"`
+	UpdatedAt     stamp.Time             `json:"updatedAt"`
 }
 
 // MaintenanceRecurrence makes a window repeat.
@@ -121,7 +122,7 @@ func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return stamp.Format(t)
 }
 
 // parseTime reads a date-time the schema has checked; zero when absent or
@@ -134,10 +135,10 @@ func parseTime(s string) time.Time {
 func toMaintenanceWindow(v app.MaintenanceView) MaintenanceWindow {
 	c := createForm(v)
 	return MaintenanceWindow{
-		ID: v.ID, Name: v.Name, Description: v.Description, StartsAt: v.StartsAt, EndsAt: timePtr(v.EndsAt),
+		ID: v.ID, Name: v.Name, Description: v.Description, StartsAt: stamp.Of(v.StartsAt), EndsAt: stamp.Ptr(timePtr(v.EndsAt)),
 		Recurrence: c.Recurrence, MonitorIDs: append([]string{}, v.MonitorIDs...), HeartbeatIDs: append([]string{}, v.HeartbeatIDs...),
-		Active: v.Active, CurrentEndsAt: timePtr(v.CurrentEndsAt), NextStartAt: timePtr(v.NextStartAt),
-		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		Active: v.Active, CurrentEndsAt: stamp.Ptr(timePtr(v.CurrentEndsAt)), NextStartAt: stamp.Ptr(timePtr(v.NextStartAt)),
+		CreatedAt: stamp.Of(v.CreatedAt), UpdatedAt: stamp.Of(v.UpdatedAt),
 	}
 }
 

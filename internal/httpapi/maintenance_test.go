@@ -8,9 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// rfc3339 is how the API writes a time (package stamp).
+func rfc3339(t time.Time) string { return stamp.Format(t) }
 
 // pointers returns the JSON pointers a 422 names, failing unless the body
 // is a validation_error.

@@ -102,8 +102,15 @@ func levelFor(status int) slog.Level {
 // routed answers requests that match no route with the envelope instead of
 // the mux's plain text: 404 not_found, or 405 method_not_allowed with Allow.
 // It is the mux's catch-all pattern, so matched requests pay nothing extra.
-func routed(mux *http.ServeMux) {
+// Such requests authenticate nothing: they count against their client
+// address, as requests without a valid key do.
+func (s *Server) routed() {
+	mux := s.mux
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if s.limitAddress(r, w.Header(), bucketAddress) {
+			writeJSONError(w, r, addressLimited())
+			return
+		}
 		var allow []string
 		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 			probe := r.Clone(r.Context())

@@ -26,8 +26,6 @@ func TestOpenAPIGolden(t *testing.T) {
 	if err := json.Unmarshal(r.body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	// The server URL is the test server's; pin it.
-	doc["servers"] = []any{map[string]any{"url": "http://localhost:8080"}}
 	got, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		t.Fatal(err)

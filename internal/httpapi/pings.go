@@ -5,12 +5,10 @@ import (
 	"errors"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // The ping endpoint: {base}/ping/{token}[/start|/fail|/{exitCode}], GET or
@@ -42,18 +41,18 @@ const (
 
 // PingAck is the answer to a ping.
 type PingAck struct {
-	OK            bool      `json:"ok" doc:"Always true: the ping is stored."`
-	Signal        string    `json:"signal" enum:"success,start,fail" doc:"What the ping said."`
-	ExitCode      *int      `json:"exitCode,omitempty" doc:"The exit code in the path, if one was given."`
-	ReceivedAt    time.Time `json:"receivedAt"`
-	Ignored       bool      `json:"ignored,omitempty" doc:"The heartbeat is paused: the ping was kept but changed nothing."`
-	BodyTruncated bool      `json:"bodyTruncated,omitempty" doc:"The body was longer than 10 KiB; its first 10 KiB were kept."`
-	DurationMs    *float64  `json:"durationMs,omitempty" doc:"The end of a run that sent /start: how long it took."`
-	Replayed      bool      `json:"replayed,omitempty" doc:"A retry of a ping with the same key within 24 hours: nothing was recorded again, and this is the first answer."`
+	OK            bool       `json:"ok" doc:"Always true: the ping is stored."`
+	Signal        string     `json:"signal" enum:"success,start,fail" doc:"What the ping said."`
+	ExitCode      *int       `json:"exitCode,omitempty" doc:"The exit code in the path, if one was given."`
+	ReceivedAt    stamp.Time `json:"receivedAt"`
+	Ignored       bool       `json:"ignored,omitempty" doc:"The heartbeat is paused: the ping was kept but changed nothing."`
+	BodyTruncated bool       `json:"bodyTruncated,omitempty" doc:"The body was longer than 10 KiB; its first 10 KiB were kept."`
+	DurationMs    *float64   `json:"durationMs,omitempty" doc:"The end of a run that sent /start: how long it took."`
+	Replayed      bool       `json:"replayed,omitempty" doc:"A retry of a ping with the same key within 24 hours: nothing was recorded again, and this is the first answer."`
 }
 
 func toPingAck(a heartbeat.Ack, replayed bool) PingAck {
-	out := PingAck{OK: true, Signal: a.Signal, ReceivedAt: a.ReceivedAt, Ignored: a.Ignored,
+	out := PingAck{OK: true, Signal: a.Signal, ReceivedAt: stamp.Of(a.ReceivedAt), Ignored: a.Ignored,
 		BodyTruncated: a.BodyTruncated, Replayed: replayed}
 	if a.ExitCode >= 0 {
 		code := a.ExitCode
@@ -68,7 +67,16 @@ func toPingAck(a heartbeat.Ack, replayed bool) PingAck {
 
 // ServePing answers a ping.
 func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
+	client := s.clients.Client(r)
+	rest, _ := strings.CutPrefix(r.URL.Path, PingPrefix)
+	token, suffix, _ := strings.Cut(rest, "/")
+	// Every answer says how much of the budget that applies is left: the
+	// heartbeat's, or, for a URL that names none, the client address's.
+	budget := func() { setRateHeaders(w.Header(), s.app.PingBudget(token, client)) }
 	fail := func(status int, code, msg string) {
+		if status != http.StatusTooManyRequests {
+			budget()
+		}
 		writeJSONError(w, r, &ErrorResponse{status: status, Err: ErrorObject{Code: code, Message: msg}})
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodPost && r.Method != http.MethodHead {
@@ -76,8 +84,6 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; allowed: GET, HEAD, POST")
 		return
 	}
-	rest, _ := strings.CutPrefix(r.URL.Path, PingPrefix)
-	token, suffix, _ := strings.Cut(rest, "/")
 	if !validToken(token) {
 		fail(http.StatusNotFound, "not_found", "no heartbeat has this ping URL")
 		return
@@ -97,7 +103,7 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in := heartbeat.Arrival{Ping: heartbeat.Ping{Signal: sig, ExitCode: exit, RunID: rid}, Method: r.Method,
-		Client: clientAddress(r), UserAgent: clean.Text(r.UserAgent(), heartbeat.MaxUserAgent), Key: key}
+		Client: client, UserAgent: clean.Text(r.UserAgent(), heartbeat.MaxUserAgent), Key: key}
 	if in.Method == http.MethodHead {
 		in.Method = http.MethodGet
 	}
@@ -120,6 +126,9 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		var limited *app.RateLimitedError
 		if errors.As(err, &limited) {
+			rs := s.app.PingBudget(token, client)
+			rs.Allowed, rs.Remaining, rs.RetryAfter = false, 0, limited.RetryAfter
+			setRateHeaders(w.Header(), rs)
 			w.Header().Set("Retry-After", strconv.Itoa(limited.Seconds()))
 			fail(http.StatusTooManyRequests, "rate_limited", limited.Error())
 			return
@@ -140,6 +149,7 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, "not_found", "no heartbeat has this ping URL")
 		return
 	}
+	budget()
 	h := w.Header()
 	if out.Replayed {
 		h["Idempotent-Replayed"] = headerTrue
@@ -174,7 +184,7 @@ func appendPingAck(dst []byte, a PingAck) []byte {
 		dst = strconv.AppendInt(dst, int64(*a.ExitCode), 10)
 	}
 	dst = append(dst, `,"receivedAt":"`...)
-	dst = a.ReceivedAt.AppendFormat(dst, time.RFC3339Nano)
+	dst = stamp.Append(dst, a.ReceivedAt.Time)
 	dst = append(dst, '"')
 	if a.Ignored {
 		dst = append(dst, `,"ignored":true`...)
@@ -238,14 +248,6 @@ func validToken(t string) bool {
 		}
 	}
 	return true
-}
-
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // redactPath hides the secret of a ping URL in logs.
@@ -315,7 +317,9 @@ func (s *Server) documentPings() {
 			}
 			o := &huma.Operation{OperationID: id + strings.ToUpper(method[:1]) + strings.ToLower(method[1:]), Method: method, Path: p.path,
 				Summary: p.summary, Tags: []string{"Pings"}, Parameters: p.params, Responses: responses(),
-				Description: "Called by the job itself; no API key: the secret in the URL is the credential. Answered once the ping is stored on disk."}
+				Description: "Called by the job itself; no API key: the secret in the URL is the credential. Answered once the ping is stored on disk.",
+				// No security scheme: the URL itself is the secret.
+				Security: []map[string][]string{}}
 			if method == http.MethodPost {
 				o.RequestBody = body
 			}

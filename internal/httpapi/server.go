@@ -7,12 +7,16 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clientaddr"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // Version is the API document's version.
@@ -28,6 +32,9 @@ const maxBodyBytes = 256 << 10
 type Options struct {
 	// BaseURL is where clients reach the service, e.g. https://tocsin.example.
 	BaseURL string
+	// TrustedProxies decides who a request's client is, for every limit
+	// kept per address; the zero value believes no forwarding header.
+	TrustedProxies clientaddr.Resolver
 }
 
 // Server is the /api/v1 handler.
@@ -38,6 +45,7 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	baseURL string
+	clients clientaddr.Resolver
 }
 
 // New builds the API and registers every route.
@@ -49,19 +57,22 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	cfg.OpenAPIPath = Prefix + "/openapi"
 	cfg.Info.Description = "Monitors web services and scheduled jobs and reports their availability. " +
 		"Errors always use the envelope {error: {code, message, details?, requestId}}."
-	if opts.BaseURL != "" {
-		cfg.Servers = []*huma.Server{{URL: opts.BaseURL}}
-	}
+	cfg.Info.License = &huma.License{Name: "Apache-2.0", URL: "https://www.apache.org/licenses/LICENSE-2.0"}
+	// Relative: the document is served by the server it describes, under
+	// whatever name clients reach it.
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "This service (the server that serves this document)."}}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"apiKey": {Type: "http", Scheme: "bearer", Description: "An API key (tsk_…) with the scopes the operation lists."},
 	}
-	s := &Server{app: a, log: log, mux: http.NewServeMux(), baseURL: opts.BaseURL}
+	s := &Server{app: a, log: log, mux: http.NewServeMux(), baseURL: opts.BaseURL, clients: opts.TrustedProxies}
 	s.api = humago.New(s.mux, cfg)
-	s.api.UseMiddleware(s.authenticate, s.knownIDs, s.cleanBody, s.idempotent)
+	// Times leave as stamp.Time; the document calls them date-time strings.
+	s.api.OpenAPI().Components.Schemas.RegisterTypeAlias(reflect.TypeFor[stamp.Time](), reflect.TypeFor[time.Time]())
+	s.api.UseMiddleware(s.authenticate, s.knownQuery, s.knownIDs, s.cleanBody, s.idempotent)
 	s.routes()
 	s.documentPings()
 	documentHeaders(s.api.OpenAPI())
-	routed(s.mux)
+	s.routed()
 	s.handler = s.mux
 	return s
 }
@@ -75,6 +86,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e := checkEdge(r); e != nil {
 		s.refuse(w, r, e)
 		return
+	}
+	if strings.HasPrefix(r.URL.Path, Prefix+"/openapi") {
+		// The document needs no key: it is limited per address, in a
+		// budget of its own.
+		if s.limitAddress(r, w.Header(), bucketDocument) {
+			writeJSONError(w, r, addressLimited())
+			return
+		}
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes+1)
 	s.handler.ServeHTTP(w, r)

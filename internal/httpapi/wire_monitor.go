@@ -3,12 +3,12 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // Monitor is a monitor as the API shows it.
@@ -19,14 +19,14 @@ type Monitor struct {
 	Config          MonitorConfig `json:"config"`
 	IntervalSeconds int           `json:"intervalSeconds" doc:"Seconds between checks."`
 	State           string        `json:"state" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE" doc:"PENDING until the first checks have a result."`
-	StateSince      time.Time     `json:"stateSince"`
-	LastCheckAt     *time.Time    `json:"lastCheckAt" nullable:"true" doc:"When the latest check started; null before the first."`
+	StateSince      stamp.Time    `json:"stateSince"`
+	LastCheckAt     *stamp.Time   `json:"lastCheckAt" nullable:"true" doc:"When the latest check started; null before the first."`
 	LastResult      *string       `json:"lastResult" nullable:"true" doc:"The latest check's result (up, degraded, down or unknown); null before the first."`
 	LastReason      string        `json:"lastReason,omitempty" doc:"Why the latest check was not up."`
 	LastLatencyMs   *float64      `json:"lastLatencyMs" nullable:"true" doc:"The latest check's latency in milliseconds; null before the first."`
 	Paused          bool          `json:"paused"`
-	CreatedAt       time.Time     `json:"createdAt"`
-	UpdatedAt       time.Time     `json:"updatedAt"`
+	CreatedAt       stamp.Time    `json:"createdAt"`
+	UpdatedAt       stamp.Time    `json:"updatedAt"`
 }
 
 // MonitorCreate is the body of POST /api/v1/monitors (spec §2).
@@ -229,12 +229,12 @@ func toConfig(c monitor.Config) MonitorConfig {
 func toMonitor(m monitor.Monitor) Monitor {
 	out := Monitor{
 		ID: m.ID, Type: string(m.Type), Name: m.Name, Config: toConfig(m.Config),
-		IntervalSeconds: m.IntervalSeconds, State: string(m.State), StateSince: m.StateSince,
-		Paused: m.Paused, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+		IntervalSeconds: m.IntervalSeconds, State: string(m.State), StateSince: stamp.Of(m.StateSince),
+		Paused: m.Paused, CreatedAt: stamp.Of(m.CreatedAt), UpdatedAt: stamp.Of(m.UpdatedAt),
 	}
 	if l := m.Last; !l.At.IsZero() {
 		at, result, latency := l.At, string(l.Result), ms(l.Latency)
-		out.LastCheckAt, out.LastResult, out.LastReason, out.LastLatencyMs = &at, &result, l.Reason, &latency
+		out.LastCheckAt, out.LastResult, out.LastReason, out.LastLatencyMs = stamp.Ptr(&at), &result, l.Reason, &latency
 	}
 	return out
 }

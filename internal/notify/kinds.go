@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/incident"
+	"github.com/tocsin/tocsin/internal/stamp"
 )
 
 // What each kind of channel sends, in the format its service documents.
@@ -159,7 +160,7 @@ func renderDiscord(s *Secrets, n note) (Outgoing, error) {
 			Title:       cut(n.headline, discordTitleMax),
 			Description: n.render(m, false, discordDescMax, units),
 			Color:       colour,
-			Timestamp:   n.at.UTC().Format(time.RFC3339),
+			Timestamp:   stamp.Format(n.at),
 		}},
 		AllowedMentions: map[string][]string{"parse": {}}, // no pings, whatever the text says
 	}, nil)
@@ -251,7 +252,7 @@ func renderPagerDuty(s *Secrets, n note, deliveryID, endpoint string) (Outgoing,
 		summary += ": " + n.text
 	}
 	p := &payload{Summary: cut(summary, pagerDutySummary), Source: "tocsin", Severity: severity,
-		Timestamp: n.at.UTC().Format(time.RFC3339), CustomDetails: map[string]string{}}
+		Timestamp: stamp.Format(n.at), CustomDetails: map[string]string{}}
 	if n.subject != nil {
 		p.Source, p.Class = n.subject.Name, n.subject.Type
 	}

@@ -129,3 +129,19 @@ func (m *Memory) Blocked(bucket string, now time.Time, perMinute, burst int) (bo
 	}
 	return false, 0
 }
+
+// Remaining reports, without spending, how many requests bucket would
+// allow at once now, and how long until it is full again.
+func (m *Memory) Remaining(bucket string, now time.Time, perMinute, burst int) (left int, reset time.Duration) {
+	em, tol := budget(perMinute, burst)
+	us := now.UnixMicro()
+	s := m.shard(bucket)
+	s.mu.Lock()
+	tat, ok := s.tat[bucket]
+	s.mu.Unlock()
+	if !ok || tat <= us {
+		return int(tol / em), 0
+	}
+	ahead := tat - us
+	return int(max(tol-ahead, 0) / em), time.Duration(ahead) * time.Microsecond
+}

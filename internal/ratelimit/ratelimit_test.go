@@ -44,3 +44,26 @@ func TestPurgeForgetsFullBuckets(t *testing.T) {
 		t.Fatalf("b after purge: %v %d", ok, tat)
 	}
 }
+
+func TestRemainingCountsDown(t *testing.T) {
+	m := New()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if left, reset := m.Remaining("a", t0, 60, 10); left != 10 || reset != 0 {
+		t.Fatalf("unused bucket: %d left, reset %v", left, reset)
+	}
+	for range 3 {
+		m.Take("a", t0, 60, 10)
+	}
+	if left, reset := m.Remaining("a", t0, 60, 10); left != 7 || reset != 3*time.Second {
+		t.Fatalf("after 3: %d left, reset %v; want 7, 3s", left, reset)
+	}
+	if left, _ := m.Remaining("a", t0.Add(time.Second), 60, 10); left != 8 {
+		t.Fatalf("a second later: %d left, want 8", left)
+	}
+	for range 10 {
+		m.Take("a", t0, 60, 10)
+	}
+	if left, _ := m.Remaining("a", t0, 60, 10); left != 0 {
+		t.Fatalf("exhausted: %d left", left)
+	}
+}
