@@ -390,3 +390,25 @@ func TestBannerCommandsWork(t *testing.T) {
 		}
 	}
 }
+
+// TestUncleanAPIPathsAnswerJSON: serve sends every path under /api/v1 to
+// the API, which answers an unclean one in its error shape; serve's own
+// mux would have redirected it with an HTML body.
+func TestUncleanAPIPathsAnswerJSON(t *testing.T) {
+	s := startServe(t, map[string]string{"TOCSIN_DATA_DIR": t.TempDir()})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/api/v1//monitors", "/api/v1/./monitors", "/api/v1/x/../monitors", "/api/v1"} {
+		res, err := client.Get(s.url + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 404 || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(body), `"not_found"`) {
+			t.Errorf("GET %s: %d %s %s", p, res.StatusCode, res.Header.Get("Content-Type"), body)
+		}
+	}
+	if res, err := client.Get(s.url + "/healthz"); err != nil || res.StatusCode != 200 {
+		t.Errorf("healthz beside it: %v %v", res, err)
+	}
+}

@@ -260,7 +260,15 @@ Create an API key for the API:
 		Concurrency: c.CheckConcurrency})
 
 	srv := &http.Server{
-		Handler:           httpapi.Observe(log, root),
+		// The API's paths go to it directly: root, a ServeMux, would
+		// redirect an unclean one (/api/v1//monitors) with an HTML body.
+		Handler: httpapi.Observe(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == httpapi.Prefix || strings.HasPrefix(r.URL.Path, httpapi.Prefix+"/") {
+				api.ServeHTTP(w, r)
+				return
+			}
+			root.ServeHTTP(w, r)
+		})),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,

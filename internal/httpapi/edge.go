@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,8 +37,11 @@ const textRule = "must be valid UTF-8 without NUL"
 
 // checkEdge returns why r is refused before routing, or nil.
 func checkEdge(r *http.Request) *ErrorResponse {
-	if !clean.Valid(r.URL.Path) {
-		// No route has such a path; no resource has such an id.
+	if !clean.Valid(r.URL.Path) || !cleanPath(r.URL.Path) {
+		// No route has such a path; no resource has such an id. A path
+		// with empty, "." or ".." segments is not redirected to a cleaner
+		// one, as a ServeMux would, with an HTML body: the API answers
+		// only in its error shape.
 		return &ErrorResponse{status: http.StatusNotFound, Err: ErrorObject{Code: "not_found", Message: errs.ErrNotFound.Message}}
 	}
 	if d, ok := checkQuery(r.URL.RawQuery); !ok {
@@ -229,4 +233,14 @@ func (s *Server) knownIDs(ctx huma.Context, next func(huma.Context)) {
 		}
 	}
 	next(ctx)
+}
+
+// cleanPath reports whether p is already in the form path.Clean gives it,
+// but for one trailing slash.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
