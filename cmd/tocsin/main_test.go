@@ -117,16 +117,8 @@ func ownerKey(t *testing.T, env map[string]string, scopes ...string) string {
 func TestQuickStart(t *testing.T) {
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			env := map[string]string{"TOCSIN_DATA_DIR": dir}
-			if eng.Name == "postgres" {
-				env["TOCSIN_DATABASE_URL"] = storetest.EmptyURL(t, eng)
-				out, _, err := cli(t, env, "secret-key")
-				if err != nil {
-					t.Fatal(err)
-				}
-				env["TOCSIN_SECRET_KEYS"] = strings.TrimSpace(out)
-			}
+			env := engineEnv(t, eng)
+			dir := env["TOCSIN_DATA_DIR"]
 			s := startServe(t, env)
 			out := s.stdout.String()
 			pw := regexp.MustCompile(`One-time password:\s+(\S+)`).FindStringSubmatch(out)

@@ -103,16 +103,7 @@ func TestReadmeFirstSteps(t *testing.T) {
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			env := map[string]string{"TOCSIN_DATA_DIR": dir}
-			if eng.Name == "postgres" {
-				env["TOCSIN_DATABASE_URL"] = storetest.EmptyURL(t, eng)
-				out, _, err := cli(t, env, "secret-key")
-				if err != nil {
-					t.Fatal(err)
-				}
-				env["TOCSIN_SECRET_KEYS"] = strings.TrimSpace(out)
-			}
+			env := engineEnv(t, eng)
 			s := startServe(t, env)
 
 			// The `tocsin` of the commands: this binary, as TestReadmeCLI.

@@ -19,15 +19,7 @@ import (
 func TestServeOwnsEveryGoroutine(t *testing.T) {
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
-			env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
-			if eng.Name == "postgres" {
-				env["TOCSIN_DATABASE_URL"] = storetest.EmptyURL(t, eng)
-				keys, _, err := cli(t, env, "secret-key")
-				if err != nil {
-					t.Fatal(err)
-				}
-				env["TOCSIN_SECRET_KEYS"] = strings.TrimSpace(keys)
-			}
+			env := engineEnv(t, eng)
 			s := startServe(t, env)
 			key := ownerKey(t, env, "monitors:read", "monitors:write")
 			res := do(t, "POST", s.url+"/api/v1/heartbeats", key, `{"name":"job","schedule":{"periodSeconds":3600,"graceSeconds":60}}`)

@@ -17,15 +17,8 @@ import (
 // with these settings added.
 func quotaEnv(t *testing.T, eng storetest.Engine, settings map[string]string) map[string]string {
 	t.Helper()
-	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir(), "TOCSIN_RATE_LIMIT": "1000000"}
-	if eng.Name == "postgres" {
-		env["TOCSIN_DATABASE_URL"] = storetest.EmptyURL(t, eng)
-		keys, _, err := cli(t, env, "secret-key")
-		if err != nil {
-			t.Fatal(err)
-		}
-		env["TOCSIN_SECRET_KEYS"] = strings.TrimSpace(keys)
-	}
+	env := engineEnv(t, eng)
+	env["TOCSIN_RATE_LIMIT"] = "1000000"
 	for k, v := range settings {
 		env[k] = v
 	}
