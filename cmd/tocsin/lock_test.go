@@ -99,12 +99,23 @@ func TestAdminBesideBusyServe(t *testing.T) {
 			child := startCrashChild(t, args...)
 			key := ownerKey(t, env, "monitors:read", "monitors:write")
 
-			ctx, stop := context.WithTimeout(context.Background(), 4*time.Second)
+			// At least 4 s, and then until the server has taken 50 writes
+			// and 12 commands have run beside them (a loaded machine is
+			// slower), but never more than 40 s.
+			ctx, stop := context.WithTimeout(context.Background(), 40*time.Second)
 			defer stop()
-			writes := writeLoad(t, ctx, child.url, key, 32)
+			var written atomic.Int64
+			writes := writeLoad(t, ctx, child.url, key, 32, &written)
 
 			// Four at a time, as an operator's script might.
 			var commands, failed atomic.Int64
+			go func() {
+				time.Sleep(4 * time.Second)
+				for ctx.Err() == nil && (written.Load() < 50 || commands.Load() < 12) {
+					time.Sleep(50 * time.Millisecond)
+				}
+				stop()
+			}()
 			var admins sync.WaitGroup
 			for a := range 4 {
 				admins.Go(func() {
@@ -148,10 +159,10 @@ func TestAdminBesideBusyServe(t *testing.T) {
 // writeLoad keeps the server at url writing from clients goroutines until
 // ctx ends: each creates a heartbeat, pings it and deletes it, or creates
 // and deletes an HTTP monitor. The returned func waits for them and
-// reports how many writes succeeded; a write that fails is an error.
-func writeLoad(t *testing.T, ctx context.Context, url, key string, clients int) func() int64 {
+// reports how many writes succeeded, which n counts as they happen; a
+// write that fails is an error.
+func writeLoad(t *testing.T, ctx context.Context, url, key string, clients int, n *atomic.Int64) func() int64 {
 	t.Helper()
-	var n atomic.Int64
 	var wg sync.WaitGroup
 	call := func(method, path, body string) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, method, url+path, strings.NewReader(body))
