@@ -196,14 +196,22 @@ func (e *env) monitorNamed(t *testing.T, k, name string) string {
 func (e *env) checkOnce(t *testing.T, k, id string) {
 	t.Helper()
 	before := e.checkCount(t, k, id)
+	e.checkUntil(t, id, fmt.Sprintf("a check of %s", id), func() bool { return e.checkCount(t, k, id) > before })
+}
+
+// checkUntil makes monitor id due now in the env's database and runs a
+// check scheduler on the env's app until cond holds (what names it when
+// it never does).
+func (e *env) checkUntil(t *testing.T, id, what string, cond func() bool) {
+	t.Helper()
 	db := e.rawDB(t)
 	_, err := db.Exec(`UPDATE monitor_runtime SET next_due_at = $1 WHERE monitor_id = $2`, time.Now().UnixMicro(), id)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := scheduler.New(scheduler.Options{Node: "causes-test", Region: "test", App: e.app,
-		Checker:  probe.New(probe.Options{ProbeID: "causes-test", Region: "test"}),
+	eng := scheduler.New(scheduler.Options{Node: "test", Region: "test", App: e.app,
+		Checker:  probe.New(probe.Options{ProbeID: "test", Region: "test"}),
 		OpenAuth: e.app.OpenMonitorAuth, OpenHeaders: e.app.OpenMonitorHeaders, Poll: 20 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -215,5 +223,5 @@ func (e *env) checkOnce(t *testing.T, k, id string) {
 		cancel()
 		<-done
 	}()
-	waitUntil(t, fmt.Sprintf("a check of %s", id), func() bool { return e.checkCount(t, k, id) > before })
+	waitUntil(t, what, cond)
 }

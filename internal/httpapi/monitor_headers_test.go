@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"fmt"
 	"net/http"
@@ -11,11 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/probe"
-	"github.com/tocsin/tocsin/internal/scheduler"
 )
 
 // headerTarget is a real HTTP server that keeps the headers of every
@@ -135,32 +131,9 @@ func queryStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
 func (e *env) checkNow(t *testing.T, monitorID string, target *headerTarget) http.Header {
 	t.Helper()
 	before := len(target.requests())
-	db := e.rawDB(t)
-	_, err := db.Exec(`UPDATE monitor_runtime SET next_due_at = $1 WHERE monitor_id = $2`, time.Now().UnixMicro(), monitorID)
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := scheduler.New(scheduler.Options{Node: "headers-test", Region: "test", App: e.app,
-		Checker:  probe.New(probe.Options{ProbeID: "headers-test", Region: "test"}),
-		OpenAuth: e.app.OpenMonitorAuth, OpenHeaders: e.app.OpenMonitorHeaders, Poll: 20 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		eng.Run(ctx)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if got := target.requests(); len(got) > before {
-			return got[len(got)-1]
-		}
-	}
-	t.Fatal("the engine did not check the monitor")
-	return nil
+	e.checkUntil(t, monitorID, "the engine to check the monitor", func() bool { return len(target.requests()) > before })
+	got := target.requests()
+	return got[len(got)-1]
 }
 
 // TestHeaderValuesWriteOnly: header values are credentials like auth's:
