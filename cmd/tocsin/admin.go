@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,8 +52,8 @@ func adminStore(ctx context.Context, name string, args []string, getenv func(str
 	log := newLogger(c, stderr)
 	missing := fmt.Errorf("no Tocsin database in %s; pass --data-dir or TOCSIN_DATABASE_URL", c.DataDir)
 	if c.IsPostgres() {
-		fmt.Fprintf(stderr, "using PostgreSQL database %s\n", redacted(c.DatabaseURL))
-		missing = fmt.Errorf("no Tocsin database at %s (it has no Tocsin tables); pass --data-dir or TOCSIN_DATABASE_URL, or run tocsin migrate first", redacted(c.DatabaseURL))
+		fmt.Fprintf(stderr, "using PostgreSQL database %s\n", config.RedactURL(c.DatabaseURL))
+		missing = fmt.Errorf("no Tocsin database at %s (it has no Tocsin tables); pass --data-dir or TOCSIN_DATABASE_URL, or run tocsin migrate first", config.RedactURL(c.DatabaseURL))
 	} else {
 		path := store.SQLitePath(c.DatabaseURL)
 		fmt.Fprintf(stderr, "using SQLite database %s\n", path)
@@ -98,15 +97,6 @@ func hasSchema(ctx context.Context, databaseURL string) (bool, error) {
 	}
 	defer db.Close()
 	return db.HasSchema(ctx)
-}
-
-// redacted is a database URL without its password.
-func redacted(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(a database URL that does not parse)"
-	}
-	return u.Redacted()
 }
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

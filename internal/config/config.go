@@ -287,7 +287,7 @@ func (c Config) Redacted() string {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
 	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t trusted-proxies=%s node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
-		c.Listen, c.MetricsListen, redactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets, c.TrustedProxies,
+		c.Listen, c.MetricsListen, RedactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets, c.TrustedProxies,
 		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom) +
 		c.redactedQuotas()
 }
@@ -304,7 +304,9 @@ func redactSMTP(s string) string {
 	return server.String()
 }
 
-func redactURL(s string) string {
+// RedactURL is a database URL fit to print: its password replaced, and
+// anything that is not a database URL not shown at all.
+func RedactURL(s string) string {
 	if !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") &&
 		!strings.HasPrefix(s, "sqlite:") && !strings.HasPrefix(s, "file:") {
 		return "(not a database URL)" // e.g. a key=value DSN, which may hold a password
