@@ -138,7 +138,7 @@ func TestPingWriterIsolatesRefusedPing(t *testing.T) {
 				}
 			}
 			// The same raw key, through the ping URL's path, is a retry.
-			out, err := a.Ping(ctx, hbs[rawKey].Token, heartbeat.Arrival{Ping: heartbeat.Ping{Signal: heartbeat.SignalSuccess, ExitCode: -1},
+			out, _, err := a.Ping(ctx, hbs[rawKey].Token, heartbeat.Arrival{Ping: heartbeat.Ping{Signal: heartbeat.SignalSuccess, ExitCode: -1},
 				Method: "GET", Client: "127.0.0.1", Key: "\xff"})
 			if err != nil || !out.Replayed {
 				t.Errorf("a retry with the raw key: %+v, %v; want replayed", out, err)

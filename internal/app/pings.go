@@ -15,6 +15,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/ratelimit"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -155,20 +156,23 @@ func (p *pinger) lane(hash []byte) *pingLane {
 	return p.lanes[binary.BigEndian.Uint32(hash)%uint32(len(p.lanes))]
 }
 
-// Ping stores one ping and returns its outcome once it is committed. The
-// ping's time is now; token is the secret from the URL. Whatever bytes it
-// carries are made storable (heartbeat.Arrival.Clean): a ping is never
-// refused for them.
-func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (heartbeat.Outcome, error) {
+// Ping stores one ping and returns its outcome once it is committed,
+// with the budget its answer's rate-limit headers report: the heartbeat's
+// own when the token names one, otherwise the client address's budget for
+// URLs that name no heartbeat. The ping's time is now; token is the secret
+// from the URL. Whatever bytes it carries are made storable
+// (heartbeat.Arrival.Clean): a ping is never refused for them.
+func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (heartbeat.Outcome, RateStatus, error) {
 	in = in.Clean() // never refused for its bytes
 	in.TokenHash = heartbeat.HashToken(token)
 	in.Ping.At = a.now()
 	guess := "u:" + in.Client
-	if blocked, retry := a.pingLimits.Blocked(guess, in.Ping.At, UnknownPingsPerMinute, UnknownPingBurst); blocked && !a.knownTokens.has(in.TokenHash) {
-		return heartbeat.Outcome{}, &RateLimitedError{RetryAfter: retry}
+	if g := a.pingLimits.Peek(guess, in.Ping.At, UnknownPingsPerMinute, UnknownPingBurst); !g.OK && !a.knownTokens.has(in.TokenHash) {
+		return heartbeat.Outcome{}, unknownPingStatus(g), &RateLimitedError{RetryAfter: g.Retry}
 	}
-	if ok, retry := a.pingLimits.Take("t:"+string(in.TokenHash), in.Ping.At, PingsPerMinute, PingBurst); !ok {
-		return heartbeat.Outcome{}, &RateLimitedError{RetryAfter: retry}
+	own := a.pingLimits.Take("t:"+string(in.TokenHash), in.Ping.At, PingsPerMinute, PingBurst)
+	if !own.OK {
+		return heartbeat.Outcome{}, pingStatus(own), &RateLimitedError{RetryAfter: own.Retry}
 	}
 	out, err := a.enqueuePing(ctx, a.pings.lane(in.TokenHash), in)
 	switch {
@@ -176,23 +180,33 @@ func (a *App) Ping(ctx context.Context, token string, in heartbeat.Arrival) (hea
 	case out.Found:
 		a.knownTokens.add(in.TokenHash)
 	default:
-		a.pingLimits.Take(guess, in.Ping.At, UnknownPingsPerMinute, UnknownPingBurst)
+		return out, unknownPingStatus(a.pingLimits.Take(guess, in.Ping.At, UnknownPingsPerMinute, UnknownPingBurst)), nil
 	}
-	return out, err
+	return out, pingStatus(own), err
 }
 
-// PingBudget reports what the rate-limit headers of a ping's answer say,
-// after Ping: a heartbeat's own budget when the token names one (as far as
-// this node knows), otherwise the client address's budget for URLs that
-// name no heartbeat.
+// PingBudget reports what the rate-limit headers say of a ping refused
+// before Ping saw it (a bad method, a malformed URL): a heartbeat's own
+// budget when the token names one (as far as this node knows), otherwise
+// the client address's budget for URLs that name no heartbeat.
 func (a *App) PingBudget(token, client string) RateStatus {
 	now := a.now()
+	var rs RateStatus
 	if hash := heartbeat.HashToken(token); a.knownTokens.has(hash) {
-		left, reset := a.pingLimits.Remaining("t:"+string(hash), now, PingsPerMinute, PingBurst)
-		return RateStatus{Allowed: true, Limit: PingsPerMinute, Remaining: left, Reset: reset}
+		rs = pingStatus(a.pingLimits.Peek("t:"+string(hash), now, PingsPerMinute, PingBurst))
+	} else {
+		rs = unknownPingStatus(a.pingLimits.Peek("u:"+client, now, UnknownPingsPerMinute, UnknownPingBurst))
 	}
-	left, reset := a.pingLimits.Remaining("u:"+client, now, UnknownPingsPerMinute, UnknownPingBurst)
-	return RateStatus{Allowed: true, Limit: UnknownPingsPerMinute, Remaining: left, Reset: reset}
+	rs.Allowed, rs.RetryAfter = true, 0 // refused for what it said, not for its rate
+	return rs
+}
+
+func pingStatus(st ratelimit.Status) RateStatus {
+	return RateStatus{Allowed: st.OK, Limit: PingsPerMinute, Remaining: st.Left, Reset: st.Reset, RetryAfter: st.Retry}
+}
+
+func unknownPingStatus(st ratelimit.Status) RateStatus {
+	return RateStatus{Allowed: st.OK, Limit: UnknownPingsPerMinute, Remaining: st.Left, Reset: st.Reset, RetryAfter: st.Retry}
 }
 
 // maxKnownTokens bounds the memory of tokenSet (about 100 bytes each).

@@ -72,11 +72,14 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 	token, suffix, _ := strings.Cut(rest, "/")
 	// Every answer says how much of the budget that applies is left: the
 	// heartbeat's, or, for a URL that names none, the client address's.
-	budget := func() { setRateHeaders(w.Header(), s.app.PingBudget(token, client)) }
+	// Ping reports it for the pings it sees; the rest ask PingBudget.
+	var rate *app.RateStatus
 	fail := func(status int, code, msg string) {
-		if status != http.StatusTooManyRequests {
-			budget()
+		if rate == nil {
+			rs := s.app.PingBudget(token, client)
+			rate = &rs
 		}
+		setRateHeaders(w.Header(), *rate)
 		writeJSONError(w, r, &ErrorResponse{status: status, Err: ErrorObject{Code: code, Message: msg}})
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodPost && r.Method != http.MethodHead {
@@ -121,15 +124,12 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 			in.Body = body
 		}
 	}
-	out, err := s.app.Ping(r.Context(), token, in)
+	out, rs, err := s.app.Ping(r.Context(), token, in)
+	rate = &rs
 	switch {
 	case err != nil:
 		var limited *app.RateLimitedError
 		if errors.As(err, &limited) {
-			rs := s.app.PingBudget(token, client)
-			rs.Allowed, rs.Remaining, rs.RetryAfter = false, 0, limited.RetryAfter
-			setRateHeaders(w.Header(), rs)
-			w.Header().Set("Retry-After", strconv.Itoa(limited.Seconds()))
 			fail(http.StatusTooManyRequests, "rate_limited", limited.Error())
 			return
 		}
@@ -149,7 +149,7 @@ func (s *Server) ServePing(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, "not_found", "no heartbeat has this ping URL")
 		return
 	}
-	budget()
+	setRateHeaders(w.Header(), rs)
 	h := w.Header()
 	if out.Replayed {
 		h["Idempotent-Replayed"] = headerTrue

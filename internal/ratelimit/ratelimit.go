@@ -100,21 +100,42 @@ func budget(perMinute, burst int) (em, tol int64) {
 	return em, em * int64(max(burst, 1))
 }
 
+// Status is a bucket's state as one request sees it.
+type Status struct {
+	OK    bool          // the request is (or would be) allowed
+	Left  int           // requests the bucket would still allow at once
+	Reset time.Duration // until the bucket is full again
+	Retry time.Duration // until one more request would be allowed (0: now)
+}
+
+// status is the Status of a bucket whose TAT is tat at now, after an
+// allowed request (ok) or a refused one.
+func status(ok bool, tat, now, em, tol int64) Status {
+	ahead := max(tat-now, 0)
+	st := Status{OK: ok, Reset: time.Duration(ahead) * time.Microsecond}
+	if wait := ahead + em - tol; wait > 0 {
+		st.Retry = time.Duration(wait) * time.Microsecond
+	} else {
+		st.Left = int((tol - ahead) / em)
+	}
+	if !ok {
+		st.Left = 0
+	}
+	return st
+}
+
 // Take spends one request from bucket, which allows perMinute a minute in
-// bursts of up to burst. When it refuses, retry is how long until one
-// would be allowed.
-func (m *Memory) Take(bucket string, now time.Time, perMinute, burst int) (ok bool, retry time.Duration) {
+// bursts of up to burst, and reports the bucket as the request left it.
+func (m *Memory) Take(bucket string, now time.Time, perMinute, burst int) Status {
 	em, tol := budget(perMinute, burst)
 	us := now.UnixMicro()
 	ok, tat := m.TakeMicros(bucket, us, em, tol)
-	if ok {
-		return true, 0
-	}
-	return false, time.Duration(max(tat, us)+em-us-tol) * time.Microsecond
+	return status(ok, tat, us, em, tol)
 }
 
-// Blocked reports whether Take would refuse now, without spending.
-func (m *Memory) Blocked(bucket string, now time.Time, perMinute, burst int) (bool, time.Duration) {
+// Peek reports, without spending, what Take would answer now: OK and
+// Retry say whether a request would be allowed, Left how many would be.
+func (m *Memory) Peek(bucket string, now time.Time, perMinute, burst int) Status {
 	em, tol := budget(perMinute, burst)
 	us := now.UnixMicro()
 	s := m.shard(bucket)
@@ -122,26 +143,9 @@ func (m *Memory) Blocked(bucket string, now time.Time, perMinute, burst int) (bo
 	tat, ok := s.tat[bucket]
 	s.mu.Unlock()
 	if !ok {
-		return false, 0
+		tat = us
 	}
-	if wait := max(tat, us) + em - us - tol; wait > 0 {
-		return true, time.Duration(wait) * time.Microsecond
-	}
-	return false, 0
-}
-
-// Remaining reports, without spending, how many requests bucket would
-// allow at once now, and how long until it is full again.
-func (m *Memory) Remaining(bucket string, now time.Time, perMinute, burst int) (left int, reset time.Duration) {
-	em, tol := budget(perMinute, burst)
-	us := now.UnixMicro()
-	s := m.shard(bucket)
-	s.mu.Lock()
-	tat, ok := s.tat[bucket]
-	s.mu.Unlock()
-	if !ok || tat <= us {
-		return int(tol / em), 0
-	}
-	ahead := tat - us
-	return int(max(tol-ahead, 0) / em), time.Duration(ahead) * time.Microsecond
+	st := status(true, tat, us, em, tol)
+	st.OK = st.Retry == 0
+	return st
 }

@@ -9,25 +9,24 @@ func TestTakeBurstThenRefill(t *testing.T) {
 	m := New()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 10 {
-		if ok, _ := m.Take("a", t0, 60, 10); !ok {
+		if !m.Take("a", t0, 60, 10).OK {
 			t.Fatalf("request %d of a burst of 10 refused", i+1)
 		}
 	}
-	ok, retry := m.Take("a", t0, 60, 10)
-	if ok || retry != time.Second {
-		t.Fatalf("11th: ok %v, retry %v; want refused for 1s", ok, retry)
+	if st := m.Take("a", t0, 60, 10); st.OK || st.Retry != time.Second || st.Left != 0 {
+		t.Fatalf("11th: %+v; want refused for 1s", st)
 	}
-	if blocked, wait := m.Blocked("a", t0, 60, 10); !blocked || wait != time.Second {
-		t.Fatalf("Blocked: %v %v", blocked, wait)
+	if st := m.Peek("a", t0, 60, 10); st.OK || st.Retry != time.Second {
+		t.Fatalf("Peek: %+v", st)
 	}
-	if ok, _ := m.Take("b", t0, 60, 10); !ok {
+	if !m.Take("b", t0, 60, 10).OK {
 		t.Fatal("another bucket was refused")
 	}
-	if ok, _ := m.Take("a", t0.Add(time.Second), 60, 10); !ok {
-		t.Fatal("a token refilled after a second was refused")
+	if st := m.Take("a", t0.Add(time.Second), 60, 10); !st.OK || st.Left != 0 || st.Retry != time.Second {
+		t.Fatalf("a token refilled after a second: %+v; want allowed, none left, the next in 1s", st)
 	}
-	if blocked, _ := m.Blocked("c", t0, 60, 10); blocked {
-		t.Fatal("a bucket never used is blocked")
+	if st := m.Peek("c", t0, 60, 10); !st.OK || st.Left != 10 {
+		t.Fatalf("a bucket never used: %+v", st)
 	}
 }
 
@@ -48,22 +47,25 @@ func TestPurgeForgetsFullBuckets(t *testing.T) {
 func TestRemainingCountsDown(t *testing.T) {
 	m := New()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if left, reset := m.Remaining("a", t0, 60, 10); left != 10 || reset != 0 {
-		t.Fatalf("unused bucket: %d left, reset %v", left, reset)
+	if st := m.Peek("a", t0, 60, 10); st.Left != 10 || st.Reset != 0 {
+		t.Fatalf("unused bucket: %+v", st)
 	}
-	for range 3 {
+	for range 2 {
 		m.Take("a", t0, 60, 10)
 	}
-	if left, reset := m.Remaining("a", t0, 60, 10); left != 7 || reset != 3*time.Second {
-		t.Fatalf("after 3: %d left, reset %v; want 7, 3s", left, reset)
+	if st := m.Take("a", t0, 60, 10); st.Left != 7 || st.Reset != 3*time.Second {
+		t.Fatalf("the 3rd take: %+v; want 7 left, reset 3s", st)
 	}
-	if left, _ := m.Remaining("a", t0.Add(time.Second), 60, 10); left != 8 {
-		t.Fatalf("a second later: %d left, want 8", left)
+	if st := m.Peek("a", t0, 60, 10); st.Left != 7 || st.Reset != 3*time.Second {
+		t.Fatalf("after 3: %+v; want 7 left, reset 3s", st)
+	}
+	if st := m.Peek("a", t0.Add(time.Second), 60, 10); st.Left != 8 {
+		t.Fatalf("a second later: %+v, want 8 left", st)
 	}
 	for range 10 {
 		m.Take("a", t0, 60, 10)
 	}
-	if left, _ := m.Remaining("a", t0, 60, 10); left != 0 {
-		t.Fatalf("exhausted: %d left", left)
+	if st := m.Peek("a", t0, 60, 10); st.Left != 0 || st.OK {
+		t.Fatalf("exhausted: %+v", st)
 	}
 }
