@@ -1,0 +1,43 @@
+-- Rollups: hourly (tier 1) and daily (tier 2) aggregates of what raw rows
+-- record, so a year's figures cost about what a day's do, and raw rows can
+-- be deleted once rolled up. A bucket is [bucket, bucket + 1 h or 1 d) in
+-- UTC, µs since the epoch. Writing a bucket again replaces it: rolling up
+-- is idempotent. No foreign keys, as for observations: deleting a subject
+-- deletes its rows.
+
+-- Checks of a monitor by result; latency is the encoded latency summary
+-- (exact count, sum, min and max, and a DDSketch) of its known checks.
+CREATE TABLE observation_rollups (
+    monitor_seq INTEGER NOT NULL,
+    tier        INTEGER NOT NULL,
+    bucket      INTEGER NOT NULL,
+    up          INTEGER NOT NULL,
+    degraded    INTEGER NOT NULL,
+    down        INTEGER NOT NULL,
+    unknown     INTEGER NOT NULL,
+    latency     BLOB    NOT NULL,
+    PRIMARY KEY (monitor_seq, tier, bucket)
+) STRICT, WITHOUT ROWID;
+
+-- Pings of a heartbeat by signal; runs is the encoded summary of the run
+-- durations measured from /start.
+CREATE TABLE ping_rollups (
+    heartbeat_seq INTEGER NOT NULL,
+    tier          INTEGER NOT NULL,
+    bucket        INTEGER NOT NULL,
+    success       INTEGER NOT NULL,
+    start         INTEGER NOT NULL,
+    fail          INTEGER NOT NULL,
+    runs          BLOB    NOT NULL,
+    PRIMARY KEY (heartbeat_seq, tier, bucket)
+) STRICT, WITHOUT ROWID;
+
+-- How far each rollup has gone: every bucket before done_until is written.
+-- A node takes a rollup's turn with a lease, so each bucket is rolled up
+-- by one node at a time, and a dead node's turn passes on when it lapses.
+CREATE TABLE rollup_progress (
+    name        TEXT    NOT NULL PRIMARY KEY,
+    done_until  INTEGER NOT NULL,
+    lease_owner TEXT    NOT NULL DEFAULT '',
+    lease_until INTEGER NOT NULL DEFAULT 0
+) STRICT;
