@@ -142,9 +142,9 @@ const SpanRetention = 2 * 366 * 24 * time.Hour
 
 // Housekeeping forgets what no longer matters: idempotency records past
 // their 24 hours, rate-limit buckets that are full again, observations,
-// events with their deliveries, and pings past the retention, and ping
-// keys past their 24 hours. Deleting is idempotent, so every node may run
-// it.
+// events with their deliveries, and pings past the retention (observations
+// and pings only once rolled up), and ping keys past their 24 hours.
+// Deleting is idempotent, so every node may run it.
 func (a *App) Housekeeping(ctx context.Context) error {
 	now := a.now()
 	if _, err := a.store.PurgeIdempotency(ctx, now); err != nil {
@@ -154,13 +154,19 @@ func (a *App) Housekeeping(ctx context.Context) error {
 		return err
 	}
 	cutoff := now.AddDate(0, 0, -a.cfg.RetentionDays)
-	if _, err := a.store.DeleteObservationsBefore(ctx, cutoff); err != nil {
+	// Raw observations and pings go only once rolled up (a zero time, a
+	// rollup never run, keeps them all).
+	progress, err := a.store.RollupProgress(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := a.store.DeleteObservationsBefore(ctx, earliest(cutoff, progress[rollupObservationsHour])); err != nil {
 		return err
 	}
 	if _, err := a.store.DeleteEventsBefore(ctx, cutoff); err != nil {
 		return err
 	}
-	return a.store.DeletePingsBefore(ctx, cutoff, now.Add(-heartbeat.KeyTTL), now.Add(-SpanRetention))
+	return a.store.DeletePingsBefore(ctx, earliest(cutoff, progress[rollupPingsHour]), now.Add(-heartbeat.KeyTTL), now.Add(-SpanRetention))
 }
 
 // RunHousekeeping calls Housekeeping every interval until ctx ends. A

@@ -390,3 +390,74 @@ func (db *DB) StateHistories(ctx context.Context, subjectIDs []string, from, to 
 	}
 	return out, nil
 }
+
+// SubjectSeqsOf returns the seq of each monitor and heartbeat of ids that
+// exists: what their observations, pings and rollups are keyed by.
+func (db *DB) SubjectSeqsOf(ctx context.Context, subjectIDs []string) (out map[string]int64, err error) {
+	defer errs.Wrap(&err, "store.SubjectSeqsOf(%d)", len(subjectIDs))
+	out = make(map[string]int64, len(subjectIDs))
+	for start := 0; start < len(subjectIDs); start += seqChunk {
+		part := subjectIDs[start:min(start+seqChunk, len(subjectIDs))]
+		ids := make([]any, len(part))
+		for i, id := range part {
+			ids[i] = id
+		}
+		in := placeholders(1, len(ids))
+		rows, err := db.r.QueryContext(ctx, `SELECT monitor_id, seq FROM monitor_runtime WHERE monitor_id IN (`+in+`)
+			UNION ALL SELECT heartbeat_id, seq FROM heartbeat_runtime WHERE heartbeat_id IN (`+in+`)`, ids...)
+		err = each(rows, err, func(r rowScanner) error {
+			var (
+				id  string
+				seq int64
+			)
+			if err := r.Scan(&id, &seq); err != nil {
+				return err
+			}
+			out[id] = seq
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// IncidentSpan is when an automatic incident of a subject was open;
+// Resolved is zero while it is.
+type IncidentSpan struct {
+	SubjectID         string
+	Started, Resolved time.Time
+}
+
+// IncidentSpans returns the automatic incidents of the workspace's
+// subjects that were open at some time in [from, to), by subject, then
+// start.
+func (db *DB) IncidentSpans(ctx context.Context, wsID string, subjectIDs []string, from, to time.Time) (out []IncidentSpan, err error) {
+	defer errs.Wrap(&err, "store.IncidentSpans(%d)", len(subjectIDs))
+	for start := 0; start < len(subjectIDs); start += seqChunk {
+		part := subjectIDs[start:min(start+seqChunk, len(subjectIDs))]
+		args := []any{wsID, micros(from), micros(to)}
+		for _, id := range part {
+			args = append(args, id)
+		}
+		rows, err := db.r.QueryContext(ctx, `SELECT subject_id, started_at, resolved_at FROM incidents
+			WHERE workspace_id = $1 AND subject_id IN (`+placeholders(4, len(part))+`)
+			AND started_at < $3 AND (resolved_at = 0 OR resolved_at >= $2)
+			ORDER BY subject_id, started_at`, args...)
+		spans, err := collect(rows, err, func(r rowScanner) (s IncidentSpan, err error) {
+			var started, resolved int64
+			err = r.Scan(&s.SubjectID, &started, &resolved)
+			s.Started = fromMicros(started)
+			if resolved != 0 {
+				s.Resolved = fromMicros(resolved)
+			}
+			return s, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, spans...)
+	}
+	return out, nil
+}

@@ -1,0 +1,427 @@
+package app
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/metrics"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Metrics: what a subject's state history, checks or pings, and
+// incidents say of it over a window (package metrics holds the method).
+// Durations come from the state history, which is kept whole, so they are
+// exact over any window; counts and latencies from the raw rows and their
+// rollups (plan).
+
+// MetricsRequest is what a metrics query asks for.
+type MetricsRequest struct {
+	Window     string     // a name of metrics.Windows, or
+	From, To   *time.Time // a span
+	Resolution metrics.Resolution
+	TZ         string // the IANA zone of the buckets' days; "" for UTC
+}
+
+// Subject kinds.
+const (
+	KindMonitor   = "monitor"
+	KindHeartbeat = "heartbeat"
+)
+
+// SubjectMetrics is one subject's figures over the window and, when a
+// resolution was asked for, per bucket.
+type SubjectMetrics struct {
+	SubjectID, Kind, Name string
+	From, To              time.Time
+	Figures               Figures
+	Series                []BucketFigures
+}
+
+// BucketFigures are the figures of one bucket of a series.
+type BucketFigures struct {
+	metrics.Bucket
+	Figures
+}
+
+// Figures are what a span says of a subject.
+type Figures struct {
+	Durations metrics.Durations
+	Ratios    metrics.Ratios
+	// Monitors: checks by result, and the latency of known checks.
+	Checks  *metrics.Checks
+	Latency *metrics.LatencySummary
+	// Heartbeats: pings by signal, and the durations of runs that sent /start.
+	Pings *PingCounts
+	Runs  *metrics.LatencySummary
+	// Incidents opened in the span; mean time to recovery over those of
+	// them resolved, nil when none was.
+	Incidents int
+	MTTR      *time.Duration
+}
+
+// PingCounts counts a heartbeat's pings by signal.
+type PingCounts struct{ Success, Start, Fail int64 }
+
+// metricsSubject is what the figures of a subject start from.
+type metricsSubject struct {
+	id, kind, name string
+	seq            int64
+	created        time.Time
+	state          monitor.State // now, for a subject whose history has no change
+}
+
+// metricsSpan turns a request into its span and buckets.
+func metricsSpan(req MetricsRequest, now time.Time) (from, to time.Time, buckets []metrics.Bucket, err error) {
+	from, to, err = metrics.Span(req.Window, req.From, req.To, now)
+	if err != nil {
+		return from, to, nil, err
+	}
+	if req.Resolution == "" {
+		if req.TZ != "" {
+			return from, to, nil, invalidQuery("query.tz", "tz applies to a series: give resolution=hour or resolution=day too")
+		}
+		return from, to, nil, nil
+	}
+	loc := time.UTC
+	if req.TZ != "" {
+		if loc, err = time.LoadLocation(req.TZ); err != nil || req.TZ == "Local" {
+			return from, to, nil, invalidQuery("query.tz", "unknown time zone "+strconv.Quote(req.TZ)+"; give an IANA zone name such as Europe/Berlin or America/New_York")
+		}
+	}
+	buckets, err = metrics.Buckets(from, to, req.Resolution, loc)
+	if err != nil {
+		return from, to, nil, invalidQuery("query.resolution", err.Error())
+	}
+	return from, to, buckets, nil
+}
+
+func invalidQuery(pointer, msg string) error {
+	return &errs.Error{Kind: errs.KindInvalid, Message: msg, Fields: []errs.FieldError{{Pointer: pointer, Message: msg}}}
+}
+
+// MonitorMetrics answers a monitor's metrics.
+func (a *App) MonitorMetrics(ctx context.Context, actor Actor, id string, req MetricsRequest) (SubjectMetrics, error) {
+	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+		return SubjectMetrics{}, err
+	}
+	m, err := a.store.GetMonitor(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return SubjectMetrics{}, err
+	}
+	out, err := a.subjectMetrics(ctx, actor.WorkspaceID, []metricsSubject{{id: m.ID, kind: KindMonitor, name: m.Name,
+		created: m.CreatedAt, state: m.State}}, req)
+	if err != nil {
+		return SubjectMetrics{}, err
+	}
+	return out[0], nil
+}
+
+// HeartbeatMetrics answers a heartbeat's metrics.
+func (a *App) HeartbeatMetrics(ctx context.Context, actor Actor, id string, req MetricsRequest) (SubjectMetrics, error) {
+	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+		return SubjectMetrics{}, err
+	}
+	h, _, err := a.store.GetHeartbeat(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return SubjectMetrics{}, err
+	}
+	out, err := a.subjectMetrics(ctx, actor.WorkspaceID, []metricsSubject{{id: h.ID, kind: KindHeartbeat, name: h.Name,
+		created: h.CreatedAt, state: h.Runtime.State}}, req)
+	if err != nil {
+		return SubjectMetrics{}, err
+	}
+	return out[0], nil
+}
+
+// subjectMetrics computes the figures of subjects of the workspace wsID,
+// all of one kind or mixed, in the order given.
+func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metricsSubject, req MetricsRequest) ([]SubjectMetrics, error) {
+	now := a.now()
+	from, to, buckets, err := metricsSpan(req, now)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(subjects))
+	for i, s := range subjects {
+		ids[i] = s.id
+	}
+	seqOf, err := a.store.SubjectSeqsOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	hist, err := a.store.StateHistories(ctx, ids, from, to)
+	if err != nil {
+		return nil, err
+	}
+	incs, err := a.store.IncidentSpans(ctx, wsID, ids, from, to)
+	if err != nil {
+		return nil, err
+	}
+	incsOf := map[string][]store.IncidentSpan{}
+	for _, s := range incs {
+		incsOf[s.SubjectID] = append(incsOf[s.SubjectID], s)
+	}
+	progress, err := a.store.RollupProgress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The spans whose counts are asked: the window, or each bucket.
+	spans := []metrics.Bucket{{Start: from, End: to}}
+	if buckets != nil {
+		spans = buckets
+	}
+	var monitors, heartbeats []int64
+	for i := range subjects {
+		subjects[i].seq = seqOf[subjects[i].id]
+		if subjects[i].kind == KindMonitor {
+			monitors = append(monitors, subjects[i].seq)
+		} else {
+			heartbeats = append(heartbeats, subjects[i].seq)
+		}
+	}
+	checks, err := a.checkCounts(ctx, monitors, spans, progress)
+	if err != nil {
+		return nil, err
+	}
+	pings, err := a.pingCounts(ctx, heartbeats, spans, progress)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SubjectMetrics, len(subjects))
+	for i, s := range subjects {
+		tl := timeline(s, hist[s.id], from)
+		// figures of span k; the counts of the whole window, with a series,
+		// are its buckets' merged, never read twice.
+		var (
+			allChecks metrics.Checks
+			allPings  PingCounts
+			allLat    = metrics.NewLatency()
+		)
+		figures := func(k int, start, end time.Time) (Figures, error) {
+			f := Figures{Durations: tl.Durations(start, end)}
+			f.Ratios = f.Durations.Ratios()
+			f.Incidents, f.MTTR = incidentFigures(incsOf[s.id], start, end)
+			if s.kind == KindMonitor {
+				c := checks[s.seq][k]
+				f.Checks, f.Latency = &c.checks, summary(c.latency)
+				allChecks = allChecks.Add(c.checks)
+				return f, allLat.Merge(c.latency)
+			}
+			p := pings[s.seq][k]
+			f.Pings, f.Runs = &p.counts, summary(p.runs)
+			allPings.Success, allPings.Start, allPings.Fail = allPings.Success+p.counts.Success, allPings.Start+p.counts.Start, allPings.Fail+p.counts.Fail
+			return f, allLat.Merge(p.runs)
+		}
+		sm := SubjectMetrics{SubjectID: s.id, Kind: s.kind, Name: s.name, From: from, To: to}
+		if buckets == nil {
+			if sm.Figures, err = figures(0, from, to); err != nil {
+				return nil, err
+			}
+		} else {
+			sm.Series = make([]BucketFigures, len(buckets))
+			for k, b := range buckets {
+				f, err := figures(k, b.Start, b.End)
+				if err != nil {
+					return nil, err
+				}
+				sm.Series[k] = BucketFigures{Bucket: b, Figures: f}
+			}
+			f := Figures{Durations: tl.Durations(from, to)}
+			f.Ratios = f.Durations.Ratios()
+			f.Incidents, f.MTTR = incidentFigures(incsOf[s.id], from, to)
+			if s.kind == KindMonitor {
+				f.Checks, f.Latency = &allChecks, summary(allLat)
+			} else {
+				f.Pings, f.Runs = &allPings, summary(allLat)
+			}
+			sm.Figures = f
+		}
+		out[i] = sm
+	}
+	return out, nil
+}
+
+// timeline is a subject's state history from the window's start.
+func timeline(s metricsSubject, h *store.History, from time.Time) metrics.Timeline {
+	tl := metrics.Timeline{Created: s.created, Start: s.state}
+	if h == nil {
+		return tl
+	}
+	switch {
+	case h.Before != nil:
+		tl.Start = *h.Before
+	case len(h.Changes) > 0:
+		tl.Start = h.Changes[0].From
+	}
+	for _, c := range h.Changes {
+		tl.Changes = append(tl.Changes, metrics.Change{At: c.At, To: c.To})
+	}
+	return tl
+}
+
+// incidentFigures counts the incidents opened in [from, to) and their
+// mean time to recovery, over those of them resolved.
+func incidentFigures(incs []store.IncidentSpan, from, to time.Time) (int, *time.Duration) {
+	n, resolved := 0, 0
+	var total time.Duration
+	for _, s := range incs {
+		if s.Started.Before(from) || !s.Started.Before(to) {
+			continue
+		}
+		n++
+		if !s.Resolved.IsZero() {
+			resolved++
+			total += s.Resolved.Sub(s.Started)
+		}
+	}
+	if resolved == 0 {
+		return n, nil
+	}
+	mttr := (total / time.Duration(resolved)).Round(time.Microsecond)
+	return n, &mttr
+}
+
+func summary(l *metrics.Latency) *metrics.LatencySummary {
+	s := l.Summary()
+	return &s
+}
+
+// checkAgg is a span's checks of one monitor.
+type checkAgg struct {
+	checks  metrics.Checks
+	latency *metrics.Latency
+}
+
+// pingAgg is a span's pings of one heartbeat.
+type pingAgg struct {
+	counts PingCounts
+	runs   *metrics.Latency
+}
+
+// Rollup progress names.
+const (
+	rollupObservationsHour = "observations/hour"
+	rollupObservationsDay  = "observations/day"
+	rollupPingsHour        = "pings/hour"
+	rollupPingsDay         = "pings/day"
+)
+
+// checkCounts counts the checks of the monitors seqs in each span, from
+// rollups where they are written and raw rows elsewhere.
+func (a *App) checkCounts(ctx context.Context, seqs []int64, spans []metrics.Bucket, progress map[string]time.Time) (map[int64][]checkAgg, error) {
+	out := make(map[int64][]checkAgg, len(seqs))
+	if len(seqs) == 0 {
+		return out, nil
+	}
+	for _, s := range seqs {
+		aggs := make([]checkAgg, len(spans))
+		for k := range aggs {
+			aggs[k].latency = metrics.NewLatency()
+		}
+		out[s] = aggs
+	}
+	for k, sp := range spans {
+		for _, seg := range plan(sp.Start, sp.End, progress[rollupObservationsHour], progress[rollupObservationsDay]) {
+			var err error
+			if seg.src == fromRaw {
+				err = a.store.EachObservation(ctx, seqs, seg.start, seg.end, func(p store.ObservationPoint) error {
+					agg := &out[p.Seq][k]
+					countResult(&agg.checks, p.Result)
+					if p.Result.Known() {
+						agg.latency.Add(p.Latency)
+					}
+					return nil
+				})
+			} else {
+				err = a.store.EachObservationRollup(ctx, tierOf(seg.src), seqs, seg.start, seg.end, func(r store.ObservationRollup) error {
+					agg := &out[r.Seq][k]
+					agg.checks = agg.checks.Add(metrics.Checks{Up: r.Up, Degraded: r.Degraded, Down: r.Down, Unknown: r.Unknown})
+					l, err := metrics.DecodeLatency(r.Latency)
+					if err != nil {
+						return err
+					}
+					return agg.latency.Merge(l)
+				})
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func countResult(c *metrics.Checks, r monitor.Result) {
+	switch r {
+	case monitor.ResultUp:
+		c.Up++
+	case monitor.ResultDegraded:
+		c.Degraded++
+	case monitor.ResultDown:
+		c.Down++
+	default:
+		c.Unknown++
+	}
+}
+
+// pingCounts counts the pings of the heartbeats seqs in each span, from
+// rollups where they are written and raw rows elsewhere.
+func (a *App) pingCounts(ctx context.Context, seqs []int64, spans []metrics.Bucket, progress map[string]time.Time) (map[int64][]pingAgg, error) {
+	out := make(map[int64][]pingAgg, len(seqs))
+	if len(seqs) == 0 {
+		return out, nil
+	}
+	for _, s := range seqs {
+		aggs := make([]pingAgg, len(spans))
+		for k := range aggs {
+			aggs[k].runs = metrics.NewLatency()
+		}
+		out[s] = aggs
+	}
+	for k, sp := range spans {
+		for _, seg := range plan(sp.Start, sp.End, progress[rollupPingsHour], progress[rollupPingsDay]) {
+			var err error
+			if seg.src == fromRaw {
+				err = a.store.EachPing(ctx, seqs, seg.start, seg.end, func(p store.PingPoint) error {
+					agg := &out[p.Seq][k]
+					countSignal(&agg.counts, p.Signal)
+					if p.RunDuration >= 0 {
+						agg.runs.Add(p.RunDuration)
+					}
+					return nil
+				})
+			} else {
+				err = a.store.EachPingRollup(ctx, tierOf(seg.src), seqs, seg.start, seg.end, func(r store.PingRollup) error {
+					agg := &out[r.Seq][k]
+					agg.counts.Success += r.Success
+					agg.counts.Start += r.Start
+					agg.counts.Fail += r.Fail
+					l, err := metrics.DecodeLatency(r.Runs)
+					if err != nil {
+						return err
+					}
+					return agg.runs.Merge(l)
+				})
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func countSignal(c *PingCounts, s heartbeat.Signal) {
+	switch s {
+	case heartbeat.SignalStart:
+		c.Start++
+	case heartbeat.SignalFail:
+		c.Fail++
+	default:
+		c.Success++
+	}
+}
