@@ -1,0 +1,205 @@
+package metrics
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/mapping"
+	"github.com/DataDog/sketches-go/ddsketch/store"
+)
+
+// RelativeAccuracy of latency quantiles: a reported quantile is within 1%
+// of a value of the exact rank.
+const RelativeAccuracy = 0.01
+
+// maxBins bounds a sketch's memory (and what hostile bytes can make us
+// allocate). At 1% accuracy, 2048 bins span a factor of e^40, from a
+// nanosecond to centuries, so they never collapse for real latencies.
+const maxBins = 2048
+
+// encodingVersion is the first byte of Encode's output.
+const encodingVersion = 1
+
+// Latency summarises a set of durations (check latencies, heartbeat run
+// durations): exact count, sum, min and max, and a DDSketch of the values in
+// milliseconds for quantiles. Latencies merge, so rollups of rollups stay
+// exact in count and within RelativeAccuracy in quantiles. The zero value is
+// an empty Latency ready to use; NewLatency is its pointer.
+type Latency struct {
+	count    int64
+	sum      float64 // nanoseconds
+	min, max time.Duration
+	sketch   *ddsketch.DDSketch
+}
+
+var latencyMapping = func() mapping.IndexMapping {
+	m, err := mapping.NewLogarithmicMapping(RelativeAccuracy)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
+func newSketch() *ddsketch.DDSketch {
+	return ddsketch.NewDDSketch(latencyMapping, store.NewCollapsingLowestDenseStore(maxBins), store.NewCollapsingLowestDenseStore(maxBins))
+}
+
+// NewLatency returns an empty Latency.
+func NewLatency() *Latency { return &Latency{} }
+
+// Add records one duration; a negative one (a clock step) counts as 0.
+func (l *Latency) Add(d time.Duration) {
+	d = max(d, 0)
+	if l.sketch == nil {
+		l.sketch = newSketch()
+	}
+	if l.count == 0 || d < l.min {
+		l.min = d
+	}
+	if l.count == 0 || d > l.max {
+		l.max = d
+	}
+	l.count++
+	l.sum += float64(d)
+	// Add fails only for values the mapping cannot index (negative, NaN,
+	// beyond 1e308): a millisecond count is never one.
+	_ = l.sketch.Add(ms(d))
+}
+
+// Merge adds o's durations to l.
+func (l *Latency) Merge(o *Latency) error {
+	if o == nil || o.count == 0 {
+		return nil
+	}
+	if l.sketch == nil {
+		l.sketch = newSketch()
+	}
+	if err := l.sketch.MergeWith(o.sketch); err != nil {
+		return fmt.Errorf("metrics: merge latency: %w", err)
+	}
+	if l.count == 0 || o.min < l.min {
+		l.min = o.min
+	}
+	if l.count == 0 || o.max > l.max {
+		l.max = o.max
+	}
+	l.count += o.count
+	l.sum += o.sum
+	return nil
+}
+
+// Count is the number of durations added.
+func (l *Latency) Count() int64 { return l.count }
+
+// Encode is the compact form the rollup tables store: a version byte, the
+// count, min and max (uvarints, nanoseconds), the sum (float64 nanoseconds)
+// and the sketch's own encoding without its index mapping (always ours).
+func (l *Latency) Encode() []byte {
+	b := []byte{encodingVersion}
+	b = binary.AppendUvarint(b, uint64(l.count))
+	if l.count == 0 {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(l.min))
+	b = binary.AppendUvarint(b, uint64(l.max))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.sum))
+	l.sketch.Encode(&b, true)
+	return b
+}
+
+var errBadLatency = errors.New("metrics: invalid latency encoding")
+
+// DecodeLatency reads what Encode wrote. Any other bytes give an error,
+// never a panic: the sketch library trusts its input, so its decoder runs
+// under recover, and what it decoded must agree with the exact count.
+func DecodeLatency(b []byte) (l *Latency, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			l, err = nil, fmt.Errorf("%w: %v", errBadLatency, r)
+		}
+	}()
+	if len(b) == 0 || b[0] != encodingVersion {
+		return nil, fmt.Errorf("%w: unknown version", errBadLatency)
+	}
+	b = b[1:]
+	var head [3]uint64 // count, min, max
+	for i := range head {
+		v, k := binary.Uvarint(b)
+		if k <= 0 || v > math.MaxInt64 {
+			return nil, fmt.Errorf("%w: header", errBadLatency)
+		}
+		head[i], b = v, b[k:]
+		if i == 0 && v == 0 {
+			if len(b) != 0 {
+				return nil, fmt.Errorf("%w: data after an empty latency", errBadLatency)
+			}
+			return &Latency{}, nil
+		}
+	}
+	if len(b) < 8 {
+		return nil, fmt.Errorf("%w: sum", errBadLatency)
+	}
+	l = &Latency{count: int64(head[0]), min: time.Duration(head[1]), max: time.Duration(head[2])}
+	l.sum = math.Float64frombits(binary.LittleEndian.Uint64(b))
+	if l.min > l.max || math.IsNaN(l.sum) || math.IsInf(l.sum, 0) ||
+		l.sum < float64(l.min)*float64(l.count)*(1-1e-9) || l.sum > float64(l.max)*float64(l.count)*(1+1e-9) {
+		return nil, fmt.Errorf("%w: inconsistent header", errBadLatency)
+	}
+	sk, err := ddsketch.DecodeDDSketch(b[8:], func() store.Store { return store.NewCollapsingLowestDenseStore(maxBins) }, latencyMapping)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadLatency, err)
+	}
+	// The library ignores some errors of its bin decoder; the exact count
+	// catches what they left behind, and no bin may hold a negative,
+	// fractional or infinite count.
+	var total float64
+	bad := sk.GetZeroCount() < 0
+	sk.ForEach(func(_, c float64) bool {
+		bad = bad || !(c > 0) || c != math.Trunc(c) || math.IsInf(c, 0)
+		total += c
+		return bad
+	})
+	if bad || total != float64(l.count) || sk.GetCount() != float64(l.count) {
+		return nil, fmt.Errorf("%w: sketch does not match count", errBadLatency)
+	}
+	l.sketch = sk
+	return l, nil
+}
+
+// LatencySummary is what a response shows of a Latency, in milliseconds;
+// every field is nil when nothing was counted.
+type LatencySummary struct {
+	P50  *float64 `json:"p50" doc:"Median in milliseconds, within the stated relative accuracy; null without data."`
+	P90  *float64 `json:"p90" doc:"90th percentile in milliseconds; null without data."`
+	P95  *float64 `json:"p95" doc:"95th percentile in milliseconds; null without data."`
+	P99  *float64 `json:"p99" doc:"99th percentile in milliseconds; null without data."`
+	Min  *float64 `json:"min" doc:"Exact minimum in milliseconds; null without data."`
+	Max  *float64 `json:"max" doc:"Exact maximum in milliseconds; null without data."`
+	Mean *float64 `json:"mean" doc:"Exact mean in milliseconds; null without data."`
+}
+
+// Summary reads the quantiles (DDSketch's lower quantile: the value of rank
+// ⌊q·(n−1)⌋ in sorted order, within RelativeAccuracy), clamped to the exact
+// min and max, which only brings them closer.
+func (l *Latency) Summary() LatencySummary {
+	if l.count == 0 {
+		return LatencySummary{}
+	}
+	lo, hi := ms(l.min), ms(l.max)
+	q := func(p float64) *float64 {
+		v, err := l.sketch.GetValueAtQuantile(p)
+		if err != nil {
+			return nil
+		}
+		v = min(max(v, lo), hi)
+		return &v
+	}
+	mean := l.sum / float64(l.count) / float64(time.Millisecond)
+	return LatencySummary{P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), Min: &lo, Max: &hi, Mean: &mean}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
