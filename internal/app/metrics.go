@@ -2,11 +2,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -25,6 +28,9 @@ type MetricsRequest struct {
 	Resolution metrics.Resolution
 	TZ         string // the IANA zone of the buckets' days; "" for UTC
 }
+
+// DefaultMetricsWindow is the window of a query that names none.
+const DefaultMetricsWindow = "24h"
 
 // Subject kinds.
 const (
@@ -76,8 +82,15 @@ type metricsSubject struct {
 
 // metricsSpan turns a request into its span and buckets.
 func metricsSpan(req MetricsRequest, now time.Time) (from, to time.Time, buckets []metrics.Bucket, err error) {
-	from, to, err = metrics.Span(req.Window, req.From, req.To, now)
-	if err != nil {
+	window := req.Window
+	if window == "" && req.From == nil && req.To == nil {
+		window = DefaultMetricsWindow
+	}
+	from, to, err = metrics.Span(window, req.From, req.To, now)
+	var bad *metrics.SpanError
+	if errors.As(err, &bad) {
+		return from, to, nil, invalidQuery("query."+bad.Field, bad.Message)
+	} else if err != nil {
 		return from, to, nil, err
 	}
 	if req.Resolution == "" {
@@ -424,4 +437,89 @@ func countSignal(c *PingCounts, s heartbeat.Signal) {
 	default:
 		c.Success++
 	}
+}
+
+// MetricsFilter selects the subjects of a workspace listing: a kind
+// ("" for both), and the filters of the monitor and heartbeat lists. A
+// monitor type or a name filter leaves heartbeats out when no kind is
+// given (heartbeats have no type, and are not searched by name).
+type MetricsFilter struct {
+	Kind    string
+	Monitor MonitorFilter
+	States  []monitor.State
+}
+
+// ListMetrics pages through the metrics of every monitor and heartbeat of
+// the workspace, by id: heartbeats (hb_…) first, then monitors (mon_…).
+func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p PageRequest, req MetricsRequest) (Page[SubjectMetrics], error) {
+	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+		return Page[SubjectMetrics]{}, err
+	}
+	f.Monitor.States = f.States
+	mf, problems := f.Monitor.normalize()
+	if f.Kind != "" && f.Kind != KindMonitor && f.Kind != KindHeartbeat {
+		problems = append(problems, errs.FieldError{Pointer: "query.kind", Message: "must be monitor or heartbeat"})
+	}
+	after, limit, err := p.decode()
+	if err := pageProblems(problems, err); err != nil {
+		return Page[SubjectMetrics]{}, err
+	}
+	if _, _, _, err := metricsSpan(req, a.now()); err != nil {
+		return Page[SubjectMetrics]{}, err // before reading a page
+	}
+	withHeartbeats := f.Kind == KindHeartbeat || (f.Kind == "" && len(mf.Types) == 0 && mf.Name == "")
+	withMonitors := f.Kind != KindHeartbeat
+	var (
+		subjects []metricsSubject
+		total    int
+	)
+	if withHeartbeats {
+		q := store.HeartbeatQuery{States: mf.States, Limit: limit + 1}
+		if strings.HasPrefix(after, ids.Heartbeat+"_") {
+			q.AfterID = after
+		}
+		if after == "" || q.AfterID != "" {
+			rows, err := a.store.ListHeartbeats(ctx, actor.WorkspaceID, q)
+			if err != nil {
+				return Page[SubjectMetrics]{}, err
+			}
+			for _, r := range rows {
+				subjects = append(subjects, metricsSubject{id: r.ID, kind: KindHeartbeat, name: r.Name, created: r.CreatedAt, state: r.Runtime.State})
+			}
+		}
+		n, err := a.store.CountMatchingHeartbeats(ctx, actor.WorkspaceID, q)
+		if err != nil {
+			return Page[SubjectMetrics]{}, err
+		}
+		total += n
+	}
+	if withMonitors {
+		q := store.MonitorQuery{States: mf.States, Types: mf.Types, NameContains: strings.ToLower(mf.Name), Limit: limit + 1 - len(subjects)}
+		if strings.HasPrefix(after, ids.Monitor+"_") {
+			q.AfterID = after
+		}
+		if q.Limit > 0 {
+			ms, err := a.store.ListMonitors(ctx, actor.WorkspaceID, q)
+			if err != nil {
+				return Page[SubjectMetrics]{}, err
+			}
+			for _, m := range ms {
+				subjects = append(subjects, metricsSubject{id: m.ID, kind: KindMonitor, name: m.Name, created: m.CreatedAt, state: m.State})
+			}
+		}
+		n, err := a.store.CountMatchingMonitors(ctx, actor.WorkspaceID, q)
+		if err != nil {
+			return Page[SubjectMetrics]{}, err
+		}
+		total += n
+	}
+	page := Page[SubjectMetrics]{Total: total, HasTotal: true}
+	if len(subjects) > limit {
+		subjects = subjects[:limit]
+		page.NextCursor = encodeCursor(subjects[limit-1].id)
+	}
+	if page.Items, err = a.subjectMetrics(ctx, actor.WorkspaceID, subjects, req); err != nil {
+		return Page[SubjectMetrics]{}, err
+	}
+	return page, nil
 }
