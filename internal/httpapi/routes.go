@@ -59,4 +59,9 @@ func (s *Server) routes() {
 	huma.Register(s.api, opRotateHeartbeatToken, s.rotateHeartbeatToken)
 	huma.Register(s.api, opListHeartbeatStates, s.listHeartbeatStates)
 	huma.Register(s.api, opListHeartbeatPings, s.listHeartbeatPings)
+
+	// Metrics
+	huma.Register(s.api, opGetMonitorMetrics, s.getMonitorMetrics)
+	huma.Register(s.api, opGetHeartbeatMetrics, s.getHeartbeatMetrics)
+	huma.Register(s.api, opListMetrics, s.listMetrics)
 }
