@@ -73,7 +73,11 @@ func TestDurationsRandom(t *testing.T) {
 		from := t0.Add(time.Duration(r.Int64N(int64(400 * 24 * time.Hour))))
 		to := from.Add(time.Duration(1 + r.Int64N(int64(40*24*time.Hour))))
 		tl := randomTimeline(r, from, to)
+		before := slices.Clone(tl.Changes)
 		d := tl.Durations(from, to)
+		if !slices.Equal(before, tl.Changes) {
+			t.Fatalf("#%d: Durations reordered the caller's changes", i)
+		}
 		if d.Total() != to.Sub(from) {
 			t.Fatalf("#%d: total %v, span %v", i, d.Total(), to.Sub(from))
 		}
