@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch"
+	enc "github.com/DataDog/sketches-go/ddsketch/encoding"
 	"github.com/DataDog/sketches-go/ddsketch/mapping"
 	"github.com/DataDog/sketches-go/ddsketch/store"
 )
@@ -16,10 +17,30 @@ import (
 // of a value of the exact rank.
 const RelativeAccuracy = 0.01
 
-// maxBins bounds a sketch's memory (and what hostile bytes can make us
-// allocate). At 1% accuracy, 2048 bins span a factor of e^40, from a
-// nanosecond to centuries, so they never collapse for real latencies.
-const maxBins = 2048
+// Every duration from a nanosecond to the longest time.Duration falls in
+// a bin between minIndex and maxIndex (some 2,200 bins at 1%), so a sketch
+// stays small and exact to its accuracy: nothing ever collapses.
+var minIndex, maxIndex = latencyMapping.Index(ms(1)) - 1, latencyMapping.Index(ms(math.MaxInt64)) + 1
+
+// boundedStore is a dense store that refuses bins outside [minIndex,
+// maxIndex] by panicking, which DecodeLatency recovers: the library's own
+// stores would allocate, or collapse into a state that later panics, for
+// whatever indexes hostile bytes name.
+type boundedStore struct{ *store.DenseStore }
+
+func newStore() store.Store { return boundedStore{store.NewDenseStore()} }
+
+func (s boundedStore) Add(index int)        { s.AddWithCount(index, 1) }
+func (s boundedStore) AddBin(bin store.Bin) { s.AddWithCount(bin.Index(), bin.Count()) }
+func (s boundedStore) AddWithCount(index int, count float64) {
+	if index < minIndex || index > maxIndex {
+		panic(fmt.Sprintf("bin %d outside [%d, %d]", index, minIndex, maxIndex))
+	}
+	s.DenseStore.AddWithCount(index, count)
+}
+func (s boundedStore) DecodeAndMergeWith(b *[]byte, mode enc.SubFlag) error {
+	return store.DecodeAndMergeWith(s, b, mode)
+}
 
 // encodingVersion is the first byte of Encode's output.
 const encodingVersion = 1
@@ -45,7 +66,7 @@ var latencyMapping = func() mapping.IndexMapping {
 }()
 
 func newSketch() *ddsketch.DDSketch {
-	return ddsketch.NewDDSketch(latencyMapping, store.NewCollapsingLowestDenseStore(maxBins), store.NewCollapsingLowestDenseStore(maxBins))
+	return ddsketch.NewDDSketch(latencyMapping, newStore(), newStore())
 }
 
 // NewLatency returns an empty Latency.
@@ -149,17 +170,20 @@ func DecodeLatency(b []byte) (l *Latency, err error) {
 		l.sum < float64(l.min)*float64(l.count)*(1-1e-9) || l.sum > float64(l.max)*float64(l.count)*(1+1e-9) {
 		return nil, fmt.Errorf("%w: inconsistent header", errBadLatency)
 	}
-	sk, err := ddsketch.DecodeDDSketch(b[8:], func() store.Store { return store.NewCollapsingLowestDenseStore(maxBins) }, latencyMapping)
+	sk, err := ddsketch.DecodeDDSketch(b[8:], newStore, latencyMapping)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadLatency, err)
 	}
 	// The library ignores some errors of its bin decoder; the exact count
 	// catches what they left behind, and no bin may hold a negative,
-	// fractional or infinite count.
+	// fractional or infinite count, nor a value outside the exact min and
+	// max (give or take the accuracy); durations are never negative.
 	var total float64
-	bad := sk.GetZeroCount() < 0
-	sk.ForEach(func(_, c float64) bool {
-		bad = bad || !(c > 0) || c != math.Trunc(c) || math.IsInf(c, 0)
+	lo, hi := ms(l.min)/(1+2*RelativeAccuracy), ms(l.max)*(1+2*RelativeAccuracy)
+	z := sk.GetZeroCount()
+	bad := z < 0 || z != math.Trunc(z) || (z > 0 && l.min != 0) || !sk.GetNegativeValueStore().IsEmpty()
+	sk.ForEach(func(v, c float64) bool {
+		bad = bad || !(c > 0) || c != math.Trunc(c) || math.IsInf(c, 0) || (v != 0 && (v < lo || v > hi))
 		total += c
 		return bad
 	})

@@ -57,13 +57,13 @@ type Budget struct {
 func (o Objective) Budget(period, last1h, last6h Durations) Budget {
 	known := float64(period.Known())
 	b := Budget{
-		Allowed:    time.Duration(math.Round(known * (1 - o.Target))),
+		Allowed:    time.Duration(math.Round(known * o.share())),
 		Spent:      period.Down,
 		BurnRate1h: o.BurnRate(last1h),
 		BurnRate6h: o.BurnRate(last6h),
 	}
 	if known > 0 {
-		left := 1 - float64(period.Down)/(known*(1-o.Target))
+		left := 1 - float64(period.Down)/(known*o.share())
 		b.Left = &left
 	}
 	return b
@@ -75,9 +75,14 @@ func (o Objective) BurnRate(d Durations) *float64 {
 	if d.Known() <= 0 {
 		return nil
 	}
-	r := float64(d.Down) / float64(d.Known()) / (1 - o.Target)
+	r := float64(d.Down) / (float64(d.Known()) * o.share())
 	return &r
 }
+
+// share is the budget's share of known time, 1−Target, rounded to 1e-12
+// so that 1−0.999 is 0.001 and not 0.0010000000000000009: a valid target
+// has at most five nines, so the rounding loses nothing.
+func (o Objective) share() float64 { return math.Round((1-o.Target)*1e12) / 1e12 }
 
 // BurnRule is a multi-window burn-rate alert: it fires when both the long
 // and the short window burn at Factor or faster. The long window makes it
@@ -107,7 +112,9 @@ func (o Objective) Firing(burn func(d time.Duration) Durations) (BurnRule, bool)
 	return BurnRule{}, false
 }
 
+// burnsAt compares with a relative tolerance of 1e-9, so a burn of exactly
+// the factor, computed in floating point, counts as at the factor.
 func (o Objective) burnsAt(d Durations, factor float64) bool {
 	r := o.BurnRate(d)
-	return r != nil && *r >= factor
+	return r != nil && *r >= factor*(1-1e-9)
 }
