@@ -147,8 +147,8 @@ func toSubjectMetrics(req app.MetricsRequest) func(app.SubjectMetrics) SubjectMe
 	}
 }
 
-// metricsQuery is the span and series a metrics request asks for.
-type metricsQuery struct {
+// MetricsQuery is the span and series a metrics request asks for.
+type MetricsQuery struct {
 	Window     string    `query:"window" enum:"1h,24h,7d,30d,90d,365d" doc:"A window ending now. Give either window or from and to; neither answers the last 24 hours."`
 	From       time.Time `query:"from" doc:"Start of the span (RFC 3339), with to; at most 400 days before it."`
 	To         time.Time `query:"to" doc:"End of the span (RFC 3339, exclusive), with from; a time after now is answered up to now."`
@@ -156,7 +156,7 @@ type metricsQuery struct {
 	TZ         string    `query:"tz" maxLength:"64" doc:"IANA time zone whose days and hours the buckets follow, such as Europe/Berlin; UTC when absent."`
 }
 
-func (q metricsQuery) request() app.MetricsRequest {
+func (q MetricsQuery) request() app.MetricsRequest {
 	r := app.MetricsRequest{Window: q.Window, Resolution: metrics.Resolution(q.Resolution), TZ: q.TZ}
 	if !q.From.IsZero() {
 		r.From = &q.From
@@ -169,17 +169,17 @@ func (q metricsQuery) request() app.MetricsRequest {
 
 type monitorMetricsInput struct {
 	MonitorID
-	metricsQuery
+	MetricsQuery
 }
 
 type heartbeatMetricsInput struct {
 	HeartbeatID
-	metricsQuery
+	MetricsQuery
 }
 
 type metricsListInput struct {
 	InWorkspace
-	metricsQuery
+	MetricsQuery
 	Cursor string        `query:"cursor" maxLength:"512" doc:"nextCursor from the previous page."`
 	Limit  int           `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100."`
 	Kind   string        `query:"kind" enum:"monitor,heartbeat" doc:"Only monitors, or only heartbeats; both when absent."`
