@@ -31,7 +31,9 @@ func seedMetrics(t *testing.T, e *env, k string) string {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
 	id := r.json(t)["id"].(string)
-	at := func(h, m int) time.Time { return metricsDay.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	at := func(h, m int) time.Time {
+		return metricsDay.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute)
+	}
 	ctx := context.Background()
 	err := e.db.InTx(ctx, func(tx *store.Tx) error {
 		for _, tr := range []monitor.Transition{
