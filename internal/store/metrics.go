@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store/pingblock"
 )
@@ -334,6 +336,12 @@ type History struct {
 // [from, to). Subjects with no change at all are absent.
 func (db *DB) StateHistories(ctx context.Context, subjectIDs []string, from, to time.Time) (out map[string]*History, err error) {
 	defer errs.Wrap(&err, "store.StateHistories(%d)", len(subjectIDs))
+	// A heartbeat's changes may still be in the SQLite ping journal.
+	if slices.ContainsFunc(subjectIDs, func(id string) bool { return strings.HasPrefix(id, ids.Heartbeat+"_") }) {
+		if err := db.flushPings(ctx); err != nil {
+			return nil, err
+		}
+	}
 	out = make(map[string]*History, len(subjectIDs))
 	get := func(id string) *History {
 		h := out[id]
@@ -345,16 +353,16 @@ func (db *DB) StateHistories(ctx context.Context, subjectIDs []string, from, to 
 	}
 	for start := 0; start < len(subjectIDs); start += seqChunk {
 		part := subjectIDs[start:min(start+seqChunk, len(subjectIDs))]
-		ids := make([]any, len(part))
+		idArgs := make([]any, len(part))
 		for i, id := range part {
-			ids[i] = id
+			idArgs[i] = id
 		}
 		// The last change before the window, per subject: the newest by
 		// time, then by id (a backdated change is inserted after later ones).
 		rows, err := db.r.QueryContext(ctx, `SELECT s.subject_id, s.to_state FROM state_changes s
-			WHERE s.subject_id IN (`+placeholders(2, len(ids))+`) AND s.id = (SELECT p.id FROM state_changes p
+			WHERE s.subject_id IN (`+placeholders(2, len(idArgs))+`) AND s.id = (SELECT p.id FROM state_changes p
 				WHERE p.subject_id = s.subject_id AND p.at < $1 ORDER BY p.at DESC, p.id DESC LIMIT 1)`,
-			append([]any{micros(from)}, ids...)...)
+			append([]any{micros(from)}, idArgs...)...)
 		err = each(rows, err, func(r rowScanner) error {
 			var id, state string
 			if err := r.Scan(&id, &state); err != nil {
@@ -368,8 +376,8 @@ func (db *DB) StateHistories(ctx context.Context, subjectIDs []string, from, to 
 			return nil, err
 		}
 		rows, err = db.r.QueryContext(ctx, `SELECT subject_id, at, from_state, to_state, cause FROM state_changes
-			WHERE subject_id IN (`+placeholders(3, len(ids))+`) AND at >= $1 AND at < $2 ORDER BY subject_id, at, id`,
-			append([]any{micros(from), micros(to)}, ids...)...)
+			WHERE subject_id IN (`+placeholders(3, len(idArgs))+`) AND at >= $1 AND at < $2 ORDER BY subject_id, at, id`,
+			append([]any{micros(from), micros(to)}, idArgs...)...)
 		err = each(rows, err, func(r rowScanner) error {
 			var (
 				id, fromState, toState string
@@ -398,13 +406,13 @@ func (db *DB) SubjectSeqsOf(ctx context.Context, subjectIDs []string) (out map[s
 	out = make(map[string]int64, len(subjectIDs))
 	for start := 0; start < len(subjectIDs); start += seqChunk {
 		part := subjectIDs[start:min(start+seqChunk, len(subjectIDs))]
-		ids := make([]any, len(part))
+		idArgs := make([]any, len(part))
 		for i, id := range part {
-			ids[i] = id
+			idArgs[i] = id
 		}
-		in := placeholders(1, len(ids))
+		in := placeholders(1, len(idArgs))
 		rows, err := db.r.QueryContext(ctx, `SELECT monitor_id, seq FROM monitor_runtime WHERE monitor_id IN (`+in+`)
-			UNION ALL SELECT heartbeat_id, seq FROM heartbeat_runtime WHERE heartbeat_id IN (`+in+`)`, ids...)
+			UNION ALL SELECT heartbeat_id, seq FROM heartbeat_runtime WHERE heartbeat_id IN (`+in+`)`, idArgs...)
 		err = each(rows, err, func(r rowScanner) error {
 			var (
 				id  string
