@@ -210,7 +210,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	a := app.New(db, kr, time.Now, log, withQuotas(c, app.Config{RatePerMinute: c.RatePerMinute, Outbound: outbound,
-		Checker: prober, RetentionDays: c.RetentionDays, EmailEnabled: mail != nil}))
+		Checker: prober, RetentionDays: c.RetentionDays, HourlyRetentionDays: c.HourlyRetentionDays,
+		DailyRetentionDays: c.DailyRetentionDays, EmailEnabled: mail != nil}))
 	if err := sealHeaders(ctx, a, log); err != nil {
 		return err
 	}
@@ -293,6 +294,7 @@ Create an API key for the API:
 	g.Go(func() error { return checks.Run(gctx) })
 	g.Go(func() error { return a.RunHeartbeats(gctx, c.NodeName) })
 	g.Go(func() error { return a.RunHousekeeping(gctx, 10*time.Minute) })
+	g.Go(func() error { return a.RunRollups(gctx, c.NodeName, time.Minute) })
 	g.Go(func() error { return sender.Run(gctx) })
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

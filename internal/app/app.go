@@ -11,6 +11,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
@@ -43,8 +44,11 @@ type Config struct {
 	Outbound netguard.Policy
 	// Checker runs POST /monitors/test; nil on a node that runs no checks.
 	Checker Checker
-	// RetentionDays is how long raw observations are kept (default 30).
-	RetentionDays int
+	// RetentionDays is how long raw observations and pings are kept
+	// (default 30), once rolled up; HourlyRetentionDays and
+	// DailyRetentionDays how long their hourly (default 90) and daily
+	// (default 400) rollups are. Each is at least the one before it.
+	RetentionDays, HourlyRetentionDays, DailyRetentionDays int
 	// PingWait is the longest a ping waits to be stored (default PingWait).
 	PingWait time.Duration
 	// EmailEnabled says an SMTP server is configured, so e-mail channels
@@ -67,6 +71,12 @@ func (c *Config) defaults() {
 	}
 	if c.RetentionDays == 0 {
 		c.RetentionDays = 30
+	}
+	if c.HourlyRetentionDays == 0 {
+		c.HourlyRetentionDays = max(90, c.RetentionDays)
+	}
+	if c.DailyRetentionDays == 0 {
+		c.DailyRetentionDays = max(400, c.HourlyRetentionDays)
 	}
 	if c.PingWait == 0 {
 		c.PingWait = PingWait
@@ -112,6 +122,10 @@ type App struct {
 	pings       pinger
 	pingLimits  *ratelimit.Memory
 	knownTokens tokenSet
+
+	// rollupsPurged is the UTC day (unix µs) whose expired rollups
+	// Housekeeping last deleted.
+	rollupsPurged atomic.Int64
 }
 
 // New wires the use cases. now is the clock; tests freeze it. Times are
@@ -143,7 +157,8 @@ const SpanRetention = 2 * 366 * 24 * time.Hour
 // Housekeeping forgets what no longer matters: idempotency records past
 // their 24 hours, rate-limit buckets that are full again, observations,
 // events with their deliveries, and pings past the retention (observations
-// and pings only once rolled up), and ping keys past their 24 hours.
+// and pings only once rolled up), rollups past theirs, and ping keys past
+// their 24 hours.
 // Deleting is idempotent, so every node may run it.
 func (a *App) Housekeeping(ctx context.Context) error {
 	now := a.now()
@@ -165,6 +180,15 @@ func (a *App) Housekeeping(ctx context.Context) error {
 	}
 	if _, err := a.store.DeleteEventsBefore(ctx, cutoff); err != nil {
 		return err
+	}
+	// Rollups expire by whole UTC days: once a day is enough.
+	if day := now.Truncate(24 * time.Hour); day.UnixMicro() != a.rollupsPurged.Load() {
+		for _, tier := range []struct{ tier, days int }{{store.TierHour, a.cfg.HourlyRetentionDays}, {store.TierDay, a.cfg.DailyRetentionDays}} {
+			if err := a.store.DeleteRollupsBefore(ctx, tier.tier, day.AddDate(0, 0, -tier.days)); err != nil {
+				return err
+			}
+		}
+		a.rollupsPurged.Store(day.UnixMicro())
 	}
 	return a.store.DeletePingsBefore(ctx, earliest(cutoff, progress[rollupPingsHour]), now.Add(-heartbeat.KeyTTL), now.Add(-SpanRetention))
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -80,8 +81,11 @@ type metricsSubject struct {
 	state          monitor.State // now, for a subject whose history has no change
 }
 
-// metricsSpan turns a request into its span and buckets.
-func metricsSpan(req MetricsRequest, now time.Time) (from, to time.Time, buckets []metrics.Bucket, err error) {
+// metricsSpan turns a request into its span and buckets. A span reaching
+// back beyond the raw rows starts at the next whole UTC hour (beyond the
+// hourly rollups, day): the rollups count whole buckets, so the answer is
+// exact for the span it reports.
+func (a *App) metricsSpan(req MetricsRequest, now time.Time) (from, to time.Time, buckets []metrics.Bucket, err error) {
 	window := req.Window
 	if window == "" && req.From == nil && req.To == nil {
 		window = DefaultMetricsWindow
@@ -92,6 +96,26 @@ func metricsSpan(req MetricsRequest, now time.Time) (from, to time.Time, buckets
 		return from, to, nil, invalidQuery("query."+bad.Field, bad.Message)
 	} else if err != nil {
 		return from, to, nil, err
+	}
+	rawFrom := now.AddDate(0, 0, -a.cfg.RetentionDays)
+	hoursFrom := now.AddDate(0, 0, -a.cfg.HourlyRetentionDays).Truncate(24 * time.Hour)
+	if from.Before(rawFrom) {
+		unit := time.Hour
+		if from.Before(hoursFrom) {
+			unit = 24 * time.Hour
+		}
+		if from = ceilTo(from, unit); !from.Before(to) {
+			return from, to, nil, invalidQuery("query.from", fmt.Sprintf("spans older than %d days are answered by whole UTC hours, "+
+				"and older than %d days by whole UTC days; this span holds none", a.cfg.RetentionDays, a.cfg.HourlyRetentionDays))
+		}
+	}
+	if from.Before(hoursFrom) {
+		switch {
+		case req.Resolution == metrics.Hour:
+			return from, to, nil, invalidQuery("query.resolution", fmt.Sprintf("hourly series reach back %d days; use resolution=day", a.cfg.HourlyRetentionDays))
+		case req.Resolution == metrics.Day && req.TZ != "" && req.TZ != "UTC":
+			return from, to, nil, invalidQuery("query.tz", fmt.Sprintf("days in a zone other than UTC reach back %d days; leave tz out for UTC days", a.cfg.HourlyRetentionDays))
+		}
 	}
 	if req.Resolution == "" {
 		if req.TZ != "" {
@@ -154,7 +178,7 @@ func (a *App) HeartbeatMetrics(ctx context.Context, actor Actor, id string, req 
 // all of one kind or mixed, in the order given.
 func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metricsSubject, req MetricsRequest) ([]SubjectMetrics, error) {
 	now := a.now()
-	from, to, buckets, err := metricsSpan(req, now)
+	from, to, buckets, err := a.metricsSpan(req, now)
 	if err != nil {
 		return nil, err
 	}
@@ -464,7 +488,7 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 	if err := pageProblems(problems, err); err != nil {
 		return Page[SubjectMetrics]{}, err
 	}
-	if _, _, _, err := metricsSpan(req, a.now()); err != nil {
+	if _, _, _, err := a.metricsSpan(req, a.now()); err != nil {
 		return Page[SubjectMetrics]{}, err // before reading a page
 	}
 	withHeartbeats := f.Kind == KindHeartbeat || (f.Kind == "" && len(mf.Types) == 0 && mf.Name == "")

@@ -47,11 +47,14 @@ type Config struct {
 	TrustedProxies clientaddr.Resolver
 
 	// The check engine.
-	NodeName         string   // names this node's checks (probe) in observations
-	Region           string   // where this node runs
-	CheckConcurrency int      // checks in flight at once
-	RetentionDays    int      // raw observations are kept this many days
-	Canaries         []string // host:port targets this probe should always reach
+	NodeName         string // names this node's checks (probe) in observations
+	Region           string // where this node runs
+	CheckConcurrency int    // checks in flight at once
+	RetentionDays    int    // raw observations are kept this many days
+	// Metrics rollups are kept this many days: hourly ones at least as long
+	// as raw observations, daily ones at least as long as hourly ones.
+	HourlyRetentionDays, DailyRetentionDays int
+	Canaries                                []string // host:port targets this probe should always reach
 
 	// E-mail channels send through this server; without it they are
 	// unavailable. The URL may hold a password and is never printed whole.
@@ -67,7 +70,7 @@ type Config struct {
 
 	// As given, to quote in problems; empty for a Config built in code.
 	rawTimeout, rawRate, rawBlock, rawConcurrency, rawRetention, rawCanaries string
-	rawProxies                                                               string
+	rawProxies, rawHourly, rawDaily                                          string
 }
 
 // setting ties a flag to its environment variable.
@@ -94,7 +97,9 @@ func settings(c *Config, timeout, rate, block, conc, retention, canaries *string
 		{"node-name", "TOCSIN_NODE_NAME", "this node's name in observations; default the host name", "", &c.NodeName},
 		{"region", "TOCSIN_REGION", "where this node runs, shown with its observations", "local", &c.Region},
 		{"check-concurrency", "TOCSIN_CHECK_CONCURRENCY", "checks in flight at once on this node", "512", conc},
-		{"observation-retention-days", "TOCSIN_OBSERVATION_RETENTION_DAYS", "days raw observations are kept", "30", retention},
+		{"observation-retention-days", "TOCSIN_OBSERVATION_RETENTION_DAYS", "days raw observations and pings are kept (once rolled up)", "30", retention},
+		{"hourly-rollup-retention-days", "TOCSIN_HOURLY_ROLLUP_RETENTION_DAYS", "days hourly metrics rollups are kept (hourly series reach this far back)", "90", &c.rawHourly},
+		{"daily-rollup-retention-days", "TOCSIN_DAILY_ROLLUP_RETENTION_DAYS", "days daily metrics rollups are kept (check counts and latencies reach this far back)", "400", &c.rawDaily},
 		{"probe-canaries", "TOCSIN_PROBE_CANARIES", "comma-separated host:port targets this node should always reach; when a check fails and they fail too, the result is unknown", "", canaries},
 		{"smtp-url", "TOCSIN_SMTP_URL", "SMTP server for e-mail channels: smtp://user:pass@host:587 (STARTTLS; ?tls=none for a local relay) or smtps://user:pass@host:465; default none, e-mail unavailable", "", &c.SMTPURL},
 		{"smtp-from", "TOCSIN_SMTP_FROM", "From address of e-mail notifications, e.g. \"Tocsin <tocsin@example.com>\"; required with smtp-url", "", &c.SMTPFrom},
@@ -157,6 +162,8 @@ func ParseOnly(name string, args []string, getenv func(string) string, only []st
 	c.rawConcurrency, c.rawRetention, c.rawCanaries = conc, retention, canaries
 	c.CheckConcurrency, _ = strconv.Atoi(conc)
 	c.RetentionDays, _ = strconv.Atoi(retention)
+	c.HourlyRetentionDays, _ = strconv.Atoi(c.rawHourly)
+	c.DailyRetentionDays, _ = strconv.Atoi(c.rawDaily)
 	for _, cn := range strings.Split(canaries, ",") {
 		if cn = strings.TrimSpace(cn); cn != "" {
 			c.Canaries = append(c.Canaries, cn)
@@ -241,6 +248,12 @@ func (c Config) Validate() error {
 	if c.RetentionDays < 1 || c.RetentionDays > 3650 {
 		p = append(p, fmt.Errorf("observation-retention-days: %s must be a whole number from 1 to 3650", quoted(c.rawRetention, strconv.Itoa(c.RetentionDays))))
 	}
+	if c.HourlyRetentionDays < max(c.RetentionDays, 1) || c.HourlyRetentionDays > 3650 {
+		p = append(p, fmt.Errorf("hourly-rollup-retention-days: %s must be a whole number from observation-retention-days (%d) to 3650: hourly rollups replace raw rows", quoted(c.rawHourly, strconv.Itoa(c.HourlyRetentionDays)), c.RetentionDays))
+	}
+	if c.DailyRetentionDays < max(c.HourlyRetentionDays, 1) || c.DailyRetentionDays > 36500 {
+		p = append(p, fmt.Errorf("daily-rollup-retention-days: %s must be a whole number from hourly-rollup-retention-days (%d) to 36500: daily rollups replace hourly ones", quoted(c.rawDaily, strconv.Itoa(c.DailyRetentionDays)), c.HourlyRetentionDays))
+	}
 	for _, cn := range c.Canaries {
 		if _, port, err := net.SplitHostPort(cn); err != nil || port == "" {
 			p = append(p, fmt.Errorf("probe-canaries: %q must be host:port", cn))
@@ -286,9 +299,9 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t trusted-proxies=%s node-name=%s region=%s check-concurrency=%d observation-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
+	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t trusted-proxies=%s node-name=%s region=%s check-concurrency=%d observation-retention-days=%d hourly-rollup-retention-days=%d daily-rollup-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
 		c.Listen, c.MetricsListen, RedactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets, c.TrustedProxies,
-		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom) +
+		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, c.HourlyRetentionDays, c.DailyRetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom) +
 		c.redactedQuotas()
 }
 

@@ -44,18 +44,20 @@ func hostname(t *testing.T) string {
 func TestParseDefaults(t *testing.T) {
 	c := parse(t, nil, nil)
 	want := config.Config{
-		Listen:           ":8080",
-		DatabaseURL:      "sqlite:" + filepath.Join("tocsin-data", "tocsin.db"),
-		DataDir:          "./tocsin-data",
-		BaseURL:          "http://localhost:8080",
-		LogLevel:         "info",
-		LogFormat:        "text",
-		ShutdownTimeout:  30 * time.Second,
-		RatePerMinute:    600,
-		NodeName:         hostname(t),
-		Region:           "local",
-		CheckConcurrency: 512,
-		RetentionDays:    30,
+		Listen:              ":8080",
+		DatabaseURL:         "sqlite:" + filepath.Join("tocsin-data", "tocsin.db"),
+		DataDir:             "./tocsin-data",
+		BaseURL:             "http://localhost:8080",
+		LogLevel:            "info",
+		LogFormat:           "text",
+		ShutdownTimeout:     30 * time.Second,
+		RatePerMinute:       600,
+		NodeName:            hostname(t),
+		Region:              "local",
+		CheckConcurrency:    512,
+		RetentionDays:       30,
+		HourlyRetentionDays: 90,
+		DailyRetentionDays:  400,
 		// Quotas: as before they were settings; heartbeats follow monitors.
 		MaxMonitors: 1000, MinInterval: 10 * time.Second, MaxMaintenanceWindows: 100, MaxChannels: 100,
 	}
@@ -254,18 +256,20 @@ func TestParseExtraFlags(t *testing.T) {
 // valid is a configuration that passes Validate, the base of every case.
 func valid() config.Config {
 	return config.Config{
-		Listen:           ":8080",
-		DatabaseURL:      "sqlite:tocsin-data/tocsin.db",
-		DataDir:          "./tocsin-data",
-		BaseURL:          "http://localhost:8080",
-		LogLevel:         "info",
-		LogFormat:        "text",
-		ShutdownTimeout:  30 * time.Second,
-		RatePerMinute:    600,
-		NodeName:         "node-1",
-		Region:           "local",
-		CheckConcurrency: 512,
-		RetentionDays:    30,
+		Listen:              ":8080",
+		DatabaseURL:         "sqlite:tocsin-data/tocsin.db",
+		DataDir:             "./tocsin-data",
+		BaseURL:             "http://localhost:8080",
+		LogLevel:            "info",
+		LogFormat:           "text",
+		ShutdownTimeout:     30 * time.Second,
+		RatePerMinute:       600,
+		NodeName:            "node-1",
+		Region:              "local",
+		CheckConcurrency:    512,
+		RetentionDays:       30,
+		HourlyRetentionDays: 90,
+		DailyRetentionDays:  400,
 	}
 }
 
@@ -404,7 +408,11 @@ func TestValidateListsEveryProblem(t *testing.T) {
 			c.Canaries = []string{"no-port"}
 			c.NodeName = ""
 		}, []string{"listen", "log-level", "base-url", "database-url", "secret-keys", "shutdown-timeout", "rate-limit",
-			"check-concurrency", "observation-retention-days", "probe-canaries", "node-name"}},
+			"check-concurrency", "observation-retention-days", "hourly-rollup-retention-days", "probe-canaries", "node-name"}},
+		{"rollups kept shorter than what they replace", func(c *config.Config) {
+			c.HourlyRetentionDays = 7
+			c.DailyRetentionDays = 5
+		}, []string{"hourly-rollup-retention-days", "daily-rollup-retention-days"}},
 		{"node and region bytes a database refuses", func(c *config.Config) {
 			c.NodeName = "node\x00"
 			c.Region = "\xff"

@@ -469,3 +469,28 @@ func (db *DB) IncidentSpans(ctx context.Context, wsID string, subjectIDs []strin
 	}
 	return out, nil
 }
+
+// DeleteRollupsBefore removes the rollup rows of tier, of observations
+// and pings, whose bucket starts before cutoff: one subject at a time, so
+// each delete is a short range of the primary key.
+func (db *DB) DeleteRollupsBefore(ctx context.Context, tier int, cutoff time.Time) (err error) {
+	defer errs.Wrap(&err, "store.DeleteRollupsBefore(%d)", tier)
+	for _, t := range []struct{ table, seq, subjects string }{
+		{"observation_rollups", "monitor_seq", "monitor_runtime"},
+		{"ping_rollups", "heartbeat_seq", "heartbeat_runtime"},
+	} {
+		// Rows of deleted subjects go with them; the seqs of those that remain.
+		rows, err := db.r.QueryContext(ctx, `SELECT seq FROM `+t.subjects+` ORDER BY seq`)
+		seqs, err := collect(rows, err, scanValue[int64])
+		if err != nil {
+			return err
+		}
+		for _, s := range seqs {
+			if _, err := db.w.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.seq+` = $1 AND tier = $2 AND bucket < $3`,
+				s, tier, micros(cutoff)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
