@@ -56,8 +56,12 @@ func streak(n int, what string) string {
 // to 2026-11-26T02:55:33Z". It is also the reason of the check that was
 // due at from and found the gap.
 func GapCause(from, to time.Time) string {
-	return "no Tocsin node was checking from " + stamp(from) + " to " + stamp(to)
+	return GapCausePrefix + " from " + stamp(from) + " to " + stamp(to)
 }
+
+// GapCausePrefix begins every GapCause, to tell a gap's missed check from
+// other unknown results.
+const GapCausePrefix = "no Tocsin node was checking"
 
 // gapEndCause is the cause of the move back, when checks resume.
 func gapEndCause(from, to time.Time) string {
