@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
@@ -170,10 +171,10 @@ func (r *rawDB) analyzeWindow(ctx context.Context, ts []benchTarget, interval ti
 		name := resultName(result)
 		w.Results[name]++
 		if name == string(monitor.ResultUnknown) {
-			switch reason {
-			case monitor.ReasonMissedStart:
-				w.MissedStart++
-			case monitor.ReasonShuttingDown:
+			switch {
+			case reason == monitor.ReasonMissedStart, strings.HasPrefix(reason, monitor.GapCausePrefix):
+				w.MissedStart++ // late by more than an interval, it names the gap
+			case reason == monitor.ReasonShuttingDown:
 				w.ShuttingDown++
 			default:
 				w.OtherUnknown++

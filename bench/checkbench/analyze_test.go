@@ -56,7 +56,8 @@ func TestAnalyzeWindow(t *testing.T) {
 	observe(1, slot(1, 0), time.Millisecond, 1, nil)
 	observe(1, slot(1, 1), time.Millisecond, 1, nil)
 	observe(1, slot(1, 1), 2*time.Millisecond, 1, nil) // duplicate; slot 2 missing
-	observe(2, slot(2, 0), 15*time.Second, 4, monitor.ReasonMissedStart)
+	// Missed by more than an interval: the reason names the gap.
+	observe(2, slot(2, 0), 15*time.Second, 4, monitor.GapCause(slot(2, 0), slot(2, 0).Add(15*time.Second)))
 	observe(2, slot(2, 1).Add(5*time.Millisecond), time.Millisecond, 1, nil) // off its slot
 	observe(2, slot(2, 2), 40*time.Millisecond, 3, "status 500")
 

@@ -38,7 +38,8 @@ func (a *App) ReleaseLeases(ctx context.Context, owner string, seqs []int64) err
 // transition, if any, and what it writes), the latest-check summary, and
 // the end of the lease with the next slot. A check whose lease another
 // node has taken over meanwhile is stored but moves nothing; a check of a
-// deleted monitor is dropped. It returns the state changes made.
+// deleted monitor is dropped. It returns the state changes made, but not
+// those of a span no node was checking (see gap), which notify no one.
 func (a *App) RecordChecks(ctx context.Context, owner string, batch []monitor.Completed) (changes []monitor.StateChange, err error) {
 	defer errs.Wrap(&err, "app.RecordChecks(%d)", len(batch))
 	if len(batch) == 0 {
@@ -92,6 +93,13 @@ func (a *App) RecordChecks(ctx context.Context, owner string, batch []monitor.Co
 			if !owned[c.Seq] {
 				continue // taken over after our lease lapsed: the new owner moves it
 			}
+			// Our outage before the check goes to the history alone: no
+			// event, no incident, nothing to notify.
+			for _, tr := range gap(rt, c) {
+				if err := tx.AppendStateChange(ctx, rt.MonitorID, tr); err != nil {
+					return err
+				}
+			}
 			if tr := checked(rt, c); tr != nil {
 				changes = append(changes, monitor.StateChange{SubjectID: rt.MonitorID, Transition: *tr})
 				if err := recordTransition(ctx, tx, rt.MonitorID, *tr); err != nil {
@@ -106,6 +114,22 @@ func (a *App) RecordChecks(ctx context.Context, owner string, batch []monitor.Co
 		return tx.InsertObservations(ctx, &obs)
 	})
 	return changes, err
+}
+
+// gap moves rt through the span before the finished check c in which no
+// node ran its checks, when c started more than an interval after the slot
+// it was due for (DESIGN §7: our own outages are UNKNOWN, never UP), and
+// returns the transitions: UNKNOWN from that slot, and back when c
+// started. They are for the state history only: the span says nothing of
+// the target, so it opens, resolves and notifies nothing.
+func gap(rt *store.Runtime, c monitor.Completed) []monitor.Transition {
+	o := c.Observation
+	if o.Due.IsZero() || rt.Interval <= 0 || o.StartedAt.Sub(o.Due) <= rt.Interval {
+		return nil
+	}
+	var trs []monitor.Transition
+	rt.Tracker, trs = rt.Tracker.Gap(o.Due, o.StartedAt)
+	return trs
 }
 
 // checked moves rt by the finished check c: its state machine, its latest
@@ -135,9 +159,12 @@ func checked(rt *store.Runtime, c monitor.Completed) *monitor.Transition {
 	return tr
 }
 
-// SweepStale marks UNKNOWN every monitor that has had no known result for
-// two intervals (no check ran, or none could tell), and returns the
-// transitions. Rows another node holds locked are left to it.
+// SweepStale marks UNKNOWN every monitor whose checks ran but none could
+// tell for two intervals, and returns the transitions. A monitor with no
+// check at all for two intervals is left alone: no node was running its
+// checks, which is our outage, not news about the target, and the check
+// that ends it records the span as UNKNOWN without notifying anyone (see
+// gap). Rows another node holds locked are left to it.
 func (a *App) SweepStale(ctx context.Context, now time.Time) (changes []monitor.StateChange, err error) {
 	defer errs.Wrap(&err, "app.SweepStale")
 	err = a.store.InTx(ctx, func(tx *store.Tx) error {

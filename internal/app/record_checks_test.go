@@ -81,6 +81,37 @@ func TestCheckedMovesTheRuntime(t *testing.T) {
 	})
 }
 
+// TestGapBeforeACheck: a check that starts more than an interval after
+// its slot ends a span no node was checking; a paused monitor has none.
+func TestGapBeforeACheck(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	rt := func(s monitor.State) store.Runtime {
+		return store.Runtime{Seq: 7, MonitorID: "mon_x", Interval: time.Minute, NextDue: t0,
+			Tracker: monitor.Tracker{State: s, Since: t0.Add(-time.Hour)}}
+	}
+	late := func(by time.Duration) monitor.Completed {
+		return monitor.Completed{Seq: 7, Observation: monitor.Observation{MonitorID: "mon_x", StartedAt: t0.Add(by), Due: t0,
+			Result: monitor.ResultUnknown}}
+	}
+	r := rt(monitor.StateUp)
+	if trs := gap(&r, late(time.Minute)); trs != nil || r.Tracker != rt(monitor.StateUp).Tracker {
+		t.Fatalf("late by one interval: %+v, tracker %+v; want no gap", trs, r.Tracker)
+	}
+	trs := gap(&r, late(time.Minute+time.Second))
+	if len(trs) != 2 || trs[0].To != monitor.StateUnknown || !trs[0].At.Equal(t0) || trs[1].To != monitor.StateUp ||
+		!trs[1].At.Equal(t0.Add(time.Minute+time.Second)) || !r.Tracker.Since.Equal(trs[1].At) {
+		t.Fatalf("late by more than an interval: %+v, tracker %+v", trs, r.Tracker)
+	}
+	// The check itself then finds the monitor as the gap left it.
+	if tr := checked(&r, late(time.Minute+time.Second)); tr != nil || r.Tracker.State != monitor.StateUp {
+		t.Fatalf("the check after the gap: %+v, state %s", tr, r.Tracker.State)
+	}
+	r = rt(monitor.StatePaused)
+	if trs := gap(&r, late(time.Hour)); trs != nil || r.Tracker.State != monitor.StatePaused {
+		t.Fatalf("paused: %+v, state %s; want no gap", trs, r.Tracker.State)
+	}
+}
+
 func TestPausedMovesTheRuntime(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	rt := store.Runtime{Seq: 7, MonitorID: "mon_x", Interval: time.Minute, NextDue: t0, LeaseOwner: "node/abc",

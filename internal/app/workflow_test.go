@@ -76,15 +76,21 @@ func addChannel(t *testing.T, db *store.DB, wsID string, events, subjects []stri
 // then apply.
 func observe(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at time.Time) []StateChange {
 	t.Helper()
-	check(t, db.SetNextDueForTest(ctx, m.ID, at))
-	due, err := db.ClaimDue(ctx, "node", at, at, time.Microsecond, 1000)
+	return observeLate(t, db, m, r, at, at)
+}
+
+// observeLate is observe of a check due at due that started at started.
+func observeLate(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, due, started time.Time) []StateChange {
+	t.Helper()
+	check(t, db.SetNextDueForTest(ctx, m.ID, due))
+	claimed, err := db.ClaimDue(ctx, "node", started, started, time.Microsecond, 1000)
 	check(t, err)
-	i := slices.IndexFunc(due, func(d monitor.DueCheck) bool { return d.Monitor.ID == m.ID })
+	i := slices.IndexFunc(claimed, func(d monitor.DueCheck) bool { return d.Monitor.ID == m.ID })
 	if i < 0 {
-		t.Fatalf("%s not claimed at %v", m.ID, at)
+		t.Fatalf("%s not claimed at %v", m.ID, started)
 	}
-	changes, err := newApp(db).RecordChecks(ctx, "node", []monitor.Completed{{Seq: due[i].Seq,
-		Observation: monitor.Observation{MonitorID: m.ID, StartedAt: at, Due: at, Result: r, Probe: "p", Region: "r"},
+	changes, err := newApp(db).RecordChecks(ctx, "node", []monitor.Completed{{Seq: claimed[i].Seq,
+		Observation: monitor.Observation{MonitorID: m.ID, StartedAt: started, Due: due, Result: r, Probe: "p", Region: "r"},
 		Thresholds:  monitor.Thresholds{Confirmations: m.Config.Confirmations, Recoveries: m.Config.Recoveries}}})
 	check(t, err)
 	return changes

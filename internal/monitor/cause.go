@@ -1,6 +1,9 @@
 package monitor
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // The causes of a monitor's state changes are what a person reads in the
 // state history, the incident and every notification: what the checks
@@ -45,3 +48,24 @@ func streak(n int, what string) string {
 	}
 	return fmt.Sprintf("%d consecutive %s checks", n, what)
 }
+
+// GapCause is the cause of a move to UNKNOWN for a span in which no node
+// ran the monitor's checks (the process was stopped or crashed, or its
+// scheduler fell behind by more than an interval): our outage, not the
+// target's, as in "no Tocsin node was checking from 2026-11-26T02:55:00Z
+// to 2026-11-26T02:55:33Z". It is also the reason of the check that was
+// due at from and found the gap.
+func GapCause(from, to time.Time) string {
+	return GapCausePrefix + " from " + stamp(from) + " to " + stamp(to)
+}
+
+// GapCausePrefix begins every GapCause, to tell a gap's missed check from
+// other unknown results.
+const GapCausePrefix = "no Tocsin node was checking"
+
+// gapEndCause is the cause of the move back, when checks resume.
+func gapEndCause(from, to time.Time) string {
+	return "checks resumed after no Tocsin node was checking for " + to.Sub(from).Round(time.Second).String()
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -220,14 +220,21 @@ type checkRun struct {
 }
 
 // MissedStart is the observation of a check that could not start before its
-// deadline (the scheduler was overloaded): unknown, never down.
+// deadline: unknown, never down. Late by more than an interval, no node
+// was running the monitor's checks (stopped, crashed, or far behind): the
+// reason says so, with the span, rather than blaming a scheduler that was
+// not running.
 func MissedStart(m monitor.Monitor, due, now time.Time, probeID, region string) monitor.Observation {
+	reason := monitor.ReasonMissedStart
+	if interval := time.Duration(m.IntervalSeconds) * time.Second; interval > 0 && now.Sub(due) > interval {
+		reason = monitor.GapCause(due, now)
+	}
 	return monitor.Observation{
 		MonitorID: m.ID,
 		StartedAt: now,
 		Due:       due,
 		Result:    monitor.ResultUnknown,
-		Reason:    monitor.ReasonMissedStart,
+		Reason:    reason,
 		Probe:     probeID,
 		Region:    region,
 	}

@@ -242,10 +242,15 @@ func TestMissedStart(t *testing.T) {
 	t.Parallel()
 	due := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	now := due.Add(90 * time.Second)
-	obs := MissedStart(monitor.Monitor{ID: "mon_1"}, due, now, "node-a", "eu")
+	obs := MissedStart(monitor.Monitor{ID: "mon_1", IntervalSeconds: 120}, due, now, "node-a", "eu")
 	if obs.Result != monitor.ResultUnknown || obs.Reason != monitor.ReasonMissedStart ||
 		obs.MonitorID != "mon_1" || !obs.Due.Equal(due) || !obs.StartedAt.Equal(now) || obs.Probe != "node-a" || obs.Region != "eu" {
 		t.Fatalf("%+v", obs)
+	}
+	// Late by more than an interval: no node was running its checks.
+	obs = MissedStart(monitor.Monitor{ID: "mon_1", IntervalSeconds: 60}, due, now, "node-a", "eu")
+	if want := "no Tocsin node was checking from 2026-03-01T12:00:00Z to 2026-03-01T12:01:30Z"; obs.Result != monitor.ResultUnknown || obs.Reason != want {
+		t.Fatalf("late by an interval and a half: %+v, want reason %q", obs, want)
 	}
 }
 

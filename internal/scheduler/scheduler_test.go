@@ -409,8 +409,10 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	}
 }
 
-// TestSilentMonitorBecomesUnknown: no known result for two intervals (no
-// node ran its checks) makes a monitor UNKNOWN, with the cause stored.
+// TestSilentMonitorBecomesUnknown: no known result for two intervals,
+// though its checks ran, makes a monitor UNKNOWN, with the cause stored. A
+// monitor no node checked at all stays as it was: the check that ends
+// that gap records it (app's TestNodeGap).
 func TestSilentMonitorBecomesUnknown(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -418,6 +420,17 @@ func TestSilentMonitorBecomesUnknown(t *testing.T) {
 			ws := workspace(t, db)
 			m := addMonitor(t, db, ws, "http://127.0.0.1:1/", 30*time.Second, 5)
 			a := appOf(db)
+			// One check ran, and could not tell.
+			at := m.CreatedAt.Add(30 * time.Second)
+			due, err := db.ClaimDue(ctx, "node", at, at, time.Minute, 10)
+			check(t, err)
+			if len(due) != 1 {
+				t.Fatalf("claimed %d checks, want the monitor's first", len(due))
+			}
+			_, err = a.RecordChecks(ctx, "node", []monitor.Completed{{Seq: due[0].Seq, Observation: monitor.Observation{
+				MonitorID: m.ID, StartedAt: at, Due: due[0].Due, Result: monitor.ResultUnknown, Reason: "probe broken", Probe: "p", Region: "r"}}})
+			check(t, err)
+			never := addMonitor(t, db, ws, "http://127.0.0.1:1/", 30*time.Second, 5)
 			changes, err := a.SweepStale(ctx, m.CreatedAt.Add(59*time.Second))
 			check(t, err)
 			if len(changes) != 0 {
@@ -430,6 +443,11 @@ func TestSilentMonitorBecomesUnknown(t *testing.T) {
 			}
 			if s := getMonitor(t, db, m).State; s != monitor.StateUnknown {
 				t.Fatalf("state = %s", s)
+			}
+			changes, err = a.SweepStale(ctx, never.CreatedAt.Add(2*time.Minute))
+			check(t, err)
+			if s := getMonitor(t, db, never).State; len(changes) != 0 || s != monitor.StatePending {
+				t.Fatalf("a monitor never checked went %s: %+v", s, changes)
 			}
 			hist, err := db.ListStateChanges(ctx, ws, m.ID, time.Time{}, 10)
 			check(t, err)

@@ -125,13 +125,15 @@ func (tx *Tx) LockRuntimes(ctx context.Context, seqs []int64) ([]Runtime, error)
 
 // StaleRuntimes reads the runtime rows, locked until the transaction ends,
 // of the monitors in a checked state (PENDING, UP, DEGRADED, DOWN) with no
-// known result for two intervals at now. On PostgreSQL rows another node
-// holds locked are left to it.
+// known result for two intervals at now, but some check within them: a
+// monitor with none (never checked, or no node running its checks) is not
+// among them. On PostgreSQL rows another node holds locked are left to it.
 func (tx *Tx) StaleRuntimes(ctx context.Context, now time.Time) ([]Runtime, error) {
 	skip := tx.db.d.skipLocked
 	rows, err := tx.c.QueryContext(ctx, `SELECT `+runtimeColumns+` FROM monitor_runtime
 		WHERE state IN ('PENDING', 'UP', 'DEGRADED', 'DOWN')
-		AND (CASE WHEN last_known_at > state_since THEN last_known_at ELSE state_since END) + 2 * interval_us <= $1`+skip,
+		AND (CASE WHEN last_known_at > state_since THEN last_known_at ELSE state_since END) + 2 * interval_us <= $1
+		AND last_check_at + 2 * interval_us > $1`+skip,
 		micros(now))
 	return collect(rows, err, scanRuntime)
 }

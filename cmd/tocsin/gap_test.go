@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStoppedServerIsUnknown: our own outages are UNKNOWN, never UP. A
+// monitor is UP, serve stops for over two intervals, and serve starts
+// again on the same data dir: the state history shows the span no node
+// was checking as UNKNOWN, with its cause, from the first slot missed to
+// the restart, then UP again; and no incident was opened for it.
+func TestStoppedServerIsUnknown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stops a server for over two intervals of 10 s; not in -short")
+	}
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer target.Close()
+	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
+	s := startServe(t, env)
+	key := ownerKey(t, env, "monitors:read", "monitors:write", "incidents:read")
+	const interval = 10 * time.Second // the shortest serve allows
+	res := do(t, "POST", s.url+"/api/v1/monitors", key,
+		`{"type":"http","name":"local","intervalSeconds":10,"config":{"url":"`+target.URL+`"}}`)
+	var m struct{ ID string }
+	if err := json.NewDecoder(res.Body).Decode(&m); err != nil || res.StatusCode != 201 {
+		t.Fatalf("create: %d %v", res.StatusCode, err)
+	}
+	type checkRow struct {
+		StartedAt, DueAt time.Time
+		Result, Reason   string
+	}
+	checks := func(base string) []checkRow {
+		var list struct{ Data []checkRow }
+		r, err := http.NewRequest("GET", base+"/api/v1/monitors/"+m.ID+"/checks", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if err := json.NewDecoder(res.Body).Decode(&list); err != nil {
+			t.Fatal(err)
+		}
+		return list.Data
+	}
+	waitUntil := func(what string, logs *syncBuffer, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 30 s\n%s", what, logs.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	var first checkRow
+	waitUntil("the first check", s.logs, func() bool {
+		c := checks(s.url)
+		if len(c) > 0 {
+			first = c[0]
+		}
+		return len(c) > 0
+	})
+	if first.Result != "up" {
+		t.Fatalf("first check %+v", first)
+	}
+
+	s.cancel()
+	if err := <-s.done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	s.done <- nil // for the cleanup's wait
+	stopped := time.Now()
+	// The next slot is an interval after the first check's; a check
+	// starting more than an interval after it ends a gap.
+	missed := first.DueAt.Add(interval)
+	time.Sleep(time.Until(missed.Add(interval + time.Second)))
+	restarted := time.Now()
+	s = startServe(t, env)
+
+	type change struct {
+		At              time.Time
+		From, To, Cause string
+	}
+	var hist []change // newest first
+	waitUntil("the gap in the state history", s.logs, func() bool {
+		res := do(t, "GET", s.url+"/api/v1/monitors/"+m.ID+"/states", key, "")
+		var list struct{ Data []change }
+		if err := json.NewDecoder(res.Body).Decode(&list); err != nil {
+			t.Fatal(err)
+		}
+		hist = list.Data
+		return len(hist) >= 3
+	})
+	if len(hist) != 3 {
+		t.Fatalf("state history %+v, want PENDING → UP → UNKNOWN → UP", hist)
+	}
+	into, out := hist[1], hist[0]
+	const gapCause = "no Tocsin node was checking from "
+	if into.From != "UP" || into.To != "UNKNOWN" || !strings.HasPrefix(into.Cause, gapCause) ||
+		out.From != "UNKNOWN" || out.To != "UP" || !strings.HasPrefix(out.Cause, "checks resumed after ") {
+		t.Fatalf("state history %+v, want UP → UNKNOWN (%s…) → UP", hist, gapCause)
+	}
+	// From the first slot missed, within an interval of the stop, to the
+	// check that found the gap, after the restart.
+	if !into.At.Equal(missed) || into.At.After(stopped.Add(interval)) || out.At.Before(restarted) {
+		t.Errorf("UNKNOWN from %v to %v; first slot missed %v, stopped at %v, restarted at %v",
+			into.At, out.At, missed, stopped, restarted)
+	}
+	if want := gapCause + into.At.UTC().Format(time.RFC3339) + " to " + out.At.UTC().Format(time.RFC3339); into.Cause != want {
+		t.Errorf("cause %q, want %q", into.Cause, want)
+	}
+	// The check due at the first slot missed found the gap (a later one
+	// may have run since).
+	found := false
+	for _, c := range checks(s.url) {
+		if c.DueAt.Equal(missed) {
+			found = c.Result == "unknown" && c.Reason == into.Cause && c.StartedAt.Equal(out.At)
+		}
+	}
+	if !found {
+		t.Errorf("the check due at %v: want unknown, with the gap as its reason; checks %+v", missed, checks(s.url))
+	}
+
+	var incidents struct{ Data []json.RawMessage }
+	res = do(t, "GET", s.url+"/api/v1/incidents", key, "")
+	if err := json.NewDecoder(res.Body).Decode(&incidents); err != nil || len(incidents.Data) != 0 {
+		t.Fatalf("incidents: %v %s", err, incidents.Data)
+	}
+}
