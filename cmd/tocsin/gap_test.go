@@ -22,7 +22,7 @@ func TestStoppedServerIsUnknown(t *testing.T) {
 	defer target.Close()
 	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
 	s := startServe(t, env)
-	key := ownerKey(t, env, "monitors:read", "monitors:write", "incidents:read")
+	key := ownerKey(t, env, "monitors:read", "monitors:write", "incidents:read", "metrics:read")
 	const interval = 10 * time.Second // the shortest serve allows
 	res := do(t, "POST", s.url+"/api/v1/monitors", key,
 		`{"type":"http","name":"local","intervalSeconds":10,"config":{"url":"`+target.URL+`"}}`)
@@ -134,5 +134,22 @@ func TestStoppedServerIsUnknown(t *testing.T) {
 	res = do(t, "GET", s.url+"/api/v1/incidents", key, "")
 	if err := json.NewDecoder(res.Body).Decode(&incidents); err != nil || len(incidents.Data) != 0 {
 		t.Fatalf("incidents: %v %s", err, incidents.Data)
+	}
+
+	// In the metrics the gap is lost coverage, never downtime: the target
+	// was up whenever it was checked, so availability stays 1.
+	var fig struct {
+		Availability, Coverage *float64
+		Durations              struct{ Unknown, Down float64 }
+	}
+	res = do(t, "GET", s.url+"/api/v1/monitors/"+m.ID+"/metrics?window=1h", key, "")
+	if err := json.NewDecoder(res.Body).Decode(&fig); err != nil {
+		t.Fatal(err)
+	}
+	gap := out.At.Sub(into.At).Seconds()
+	if fig.Availability == nil || *fig.Availability != 1 || fig.Coverage == nil || *fig.Coverage >= 1 ||
+		fig.Durations.Down != 0 || fig.Durations.Unknown < gap {
+		t.Errorf("metrics: availability %v coverage %v durations %+v; want 1, below 1, and at least %.0f s unknown",
+			fig.Availability, fig.Coverage, fig.Durations, gap)
 	}
 }
