@@ -54,7 +54,7 @@ func Method() Methodology {
 		},
 		Known:          []string{"UP", "DEGRADED", "DOWN"},
 		Pending:        "Not known: excluded from availability, lowers coverage (no result has arrived yet).",
-		Unknown:        "Not known: excluded from availability, lowers coverage. Spans in which no node was running the checks are recorded as UNKNOWN, never UP.",
+		Unknown:        "Not known: excluded from availability, lowers coverage. A monitor is UNKNOWN after two intervals without a known result (its probe could not tell), and over any span in which no Tocsin node was running its checks (recorded when a node notices, never as UP); a heartbeat over spans in which no node was receiving pings.",
 		Paused:         "Excluded from availability and coverage; lowers unadjustedAvailability.",
 		Maintenance:    "Excluded from availability and coverage; lowers unadjustedAvailability.",
 		BeforeCreation: "Excluded from every ratio; reported as the beforeCreation duration.",
@@ -65,7 +65,7 @@ func Method() Methodology {
 		},
 		Sources: Sources{
 			StateHistory: "exact: every transition is stored and integrated",
-			Observations: "raw observations within raw retention, then hourly and daily rollups",
+			Observations: "check counts, latencies, pings and run durations: whole UTC days from daily rollups, whole UTC hours from hourly rollups, the rest (a span's ragged edges, the hour not rolled up yet) from raw rows, so within the raw retention an answer equals the raw computation; a span reaching back beyond the raw rows starts at the next whole UTC hour (beyond the hourly rollups, day), as its from says, and its counts are exact for that span",
 		},
 		NullRatios: "A ratio is null when its denominator is zero (e.g. no known time in the window); it is never reported as 0 or 1 by default.",
 	}
