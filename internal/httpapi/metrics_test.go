@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/url"
 	"testing"
@@ -267,4 +268,114 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestHeartbeatMetricsAndListing: a heartbeat's pings by signal and its
+// run durations; the workspace listing pages through heartbeats, then
+// monitors, filters like the lists, and never shows another workspace's.
+func TestHeartbeatMetricsAndListing(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		k := e.ownerKey()
+		base := metricsDay.Add(12 * time.Hour)
+		e.clock.Set(base)
+		var hbs []map[string]any
+		for i := range 2 {
+			hbs = append(hbs, e.newHeartbeat(t, k, periodic(fmt.Sprint("job ", i), 3600, 600)))
+		}
+		for i := range 3 {
+			r := e.req("POST", "/api/v1/monitors", k, map[string]any{"type": "tcp", "name": fmt.Sprint("db ", i),
+				"config": map[string]any{"host": "db.internal", "port": 5432}})
+			if r.status != 201 {
+				t.Fatalf("create: %d %s", r.status, r.body)
+			}
+		}
+		kB := e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...)
+		if r := e.req("POST", "/api/v1/monitors", kB, map[string]any{"type": "tcp", "name": "theirs",
+			"config": map[string]any{"host": "db.internal", "port": 5432}}); r.status != 201 {
+			t.Fatalf("create in B: %d %s", r.status, r.body)
+		}
+		url := hbs[0]["pingUrl"].(string)
+		e.clock.Set(base.Add(time.Minute))
+		e.pingOK(t, url, "/start")
+		e.clock.Set(base.Add(3 * time.Minute))
+		e.pingOK(t, url, "")
+		e.clock.Set(base.Add(4 * time.Minute))
+		e.pingOK(t, url, "/fail")
+
+		e.clock.Set(metricsDay.Add(24 * time.Hour))
+		r := e.req("GET", "/api/v1/heartbeats/"+hbs[0]["id"].(string)+"/metrics?window=24h", k, nil)
+		if r.status != 200 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		var hm struct {
+			Subject       struct{ Kind string }
+			Pings         map[string]int64
+			RunDurationMs map[string]*float64
+			Checks        map[string]int64
+			Durations     map[string]float64
+		}
+		if err := json.Unmarshal(r.body, &hm); err != nil {
+			t.Fatal(err)
+		}
+		if hm.Subject.Kind != "heartbeat" || hm.Pings["success"] != 1 || hm.Pings["start"] != 1 || hm.Pings["fail"] != 1 ||
+			hm.Pings["total"] != 3 || hm.Checks != nil || !near(hm.RunDurationMs["min"], 120000) || !near(hm.RunDurationMs["max"], 120000) ||
+			hm.Durations["beforeCreation"] != 12*3600 {
+			t.Errorf("heartbeat metrics: %s", r.body)
+		}
+
+		type page struct {
+			Data []struct {
+				Subject struct{ ID, Kind string }
+			}
+			NextCursor  *string
+			Total       int
+			Methodology struct{ Version string }
+		}
+		list := func(q string) page {
+			t.Helper()
+			r := e.req("GET", "/api/v1/metrics?"+q, k, nil)
+			if r.status != 200 {
+				t.Fatalf("%s: %d %s", q, r.status, r.body)
+			}
+			var p page
+			if err := json.Unmarshal(r.body, &p); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		var kinds []string
+		cursor := ""
+		for n := 0; ; n++ {
+			q := "window=24h&limit=2"
+			if cursor != "" {
+				q += "&cursor=" + cursor
+			}
+			p := list(q)
+			if p.Total != 5 || p.Methodology.Version == "" {
+				t.Fatalf("page %d: total %d, methodology %q", n, p.Total, p.Methodology.Version)
+			}
+			for _, d := range p.Data {
+				kinds = append(kinds, d.Subject.Kind)
+			}
+			if p.NextCursor == nil {
+				break
+			}
+			cursor = *p.NextCursor
+			if n > 5 {
+				t.Fatal("the pages never end")
+			}
+		}
+		if fmt.Sprint(kinds) != "[heartbeat heartbeat monitor monitor monitor]" {
+			t.Errorf("listing pages: %v", kinds)
+		}
+		if p := list("window=24h&kind=monitor"); p.Total != 3 || len(p.Data) != 3 {
+			t.Errorf("kind=monitor: %d of %d", len(p.Data), p.Total)
+		}
+		if p := list("window=24h&type=tcp"); p.Total != 3 || len(p.Data) != 3 || p.Data[0].Subject.Kind != "monitor" {
+			t.Errorf("type=tcp: %+v", p)
+		}
+		if p := list("window=24h&kind=heartbeat&state=PENDING"); p.Total != 1 || len(p.Data) != 1 {
+			t.Errorf("kind=heartbeat&state=PENDING: %+v", p) // the other has pinged
+		}
+	})
 }
