@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -244,14 +243,14 @@ func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metric
 			f.Incidents, f.MTTR = incidentFigures(incsOf[s.id], start, end)
 			if s.kind == KindMonitor {
 				c := checks[s.seq][k]
-				f.Checks, f.Latency = &c.checks, summary(c.latency)
+				f.Checks, f.Latency = &c.checks, summary(&c.latency)
 				allChecks = allChecks.Add(c.checks)
-				return f, allLat.Merge(c.latency)
+				return f, allLat.Merge(&c.latency)
 			}
 			p := pings[s.seq][k]
-			f.Pings, f.Runs = &p.counts, summary(p.runs)
+			f.Pings, f.Runs = &p.counts, summary(&p.runs)
 			allPings.Success, allPings.Start, allPings.Fail = allPings.Success+p.counts.Success, allPings.Start+p.counts.Start, allPings.Fail+p.counts.Fail
-			return f, allLat.Merge(p.runs)
+			return f, allLat.Merge(&p.runs)
 		}
 		sm := SubjectMetrics{SubjectID: s.id, Kind: s.kind, Name: s.name, From: from, To: to}
 		if buckets == nil {
@@ -327,18 +326,6 @@ func summary(l *metrics.Latency) *metrics.LatencySummary {
 	return &s
 }
 
-// checkAgg is a span's checks of one monitor.
-type checkAgg struct {
-	checks  metrics.Checks
-	latency *metrics.Latency
-}
-
-// pingAgg is a span's pings of one heartbeat.
-type pingAgg struct {
-	counts PingCounts
-	runs   *metrics.Latency
-}
-
 // Rollup progress names.
 const (
 	rollupObservationsHour = "observations/hour"
@@ -355,54 +342,16 @@ func (a *App) checkCounts(ctx context.Context, seqs []int64, spans []metrics.Buc
 		return out, nil
 	}
 	for _, s := range seqs {
-		aggs := make([]checkAgg, len(spans))
-		for k := range aggs {
-			aggs[k].latency = metrics.NewLatency()
-		}
-		out[s] = aggs
+		out[s] = make([]checkAgg, len(spans))
 	}
 	for k, sp := range spans {
 		for _, seg := range plan(sp.Start, sp.End, progress[rollupObservationsHour], progress[rollupObservationsDay]) {
-			var err error
-			if seg.src == fromRaw {
-				err = a.store.EachObservation(ctx, seqs, seg.start, seg.end, func(p store.ObservationPoint) error {
-					agg := &out[p.Seq][k]
-					countResult(&agg.checks, p.Result)
-					if p.Result.Known() {
-						agg.latency.Add(p.Latency)
-					}
-					return nil
-				})
-			} else {
-				err = a.store.EachObservationRollup(ctx, tierOf(seg.src), seqs, seg.start, seg.end, func(r store.ObservationRollup) error {
-					agg := &out[r.Seq][k]
-					agg.checks = agg.checks.Add(metrics.Checks{Up: r.Up, Degraded: r.Degraded, Down: r.Down, Unknown: r.Unknown})
-					l, err := metrics.DecodeLatency(r.Latency)
-					if err != nil {
-						return err
-					}
-					return agg.latency.Merge(l)
-				})
-			}
-			if err != nil {
+			if err := a.readChecks(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64) *checkAgg { return &out[seq][k] }); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return out, nil
-}
-
-func countResult(c *metrics.Checks, r monitor.Result) {
-	switch r {
-	case monitor.ResultUp:
-		c.Up++
-	case monitor.ResultDegraded:
-		c.Degraded++
-	case monitor.ResultDown:
-		c.Down++
-	default:
-		c.Unknown++
-	}
 }
 
 // pingCounts counts the pings of the heartbeats seqs in each span, from
@@ -413,54 +362,16 @@ func (a *App) pingCounts(ctx context.Context, seqs []int64, spans []metrics.Buck
 		return out, nil
 	}
 	for _, s := range seqs {
-		aggs := make([]pingAgg, len(spans))
-		for k := range aggs {
-			aggs[k].runs = metrics.NewLatency()
-		}
-		out[s] = aggs
+		out[s] = make([]pingAgg, len(spans))
 	}
 	for k, sp := range spans {
 		for _, seg := range plan(sp.Start, sp.End, progress[rollupPingsHour], progress[rollupPingsDay]) {
-			var err error
-			if seg.src == fromRaw {
-				err = a.store.EachPing(ctx, seqs, seg.start, seg.end, func(p store.PingPoint) error {
-					agg := &out[p.Seq][k]
-					countSignal(&agg.counts, p.Signal)
-					if p.RunDuration >= 0 {
-						agg.runs.Add(p.RunDuration)
-					}
-					return nil
-				})
-			} else {
-				err = a.store.EachPingRollup(ctx, tierOf(seg.src), seqs, seg.start, seg.end, func(r store.PingRollup) error {
-					agg := &out[r.Seq][k]
-					agg.counts.Success += r.Success
-					agg.counts.Start += r.Start
-					agg.counts.Fail += r.Fail
-					l, err := metrics.DecodeLatency(r.Runs)
-					if err != nil {
-						return err
-					}
-					return agg.runs.Merge(l)
-				})
-			}
-			if err != nil {
+			if err := a.readPings(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64) *pingAgg { return &out[seq][k] }); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return out, nil
-}
-
-func countSignal(c *PingCounts, s heartbeat.Signal) {
-	switch s {
-	case heartbeat.SignalStart:
-		c.Start++
-	case heartbeat.SignalFail:
-		c.Fail++
-	default:
-		c.Success++
-	}
 }
 
 // MetricsFilter selects the subjects of a workspace listing: a kind

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -120,94 +119,58 @@ func (a *App) rollBucket(ctx context.Context, r rollup, start, end time.Time) er
 	}
 }
 
+// rollObservations writes the rollup rows of tier for [start, end) of the
+// monitors seqs that have checks in it: hours from raw rows, days from
+// hours.
 func (a *App) rollObservations(ctx context.Context, tier int, seqs []int64, start, end time.Time) error {
 	aggs := map[int64]*checkAgg{}
-	get := func(seq int64) *checkAgg {
-		g := aggs[seq]
-		if g == nil {
-			g = &checkAgg{latency: metrics.NewLatency()}
-			aggs[seq] = g
+	err := a.readChecks(ctx, seqs, start, end, rollupSource(tier), func(seq int64) *checkAgg {
+		if aggs[seq] == nil {
+			aggs[seq] = &checkAgg{}
 		}
-		return g
-	}
-	var err error
-	if tier == store.TierHour {
-		err = a.store.EachObservation(ctx, seqs, start, end, func(p store.ObservationPoint) error {
-			g := get(p.Seq)
-			countResult(&g.checks, p.Result)
-			if p.Result.Known() {
-				g.latency.Add(p.Latency)
-			}
-			return nil
-		})
-	} else {
-		err = a.store.EachObservationRollup(ctx, store.TierHour, seqs, start, end, func(r store.ObservationRollup) error {
-			g := get(r.Seq)
-			g.checks = g.checks.Add(metrics.Checks{Up: r.Up, Degraded: r.Degraded, Down: r.Down, Unknown: r.Unknown})
-			l, err := metrics.DecodeLatency(r.Latency)
-			if err != nil {
-				return err
-			}
-			return g.latency.Merge(l)
-		})
-	}
+		return aggs[seq]
+	})
 	if err != nil || len(aggs) == 0 {
 		return err
 	}
 	rows := make([]store.ObservationRollup, 0, len(aggs))
 	for _, seq := range seqs {
 		if g := aggs[seq]; g != nil {
-			rows = append(rows, store.ObservationRollup{Seq: seq, Bucket: start, Up: g.checks.Up, Degraded: g.checks.Degraded,
-				Down: g.checks.Down, Unknown: g.checks.Unknown, Latency: g.latency.Encode()})
+			rows = append(rows, g.row(seq, start))
 		}
 	}
 	return a.store.PutObservationRollups(ctx, tier, rows)
 }
 
+// rollPings writes the rollup rows of tier for [start, end) of the
+// heartbeats seqs that have pings in it.
 func (a *App) rollPings(ctx context.Context, tier int, seqs []int64, start, end time.Time) error {
 	aggs := map[int64]*pingAgg{}
-	get := func(seq int64) *pingAgg {
-		g := aggs[seq]
-		if g == nil {
-			g = &pingAgg{runs: metrics.NewLatency()}
-			aggs[seq] = g
+	err := a.readPings(ctx, seqs, start, end, rollupSource(tier), func(seq int64) *pingAgg {
+		if aggs[seq] == nil {
+			aggs[seq] = &pingAgg{}
 		}
-		return g
-	}
-	var err error
-	if tier == store.TierHour {
-		err = a.store.EachPing(ctx, seqs, start, end, func(p store.PingPoint) error {
-			g := get(p.Seq)
-			countSignal(&g.counts, p.Signal)
-			if p.RunDuration >= 0 {
-				g.runs.Add(p.RunDuration)
-			}
-			return nil
-		})
-	} else {
-		err = a.store.EachPingRollup(ctx, store.TierHour, seqs, start, end, func(r store.PingRollup) error {
-			g := get(r.Seq)
-			g.counts.Success += r.Success
-			g.counts.Start += r.Start
-			g.counts.Fail += r.Fail
-			l, err := metrics.DecodeLatency(r.Runs)
-			if err != nil {
-				return err
-			}
-			return g.runs.Merge(l)
-		})
-	}
+		return aggs[seq]
+	})
 	if err != nil || len(aggs) == 0 {
 		return err
 	}
 	rows := make([]store.PingRollup, 0, len(aggs))
 	for _, seq := range seqs {
 		if g := aggs[seq]; g != nil {
-			rows = append(rows, store.PingRollup{Seq: seq, Bucket: start, Success: g.counts.Success, Start: g.counts.Start,
-				Fail: g.counts.Fail, Runs: g.runs.Encode()})
+			rows = append(rows, g.row(seq, start))
 		}
 	}
 	return a.store.PutPingRollups(ctx, tier, rows)
+}
+
+// rollupSource is what a tier is rolled from: hours from raw rows, days
+// from hours.
+func rollupSource(tier int) source {
+	if tier == store.TierDay {
+		return fromHours
+	}
+	return fromRaw
 }
 
 // RunRollups runs a round of rollups every interval until ctx ends, as
