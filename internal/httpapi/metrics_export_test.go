@@ -234,6 +234,11 @@ func TestMetricsCSVListing(t *testing.T) {
 		if r := rows[0]; r["kind"] != "heartbeat" || r["name"] != "'+backup" || r["pingsTotal"] != "0" || r["checksTotal"] != "" || r["latencyP50Ms"] != "" {
 			t.Errorf("heartbeat row %v", r)
 		}
+		hr := e.req("GET", "/api/v1/heartbeats/"+hb+"/metrics?window=24h", k, nil, "Accept", "text/csv")
+		if a := readCSV(t, hr); len(a.rows) != 1 || a.rows[0]["subjectId"] != hb || a.rows[0]["pingsTotal"] != "0" ||
+			hr.header.Get("Content-Disposition") != `attachment; filename="tocsin-metrics-`+hb+`.csv"` {
+			t.Errorf("a heartbeat's CSV: %s %s", hr.header.Get("Content-Disposition"), hr.body)
+		}
 		if rows[2]["name"] != "'"+hostileName {
 			t.Errorf("hostile name came back as %q", rows[2]["name"])
 		}
