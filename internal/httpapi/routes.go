@@ -61,7 +61,8 @@ func (s *Server) routes() {
 	huma.Register(s.api, opListHeartbeatPings, s.listHeartbeatPings)
 
 	// Metrics
-	huma.Register(s.api, opGetMonitorMetrics, s.getMonitorMetrics)
-	huma.Register(s.api, opGetHeartbeatMetrics, s.getHeartbeatMetrics)
-	huma.Register(s.api, opListMetrics, s.listMetrics)
+	huma.Register(s.api, csvExport(opGetMonitorMetrics), s.getMonitorMetrics)
+	huma.Register(s.api, csvExport(opGetHeartbeatMetrics), s.getHeartbeatMetrics)
+	huma.Register(s.api, csvExport(opListMetrics), s.listMetrics)
+	huma.Register(s.api, opScrapeMetrics, s.scrapeMetrics)
 }

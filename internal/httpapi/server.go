@@ -6,6 +6,7 @@ package httpapi
 
 import (
 	"log/slog"
+	"maps"
 	"net/http"
 	"reflect"
 	"strings"
@@ -54,6 +55,9 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	cfg.CreateHooks = nil // no injected $schema fields or Link headers
 	cfg.DocsPath = ""     // the docs UI would load scripts from a CDN
 	cfg.SchemasPath = ""
+	cfg.Formats = maps.Clone(cfg.Formats) // huma's defaults are a shared map
+	cfg.Formats[csvType] = csvFormat      // the metrics exports (metrics_export.go)
+	cfg.Transformers = append(cfg.Transformers, csvRows)
 	cfg.OpenAPIPath = Prefix + "/openapi"
 	cfg.Info.Description = "Monitors web services and scheduled jobs and reports their availability. " +
 		"Errors always use the envelope {error: {code, message, details?, requestId}}."
@@ -68,7 +72,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	s.api = humago.New(s.mux, cfg)
 	// Times leave as stamp.Time; the document calls them date-time strings.
 	s.api.OpenAPI().Components.Schemas.RegisterTypeAlias(reflect.TypeFor[stamp.Time](), reflect.TypeFor[time.Time]())
-	s.api.UseMiddleware(s.authenticate, s.knownQuery, s.knownIDs, s.cleanBody, s.idempotent)
+	s.api.UseMiddleware(s.authenticate, s.knownQuery, s.knownIDs, s.cleanBody, s.idempotent, s.negotiateCSV)
 	s.routes()
 	s.documentPings()
 	documentHeaders(s.api.OpenAPI())
