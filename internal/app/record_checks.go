@@ -145,8 +145,12 @@ func checked(rt *store.Runtime, c monitor.Completed) *monitor.Transition {
 		rt.Tracker, tr = rt.Tracker.Tick(o.StartedAt, rt.Interval)
 	}
 	if o.StartedAt.After(rt.Last.At) {
+		expiry := rt.Last.CertExpiry
+		if !o.CertExpiry.IsZero() {
+			expiry = o.CertExpiry
+		}
 		rt.Last = monitor.LastCheck{At: o.StartedAt, Result: o.Result, Reason: o.Reason,
-			Latency: o.Latency, StatusCode: o.StatusCode}
+			Latency: o.Latency, StatusCode: o.StatusCode, CertExpiry: expiry}
 	}
 	if !rt.NextDue.IsZero() {
 		from := o.StartedAt

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"math"
@@ -423,4 +424,47 @@ func mustSample(t *testing.T, fams map[string]*dto.MetricFamily, name string, la
 		t.Fatalf("no %s%v", name, labels)
 	}
 	return &v
+}
+
+// TestCertificateExpiry: the expiry a tls monitor's check saw is kept
+// with the monitor (a later check that completes no handshake keeps it),
+// shown as certificateExpiresAt and scraped as a timestamp gauge.
+func TestCertificateExpiry(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		k := e.ownerKey()
+		r := e.req("POST", "/api/v1/monitors", k, map[string]any{"type": "tls", "name": "cert",
+			"config": map[string]any{"host": "service.example", "port": 443}})
+		if r.status != 201 {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+		id := r.json(t)["id"].(string)
+		expiry := time.Date(2027, 1, 15, 12, 0, 0, 0, time.UTC)
+		ctx := context.Background()
+		for i, exp := range []time.Time{expiry, {}} { // the second check's handshake failed
+			at := time.Now().Add(time.Duration(i) * time.Minute).UTC().Truncate(time.Microsecond)
+			if err := e.db.SetNextDueForTest(ctx, id, at); err != nil {
+				t.Fatal(err)
+			}
+			due, err := e.app.ClaimDue(ctx, "n", at, at, time.Minute, 100)
+			if err != nil || len(due) != 1 {
+				t.Fatalf("claim: %v %d", err, len(due))
+			}
+			res := monitor.ResultUp
+			if exp.IsZero() {
+				res = monitor.ResultDown
+			}
+			if _, err := e.app.RecordChecks(ctx, "n", []monitor.Completed{{Seq: due[0].Seq, Observation: monitor.Observation{
+				MonitorID: id, StartedAt: at, Due: at, Result: res, Reason: "x", Probe: "p", Region: "r", CertExpiry: exp}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := e.req("GET", "/api/v1/monitors/"+id, k, nil).json(t)
+		if got["certificateExpiresAt"] != "2027-01-15T12:00:00.000000Z" || got["lastResult"] != "down" {
+			t.Errorf("monitor: certificateExpiresAt %v, lastResult %v", got["certificateExpiresAt"], got["lastResult"])
+		}
+		fams := scrape(t, e, k)
+		if v := mustSample(t, fams, "tocsin_monitor_tls_certificate_expiry_timestamp_seconds", map[string]string{"id": id}); *v != float64(expiry.Unix()) {
+			t.Errorf("expiry gauge %v, want %d", *v, expiry.Unix())
+		}
+	})
 }

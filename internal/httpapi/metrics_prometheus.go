@@ -31,6 +31,7 @@ var scrapeSeries = []string{
 	"tocsin_monitor_last_check_timestamp_seconds{id,name,type}: when the latest check began; absent before the first",
 	"tocsin_monitor_last_latency_seconds{id,name,type}: the latest check's latency, when its result was known",
 	"tocsin_monitor_availability_ratio{id,name,type,window}: availability over the window (24h, 30d) ending now; absent when nothing is known",
+	"tocsin_monitor_tls_certificate_expiry_timestamp_seconds{id,name,type}: tls monitors: when the certificate their checks last saw expires",
 	"tocsin_heartbeat_state{id,name,state}, tocsin_heartbeat_up{id,name}, tocsin_heartbeat_availability_ratio{id,name,window}: as for monitors",
 	"tocsin_heartbeat_last_ping_timestamp_seconds{id,name}: when the latest ping of any signal arrived; absent before the first",
 }
@@ -89,6 +90,7 @@ func exposition(subjects []app.ScrapeSubject) *prometheus.Registry {
 		monChecked = gauge("tocsin_monitor_last_check_timestamp_seconds", "When the monitor's latest check began, in Unix seconds.", "id", "name", "type")
 		monLatency = gauge("tocsin_monitor_last_latency_seconds", "The latency of the monitor's latest check, when its result was known.", "id", "name", "type")
 		monAvail   = gauge("tocsin_monitor_availability_ratio", "Availability over the window ending now: (up + degraded) / known time.", "id", "name", "type", "window")
+		monCert    = gauge("tocsin_monitor_tls_certificate_expiry_timestamp_seconds", "When the certificate the tls monitor's checks last saw expires, in Unix seconds.", "id", "name", "type")
 		hbState    = gauge("tocsin_heartbeat_state", "1 for the heartbeat's state now, 0 for the others.", "id", "name", "state")
 		hbUp       = gauge("tocsin_heartbeat_up", "1 when the heartbeat is UP or DEGRADED, 0 when DOWN; absent in other states.", "id", "name")
 		hbPing     = gauge("tocsin_heartbeat_last_ping_timestamp_seconds", "When the heartbeat's latest ping arrived, in Unix seconds.", "id", "name")
@@ -105,6 +107,9 @@ func exposition(subjects []app.ScrapeSubject) *prometheus.Registry {
 				if sub.LastCheck.Result.Known() {
 					monLatency.WithLabelValues(labels...).Set(sub.LastCheck.Latency.Seconds())
 				}
+			}
+			if exp := sub.LastCheck.CertExpiry; sub.Type == monitor.TypeTLS && !exp.IsZero() {
+				monCert.WithLabelValues(labels...).Set(unixSeconds(exp.UnixMicro()))
 			}
 		} else if !sub.LastPing.IsZero() {
 			hbPing.WithLabelValues(labels...).Set(unixSeconds(sub.LastPing.UnixMicro()))
@@ -129,7 +134,7 @@ func exposition(subjects []app.ScrapeSubject) *prometheus.Registry {
 		}
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(monState, monUp, monChecked, monLatency, monAvail, hbState, hbUp, hbPing, hbAvail)
+	reg.MustRegister(monState, monUp, monChecked, monLatency, monAvail, monCert, hbState, hbUp, hbPing, hbAvail)
 	return reg
 }
 

@@ -24,6 +24,7 @@ type Monitor struct {
 	LastResult      *string       `json:"lastResult" nullable:"true" doc:"The latest check's result (up, degraded, down or unknown); null before the first."`
 	LastReason      string        `json:"lastReason,omitempty" doc:"Why the latest check was not up."`
 	LastLatencyMs   *float64      `json:"lastLatencyMs" nullable:"true" doc:"The latest check's latency in milliseconds; null before the first."`
+	CertExpiresAt   *stamp.Time   `json:"certificateExpiresAt,omitempty" doc:"tls monitors: when the certificate the checks last saw expires."`
 	Paused          bool          `json:"paused"`
 	CreatedAt       stamp.Time    `json:"createdAt"`
 	UpdatedAt       stamp.Time    `json:"updatedAt"`
@@ -235,6 +236,9 @@ func toMonitor(m monitor.Monitor) Monitor {
 	if l := m.Last; !l.At.IsZero() {
 		at, result, latency := l.At, string(l.Result), ms(l.Latency)
 		out.LastCheckAt, out.LastResult, out.LastReason, out.LastLatencyMs = stamp.Ptr(&at), &result, l.Reason, &latency
+	}
+	if exp := m.Last.CertExpiry; !exp.IsZero() {
+		out.CertExpiresAt = stamp.Ptr(&exp)
 	}
 	return out
 }

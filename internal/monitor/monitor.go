@@ -71,6 +71,9 @@ type LastCheck struct {
 	Reason     string
 	Latency    time.Duration
 	StatusCode int
+	// CertExpiry is when the certificate last seen by a tls check expires
+	// (zero: none seen); a check that completes no handshake keeps it.
+	CertExpiry time.Time
 }
 
 // Config holds the type-specific settings. Exactly the fields of the

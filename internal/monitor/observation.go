@@ -19,6 +19,9 @@ type Observation struct {
 	Phases  Phases
 	// StatusCode is the HTTP status; 0 for other types or no response.
 	StatusCode int
+	// CertExpiry is when the certificate a tls check was shown expires;
+	// zero when no handshake completed or the type has none.
+	CertExpiry time.Time
 	// Probe and Region name who ran the check.
 	Probe  string
 	Region string

@@ -52,6 +52,7 @@ func (c *checkRun) tls(ctx context.Context) *failure {
 		return down("TLS: the target sent no certificate")
 	}
 	leaf := certs[0]
+	c.obs.CertExpiry = leaf.NotAfter.UTC().Truncate(time.Microsecond)
 	downDays, degradedDays := c.cfg.DownExpiryDays, c.cfg.DegradedExpiryDays
 	if downDays == 0 && degradedDays == 0 {
 		downDays, degradedDays = defaultDownExpiryDays, defaultDegradedExpiryDays

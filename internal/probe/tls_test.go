@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,15 @@ func TestTLSExpiry(t *testing.T) {
 			want(t, obs, c.result, c.reason)
 			if obs.Phases.Connect <= 0 || obs.Phases.TLS <= 0 {
 				t.Fatalf("phases %+v", obs.Phases)
+			}
+			// The expiry is kept when the handshake completed, to the
+			// second a certificate states it.
+			wantExpiry := c.notAfter.UTC().Truncate(time.Second)
+			if strings.HasPrefix(c.reason, "TLS: ") {
+				wantExpiry = time.Time{}
+			}
+			if !obs.CertExpiry.Equal(wantExpiry) {
+				t.Errorf("CertExpiry %v, want %v", obs.CertExpiry, wantExpiry)
 			}
 		})
 	}

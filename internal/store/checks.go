@@ -51,19 +51,20 @@ type Runtime struct {
 }
 
 const runtimeColumns = `seq, monitor_id, interval_us, next_due_at, lease_owner, lease_until, state, state_since,
-	downs, ups, last_known_at, last_known, last_check_at, last_result, last_reason, last_latency_us, last_status`
+	downs, ups, last_known_at, last_known, last_check_at, last_result, last_reason, last_latency_us, last_status,
+	last_cert_expiry`
 
 func scanRuntime(row rowScanner) (Runtime, error) {
 	var (
 		rt                                    Runtime
 		interval, since, lastKnown, lastCheck int64
-		next, until, latency                  int64
+		next, until, latency, certExpiry      int64
 		owner                                 sql.NullString
 		state, lastKnownResult, lastResult    string
 	)
 	err := row.Scan(&rt.Seq, &rt.MonitorID, &interval, &next, &owner, &until, &state, &since,
 		&rt.Tracker.Downs, &rt.Tracker.Ups, &lastKnown, &lastKnownResult, &lastCheck, &lastResult,
-		&rt.Last.Reason, &latency, &rt.Last.StatusCode)
+		&rt.Last.Reason, &latency, &rt.Last.StatusCode, &certExpiry)
 	if err != nil {
 		return Runtime{}, classify(err)
 	}
@@ -85,6 +86,9 @@ func scanRuntime(row rowScanner) (Runtime, error) {
 	}
 	rt.Last.Result = monitor.Result(lastResult)
 	rt.Last.Latency = time.Duration(latency) * time.Microsecond
+	if certExpiry != 0 {
+		rt.Last.CertExpiry = fromMicros(certExpiry)
+	}
 	return rt, nil
 }
 
@@ -140,7 +144,8 @@ func (tx *Tx) StaleRuntimes(ctx context.Context, now time.Time) ([]Runtime, erro
 
 const saveRuntimeSQL = `UPDATE monitor_runtime SET next_due_at = $2, lease_owner = $3, lease_until = $4,
 	state = $5, state_since = $6, downs = $7, ups = $8, last_known_at = $9, last_known = $10,
-	last_check_at = $11, last_result = $12, last_reason = $13, last_latency_us = $14, last_status = $15
+	last_check_at = $11, last_result = $12, last_reason = $13, last_latency_us = $14, last_status = $15,
+	last_cert_expiry = $16
 	WHERE seq = $1`
 
 // SaveRuntime writes rt over its row.
@@ -166,7 +171,7 @@ func (tx *Tx) SaveRuntimes(ctx context.Context, rows []*Runtime) error {
 		return nil
 	}
 	if tx.db.d.arrayBatches {
-		cols := make([][]any, 15)
+		cols := make([][]any, 16)
 		for _, rt := range uniq {
 			for i, v := range runtimeArgs(*rt) {
 				cols[i] = append(cols[i], v)
@@ -176,16 +181,16 @@ func (tx *Tx) SaveRuntimes(ctx context.Context, rows []*Runtime) error {
 			lease_owner = v.lease_owner, lease_until = v.lease_until, state = v.state, state_since = v.state_since,
 			downs = v.downs, ups = v.ups, last_known_at = v.last_known_at, last_known = v.last_known,
 			last_check_at = v.last_check_at, last_result = v.last_result, last_reason = v.last_reason,
-			last_latency_us = v.last_latency_us, last_status = v.last_status
+			last_latency_us = v.last_latency_us, last_status = v.last_status, last_cert_expiry = v.last_cert_expiry
 			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::bigint[],
 				$7::int[], $8::int[], $9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[],
-				$14::bigint[], $15::int[])
+				$14::bigint[], $15::int[], $16::bigint[])
 			AS v(seq, next_due_at, lease_owner, lease_until, state, state_since, downs, ups, last_known_at,
-				last_known, last_check_at, last_result, last_reason, last_latency_us, last_status)
+				last_known, last_check_at, last_result, last_reason, last_latency_us, last_status, last_cert_expiry)
 			WHERE r.seq = v.seq`,
 			int64s(cols[0]), int64s(cols[1]), nullStrings(cols[2]), int64s(cols[3]), strs(cols[4]), int64s(cols[5]),
 			int64s(cols[6]), int64s(cols[7]), int64s(cols[8]), strs(cols[9]), int64s(cols[10]), strs(cols[11]),
-			strs(cols[12]), int64s(cols[13]), int64s(cols[14]))
+			strs(cols[12]), int64s(cols[13]), int64s(cols[14]), int64s(cols[15]))
 		return err
 	}
 	// Prepared on the transaction: SQLite's writer pool has one
@@ -243,7 +248,8 @@ func runtimeArgs(rt Runtime) []any {
 	}
 	return []any{rt.Seq, next, nullString(rt.LeaseOwner), zeroMicros(rt.LeaseUntil),
 		string(t.State), micros(t.Since), t.Downs, t.Ups, zeroMicros(t.LastKnown), string(t.Last),
-		zeroMicros(rt.Last.At), string(rt.Last.Result), rt.Last.Reason, rt.Last.Latency.Microseconds(), rt.Last.StatusCode}
+		zeroMicros(rt.Last.At), string(rt.Last.Result), rt.Last.Reason, rt.Last.Latency.Microseconds(), rt.Last.StatusCode,
+		zeroMicros(rt.Last.CertExpiry)}
 }
 
 // ClaimDue leases up to limit checks due at or before horizon whose lease

@@ -22,7 +22,8 @@ import (
 // which the check engine writes (checks.go).
 const (
 	monitorColumns = `m.id, m.workspace_id, m.type, m.name, m.config, m.interval_seconds, m.paused, m.created_at, m.updated_at,
-		r.state, r.state_since, r.last_check_at, r.last_result, r.last_reason, r.last_latency_us, r.last_status`
+		r.state, r.state_since, r.last_check_at, r.last_result, r.last_reason, r.last_latency_us, r.last_status,
+		r.last_cert_expiry`
 	monitorFrom = ` FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id`
 )
 
@@ -31,10 +32,10 @@ func (db *DB) scanMonitor(row rowScanner) (monitor.Monitor, error) {
 		m                               monitor.Monitor
 		config                          string
 		since, created, updated, lastAt int64
-		lastLatency                     int64
+		lastLatency, certExpiry         int64
 	)
 	err := row.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds, &m.Paused, &created, &updated,
-		&m.State, &since, &lastAt, &m.Last.Result, &m.Last.Reason, &lastLatency, &m.Last.StatusCode)
+		&m.State, &since, &lastAt, &m.Last.Result, &m.Last.Reason, &lastLatency, &m.Last.StatusCode, &certExpiry)
 	if err != nil {
 		return monitor.Monitor{}, classify(err)
 	}
@@ -46,6 +47,9 @@ func (db *DB) scanMonitor(row rowScanner) (monitor.Monitor, error) {
 		m.Last.At = fromMicros(lastAt)
 	}
 	m.Last.Latency = time.Duration(lastLatency) * time.Microsecond
+	if certExpiry != 0 {
+		m.Last.CertExpiry = fromMicros(certExpiry)
+	}
 	return m, nil
 }
 

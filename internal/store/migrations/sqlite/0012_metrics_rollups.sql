@@ -41,3 +41,7 @@ CREATE TABLE rollup_progress (
     lease_owner TEXT    NOT NULL DEFAULT '',
     lease_until INTEGER NOT NULL DEFAULT 0
 ) STRICT;
+
+-- When the certificate a tls monitor's checks last saw expires (µs, 0 for
+-- none), for the metrics it is exported in.
+ALTER TABLE monitor_runtime ADD COLUMN last_cert_expiry INTEGER NOT NULL DEFAULT 0;
