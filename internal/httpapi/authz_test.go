@@ -38,6 +38,9 @@ func monitorRoutes() []route {
 		{"GET", "/api/v1/monitors/{id}/checks", monitor.ScopeMonitorsRead, nil, 200},
 		{"GET", "/api/v1/monitors/{id}/states", monitor.ScopeMonitorsRead, nil, 200},
 		{"POST", "/api/v1/monitors/test", monitor.ScopeMonitorsWrite, probeDraft, 200},
+		{"GET", "/api/v1/monitors/{id}/metrics", monitor.ScopeMetricsRead, nil, 200},
+		{"GET", "/api/v1/metrics", monitor.ScopeMetricsRead, nil, 200},
+		{"GET", "/api/v1/metrics/prometheus", monitor.ScopeMetricsRead, nil, 200},
 		{"DELETE", "/api/v1/monitors/{id}", monitor.ScopeMonitorsWrite, nil, 204},
 	}
 }
@@ -68,6 +71,7 @@ func heartbeatRoutes() []route {
 		{"POST", "/api/v1/heartbeats/{id}/rotate-token", monitor.ScopeMonitorsWrite, nil, 200},
 		{"GET", "/api/v1/heartbeats/{id}/pings", monitor.ScopeMonitorsRead, nil, 200},
 		{"GET", "/api/v1/heartbeats/{id}/states", monitor.ScopeMonitorsRead, nil, 200},
+		{"GET", "/api/v1/heartbeats/{id}/metrics", monitor.ScopeMetricsRead, nil, 200},
 		{"DELETE", "/api/v1/heartbeats/{id}", monitor.ScopeMonitorsWrite, nil, 204},
 	}
 }
