@@ -365,3 +365,76 @@ func ptr(v any) *float64 {
 	}
 	return &f
 }
+
+// TestBurnRateAlertEnds: an alert whose objective is removed is resolved
+// with the reason and without the objective; a heartbeat's alert fires
+// like a monitor's, and goes without an event when the heartbeat is
+// deleted (its deletion is what its channels hear of).
+func TestBurnRateAlertEnds(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		runNotifier(t, e, "node-1")
+		k := e.ownerKey()
+		now := time.Now().UTC().Truncate(time.Second)
+		e.clock.Set(now.Add(-2 * time.Hour))
+		slo := `,"slo":{"target":0.99,"periodDays":7}}`
+		r := e.req("POST", "/api/v1/monitors", k, `{"type":"tcp","name":"db","config":{"host":"db.example","port":5432}`+slo)
+		mon := r.json(t)["id"].(string)
+		r = e.req("POST", "/api/v1/heartbeats", k, `{"name":"backup","schedule":{"periodSeconds":60}`+slo)
+		hb := r.json(t)["id"].(string)
+		h := newHook(t, e.clock)
+		r = e.req("POST", "/api/v1/notification-channels", k, map[string]any{"name": "slo", "kind": "webhook",
+			"config": map[string]any{"url": h.srv.URL + "/hook"}, "events": []string{"slo.burn_rate"}})
+		ch := r.json(t)
+		h.mu.Lock()
+		h.secret = ch["signingSecret"].(string)
+		h.mu.Unlock()
+		for _, id := range []string{mon, hb} {
+			// DOWN for the last 40 minutes of two hours: the fast rule's
+			// hour burns at 66.7×, its 5 minutes at 100×.
+			history(t, e, id, []monitor.Transition{
+				{From: monitor.StatePending, To: monitor.StateUp, At: now.Add(-2 * time.Hour), Cause: "up"},
+				{From: monitor.StateUp, To: monitor.StateDown, At: now.Add(-40 * time.Minute), Cause: "down"},
+			})
+		}
+		e.clock.Set(now)
+		if err := e.app.EvaluateSLOAlerts(ctx, "node-1"); err != nil {
+			t.Fatal(err)
+		}
+		e.settled(t, k, ch["id"].(string), 2)
+		firing := map[string]bool{}
+		got, _ := h.received()
+		for _, g := range got {
+			d := g["data"].(map[string]any)
+			if d["status"] == "firing" && d["rule"] == "fast" && near(ptr(d["burnRateLong"]), 40.0/60/0.01) {
+				firing[d["subject"].(map[string]any)["id"].(string)] = true
+			}
+		}
+		if !firing[mon] || !firing[hb] {
+			t.Fatalf("want both firing: %s", mustJSON(got))
+		}
+
+		if r := e.req("PATCH", "/api/v1/monitors/"+mon, k, `{"slo":null}`); r.status != 200 {
+			t.Fatalf("remove: %d %s", r.status, r.body)
+		}
+		if r := e.req("DELETE", "/api/v1/heartbeats/"+hb, k, nil); r.status != 204 {
+			t.Fatalf("delete: %d %s", r.status, r.body)
+		}
+		e.clock.Set(now.Add(time.Minute))
+		for range 2 {
+			if err := e.app.EvaluateSLOAlerts(ctx, "node-1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.settled(t, k, ch["id"].(string), 3)
+		got, bad := h.received()
+		if len(got) != 3 || bad != 0 {
+			t.Fatalf("want three verified deliveries: %d, %d unverified", len(got), bad)
+		}
+		d := got[2]["data"].(map[string]any)
+		if d["status"] != "resolved" || d["reason"] != "the objective was removed" || d["subject"].(map[string]any)["id"] != mon ||
+			d["rule"] != "fast" || d["target"] != nil || d["periodDays"] != nil || d["budgetRemaining"] != nil {
+			t.Errorf("the resolved event: %s", mustJSON(got[2]))
+		}
+	})
+}

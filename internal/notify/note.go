@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,7 +192,7 @@ func burnNote(d incident.BurnRateData) note {
 		n.tone, n.headline = toneOK, capital(subj.Type)+" "+subj.Name+" no longer burns its error budget too fast"
 	}
 	if d.Target > 0 {
-		n.facts = append(n.facts, fact{"Objective", fmt.Sprintf("%s%% over %d days", strconv.FormatFloat(d.Target*100, 'f', -1, 64), d.PeriodDays)})
+		n.facts = append(n.facts, fact{"Objective", fmt.Sprintf("%s%% over %d days", strconv.FormatFloat(math.Round(d.Target*1e9)/1e7, 'f', -1, 64), d.PeriodDays)})
 	}
 	window := func(s int) string {
 		switch {
