@@ -295,6 +295,7 @@ Create an API key for the API:
 	g.Go(func() error { return a.RunHeartbeats(gctx, c.NodeName) })
 	g.Go(func() error { return a.RunHousekeeping(gctx, 10*time.Minute) })
 	g.Go(func() error { return a.RunRollups(gctx, c.NodeName, time.Minute) })
+	g.Go(func() error { return a.RunSLOAlerts(gctx, c.NodeName, time.Minute) })
 	g.Go(func() error { return sender.Run(gctx) })
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

@@ -40,7 +40,7 @@ func (a *App) CreateHeartbeat(ctx context.Context, actor Actor, d heartbeat.Draf
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
-	if problems := d.Normalize(); len(problems) > 0 {
+	if problems := append(d.Normalize(), SLOProblems(d.SLO)...); len(problems) > 0 {
 		return heartbeat.Heartbeat{}, invalid(problems)
 	}
 	now := a.now()
@@ -55,6 +55,7 @@ func (a *App) CreateHeartbeat(ctx context.Context, actor Actor, d heartbeat.Draf
 		Runtime:           heartbeat.New(now, d.Paused),
 		CreatedAt:         now,
 		UpdatedAt:         now,
+		SLO:               d.SLO,
 	}
 	sealed, err := a.sealToken(h.ID, h.Token)
 	if err != nil {
@@ -137,11 +138,11 @@ func (a *App) UpdateHeartbeat(ctx context.Context, actor Actor, id string, updat
 		if err != nil {
 			return heartbeat.Heartbeat{}, err
 		}
-		if problems := d.Normalize(); len(problems) > 0 {
+		if problems := append(d.Normalize(), SLOProblems(d.SLO)...); len(problems) > 0 {
 			return heartbeat.Heartbeat{}, invalid(problems)
 		}
 		h := cur
-		h.Name, h.Schedule, h.MaxRuntimeSeconds = d.Name, d.Schedule, d.MaxRuntimeSeconds
+		h.Name, h.Schedule, h.MaxRuntimeSeconds, h.SLO = d.Name, d.Schedule, d.MaxRuntimeSeconds, d.SLO
 		h.UpdatedAt = later(a.now(), cur.UpdatedAt)
 		err = a.saveHeartbeat(ctx, h, cur.UpdatedAt)
 		if errors.Is(err, store.ErrStale) {

@@ -45,6 +45,7 @@ type SubjectMetrics struct {
 	From, To              time.Time
 	Figures               Figures
 	Series                []BucketFigures
+	SLO                   *SLOFigures // nil: the subject has no objective (slo.go)
 }
 
 // BucketFigures are the figures of one bucket of a series.
@@ -78,6 +79,7 @@ type metricsSubject struct {
 	seq            int64
 	created        time.Time
 	state          monitor.State // now, for a subject whose history has no change
+	slo            *monitor.SLO
 }
 
 // metricsSpan turns a request into its span and buckets. A span reaching
@@ -149,7 +151,7 @@ func (a *App) MonitorMetrics(ctx context.Context, actor Actor, id string, req Me
 		return SubjectMetrics{}, err
 	}
 	out, err := a.subjectMetrics(ctx, actor.WorkspaceID, []metricsSubject{{id: m.ID, kind: KindMonitor, name: m.Name,
-		created: m.CreatedAt, state: m.State}}, req)
+		created: m.CreatedAt, state: m.State, slo: m.SLO}}, req)
 	if err != nil {
 		return SubjectMetrics{}, err
 	}
@@ -166,7 +168,7 @@ func (a *App) HeartbeatMetrics(ctx context.Context, actor Actor, id string, req 
 		return SubjectMetrics{}, err
 	}
 	out, err := a.subjectMetrics(ctx, actor.WorkspaceID, []metricsSubject{{id: h.ID, kind: KindHeartbeat, name: h.Name,
-		created: h.CreatedAt, state: h.Runtime.State}}, req)
+		created: h.CreatedAt, state: h.Runtime.State, slo: h.SLO}}, req)
 	if err != nil {
 		return SubjectMetrics{}, err
 	}
@@ -227,6 +229,10 @@ func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metric
 	if err != nil {
 		return nil, err
 	}
+	slos, err := a.sloFigures(ctx, subjects, now)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]SubjectMetrics, len(subjects))
 	for i, s := range subjects {
 		tl := timeline(s, hist[s.id], from)
@@ -252,7 +258,7 @@ func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metric
 			allPings.Success, allPings.Start, allPings.Fail = allPings.Success+p.counts.Success, allPings.Start+p.counts.Start, allPings.Fail+p.counts.Fail
 			return f, allLat.Merge(&p.runs)
 		}
-		sm := SubjectMetrics{SubjectID: s.id, Kind: s.kind, Name: s.name, From: from, To: to}
+		sm := SubjectMetrics{SubjectID: s.id, Kind: s.kind, Name: s.name, From: from, To: to, SLO: slos[s.id]}
 		if buckets == nil {
 			if sm.Figures, err = figures(0, from, to); err != nil {
 				return nil, err
@@ -419,7 +425,7 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 				return Page[SubjectMetrics]{}, err
 			}
 			for _, r := range rows {
-				subjects = append(subjects, metricsSubject{id: r.ID, kind: KindHeartbeat, name: r.Name, created: r.CreatedAt, state: r.Runtime.State})
+				subjects = append(subjects, metricsSubject{id: r.ID, kind: KindHeartbeat, name: r.Name, created: r.CreatedAt, state: r.Runtime.State, slo: r.SLO})
 			}
 		}
 		n, err := a.store.CountMatchingHeartbeats(ctx, actor.WorkspaceID, q)
@@ -439,7 +445,7 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 				return Page[SubjectMetrics]{}, err
 			}
 			for _, m := range ms {
-				subjects = append(subjects, metricsSubject{id: m.ID, kind: KindMonitor, name: m.Name, created: m.CreatedAt, state: m.State})
+				subjects = append(subjects, metricsSubject{id: m.ID, kind: KindMonitor, name: m.Name, created: m.CreatedAt, state: m.State, slo: m.SLO})
 			}
 		}
 		n, err := a.store.CountMatchingMonitors(ctx, actor.WorkspaceID, q)

@@ -45,7 +45,7 @@ func (a *App) MonitorAuth(ctx context.Context, wsID, monitorID string) (*monitor
 // validate normalizes a draft and applies the outbound policy to every
 // field that names a target; names are judged again when a check dials them.
 func (a *App) validate(d *monitor.Draft) []errs.FieldError {
-	problems := d.Normalize()
+	problems := append(d.Normalize(), SLOProblems(d.SLO)...)
 	out := a.cfg.Outbound
 	for _, tg := range []struct {
 		ptr string
@@ -107,6 +107,7 @@ func (a *App) CreateMonitor(ctx context.Context, actor Actor, d monitor.Draft) (
 		Paused:          d.Paused,
 		CreatedAt:       now,
 		UpdatedAt:       now,
+		SLO:             d.SLO,
 	}
 	if d.Paused {
 		m.State = monitor.StatePaused
@@ -245,7 +246,7 @@ func (a *App) updateOnce(ctx context.Context, actor Actor, id string, update Mon
 		}
 	}
 	m := cur
-	m.Name, m.Config, m.IntervalSeconds = d.Name, d.Config, d.IntervalSeconds
+	m.Name, m.Config, m.IntervalSeconds, m.SLO = d.Name, d.Config, d.IntervalSeconds, d.SLO
 	m.Config.Headers = nil
 	// Strictly later than the version read, so a concurrent writer in the
 	// same microsecond still sees a change.

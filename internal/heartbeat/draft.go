@@ -37,6 +37,7 @@ type Draft struct {
 	Schedule          Schedule
 	MaxRuntimeSeconds int
 	Paused            bool
+	SLO               *monitor.SLO // validated by the application (metrics.Objective)
 }
 
 // Normalize fills defaults and then validates. It returns every failing

@@ -20,6 +20,8 @@ type Heartbeat struct {
 	Runtime   Runtime
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// SLO is the heartbeat's objective; nil: none.
+	SLO *monitor.SLO
 }
 
 // Settings compiles the heartbeat's schedule for its state machine.

@@ -50,7 +50,7 @@ type ChannelCreate struct {
 	Kind     string          `json:"kind" doc:"How it delivers. A webhook channel gets a signing secret, returned once in the response."`
 	Enabled  *bool           `json:"enabled,omitempty" doc:"Default true."`
 	Config   *ChannelConfig  `json:"config,omitempty"`
-	Events   []string        `json:"events,omitempty" doc:"Event types it hears: incident.opened, incident.acknowledged, incident.updated, incident.resolved, monitor.state_changed, heartbeat.state_changed; absent or empty: every type."`
+	Events   []string        `json:"events,omitempty" doc:"Event types it hears: incident.opened, incident.acknowledged, incident.updated, incident.resolved, monitor.state_changed, heartbeat.state_changed, slo.burn_rate; absent or empty: every type."`
 	Subjects []string        `json:"subjects,omitempty" doc:"Monitors and heartbeats of this workspace it hears; absent or empty: all."`
 	Secrets  *ChannelSecrets `json:"secrets,omitempty" doc:"Write-only."`
 }

@@ -43,6 +43,7 @@ type Heartbeat struct {
 	NextDeadline      *stamp.Time       `json:"nextDeadline" nullable:"true" doc:"When the heartbeat becomes late (or a started run overruns) if no ping comes; null when nothing is expected: before the first ping, while paused, and after a missed deadline made it DOWN (until the next ping). After a failure the next run is still expected."`
 	CreatedAt         stamp.Time        `json:"createdAt"`
 	UpdatedAt         stamp.Time        `json:"updatedAt"`
+	SLO               *Objective        `json:"slo" doc:"The heartbeat's objective; null: none."`
 }
 
 // HeartbeatCreate is the body of POST /api/v1/heartbeats.
@@ -51,6 +52,7 @@ type HeartbeatCreate struct {
 	Schedule          HeartbeatSchedule `json:"schedule"`
 	MaxRuntimeSeconds int               `json:"maxRuntimeSeconds,omitempty" doc:"0 or absent: no overrun check."`
 	Paused            bool              `json:"paused,omitempty" doc:"Create it paused."`
+	SLO               *Objective        `json:"slo,omitempty" doc:"An objective; absent: none."`
 }
 
 // HeartbeatPatch is the body of PATCH /api/v1/heartbeats/{id}: fields given
@@ -59,6 +61,7 @@ type HeartbeatPatch struct {
 	Name              *string            `json:"name,omitempty"`
 	Schedule          *HeartbeatSchedule `json:"schedule,omitempty"`
 	MaxRuntimeSeconds *int               `json:"maxRuntimeSeconds,omitempty"`
+	SLO               ObjectivePatch     `json:"slo,omitempty"`
 }
 
 func (s HeartbeatSchedule) domain() heartbeat.Schedule {
@@ -70,14 +73,15 @@ func (s HeartbeatSchedule) domain() heartbeat.Schedule {
 }
 
 func (c *HeartbeatCreate) draft() heartbeat.Draft {
-	return heartbeat.Draft{Name: c.Name, Schedule: c.Schedule.domain(), MaxRuntimeSeconds: c.MaxRuntimeSeconds, Paused: c.Paused}
+	return heartbeat.Draft{Name: c.Name, Schedule: c.Schedule.domain(), MaxRuntimeSeconds: c.MaxRuntimeSeconds, Paused: c.Paused,
+		SLO: c.SLO.domain()}
 }
 
 // Resolve runs the domain's rules after the schema's, so one 422 lists
 // every failing field: huma calls it even when schema validation failed.
 func (c *HeartbeatCreate) Resolve(huma.Context) []error {
 	d := c.draft()
-	return fieldDetails(d.Normalize())
+	return fieldDetails(append(d.Normalize(), app.SLOProblems(d.SLO)...))
 }
 
 // Resolve checks the fields a patch gives against the domain's rules (a
@@ -94,7 +98,7 @@ func (p *HeartbeatPatch) Resolve(huma.Context) []error {
 	if p.MaxRuntimeSeconds != nil {
 		d.MaxRuntimeSeconds = *p.MaxRuntimeSeconds
 	}
-	return fieldDetails(d.Normalize())
+	return fieldDetails(append(d.Normalize(), app.SLOProblems(p.SLO.Value.domain())...))
 }
 
 func fieldDetails(fs []errs.FieldError) []error {
@@ -113,7 +117,7 @@ func (s *Server) toHeartbeat(h heartbeat.Heartbeat) Heartbeat {
 			Timezone: h.Schedule.Timezone, GraceSeconds: &grace},
 		MaxRuntimeSeconds: h.MaxRuntimeSeconds, Paused: h.Paused, State: string(rt.State), StateSince: stamp.Of(rt.Since),
 		LastPingAt: stamp.Ptr(timePtr(rt.LastPing)), LastStartAt: stamp.Ptr(timePtr(rt.LastStart)), NextDeadline: stamp.Ptr(timePtr(h.NextDeadline())),
-		CreatedAt: stamp.Of(h.CreatedAt), UpdatedAt: stamp.Of(h.UpdatedAt)}
+		CreatedAt: stamp.Of(h.CreatedAt), UpdatedAt: stamp.Of(h.UpdatedAt), SLO: toObjective(h.SLO)}
 	if rt.LastCompletion != 0 {
 		r := rt.LastCompletion.String()
 		out.LastResult = &r
@@ -242,7 +246,8 @@ var opUpdateHeartbeat = op(huma.Operation{OperationID: "updateHeartbeat", Method
 func (s *Server) updateHeartbeat(ctx context.Context, in *patchHeartbeatInput) (*heartbeatBody, error) {
 	p := in.Body
 	return s.oneHeartbeat(s.app.UpdateHeartbeat(ctx, actorFrom(ctx), in.ID, func(cur heartbeat.Heartbeat) (heartbeat.Draft, error) {
-		d := heartbeat.Draft{Name: cur.Name, Schedule: cur.Schedule, MaxRuntimeSeconds: cur.MaxRuntimeSeconds, Paused: cur.Paused}
+		d := heartbeat.Draft{Name: cur.Name, Schedule: cur.Schedule, MaxRuntimeSeconds: cur.MaxRuntimeSeconds, Paused: cur.Paused,
+			SLO: p.SLO.apply(cur.SLO)}
 		if p.Name != nil {
 			d.Name = *p.Name
 		}

@@ -91,6 +91,7 @@ type SubjectMetrics struct {
 	TZ         string         `json:"tz,omitempty" doc:"The zone whose days and hours the buckets follow."`
 	MetricFigures
 	Series []MetricsBucket `json:"series,omitempty" doc:"The figures per bucket, when a resolution was asked for."`
+	SLO    *SLOFigures     `json:"slo,omitempty" doc:"Subjects with an objective: its error budget over the objective's own period ending now."`
 }
 
 // MetricsResponse is one subject's metrics with the methodology.
@@ -132,7 +133,7 @@ func toFigures(f app.Figures) MetricFigures {
 func toSubjectMetrics(req app.MetricsRequest) func(app.SubjectMetrics) SubjectMetrics {
 	return func(m app.SubjectMetrics) SubjectMetrics {
 		out := SubjectMetrics{Subject: MetricsSubject{ID: m.SubjectID, Kind: m.Kind, Name: m.Name},
-			From: stamp.Of(m.From), To: stamp.Of(m.To), MetricFigures: toFigures(m.Figures)}
+			From: stamp.Of(m.From), To: stamp.Of(m.To), MetricFigures: toFigures(m.Figures), SLO: toSLOFigures(m.SLO)}
 		if req.Resolution != "" {
 			out.Resolution, out.TZ = string(req.Resolution), req.TZ
 			if out.TZ == "" {

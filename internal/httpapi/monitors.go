@@ -78,6 +78,7 @@ type monitorList struct {
 type MonitorPatch struct {
 	Name            *string        `json:"name,omitempty"`
 	IntervalSeconds *int           `json:"intervalSeconds,omitempty"`
+	SLO             ObjectivePatch `json:"slo,omitempty"`
 	Config          map[string]any `json:"config,omitempty" doc:"A JSON merge patch (RFC 7396) of the monitor's config (see MonitorConfig): fields given replace the stored ones, null resets a field to its default, fields not given stay. config.auth absent keeps the stored credential, null removes it, an object replaces it whole. config.headers is merged into the stored headers: a header not named keeps its value, a string sets it, null removes it; config.headers null removes every header."`
 }
 
@@ -187,7 +188,8 @@ func (s *Server) applyPatch(p MonitorPatch) app.MonitorUpdate {
 	headers, headerErrs := headerPatch(p.Config)
 	config := withoutHeaders(p.Config)
 	return func(cur monitor.Monitor) (app.MonitorChange, error) {
-		d := monitor.Draft{Type: cur.Type, Name: cur.Name, Config: cur.Config, IntervalSeconds: cur.IntervalSeconds, Paused: cur.Paused}
+		d := monitor.Draft{Type: cur.Type, Name: cur.Name, Config: cur.Config, IntervalSeconds: cur.IntervalSeconds, Paused: cur.Paused,
+			SLO: p.SLO.apply(cur.SLO)}
 		if p.Name != nil {
 			d.Name = *p.Name
 		}

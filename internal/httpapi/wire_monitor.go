@@ -6,6 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/stamp"
@@ -28,6 +29,7 @@ type Monitor struct {
 	Paused          bool          `json:"paused"`
 	CreatedAt       stamp.Time    `json:"createdAt"`
 	UpdatedAt       stamp.Time    `json:"updatedAt"`
+	SLO             *Objective    `json:"slo" doc:"The monitor's objective; null: none."`
 }
 
 // MonitorCreate is the body of POST /api/v1/monitors (spec §2).
@@ -37,6 +39,7 @@ type MonitorCreate struct {
 	Config          MonitorConfig `json:"config" doc:"Type-specific settings."`
 	IntervalSeconds int           `json:"intervalSeconds,omitempty" default:"60" doc:"Seconds between checks, 10 to 86400; the workspace's plan may require more."`
 	Paused          bool          `json:"paused,omitempty" doc:"Create the monitor paused: no checks run until it is resumed."`
+	SLO             *Objective    `json:"slo,omitempty" doc:"An objective; absent: none."`
 }
 
 // MonitorConfig holds the settings of every monitor type; each type uses
@@ -159,7 +162,7 @@ func boolOr(p *bool, def bool) bool {
 func (c MonitorCreate) draft() (monitor.Draft, error) {
 	cfg, auth, err := c.Config.domain()
 	return monitor.Draft{Type: monitor.Type(c.Type), Name: c.Name, Config: cfg, Auth: auth,
-		IntervalSeconds: c.IntervalSeconds, Paused: c.Paused}, err
+		IntervalSeconds: c.IntervalSeconds, Paused: c.Paused, SLO: c.SLO.domain()}, err
 }
 
 func (c MonitorConfig) domain() (monitor.Config, *monitor.Auth, error) {
@@ -231,7 +234,7 @@ func toMonitor(m monitor.Monitor) Monitor {
 	out := Monitor{
 		ID: m.ID, Type: string(m.Type), Name: m.Name, Config: toConfig(m.Config),
 		IntervalSeconds: m.IntervalSeconds, State: string(m.State), StateSince: stamp.Of(m.StateSince),
-		Paused: m.Paused, CreatedAt: stamp.Of(m.CreatedAt), UpdatedAt: stamp.Of(m.UpdatedAt),
+		Paused: m.Paused, CreatedAt: stamp.Of(m.CreatedAt), UpdatedAt: stamp.Of(m.UpdatedAt), SLO: toObjective(m.SLO),
 	}
 	if l := m.Last; !l.At.IsZero() {
 		at, result, latency := l.At, string(l.Result), ms(l.Latency)
@@ -258,5 +261,5 @@ func (c *MonitorCreate) Resolve(huma.Context) []error {
 			problems = append(problems, errs.FieldError{Pointer: fmt.Sprintf("/config/expectedStatusCodes/%d", i), Message: sc.problem})
 		}
 	}
-	return fieldDetails(append(problems, d.Normalize()...))
+	return fieldDetails(append(append(problems, d.Normalize()...), app.SLOProblems(d.SLO)...))
 }

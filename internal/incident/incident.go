@@ -91,12 +91,13 @@ const (
 	IncidentResolved      = "incident.resolved"
 	MonitorStateChanged   = "monitor.state_changed"
 	HeartbeatStateChanged = "heartbeat.state_changed"
+	SLOBurnRate           = "slo.burn_rate"
 	Test                  = "test"
 )
 
 // EventTypes are every event type, as a channel's filter names them.
 var EventTypes = []string{IncidentOpened, IncidentAcknowledged, IncidentUpdated, IncidentResolved,
-	MonitorStateChanged, HeartbeatStateChanged, Test}
+	MonitorStateChanged, HeartbeatStateChanged, SLOBurnRate, Test}
 
 // Event is what a receiver gets: {id, type, createdAt, workspaceId, data}.
 type Event struct {
@@ -119,6 +120,28 @@ type StateChangeData struct {
 	To      monitor.State `json:"to"`
 	Cause   string        `json:"cause"`
 	At      time.Time     `json:"at"`
+}
+
+// BurnRateData is the data of slo.burn_rate events: a subject's
+// objective spends its error budget too fast (status firing: both windows
+// of rule burn at factor or faster), or no longer (resolved: no rule
+// fires, or reason says why it ends). Burn rates are over the rule's
+// windows; nil when nothing was known in them.
+type BurnRateData struct {
+	Subject            Subject   `json:"subject"`
+	Status             string    `json:"status"` // firing or resolved
+	Reason             string    `json:"reason,omitempty"`
+	Rule               string    `json:"rule"`
+	LongWindowSeconds  int       `json:"longWindowSeconds"`
+	ShortWindowSeconds int       `json:"shortWindowSeconds"`
+	Factor             float64   `json:"factor"`
+	BurnRateLong       *float64  `json:"burnRateLong"`
+	BurnRateShort      *float64  `json:"burnRateShort"`
+	Target             float64   `json:"target,omitempty"`     // 0: the objective was removed
+	PeriodDays         int       `json:"periodDays,omitempty"` // 0: the objective was removed
+	BudgetRemaining    *float64  `json:"budgetRemaining"`
+	OpenedAt           time.Time `json:"openedAt"`
+	At                 time.Time `json:"at"`
 }
 
 // StateChangedType is the event type of a state change of the subject

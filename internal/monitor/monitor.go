@@ -59,6 +59,8 @@ type Monitor struct {
 	UpdatedAt       time.Time
 	// Last is the latest check's summary; its At is zero before the first.
 	Last LastCheck
+	// SLO is the monitor's objective; nil: none.
+	SLO *SLO
 }
 
 // Interval is the time between the monitor's checks.

@@ -57,6 +57,7 @@ type Draft struct {
 	Auth            *Auth
 	IntervalSeconds int
 	Paused          bool
+	SLO             *SLO // validated by the application (metrics.Objective)
 }
 
 // Normalize fills defaults and then validates. It returns every failing field

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,6 +76,11 @@ func decode(payload []byte, now time.Time) (note, error) {
 		var d incident.StateChangeData
 		if err = json.Unmarshal(ev.Data, &d); err == nil {
 			n = stateNote(ev.Type, d)
+		}
+	case incident.SLOBurnRate:
+		var d incident.BurnRateData
+		if err = json.Unmarshal(ev.Data, &d); err == nil {
+			n = burnNote(d)
 		}
 	case incident.Test:
 		var d struct {
@@ -173,6 +180,46 @@ func stateNote(typ string, d incident.StateChangeData) note {
 	case monitor.StateUp:
 		n.tone = toneOK
 	}
+	return n
+}
+
+// burnNote tells an objective's burn-rate alert firing or resolved.
+func burnNote(d incident.BurnRateData) note {
+	subj := d.Subject
+	n := note{subject: &subj, at: d.At, tone: toneAlert,
+		headline: capital(subj.Type) + " " + subj.Name + " is burning its error budget (" + d.Rule + ")"}
+	if d.Status == "resolved" {
+		n.tone, n.headline = toneOK, capital(subj.Type)+" "+subj.Name+" no longer burns its error budget too fast"
+	}
+	if d.Target > 0 {
+		n.facts = append(n.facts, fact{"Objective", fmt.Sprintf("%s%% over %d days", strconv.FormatFloat(math.Round(d.Target*1e9)/1e7, 'f', -1, 64), d.PeriodDays)})
+	}
+	window := func(s int) string {
+		switch {
+		case s > 0 && s%3600 == 0:
+			return strconv.Itoa(s/3600) + "h"
+		case s > 0 && s%60 == 0:
+			return strconv.Itoa(s/60) + "m"
+		}
+		return strconv.Itoa(s) + "s"
+	}
+	n.facts = append(n.facts, fact{"Rule", fmt.Sprintf("%s: %s and %s at %s×", d.Rule, window(d.LongWindowSeconds),
+		window(d.ShortWindowSeconds), strconv.FormatFloat(d.Factor, 'f', -1, 64))})
+	rate := func(r *float64) string {
+		if r == nil {
+			return "unknown"
+		}
+		return strconv.FormatFloat(*r, 'f', 1, 64) + "×"
+	}
+	n.facts = append(n.facts, fact{"Burn rate", fmt.Sprintf("%s over %s, %s over %s", rate(d.BurnRateLong), window(d.LongWindowSeconds),
+		rate(d.BurnRateShort), window(d.ShortWindowSeconds))})
+	if d.BudgetRemaining != nil {
+		n.facts = append(n.facts, fact{"Budget left", strconv.FormatFloat(*d.BudgetRemaining*100, 'f', 1, 64) + "%"})
+	}
+	if d.Status == "resolved" {
+		n.facts = append(n.facts, fact{"Lasted", lasted(d.At.Sub(d.OpenedAt))})
+	}
+	n.text = d.Reason
 	return n
 }
 

@@ -81,11 +81,45 @@ func events(t *testing.T) []struct {
 		{incident.HeartbeatStateChanged, "Heartbeat nightly backup is UP", event(t, incident.HeartbeatStateChanged, incident.StateChangeData{
 			Subject: incident.Subject{Type: "heartbeat", ID: "hb_1", Name: "nightly backup"},
 			From:    monitor.StateDown, To: monitor.StateUp, At: renderAt})},
+		{incident.SLOBurnRate, "Monitor checkout is burning its error budget (fast)", event(t, incident.SLOBurnRate, burnData("firing"))},
 		{incident.Test, "hello from the channel page", event(t, incident.Test, map[string]any{
 			"message": "hello from the channel page", "channel": map[string]string{"id": "nch_1", "name": "ops"}})},
 		{notify.EventHeld, "3 notifications held back", event(t, notify.EventHeld, notify.HeldData{
 			ChannelID: "nch_1", Count: 3, ByType: map[string]int{incident.IncidentOpened: 2, incident.MonitorStateChanged: 1},
 			From: renderAt.Add(-time.Hour), To: renderAt, Titles: []string{"checkout is down", "search is down"}})},
+	}
+}
+
+// burnData is checkout's burn-rate alert with status firing or resolved.
+func burnData(status string) incident.BurnRateData {
+	long, short, left := 1000.0, 1000.0, 0.972
+	return incident.BurnRateData{Subject: incident.Subject{Type: "monitor", ID: "mon_1", Name: "checkout"}, Status: status,
+		Rule: "fast", LongWindowSeconds: 3600, ShortWindowSeconds: 300, Factor: 14.4, BurnRateLong: &long, BurnRateShort: &short,
+		Target: 0.99999, PeriodDays: 30, BudgetRemaining: &left, OpenedAt: renderAt.Add(-40 * time.Minute), At: renderAt}
+}
+
+// A burn-rate alert tells its objective, rule, burn rates and budget
+// left in words; its resolution says it ended and how long it lasted.
+func TestRenderBurnRate(t *testing.T) {
+	for _, c := range []struct {
+		status string
+		want   []string
+	}{
+		{"firing", []string{"Monitor checkout is burning its error budget (fast)", "99.999% over 30 days",
+			"fast: 1h and 5m at 14.4×", "1000.0× over 1h, 1000.0× over 5m", "97.2%"}},
+		{"resolved", []string{"Monitor checkout no longer burns its error budget too fast", "99.999% over 30 days", "Lasted:* 40m"}},
+	} {
+		ch, s := channel(notify.Slack)
+		out, err := notify.Render(ch, s, event(t, incident.SLOBurnRate, burnData(c.status)), "dlv_1", renderAt, testEP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := str(t, decodeBody(t, out), "blocks", 0, "text", "text")
+		for _, w := range c.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: %q does not say %q", c.status, text, w)
+			}
+		}
 	}
 }
 
@@ -315,7 +349,7 @@ var shown = map[notify.Kind]func(t *testing.T, typ string, c *notify.Channel, s 
 		v := decodeBody(t, out)
 		wantEqual(t, "topic", str(t, v, "topic"), "tocsin-alerts")
 		priority := 3.0
-		if typ == incident.IncidentOpened || typ == incident.MonitorStateChanged { // the latter goes DOWN
+		if typ == incident.IncidentOpened || typ == incident.MonitorStateChanged || typ == incident.SLOBurnRate { // DOWN, firing
 			priority = 5
 		}
 		wantEqual(t, "priority", at(t, v, "priority"), priority)

@@ -89,7 +89,25 @@ func (db *DB) CreateWorkspaceBeforeQuotas(ctx context.Context, id, slug string, 
 }
 
 // CreateHeartbeatBeforeQuotas is CreateHeartbeat on the schema before
-// quota overrides, which it does not count against.
+// quota overrides, which it does not count against (nor objectives, which
+// came later and it does not write).
 func (db *DB) CreateHeartbeatBeforeQuotas(ctx context.Context, h heartbeat.Heartbeat, tokenHash, tokenSealed []byte) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error { return insertHeartbeat(ctx, tx, h, tokenHash, tokenSealed) })
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		s := h.Schedule
+		tz := s.Timezone
+		if tz == "" {
+			tz = "UTC"
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO heartbeats (id, workspace_id, name, period_s, cron, timezone, grace_s,
+			max_runtime_s, paused, token_hash, token_sealed, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			h.ID, h.WorkspaceID, h.Name, s.PeriodSeconds, s.Cron, tz, s.GraceSeconds, h.MaxRuntimeSeconds,
+			h.Paused, tokenHash, tokenSealed, micros(h.CreatedAt), micros(h.UpdatedAt))
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO heartbeat_runtime (heartbeat_id, state, state_since, window_start)
+			VALUES ($1, $2, $3, $4)`, h.ID, string(h.Runtime.State), micros(h.Runtime.Since), micros(h.CreatedAt))
+		return err
+	})
 }

@@ -19,7 +19,7 @@ import (
 
 const (
 	heartbeatColumns = `h.id, h.workspace_id, h.name, h.period_s, h.cron, h.timezone, h.grace_s, h.max_runtime_s,
-		h.paused, h.created_at, h.updated_at, ` + hbRuntimeColumns
+		h.paused, h.created_at, h.updated_at, h.slo_target, h.slo_period_days, ` + hbRuntimeColumns
 	hbRuntimeColumns = `r.seq, r.state, r.state_since, r.last_ping_at, r.last_start_at, r.last_completion,
 		r.last_exit_code, r.last_duration_us, r.open_runs, r.expected_at, r.deadline_at, r.window_start, r.version`
 	heartbeatFrom = ` FROM heartbeats h JOIN heartbeat_runtime r ON r.heartbeat_id = h.id`
@@ -42,13 +42,15 @@ func scanHeartbeat(row rowScanner, extra ...any) (hbRow, error) {
 		h                hbRow
 		created, updated int64
 		rc               runtimeCols
+		slo              sloCols
 	)
 	dest := append([]any{&h.ID, &h.WorkspaceID, &h.Name, &h.Schedule.PeriodSeconds, &h.Schedule.Cron, &h.Schedule.Timezone,
-		&h.Schedule.GraceSeconds, &h.MaxRuntimeSeconds, &h.Paused, &created, &updated}, rc.dest(&h)...)
+		&h.Schedule.GraceSeconds, &h.MaxRuntimeSeconds, &h.Paused, &created, &updated, &slo.target, &slo.days}, rc.dest(&h)...)
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return hbRow{}, classify(err)
 	}
 	h.CreatedAt, h.UpdatedAt = fromMicros(created), fromMicros(updated)
+	h.SLO = slo.value()
 	return h, rc.fill(&h)
 }
 
@@ -165,11 +167,12 @@ func insertHeartbeat(ctx context.Context, tx *sql.Tx, h heartbeat.Heartbeat, tok
 	if tz == "" {
 		tz = "UTC"
 	}
+	target, days := sloValues(h.SLO)
 	_, err := tx.ExecContext(ctx, `INSERT INTO heartbeats (id, workspace_id, name, period_s, cron, timezone, grace_s,
-		max_runtime_s, paused, token_hash, token_sealed, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		max_runtime_s, paused, token_hash, token_sealed, created_at, updated_at, slo_target, slo_period_days)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		h.ID, h.WorkspaceID, h.Name, s.PeriodSeconds, s.Cron, tz, s.GraceSeconds, h.MaxRuntimeSeconds,
-		h.Paused, tokenHash, tokenSealed, micros(h.CreatedAt), micros(h.UpdatedAt))
+		h.Paused, tokenHash, tokenSealed, micros(h.CreatedAt), micros(h.UpdatedAt), target, days)
 	if err != nil {
 		return classify(err)
 	}
@@ -264,17 +267,19 @@ func (tx *Tx) LockHeartbeat(ctx context.Context, wsID, id string) (h heartbeat.H
 }
 
 // UpdateHeartbeat writes what a user edits of h: its name, schedule,
-// maximum runtime and updated_at.
+// maximum runtime, SLO and updated_at.
 func (tx *Tx) UpdateHeartbeat(ctx context.Context, h heartbeat.Heartbeat) error {
 	s := h.Schedule
+	target, days := sloValues(h.SLO)
 	tz := s.Timezone
 	if tz == "" {
 		tz = "UTC"
 	}
 	_, err := tx.c.ExecContext(ctx, `UPDATE heartbeats SET name = $3, period_s = $4, cron = $5, timezone = $6,
-		grace_s = $7, max_runtime_s = $8, updated_at = $9 WHERE workspace_id = $1 AND id = $2`,
+		grace_s = $7, max_runtime_s = $8, updated_at = $9, slo_target = $10, slo_period_days = $11
+		WHERE workspace_id = $1 AND id = $2`,
 		h.WorkspaceID, h.ID, h.Name, s.PeriodSeconds, s.Cron, tz, s.GraceSeconds, h.MaxRuntimeSeconds,
-		micros(h.UpdatedAt))
+		micros(h.UpdatedAt), target, days)
 	return err
 }
 

@@ -23,7 +23,7 @@ import (
 const (
 	monitorColumns = `m.id, m.workspace_id, m.type, m.name, m.config, m.interval_seconds, m.paused, m.created_at, m.updated_at,
 		r.state, r.state_since, r.last_check_at, r.last_result, r.last_reason, r.last_latency_us, r.last_status,
-		r.last_cert_expiry`
+		r.last_cert_expiry, m.slo_target, m.slo_period_days`
 	monitorFrom = ` FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id`
 )
 
@@ -33,9 +33,11 @@ func (db *DB) scanMonitor(row rowScanner) (monitor.Monitor, error) {
 		config                          string
 		since, created, updated, lastAt int64
 		lastLatency, certExpiry         int64
+		slo                             sloCols
 	)
 	err := row.Scan(&m.ID, &m.WorkspaceID, &m.Type, &m.Name, &config, &m.IntervalSeconds, &m.Paused, &created, &updated,
-		&m.State, &since, &lastAt, &m.Last.Result, &m.Last.Reason, &lastLatency, &m.Last.StatusCode, &certExpiry)
+		&m.State, &since, &lastAt, &m.Last.Result, &m.Last.Reason, &lastLatency, &m.Last.StatusCode, &certExpiry,
+		&slo.target, &slo.days)
 	if err != nil {
 		return monitor.Monitor{}, classify(err)
 	}
@@ -50,6 +52,7 @@ func (db *DB) scanMonitor(row rowScanner) (monitor.Monitor, error) {
 	if certExpiry != 0 {
 		m.Last.CertExpiry = fromMicros(certExpiry)
 	}
+	m.SLO = slo.value()
 	return m, nil
 }
 
@@ -116,11 +119,12 @@ func (db *DB) CreateMonitor(ctx context.Context, m monitor.Monitor, sealed Seale
 		if err := db.withinQuota(ctx, tx, m.WorkspaceID, quotaMonitors, maxMonitors); err != nil {
 			return err
 		}
+		target, days := sloValues(m.SLO)
 		_, err := tx.ExecContext(ctx, `INSERT INTO monitors (id, workspace_id, type, name, config, interval_seconds,
-			paused, created_at, updated_at, auth_sealed, headers_sealed)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			paused, created_at, updated_at, auth_sealed, headers_sealed, slo_target, slo_period_days)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 			m.ID, m.WorkspaceID, string(m.Type), m.Name, config, m.IntervalSeconds,
-			m.Paused, micros(m.CreatedAt), micros(m.UpdatedAt), nullBytes(sealed.Auth), nullBytes(sealed.Headers))
+			m.Paused, micros(m.CreatedAt), micros(m.UpdatedAt), nullBytes(sealed.Auth), nullBytes(sealed.Headers), target, days)
 		if err != nil {
 			return classify(err)
 		}
@@ -197,7 +201,7 @@ func (db *DB) CountMonitors(ctx context.Context, wsID string) (n int, err error)
 // ErrStale reports that a row changed since the caller read it.
 var ErrStale = &errs.Error{Kind: errs.KindConflict, Message: "the resource changed while it was being updated; retry"}
 
-// UpdateMonitor stores what a user edits — name, config, interval — if the
+// UpdateMonitor stores what a user edits — name, config, interval, SLO — if the
 // row is still as the caller read it (updated_at = prevUpdatedAt); else
 // ErrStale. State and pause are written by their own methods, so an edit
 // never undoes a state change made meanwhile. Each sealed secret that keep
@@ -209,8 +213,9 @@ func (db *DB) UpdateMonitor(ctx context.Context, m monitor.Monitor, sealed Seale
 	if err != nil {
 		return err
 	}
-	args := []any{m.WorkspaceID, m.ID, micros(prevUpdatedAt), m.Name, config, m.IntervalSeconds, micros(m.UpdatedAt)}
-	q := `UPDATE monitors SET name = $4, config = $5, interval_seconds = $6, updated_at = $7`
+	target, days := sloValues(m.SLO)
+	args := []any{m.WorkspaceID, m.ID, micros(prevUpdatedAt), m.Name, config, m.IntervalSeconds, micros(m.UpdatedAt), target, days}
+	q := `UPDATE monitors SET name = $4, config = $5, interval_seconds = $6, updated_at = $7, slo_target = $8, slo_period_days = $9`
 	if !keep.Auth {
 		args = append(args, nullBytes(sealed.Auth))
 		q += fmt.Sprintf(`, auth_sealed = $%d`, len(args))
