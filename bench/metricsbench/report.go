@@ -69,7 +69,7 @@ func report(w io.Writer, c config, m host.Machine, res []*engineResult) {
 	fmt.Fprintf(w, "# Metrics benchmark\n\n")
 	fmt.Fprintf(w, "Machine: %s.\n\n", m)
 	fmt.Fprintf(w, "Data per engine: one monitor checked every %s for %d days; %d monitors checked every 60 s for %d days, "+
-		"the last %d whole UTC days and today raw and rolled up by the job, the %d days before as hourly and daily rollups. "+
+		"the last %d whole UTC day(s) and today raw and rolled up by the job, the %d days before as hourly and daily rollups. "+
 		"`tocsin serve` with the default retention (raw 30 days, hourly rollups 90, daily 400); every monitor paused, so it runs no checks. "+
 		"Latencies over loopback, one request at a time, %d measured answers per query after %d warm-up answers, the queries taking turns.\n\n",
 		c.interval, c.days, c.monitors, c.monitorDays, c.rawDays, c.monitorDays-c.rawDays, c.reps, c.warmup)
@@ -151,7 +151,7 @@ func report(w io.Writer, c config, m host.Machine, res []*engineResult) {
 		for _, run := range []struct {
 			name string
 			r    rollupRun
-		}{{fmt.Sprintf("one monitor, %d days", c.days), r.rollYear}, {fmt.Sprintf("%d monitors, %d+ days", c.monitors+1, c.rawDays), r.rollDay}} {
+		}{{fmt.Sprintf("one monitor, %d days", c.days), r.rollYear}, {fmt.Sprintf("%d monitors, %d days and today", c.monitors+1, c.rawDays), r.rollDay}} {
 			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %.1f%% |\n", engineName(r.engine), run.name, run.r.observations,
 				run.r.buckets, run.r.rounds, figure.Dur(run.r.wall), figure.Dur(run.r.cpu), figure.Dur(run.r.pg), figure.Dur(run.r.perObservation()),
 				100*float64(run.r.perObservation())/float64(c.checkCPU[r.engine]))
