@@ -151,7 +151,7 @@ func report(w io.Writer, c config, m host.Machine, res []*engineResult) {
 		for _, run := range []struct {
 			name string
 			r    rollupRun
-		}{{fmt.Sprintf("one monitor, %d days", c.days), r.rollYear}, {fmt.Sprintf("%d monitors, %d days and today", c.monitors+1, c.rawDays), r.rollDay}} {
+		}{{fmt.Sprintf("one monitor, %d days", c.days), r.rollYear}, {fmt.Sprintf("%d monitors, today and the %d days before", c.monitors+1, c.rawDays), r.rollDay}} {
 			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %.1f%% |\n", engineName(r.engine), run.name, run.r.observations,
 				run.r.buckets, run.r.rounds, figure.Dur(run.r.wall), figure.Dur(run.r.cpu), figure.Dur(run.r.pg), figure.Dur(run.r.perObservation()),
 				100*float64(run.r.perObservation())/float64(c.checkCPU[r.engine]))
