@@ -39,11 +39,7 @@ func (g *checkAgg) point(p store.ObservationPoint) {
 
 func (g *checkAgg) rollup(r store.ObservationRollup) error {
 	g.checks = g.checks.Add(metrics.Checks{Up: r.Up, Degraded: r.Degraded, Down: r.Down, Unknown: r.Unknown})
-	l, err := metrics.DecodeLatency(r.Latency)
-	if err != nil {
-		return err
-	}
-	return g.latency.Merge(l)
+	return g.latency.MergeEncoded(r.Latency)
 }
 
 func (g *checkAgg) row(seq int64, bucket time.Time) store.ObservationRollup {
@@ -90,11 +86,7 @@ func (g *pingAgg) rollup(r store.PingRollup) error {
 	g.counts.Success += r.Success
 	g.counts.Start += r.Start
 	g.counts.Fail += r.Fail
-	l, err := metrics.DecodeLatency(r.Runs)
-	if err != nil {
-		return err
-	}
-	return g.runs.Merge(l)
+	return g.runs.MergeEncoded(r.Runs)
 }
 
 func (g *pingAgg) row(seq int64, bucket time.Time) store.PingRollup {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch"
@@ -137,7 +138,27 @@ var errBadLatency = errors.New("metrics: invalid latency encoding")
 // DecodeLatency reads what Encode wrote. Any other bytes give an error,
 // never a panic: the sketch library trusts its input, so its decoder runs
 // under recover, and what it decoded must agree with the exact count.
-func DecodeLatency(b []byte) (l *Latency, err error) {
+func DecodeLatency(b []byte) (*Latency, error) { return decodeLatency(b, newSketch()) }
+
+// scratch holds emptied sketches for MergeEncoded to decode into.
+var scratch = sync.Pool{New: func() any { return newSketch() }}
+
+// MergeEncoded adds to l the durations of what Encode wrote, as
+// Merge(DecodeLatency(b)) would, without making a sketch for each: a long
+// window merges hundreds of rollup rows. The same bytes are refused.
+func (l *Latency) MergeEncoded(b []byte) error {
+	sk := scratch.Get().(*ddsketch.DDSketch)
+	defer scratch.Put(sk)
+	sk.Clear()
+	o, err := decodeLatency(b, sk)
+	if err != nil {
+		return err
+	}
+	return l.Merge(o)
+}
+
+// decodeLatency decodes b with sk, empty, as its sketch.
+func decodeLatency(b []byte, sk *ddsketch.DDSketch) (l *Latency, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			l, err = nil, fmt.Errorf("%w: %v", errBadLatency, r)
@@ -170,8 +191,7 @@ func DecodeLatency(b []byte) (l *Latency, err error) {
 		l.sum < float64(l.min)*float64(l.count)*(1-1e-9) || l.sum > float64(l.max)*float64(l.count)*(1+1e-9) {
 		return nil, fmt.Errorf("%w: inconsistent header", errBadLatency)
 	}
-	sk, err := ddsketch.DecodeDDSketch(b[8:], newStore, latencyMapping)
-	if err != nil {
+	if err := sk.DecodeAndMergeWith(b[8:]); err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadLatency, err)
 	}
 	// The library ignores some errors of its bin decoder; the exact count

@@ -91,22 +91,32 @@ func TestLatencyMergeAndRoundTrip(t *testing.T) {
 	for i := range 50 {
 		ds := randomDurations(r, r.IntN(3000))
 		all := latencyOf(ds)
-		merged := NewLatency()
+		merged, mergedEncoded := NewLatency(), NewLatency()
 		for rest := ds; len(rest) > 0; {
 			k := 1 + r.IntN(len(rest))
-			// Merge through the stored form, as rollups of rollups do.
-			part, err := DecodeLatency(latencyOf(rest[:k]).Encode())
+			// Merge through the stored form, as rollups of rollups do:
+			// decoded and merged, or merged from the bytes.
+			enc := latencyOf(rest[:k]).Encode()
+			part, err := DecodeLatency(enc)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := merged.Merge(part); err != nil {
 				t.Fatal(err)
 			}
+			if err := mergedEncoded.MergeEncoded(enc); err != nil {
+				t.Fatal(err)
+			}
 			rest = rest[k:]
 		}
-		if merged.Count() != all.Count() || merged.min != all.min || merged.max != all.max ||
-			math.Abs(merged.sum-all.sum) > 1e-9*all.sum || !sameSummary(merged.Summary(), all.Summary()) {
-			t.Fatalf("#%d: merged %+v, all %+v", i, merged.Summary(), all.Summary())
+		for _, m := range []*Latency{merged, mergedEncoded} {
+			if m.Count() != all.Count() || m.min != all.min || m.max != all.max ||
+				math.Abs(m.sum-all.sum) > 1e-9*all.sum || !sameSummary(m.Summary(), all.Summary()) {
+				t.Fatalf("#%d: merged %+v, all %+v", i, m.Summary(), all.Summary())
+			}
+		}
+		if !bytes.Equal(merged.Encode(), mergedEncoded.Encode()) {
+			t.Fatalf("#%d: MergeEncoded differs from Merge(DecodeLatency)", i)
 		}
 		enc := all.Encode()
 		back, err := DecodeLatency(enc)
@@ -144,7 +154,18 @@ func TestDecodeLatencyGarbage(t *testing.T) {
 		}
 		inputs = append(inputs, b)
 	}
+	good := latencyOf(randomDurations(r, 50))
+	want := good.Encode()
 	for _, b := range inputs {
+		// Refused bytes leave what MergeEncoded was adding to as it was.
+		_, derr := DecodeLatency(b)
+		if merr := good.MergeEncoded(b); (merr == nil) != (derr == nil) {
+			t.Errorf("%x: MergeEncoded %v, DecodeLatency %v", b, merr, derr)
+		} else if merr != nil && !bytes.Equal(good.Encode(), want) {
+			t.Fatalf("%x: a refused MergeEncoded changed the latency", b)
+		} else if merr == nil {
+			want = good.Encode()
+		}
 		l, err := DecodeLatency(b)
 		if err == nil && l.Count() == 0 && !bytes.Equal(b, []byte{encodingVersion, 0}) {
 			t.Errorf("decoded %x as an empty latency", b)
