@@ -195,6 +195,10 @@ func TestReadmeFirstSteps(t *testing.T) {
 			if err := json.NewDecoder(res.Body).Decode(&run); err != nil || res.StatusCode != 200 || run.Result != "up" {
 				t.Errorf("the README's monitor does not pass against its target: %d %v %+v", res.StatusCode, err, run)
 			}
+			// The metrics listing answered for the monitor the README made.
+			if m := answers["/api/v1/metrics?window=24h"]; m == nil || !strings.Contains(fmt.Sprint(m["data"]), created["id"].(string)) {
+				t.Errorf("the README's metrics listing does not hold its monitor: %v", m)
+			}
 			// The ping reached the heartbeat.
 			hbID, _ := answers["/api/v1/heartbeats"]["id"].(string)
 			if hb := answersOf(t, url, key, "/api/v1/heartbeats/"+hbID); hb["lastPingAt"] == nil {
