@@ -160,14 +160,15 @@ func report(w io.Writer, c config, m host.Machine, res []*engineResult) {
 	fmt.Fprintf(w, "\nThe target is read on the second run, where every monitor has checks in every hour, as in service; "+
 		"the first spreads the job's cost per hour over one monitor's 120 checks.\n\n")
 
-	fmt.Fprintf(w, "## Storage\n\n| engine | raw, per observation | hourly rollup row (of it, latency summary) | daily rollup row (summary) | rollups per monitor-day (24 hourly + 1 daily) | 10,000 monitors at 60 s, a year of rollups | for reference: their raw rows of 30 days |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "## Storage\n\n| engine | raw, per observation | an hour of rollups, packed by day (its latency summary) | daily rollup row (summary) | rollups per monitor-day (24 hours + 1 day) | 10,000 monitors at 60 s, a year of rollups | for reference: their raw rows of 30 days |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range res {
 		raw := rowBytes(r.rawBytes, r.rawRows)
 		h, d := rowBytes(r.hourBytes, r.hourRows), rowBytes(r.dayBytes, r.dayRows)
 		fmt.Fprintf(w, "| %s | %.0f B | %.0f B (%.0f B) | %.0f B (%.0f B) | %.0f B | %s | %s |\n", engineName(r.engine), raw, h, r.hourSketch, d, r.daySketch, 24*h+d,
 			gb(r.yearOfRollups()), gb(fleet*1440*30*raw))
 	}
-	fmt.Fprintf(w, "\nRow bytes are what writing %d monitors' hourly, then daily, rollups of %.0f days added to the table, indexes included "+
+	fmt.Fprintf(w, "\nRow bytes are what writing %d monitors' hourly rollups of %.0f days, each day's then packed into one row a monitor as the rollup job packs them, "+
+		"then their daily rollups, added to the table, indexes included "+
 		"(SQLite: the dbstat virtual table; PostgreSQL: pg_total_relation_size); raw bytes are the observations table over its rows once written. "+
 		"A year: hourly rows kept 90 days, daily rows 365, as the default retention keeps them.\n\n", c.monitors, res[0].rollupDays)
 	fmt.Fprintf(w, "Preparing: ")

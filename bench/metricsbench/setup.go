@@ -421,6 +421,20 @@ func (s *seeder) writeRollups(ctx context.Context, from, to time.Time) error {
 		}
 		s.res.hourRows += int64(len(rows))
 	}
+	if s.res.hourSketch, err = s.raw.sketchBytes(ctx, store.TierHour); err != nil {
+		return err
+	}
+	// As the rollup job does once a day is rolled up: each monitor's 24
+	// hourly rows of the day packed into one.
+	seqs := make([]int64, len(s.denses))
+	for i, m := range s.denses {
+		seqs[i] = m.seq
+	}
+	for d := from; d.Before(to); d = d.Add(day) {
+		if err := s.db.PackHours(ctx, false, seqs, d); err != nil {
+			return err
+		}
+	}
 	mid, _, err := s.raw.tableBytes(ctx, "observation_rollups")
 	if err != nil {
 		return err
@@ -444,9 +458,6 @@ func (s *seeder) writeRollups(ctx context.Context, from, to time.Time) error {
 		return err
 	}
 	s.res.hourBytes, s.res.dayBytes = mid-before, after-mid
-	if s.res.hourSketch, err = s.raw.sketchBytes(ctx, store.TierHour); err != nil {
-		return err
-	}
 	s.res.daySketch, err = s.raw.sketchBytes(ctx, store.TierDay)
 	return err
 }

@@ -113,6 +113,10 @@ func (a *App) rollBucket(ctx context.Context, r rollup, start, end time.Time) er
 		} else {
 			err = a.rollObservations(ctx, r.tier, seqs, start, end)
 		}
+		if err == nil && r.tier == store.TierDay {
+			// The day's hourly rows, now merged, are packed into one row each.
+			err = a.store.PackHours(ctx, r.pings, seqs, start)
+		}
 		if err != nil {
 			return err
 		}

@@ -95,31 +95,14 @@ type ObservationRollup struct {
 }
 
 // EachObservationRollup calls fn for every rollup row of tier of the
-// monitors seqs whose bucket starts in [from, to), by monitor, then
-// bucket.
+// monitors seqs whose bucket starts in [from, to); the hourly tier's
+// packed days are unpacked into their hours (rollup_pack.go).
 func (db *DB) EachObservationRollup(ctx context.Context, tier int, seqs []int64, from, to time.Time, fn func(ObservationRollup) error) (err error) {
 	defer errs.Wrap(&err, "store.EachObservationRollup(%d, %d)", tier, len(seqs))
-	for part := range chunks(seqs) {
-		rows, err := db.r.QueryContext(ctx, `SELECT monitor_seq, bucket, up, degraded, down, unknown, latency
-			FROM observation_rollups WHERE monitor_seq IN (`+placeholders(4, len(part))+`) AND tier = $1
-			AND bucket >= $2 AND bucket < $3 ORDER BY monitor_seq, bucket`,
-			append([]any{tier, micros(from), micros(to)}, part...)...)
-		err = each(rows, err, func(r rowScanner) error {
-			var (
-				row    ObservationRollup
-				bucket int64
-			)
-			if err := r.Scan(&row.Seq, &bucket, &row.Up, &row.Degraded, &row.Down, &row.Unknown, &row.Latency); err != nil {
-				return err
-			}
-			row.Bucket = fromMicros(bucket)
-			return fn(row)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return db.eachRollup(ctx, observationRollups, tier, seqs, from, to, func(r rollupRow) error {
+		return fn(ObservationRollup{Seq: r.seq, Bucket: fromMicros(r.bucket), Up: r.counts[0], Degraded: r.counts[1],
+			Down: r.counts[2], Unknown: r.counts[3], Latency: r.blob})
+	})
 }
 
 // PutObservationRollups writes rows of tier, replacing any row of the
@@ -207,30 +190,14 @@ type PingRollup struct {
 }
 
 // EachPingRollup calls fn for every rollup row of tier of the heartbeats
-// seqs whose bucket starts in [from, to), by heartbeat, then bucket.
+// seqs whose bucket starts in [from, to); the hourly tier's packed days
+// are unpacked into their hours.
 func (db *DB) EachPingRollup(ctx context.Context, tier int, seqs []int64, from, to time.Time, fn func(PingRollup) error) (err error) {
 	defer errs.Wrap(&err, "store.EachPingRollup(%d, %d)", tier, len(seqs))
-	for part := range chunks(seqs) {
-		rows, err := db.r.QueryContext(ctx, `SELECT heartbeat_seq, bucket, success, start, fail, runs
-			FROM ping_rollups WHERE heartbeat_seq IN (`+placeholders(4, len(part))+`) AND tier = $1
-			AND bucket >= $2 AND bucket < $3 ORDER BY heartbeat_seq, bucket`,
-			append([]any{tier, micros(from), micros(to)}, part...)...)
-		err = each(rows, err, func(r rowScanner) error {
-			var (
-				row    PingRollup
-				bucket int64
-			)
-			if err := r.Scan(&row.Seq, &bucket, &row.Success, &row.Start, &row.Fail, &row.Runs); err != nil {
-				return err
-			}
-			row.Bucket = fromMicros(bucket)
-			return fn(row)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return db.eachRollup(ctx, pingRollups, tier, seqs, from, to, func(r rollupRow) error {
+		return fn(PingRollup{Seq: r.seq, Bucket: fromMicros(r.bucket), Success: r.counts[0], Start: r.counts[1],
+			Fail: r.counts[2], Runs: r.blob})
+	})
 }
 
 // PutPingRollups writes rows of tier, replacing any row of the same
@@ -492,11 +459,20 @@ func (db *DB) DeleteRollupsBefore(ctx context.Context, tier int, cutoff time.Tim
 			return err
 		}
 		for _, s := range seqs {
-			if _, err := db.w.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.seq+` = $1 AND tier = $2 AND bucket < $3`,
-				s, tier, micros(cutoff)); err != nil {
+			// The hourly tier's packed days go with it.
+			if _, err := db.w.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE `+t.seq+` = $1 AND tier IN ($2, $3) AND bucket < $4`,
+				s, tier, packedAlso(tier), micros(cutoff)); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// packedAlso is the tier stored with tier: the packed days of hours.
+func packedAlso(tier int) int {
+	if tier == TierHour {
+		return tierPacked
+	}
+	return tier
 }

@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"bytes"
+	"database/sql"
 	"fmt"
 	"slices"
 	"testing"
@@ -178,6 +180,98 @@ func TestEachPing(t *testing.T) {
 			if len(got) != 4 || got[0].Signal != heartbeat.SignalSuccess || got[0].RunDuration != time.Minute ||
 				got[1].Signal != heartbeat.SignalFail || got[2].Signal != heartbeat.SignalStart || got[2].RunDuration >= 0 {
 				t.Fatalf("pings %+v", got)
+			}
+		})
+	}
+}
+
+// TestPackHours: a day's hourly rollups packed into one row read back as
+// the same hours, on both engines; the hourly rows are gone; packing
+// again, with an hourly row a late writer left, merges it; the packed
+// days go with the hourly tier's retention.
+func TestPackHours(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			_, w := seed(t, db, "pack")
+			var seqs []int64
+			for i := range 2 {
+				m := monitor.Monitor{ID: ids.New(ids.Monitor, t0), WorkspaceID: w.ID, Type: monitor.TypeTCP, Name: fmt.Sprint("m", i),
+					Config: monitor.Config{Host: "h", Port: 1}, IntervalSeconds: 60, State: monitor.StatePending,
+					StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
+				check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 10))
+			}
+			seqs, err := db.SubjectSeqs(ctx, false, 0, 10)
+			check(t, err)
+			d := t0.Truncate(24 * time.Hour)
+			row := func(seq int64, h int, up int64) store.ObservationRollup {
+				return store.ObservationRollup{Seq: seq, Bucket: d.Add(time.Duration(h) * time.Hour), Up: up, Degraded: int64(h),
+					Down: 1, Unknown: 2, Latency: bytes.Repeat([]byte{byte(h)}, h)}
+			}
+			var rows []store.ObservationRollup
+			for _, s := range seqs {
+				for h := range 25 { // a day and the next day's first hour
+					rows = append(rows, row(s, h, s*100+int64(h)))
+				}
+			}
+			check(t, db.PutObservationRollups(ctx, store.TierHour, rows))
+			read := func(from, to time.Time) []store.ObservationRollup {
+				t.Helper()
+				var got []store.ObservationRollup
+				check(t, db.EachObservationRollup(ctx, store.TierHour, seqs, from, to, func(r store.ObservationRollup) error {
+					got = append(got, r)
+					return nil
+				}))
+				slices.SortFunc(got, func(a, b store.ObservationRollup) int {
+					if a.Seq != b.Seq {
+						return int(a.Seq - b.Seq)
+					}
+					return a.Bucket.Compare(b.Bucket)
+				})
+				return got
+			}
+			same := func(what string, got, want []store.ObservationRollup) {
+				t.Helper()
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
+				}
+				for i := range want {
+					g, w := got[i], want[i]
+					if g.Seq != w.Seq || !g.Bucket.Equal(w.Bucket) || g.Up != w.Up || g.Degraded != w.Degraded || g.Down != w.Down ||
+						g.Unknown != w.Unknown || !bytes.Equal(g.Latency, w.Latency) {
+						t.Fatalf("%s: row %d %+v, want %+v", what, i, g, w)
+					}
+				}
+			}
+			from, to := d.Add(3*time.Hour), d.Add(25*time.Hour)
+			before := read(from, to)
+			check(t, db.PackHours(ctx, false, seqs, d))
+			same("packed", read(from, to), before)
+			var hourly int
+			check(t, db.InSQLTx(ctx, func(tx *sql.Tx) error {
+				return tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM observation_rollups WHERE tier = 1`).Scan(&hourly)
+			}))
+			if hourly != 2 { // the next day's first hours
+				t.Fatalf("%d hourly rows left, want 2", hourly)
+			}
+			// A late writer rewrites hour 5 of the packed day: readers keep
+			// the packed hour until the day is packed again, which takes it.
+			late := row(seqs[0], 5, 999)
+			check(t, db.PutObservationRollups(ctx, store.TierHour, []store.ObservationRollup{late}))
+			same("a stray hourly row", read(from, to), before)
+			check(t, db.PackHours(ctx, false, seqs, d))
+			want := slices.Clone(before)
+			for i := range want {
+				if want[i].Seq == late.Seq && want[i].Bucket.Equal(late.Bucket) {
+					want[i] = late
+				}
+			}
+			same("packed again", read(from, to), want)
+			// Retention: the packed day goes with the hourly tier.
+			check(t, db.DeleteRollupsBefore(ctx, store.TierHour, d.Add(24*time.Hour)))
+			same("after retention", read(d, d.Add(48*time.Hour)), read(d.Add(24*time.Hour), d.Add(48*time.Hour)))
+			if got := read(d, d.Add(24*time.Hour)); len(got) != 0 {
+				t.Fatalf("%d rows of the expired day", len(got))
 			}
 		})
 	}
