@@ -168,7 +168,7 @@ func report(w io.Writer, c config, m host.Machine, res []*engineResult) {
 			gb(r.yearOfRollups()), gb(fleet*1440*30*raw))
 	}
 	fmt.Fprintf(w, "\nRow bytes are what writing %d monitors' hourly rollups of %.0f days, each day's then packed into one row a monitor as the rollup job packs them, "+
-		"then their daily rollups, added to the table, indexes included "+
+		"then their daily rollups, added to the table, indexes included, measured with the table compacted (VACUUM FULL; SQLite: VACUUM) before and after the hours "+
 		"(SQLite: the dbstat virtual table; PostgreSQL: pg_total_relation_size); raw bytes are the observations table over its rows once written. "+
 		"A year: hourly rows kept 90 days, daily rows 365, as the default retention keeps them.\n\n", c.monitors, res[0].rollupDays)
 	fmt.Fprintf(w, "Preparing: ")

@@ -400,6 +400,9 @@ func (s *seeder) writeRollups(ctx context.Context, from, to time.Time) error {
 	if s.pool, err = s.newPool(); err != nil {
 		return err
 	}
+	if err := s.raw.compact(ctx, "observation_rollups"); err != nil {
+		return err
+	}
 	before, _, err := s.raw.tableBytes(ctx, "observation_rollups")
 	if err != nil {
 		return err
@@ -434,6 +437,10 @@ func (s *seeder) writeRollups(ctx context.Context, from, to time.Time) error {
 		if err := s.db.PackHours(ctx, false, seqs, d); err != nil {
 			return err
 		}
+	}
+	// The hourly rows' room is reused by the next days' rows in service.
+	if err := s.raw.compact(ctx, "observation_rollups"); err != nil {
+		return err
 	}
 	mid, _, err := s.raw.tableBytes(ctx, "observation_rollups")
 	if err != nil {

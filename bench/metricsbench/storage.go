@@ -18,6 +18,7 @@ import (
 type rawDB struct {
 	engine string
 	db     *sql.DB
+	url    string
 }
 
 func openRaw(engine, dbURL string) (*rawDB, error) {
@@ -28,17 +29,34 @@ func openRaw(engine, dbURL string) (*rawDB, error) {
 			return nil, err
 		}
 		db.SetMaxOpenConns(1)
-		return &rawDB{engine: engine, db: db}, nil
+		return &rawDB{engine: engine, db: db, url: dbURL}, nil
 	}
 	db, err := sql.Open("pgx", dbURL)
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1) // one backend of ours, left out of PostgreSQL's CPU
-	return &rawDB{engine: engine, db: db}, nil
+	return &rawDB{engine: engine, db: db, url: dbURL}, nil
 }
 
 func (r *rawDB) Close() error { return r.db.Close() }
+
+// compact rewrites table without the room its deleted rows left (SQLite:
+// the whole file), which a running database reuses for new rows: what is
+// measured after it is what the rows live in.
+func (r *rawDB) compact(ctx context.Context, table string) error {
+	if r.engine != "sqlite" {
+		_, err := r.db.ExecContext(ctx, `VACUUM FULL `+table)
+		return err
+	}
+	db, err := sql.Open("sqlite", strings.TrimPrefix(r.url, "sqlite:")+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `VACUUM`)
+	return err
+}
 
 // tableBytes is what a table takes on disk with its indexes, and its rows.
 // PostgreSQL: pg_total_relation_size (heap, indexes, TOAST, free space

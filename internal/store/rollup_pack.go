@@ -10,11 +10,14 @@ import (
 	"github.com/tocsin/tocsin/internal/errs"
 )
 
-// Packed hours. An hourly rollup row costs its header and an index entry
-// whatever it holds (on PostgreSQL about 140 of its 240 bytes), and hourly
-// rows are kept for months. So once a UTC day is rolled up into its daily
-// row, a subject's 24 hourly rows of that day are packed into one row of
-// tierPacked (bucket: the day), and the hourly rows go. Readers of the
+// Packed hours, on PostgreSQL. An hourly rollup row costs its header and
+// an index entry whatever it holds (there about 140 of its 240 bytes), and
+// hourly rows are kept for months. So once a UTC day is rolled up into its
+// daily row, a subject's 24 hourly rows of that day are packed into one
+// row of tierPacked (bucket: the day), which PostgreSQL also compresses,
+// and the hourly rows go. SQLite keeps the hourly rows: it stores one in
+// 137 bytes, and a packed day would not fit a page of its WITHOUT ROWID
+// table, spilling into overflow pages of its own (192 bytes an hour). Readers of the
 // hourly tier see both, the same: a packed day is unpacked into its hours,
 // and wins over any hourly row of that day a late writer left behind.
 
@@ -149,10 +152,13 @@ func eachPackedHour(t rollupTable, p rollupRow, fn func(rollupRow) error) error 
 
 // PackHours packs the hourly rollups of [day, day+24h) of the monitors
 // seqs (heartbeats: of their pings) into one row each, and deletes the
-// hourly rows, in one transaction. Packing a day again merges what it
+// hourly rows, in one transaction; on SQLite it does nothing. Packing a day again merges what it
 // finds, an hourly row over the packed hour it replaces.
 func (db *DB) PackHours(ctx context.Context, heartbeats bool, seqs []int64, dayStart time.Time) (err error) {
 	defer errs.Wrap(&err, "store.PackHours(%d)", len(seqs))
+	if db.Engine() == EngineSQLite {
+		return nil
+	}
 	t := observationRollups
 	if heartbeats {
 		t = pingRollups
