@@ -109,23 +109,11 @@ func (db *DB) EachObservationRollup(ctx context.Context, tier int, seqs []int64,
 // same monitor and bucket: writing a bucket twice leaves it as once.
 func (db *DB) PutObservationRollups(ctx context.Context, tier int, rows []ObservationRollup) (err error) {
 	defer errs.Wrap(&err, "store.PutObservationRollups(%d, %d)", tier, len(rows))
-	const cols = 8
-	for start := 0; start < len(rows); start += writeChunk {
-		part := rows[start:min(start+writeChunk, len(rows))]
-		args := make([]any, 0, cols*len(part))
-		values := make([]string, len(part))
-		for i, r := range part {
-			values[i] = "(" + placeholders(i*cols+1, cols) + ")"
-			args = append(args, r.Seq, tier, micros(r.Bucket), r.Up, r.Degraded, r.Down, r.Unknown, r.Latency)
-		}
-		if _, err := db.w.ExecContext(ctx, `INSERT INTO observation_rollups
-			(monitor_seq, tier, bucket, up, degraded, down, unknown, latency) VALUES `+strings.Join(values, ", ")+`
-			ON CONFLICT (monitor_seq, tier, bucket) DO UPDATE SET up = excluded.up, degraded = excluded.degraded,
-			down = excluded.down, unknown = excluded.unknown, latency = excluded.latency`, args...); err != nil {
-			return err
-		}
+	generic := make([]rollupRow, len(rows))
+	for i, r := range rows {
+		generic[i] = rollupRow{seq: r.Seq, bucket: micros(r.Bucket), counts: [4]int64{r.Up, r.Degraded, r.Down, r.Unknown}, blob: r.Latency}
 	}
-	return nil
+	return putRollups(ctx, db.w, observationRollups, tier, generic)
 }
 
 // PingPoint is one ping as metrics count it; RunDuration is how long the
@@ -204,23 +192,11 @@ func (db *DB) EachPingRollup(ctx context.Context, tier int, seqs []int64, from, 
 // heartbeat and bucket.
 func (db *DB) PutPingRollups(ctx context.Context, tier int, rows []PingRollup) (err error) {
 	defer errs.Wrap(&err, "store.PutPingRollups(%d, %d)", tier, len(rows))
-	const cols = 7
-	for start := 0; start < len(rows); start += writeChunk {
-		part := rows[start:min(start+writeChunk, len(rows))]
-		args := make([]any, 0, cols*len(part))
-		values := make([]string, len(part))
-		for i, r := range part {
-			values[i] = "(" + placeholders(i*cols+1, cols) + ")"
-			args = append(args, r.Seq, tier, micros(r.Bucket), r.Success, r.Start, r.Fail, r.Runs)
-		}
-		if _, err := db.w.ExecContext(ctx, `INSERT INTO ping_rollups
-			(heartbeat_seq, tier, bucket, success, start, fail, runs) VALUES `+strings.Join(values, ", ")+`
-			ON CONFLICT (heartbeat_seq, tier, bucket) DO UPDATE SET success = excluded.success,
-			start = excluded.start, fail = excluded.fail, runs = excluded.runs`, args...); err != nil {
-			return err
-		}
+	generic := make([]rollupRow, len(rows))
+	for i, r := range rows {
+		generic[i] = rollupRow{seq: r.Seq, bucket: micros(r.Bucket), counts: [4]int64{r.Success, r.Start, r.Fail}, blob: r.Runs}
 	}
-	return nil
+	return putRollups(ctx, db.w, pingRollups, tier, generic)
 }
 
 // SubjectSeqs returns the seqs of every monitor (heartbeats: every

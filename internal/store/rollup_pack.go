@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +57,35 @@ func (t rollupTable) scan(r rowScanner) (rollupRow, error) {
 	}
 	err := r.Scan(append(dst, &row.blob)...)
 	return row, err
+}
+
+// putRollups writes rows of tier to t, writeChunk to a statement,
+// replacing any row of the same subject, tier and bucket.
+func putRollups(ctx context.Context, c txConn, t rollupTable, tier int, rows []rollupRow) error {
+	cols := 4 + len(t.counts)
+	set := make([]string, 0, len(t.counts)+1)
+	for _, col := range append(slices.Clone(t.counts), t.blob) {
+		set = append(set, col+" = excluded."+col)
+	}
+	for start := 0; start < len(rows); start += writeChunk {
+		part := rows[start:min(start+writeChunk, len(rows))]
+		args := make([]any, 0, cols*len(part))
+		values := make([]string, len(part))
+		for i, r := range part {
+			values[i] = "(" + placeholders(i*cols+1, cols) + ")"
+			args = append(args, r.seq, tier, r.bucket)
+			for k := range t.counts {
+				args = append(args, r.counts[k])
+			}
+			args = append(args, r.blob)
+		}
+		if _, err := c.ExecContext(ctx, `INSERT INTO `+t.name+` (`+t.seq+`, tier, bucket, `+strings.Join(t.counts, ", ")+`, `+t.blob+`)
+			VALUES `+strings.Join(values, ", ")+` ON CONFLICT (`+t.seq+`, tier, bucket) DO UPDATE SET `+strings.Join(set, ", "),
+			args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // eachRollup calls fn for the rows of tier of the subjects seqs whose
@@ -204,34 +234,22 @@ func packWith(ctx context.Context, c txConn, t rollupTable, part []any, from, to
 			return err
 		}
 	}
+	packed := make([]rollupRow, 0, len(hours))
 	for seq, hs := range hours {
-		var (
-			blob   []byte
-			totals [4]int64
-		)
+		p := rollupRow{seq: seq, bucket: from}
 		for hour, h := range hs {
 			if h == nil {
 				continue
 			}
-			blob = appendPackedHour(blob, t, hour, *h)
+			p.blob = appendPackedHour(p.blob, t, hour, *h)
 			for i := range t.counts {
-				totals[i] += h.counts[i]
+				p.counts[i] += h.counts[i]
 			}
 		}
-		args := []any{seq, tierPacked, from}
-		for i := range t.counts {
-			args = append(args, totals[i])
-		}
-		args = append(args, blob)
-		set := make([]string, 0, len(t.counts)+1)
-		for _, c := range append(append([]string(nil), t.counts...), t.blob) {
-			set = append(set, c+" = excluded."+c)
-		}
-		if _, err := c.ExecContext(ctx, `INSERT INTO `+t.name+` (`+t.seq+`, tier, bucket, `+strings.Join(t.counts, ", ")+`, `+t.blob+`)
-			VALUES (`+placeholders(1, len(args))+`) ON CONFLICT (`+t.seq+`, tier, bucket) DO UPDATE SET `+strings.Join(set, ", "),
-			args...); err != nil {
-			return err
-		}
+		packed = append(packed, p)
+	}
+	if err := putRollups(ctx, c, t, tierPacked, packed); err != nil {
+		return err
 	}
 	_, err := c.ExecContext(ctx, `DELETE FROM `+t.name+` WHERE `+t.seq+` IN (`+in+`) AND tier = $1 AND bucket >= $2 AND bucket < $3`,
 		append([]any{TierHour, from, to}, part...)...)
