@@ -181,22 +181,8 @@ func rollupSource(tier int) source {
 // owner, going on at once while a round finds more to do (catching up). A
 // failed round is logged and tried again at the next, so it returns nil.
 func (a *App) RunRollups(ctx context.Context, owner string, interval time.Duration) error {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			n, err := a.Rollup(ctx, owner)
-			if err != nil && ctx.Err() == nil {
-				a.log.WarnContext(ctx, "rolling up metrics failed", "err", err)
-			}
-			wait := interval
-			if n > 0 && err == nil {
-				wait = 0
-			}
-			t.Reset(wait)
-		}
-	}
+	return a.every(ctx, 0, interval, "rolling up metrics", func(ctx context.Context) (bool, error) {
+		n, err := a.Rollup(ctx, owner)
+		return n > 0, err
+	})
 }

@@ -92,19 +92,9 @@ const sloPage = 500
 // ends, as owner. A failed round is logged and tried again at the next,
 // so it returns nil.
 func (a *App) RunSLOAlerts(ctx context.Context, owner string, interval time.Duration) error {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if err := a.EvaluateSLOAlerts(ctx, owner); err != nil && ctx.Err() == nil {
-				a.log.WarnContext(ctx, "evaluating SLO burn rates failed", "err", err)
-			}
-			t.Reset(interval)
-		}
-	}
+	return a.every(ctx, 0, interval, "evaluating SLO burn rates", func(ctx context.Context) (bool, error) {
+		return false, a.EvaluateSLOAlerts(ctx, owner)
+	})
 }
 
 // EvaluateSLOAlerts runs one round as owner, unless another node holds
