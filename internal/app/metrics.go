@@ -86,7 +86,20 @@ type metricsSubject struct {
 // back beyond the raw rows starts at the next whole UTC hour (beyond the
 // hourly rollups, day): the rollups count whole buckets, so the answer is
 // exact for the span it reports.
-func (a *App) metricsSpan(req MetricsRequest, now time.Time) (from, to time.Time, buckets []metrics.Bucket, err error) {
+func (a *App) metricsSpan(req MetricsRequest) (metricsQuerySpan, error) {
+	now := a.now()
+	from, to, buckets, err := a.spanAt(req, now)
+	return metricsQuerySpan{now: now, from: from, to: to, buckets: buckets}, err
+}
+
+// metricsQuerySpan is what a request asks figures of: [from, to) at now,
+// and the buckets of its series (nil: none).
+type metricsQuerySpan struct {
+	now, from, to time.Time
+	buckets       []metrics.Bucket
+}
+
+func (a *App) spanAt(req MetricsRequest, now time.Time) (from, to time.Time, buckets []metrics.Bucket, err error) {
 	window := req.Window
 	if window == "" && req.From == nil && req.To == nil {
 		window = DefaultMetricsWindow
@@ -150,8 +163,12 @@ func (a *App) MonitorMetrics(ctx context.Context, actor Actor, id string, req Me
 	if err != nil {
 		return SubjectMetrics{}, err
 	}
+	span, err := a.metricsSpan(req)
+	if err != nil {
+		return SubjectMetrics{}, err
+	}
 	out, err := a.subjectMetrics(ctx, actor.WorkspaceID, []metricsSubject{{id: m.ID, kind: KindMonitor, name: m.Name,
-		created: m.CreatedAt, state: m.State, slo: m.SLO}}, req)
+		created: m.CreatedAt, state: m.State, slo: m.SLO}}, span)
 	if err != nil {
 		return SubjectMetrics{}, err
 	}
@@ -167,8 +184,12 @@ func (a *App) HeartbeatMetrics(ctx context.Context, actor Actor, id string, req 
 	if err != nil {
 		return SubjectMetrics{}, err
 	}
+	span, err := a.metricsSpan(req)
+	if err != nil {
+		return SubjectMetrics{}, err
+	}
 	out, err := a.subjectMetrics(ctx, actor.WorkspaceID, []metricsSubject{{id: h.ID, kind: KindHeartbeat, name: h.Name,
-		created: h.CreatedAt, state: h.Runtime.State, slo: h.SLO}}, req)
+		created: h.CreatedAt, state: h.Runtime.State, slo: h.SLO}}, span)
 	if err != nil {
 		return SubjectMetrics{}, err
 	}
@@ -176,13 +197,9 @@ func (a *App) HeartbeatMetrics(ctx context.Context, actor Actor, id string, req 
 }
 
 // subjectMetrics computes the figures of subjects of the workspace wsID,
-// all of one kind or mixed, in the order given.
-func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metricsSubject, req MetricsRequest) ([]SubjectMetrics, error) {
-	now := a.now()
-	from, to, buckets, err := a.metricsSpan(req, now)
-	if err != nil {
-		return nil, err
-	}
+// all of one kind or mixed, in the order given, over span.
+func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metricsSubject, span metricsQuerySpan) ([]SubjectMetrics, error) {
+	now, from, to, buckets := span.now, span.from, span.to, span.buckets
 	ids := make([]string, len(subjects))
 	for i, s := range subjects {
 		ids[i] = s.id
@@ -405,8 +422,9 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 	if err := pageProblems(problems, err); err != nil {
 		return Page[SubjectMetrics]{}, err
 	}
-	if _, _, _, err := a.metricsSpan(req, a.now()); err != nil {
-		return Page[SubjectMetrics]{}, err // before reading a page
+	span, err := a.metricsSpan(req) // before reading a page
+	if err != nil {
+		return Page[SubjectMetrics]{}, err
 	}
 	withHeartbeats := f.Kind == KindHeartbeat || (f.Kind == "" && len(mf.Types) == 0 && mf.Name == "")
 	withMonitors := f.Kind != KindHeartbeat
@@ -459,7 +477,7 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 		subjects = subjects[:limit]
 		page.NextCursor = encodeCursor(subjects[limit-1].id)
 	}
-	if page.Items, err = a.subjectMetrics(ctx, actor.WorkspaceID, subjects, req); err != nil {
+	if page.Items, err = a.subjectMetrics(ctx, actor.WorkspaceID, subjects, span); err != nil {
 		return Page[SubjectMetrics]{}, err
 	}
 	return page, nil

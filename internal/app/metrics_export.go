@@ -79,9 +79,13 @@ func (a *App) ScrapeMetrics(ctx context.Context, actor Actor) ([]ScrapeSubject, 
 	}
 	// The same figures as ListMetrics answers for each window.
 	for w, window := range ScrapeWindows {
+		span, err := a.metricsSpan(MetricsRequest{Window: window})
+		if err != nil {
+			return nil, err
+		}
 		for start := 0; start < len(subjects); start += scrapeChunk {
 			chunk := append([]metricsSubject(nil), subjects[start:min(start+scrapeChunk, len(subjects))]...)
-			figures, err := a.subjectMetrics(ctx, actor.WorkspaceID, chunk, MetricsRequest{Window: window})
+			figures, err := a.subjectMetrics(ctx, actor.WorkspaceID, chunk, span)
 			if err != nil {
 				return nil, err
 			}

@@ -85,7 +85,9 @@ func testRollupsEqualRaw(t *testing.T, e storetest.Engine) {
 	answer := func(qs []query) map[string][]SubjectMetrics {
 		out := map[string][]SubjectMetrics{}
 		for _, q := range qs {
-			got, err := a.subjectMetrics(ctx, w.ID, append([]metricsSubject(nil), subjects...), q.req)
+			sp, err := a.metricsSpan(q.req)
+			check(t, err)
+			got, err := a.subjectMetrics(ctx, w.ID, append([]metricsSubject(nil), subjects...), sp)
 			check(t, err)
 			out[q.name] = got
 		}
