@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
@@ -25,12 +24,8 @@ func TestMetricsReads(t *testing.T) {
 			db := storetest.OpenDB(t, e)
 			_, w := seed(t, db, "metrics")
 			var ms []monitor.Monitor
-			for i := range 3 {
-				m := monitor.Monitor{ID: ids.New(ids.Monitor, t0), WorkspaceID: w.ID, Type: monitor.TypeTCP, Name: fmt.Sprint("m", i),
-					Config: monitor.Config{Host: "h", Port: 1}, IntervalSeconds: 60, State: monitor.StatePending,
-					StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
-				check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 10))
-				ms = append(ms, m)
+			for range 3 {
+				ms = append(ms, addMonitor(t, db, w.ID, monitor.Config{}))
 			}
 			claimed, err := db.ClaimDue(ctx, "n", t0, t0.Add(time.Hour), time.Hour, 10)
 			check(t, err)
@@ -195,11 +190,8 @@ func TestPackHours(t *testing.T) {
 			db := storetest.OpenDB(t, e)
 			_, w := seed(t, db, "pack")
 			var seqs []int64
-			for i := range 2 {
-				m := monitor.Monitor{ID: ids.New(ids.Monitor, t0), WorkspaceID: w.ID, Type: monitor.TypeTCP, Name: fmt.Sprint("m", i),
-					Config: monitor.Config{Host: "h", Port: 1}, IntervalSeconds: 60, State: monitor.StatePending,
-					StateSince: t0, CreatedAt: t0, UpdatedAt: t0}
-				check(t, db.CreateMonitor(ctx, m, store.Sealed{}, 10))
+			for range 2 {
+				addMonitor(t, db, w.ID, monitor.Config{})
 			}
 			seqs, err := db.SubjectSeqs(ctx, false, 0, 10)
 			check(t, err)
