@@ -27,15 +27,26 @@ func (db *DB) queryRow(ctx context.Context, pool *sql.DB, query string, args ...
 	return st.QueryRowContext(ctx, args...)
 }
 
+// get returns the cached statement of query on pool, preparing it first
+// if need be. It prepares without holding the lock: preparing waits for a
+// connection of the pool, and SQLite's write pool has one, which a
+// transaction may hold while it asks for a cached statement (txStmt).
 func (c *stmtCache) get(ctx context.Context, pool *sql.DB, query string) (*sql.Stmt, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st := c.m[pool][query]; st != nil {
+	st := c.m[pool][query]
+	c.mu.Unlock()
+	if st != nil {
 		return st, nil
 	}
 	st, err := pool.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if have := c.m[pool][query]; have != nil { // prepared meanwhile by another caller
+		st.Close()
+		return have, nil
 	}
 	if c.m == nil {
 		c.m = map[*sql.DB]map[string]*sql.Stmt{}
