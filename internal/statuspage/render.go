@@ -19,7 +19,7 @@ import (
 // from the page's own path. The stylesheet is one embedded file; the
 // page's accent colour comes from a small generated stylesheet (Theme).
 
-//go:embed templates/*.html assets/style.css
+//go:embed templates/*.html assets/style.css assets/icon.svg
 var files embed.FS
 
 // Options says where the page lives.
@@ -40,6 +40,8 @@ func (o Options) home() string {
 var (
 	stylesheet     = mustRead("assets/style.css")
 	stylesheetPath = "/assets/style-" + shortHash(stylesheet) + ".css"
+	icon           = mustRead("assets/icon.svg")
+	iconPath       = "/assets/icon-" + shortHash(icon) + ".svg"
 	templates      = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
 )
 
@@ -63,6 +65,23 @@ func Stylesheet() []byte { return slices.Clone(stylesheet) }
 // "/assets/style-<hash>.css": the name changes with the content, so it
 // may be cached forever (immutable).
 func StylesheetPath() string { return stylesheetPath }
+
+// Asset is a file of the pages under a page's Base ("/assets/…": the
+// stylesheet and the icon a page without a logo shows in its tab), with
+// its content type; ok is false for any other path. Asset names carry a
+// hash of their content, so they may be cached forever (immutable).
+func Asset(path string) (body []byte, contentType string, ok bool) {
+	switch path {
+	case stylesheetPath:
+		return Stylesheet(), "text/css; charset=utf-8", true
+	case iconPath:
+		return slices.Clone(icon), "image/svg+xml", true
+	}
+	return nil, "", false
+}
+
+// IconPath is the path of the icon under a page's Base.
+func IconPath() string { return iconPath }
 
 // DefaultAccent is the accent of a page that chose none.
 const DefaultAccent = "#2f6feb"
@@ -102,6 +121,7 @@ type view struct {
 	Style     string
 	Theme     string
 	Logo      string
+	Icon      string
 	Headline  Headline
 	Active    []Maintenance
 	Scheduled []Maintenance
@@ -123,8 +143,10 @@ func newView(p Page, o Options) view {
 		Theme: o.Base + ThemePath(p.Accent),
 		Names: map[string]string{},
 	}
+	v.Icon = o.Base + iconPath
 	if p.LogoVersion != "" {
 		v.Logo = o.Base + "/logo?v=" + p.LogoVersion
+		v.Icon = v.Logo
 	}
 	for _, g := range p.Groups {
 		for _, c := range g.Components {
