@@ -333,6 +333,7 @@ func TestHistoryPage(t *testing.T) {
 	html := string(b)
 	for _, want := range []string{
 		"<h2>Incident history: October 2026</h2>",
+		`<article class="incident resolved" id="inc_00" aria-labelledby="inc_00-title">`,
 		`<h3 id="inc_00-title">Database failover</h3>`,
 		"The API works normally again.", "Traffic moved to the replica.",
 		`<a href="/status/acme/history?month=2026-08" rel="prev">Older: August 2026</a>`,
@@ -351,5 +352,38 @@ func TestHistoryPage(t *testing.T) {
 	}
 	if !strings.Contains(html, `<a href="/">Current status</a>`) {
 		t.Error("on a custom domain the way home is /")
+	}
+}
+
+func TestAssets(t *testing.T) {
+	for _, path := range []string{statuspage.StylesheetPath(), statuspage.IconPath()} {
+		body, typ, ok := statuspage.Asset(path)
+		if !ok || len(body) == 0 || typ == "" {
+			t.Errorf("Asset(%q) = %d bytes, %q, %v", path, len(body), typ, ok)
+		}
+	}
+	if body, _, _ := statuspage.Asset(statuspage.StylesheetPath()); string(body) != string(statuspage.Stylesheet()) {
+		t.Error("the stylesheet asset is not the stylesheet")
+	}
+	for _, path := range []string{"/assets/style.css", "/assets/../render.go", "/assets/icon.svg", ""} {
+		if _, _, ok := statuspage.Asset(path); ok {
+			t.Errorf("Asset(%q) serves something", path)
+		}
+	}
+	html := render(t, fixture(), acme)
+	if !strings.Contains(html, `<link rel="icon" href="/status/acme`+statuspage.IconPath()+`">`) {
+		t.Error("a page without a logo does not name the icon")
+	}
+}
+
+func TestPageWithoutUptime(t *testing.T) {
+	p := fixture()
+	p.ShowUptime = false
+	html := render(t, p, acme)
+	if strings.Contains(html, `class="bar"`) || strings.Contains(html, "uptime") {
+		t.Error("a page that hides uptime shows bars or figures")
+	}
+	if !strings.Contains(html, `s-outage">outage<`) {
+		t.Error("a page that hides uptime lost its components")
 	}
 }
