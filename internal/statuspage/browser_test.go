@@ -59,10 +59,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 	art := artifactsDir(t, root)
 	srv := newPageServer(t)
 
-	alloc := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.Flag("hide-scrollbars", true), chromedp.Flag("force-color-profile", "srgb")}
-	if os.Geteuid() == 0 {
-		alloc = append(alloc, chromedp.NoSandbox) // Chromium's sandbox refuses root (containers, CI)
-	}
+	// No sandbox: Chromium's refuses to run as root and needs user
+	// namespaces many containers lack; the browser only loads our pages.
+	alloc := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("force-color-profile", "srgb")}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:], alloc...)...)
 	defer cancelAlloc()
 	browser, cancelBrowser := chromedp.NewContext(actx)
@@ -84,7 +84,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 
 			// The collector works: a page that breaks the policy is caught.
 			tb.navigate(t, srv.URL+"/control")
-			if v := tb.take(); !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
+			if v := tb.take(t); !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
 				t.Fatalf("an inline style under the policy left no report in %q: the collector is blind", v)
 			}
 
@@ -94,7 +94,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 			if err != nil || ran != map[bool]string{false: "no", true: "ran"}[js] {
 				t.Fatalf("script in the JavaScript-%s tab: %q %v", jsName, ran, err)
 			}
-			tb.take()
+			tb.take(t)
 
 			for _, d := range []device{phone, small, desktop} {
 				for _, dark := range []bool{false, true} {
@@ -128,7 +128,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 						if pg.name == "password" && !got.LogoLoaded {
 							t.Errorf("%s: the logo did not load", name)
 						}
-						if v := tb.take(); len(v) > 0 {
+						if v := tb.take(t); len(v) > 0 {
 							t.Errorf("%s: the browser reported:\n%s", name, strings.Join(v, "\n"))
 						}
 						writeShot(t, art, name+".png", tb.screenshot(t))
@@ -199,7 +199,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		if v := tb.audit(t, axe); !slices.ContainsFunc(v, func(v violation) bool { return v.ID == "image-alt" && v.Impact == "critical" }) {
 			t.Fatalf("axe-core missed an image without alt text: %+v", v)
 		}
-		tb.take()
+		tb.take(t)
 		for _, dark := range []bool{false, true} {
 			for _, d := range []device{desktop, phone} {
 				tb.emulate(t, d, dark)
@@ -213,7 +213,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 							t.Logf("%s: axe %s (%s): %s", name, v.ID, v.Impact, v.Help)
 						}
 					}
-					tb.take()
+					tb.take(t)
 				}
 			}
 		}
@@ -383,14 +383,15 @@ type tab struct {
 	ctx     context.Context
 	mu      sync.Mutex
 	reports []string
-	advice  map[string]bool
+	advice  []string
+	seen    map[string]bool
 }
 
 func openTab(t *testing.T, browser context.Context, js bool) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser)
 	t.Cleanup(cancel)
-	tb := &tab{ctx: ctx, advice: map[string]bool{}}
+	tb := &tab{ctx: ctx, seen: map[string]bool{}}
 	err := chromedp.Listen(ctx, func(ev any) {
 		var s string
 		switch e := ev.(type) {
@@ -401,9 +402,9 @@ func openTab(t *testing.T, browser context.Context, js bool) *tab {
 				// username field): worth reading once, not a failure.
 				tb.mu.Lock()
 				defer tb.mu.Unlock()
-				if !tb.advice[e.Entry.Text] {
-					tb.advice[e.Entry.Text] = true
-					t.Log(s)
+				if !tb.seen[e.Entry.Text] {
+					tb.seen[e.Entry.Text] = true
+					tb.advice = append(tb.advice, s)
 				}
 				return
 			}
@@ -433,13 +434,18 @@ func openTab(t *testing.T, browser context.Context, js bool) *tab {
 	return tb
 }
 
-// take returns what was reported since the last take.
-func (tb *tab) take() []string {
+// take returns what was reported since the last take, and logs the
+// browser's advice.
+func (tb *tab) take(t *testing.T) []string {
+	t.Helper()
 	time.Sleep(50 * time.Millisecond) // let the last events of a load arrive; this is no assertion on time
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
+	for _, a := range tb.advice {
+		t.Log(a)
+	}
 	r := tb.reports
-	tb.reports = nil
+	tb.reports, tb.advice = nil, nil
 	return r
 }
 
