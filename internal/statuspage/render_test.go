@@ -387,3 +387,20 @@ func TestPageWithoutUptime(t *testing.T) {
 		t.Error("a page that hides uptime lost its components")
 	}
 }
+
+// BenchmarkRenderPage renders a page of 50 components with 90 days each
+// (the size docs/benchmarks.md measures).
+func BenchmarkRenderPage(b *testing.B) {
+	p := fixture()
+	g := p.Groups[0]
+	for len(g.Components) < 50 {
+		g.Components = append(g.Components, p.Groups[1].Components...)
+	}
+	p.Groups = []statuspage.Group{g}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := statuspage.RenderPage(p, acme); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
