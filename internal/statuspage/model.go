@@ -79,6 +79,9 @@ type Link struct {
 // Group is an ordered, named set of components; Name may be empty for
 // components shown without a heading.
 type Group struct {
+	// ID names the group in summary.json; optional: a group without one
+	// is "group-<n>" there, by its position (1-based).
+	ID         string
 	Name       string
 	Components []Component
 }

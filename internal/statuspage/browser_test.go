@@ -1,0 +1,559 @@
+package statuspage_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/tocsin/tocsin/internal/statuspage"
+)
+
+// The browser tests load the rendered pages in a real headless Chromium,
+// served with the Content-Security-Policy the status pages are served
+// with, and look at them as readers do: with JavaScript off and on, on a
+// phone and a desktop, light and dark, by keyboard, and through axe-core's
+// accessibility audit.
+//
+//	TOCSIN_TEST_BROWSER=/path/to/chromium  the browser (default: chromium,
+//	                                       chromium-headless-shell… on PATH)
+//	TOCSIN_TEST_BROWSER_REQUIRED=1         fail instead of skipping without
+//	                                       a browser or axe-core (CI)
+//	TOCSIN_TEST_ARTIFACTS=dir              where screenshots go (default:
+//	                                       artifacts/ at the repository root)
+//	TOCSIN_UPDATE_SCREENSHOTS=1            also write docs/images/status-page-*.png
+
+const csp = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+type device struct {
+	name          string
+	width, height int64
+	mobile        bool
+}
+
+var (
+	phone   = device{"phone", 375, 812, true}
+	small   = device{"small", 360, 740, true}
+	desktop = device{"desktop", 1280, 900, false}
+)
+
+func TestStatusPageInBrowser(t *testing.T) {
+	bin := browserPath(t)
+	root := repoRoot(t)
+	axe := readAxe(t, root)
+	art := artifactsDir(t, root)
+	srv := newPageServer(t)
+
+	// No sandbox: Chromium's refuses to run as root and needs user
+	// namespaces many containers lack; the browser only loads our pages.
+	alloc := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("force-color-profile", "srgb")}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:], alloc...)...)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	if err := chromedp.Do(browser); err != nil { // starts the browser with its first tab
+		t.Fatalf("start %s: %v", bin, err)
+	}
+
+	pages := []struct{ name, path, headline string }{
+		{"page", "/status/acme", "Partial outage"},
+		{"history", "/status/acme/history", "Incident history: October 2026"},
+		{"password", "/status/acme/password", "This status page is protected"},
+	}
+
+	for _, js := range []bool{false, true} {
+		jsName := map[bool]string{false: "nojs", true: "js"}[js]
+		t.Run(jsName, func(t *testing.T) {
+			tb := openTab(t, browser, js)
+
+			// The collector works: a page that breaks the policy is caught.
+			tb.navigate(t, srv.URL+"/control")
+			if v := tb.take(t); !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
+				t.Fatalf("an inline style under the policy left no report in %q: the collector is blind", v)
+			}
+
+			// The tab runs script, or not, as asked (this page has no policy).
+			tb.navigate(t, srv.URL+"/control-js")
+			ran, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.documentElement.dataset.js || "no"`))
+			if err != nil || ran != map[bool]string{false: "no", true: "ran"}[js] {
+				t.Fatalf("script in the JavaScript-%s tab: %q %v", jsName, ran, err)
+			}
+			tb.take(t)
+
+			for _, d := range []device{phone, small, desktop} {
+				for _, dark := range []bool{false, true} {
+					scheme := map[bool]string{false: "light", true: "dark"}[dark]
+					tb.emulate(t, d, dark)
+					for _, pg := range pages {
+						name := fmt.Sprintf("%s-%s-%s-%s", pg.name, d.name, scheme, jsName)
+						tb.navigate(t, srv.URL+pg.path)
+						got := tb.inspect(t)
+						if !strings.Contains(got.Headline, pg.headline) {
+							t.Errorf("%s: headline %q, want %q", name, got.Headline, pg.headline)
+						}
+						if got.ScrollWidth > got.ClientWidth || got.ClientWidth > int(d.width) {
+							t.Errorf("%s: scrolls sideways: content %d px wide in a %d px viewport", name, got.ScrollWidth, got.ClientWidth)
+						}
+						wantBg := map[bool]string{false: "rgb(255, 255, 255)", true: "rgb(13, 17, 23)"}[dark]
+						if got.Background != wantBg {
+							t.Errorf("%s: background %s, want %s (stylesheet not applied, or no dark mode)", name, got.Background, wantBg)
+						}
+						if got.Accent != "rgb(130, 80, 223)" {
+							t.Errorf("%s: header rule %q, want the page's accent (theme not applied)", name, got.Accent)
+						}
+						if pg.name == "page" {
+							if got.Days != 12*90 || got.Bars != 12 {
+								t.Errorf("%s: %d bars of %d days, want 12 of 90", name, got.Bars, got.Days)
+							}
+							if got.NarrowestDay < 1 || got.WidestBar > int(d.width) {
+								t.Errorf("%s: days %.2f px wide, bars %d px: the bar does not fit", name, got.NarrowestDay, got.WidestBar)
+							}
+						}
+						if pg.name == "password" && !got.LogoLoaded {
+							t.Errorf("%s: the logo did not load", name)
+						}
+						if v := tb.take(t); len(v) > 0 {
+							t.Errorf("%s: the browser reported:\n%s", name, strings.Join(v, "\n"))
+						}
+						writeShot(t, art, name+".png", tb.screenshot(t))
+						if pg.name == "page" && d != small {
+							full, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+							if err != nil {
+								t.Fatal(err)
+							}
+							writeShot(t, art, name+"-full.png", full)
+						}
+						if pg.name == "page" && js && d != small && os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
+							// The docs show the page without its maintenance,
+							// so the first screen reaches the bars.
+							tb.navigate(t, srv.URL+"/status/acme/docs")
+							writeShot(t, filepath.Join(root, "docs", "images"), "status-page-"+scheme+"-"+d.name+".png", tb.screenshot(t))
+						}
+					}
+				}
+			}
+			if missing := srv.missing(); len(missing) > 0 {
+				t.Errorf("the pages asked for what is not there: %v", missing)
+			}
+		})
+	}
+
+	t.Run("keyboard", func(t *testing.T) {
+		tb := openTab(t, browser, true)
+		tb.emulate(t, desktop, false)
+		tb.navigate(t, srv.URL+"/status/acme")
+		reached := map[string]bool{}
+		for i := range 12 {
+			if err := chromedp.Do(tb.ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+				t.Fatal(err)
+			}
+			f, err := chromedp.Run(tb.ctx, chromedp.Evaluate[focused](`(() => {
+				const e = document.activeElement, s = getComputedStyle(e), r = e.getBoundingClientRect();
+				return {tag: e.tagName, text: e.textContent.trim(), outline: s.outlineStyle,
+					width: parseFloat(s.outlineWidth), top: r.top, visible: r.width > 0 && r.height > 0};
+			})()`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Tag != "A" {
+				continue
+			}
+			reached[f.Text] = true
+			if f.Outline == "none" || f.Width < 2 || !f.Visible {
+				t.Errorf("focused link %q shows no focus: outline %s %.1f px, visible %v", f.Text, f.Outline, f.Width, f.Visible)
+			}
+			if i == 0 && (f.Text != "Skip to content" || f.Top < 0) {
+				t.Errorf("the first Tab reaches %q at %.0f px, want the skip link, visible", f.Text, f.Top)
+			}
+			if i == 0 {
+				writeShot(t, art, "page-keyboard-skip-link.png", tb.screenshot(t))
+			}
+		}
+		for _, want := range []string{"Skip to content", "Acme Cloud", "Acme home", "Support", "Incident history", "Atom feed", "JSON summary"} {
+			if !reached[want] {
+				t.Errorf("Tab never reaches %q (reached %v)", want, reached)
+			}
+		}
+	})
+
+	t.Run("axe", func(t *testing.T) {
+		tb := openTab(t, browser, true)
+		// The audit sees what it should: an image without alt text.
+		tb.navigate(t, srv.URL+"/control-axe")
+		if v := tb.audit(t, axe); !slices.ContainsFunc(v, func(v violation) bool { return v.ID == "image-alt" && v.Impact == "critical" }) {
+			t.Fatalf("axe-core missed an image without alt text: %+v", v)
+		}
+		tb.take(t)
+		for _, dark := range []bool{false, true} {
+			for _, d := range []device{desktop, phone} {
+				tb.emulate(t, d, dark)
+				for _, pg := range pages {
+					name := fmt.Sprintf("%s-%s-dark=%v", pg.name, d.name, dark)
+					tb.navigate(t, srv.URL+pg.path)
+					for _, v := range tb.audit(t, axe) {
+						if v.Impact == "serious" || v.Impact == "critical" {
+							t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
+						} else {
+							t.Logf("%s: axe %s (%s): %s", name, v.ID, v.Impact, v.Help)
+						}
+					}
+					tb.take(t)
+				}
+			}
+		}
+	})
+}
+
+// browserPath finds Chromium, or skips (fails when required).
+func browserPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("TOCSIN_TEST_BROWSER"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-headless-shell", "chromium-browser", "headless_shell", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	unavailable(t, "no Chromium found: install Debian's chromium (apt-get install chromium) or set TOCSIN_TEST_BROWSER to a Chromium binary")
+	return ""
+}
+
+func unavailable(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("TOCSIN_TEST_BROWSER_REQUIRED") == "1" {
+		t.Fatal(why + " (TOCSIN_TEST_BROWSER_REQUIRED=1)")
+	}
+	t.Skip(why + "; TOCSIN_TEST_BROWSER_REQUIRED=1 makes this a failure")
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+func readAxe(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		unavailable(t, "axe-core is not installed: run npm ci at the repository root")
+	}
+	return string(b)
+}
+
+func artifactsDir(t *testing.T, root string) string {
+	t.Helper()
+	dir := os.Getenv("TOCSIN_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(root, "artifacts")
+	}
+	dir = filepath.Join(dir, "statuspage")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", dir)
+	return dir
+}
+
+func writeShot(t *testing.T, dir, name string, png []byte) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pageServer serves the fixture's pages and assets as the status page
+// server does, under the strict policy, and notes every path it does not
+// know.
+type pageServer struct {
+	*httptest.Server
+	mu      sync.Mutex
+	unknown []string
+}
+
+const logo = `<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40" viewBox="0 0 160 40"><rect width="40" height="40" rx="8" fill="#8250df"/><text x="50" y="28" font-family="sans-serif" font-size="22" fill="#8250df">Acme</text></svg>`
+
+func newPageServer(t *testing.T) *pageServer {
+	t.Helper()
+	p := fixture()
+	o := statuspage.Options{Base: "/status/acme"}
+	page, err := statuspage.RenderPage(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := statuspage.RenderHistory(history(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := p
+	docs.Maintenance = nil
+	docsPage, err := statuspage.RenderPage(docs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withLogo := p
+	withLogo.LogoVersion = "1"
+	pw, err := statuspage.RenderPassword(withLogo, o, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]struct {
+		typ  string
+		body []byte
+	}{
+		"/status/acme":                                  {"text/html; charset=utf-8", page},
+		"/status/acme/docs":                             {"text/html; charset=utf-8", docsPage},
+		"/status/acme/history":                          {"text/html; charset=utf-8", hist},
+		"/status/acme/password":                         {"text/html; charset=utf-8", pw},
+		"/status/acme" + statuspage.StylesheetPath():    {"text/css; charset=utf-8", statuspage.Stylesheet()},
+		"/status/acme" + statuspage.ThemePath(p.Accent): {"text/css; charset=utf-8", statuspage.Theme(p.Accent)},
+		"/status/acme/logo":                             {"image/svg+xml", []byte(logo)},
+		"/control-js":                                   {"text/html; charset=utf-8", []byte(`<!doctype html><html lang="en"><title>control</title><link rel="icon" href="/status/acme` + statuspage.IconPath() + `"><script>document.documentElement.dataset.js = "ran"</script>`)},
+		"/control-axe":                                  {"text/html; charset=utf-8", []byte(`<!doctype html><html><title>control</title><link rel="icon" href="/status/acme` + statuspage.IconPath() + `"><img src="/status/acme/logo">`)},
+		"/control":                                      {"text/html; charset=utf-8", []byte(`<!doctype html><html lang="en"><title>control</title><link rel="icon" href="/status/acme` + statuspage.IconPath() + `"><p style="color:red">inline style</p>`)},
+	}
+	s := &pageServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		if r.URL.Path == "/control-js" {
+			h.Del("Content-Security-Policy")
+		}
+		f, ok := files[r.URL.Path]
+		if body, typ, isAsset := statuspage.Asset(strings.TrimPrefix(r.URL.Path, "/status/acme")); isAsset {
+			f.typ, f.body, ok = typ, body, true
+		}
+		if !ok {
+			s.mu.Lock()
+			s.unknown = append(s.unknown, r.URL.Path)
+			s.mu.Unlock()
+			http.NotFound(w, r)
+			return
+		}
+		h.Set("Content-Type", f.typ)
+		w.Write(f.body)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *pageServer) missing() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.unknown)
+}
+
+// tab is one browser tab and what the browser reported in it: console
+// messages, log entries (CSP violations, failed loads) and exceptions.
+type tab struct {
+	ctx     context.Context
+	mu      sync.Mutex
+	reports []string
+	advice  []string
+	seen    map[string]bool
+}
+
+func openTab(t *testing.T, browser context.Context, js bool) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
+	t.Cleanup(cancel)
+	tb := &tab{ctx: ctx, seen: map[string]bool{}}
+	err := chromedp.Listen(ctx, func(ev any) {
+		var s string
+		switch e := ev.(type) {
+		case *log.EventEntryAdded:
+			s = fmt.Sprintf("log %s %s: %s (%s)", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL)
+			if (e.Entry.Level == log.EntryLevelVerbose || e.Entry.Level == log.EntryLevelInfo) && !strings.Contains(e.Entry.Text, "Content Security Policy") {
+				// Chromium's advice (a password form without a
+				// username field): worth reading once, not a failure.
+				tb.mu.Lock()
+				defer tb.mu.Unlock()
+				if !tb.seen[e.Entry.Text] {
+					tb.seen[e.Entry.Text] = true
+					tb.advice = append(tb.advice, s)
+				}
+				return
+			}
+		case *runtime.EventConsoleAPICalled:
+			s = fmt.Sprintf("console.%s", e.Type)
+			for _, a := range e.Args {
+				s += " " + string(a.Value) + a.Description
+			}
+		case *runtime.EventExceptionThrown:
+			s = "exception: " + e.ExceptionDetails.Text
+		default:
+			return
+		}
+		tb.mu.Lock()
+		tb.reports = append(tb.reports, s)
+		tb.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !js})
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// take returns what was reported since the last take, and logs the
+// browser's advice.
+func (tb *tab) take(t *testing.T) []string {
+	t.Helper()
+	time.Sleep(50 * time.Millisecond) // let the last events of a load arrive; this is no assertion on time
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	for _, a := range tb.advice {
+		t.Log(a)
+	}
+	r := tb.reports
+	tb.reports, tb.advice = nil, nil
+	return r
+}
+
+func (tb *tab) emulate(t *testing.T, d device, dark bool) {
+	t.Helper()
+	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
+	if d.mobile {
+		opts = append(opts, chromedp.EmulateMobile)
+	}
+	scheme := map[bool]string{false: "light", true: "dark"}[dark]
+	err := chromedp.Do(tb.ctx,
+		chromedp.EmulateViewport(d.width, d.height, opts...),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+			})
+			return err
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (tb *tab) navigate(t *testing.T, url string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("navigate %s: %v", url, err)
+	}
+}
+
+func (tb *tab) screenshot(t *testing.T) []byte {
+	t.Helper()
+	png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return png
+}
+
+// looks is what a page looks like, read from the rendered DOM.
+type looks struct {
+	Headline     string  `json:"headline"`
+	ScrollWidth  int     `json:"scrollWidth"`
+	ClientWidth  int     `json:"clientWidth"`
+	Background   string  `json:"background"`
+	Accent       string  `json:"accent"`
+	Bars         int     `json:"bars"`
+	Days         int     `json:"days"`
+	WidestBar    int     `json:"widestBar"`
+	NarrowestDay float64 `json:"narrowestDay"`
+	LogoLoaded   bool    `json:"logoLoaded"`
+}
+
+type focused struct {
+	Tag     string  `json:"tag"`
+	Text    string  `json:"text"`
+	Outline string  `json:"outline"`
+	Width   float64 `json:"width"`
+	Top     float64 `json:"top"`
+	Visible bool    `json:"visible"`
+}
+
+func (tb *tab) inspect(t *testing.T) looks {
+	t.Helper()
+	l, err := chromedp.Run(tb.ctx, chromedp.Evaluate[looks](`(() => {
+		const h = document.querySelector('main h2'), days = [...document.querySelectorAll('.day')],
+			bars = [...document.querySelectorAll('.bar')], img = document.querySelector('header img');
+		return {
+			headline: h ? h.textContent : '',
+			scrollWidth: document.documentElement.scrollWidth,
+			clientWidth: document.documentElement.clientWidth,
+			background: getComputedStyle(document.body).backgroundColor,
+			accent: getComputedStyle(document.querySelector('header')).borderTopColor,
+			bars: bars.length, days: days.length,
+			widestBar: Math.max(0, ...bars.map(b => Math.ceil(b.getBoundingClientRect().right))),
+			narrowestDay: Math.min(1e9, ...days.map(d => d.getBoundingClientRect().width)),
+			logoLoaded: !!img && img.complete && img.naturalWidth > 0,
+		};
+	})()`))
+	if err != nil {
+		t.Fatalf("inspect: %v", err)
+	}
+	return l
+}
+
+type violation struct {
+	ID     string   `json:"id"`
+	Impact string   `json:"impact"`
+	Help   string   `json:"help"`
+	Nodes  []string `json:"nodes"`
+}
+
+// audit runs axe-core in the page: evaluated through the DevTools
+// protocol, it needs no script-src and leaves the page's policy alone.
+func (tb *tab) audit(t *testing.T, axe string) []violation {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](axe)); err != nil {
+		t.Fatalf("load axe-core: %v", err)
+	}
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[[]violation](`axe.run(document, {resultTypes: ['violations']}).then(r =>
+		r.violations.map(v => ({id: v.id, impact: v.impact || '', help: v.help,
+			nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' + n.failureSummary)})))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe.run: %v", err)
+	}
+	return v
+}
