@@ -32,6 +32,7 @@ import (
 	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
+	"github.com/tocsin/tocsin/internal/web"
 )
 
 func newLogger(c config.Config, w io.Writer) *slog.Logger {
@@ -232,8 +233,10 @@ Create an API key for the API:
 		c.BaseURL = "http://" + ln.Addr().String()
 	}
 	api := httpapi.New(a, log, httpapi.Options{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
+	pages := web.NewPublic(a, log.With("component", "status-pages"), web.PublicOptions{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
 	root := http.NewServeMux()
 	root.Handle(httpapi.Prefix+"/", api)
+	root.Handle(web.StatusPrefix, pages)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "ok\n")
@@ -264,6 +267,9 @@ Create an API key for the API:
 		// The API's paths go to it directly: root, a ServeMux, would
 		// redirect an unclean one (/api/v1//monitors) with an HTML body.
 		Handler: httpapi.Observe(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if pages.ServeDomain(w, r) {
+				return // a status page's custom domain
+			}
 			if r.URL.Path == httpapi.Prefix || strings.HasPrefix(r.URL.Path, httpapi.Prefix+"/") {
 				api.ServeHTTP(w, r)
 				return
@@ -297,6 +303,7 @@ Create an API key for the API:
 	g.Go(func() error { return a.RunRollups(gctx, c.NodeName, time.Minute) })
 	g.Go(func() error { return a.RunSLOAlerts(gctx, c.NodeName, time.Minute) })
 	g.Go(func() error { return sender.Run(gctx) })
+	g.Go(func() error { return pages.Run(gctx) })
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

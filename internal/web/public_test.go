@@ -1,0 +1,335 @@
+package web_test
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/web"
+)
+
+// page creates a status page in the workspace of key from body.
+func (e *env) page(key string, body map[string]any) map[string]any {
+	e.t.Helper()
+	return e.api("POST", "/api/v1/status-pages", key, body, 201)
+}
+
+func component(subject, id, name, description string) map[string]any {
+	c := map[string]any{subject: id, "name": name}
+	if description != "" {
+		c["description"] = description
+	}
+	return c
+}
+
+// componentIDs are the ids the API gave a page's components, by name.
+func componentIDs(page map[string]any) map[string]string {
+	out := map[string]string{}
+	for _, g := range page["groups"].([]any) {
+		for _, c := range g.(map[string]any)["components"].([]any) {
+			c := c.(map[string]any)
+			out[c["name"].(string)] = c["id"].(string)
+		}
+	}
+	return out
+}
+
+// TestPublicPage: a page made through the API is served at /status/{slug}
+// with its components in readers' words, and its summary, feed and badges
+// beside it, with the security and cache headers of a public page.
+func TestPublicPage(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		api := e.monitor(e.keyA, "api-prod", "http://127.0.0.1:9/health", nil)
+		web := e.monitor(e.keyA, "web-prod", "http://127.0.0.1:9/", nil)
+		fresh := e.monitor(e.keyA, "fresh", "http://127.0.0.1:9/new", nil)
+		e.record(api, "refused", monitor.ResultUp, monitor.ResultUp)
+		e.record(web, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		p := e.page(e.keyA, map[string]any{"slug": "acme", "title": "Acme status", "description": "How Acme is doing.",
+			"groups": []any{
+				map[string]any{"name": "Core", "components": []any{component("monitorId", api, "Public API", "The REST API."), component("monitorId", web, "Website", "")}},
+				map[string]any{"name": "New", "components": []any{component("monitorId", fresh, "Reports", "")}},
+			}})
+		ids := componentIDs(p)
+
+		r := e.get("/status/acme")
+		if r.status != 200 {
+			t.Fatalf("page: %d %s", r.status, r.body)
+		}
+		for _, want := range []string{"Acme status", "How Acme is doing.", "Public API", "The REST API.", "Website", "Reports", "Core"} {
+			if !contains(r.body, want) {
+				t.Errorf("page lacks %q", want)
+			}
+		}
+		for h, want := range map[string]string{"Content-Type": "text/html; charset=utf-8", "X-Content-Type-Options": "nosniff",
+			"Referrer-Policy": "no-referrer", "Cache-Control": "public, max-age=5"} {
+			if got := r.header.Get(h); got != want {
+				t.Errorf("%s: %q, want %q", h, got, want)
+			}
+		}
+		csp := r.header.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'none'", "style-src 'self'", "frame-ancestors 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("CSP %q lacks %q", csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") || contains(r.body, "<script") || contains(r.body, "style=") {
+			t.Errorf("page needs inline script or style: CSP %q", csp)
+		}
+		if r.header.Get("X-RateLimit-Limit") != "" {
+			t.Error("a public page answered with the API's rate-limit headers")
+		}
+		etag := r.header.Get("ETag")
+		if etag == "" {
+			t.Fatal("no ETag")
+		}
+		if again := e.get("/status/acme", "If-None-Match", etag); again.status != http.StatusNotModified {
+			t.Errorf("If-None-Match: %d, want 304", again.status)
+		}
+
+		// summary.json: Statuspage's shape, our words for no data.
+		s := e.get("/status/acme/summary.json")
+		if s.status != 200 || s.header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Fatalf("summary: %d %v", s.status, s.header)
+		}
+		var sum struct {
+			Page struct {
+				Name string `json:"name"`
+				URL  string `json:"url"`
+			} `json:"page"`
+			Status struct {
+				Indicator string `json:"indicator"`
+			} `json:"status"`
+			Components []struct {
+				ID, Name, Status string
+				Group            bool `json:"group"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(s.body, &sum); err != nil {
+			t.Fatalf("summary: %v: %s", err, s.body)
+		}
+		if sum.Page.Name != "Acme status" || !strings.HasSuffix(sum.Page.URL, "/status/acme") {
+			t.Errorf("summary page: %+v", sum.Page)
+		}
+		statuses := map[string]string{}
+		for _, c := range sum.Components {
+			if !c.Group {
+				statuses[c.Name] = c.Status
+			}
+		}
+		if statuses["Public API"] != "operational" || statuses["Website"] != "major_outage" ||
+			statuses["Reports"] == "operational" || statuses["Reports"] == "" {
+			t.Errorf("summary statuses: %v", statuses)
+		}
+
+		// The feed is Atom.
+		f := e.get("/status/acme/history.atom")
+		var feed struct {
+			XMLName xml.Name
+			Title   string `xml:"title"`
+		}
+		if f.status != 200 || xml.Unmarshal(f.body, &feed) != nil || feed.XMLName.Local != "feed" || feed.Title == "" {
+			t.Errorf("feed: %d %s", f.status, f.body)
+		}
+
+		// Badges, by component id.
+		b := e.get("/status/acme/badge/" + ids["Website"] + ".svg")
+		if b.status != 200 || b.header.Get("Content-Type") != "image/svg+xml" || !contains(b.body, "<svg") {
+			t.Fatalf("badge: %d %s", b.status, b.body)
+		}
+		if u := e.get("/status/acme/badge/" + ids["Public API"] + ".svg?uptime=30d"); u.status != 200 || !contains(u.body, "%") {
+			t.Errorf("uptime badge: %d %s", u.status, u.body)
+		}
+		for _, path := range []string{"/status/acme/badge/spc_nope.svg", "/status/acme/badge/" + ids["Website"] + ".svg?uptime=1y",
+			"/status/nope", "/status/acme/nope", "/status/ACME", "/status/acme/history?month=1999-13"} {
+			if r := e.get(path); r.status != http.StatusNotFound {
+				t.Errorf("%s: %d, want 404", path, r.status)
+			}
+		}
+		if h := e.get("/status/acme/history"); h.status != 200 {
+			t.Errorf("history: %d", h.status)
+		}
+		req, _ := http.NewRequest("DELETE", e.srv.URL+"/status/acme", nil)
+		if r := e.do(req); r.status != http.StatusMethodNotAllowed {
+			t.Errorf("DELETE: %d", r.status)
+		}
+		// Another workspace's key cannot see or change the page.
+		e.api("GET", "/api/v1/status-pages/"+p["id"].(string), e.keyB, nil, 404)
+	})
+}
+
+// TestPageFollowsStateChanges: the cached page is rendered anew once a
+// component's state changes and the render is older than Refresh; until
+// then the old render is served.
+func TestPageFollowsStateChanges(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{Refresh: time.Second}, func(t *testing.T, e *env) {
+		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
+		e.record(m, "x", monitor.ResultUp)
+		e.page(e.keyA, map[string]any{"slug": "flips", "title": "Flips",
+			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
+		status := func() string {
+			var sum struct{ Components []struct{ Status string } }
+			if err := json.Unmarshal(e.get("/status/flips/summary.json").body, &sum); err != nil || len(sum.Components) != 1 {
+				t.Fatalf("summary: %v %+v", err, sum)
+			}
+			return sum.Components[0].Status
+		}
+		if got := status(); got != "operational" {
+			t.Fatalf("before: %s", got)
+		}
+		e.record(m, "x", monitor.ResultDown, monitor.ResultDown) // moves the clock a minute on
+		waitFor(t, "the page to show the outage", func() bool { return status() == "major_outage" })
+	})
+}
+
+// TestPasswordPage: a protected page shows nothing but its password form
+// until the reader signs in; the session cookie is scoped to the page and
+// ends when the password changes; guesses are rate-limited.
+func TestPasswordPage(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		m := e.monitor(e.keyA, "db", "http://127.0.0.1:9/", nil)
+		e.record(m, "x", monitor.ResultUp)
+		p := e.page(e.keyA, map[string]any{"slug": "inner", "title": "Inner status", "visibility": "password", "password": "correct horse",
+			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "Ledger", "Private ledger")}}}})
+		if _, set := p["password"]; set || p["passwordSet"] != true {
+			t.Fatalf("password in response: %v", p)
+		}
+		r := e.get("/status/inner")
+		if r.status != http.StatusUnauthorized || !contains(r.body, "Inner status") || contains(r.body, "Ledger") {
+			t.Fatalf("protected page: %d %s", r.status, r.body)
+		}
+		for _, path := range []string{"/status/inner/summary.json", "/status/inner/history.atom", "/status/inner/history"} {
+			if r := e.get(path); r.status != http.StatusUnauthorized || contains(r.body, "Ledger") {
+				t.Errorf("%s: %d %s", path, r.status, r.body)
+			}
+		}
+		signIn := func(password string) response {
+			req, _ := http.NewRequest("POST", e.srv.URL+"/status/inner/password", strings.NewReader(url.Values{"password": {password}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			return e.do(req)
+		}
+		if r := signIn("wrong horse"); r.status != http.StatusUnauthorized || len(r.header.Values("Set-Cookie")) != 0 {
+			t.Fatalf("wrong password: %d %v", r.status, r.header)
+		}
+		r = signIn("correct horse")
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/status/inner/" {
+			t.Fatalf("sign in: %d %v", r.status, r.header)
+		}
+		cookie := r.header.Get("Set-Cookie")
+		for _, want := range []string{"Path=/status/inner", "HttpOnly", "SameSite=Lax"} {
+			if !strings.Contains(cookie, want) {
+				t.Errorf("cookie %q lacks %s", cookie, want)
+			}
+		}
+		value := strings.SplitN(cookie, ";", 2)[0]
+		in := e.get("/status/inner", "Cookie", value)
+		if in.status != 200 || !contains(in.body, "Ledger") || in.header.Get("Cache-Control") != "private, no-cache" {
+			t.Fatalf("signed in: %d %v", in.status, in.header)
+		}
+		if s := e.get("/status/inner/summary.json", "Cookie", value); s.status != 200 || s.header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("signed-in summary: %d %v", s.status, s.header)
+		}
+		// Badges need no cookie: their URL names an unguessable component.
+		if b := e.get("/status/inner/badge/" + componentIDs(p)["Ledger"] + ".svg"); b.status != 200 {
+			t.Errorf("badge of a protected page: %d", b.status)
+		}
+		// A cookie of another page, or a forged one, does not open it.
+		if r := e.get("/status/inner", "Cookie", "tocsin_status=99999999999.abcdef"); r.status != http.StatusUnauthorized {
+			t.Errorf("forged cookie: %d", r.status)
+		}
+		// A new password ends the session.
+		e.api("PATCH", "/api/v1/status-pages/"+p["id"].(string), e.keyA, map[string]any{"password": "battery staple"}, 200)
+		waitFor(t, "the old session to end", func() bool { return e.get("/status/inner", "Cookie", value).status == http.StatusUnauthorized })
+		// Guessing is bounded per address.
+		limited := false
+		for range 12 {
+			if r := signIn("guess"); r.status == http.StatusTooManyRequests {
+				limited = r.header.Get("Retry-After") != ""
+				break
+			}
+		}
+		if !limited {
+			t.Error("password guesses were never limited")
+		}
+	})
+}
+
+// TestPageSurvivesTheDatabase: once rendered, a page goes on being served,
+// with its age, while the tables it is read from are gone.
+func TestPageSurvivesTheDatabase(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{Refresh: time.Second, Timeout: 2 * time.Second}, func(t *testing.T, e *env) {
+		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
+		e.record(m, "x", monitor.ResultUp)
+		e.page(e.keyA, map[string]any{"slug": "sturdy", "title": "Sturdy",
+			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
+		first := e.get("/status/sturdy")
+		if first.status != 200 {
+			t.Fatalf("page: %d", first.status)
+		}
+		e.exec(`ALTER TABLE status_pages RENAME TO status_pages_away`)
+		e.exec(`ALTER TABLE monitor_runtime RENAME TO monitor_runtime_away`)
+		defer e.exec(`ALTER TABLE status_pages_away RENAME TO status_pages`)
+		defer e.exec(`ALTER TABLE monitor_runtime_away RENAME TO monitor_runtime`)
+		e.clock.Advance(time.Minute)
+		for range 3 { // each starts a render that fails
+			r := e.get("/status/sturdy")
+			if r.status != 200 || string(r.body) != string(first.body) {
+				t.Fatalf("with the database gone: %d", r.status)
+			}
+			if r.header.Get("Age") == "" || r.header.Get("Age") == "0" {
+				t.Errorf("Age: %q", r.header.Get("Age"))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if r := e.get("/status/never-rendered"); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+			t.Errorf("a page never rendered, database gone: %d", r.status)
+		}
+	})
+}
+
+// TestCustomDomain: a page with a custom domain is served at that host's
+// root; other hosts are not taken for it.
+func TestCustomDomain(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
+		e.record(m, "x", monitor.ResultUp)
+		e.page(e.keyA, map[string]any{"slug": "dom", "title": "Domain page", "customDomain": "status.acme.test",
+			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
+		r := e.get("/", "Host", "status.acme.test")
+		if r.status != 200 || !contains(r.body, "Domain page") || contains(r.body, "/status/dom") {
+			t.Fatalf("custom domain: %d %s", r.status, r.body)
+		}
+		if s := e.get("/summary.json", "Host", "Status.Acme.Test:443"); s.status != 200 {
+			t.Errorf("custom domain summary: %d", s.status)
+		}
+		if r := e.get("/", "Host", "other.acme.test"); r.status != http.StatusNotFound || contains(r.body, "Domain page") {
+			t.Errorf("another host: %d", r.status)
+		}
+		// The API still answers on the service's own host.
+		e.api("GET", "/api/v1/status-pages", e.keyA, nil, 200)
+	})
+}
+
+// TestPublicRateLimit: the public routes have their own per-address limit,
+// apart from the API's keys.
+func TestPublicRateLimit(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{PerMinute: 60, Burst: 5}, func(t *testing.T, e *env) {
+		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
+		e.page(e.keyA, map[string]any{"slug": "busy", "title": "Busy",
+			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
+		var last response
+		for range 10 {
+			if last = e.get("/status/busy"); last.status == http.StatusTooManyRequests {
+				break
+			}
+		}
+		if last.status != http.StatusTooManyRequests || last.header.Get("Retry-After") == "" {
+			t.Fatalf("no 429 after a burst: %d", last.status)
+		}
+		e.api("GET", "/api/v1/status-pages", e.keyA, nil, 200)
+	})
+}

@@ -1,0 +1,322 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/statuspage"
+)
+
+// The security headers of every public response. The pages use no script
+// and no inline style (the accent colour comes in a generated stylesheet),
+// load nothing from other hosts, and may not be framed.
+const (
+	pageCSP  = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	imageCSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+)
+
+func securityHeaders(h http.Header, csp string) {
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+}
+
+// Cache lifetimes. A public page may be kept by shared caches for a few
+// seconds (it changes no faster); a protected page only by its reader's
+// browser, revalidated each time; assets named by their content forever.
+const (
+	publicCache    = "public, max-age=5"
+	protectedCache = "private, no-cache"
+	badgeCache     = "public, max-age=60"
+	immutableCache = "public, max-age=31536000, immutable"
+)
+
+// serve answers a request for the page l under base ("" on a custom
+// domain), for the path sub below it.
+func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, sub string) {
+	if !p.allow(w, r) {
+		return
+	}
+	securityHeaders(w.Header(), pageCSP)
+	if sub == "" {
+		sub = "/"
+	}
+	post := sub == "/password"
+	if !post && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		plain(w, http.StatusMethodNotAllowed, "Method not allowed.\n")
+		return
+	}
+	// The stylesheet is the same for every page: no lookup needed.
+	if name, ok := strings.CutPrefix(sub, "/assets/"); ok {
+		if name != statuspage.StylesheetName() {
+			p.notFound(w, r)
+			return
+		}
+		send(w, r, stylesheet, immutableCache, false)
+		return
+	}
+	cfg, err := l.current()
+	if err != nil {
+		p.unavailable(w, r, err)
+		return
+	}
+	protected := cfg.Visibility == "password"
+	cache := publicCache
+	if protected {
+		cache = protectedCache
+	}
+	switch {
+	case strings.HasPrefix(sub, "/theme-") && strings.HasSuffix(sub, ".css"):
+		if sub[1:] != statuspage.ThemeName(cfg.Accent) {
+			p.notFound(w, r)
+			return
+		}
+		send(w, r, newRendered(statuspage.Theme(cfg.Accent), "text/css; charset=utf-8", time.Time{}), immutableCache, false)
+		return
+	case sub == "/logo":
+		p.serveLogo(w, r, cfg)
+		return
+	case strings.HasPrefix(sub, "/badge/"):
+		// Badges are embedded where no cookie goes (a README): on a
+		// protected page they are reached by the component's id, which
+		// only the page's readers and the API know.
+		p.serveBadge(w, r, cfg, strings.TrimPrefix(sub, "/badge/"))
+		return
+	case post:
+		p.signIn(w, r, cfg, base)
+		return
+	}
+	if protected && !p.signedIn(r, cfg) {
+		p.askPassword(w, r, cfg, base, false, http.StatusUnauthorized)
+		return
+	}
+	if protected {
+		w.Header().Set("Vary", "Cookie")
+	}
+	switch sub {
+	case "/":
+		p.sendView(w, r, cfg, "html|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
+			b, err := statuspage.RenderPage(v.Page, statuspage.Options{Base: base})
+			return b, "text/html; charset=utf-8", err
+		})
+	case "/summary.json":
+		if !protected {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
+		p.sendView(w, r, cfg, "summary|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
+			b, err := statuspage.SummaryJSON(v.Page, p.pageURL(r, base))
+			return b, "application/json", err
+		})
+	case "/history.atom":
+		p.sendView(w, r, cfg, "atom|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
+			b, err := statuspage.Feed(v.Page, v.Recent, p.pageURL(r, base))
+			return b, "application/atom+xml; charset=utf-8", err
+		})
+	case "/history":
+		p.serveHistory(w, r, cfg, base, cache)
+	default:
+		p.notFound(w, r)
+	}
+}
+
+// pageURL is the page's absolute URL as this request reached it.
+func (p *Public) pageURL(r *http.Request, base string) string {
+	if base != "" && p.opts.BaseURL != "" {
+		return strings.TrimSuffix(p.opts.BaseURL, "/") + base
+	}
+	scheme := "http"
+	if r.TLS != nil || p.secure {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + base
+}
+
+// sendView sends what render makes of the page's current view.
+func (p *Public) sendView(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, key, cache string,
+	render func(app.StatusView, app.PublicPageConfig) ([]byte, string, error)) {
+	pg, err := p.page(r.Context(), cfg)
+	if err != nil {
+		p.unavailable(w, r, err)
+		return
+	}
+	rd, err := pg.rendering(key, render)
+	if err != nil {
+		p.log.Error("status page render", "page", cfg.ID, "what", key, "err", err)
+		plain(w, http.StatusInternalServerError, "This status page could not be shown.\n")
+		return
+	}
+	send(w, r, rd, cache, true)
+}
+
+// send writes rd, answering conditional requests, with its age when it
+// is a render of a view.
+func send(w http.ResponseWriter, r *http.Request, rd *rendered, cache string, withAge bool) {
+	h := w.Header()
+	h.Set("Content-Type", rd.ctype)
+	h.Set("Cache-Control", cache)
+	h.Set("ETag", rd.etag)
+	if withAge && !rd.builtAt.IsZero() {
+		h.Set("Age", strconv.Itoa(max(int(time.Since(rd.builtAt)/time.Second), 0)))
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(rd.body))
+}
+
+var stylesheet = newRendered(statuspage.Stylesheet(), "text/css; charset=utf-8", time.Time{})
+
+func plain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg))
+}
+
+func (p *Public) notFound(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header(), pageCSP)
+	plain(w, http.StatusNotFound, "There is no status page here.\n")
+}
+
+// unavailable answers when a page cannot be shown: not found, or never
+// rendered because the database is away.
+func (p *Public) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	if errs.KindOf(err) == errs.KindNotFound {
+		p.notFound(w, r)
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		return // the reader left
+	}
+	p.log.Warn("status page unavailable", "path", r.URL.Path, "err", err)
+	w.Header().Set("Retry-After", "5")
+	plain(w, http.StatusServiceUnavailable, "This status page is briefly unavailable; try again in a few seconds.\n")
+}
+
+// serveBadge answers /badge/{component}.svg: the component's state, or with
+// ?uptime=24h|7d|30d its availability over that span.
+func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, name string) {
+	id, ok := strings.CutSuffix(name, ".svg")
+	window := r.URL.Query().Get("uptime")
+	if !ok || (window != "" && window != "24h" && window != "7d" && window != "30d") {
+		p.notFound(w, r)
+		return
+	}
+	pg, err := p.page(r.Context(), cfg)
+	if err != nil {
+		p.unavailable(w, r, err)
+		return
+	}
+	rd, err := pg.rendering("badge|"+id+"|"+window, func(v app.StatusView, _ app.PublicPageConfig) ([]byte, string, error) {
+		for _, g := range v.Page.Groups {
+			for _, c := range g.Components {
+				if c.ID != id {
+					continue
+				}
+				if window == "" {
+					return statuspage.StateBadge(c), "image/svg+xml", nil
+				}
+				return statuspage.UptimeBadge(c, window), "image/svg+xml", nil
+			}
+		}
+		return nil, "", errs.ErrNotFound
+	})
+	if err != nil {
+		p.notFound(w, r)
+		return
+	}
+	securityHeaders(w.Header(), imageCSP)
+	w.Header().Del("X-Frame-Options")
+	send(w, r, rd, badgeCache, true)
+}
+
+// serveLogo answers /logo?v=…: the page's uploaded logo, cached forever
+// under its version.
+func (p *Public) serveLogo(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig) {
+	if cfg.LogoVersion == "" {
+		p.notFound(w, r)
+		return
+	}
+	p.mu.Lock()
+	pg := p.pages[cfg.ID]
+	p.mu.Unlock()
+	var rd *rendered
+	if pg != nil {
+		pg.mu.Lock()
+		rd = pg.logo
+		pg.mu.Unlock()
+	}
+	if rd == nil || rd.etag != `"`+cfg.LogoVersion+`"` {
+		ctype, data, version, err := p.app.PublicStatusPageLogo(r.Context(), cfg.ID)
+		if err != nil {
+			p.unavailable(w, r, err)
+			return
+		}
+		rd = &rendered{body: data, ctype: ctype, etag: `"` + version + `"`}
+		if pg != nil {
+			pg.mu.Lock()
+			pg.logo = rd
+			pg.mu.Unlock()
+		}
+	}
+	cache := "public, max-age=300"
+	if r.URL.Query().Get("v") == cfg.LogoVersion {
+		cache = immutableCache
+	}
+	securityHeaders(w.Header(), imageCSP)
+	send(w, r, rd, cache, false)
+}
+
+// serveHistory answers /history?month=YYYY-MM (default: this month).
+func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, base, cache string) {
+	now := p.opts.Now().UTC()
+	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	if q := r.URL.Query().Get("month"); q != "" {
+		m, err := time.Parse("2006-01", q)
+		if err != nil || m.After(month) || m.Year() < 2000 {
+			plain(w, http.StatusNotFound, "No such month; give ?month=YYYY-MM, up to this month.\n")
+			return
+		}
+		month = m
+	}
+	pg, err := p.page(r.Context(), cfg)
+	if err != nil {
+		p.unavailable(w, r, err)
+		return
+	}
+	key := month.Format("2006-01") + "|" + base
+	pg.mu.Lock()
+	rd := pg.history[key]
+	pg.mu.Unlock()
+	if rd == nil || p.opts.Now().Sub(rd.builtAt) >= p.opts.Refresh {
+		ctx, cancel := context.WithTimeout(r.Context(), p.opts.Timeout)
+		h, err := p.app.StatusPageHistory(ctx, cfg, month)
+		cancel()
+		var body []byte
+		if err == nil {
+			body, err = statuspage.RenderHistory(h, statuspage.Options{Base: base})
+		}
+		switch {
+		case err == nil:
+			rd = newRendered(body, "text/html; charset=utf-8", p.opts.Now())
+			pg.mu.Lock()
+			if pg.history == nil || len(pg.history) > 64 {
+				pg.history = map[string]*rendered{}
+			}
+			pg.history[key] = rd
+			pg.mu.Unlock()
+		case rd == nil:
+			p.unavailable(w, r, err)
+			return
+		default:
+			p.log.Warn("status page history failed; serving the last one", "page", cfg.ID, "err", err)
+		}
+	}
+	send(w, r, rd, cache, true)
+}

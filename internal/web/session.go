@@ -1,0 +1,115 @@
+package web
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/statuspage"
+)
+
+// A password-protected page's readers sign in once per browser: the page's
+// password (checked against its argon2id hash, a few attempts a minute per
+// address) buys a cookie scoped to the page's path that says until when it
+// holds, signed with the page's password hash. Nothing is stored, every
+// node can check it, and changing the password (a new hash) ends every
+// session at once.
+
+const (
+	sessionCookie = "tocsin_status"
+	sessionLife   = 30 * 24 * time.Hour
+	// attemptsPerMinute and attemptsBurst bound password guesses per page
+	// and client address.
+	attemptsPerMinute, attemptsBurst = 5, 5
+	maxFormBytes                     = 4 << 10
+)
+
+// sessionMAC signs a session of the page cfg that ends at exp.
+func sessionMAC(cfg app.PublicPageConfig, exp int64) string {
+	m := hmac.New(sha256.New, []byte(cfg.PasswordHash))
+	m.Write([]byte(cfg.ID + "|" + strconv.FormatInt(cfg.PasswordVersion, 10) + "|" + strconv.FormatInt(exp, 10)))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// signedIn reports whether r carries a live session of the page cfg.
+func (p *Public) signedIn(r *http.Request, cfg app.PublicPageConfig) bool {
+	if cfg.PasswordHash == "" {
+		return false // protected, but no password set: nobody gets in
+	}
+	for _, c := range r.CookiesNamed(sessionCookie) {
+		expText, mac, ok := strings.Cut(c.Value, ".")
+		exp, err := strconv.ParseInt(expText, 10, 64)
+		if !ok || err != nil || p.opts.Now().Unix() >= exp {
+			continue
+		}
+		if hmac.Equal([]byte(mac), []byte(sessionMAC(cfg, exp))) {
+			return true
+		}
+	}
+	return false
+}
+
+var crossOrigin = http.NewCrossOriginProtection()
+
+// signIn answers POST …/password.
+func (p *Public) signIn(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, base string) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		plain(w, http.StatusMethodNotAllowed, "Method not allowed.\n")
+		return
+	}
+	if cfg.Visibility != "password" {
+		http.Redirect(w, r, base+"/", http.StatusSeeOther)
+		return
+	}
+	if err := crossOrigin.Check(r); err != nil {
+		plain(w, http.StatusForbidden, "Cross-origin sign-in refused.\n")
+		return
+	}
+	st := p.limits.Take("pw|"+cfg.ID+"|"+p.opts.TrustedProxies.Client(r), p.opts.Now(), attemptsPerMinute, attemptsBurst)
+	if !st.OK {
+		w.Header().Set("Retry-After", strconv.Itoa(max(int((st.Retry+time.Second-1)/time.Second), 1)))
+		p.askPassword(w, r, cfg, base, true, http.StatusTooManyRequests)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		p.askPassword(w, r, cfg, base, true, http.StatusBadRequest)
+		return
+	}
+	if !p.app.CheckStatusPagePassword(cfg, r.PostForm.Get("password")) {
+		p.askPassword(w, r, cfg, base, true, http.StatusUnauthorized)
+		return
+	}
+	exp := p.opts.Now().Add(sessionLife).Unix()
+	path := base
+	if path == "" {
+		path = "/"
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: strconv.FormatInt(exp, 10) + "." + sessionMAC(cfg, exp),
+		Path: path, MaxAge: int(sessionLife / time.Second), HttpOnly: true, Secure: p.secure || r.TLS != nil,
+		SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, base+"/", http.StatusSeeOther)
+}
+
+// askPassword answers with the page's password form: its title and logo,
+// nothing else of it.
+func (p *Public) askPassword(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, base string, failed bool, status int) {
+	body, err := statuspage.RenderPassword(p.app.StatusPageHeader(cfg), statuspage.Options{Base: base}, failed)
+	if err != nil {
+		p.log.Error("status page password form", "page", cfg.ID, "err", err)
+		plain(w, http.StatusInternalServerError, "This status page could not be shown.\n")
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
