@@ -55,13 +55,17 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 		plain(w, http.StatusMethodNotAllowed, "Method not allowed.\n")
 		return
 	}
-	// The stylesheet is the same for every page: no lookup needed.
-	if name, ok := strings.CutPrefix(sub, "/assets/"); ok {
-		if name != statuspage.StylesheetName() {
+	// The stylesheet and icon are the same for every page: no lookup.
+	if strings.HasPrefix(sub, "/assets/") {
+		body, ctype, ok := statuspage.Asset(sub)
+		if !ok {
 			p.notFound(w, r)
 			return
 		}
-		send(w, r, stylesheet, immutableCache, false)
+		if ctype == "image/svg+xml" {
+			securityHeaders(w.Header(), imageCSP)
+		}
+		send(w, r, newRendered(body, ctype, time.Time{}), immutableCache, false)
 		return
 	}
 	cfg, err := l.current()
@@ -76,7 +80,7 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 	}
 	switch {
 	case strings.HasPrefix(sub, "/theme-") && strings.HasSuffix(sub, ".css"):
-		if sub[1:] != statuspage.ThemeName(cfg.Accent) {
+		if sub != statuspage.ThemePath(cfg.Accent) {
 			p.notFound(w, r)
 			return
 		}
@@ -170,8 +174,6 @@ func send(w http.ResponseWriter, r *http.Request, rd *rendered, cache string, wi
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(rd.body))
 }
 
-var stylesheet = newRendered(statuspage.Stylesheet(), "text/css; charset=utf-8", time.Time{})
-
 func plain(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -181,8 +183,15 @@ func plain(w http.ResponseWriter, status int, msg string) {
 
 func (p *Public) notFound(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w.Header(), pageCSP)
-	plain(w, http.StatusNotFound, "There is no status page here.\n")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(notFoundPage)
+	}
 }
+
+var notFoundPage = statuspage.RenderNotFound()
 
 // unavailable answers when a page cannot be shown: not found, or never
 // rendered because the database is away.
@@ -222,7 +231,8 @@ func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, cfg app.Publ
 				if window == "" {
 					return statuspage.StateBadge(c), "image/svg+xml", nil
 				}
-				return statuspage.UptimeBadge(c, window), "image/svg+xml", nil
+				b, err := statuspage.UptimeBadge(c, window)
+				return b, "image/svg+xml", err
 			}
 		}
 		return nil, "", errs.ErrNotFound
