@@ -233,7 +233,8 @@ Create an API key for the API:
 		c.BaseURL = "http://" + ln.Addr().String()
 	}
 	api := httpapi.New(a, log, httpapi.Options{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
-	pages := web.NewPublic(a, log.With("component", "status-pages"), web.PublicOptions{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
+	pages := web.NewPublic(a, log.With("component", "status-pages"), web.PublicOptions{BaseURL: c.BaseURL,
+		TrustedProxies: c.TrustedProxies, PerMinute: c.PageRatePerMinute, Burst: max(c.PageRatePerMinute/4, 1)})
 	root := http.NewServeMux()
 	root.Handle(httpapi.Prefix+"/", api)
 	root.Handle(web.StatusPrefix, pages)

@@ -37,6 +37,9 @@ type Config struct {
 	// RatePerMinute is each API key's budget. The API contract is 600;
 	// operators may change it for their own deployment (or benchmarks).
 	RatePerMinute int
+	// PageRatePerMinute is each client address's budget on the public
+	// status pages, far above what a person reading them needs.
+	PageRatePerMinute int
 
 	// BlockPrivateTargets refuses checks (and later webhooks) to loopback,
 	// private, link-local, CGNAT and metadata addresses.
@@ -70,7 +73,7 @@ type Config struct {
 
 	// As given, to quote in problems; empty for a Config built in code.
 	rawTimeout, rawRate, rawBlock, rawConcurrency, rawRetention, rawCanaries string
-	rawProxies, rawHourly, rawDaily                                          string
+	rawProxies, rawHourly, rawDaily, rawPageRate                             string
 }
 
 // setting ties a flag to its environment variable.
@@ -100,6 +103,7 @@ func settings(c *Config, timeout, rate, block, conc, retention, canaries *string
 		{"observation-retention-days", "TOCSIN_OBSERVATION_RETENTION_DAYS", "days raw observations and pings are kept (once rolled up)", "30", retention},
 		{"hourly-rollup-retention-days", "TOCSIN_HOURLY_ROLLUP_RETENTION_DAYS", "days hourly metrics rollups are kept (hourly series reach this far back)", "90", &c.rawHourly},
 		{"daily-rollup-retention-days", "TOCSIN_DAILY_ROLLUP_RETENTION_DAYS", "days daily metrics rollups are kept (check counts and latencies reach this far back)", "400", &c.rawDaily},
+		{"status-page-rate-limit", "TOCSIN_STATUS_PAGE_RATE_LIMIT", "requests a minute each client address may make to the public status pages (bursts of a quarter of it)", "1200", &c.rawPageRate},
 		{"probe-canaries", "TOCSIN_PROBE_CANARIES", "comma-separated host:port targets this node should always reach; when a check fails and they fail too, the result is unknown", "", canaries},
 		{"smtp-url", "TOCSIN_SMTP_URL", "SMTP server for e-mail channels: smtp://user:pass@host:587 (STARTTLS; ?tls=none for a local relay) or smtps://user:pass@host:465; default none, e-mail unavailable", "", &c.SMTPURL},
 		{"smtp-from", "TOCSIN_SMTP_FROM", "From address of e-mail notifications, e.g. \"Tocsin <tocsin@example.com>\"; required with smtp-url", "", &c.SMTPFrom},
@@ -164,6 +168,7 @@ func ParseOnly(name string, args []string, getenv func(string) string, only []st
 	c.RetentionDays, _ = strconv.Atoi(retention)
 	c.HourlyRetentionDays, _ = strconv.Atoi(c.rawHourly)
 	c.DailyRetentionDays, _ = strconv.Atoi(c.rawDaily)
+	c.PageRatePerMinute, _ = strconv.Atoi(c.rawPageRate)
 	for _, cn := range strings.Split(canaries, ",") {
 		if cn = strings.TrimSpace(cn); cn != "" {
 			c.Canaries = append(c.Canaries, cn)
@@ -236,6 +241,9 @@ func (c Config) Validate() error {
 	if c.RatePerMinute < 1 || c.RatePerMinute > 1_000_000 {
 		p = append(p, fmt.Errorf("rate-limit: %s must be a whole number from 1 to 1000000", quoted(c.rawRate, strconv.Itoa(c.RatePerMinute))))
 	}
+	if c.PageRatePerMinute < 4 || c.PageRatePerMinute > 10_000_000 {
+		p = append(p, fmt.Errorf("status-page-rate-limit: %s must be a whole number from 4 to 10000000", quoted(c.rawPageRate, strconv.Itoa(c.PageRatePerMinute))))
+	}
 	if _, err := strconv.ParseBool(c.rawBlock); c.rawBlock != "" && err != nil {
 		p = append(p, fmt.Errorf("block-private-targets: %q must be true or false", c.rawBlock))
 	}
@@ -299,8 +307,8 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min block-private-targets=%t trusted-proxies=%s node-name=%s region=%s check-concurrency=%d observation-retention-days=%d hourly-rollup-retention-days=%d daily-rollup-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
-		c.Listen, c.MetricsListen, RedactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.BlockPrivateTargets, c.TrustedProxies,
+	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min status-page-rate-limit=%d/min block-private-targets=%t trusted-proxies=%s node-name=%s region=%s check-concurrency=%d observation-retention-days=%d hourly-rollup-retention-days=%d daily-rollup-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
+		c.Listen, c.MetricsListen, RedactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.PageRatePerMinute, c.BlockPrivateTargets, c.TrustedProxies,
 		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, c.HourlyRetentionDays, c.DailyRetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom) +
 		c.redactedQuotas()
 }
