@@ -225,7 +225,9 @@ func groupProblems(groups []StatusPageGroupDraft) []errs.FieldError {
 			case c.HeartbeatID != "" && seen["h"+c.HeartbeatID]:
 				add(cp+"/heartbeatId", "is already on this page: a heartbeat is shown at most once")
 			}
-			seen["m"+c.MonitorID], seen["h"+c.HeartbeatID] = c.MonitorID != "", c.HeartbeatID != ""
+			if (c.MonitorID == "") != (c.HeartbeatID == "") {
+				seen["m"+c.MonitorID], seen["h"+c.HeartbeatID] = c.MonitorID != "", c.HeartbeatID != ""
+			}
 			switch m := utf8.RuneCountInString(c.Name); {
 			case !clean.Valid(c.Name):
 				add(cp+"/name", "must be valid UTF-8 without NUL")
