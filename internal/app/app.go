@@ -39,6 +39,9 @@ type Config struct {
 	DefaultMinIntervalSeconds    int
 	DefaultMaxMaintenanceWindows int
 	DefaultMaxChannels           int
+	// DefaultMaxStatusPages bounds each workspace's status pages (default
+	// MaxStatusPages); a workspace's override is its quota_status_pages.
+	DefaultMaxStatusPages int
 	// Outbound is where checks may connect; it also vets targets written as
 	// addresses when a monitor is saved.
 	Outbound netguard.Policy
@@ -98,6 +101,9 @@ func (c *Config) defaults() {
 	}
 	if c.DefaultMaxChannels == 0 {
 		c.DefaultMaxChannels = MaxChannels
+	}
+	if c.DefaultMaxStatusPages == 0 {
+		c.DefaultMaxStatusPages = MaxStatusPages
 	}
 }
 

@@ -138,6 +138,11 @@ func (e *env) allRoutes(ws account.Workspace) (routes []route, targets []string)
 	for _, r := range maintenanceRoutes(subject) {
 		routes, targets = append(routes, r), append(targets, r.target(windowID))
 	}
+	e.clearStatusPages(ws)
+	pageID := e.pageIn(ws, subject)
+	for _, r := range statusPageRoutes(subject) {
+		routes, targets = append(routes, r), append(targets, r.target(pageID))
+	}
 	heartbeatID := e.heartbeatIn(ws)
 	for _, r := range heartbeatRoutes() {
 		routes, targets = append(routes, r), append(targets, r.target(heartbeatID))

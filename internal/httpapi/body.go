@@ -28,7 +28,7 @@ const maxNULDetails = 20
 // An empty body is left to the schema: optional bodies may be omitted.
 func (s *Server) cleanBody(ctx huma.Context, next func(huma.Context)) {
 	op := ctx.Operation()
-	if op.RequestBody == nil {
+	if op.RequestBody == nil || op.Metadata[metaRawBody] == true {
 		next(ctx)
 		return
 	}

@@ -195,6 +195,7 @@ var idPrefixes = map[string]string{
 	"maintenance-windows":   ids.Maintenance,
 	"notification-channels": ids.Channel,
 	"deliveries":            ids.Delivery,
+	"status-pages":          ids.StatusPage,
 }
 
 // idParams lists the id parameters of a route pattern: each {name} follows

@@ -25,6 +25,15 @@ func (s *Server) routes() {
 	huma.Register(s.api, opUpdateMaintenanceWindow, s.updateMaintenanceWindow)
 	huma.Register(s.api, opDeleteMaintenanceWindow, s.deleteMaintenanceWindow)
 
+	// Status pages (the resource; the public pages are served elsewhere)
+	huma.Register(s.api, opCreateStatusPage, s.createStatusPage)
+	huma.Register(s.api, opListStatusPages, s.listStatusPages)
+	huma.Register(s.api, opGetStatusPage, s.getStatusPage)
+	huma.Register(s.api, opUpdateStatusPage, s.updateStatusPage)
+	huma.Register(s.api, opDeleteStatusPage, s.deleteStatusPage)
+	huma.Register(s.api, imageBody(opPutStatusPageLogo), s.putStatusPageLogo)
+	huma.Register(s.api, opDeleteStatusPageLogo, s.deleteStatusPageLogo)
+
 	// Incidents
 	huma.Register(s.api, opCreateIncident, s.createIncident)
 	huma.Register(s.api, opListIncidents, s.listIncidents)

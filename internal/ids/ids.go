@@ -13,20 +13,21 @@ import (
 
 // Prefixes of every resource id (DESIGN §2).
 const (
-	Monitor      = "mon"
-	Heartbeat    = "hb"
-	Incident     = "inc"
-	StatusPage   = "sp"
-	Channel      = "nch"
-	Event        = "evt"
-	Delivery     = "dlv"
-	Key          = "key"
-	Workspace    = "ws"
-	User         = "usr"
-	Request      = "req"
-	Maintenance  = "mw"
-	Observation  = "obs"
-	encodedBytes = 26
+	Monitor             = "mon"
+	Heartbeat           = "hb"
+	Incident            = "inc"
+	StatusPage          = "sp"
+	StatusPageComponent = "spc"
+	Channel             = "nch"
+	Event               = "evt"
+	Delivery            = "dlv"
+	Key                 = "key"
+	Workspace           = "ws"
+	User                = "usr"
+	Request             = "req"
+	Maintenance         = "mw"
+	Observation         = "obs"
+	encodedBytes        = 26
 )
 
 const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

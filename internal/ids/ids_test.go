@@ -46,7 +46,7 @@ func timestamp(t *testing.T, id string) int64 {
 
 var prefixes = []string{
 	ids.Monitor, ids.Heartbeat, ids.Incident, ids.StatusPage, ids.Channel, ids.Event,
-	ids.Delivery, ids.Key, ids.Workspace, ids.User, ids.Request, ids.Maintenance, ids.Observation,
+	ids.Delivery, ids.Key, ids.Workspace, ids.User, ids.Request, ids.Maintenance, ids.Observation, ids.StatusPageComponent,
 }
 
 func TestPrefixes(t *testing.T) {
