@@ -6,11 +6,11 @@
 ALTER TABLE incidents ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE incidents ADD COLUMN public_title TEXT NOT NULL DEFAULT '';
 -- A page reads a workspace's public incidents newest first, or by month.
-CREATE INDEX incidents_public ON incidents (workspace_id, started_at) WHERE public;
+CREATE INDEX incidents_public ON incidents (workspace_id, started_at, id) WHERE public;
 -- …and asks which of them touch its components.
 CREATE INDEX incident_monitors_subject ON incident_monitors (subject_id, incident_id);
 
 ALTER TABLE maintenance_windows ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
-CREATE INDEX maintenance_windows_public ON maintenance_windows (workspace_id) WHERE public;
--- Which windows hold a page's components.
+-- Which windows hold a page's components; a workspace's own are few (a
+-- quota bounds them), so its existing index finds the public ones.
 CREATE INDEX maintenance_subjects_subject ON maintenance_subjects (subject_id, window_id);
