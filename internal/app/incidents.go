@@ -78,6 +78,11 @@ type IncidentDraft struct {
 	Status           incident.Status // default investigating
 	Message          string          // its first update
 	AffectedMonitors []string        // monitors and heartbeats of the workspace
+	// Public shows it on the status pages that hold any of its affected
+	// monitors and heartbeats (at least one is then required), under
+	// PublicTitle when given, else Title.
+	Public      bool
+	PublicTitle string
 }
 
 // ValidateIncident checks a draft's fields without the database.
@@ -89,6 +94,8 @@ func ValidateIncident(d IncidentDraft) []errs.FieldError {
 	}
 	problems = append(problems, incident.ValidateMessage("/message", d.Message)...)
 	problems = append(problems, incident.ValidateAffected(d.AffectedMonitors)...)
+	problems = append(problems, incident.ValidatePublicTitle(d.PublicTitle)...)
+	problems = append(problems, incident.ValidatePublic(&incident.Incident{Public: d.Public, AffectedMonitors: d.AffectedMonitors})...)
 	return problems
 }
 
@@ -117,7 +124,7 @@ func (a *App) CreateIncident(ctx context.Context, actor Actor, d IncidentDraft) 
 	}
 	inc := &incident.Incident{ID: ids.New(ids.Incident, now), WorkspaceID: actor.WorkspaceID, Title: strings.TrimSpace(d.Title),
 		Status: status, Origin: incident.Manual, AffectedMonitors: slices.Sorted(slices.Values(d.AffectedMonitors)),
-		StartedAt: now, CreatedAt: now, UpdatedAt: now,
+		Public: d.Public, PublicTitle: strings.TrimSpace(d.PublicTitle), StartedAt: now, CreatedAt: now, UpdatedAt: now,
 		Updates: []incident.Update{{Status: status, Message: d.Message, At: now}}}
 	if inc.AffectedMonitors == nil {
 		inc.AffectedMonitors = []string{}
@@ -186,11 +193,13 @@ func (a *App) changeIncident(ctx context.Context, wsID, id string, change incide
 	return inc, nil
 }
 
-// IncidentPatch changes an incident's title or affected monitors; nil
-// fields stay.
+// IncidentPatch changes an incident's title, affected monitors or
+// publication; nil fields stay. An empty PublicTitle clears it.
 type IncidentPatch struct {
 	Title            *string
 	AffectedMonitors *[]string
+	Public           *bool
+	PublicTitle      *string
 }
 
 // UpdateIncident applies p (incident.updated).
@@ -204,6 +213,9 @@ func (a *App) UpdateIncident(ctx context.Context, actor Actor, id string, p Inci
 	}
 	if p.AffectedMonitors != nil {
 		problems = append(problems, incident.ValidateAffected(*p.AffectedMonitors)...)
+	}
+	if p.PublicTitle != nil {
+		problems = append(problems, incident.ValidatePublicTitle(*p.PublicTitle)...)
 	}
 	if len(problems) > 0 {
 		return nil, invalid(problems)
@@ -222,6 +234,18 @@ func (a *App) UpdateIncident(ctx context.Context, actor Actor, id string, p Inci
 			if !slices.Equal(affected, inc.AffectedMonitors) {
 				inc.AffectedMonitors, changed = affected, true
 			}
+		}
+		if p.Public != nil && *p.Public != inc.Public {
+			inc.Public, changed = *p.Public, true
+		}
+		if p.PublicTitle != nil && strings.TrimSpace(*p.PublicTitle) != inc.PublicTitle {
+			inc.PublicTitle, changed = strings.TrimSpace(*p.PublicTitle), true
+		}
+		if problems := incident.ValidatePublic(inc); len(problems) > 0 {
+			if p.Public == nil { // the patch emptied the list of a public incident
+				problems[0].Pointer = "/affectedMonitors"
+			}
+			return "", nil, invalid(problems)
 		}
 		if !changed {
 			return "", nil, nil

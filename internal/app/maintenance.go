@@ -51,6 +51,9 @@ type MaintenanceDraft struct {
 	Recurrence   *Recurrence
 	MonitorIDs   []string
 	HeartbeatIDs []string
+	// Public shows the window (name, description, occurrences) on the
+	// status pages that hold any of its monitors and heartbeats.
+	Public bool
 }
 
 // Recurrence makes a window repeat: exactly one of Cron and RRule, read in
@@ -93,7 +96,7 @@ func (d MaintenanceDraft) window(now time.Time) maintenance.Window {
 		return t.UTC().Truncate(time.Microsecond)
 	}
 	w := maintenance.Window{Name: strings.TrimSpace(d.Name), Description: d.Description,
-		StartsAt: norm(d.StartsAt), EndsAt: norm(d.EndsAt)}
+		StartsAt: norm(d.StartsAt), EndsAt: norm(d.EndsAt), Public: d.Public}
 	w.MonitorIDs = slices.Compact(slices.Sorted(slices.Values(d.MonitorIDs)))
 	w.HeartbeatIDs = slices.Compact(slices.Sorted(slices.Values(d.HeartbeatIDs)))
 	if r := d.Recurrence; r != nil {

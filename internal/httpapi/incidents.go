@@ -24,6 +24,8 @@ type Incident struct {
 	Subject          *IncidentSubject `json:"subject,omitempty" doc:"The monitor or heartbeat whose outage it is; absent for manual incidents."`
 	Cause            string           `json:"cause" doc:"Why the subject went DOWN, from the failing observations; empty for manual incidents."`
 	AffectedMonitors []string         `json:"affectedMonitors" doc:"Monitors and heartbeats the incident affects."`
+	Public           bool             `json:"public" doc:"Shown on the status pages that hold its subject or any of its affected monitors and heartbeats."`
+	PublicTitle      string           `json:"publicTitle" doc:"The title status page readers see; empty when none is set (see the create body)."`
 	StartedAt        stamp.Time       `json:"startedAt"`
 	AcknowledgedAt   *stamp.Time      `json:"acknowledgedAt" nullable:"true" doc:"When someone acknowledged it; null until then."`
 	ResolvedAt       *stamp.Time      `json:"resolvedAt" nullable:"true" doc:"When it was resolved; null while open."`
@@ -49,6 +51,7 @@ type IncidentUpdate struct {
 func toIncident(inc *incident.Incident) Incident {
 	out := Incident{ID: inc.ID, WorkspaceID: inc.WorkspaceID, Title: inc.Title, Status: string(inc.Status),
 		Origin: string(inc.Origin), Cause: inc.Cause, AffectedMonitors: append([]string{}, inc.AffectedMonitors...),
+		Public: inc.Public, PublicTitle: inc.PublicTitle,
 		StartedAt: stamp.Of(inc.StartedAt), AcknowledgedAt: stamp.Ptr(inc.AcknowledgedAt), ResolvedAt: stamp.Ptr(inc.ResolvedAt),
 		CreatedAt: stamp.Of(inc.CreatedAt), UpdatedAt: stamp.Of(inc.UpdatedAt), Updates: make([]IncidentUpdate, 0, len(inc.Updates))}
 	if s := inc.Subject; s != nil {
@@ -66,6 +69,8 @@ type IncidentCreate struct {
 	Status           string   `json:"status,omitempty" enum:"investigating,identified,monitoring" default:"investigating" doc:"Where it stands; default investigating."`
 	Message          string   `json:"message" doc:"The first update."`
 	AffectedMonitors []string `json:"affectedMonitors,omitempty" doc:"Monitors and heartbeats of this workspace it affects."`
+	Public           bool     `json:"public,omitempty" default:"false" doc:"Show the incident on the status pages that hold any of its affected monitors and heartbeats (and, for an automatic incident, its subject); at least one is then required. Readers see its public title and every update's status and message exactly as written, so write them for customers. Default false: private."`
+	PublicTitle      string   `json:"publicTitle,omitempty" maxLength:"200" doc:"The title status page readers see, at most 200 characters; empty: none. Without one, a manual incident shows its title, and an automatic incident (whose title names the internal monitor or heartbeat) shows a generic title made from the public names of the page's components it affects."`
 }
 
 // Resolve runs the domain's rules after the schema's, so one 422 lists
@@ -75,7 +80,8 @@ func (c *IncidentCreate) Resolve(huma.Context) []error {
 }
 
 func (c IncidentCreate) draft() app.IncidentDraft {
-	return app.IncidentDraft{Title: c.Title, Status: incident.Status(c.Status), Message: c.Message, AffectedMonitors: c.AffectedMonitors}
+	return app.IncidentDraft{Title: c.Title, Status: incident.Status(c.Status), Message: c.Message, AffectedMonitors: c.AffectedMonitors,
+		Public: c.Public, PublicTitle: c.PublicTitle}
 }
 
 // IncidentPatchBody is the body of PATCH /api/v1/incidents/{id}: the
@@ -83,6 +89,8 @@ func (c IncidentCreate) draft() app.IncidentDraft {
 type IncidentPatchBody struct {
 	Title            *string   `json:"title,omitempty"`
 	AffectedMonitors *[]string `json:"affectedMonitors,omitempty" doc:"Replaces the list whole."`
+	Public           *bool     `json:"public,omitempty" doc:"Show the incident on the status pages that hold any of its affected monitors and heartbeats (and, for an automatic incident, its subject); at least one is then required. Readers see its public title and every update's status and message exactly as written, so write them for customers. Default false: private."`
+	PublicTitle      *string   `json:"publicTitle,omitempty" maxLength:"200" doc:"The title status page readers see, at most 200 characters; empty: none. Without one, a manual incident shows its title, and an automatic incident (whose title names the internal monitor or heartbeat) shows a generic title made from the public names of the page's components it affects. An empty string removes it."`
 }
 
 // IncidentUpdateCreate is the body of POST /api/v1/incidents/{id}/updates.
@@ -174,13 +182,13 @@ func (s *Server) getIncident(ctx context.Context, in *IncidentID) (*incidentBody
 }
 
 var opUpdateIncident = op(huma.Operation{OperationID: "updateIncident", Method: http.MethodPatch, Path: Prefix + "/incidents/{id}",
-	Summary: "Update an incident", Description: "Changes its title or affected monitors (incident.updated). Its status moves by updates.",
+	Summary: "Update an incident", Description: "Changes its title, affected monitors or publication (public, publicTitle); any change emits incident.updated. Its status moves by updates.",
 	Tags: tagsIncidents}, monitor.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) updateIncident(ctx context.Context, in *patchIncidentInput) (*incidentBody, error) {
 	return oneIncident(s.app.UpdateIncident(ctx, actorFrom(ctx), in.ID,
-		app.IncidentPatch{Title: in.Body.Title, AffectedMonitors: in.Body.AffectedMonitors}))
+		app.IncidentPatch{Title: in.Body.Title, AffectedMonitors: in.Body.AffectedMonitors, Public: in.Body.Public, PublicTitle: in.Body.PublicTitle}))
 }
 
 var opPostIncidentUpdate = op(huma.Operation{OperationID: "postIncidentUpdate", Method: http.MethodPost, Path: Prefix + "/incidents/{id}/updates",

@@ -26,6 +26,7 @@ type MaintenanceWindow struct {
 	Recurrence    *MaintenanceRecurrence `json:"recurrence,omitempty" doc:"Recurring windows: when occurrences begin and how long each lasts."`
 	MonitorIDs    []string               `json:"monitorIds" doc:"Monitors held in MAINTENANCE while the window is active."`
 	HeartbeatIDs  []string               `json:"heartbeatIds" doc:"Heartbeats held in MAINTENANCE while the window is active."`
+	Public        bool                   `json:"public" doc:"Shown, with its name and description as written, on the status pages that hold any of its monitors or heartbeats, while active and as scheduled."`
 	Active        bool                   `json:"active" doc:"An occurrence is in progress now. Monitor and heartbeat states follow within seconds."`
 	CurrentEndsAt *stamp.Time            `json:"currentEndsAt" nullable:"true" doc:"When the occurrence in progress ends; null when the window is not active."`
 	NextStartAt   *stamp.Time            `json:"nextStartAt" nullable:"true" doc:"When the next occurrence begins (after the one in progress, if any); null when none is left."`
@@ -51,6 +52,7 @@ type MaintenanceWindowCreate struct {
 	Recurrence   *MaintenanceRecurrence `json:"recurrence,omitempty" doc:"Makes the window recurring; without it the window is one-off (startsAt to endsAt)."`
 	MonitorIDs   []string               `json:"monitorIds,omitempty" doc:"Monitors of this workspace the window applies to; at least one subject (monitor or heartbeat) is required."`
 	HeartbeatIDs []string               `json:"heartbeatIds,omitempty" doc:"Heartbeats of this workspace the window applies to: pings are recorded and deadlines pass without alerts while it is active."`
+	Public       bool                   `json:"public,omitempty" default:"false" doc:"Show the window on the status pages that hold any of its monitors or heartbeats: its name and description as written (so keep internal details out of them), when it is active and when it is scheduled. Default false: private."`
 }
 
 // MaintenanceWindowPatch is the body of PATCH
@@ -137,6 +139,7 @@ func toMaintenanceWindow(v app.MaintenanceView) MaintenanceWindow {
 	return MaintenanceWindow{
 		ID: v.ID, Name: v.Name, Description: v.Description, StartsAt: stamp.Of(v.StartsAt), EndsAt: stamp.Ptr(timePtr(v.EndsAt)),
 		Recurrence: c.Recurrence, MonitorIDs: append([]string{}, v.MonitorIDs...), HeartbeatIDs: append([]string{}, v.HeartbeatIDs...),
+		Public: v.Public,
 		Active: v.Active, CurrentEndsAt: stamp.Ptr(timePtr(v.CurrentEndsAt)), NextStartAt: stamp.Ptr(timePtr(v.NextStartAt)),
 		CreatedAt: stamp.Of(v.CreatedAt), UpdatedAt: stamp.Of(v.UpdatedAt),
 	}
@@ -145,7 +148,7 @@ func toMaintenanceWindow(v app.MaintenanceView) MaintenanceWindow {
 // createForm is a stored window as the body that would create it.
 func createForm(v app.MaintenanceView) MaintenanceWindowCreate {
 	c := MaintenanceWindowCreate{Name: v.Name, Description: v.Description, StartsAt: formatTime(v.StartsAt),
-		MonitorIDs: v.MonitorIDs, HeartbeatIDs: v.HeartbeatIDs}
+		MonitorIDs: v.MonitorIDs, HeartbeatIDs: v.HeartbeatIDs, Public: v.Public}
 	if !v.Recurring() {
 		c.EndsAt = formatTime(v.EndsAt)
 		return c
@@ -157,7 +160,7 @@ func createForm(v app.MaintenanceView) MaintenanceWindowCreate {
 
 func (c MaintenanceWindowCreate) draft() app.MaintenanceDraft {
 	d := app.MaintenanceDraft{Name: c.Name, Description: c.Description, StartsAt: parseTime(c.StartsAt),
-		EndsAt: parseTime(c.EndsAt), MonitorIDs: c.MonitorIDs, HeartbeatIDs: c.HeartbeatIDs}
+		EndsAt: parseTime(c.EndsAt), MonitorIDs: c.MonitorIDs, HeartbeatIDs: c.HeartbeatIDs, Public: c.Public}
 	if r := c.Recurrence; r != nil {
 		d.Recurrence = &app.Recurrence{Cron: r.Cron, RRule: r.RRule, Timezone: r.Timezone,
 			Duration: time.Duration(r.DurationMinutes) * time.Minute, Until: parseTime(r.Until)}

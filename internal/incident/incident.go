@@ -4,6 +4,7 @@
 package incident
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -64,20 +65,39 @@ type Update struct {
 // Incident is an outage, opened when a subject goes DOWN and resolved when
 // it recovers, or written by a person.
 type Incident struct {
-	ID               string     `json:"id"`
-	WorkspaceID      string     `json:"workspaceId"`
-	Title            string     `json:"title"`
-	Status           Status     `json:"status"`
-	Origin           Origin     `json:"origin"`
-	Subject          *Subject   `json:"subject,omitempty"` // automatic ones
-	Cause            string     `json:"cause"`
-	AffectedMonitors []string   `json:"affectedMonitors"`
-	StartedAt        time.Time  `json:"startedAt"`
-	AcknowledgedAt   *time.Time `json:"acknowledgedAt"`
-	ResolvedAt       *time.Time `json:"resolvedAt"`
-	CreatedAt        time.Time  `json:"createdAt"`
-	UpdatedAt        time.Time  `json:"updatedAt"`
-	Updates          []Update   `json:"updates"` // oldest first
+	ID               string   `json:"id"`
+	WorkspaceID      string   `json:"workspaceId"`
+	Title            string   `json:"title"`
+	Status           Status   `json:"status"`
+	Origin           Origin   `json:"origin"`
+	Subject          *Subject `json:"subject,omitempty"` // automatic ones
+	Cause            string   `json:"cause"`
+	AffectedMonitors []string `json:"affectedMonitors"`
+	// Public shows the incident, its title for readers and its updates as
+	// written on the status pages that hold one of the subjects it touches
+	// (Touches).
+	Public bool `json:"public"`
+	// PublicTitle is the title readers see; empty: Title for a manual
+	// incident, and for an automatic one (whose Title names the internal
+	// monitor) a title the page makes from its components' public names.
+	PublicTitle    string     `json:"publicTitle"`
+	StartedAt      time.Time  `json:"startedAt"`
+	AcknowledgedAt *time.Time `json:"acknowledgedAt"`
+	ResolvedAt     *time.Time `json:"resolvedAt"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	UpdatedAt      time.Time  `json:"updatedAt"`
+	Updates        []Update   `json:"updates"` // oldest first
+}
+
+// Touches are the monitors and heartbeats the incident concerns: its
+// subject, if any, and the affected ones; a public incident shows on the
+// status pages that hold any of them.
+func (i *Incident) Touches() []string {
+	out := slices.Clone(i.AffectedMonitors)
+	if i.Subject != nil && !slices.Contains(out, i.Subject.ID) {
+		out = append(out, i.Subject.ID)
+	}
+	return out
 }
 
 // Open reports whether the incident is not resolved.

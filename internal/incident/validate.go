@@ -28,6 +28,30 @@ func ValidateTitle(title string) []errs.FieldError {
 	return nil
 }
 
+// ValidatePublicTitle checks the title readers of a status page see; empty
+// means none.
+func ValidatePublicTitle(title string) []errs.FieldError {
+	switch {
+	case title == "":
+	case strings.TrimSpace(title) == "":
+		return []errs.FieldError{{Pointer: "/publicTitle", Message: "must not be blank (give none to clear it)"}}
+	case utf8.RuneCountInString(title) > MaxTitleLen:
+		return []errs.FieldError{{Pointer: "/publicTitle", Message: fmt.Sprintf("must be at most %d characters", MaxTitleLen)}}
+	}
+	return nil
+}
+
+// ValidatePublic checks that a public incident names where it shows: a
+// status page shows an incident by the monitors and heartbeats it touches
+// (Incident.Touches), so one that touches none would show nowhere.
+func ValidatePublic(inc *Incident) []errs.FieldError {
+	if inc.Public && len(inc.Touches()) == 0 {
+		return []errs.FieldError{{Pointer: "/public",
+			Message: "a public incident needs at least one affected monitor or heartbeat: status pages show it by them"}}
+	}
+	return nil
+}
+
 // ValidateMessage checks an update's message, named by ptr.
 func ValidateMessage(ptr, msg string) []errs.FieldError {
 	switch {

@@ -35,8 +35,11 @@ type Window struct {
 	Until        time.Time
 	MonitorIDs   []string // sorted
 	HeartbeatIDs []string // sorted
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Public shows the window, its name and description, on the status
+	// pages that hold any of its monitors or heartbeats.
+	Public    bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Recurring reports whether the window repeats.

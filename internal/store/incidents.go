@@ -35,9 +35,9 @@ func insertIncident(ctx context.Context, tx txConn, inc *incident.Incident) erro
 		subjectID, subjectName = inc.Subject.ID, inc.Subject.Name
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO incidents (id, workspace_id, title, status, origin, subject_id, subject_name,
-		cause, started_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		cause, started_at, created_at, updated_at, public, public_title) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		inc.ID, inc.WorkspaceID, inc.Title, string(inc.Status), string(inc.Origin), subjectID, subjectName, inc.Cause,
-		micros(inc.StartedAt), micros(inc.CreatedAt), micros(inc.UpdatedAt)); err != nil {
+		micros(inc.StartedAt), micros(inc.CreatedAt), micros(inc.UpdatedAt), inc.Public, inc.PublicTitle); err != nil {
 		return err
 	}
 	for _, m := range inc.AffectedMonitors {
@@ -60,7 +60,7 @@ func insertUpdate(ctx context.Context, tx txConn, incidentID string, u incident.
 }
 
 const incidentColumns = `id, workspace_id, title, status, origin, subject_id, subject_name, cause,
-	started_at, acknowledged_at, resolved_at, created_at, updated_at`
+	started_at, acknowledged_at, resolved_at, created_at, updated_at, public, public_title`
 
 func scanIncident(r rowScanner) (*incident.Incident, error) {
 	var (
@@ -69,7 +69,7 @@ func scanIncident(r rowScanner) (*incident.Incident, error) {
 		started, acked, resolved, cr, up   int64
 	)
 	if err := r.Scan(&inc.ID, &inc.WorkspaceID, &inc.Title, &status, &origin, &subjectID, &subName, &inc.Cause,
-		&started, &acked, &resolved, &cr, &up); err != nil {
+		&started, &acked, &resolved, &cr, &up, &inc.Public, &inc.PublicTitle); err != nil {
 		return nil, err
 	}
 	inc.Status, inc.Origin = incident.Status(status), incident.Origin(origin)
@@ -317,12 +317,12 @@ func (tx *Tx) SetIncidentMonitors(ctx context.Context, id string, affected []str
 	return nil
 }
 
-// UpdateIncident writes inc's title, status, acknowledgement, resolution
-// and update time.
+// UpdateIncident writes inc's title, status, acknowledgement, resolution,
+// publication and update time.
 func (tx *Tx) UpdateIncident(ctx context.Context, inc *incident.Incident) error {
 	_, err := tx.c.ExecContext(ctx, `UPDATE incidents SET title = $2, status = $3, acknowledged_at = $4, resolved_at = $5,
-		updated_at = $6 WHERE id = $1`, inc.ID, inc.Title, string(inc.Status), optMicros(inc.AcknowledgedAt),
-		optMicros(inc.ResolvedAt), micros(inc.UpdatedAt))
+		updated_at = $6, public = $7, public_title = $8 WHERE id = $1`, inc.ID, inc.Title, string(inc.Status), optMicros(inc.AcknowledgedAt),
+		optMicros(inc.ResolvedAt), micros(inc.UpdatedAt), inc.Public, inc.PublicTitle)
 	return err
 }
 

@@ -42,7 +42,7 @@ func (e *UnknownHeartbeatsError) Unwrap() error {
 }
 
 const windowColumns = `id, workspace_id, name, description, starts_at, ends_at, cron, rrule, timezone,
-	duration_us, until_at, created_at, updated_at`
+	duration_us, until_at, created_at, updated_at, public`
 
 func scanWindow(row rowScanner) (maintenance.Window, error) {
 	var (
@@ -51,7 +51,7 @@ func scanWindow(row rowScanner) (maintenance.Window, error) {
 		ends, until               sql.NullInt64
 	)
 	err := row.Scan(&w.ID, &w.WorkspaceID, &w.Name, &w.Description, &starts, &ends, &w.Cron, &w.RRule, &w.Timezone,
-		&dur, &until, &created, &upd)
+		&dur, &until, &created, &upd, &w.Public)
 	if err != nil {
 		return maintenance.Window{}, classify(err)
 	}
@@ -121,7 +121,7 @@ func readWindows(ctx context.Context, q queryer, all bool, where string, args ..
 
 func windowArgs(w maintenance.Window) []any {
 	return []any{w.ID, w.WorkspaceID, w.Name, w.Description, micros(w.StartsAt), nullMicros(w.EndsAt),
-		w.Cron, w.RRule, w.Timezone, w.Duration.Microseconds(), nullMicros(w.Until), micros(w.CreatedAt), micros(w.UpdatedAt)}
+		w.Cron, w.RRule, w.Timezone, w.Duration.Microseconds(), nullMicros(w.Until), micros(w.CreatedAt), micros(w.UpdatedAt), w.Public}
 }
 
 // Subject kinds: the table of their rows and the maintenance_subjects
@@ -242,7 +242,7 @@ func (db *DB) CreateMaintenanceWindow(ctx context.Context, w maintenance.Window,
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO maintenance_windows (`+windowColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, windowArgs(w)...)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, windowArgs(w)...)
 		if err != nil {
 			return classify(err)
 		}
@@ -294,10 +294,10 @@ func (db *DB) UpdateMaintenanceWindow(ctx context.Context, w maintenance.Window,
 	defer errs.Wrap(&err, "store.UpdateMaintenanceWindow(%s)", w.ID)
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		err := oneRow(tx.ExecContext(ctx, `UPDATE maintenance_windows SET name = $4, description = $5, starts_at = $6,
-			ends_at = $7, cron = $8, rrule = $9, timezone = $10, duration_us = $11, until_at = $12, updated_at = $13
-			WHERE workspace_id = $1 AND id = $2 AND updated_at = $3`,
+			ends_at = $7, cron = $8, rrule = $9, timezone = $10, duration_us = $11, until_at = $12, updated_at = $13,
+			public = $14 WHERE workspace_id = $1 AND id = $2 AND updated_at = $3`,
 			w.WorkspaceID, w.ID, micros(prevUpdatedAt), w.Name, w.Description, micros(w.StartsAt), nullMicros(w.EndsAt),
-			w.Cron, w.RRule, w.Timezone, w.Duration.Microseconds(), nullMicros(w.Until), micros(w.UpdatedAt)))
+			w.Cron, w.RRule, w.Timezone, w.Duration.Microseconds(), nullMicros(w.Until), micros(w.UpdatedAt), w.Public))
 		if err != nil {
 			return err
 		}
