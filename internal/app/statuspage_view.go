@@ -97,8 +97,8 @@ func (a *App) StatusPageView(ctx context.Context, cfg PublicPageConfig) (v Statu
 		for _, w := range ws {
 			m := statuspage.Maintenance{ID: w.ID, Title: w.Name, Description: w.Description,
 				StartsAt: w.StartsAt, EndsAt: w.EndsAt, Active: w.Active}
-			for _, s := range w.SubjectIDs {
-				m.ComponentIDs = append(m.ComponentIDs, ps.componentOf[s]...)
+			for _, s := range w.Subjects {
+				m.ComponentIDs = append(m.ComponentIDs, ps.componentOf[s.ID]...)
 			}
 			p.Maintenance = append(p.Maintenance, m)
 		}
@@ -110,7 +110,7 @@ func (a *App) StatusPageView(ctx context.Context, cfg PublicPageConfig) (v Statu
 			if !ok {
 				continue // deleted since the page was read
 			}
-			if st.State == monitor.StatePaused && cfg.PausedComponents != "show" {
+			if st.State == monitor.StatePaused && cfg.PausedComponents != statuspage.ShowPaused {
 				continue
 			}
 			tl := timeline(metricsSubject{id: c.SubjectID, created: st.Created, state: st.State}, hist[c.SubjectID], from)
@@ -140,9 +140,7 @@ func pageHeader(cfg PublicPageConfig, now time.Time) statuspage.Page {
 	if p.BarDays <= 0 {
 		p.BarDays = 90
 	}
-	for _, l := range cfg.FooterLinks {
-		p.FooterLinks = append(p.FooterLinks, statuspage.Link{Label: l.Label, URL: l.URL})
-	}
+	p.FooterLinks = cfg.FooterLinks
 	return p
 }
 
@@ -214,11 +212,11 @@ func publicIncident(inc *incident.Incident, ps pageSubjects) statuspage.Incident
 	for _, s := range subjects {
 		out.ComponentIDs = append(out.ComponentIDs, ps.componentOf[s]...)
 	}
-	if title := publicTitle(inc); title != "" {
-		out.Title = title
+	if inc.PublicTitle != "" {
+		out.Title = inc.PublicTitle
 	}
 	automatic := inc.Origin == incident.Automatic
-	if automatic && publicTitle(inc) == "" {
+	if automatic && inc.PublicTitle == "" {
 		names := make([]string, 0, len(out.ComponentIDs))
 		for _, id := range out.ComponentIDs {
 			if n := ps.nameOf[id]; !slices.Contains(names, n) {

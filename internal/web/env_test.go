@@ -57,6 +57,7 @@ type env struct {
 	wsB   account.Workspace
 	keyA  string
 	keyB  string
+	seqs  map[string]int64 // monitors claimed by record's writer
 }
 
 func forEachEngine(t *testing.T, opts web.PublicOptions, f func(t *testing.T, e *env)) {
@@ -81,7 +82,7 @@ func newEnv(t *testing.T, eng storetest.Engine, opts web.PublicOptions) *env {
 	c := &clock{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := app.New(db, kr, c.Now, log, app.Config{})
-	e := &env{t: t, db: db, url: url, app: a, clock: c}
+	e := &env{t: t, db: db, url: url, app: a, clock: c, seqs: map[string]int64{}}
 	for _, ws := range []string{"ws-a", "ws-b"} {
 		u, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@" + ws + ".test", Workspace: ws, Role: monitor.RoleOwner})
 		if err != nil {
@@ -237,12 +238,10 @@ func (e *env) record(id string, reason string, results ...monitor.Result) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var seq int64
-	for _, c := range claimed {
-		if c.Monitor.ID == id {
-			seq = c.Seq
-		}
+	for _, c := range claimed { // leased to the writer until it records them
+		e.seqs[c.Monitor.ID] = c.Seq
 	}
+	seq := e.seqs[id]
 	if seq == 0 {
 		e.t.Fatalf("monitor %s was not claimed", id)
 	}

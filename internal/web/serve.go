@@ -65,7 +65,7 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 		if ctype == "image/svg+xml" {
 			securityHeaders(w.Header(), imageCSP)
 		}
-		send(w, r, newRendered(body, ctype, time.Time{}), immutableCache, false)
+		p.send(w, r, newRendered(body, ctype, time.Time{}), immutableCache, false)
 		return
 	}
 	cfg, err := l.current()
@@ -73,7 +73,7 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 		p.unavailable(w, r, err)
 		return
 	}
-	protected := cfg.Visibility == "password"
+	protected := cfg.Visibility == statuspage.Protected
 	cache := publicCache
 	if protected {
 		cache = protectedCache
@@ -84,7 +84,7 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 			p.notFound(w, r)
 			return
 		}
-		send(w, r, newRendered(statuspage.Theme(cfg.Accent), "text/css; charset=utf-8", time.Time{}), immutableCache, false)
+		p.send(w, r, newRendered(statuspage.Theme(cfg.Accent), "text/css; charset=utf-8", time.Time{}), immutableCache, false)
 		return
 	case sub == "/logo":
 		p.serveLogo(w, r, cfg)
@@ -158,18 +158,18 @@ func (p *Public) sendView(w http.ResponseWriter, r *http.Request, cfg app.Public
 		plain(w, http.StatusInternalServerError, "This status page could not be shown.\n")
 		return
 	}
-	send(w, r, rd, cache, true)
+	p.send(w, r, rd, cache, true)
 }
 
 // send writes rd, answering conditional requests, with its age when it
 // is a render of a view.
-func send(w http.ResponseWriter, r *http.Request, rd *rendered, cache string, withAge bool) {
+func (p *Public) send(w http.ResponseWriter, r *http.Request, rd *rendered, cache string, withAge bool) {
 	h := w.Header()
 	h.Set("Content-Type", rd.ctype)
 	h.Set("Cache-Control", cache)
 	h.Set("ETag", rd.etag)
 	if withAge && !rd.builtAt.IsZero() {
-		h.Set("Age", strconv.Itoa(max(int(time.Since(rd.builtAt)/time.Second), 0)))
+		h.Set("Age", strconv.Itoa(max(int(p.opts.Now().Sub(rd.builtAt)/time.Second), 0)))
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(rd.body))
 }
@@ -243,7 +243,7 @@ func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, cfg app.Publ
 	}
 	securityHeaders(w.Header(), imageCSP)
 	w.Header().Del("X-Frame-Options")
-	send(w, r, rd, badgeCache, true)
+	p.send(w, r, rd, badgeCache, true)
 }
 
 // serveLogo answers /logo?v=…: the page's uploaded logo, cached forever
@@ -280,7 +280,7 @@ func (p *Public) serveLogo(w http.ResponseWriter, r *http.Request, cfg app.Publi
 		cache = immutableCache
 	}
 	securityHeaders(w.Header(), imageCSP)
-	send(w, r, rd, cache, false)
+	p.send(w, r, rd, cache, false)
 }
 
 // serveHistory answers /history?month=YYYY-MM (default: this month).
@@ -328,5 +328,5 @@ func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, cfg app.Pu
 			p.log.Warn("status page history failed; serving the last one", "page", cfg.ID, "err", err)
 		}
 	}
-	send(w, r, rd, cache, true)
+	p.send(w, r, rd, cache, true)
 }

@@ -63,7 +63,7 @@ func (p *Public) signIn(w http.ResponseWriter, r *http.Request, cfg app.PublicPa
 		plain(w, http.StatusMethodNotAllowed, "Method not allowed.\n")
 		return
 	}
-	if cfg.Visibility != "password" {
+	if cfg.Visibility != statuspage.Protected {
 		http.Redirect(w, r, base+"/", http.StatusSeeOther)
 		return
 	}
