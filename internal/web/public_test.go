@@ -3,6 +3,7 @@ package web_test
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -331,5 +332,95 @@ func TestPublicRateLimit(t *testing.T) {
 			t.Fatalf("no 429 after a burst: %d", last.status)
 		}
 		e.api("GET", "/api/v1/status-pages", e.keyA, nil, 200)
+	})
+}
+
+// TestPublicPagesNeverLeak: a page whose monitor has a secret URL, headers
+// and failure reasons, beside private and public incidents and windows,
+// shows in its HTML, summary, feed, history and badges only the names and
+// text written for readers: none of the private strings, no workspace id
+// and no monitor or heartbeat id.
+func TestPublicPagesNeverLeak(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		k := e.keyA
+		m := e.monitor(k, "internal-db-primary-7q", "http://secret-host-7f3a.internal:8443/private-path-9k",
+			map[string]string{"X-Secret-Header": "hunter2-value-5d"})
+		other := e.monitor(k, "billing-worker-internal-2w", "http://10.1.2.3:7000/", nil)
+		hb := e.api("POST", "/api/v1/heartbeats", k, map[string]any{"name": "nightly-backup-hb3",
+			"schedule": map[string]any{"periodSeconds": 3600}}, 201)["id"].(string)
+		e.record(m, "reason-secret-9x from secret-host-7f3a", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		e.record(other, "reason-other-4r", monitor.ResultUp)
+		// The automatic incident opened for m, made public without a public title.
+		var auto string
+		for _, inc := range e.api("GET", "/api/v1/incidents", k, nil, 200)["data"].([]any) {
+			if inc := inc.(map[string]any); inc["origin"] == "automatic" {
+				auto = inc["id"].(string)
+			}
+		}
+		if auto == "" {
+			t.Fatal("no automatic incident opened")
+		}
+		e.api("PATCH", "/api/v1/incidents/"+auto, k, map[string]any{"public": true}, 200)
+		private := e.api("POST", "/api/v1/incidents", k, map[string]any{"title": "Private incident zq1", "message": "private message zq2",
+			"affectedMonitors": []string{m}}, 201)["id"].(string)
+		e.api("POST", "/api/v1/incidents", k, map[string]any{"title": "Public incident pk1", "message": "public message pk2",
+			"affectedMonitors": []string{other}, "public": true}, 201)
+		start := e.clock.Now().Add(time.Hour).UTC()
+		window := func(name string, public bool) {
+			e.api("POST", "/api/v1/maintenance-windows", k, map[string]any{"name": name, "description": name + " text",
+				"startsAt": start.Format(time.RFC3339), "endsAt": start.Add(time.Hour).Format(time.RFC3339),
+				"monitorIds": []string{m}, "public": public}, 201)
+		}
+		window("private window mw7", false)
+		window("public window mw8", true)
+		for _, vis := range []string{"public", "password"} {
+			body := map[string]any{"slug": "leaky-" + vis, "title": "Leaky " + vis, "groups": []any{
+				map[string]any{"name": "Data", "components": []any{
+					component("monitorId", m, "Database", "Stores things"),
+					component("monitorId", other, "Billing", ""),
+					component("heartbeatId", hb, "Backups", "")}}}}
+			if vis == "password" {
+				body["visibility"], body["password"] = "password", "open sesame 1"
+			}
+			p := e.page(k, body)
+			base := "/status/leaky-" + vis
+			var cookie string
+			if vis == "password" {
+				req, _ := http.NewRequest("POST", e.srv.URL+base+"/password", strings.NewReader("password=open+sesame+1"))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				r := e.do(req)
+				cookie = strings.SplitN(r.header.Get("Set-Cookie"), ";", 2)[0]
+				if r.status != http.StatusSeeOther || cookie == "" {
+					t.Fatalf("sign in: %d", r.status)
+				}
+			}
+			paths := []string{base, base + "/summary.json", base + "/history.atom", base + "/history", base + "/password"}
+			for _, id := range componentIDs(p) {
+				paths = append(paths, base+"/badge/"+id+".svg", base+"/badge/"+id+".svg?uptime=7d")
+			}
+			var all []byte
+			for _, path := range paths {
+				r := e.get(path, "Cookie", cookie)
+				if r.status != 200 && !(strings.HasSuffix(path, "/password") && r.status == http.StatusMethodNotAllowed) {
+					t.Fatalf("%s: %d %s", path, r.status, r.body)
+				}
+				all = append(all, r.body...)
+				all = append(all, []byte(fmt.Sprint(r.header))...)
+			}
+			for _, secret := range []string{"internal-db-primary-7q", "billing-worker-internal-2w", "nightly-backup-hb3",
+				"secret-host-7f3a", "private-path-9k", "10.1.2.3", "hunter2-value-5d", "X-Secret-Header", "reason-secret-9x", "reason-other-4r",
+				"Private incident zq1", "private message zq2", private, "private window mw7",
+				e.wsA.ID, e.wsB.ID, "ws_", "mon_", "hb_", p["id"].(string)} {
+				if contains(all, secret) {
+					t.Errorf("%s: the public outputs show %q", vis, secret)
+				}
+			}
+			for _, want := range []string{"Database", "Stores things", "Billing", "Backups", "Public incident pk1", "public message pk2",
+				"public window mw8", "Database outage"} {
+				if !contains(all, want) {
+					t.Errorf("%s: the public outputs lack %q", vis, want)
+				}
+			}
+		}
 	})
 }
