@@ -30,8 +30,7 @@ const MaxPublicSubjects = store.MaxPublicSubjects
 func publicIDs(subjects []SubjectRef) []string {
 	ids := make([]string, 0, len(subjects))
 	for _, s := range subjects {
-		if (s.Type == "monitor" || s.Type == "heartbeat") && incident.SubjectType(s.ID) == s.Type &&
-			strings.Contains(s.ID, "_") {
+		if (s.Type == "monitor" || s.Type == "heartbeat") && incident.SubjectType(s.ID) == s.Type {
 			ids = append(ids, s.ID)
 		}
 	}
@@ -43,6 +42,10 @@ func publicIDs(subjects []SubjectRef) []string {
 // of subjects (as their subject or an affected monitor or heartbeat):
 // the open ones and those resolved at or after since, newest first by
 // start, at most limit (default 50), each with its updates oldest first.
+// An incident comes whole: a page shows only its PublicTitle (or, for a
+// manual incident without one, its Title), its updates, times and the
+// page's components it touches (Incident.Touches) — never Cause, Subject
+// or the Title of an automatic incident, which name internal things.
 func (a *App) PublicIncidents(ctx context.Context, workspaceID string, subjects []SubjectRef, since time.Time, limit int) ([]*incident.Incident, error) {
 	if limit <= 0 {
 		limit = 50
