@@ -30,8 +30,7 @@ const MaxPublicSubjects = store.MaxPublicSubjects
 func publicIDs(subjects []SubjectRef) []string {
 	ids := make([]string, 0, len(subjects))
 	for _, s := range subjects {
-		if (s.Type == "monitor" || s.Type == "heartbeat") && incident.SubjectType(s.ID) == s.Type &&
-			strings.Contains(s.ID, "_") {
+		if (s.Type == "monitor" || s.Type == "heartbeat") && incident.SubjectType(s.ID) == s.Type {
 			ids = append(ids, s.ID)
 		}
 	}
@@ -42,17 +41,33 @@ func publicIDs(subjects []SubjectRef) []string {
 // PublicIncidents returns the workspace's public incidents that touch any
 // of subjects (as their subject or an affected monitor or heartbeat):
 // the open ones and those resolved at or after since, newest first by
-// start, at most limit (default 50), each with its updates oldest first.
+// start, at most limit (default 50), each with its public updates
+// (publicUpdates) oldest first. A page shows of an incident only its
+// PublicTitle (or, for a manual incident without one, its Title), those
+// updates, its status and times and the page's components it touches
+// (Incident.Touches) — never Cause, Subject or the Title of an automatic
+// incident, which name internal things.
 func (a *App) PublicIncidents(ctx context.Context, workspaceID string, subjects []SubjectRef, since time.Time, limit int) ([]*incident.Incident, error) {
 	if limit <= 0 {
 		limit = 50
 	}
-	return a.store.PublicIncidents(ctx, workspaceID, publicIDs(subjects), since, limit)
+	incs, err := a.store.PublicIncidents(ctx, workspaceID, publicIDs(subjects), since, limit)
+	return publicUpdates(incs), err
+}
+
+// publicUpdates keeps of each incident's updates those people wrote: the
+// ones Tocsin writes on an automatic incident (its cause, its recovery)
+// name the internal monitor and what failed.
+func publicUpdates(incs []*incident.Incident) []*incident.Incident {
+	for _, inc := range incs {
+		inc.Updates = slices.DeleteFunc(inc.Updates, func(u incident.Update) bool { return u.Automatic })
+	}
+	return incs
 }
 
 // PublicIncidentMonths returns the workspace's public incidents that
 // touch any of subjects and started in the UTC month of month, newest
-// first, each with its updates; and the first instants (UTC) of the
+// first, each with its public updates (as PublicIncidents); and the first instants (UTC) of the
 // nearest older and newer months that have such incidents, zero when
 // there is none: a history pages by them.
 func (a *App) PublicIncidentMonths(ctx context.Context, workspaceID string, subjects []SubjectRef, month time.Time) (
@@ -62,7 +77,7 @@ func (a *App) PublicIncidentMonths(ctx context.Context, workspaceID string, subj
 	if err != nil {
 		return nil, time.Time{}, time.Time{}, err
 	}
-	return incs, monthStart(o), monthStart(n), nil
+	return publicUpdates(incs), monthStart(o), monthStart(n), nil
 }
 
 // monthStart is the first instant of t's UTC month; zero stays zero.

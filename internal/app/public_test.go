@@ -96,6 +96,8 @@ func testPublicReads(t *testing.T, e storetest.Engine) {
 	yes := true
 	_, err = a.UpdateIncident(ctx, actorA, auto.ID, IncidentPatch{Public: &yes})
 	check(t, err)
+	_, err = a.PostIncidentUpdate(ctx, actorA, auto.ID, incident.Identified, "We are on it.")
+	check(t, err)
 	open := create(actorA, "2026-03-12T00:00:00Z", true, h1.ID)
 	now = at("2026-03-12T00:05:00Z")
 	_, err = a.PostIncidentUpdate(ctx, actorA, open.ID, incident.Identified, "Found it.")
@@ -108,6 +110,11 @@ func testPublicReads(t *testing.T, e storetest.Engine) {
 		if u := got[0].Updates; len(u) != 2 || u[0].Status != incident.Investigating || u[1].Status != incident.Identified ||
 			u[1].Message != "Found it." || !got[0].Public {
 			t.Errorf("the open incident's updates: %+v", u)
+		}
+		// What Tocsin wrote on the automatic incident (its cause) is not
+		// public; what a person adds is.
+		if u := got[1].Updates; got[1].ID != auto.ID || len(u) != 1 || u[0].Message != "We are on it." {
+			t.Errorf("the automatic incident's public updates: %+v", u)
 		}
 		got, err = a.PublicIncidents(ctx, wa.ID, page, at("2026-03-10T12:00:00Z"), 50) // resolved exactly then
 		check(t, err)

@@ -65,7 +65,7 @@ func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string
 		inc := &incident.Incident{ID: ids.New(ids.Incident, tr.At), WorkspaceID: wsID, Title: incident.AutoTitle(s),
 			Status: incident.Investigating, Origin: incident.Automatic, Subject: &s, Cause: tr.Cause,
 			AffectedMonitors: []string{subjectID}, StartedAt: tr.At, CreatedAt: tr.At, UpdatedAt: tr.At,
-			Updates: []incident.Update{{Status: incident.Investigating, Message: tr.Cause, At: tr.At}}}
+			Updates: []incident.Update{{Status: incident.Investigating, Message: tr.Cause, At: tr.At, Automatic: true}}}
 		if err := tx.InsertIncident(ctx, inc); err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func (w workflow) Deleted(ctx context.Context, tx *store.Tx, subjectID string) e
 
 // resolve resolves the incident id with a last update, and tells of it.
 func (w workflow) resolve(ctx context.Context, tx *store.Tx, id, message string, at time.Time) error {
-	inc, err := tx.ResolveIncident(ctx, id, message, at)
+	inc, err := tx.ResolveIncident(ctx, id, incident.Update{Status: incident.Resolved, Message: message, At: at, Automatic: true})
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,10 @@ type Update struct {
 	Status  Status    `json:"status"`
 	Message string    `json:"message"`
 	At      time.Time `json:"at"`
+	// Automatic marks the updates Tocsin writes itself on an automatic
+	// incident (its cause, its recovery): they name internal things, so
+	// status pages never show them.
+	Automatic bool `json:"-"`
 }
 
 // Incident is an outage, opened when a subject goes DOWN and resolved when

@@ -54,8 +54,8 @@ func insertIncident(ctx context.Context, tx txConn, inc *incident.Incident) erro
 }
 
 func insertUpdate(ctx context.Context, tx txConn, incidentID string, u incident.Update) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO incident_updates (incident_id, status, message, at) VALUES ($1, $2, $3, $4)`,
-		incidentID, string(u.Status), u.Message, micros(u.At))
+	_, err := tx.ExecContext(ctx, `INSERT INTO incident_updates (incident_id, status, message, at, automatic) VALUES ($1, $2, $3, $4, $5)`,
+		incidentID, string(u.Status), u.Message, micros(u.At), u.Automatic)
 	return err
 }
 
@@ -119,7 +119,7 @@ func fillIncidents(ctx context.Context, q queryer, incs []*incident.Incident) er
 		byID[inc.ID], args[i] = inc, inc.ID
 	}
 	in := placeholders(1, len(incs))
-	rows, err := q.QueryContext(ctx, `SELECT incident_id, status, message, at FROM incident_updates
+	rows, err := q.QueryContext(ctx, `SELECT incident_id, status, message, at, automatic FROM incident_updates
 		WHERE incident_id IN (`+in+`) ORDER BY id`, args...)
 	err = each(rows, err, func(r rowScanner) error {
 		var (
@@ -127,7 +127,7 @@ func fillIncidents(ctx context.Context, q queryer, incs []*incident.Incident) er
 			u          incident.Update
 			at         int64
 		)
-		if err := r.Scan(&id, &status, &u.Message, &at); err != nil {
+		if err := r.Scan(&id, &status, &u.Message, &at, &u.Automatic); err != nil {
 			return err
 		}
 		u.Status, u.At = incident.Status(status), fromMicros(at)

@@ -136,14 +136,14 @@ func (tx *Tx) InsertIncident(ctx context.Context, inc *incident.Incident) error 
 	return insertIncident(ctx, tx.c, inc)
 }
 
-// ResolveIncident resolves the incident id at with a last update saying
-// message, and returns it as written.
-func (tx *Tx) ResolveIncident(ctx context.Context, id, message string, at time.Time) (*incident.Incident, error) {
+// ResolveIncident resolves the incident id at last.At with last as its
+// last update, and returns it as written.
+func (tx *Tx) ResolveIncident(ctx context.Context, id string, last incident.Update) (*incident.Incident, error) {
 	if _, err := tx.c.ExecContext(ctx, `UPDATE incidents SET status = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`,
-		id, string(incident.Resolved), micros(at)); err != nil {
+		id, string(incident.Resolved), micros(last.At)); err != nil {
 		return nil, err
 	}
-	if err := insertUpdate(ctx, tx.c, id, incident.Update{Status: incident.Resolved, Message: message, At: at}); err != nil {
+	if err := insertUpdate(ctx, tx.c, id, last); err != nil {
 		return nil, err
 	}
 	return loadIncident(ctx, tx.c, "", id)

@@ -9,6 +9,14 @@ ALTER TABLE incidents ADD COLUMN public_title TEXT NOT NULL DEFAULT '';
 CREATE INDEX incidents_public ON incidents (workspace_id, started_at, id) WHERE public;
 -- …and asks which of them touch its components.
 CREATE INDEX incident_monitors_subject ON incident_monitors (subject_id, incident_id);
+-- The updates Tocsin writes itself on an automatic incident (its cause,
+-- its recovery) name internal things: pages never show them. Earlier
+-- ones are told by their times; a resolving update a person wrote at the
+-- same instant is hidden too, which errs on the side of not showing.
+ALTER TABLE incident_updates ADD COLUMN automatic INTEGER NOT NULL DEFAULT 0;
+UPDATE incident_updates SET automatic = 1 WHERE EXISTS (SELECT 1 FROM incidents i
+    WHERE i.id = incident_updates.incident_id AND i.origin = 'automatic'
+      AND (incident_updates.at = i.started_at OR (incident_updates.status = 'resolved' AND incident_updates.at = i.resolved_at)));
 
 ALTER TABLE maintenance_windows ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
 -- Which windows hold a page's components; a workspace's own are few (a
