@@ -193,30 +193,24 @@ func bar(tl metrics.Timeline, first time.Time, days int, now time.Time, componen
 	return out
 }
 
-// publicIncident is inc as a page shows it. A manual incident is shown as
-// its author wrote it. An automatic one was written by Tocsin from the
-// subject's failing checks: its title names the monitor and its updates
-// carry failure reasons, so readers see a title made of the components'
-// display names (or the public title an operator gave it) and each stage
-// in standard words.
+// publicIncident is inc as a page shows it: the public reads have left
+// out the updates Tocsin wrote (they name the monitor and what failed), so
+// what remains is what people wrote for readers. An automatic incident's
+// own title names the monitor: readers see its public title, or one made
+// of the components' display names.
 func publicIncident(inc *incident.Incident, ps pageSubjects) statuspage.Incident {
 	out := statuspage.Incident{ID: inc.ID, Title: inc.Title, Stage: statuspage.Stage(inc.Status),
 		StartedAt: inc.StartedAt, UpdatedAt: inc.UpdatedAt}
 	if inc.ResolvedAt != nil {
 		out.ResolvedAt = *inc.ResolvedAt
 	}
-	subjects := inc.AffectedMonitors
-	if inc.Subject != nil && !slices.Contains(subjects, inc.Subject.ID) {
-		subjects = append([]string{inc.Subject.ID}, subjects...)
-	}
-	for _, s := range subjects {
+	for _, s := range inc.Touches() {
 		out.ComponentIDs = append(out.ComponentIDs, ps.componentOf[s]...)
 	}
-	if inc.PublicTitle != "" {
+	switch {
+	case inc.PublicTitle != "":
 		out.Title = inc.PublicTitle
-	}
-	automatic := inc.Origin == incident.Automatic
-	if automatic && inc.PublicTitle == "" {
+	case inc.Origin == incident.Automatic:
 		names := make([]string, 0, len(out.ComponentIDs))
 		for _, id := range out.ComponentIDs {
 			if n := ps.nameOf[id]; !slices.Contains(names, n) {
@@ -226,19 +220,10 @@ func publicIncident(inc *incident.Incident, ps pageSubjects) statuspage.Incident
 		out.Title = strings.Join(names, ", ") + " outage"
 	}
 	for _, u := range inc.Updates {
-		msg := u.Message
-		if automatic {
-			msg = standardWords[u.Status]
+		if u.Automatic {
+			continue // the public reads drop them; never show one if they did not
 		}
-		out.Updates = append(out.Updates, statuspage.Update{Stage: statuspage.Stage(u.Status), Message: msg, At: u.At})
+		out.Updates = append(out.Updates, statuspage.Update{Stage: statuspage.Stage(u.Status), Message: u.Message, At: u.At})
 	}
 	return out
-}
-
-// standardWords are what readers see of an automatic incident's stages.
-var standardWords = map[incident.Status]string{
-	incident.Investigating: "We are investigating an outage.",
-	incident.Identified:    "The cause has been identified.",
-	incident.Monitoring:    "A fix is in place and we are monitoring.",
-	incident.Resolved:      "The service has recovered.",
 }

@@ -361,6 +361,7 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 			t.Fatal("no automatic incident opened")
 		}
 		e.api("PATCH", "/api/v1/incidents/"+auto, k, map[string]any{"public": true}, 200)
+		e.api("POST", "/api/v1/incidents/"+auto+"/updates", k, map[string]any{"status": "identified", "message": "written for readers ab3"}, 201)
 		private := e.api("POST", "/api/v1/incidents", k, map[string]any{"title": "Private incident zq1", "message": "private message zq2",
 			"affectedMonitors": []string{m}}, 201)["id"].(string)
 		e.api("POST", "/api/v1/incidents", k, map[string]any{"title": "Public incident pk1", "message": "public message pk2",
@@ -416,7 +417,7 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 				}
 			}
 			for _, want := range []string{"Database", "Stores things", "Billing", "Backups", "Public incident pk1", "public message pk2",
-				"public window mw8", "Database outage"} {
+				"public window mw8", "Database outage", "written for readers ab3"} {
 				if !contains(all, want) {
 					t.Errorf("%s: the public outputs lack %q", vis, want)
 				}
