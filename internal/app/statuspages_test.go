@@ -56,7 +56,7 @@ func TestPublicStatusPage(t *testing.T) {
 			wantEqual(t, cfg.Groups, []PublicGroup{{Name: "All", Components: []PublicComponent{
 				{ID: p.Groups[0].Components[0].ID, Name: "Shop", Description: "Buy things", SubjectType: SubjectMonitor, SubjectID: m.ID},
 				{ID: p.Groups[0].Components[1].ID, Name: "Backups", SubjectType: SubjectHeartbeat, SubjectID: hb.ID}}}})
-			byHost, err := a.PublicStatusPageByDomain(ctx, "STATUS.acme.example")
+			byHost, err := a.PublicStatusPageByDomain(ctx, "STATUS.acme.example.")
 			check(t, err)
 			wantEqual(t, byHost, cfg)
 			for _, slug := range []string{"nope", "ACME", "../acme", "", strings.Repeat("a", 100)} {
