@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
@@ -167,9 +168,10 @@ func (a *App) PublicStatusPage(ctx context.Context, slug string) (PublicPageConf
 }
 
 // PublicStatusPageByDomain returns the configuration of the page served
-// at host (a request's Host, without its port; case does not matter).
+// at host (a request's Host, without its port; case and a final dot do
+// not matter).
 func (a *App) PublicStatusPageByDomain(ctx context.Context, host string) (PublicPageConfig, error) {
-	host = toLowerASCII(host)
+	host = strings.TrimSuffix(toLowerASCII(host), ".")
 	if domainProblem(host) != "" {
 		return PublicPageConfig{}, errs.ErrNotFound
 	}

@@ -83,6 +83,7 @@ type operation struct {
 	params           []param
 	body             map[string]any // the request body's schema; nil: none
 	bodyRequired     bool
+	raw              bool // the body is not JSON (a logo's image)
 	ping             bool
 }
 
@@ -107,8 +108,9 @@ func (h *hostile) operations() []operation {
 			}
 			if rb, ok := o["requestBody"].(map[string]any); ok {
 				op.bodyRequired, _ = rb["required"].(bool)
-				for _, mt := range rb["content"].(map[string]any) {
+				for ct, mt := range rb["content"].(map[string]any) {
 					op.body = h.resolve(mt.(map[string]any)["schema"])
+					op.raw = ct != "application/json"
 				}
 			}
 			ops = append(ops, op)
@@ -172,6 +174,7 @@ func (f *fixture) id(prefix string) string {
 		ids.Channel:     {"/api/v1/notification-channels", map[string]any{"name": "c", "kind": "webhook", "config": map[string]any{"url": "http://127.0.0.1:1/hook"}}},
 		ids.Maintenance: {"/api/v1/maintenance-windows", nil},
 		ids.Delivery:    {"", nil},
+		ids.StatusPage:  {"/api/v1/status-pages", nil},
 	}
 	c, ok := create[prefix]
 	if !ok {
@@ -182,6 +185,8 @@ func (f *fixture) id(prefix string) string {
 		c.body = f.windowBaseline()
 	case ids.Delivery:
 		c.path = "/api/v1/notification-channels/" + f.id(ids.Channel) + "/test"
+	case ids.StatusPage:
+		c.body = f.pageBaseline()
 	}
 	r := f.h.e.send(f.t, "POST", c.path, f.key, c.body)
 	if r.status != http.StatusCreated && r.status != http.StatusAccepted {
@@ -204,6 +209,12 @@ func (f *fixture) windowBaseline() map[string]any {
 	now := time.Now().UTC()
 	return map[string]any{"name": "w", "startsAt": rfc3339(now.Add(-time.Minute)), "endsAt": rfc3339(now.Add(time.Hour)),
 		"monitorIds": []any{f.id(ids.Monitor)}}
+}
+
+func (f *fixture) pageBaseline() map[string]any {
+	return map[string]any{"slug": freshSlug(), "title": "p", "visibility": "password", "password": "a long password",
+		"customDomain": freshSlug() + ".example.com", "footerLinks": []any{map[string]any{"label": "l", "url": "https://example.com/"}},
+		"groups": []any{map[string]any{"name": "g", "components": []any{map[string]any{"monitorId": f.id(ids.Monitor), "name": "c", "description": "d"}}}}}
 }
 
 // baseline is the valid body of an operation; the suite fails when an
@@ -234,6 +245,10 @@ func (f *fixture) baseline(o operation) map[string]any {
 		return map[string]any{"name": "c", "kind": "webhook", "config": map[string]any{"url": "http://127.0.0.1:1/hook"}}
 	case "updateNotificationChannel":
 		return map[string]any{"name": "c2"}
+	case "createStatusPage":
+		return f.pageBaseline()
+	case "updateStatusPage":
+		return map[string]any{"title": "p2", "description": "d2"}
 	}
 	f.t.Fatalf("%s: no valid body known; add one to baseline", o.id)
 	return nil
@@ -282,7 +297,11 @@ func (h *hostile) attack(t *testing.T, o operation) int {
 // valid is the operation's request with real ids and a valid body.
 func (f *fixture) valid(o operation) variant {
 	v := variant{name: "valid", path: f.fill(o, "", ""), header: map[string]string{}}
-	if o.body != nil && !o.ping {
+	switch {
+	case o.raw:
+		v.body = pngLogo
+		v.header["Content-Type"] = "image/png"
+	case o.body != nil && !o.ping:
 		v.body, _ = json.Marshal(f.baseline(o))
 		v.header["Content-Type"] = "application/json"
 	}
@@ -316,7 +335,8 @@ func (f *fixture) fill(o operation, name, raw string) string {
 
 func prefixOf(t *testing.T, collection string) string {
 	p, ok := map[string]string{"monitors": ids.Monitor, "heartbeats": ids.Heartbeat, "incidents": ids.Incident,
-		"maintenance-windows": ids.Maintenance, "notification-channels": ids.Channel, "deliveries": ids.Delivery}[collection]
+		"maintenance-windows": ids.Maintenance, "notification-channels": ids.Channel, "deliveries": ids.Delivery,
+		"status-pages": ids.StatusPage}[collection]
 	if !ok {
 		t.Fatalf("no id prefix known for /%s/{id}", collection)
 	}
@@ -477,6 +497,9 @@ func (f *fixture) bodyVariants(o operation, with func(variant) variant) []varian
 		}
 		return append(vs, with(variant{name: "ping body: overlong", body: []byte(overlong), maybe: true, ack: true}))
 	}
+	if o.raw {
+		return rawBodyVariants(with)
+	}
 	base := f.baseline(o)
 	valid, _ := json.Marshal(base)
 	ct := func(v string) map[string]string { return map[string]string{"Content-Type": v} }
@@ -518,6 +541,24 @@ func (f *fixture) bodyVariants(o operation, with func(variant) variant) []varian
 			// No bound in the schema: refused or kept, never a 5xx.
 			vs = append(vs, with(variant{name: ptr + ": overlong, unbounded", body: put(overlong), maybe: true}))
 		}
+	}
+	return vs
+}
+
+// rawBodyVariants: an image body is told by its bytes, whatever it
+// claims to be, and bounded.
+func rawBodyVariants(with func(variant) variant) []variant {
+	ct := func(v string) map[string]string { return map[string]string{"Content-Type": v} }
+	vs := []variant{
+		with(variant{name: "SVG", body: []byte(`<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`), header: ct("image/svg+xml"),
+			status: 415, code: "unsupported_media_type"}),
+		with(variant{name: "JSON", body: []byte(`{"a":1}`), header: ct("application/json"), status: 415, code: "unsupported_media_type"}),
+		with(variant{name: "PNG header only, cut", body: pngLogo[:4], status: 415, code: "unsupported_media_type"}),
+		with(variant{name: "over 128 KiB", body: append(slices.Clone(pngLogo), make([]byte, app.MaxStatusPageLogo)...), status: 413, code: "payload_too_large"}),
+		with(variant{name: "no Content-Type, a PNG", header: ct(""), maybe: true}),
+	}
+	for _, b := range badBytes {
+		vs = append(vs, with(variant{name: "bytes: " + b.name, body: []byte(b.raw), status: 415, code: "unsupported_media_type"}))
 	}
 	return vs
 }

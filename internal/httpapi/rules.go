@@ -11,6 +11,7 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/recur"
+	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
 // The bounds of the request bodies' schemas (lengths, counts, ranges, the
@@ -74,6 +75,16 @@ func oneOf[T ~string](choices []T) bound {
 		s.Enum = make([]any, len(choices))
 		for i, c := range choices {
 			s.Enum[i] = string(c)
+		}
+	}
+}
+
+// choice limits a number to the domain's list of choices, in its order.
+func choice(choices []int) bound {
+	return func(s *huma.Schema) {
+		s.Enum = make([]any, len(choices))
+		for i, c := range choices {
+			s.Enum[i] = c
 		}
 	}
 }
@@ -235,5 +246,41 @@ func (ChannelSecrets) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Sch
 		"routingKey":  maxLen(notify.MaxRoutingKeyLen),
 		"botToken":    maxLen(notify.MaxBotTokenLen),
 		"accessToken": maxLen(notify.MaxAccessTokenLen),
+	})
+}
+
+// Status pages: app.ValidateStatusPage. The patch schema copies these
+// (StatusPagePatch.Schema).
+
+func (StatusPageCreate) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	return bounded(s, map[string]bound{
+		"slug":             length(app.MinStatusPageSlug, app.MaxStatusPageSlug),
+		"title":            length(1, app.MaxStatusPageTitle),
+		"description":      maxLen(app.MaxStatusPageDescription),
+		"visibility":       oneOf(statuspage.Visibilities),
+		"password":         length(app.MinStatusPagePassword, app.MaxStatusPagePassword),
+		"customDomain":     maxLen(app.MaxStatusPageDomain),
+		"uptimeDays":       choice(app.StatusPageUptimeDays),
+		"pausedComponents": oneOf(statuspage.PausedChoices),
+		"footerLinks":      items(app.MaxStatusPageFooterLinks),
+		"groups":           items(app.MaxStatusPageGroups),
+	})
+}
+
+func (StatusPageLink) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	return bounded(s, map[string]bound{
+		"label": length(1, app.MaxStatusPageFooterLabel),
+		"url":   maxLen(app.MaxStatusPageFooterURL),
+	})
+}
+
+func (StatusPageGroupWrite) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	return bounded(s, map[string]bound{"name": maxLen(app.MaxStatusPageGroupName)})
+}
+
+func (StatusPageComponentWrite) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	return bounded(s, map[string]bound{
+		"name":        length(1, app.MaxStatusPageComponentName),
+		"description": maxLen(app.MaxStatusPageComponentText),
 	})
 }

@@ -117,6 +117,12 @@ func TestDocumentStatesTheDomainLimits(t *testing.T) {
 		{"ChannelCreate", "kind", enum, len(notify.Kinds)},
 		{"ChannelPatch", "subjects", maxItems, notify.MaxSubjects},
 		{"ChannelSecrets", "accessToken", maxLength, notify.MaxAccessTokenLen},
+		{"StatusPageCreate", "slug", maxLength, app.MaxStatusPageSlug},
+		{"StatusPageCreate", "password", minLength, app.MinStatusPagePassword},
+		{"StatusPageCreate", "groups", maxItems, app.MaxStatusPageGroups},
+		{"StatusPageCreate", "uptimeDays", enum, len(app.StatusPageUptimeDays)},
+		{"StatusPageComponentWrite", "description", maxLength, app.MaxStatusPageComponentText},
+		{"StatusPageLink", "url", maxLength, app.MaxStatusPageFooterURL},
 	} {
 		sch, ok := reg.Map()[c.schema]
 		if !ok {

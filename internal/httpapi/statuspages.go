@@ -41,8 +41,8 @@ type StatusPage struct {
 
 // StatusPageLink is a link in the page's footer.
 type StatusPageLink struct {
-	Label string `json:"label" minLength:"1" maxLength:"50" example:"Support"`
-	URL   string `json:"url" maxLength:"2048" example:"https://example.com/support" doc:"Absolute http or https URL."`
+	Label string `json:"label" example:"Support"`
+	URL   string `json:"url" example:"https://example.com/support" doc:"Absolute http or https URL."`
 }
 
 // StatusPageGroup is an ordered, named group of components.
@@ -82,36 +82,36 @@ func (StatusPageLogo) Schema(huma.Registry) *huma.Schema {
 
 // StatusPageCreate is the body of POST /api/v1/status-pages.
 type StatusPageCreate struct {
-	Slug             string                 `json:"slug" minLength:"2" maxLength:"63" pattern:"^[a-z0-9]+(-[a-z0-9]+)*$" example:"acme" doc:"The page's path, /status/{slug}: 2 to 63 lower-case letters, digits and single hyphens, unique in the installation; a few words such as api and admin are reserved."`
-	Title            string                 `json:"title" minLength:"1" maxLength:"100"`
-	Description      string                 `json:"description,omitempty" maxLength:"1000" doc:"Public text under the title."`
-	Visibility       string                 `json:"visibility,omitempty" enum:"public,password" default:"public" doc:"password: readers need the page's password."`
-	Password         string                 `json:"password,omitempty" minLength:"8" maxLength:"128" writeOnly:"true" doc:"The page's password, 8 to 128 characters; required when visibility is password and none is stored. Stored hashed, never shown."`
-	CustomDomain     string                 `json:"customDomain,omitempty" maxLength:"253" example:"status.example.com" doc:"A host name (no port, not an IP address) whose DNS points at this service, to serve the page at; unique in the installation."`
+	Slug             string                 `json:"slug" example:"acme" doc:"The page's path, /status/{slug}: 2 to 63 lower-case letters, digits and single hyphens, unique in the installation; a few words such as api and admin are reserved."`
+	Title            string                 `json:"title"`
+	Description      string                 `json:"description,omitempty" doc:"Public text under the title."`
+	Visibility       string                 `json:"visibility,omitempty" default:"public" doc:"password: readers need the page's password."`
+	Password         string                 `json:"password,omitempty" writeOnly:"true" doc:"The page's password, 8 to 128 characters; required when visibility is password and none is stored. Stored hashed, never shown."`
+	CustomDomain     string                 `json:"customDomain,omitempty" example:"status.example.com" doc:"A host name (no port, not an IP address) whose DNS points at this service, to serve the page at; unique in the installation."`
 	ShowUptime       *bool                  `json:"showUptime,omitempty" default:"true" doc:"Show each component's uptime bar and figure."`
-	UptimeDays       int                    `json:"uptimeDays,omitempty" enum:"30,60,90" default:"90" doc:"The uptime bar's length in days."`
-	PausedComponents string                 `json:"pausedComponents,omitempty" enum:"hide,show" default:"hide" doc:"hide paused monitors and heartbeats, or show them as not monitored."`
+	UptimeDays       int                    `json:"uptimeDays,omitempty" default:"90" doc:"The uptime bar's length in days."`
+	PausedComponents string                 `json:"pausedComponents,omitempty" default:"hide" doc:"hide paused monitors and heartbeats, or show them as not monitored."`
 	ShowIncidents    *bool                  `json:"showIncidents,omitempty" default:"true" doc:"List incidents marked public."`
 	ShowMaintenance  *bool                  `json:"showMaintenance,omitempty" default:"true" doc:"List maintenance windows marked public."`
-	Accent           string                 `json:"accent,omitempty" pattern:"^#[0-9a-fA-F]{6}$" default:"#1f6feb" doc:"Accent colour, #rrggbb; stored in lower case."`
-	FooterLinks      []StatusPageLink       `json:"footerLinks,omitempty" maxItems:"10"`
-	Groups           []StatusPageGroupWrite `json:"groups,omitempty" maxItems:"20" doc:"Components in ordered groups: at most 20 groups and 100 components; a monitor or heartbeat at most once per page."`
+	Accent           string                 `json:"accent,omitempty" default:"#1f6feb" doc:"Accent colour, #rrggbb; stored in lower case."`
+	FooterLinks      []StatusPageLink       `json:"footerLinks,omitempty"`
+	Groups           []StatusPageGroupWrite `json:"groups,omitempty" doc:"Components in ordered groups: at most 20 groups and 100 components; a monitor or heartbeat at most once per page."`
 }
 
 // StatusPageGroupWrite is a group as written.
 type StatusPageGroupWrite struct {
-	Name       string                     `json:"name,omitempty" maxLength:"100" doc:"Heading over the group; empty for none."`
+	Name       string                     `json:"name,omitempty" doc:"Heading over the group; empty for none."`
 	Components []StatusPageComponentWrite `json:"components,omitempty"`
 }
 
 // StatusPageComponentWrite is a component as written: exactly one of
 // monitorId and heartbeatId, of this workspace.
 type StatusPageComponentWrite struct {
-	ID          string `json:"id,omitempty" maxLength:"64" doc:"Read-only: ignored when written, so a page read can be sent back. A component keeps its id while its monitor or heartbeat stays on the page."`
-	MonitorID   string `json:"monitorId,omitempty" maxLength:"64"`
-	HeartbeatID string `json:"heartbeatId,omitempty" maxLength:"64"`
-	Name        string `json:"name" minLength:"1" maxLength:"100" doc:"Public display name: readers see this, never the monitor's own name."`
-	Description string `json:"description,omitempty" maxLength:"500" doc:"Public text."`
+	ID          string `json:"id,omitempty" doc:"Read-only: ignored when written, so a page read can be sent back. A component keeps its id while its monitor or heartbeat stays on the page."`
+	MonitorID   string `json:"monitorId,omitempty"`
+	HeartbeatID string `json:"heartbeatId,omitempty"`
+	Name        string `json:"name" doc:"Public display name: readers see this, never the monitor's own name."`
+	Description string `json:"description,omitempty" doc:"Public text."`
 }
 
 func (c StatusPageCreate) draft() app.StatusPageDraft {

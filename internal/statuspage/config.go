@@ -43,6 +43,9 @@ const (
 	Protected Visibility = "password" // readers need the page's password
 )
 
+// Visibilities lists the visibilities a page may have.
+var Visibilities = []Visibility{Public, Protected}
+
 // PausedComponents says what a page does with paused monitors and
 // heartbeats.
 type PausedComponents string
@@ -51,6 +54,9 @@ const (
 	HidePaused PausedComponents = "hide"
 	ShowPaused PausedComponents = "show" // as NotMonitored
 )
+
+// PausedChoices lists what a page may do with paused components.
+var PausedChoices = []PausedComponents{HidePaused, ShowPaused}
 
 // ConfigGroup is an ordered, named set of components; Name may be empty.
 type ConfigGroup struct {

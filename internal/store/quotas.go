@@ -9,7 +9,8 @@ import (
 )
 
 // counted is a quota on how many rows of a table a workspace holds: its
-// override column on workspaces, and how the refusal names it.
+// override column on workspaces, and how the refusal names it (flag ""
+// when `tocsin workspace set-quota` cannot change it yet).
 type counted struct {
 	table, column string
 	noun, flag    string
@@ -41,6 +42,9 @@ func (db *DB) withinQuota(ctx context.Context, tx *sql.Tx, wsID string, q counte
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+q.table+` WHERE workspace_id = $1`, wsID).Scan(&n); err != nil {
 		return err
+	}
+	if n >= limit && q.flag == "" {
+		return refine(ErrQuota, "%s quota reached: this workspace allows at most %d %s", q.noun, limit, q.noun)
 	}
 	if n >= limit {
 		return refine(ErrQuota, "%s quota reached: this workspace allows at most %d %s; the server's operator can raise it with `tocsin workspace set-quota %s N`",

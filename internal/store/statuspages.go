@@ -18,7 +18,9 @@ import (
 // components in status_page_components, its logo's bytes in the page's row
 // (read only by StatusPageLogo).
 
-var quotaStatusPages = counted{"status_pages", "quota_status_pages", "status pages", "--status-pages"}
+// quotaStatusPages: the override column exists, but no command sets it
+// yet, so the refusal names no flag.
+var quotaStatusPages = counted{"status_pages", "quota_status_pages", "status pages", ""}
 
 const pageColumns = `id, workspace_id, slug, title, description, visibility, password_hash, password_version,
 	custom_domain, show_uptime, uptime_days, paused_components, show_incidents, show_maintenance, accent,
