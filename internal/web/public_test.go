@@ -1,9 +1,12 @@
 package web_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"image"
+	"image/png"
 	"net/http"
 	"net/url"
 	"strings"
@@ -422,6 +425,46 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 					t.Errorf("%s: the public outputs lack %q", vis, want)
 				}
 			}
+		}
+	})
+}
+
+// TestPageLogo: an uploaded logo is served from the page's path with its
+// type, cached forever under its version, and the page names it.
+func TestPageLogo(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
+		p := e.page(e.keyA, map[string]any{"slug": "logoed", "title": "Logoed",
+			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
+		if r := e.get("/status/logoed/logo"); r.status != http.StatusNotFound {
+			t.Errorf("logo before upload: %d", r.status)
+		}
+		var img bytes.Buffer
+		if err := png.Encode(&img, image.NewRGBA(image.Rect(0, 0, 4, 4))); err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("PUT", e.srv.URL+"/api/v1/status-pages/"+p["id"].(string)+"/logo", bytes.NewReader(img.Bytes()))
+		req.Header.Set("Authorization", "Bearer "+e.keyA)
+		req.Header.Set("Content-Type", "image/png")
+		if r := e.do(req); r.status != 200 {
+			t.Fatalf("upload: %d %s", r.status, r.body)
+		}
+		e.clock.Advance(time.Minute) // the cached configuration is read again
+		var src string
+		waitFor(t, "the page to name its logo", func() bool {
+			b := e.get("/status/logoed").body
+			i := strings.Index(string(b), "/status/logoed/logo?v=")
+			if i < 0 {
+				return false
+			}
+			src = string(b[i:])
+			src = src[:strings.IndexByte(src, '"')]
+			return true
+		})
+		r := e.get(strings.ReplaceAll(src, "&amp;", "&"))
+		if r.status != 200 || !bytes.Equal(r.body, img.Bytes()) || r.header.Get("Content-Type") != "image/png" ||
+			!strings.Contains(r.header.Get("Cache-Control"), "immutable") || r.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("logo: %d %v", r.status, r.header)
 		}
 	})
 }
