@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/stamp"
 )
@@ -244,34 +242,9 @@ func (s *Server) deleteMaintenanceWindow(ctx context.Context, in *MaintenanceWin
 // and validates the result against the same schema a create uses.
 func (s *Server) applyMaintenancePatch(p MaintenanceWindowPatch) app.MaintenanceUpdate {
 	return func(cur app.MaintenanceView) (app.MaintenanceDraft, error) {
-		var merged map[string]any
-		b, err := json.Marshal(createForm(cur))
+		c, err := patched(s, createForm(cur), p)
 		if err != nil {
 			return app.MaintenanceDraft{}, err
-		}
-		if err := json.Unmarshal(b, &merged); err != nil {
-			return app.MaintenanceDraft{}, err
-		}
-		mergePatch(merged, p)
-		res := &huma.ValidateResult{}
-		registry := s.api.OpenAPI().Components.Schemas
-		schema := registry.Schema(reflect.TypeFor[MaintenanceWindowCreate](), false, "")
-		huma.Validate(registry, schema, huma.NewPathBuffer([]byte("body"), 0), huma.ModeWriteToServer, merged, res)
-		if len(res.Errors) > 0 {
-			var fields []errs.FieldError
-			for _, e := range res.Errors {
-				if det, ok := e.(huma.ErrorDetailer); ok {
-					d := det.ErrorDetail()
-					fields = append(fields, errs.FieldError{Pointer: requiredPointer(locationPointer(d.Location), d.Message), Message: d.Message})
-				}
-			}
-			return app.MaintenanceDraft{}, &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: fields}
-		}
-		var c MaintenanceWindowCreate
-		b, _ = json.Marshal(merged)
-		if err := json.Unmarshal(b, &c); err != nil {
-			return app.MaintenanceDraft{}, &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields",
-				Fields: []errs.FieldError{{Pointer: "/", Message: err.Error()}}}
 		}
 		return c.draft(), nil
 	}

@@ -346,16 +346,7 @@ func oneStatusPage(p statuspage.Config, err error) (*statusPageBody, error) {
 func (s *Server) applyStatusPagePatch(p StatusPagePatch) app.StatusPageUpdate {
 	pw, hasPW := p["password"]
 	return func(cur statuspage.Config) (app.StatusPageDraft, error) {
-		var merged map[string]any
-		b, err := json.Marshal(statusPageCreateForm(cur))
-		if err != nil {
-			return app.StatusPageDraft{}, err
-		}
-		if err := json.Unmarshal(b, &merged); err != nil {
-			return app.StatusPageDraft{}, err
-		}
-		mergePatch(merged, p)
-		c, err := decodeMerged[StatusPageCreate](s, merged)
+		c, err := patched[StatusPageCreate](s, statusPageCreateForm(cur), p)
 		if err != nil {
 			return app.StatusPageDraft{}, err
 		}
@@ -365,10 +356,20 @@ func (s *Server) applyStatusPagePatch(p StatusPagePatch) app.StatusPageUpdate {
 	}
 }
 
-// decodeMerged validates a merged body against C's schema, as the create
-// that C is the body of would be, and decodes it.
-func decodeMerged[C any](s *Server, merged map[string]any) (C, error) {
+// patched merges patch (RFC 7396) into cur, a resource in its create
+// form C, validates the result against C's schema as a create would be,
+// and decodes it.
+func patched[C any](s *Server, cur C, patch map[string]any) (C, error) {
 	var c C
+	var merged map[string]any
+	b, err := json.Marshal(cur)
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(b, &merged); err != nil {
+		return c, err
+	}
+	mergePatch(merged, patch)
 	res := &huma.ValidateResult{}
 	registry := s.api.OpenAPI().Components.Schemas
 	schema := registry.Schema(reflect.TypeFor[C](), false, "")
@@ -383,7 +384,7 @@ func decodeMerged[C any](s *Server, merged map[string]any) (C, error) {
 		}
 		return c, &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: fields}
 	}
-	b, _ := json.Marshal(merged)
+	b, _ = json.Marshal(merged)
 	if err := json.Unmarshal(b, &c); err != nil {
 		return c, &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields",
 			Fields: []errs.FieldError{{Pointer: "/", Message: err.Error()}}}
