@@ -36,7 +36,7 @@ var (
 	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur", "metrics", "statuspage"}
 	// adapters: what wraps the outside world (SQL, the network, mail,
 	// keys, configuration).
-	adapters = []string{"clientaddr", "store", "store/storetest", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
+	adapters = []string{"clientaddr", "browsertest", "store", "store/storetest", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
 	// app: the use cases and workflows.
 	appLayer = []string{"app"}
 	// edges and runners: the API, background loops, delivery.

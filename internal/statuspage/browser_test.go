@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
@@ -53,10 +53,11 @@ var (
 )
 
 func TestStatusPageInBrowser(t *testing.T) {
-	bin := browserPath(t)
-	root := repoRoot(t)
-	axe := readAxe(t, root)
-	art := artifactsDir(t, root)
+	bin := browsertest.Chromium(t)
+	root := browsertest.RepoRoot(t)
+	axe := browsertest.Axe(t)
+	art := browsertest.Artifacts(t, "statuspage")
+	t.Logf("screenshots in %s", art)
 	srv := newPageServer(t)
 
 	// No sandbox: Chromium's refuses to run as root and needs user
@@ -131,19 +132,19 @@ func TestStatusPageInBrowser(t *testing.T) {
 						if v := tb.take(t); len(v) > 0 {
 							t.Errorf("%s: the browser reported:\n%s", name, strings.Join(v, "\n"))
 						}
-						writeShot(t, art, name+".png", tb.screenshot(t))
+						browsertest.Write(t, art, name+".png", tb.screenshot(t))
 						if pg.name == "page" && d != small {
 							full, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
 							if err != nil {
 								t.Fatal(err)
 							}
-							writeShot(t, art, name+"-full.png", full)
+							browsertest.Write(t, art, name+"-full.png", full)
 						}
 						if pg.name == "page" && js && d != small && os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
 							// The docs show the page without its maintenance,
 							// so the first screen reaches the bars.
 							tb.navigate(t, srv.URL+"/status/acme/docs")
-							writeShot(t, filepath.Join(root, "docs", "images"), "status-page-"+scheme+"-"+d.name+".png", tb.screenshot(t))
+							browsertest.Write(t, filepath.Join(root, "docs", "images"), "status-page-"+scheme+"-"+d.name+".png", tb.screenshot(t))
 						}
 					}
 				}
@@ -182,7 +183,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 				t.Errorf("the first Tab reaches %q at %.0f px, want the skip link, visible", f.Text, f.Top)
 			}
 			if i == 0 {
-				writeShot(t, art, "page-keyboard-skip-link.png", tb.screenshot(t))
+				browsertest.Write(t, art, "page-keyboard-skip-link.png", tb.screenshot(t))
 			}
 		}
 		for _, want := range []string{"Skip to content", "Acme Cloud", "Acme home", "Support", "Incident history", "Atom feed", "JSON summary"} {
@@ -196,7 +197,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		tb := openTab(t, browser, true)
 		// The audit sees what it should: an image without alt text.
 		tb.navigate(t, srv.URL+"/control-axe")
-		if v := tb.audit(t, axe); !slices.ContainsFunc(v, func(v violation) bool { return v.ID == "image-alt" && v.Impact == "critical" }) {
+		if v := tb.audit(t, axe); !slices.ContainsFunc(v, func(v browsertest.Violation) bool { return v.ID == "image-alt" && v.Impact == "critical" }) {
 			t.Fatalf("axe-core missed an image without alt text: %+v", v)
 		}
 		tb.take(t)
@@ -221,79 +222,6 @@ func TestStatusPageInBrowser(t *testing.T) {
 }
 
 // browserPath finds Chromium, or skips (fails when required).
-func browserPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("TOCSIN_TEST_BROWSER"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-headless-shell", "chromium-browser", "headless_shell", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	unavailable(t, "no Chromium found: install Debian's chromium (apt-get install chromium) or set TOCSIN_TEST_BROWSER to a Chromium binary")
-	return ""
-}
-
-func unavailable(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("TOCSIN_TEST_BROWSER_REQUIRED") == "1" {
-		t.Fatal(why + " (TOCSIN_TEST_BROWSER_REQUIRED=1)")
-	}
-	t.Skip(why + "; TOCSIN_TEST_BROWSER_REQUIRED=1 makes this a failure")
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-}
-
-func readAxe(t *testing.T, root string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "node_modules", "axe-core", "axe.min.js"))
-	if err != nil {
-		unavailable(t, "axe-core is not installed: run npm ci at the repository root")
-	}
-	return string(b)
-}
-
-func artifactsDir(t *testing.T, root string) string {
-	t.Helper()
-	dir := os.Getenv("TOCSIN_TEST_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(root, "artifacts")
-	}
-	dir = filepath.Join(dir, "statuspage")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots in %s", dir)
-	return dir
-}
-
-func writeShot(t *testing.T, dir, name string, png []byte) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // pageServer serves the fixture's pages and assets as the status page
 // server does, under the strict policy, and notes every path it does not
 // know.
@@ -533,27 +461,8 @@ func (tb *tab) inspect(t *testing.T) looks {
 	return l
 }
 
-type violation struct {
-	ID     string   `json:"id"`
-	Impact string   `json:"impact"`
-	Help   string   `json:"help"`
-	Nodes  []string `json:"nodes"`
-}
-
-// audit runs axe-core in the page: evaluated through the DevTools
-// protocol, it needs no script-src and leaves the page's policy alone.
-func (tb *tab) audit(t *testing.T, axe string) []violation {
+// audit runs axe-core in the tab's page.
+func (tb *tab) audit(t *testing.T, axe string) []browsertest.Violation {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, time.Minute)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](axe)); err != nil {
-		t.Fatalf("load axe-core: %v", err)
-	}
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[[]violation](`axe.run(document, {resultTypes: ['violations']}).then(r =>
-		r.violations.map(v => ({id: v.id, impact: v.impact || '', help: v.help,
-			nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' + n.failureSummary)})))`, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("axe.run: %v", err)
-	}
-	return v
+	return browsertest.Audit(t, tb.ctx, axe)
 }

@@ -3,9 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
 )
@@ -27,8 +25,8 @@ import (
 // the page; nothing breaks the Content-Security-Policy or fails to load;
 // and axe-core finds no serious or critical violation on the page read.
 func TestServedPagesInBrowser(t *testing.T) {
-	bin := browserPath(t)
-	axe := readAxe(t)
+	bin := browsertest.Chromium(t)
+	axe := browsertest.Axe(t)
 	alloc := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), alloc...)
 	defer cancelAlloc()
@@ -75,9 +73,9 @@ func TestServedPagesInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeArtifact(t, "served-"+e.db.Engine()+".png", png)
+		browsertest.Write(t, browsertest.Artifacts(t, "web"), "served-"+e.db.Engine()+".png", png)
 		for _, v := range tab.audit(t, axe) {
-			if v.Impact == "serious" || v.Impact == "critical" {
+			if v.Serious() {
 				t.Errorf("axe: %s (%s): %s %q", v.ID, v.Impact, v.Help, v.Nodes)
 			}
 		}
@@ -162,85 +160,10 @@ func (tb *tab) reports() []string {
 	return r
 }
 
-type violation struct {
-	ID     string   `json:"id"`
-	Impact string   `json:"impact"`
-	Help   string   `json:"help"`
-	Nodes  []string `json:"nodes"`
-}
-
-// audit runs axe-core in the page through the DevTools protocol, which
-// the page's policy does not stop; axe's own timers need scripts on.
-func (tb *tab) audit(t *testing.T, axe string) []violation {
+// audit runs axe-core in the tab's page, with its scripts on for axe's
+// timers.
+func (tb *tab) audit(t *testing.T, axe string) []browsertest.Violation {
 	t.Helper()
 	tb.scripts(t, true)
-	ctx, cancel := context.WithTimeout(tb.ctx, time.Minute)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](axe)); err != nil {
-		t.Fatalf("load axe-core: %v", err)
-	}
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[[]violation](`axe.run(document, {resultTypes: ['violations']}).then(r =>
-		r.violations.map(v => ({id: v.id, impact: v.impact || '', help: v.help,
-			nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' + n.failureSummary)})))`, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("axe.run: %v", err)
-	}
-	return v
-}
-
-func browserPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("TOCSIN_TEST_BROWSER"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-headless-shell", "chromium-browser", "headless_shell", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	unavailable(t, "no Chromium found: install Debian's chromium (apt-get install chromium) or set TOCSIN_TEST_BROWSER to a Chromium binary")
-	return ""
-}
-
-func unavailable(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("TOCSIN_TEST_BROWSER_REQUIRED") == "1" {
-		t.Fatal(why + " (TOCSIN_TEST_BROWSER_REQUIRED=1)")
-	}
-	t.Skip(why + "; TOCSIN_TEST_BROWSER_REQUIRED=1 makes this a failure")
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func readAxe(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "node_modules", "axe-core", "axe.min.js"))
-	if err != nil {
-		unavailable(t, "axe-core is not installed: run npm ci at the repository root")
-	}
-	return string(b)
-}
-
-// writeArtifact keeps a screenshot in $TOCSIN_TEST_ARTIFACTS (default
-// artifacts/ at the repository root).
-func writeArtifact(t *testing.T, name string, png []byte) {
-	t.Helper()
-	dir := os.Getenv("TOCSIN_TEST_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "artifacts")
-	}
-	dir = filepath.Join(dir, "web")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return browsertest.Audit(t, tb.ctx, axe)
 }
