@@ -128,7 +128,7 @@ func TestReport(t *testing.T) {
 		"| sqlite | 120.0 ms | 250.0 ms | 2.00 ms | 40.0 ms |",
 		"cold p99 under 300.0 ms: met; cache p99 under 50.0 ms: met |",
 		"cold p99 under 300.0 ms: **not met**; cache p99 under 50.0 ms: **not met** |",
-		"| sqlite | 1,000 | 500 | **0.50** (0.50, 0.60, 0.25) | 1.00 ms |",
+		"| sqlite | 1,000 | 500 | **0.50** (0.50, 0.60, 0.25) | 1.00 ms | 500 µs | 2.00× |",
 		"| postgres | 1,000 | 800 | **0.80** (0.80) |",
 		"**Noisy:** other processes used more than 10% of the machine in sqlite round 2",
 	} {
