@@ -141,9 +141,10 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 		}
 		res.cold = append(res.cold, d)
 	}
+	slowest := slices.Index(res.cold, slices.Max(res.cold))
 	slices.Sort(res.cold)
-	b.Logf("%s: %d cold renders: median %s, max %s", e, len(res.cold), figure.Dur(figure.Percentile(res.cold, 0.5)),
-		figure.Dur(res.cold[len(res.cold)-1]))
+	b.Logf("%s: %d cold renders: median %s, max %s (render %d of %d)", e, len(res.cold), figure.Dur(figure.Percentile(res.cold, 0.5)),
+		figure.Dur(res.cold[len(res.cold)-1]), slowest+1, len(res.cold))
 
 	page := base + fx.mainSlug
 	body, header, _, err := fetch(ctx, rt, page)

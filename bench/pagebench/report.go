@@ -29,6 +29,7 @@ type throughput struct {
 	bareCPU      time.Duration
 	pgCPU        time.Duration // PostgreSQL's per tocsin request
 	busy, other  float64       // tocsin rounds' means, %
+	self         float64       // the load generator's, %
 	steal        float64
 	failed       int
 	noisy        []int // rounds in which other processes used more than noisyOther
@@ -48,6 +49,7 @@ func summarize(r *engineResult) throughput {
 		}
 		t.busy += tr.cpu.Busy / float64(len(r.tocsin))
 		t.other += tr.cpu.Other / float64(len(r.tocsin))
+		t.self += tr.cpu.Self / float64(len(r.tocsin))
 		t.steal += tr.cpu.Steal / float64(len(r.tocsin))
 		t.failed += tr.failed
 		noisy := tr.cpu.Other > noisyOther
@@ -99,8 +101,8 @@ func report(w io.Writer, c config, m host.Machine, rs []*engineResult) {
 	fmt.Fprintf(w, "\nWith %d cold renders, p99 is the slowest of them.\n\n", c.coldPages)
 
 	fmt.Fprint(w, "## Throughput\n\n")
-	fmt.Fprint(w, "| engine | bare req/s | tocsin req/s | tocsin / bare (per round) | server CPU per request | bare's | CPU vs bare | PostgreSQL's | machine busy | other | steal | failed | peak RSS |\n")
-	fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprint(w, "| engine | bare req/s | tocsin req/s | tocsin / bare (per round) | server CPU per request | bare's | CPU vs bare | PostgreSQL's | machine busy | load generator | other | steal | failed | peak RSS |\n")
+	fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var noisy []string
 	for _, r := range rs {
 		t := summarize(r)
@@ -116,15 +118,15 @@ func report(w io.Writer, c config, m host.Machine, rs []*engineResult) {
 		if t.bareCPU > 0 {
 			cpuRatio = fmt.Sprintf("%.2f×", float64(t.cpu)/float64(t.bareCPU))
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | **%.2f** (%s) | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %d | %.1f MiB |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | **%.2f** (%s) | %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %d | %.1f MiB |\n",
 			r.engine, thousands(t.bare), thousands(t.tocsin), t.ratio, strings.Join(per, ", "),
-			figure.Dur(t.cpu), figure.Dur(t.bareCPU), cpuRatio, pg, t.busy, t.other, t.steal, t.failed, float64(r.peak)/(1<<20))
+			figure.Dur(t.cpu), figure.Dur(t.bareCPU), cpuRatio, pg, t.busy, t.self, t.other, t.steal, t.failed, float64(r.peak)/(1<<20))
 		for _, n := range t.noisy {
 			noisy = append(noisy, fmt.Sprintf("%s round %d", r.engine, n))
 		}
 	}
 	fmt.Fprint(w, "\nMedians over the rounds; the ratio is the median of each round's Tocsin over the bare handler's "+
-		"round just before it; CPU vs bare, the medians of the server's CPU per request. Machine busy, other and steal are the Tocsin rounds' means, in percent of all CPUs.")
+		"round just before it; CPU vs bare, the medians of the server's CPU per request. Machine busy, load generator (this process), other and steal are the Tocsin rounds' means, in percent of all CPUs.")
 	if len(noisy) > 0 {
 		fmt.Fprintf(w, " **Noisy:** other processes used more than %.0f%% of the machine in %s; run it again.", noisyOther, strings.Join(noisy, ", "))
 	}
