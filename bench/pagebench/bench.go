@@ -128,6 +128,11 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 	defer stopSrv()
 	b.Logf("%s: tocsin serve at %s (pid %d)", e, srv.Base, srv.Pid())
 	base := srv.Base + "/status/"
+	// A cold render on a running server, not on one starting: its first
+	// checks of the monitors, all due, and its jobs' first rounds done.
+	if err := session.Sleep(ctx, b.c.settle); err != nil {
+		return nil, err
+	}
 
 	rt := newTransport(1)
 	defer rt.CloseIdleConnections()

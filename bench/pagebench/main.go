@@ -15,8 +15,9 @@
 // window ahead, and, through the status page use case, the main page of
 // every monitor in 5 groups and -cold-pages more like it. Then `tocsin
 // serve` (built from this checkout, or the binary -tocsin names) starts on
-// it with --status-page-rate-limit 10000000, and over keep-alive loopback
-// connections the benchmark measures:
+// it with --status-page-rate-limit 10000000, runs for -settle (its first
+// checks of the monitors and its jobs' first rounds), and over keep-alive
+// loopback connections the benchmark measures:
 //
 //   - cold renders: the first GET of each of the other pages, each a miss
 //     of the server's cache that reads the database and renders;
@@ -53,6 +54,7 @@ type config struct {
 	clients    int
 	duration   time.Duration
 	warmup     time.Duration
+	settle     time.Duration
 	rounds     int
 	out        string
 	keep       bool
@@ -79,6 +81,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&c.clients, "clients", 8, "concurrent keep-alive clients of the throughput rounds")
 	fs.DurationVar(&c.duration, "duration", 15*time.Second, "measured time per server and round")
 	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "unmeasured load before each measured window")
+	fs.DurationVar(&c.settle, "settle", 5*time.Second, "wait after the server starts (its first checks and jobs) before the cold renders")
 	fs.IntVar(&c.rounds, "rounds", 5, "throughput rounds per engine, each bare then tocsin")
 	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")
 	fs.StringVar(&c.tocsin, "tocsin", "", "path to a tocsin binary; default: build ./cmd/tocsin of this module")
@@ -117,8 +120,8 @@ func (c config) validate() error {
 		return errors.New("-components must be from 1 to 100 (a page's limit)")
 	case c.coldPages < 1 || c.requests < 1 || c.clients < 1 || c.rounds < 1:
 		return errors.New("-cold-pages, -requests, -clients and -rounds must be at least 1")
-	case c.duration <= 0 || c.warmup < 0:
-		return errors.New("-duration must be positive and -warmup not negative")
+	case c.duration <= 0 || c.warmup < 0 || c.settle < 0:
+		return errors.New("-duration must be positive, -warmup and -settle not negative")
 	}
 	return nil
 }
