@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +170,44 @@ func TestPublicPage(t *testing.T) {
 // TestPageFollowsStateChanges: the cached page is rendered anew once a
 // component's state changes and the render is older than Refresh; until
 // then the old render is served.
+// TestWholeAndPartialAnswers: a page is sent whole in one answer with its
+// length, and ranges, HEAD and preconditions are answered as HTTP says.
+func TestWholeAndPartialAnswers(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		api := e.monitor(e.keyA, "api-prod", "http://127.0.0.1:9/health", nil)
+		e.page(e.keyA, map[string]any{"slug": "acme", "title": "Acme status",
+			"groups": []any{map[string]any{"name": "Core", "components": []any{component("monitorId", api, "Public API", "")}}}})
+		whole := e.get("/status/acme")
+		n := strconv.Itoa(len(whole.body))
+		if whole.status != 200 || len(whole.body) < 100 || whole.header.Get("Content-Length") != n ||
+			whole.header.Get("Accept-Ranges") != "bytes" || whole.header.Get("ETag") == "" {
+			t.Fatalf("whole: %d, %d bytes, %v", whole.status, len(whole.body), whole.header)
+		}
+		part := e.get("/status/acme", "Range", "bytes=0-9")
+		if part.status != http.StatusPartialContent || string(part.body) != string(whole.body[:10]) ||
+			part.header.Get("Content-Range") != "bytes 0-9/"+n {
+			t.Errorf("range: %d %q %v", part.status, part.body, part.header)
+		}
+		req, err := http.NewRequest(http.MethodHead, e.srv.URL+"/status/acme", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := e.do(req)
+		if head.status != 200 || len(head.body) != 0 || head.header.Get("Content-Length") != n {
+			t.Errorf("HEAD: %d, %d bytes, Content-Length %q, want %s", head.status, len(head.body), head.header.Get("Content-Length"), n)
+		}
+		if other := e.get("/status/acme", "If-None-Match", `"other"`); other.status != 200 || string(other.body) != string(whole.body) {
+			t.Errorf("If-None-Match of another version: %d, %d bytes", other.status, len(other.body))
+		}
+		if same := e.get("/status/acme", "If-None-Match", whole.header.Get("ETag")); same.status != http.StatusNotModified || len(same.body) != 0 {
+			t.Errorf("If-None-Match of this version: %d", same.status)
+		}
+		if failed := e.get("/status/acme", "If-Match", `"other"`); failed.status != http.StatusPreconditionFailed {
+			t.Errorf("If-Match of another version: %d, want 412", failed.status)
+		}
+	})
+}
+
 func TestPageFollowsStateChanges(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{Refresh: time.Second}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)

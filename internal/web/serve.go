@@ -171,7 +171,30 @@ func (p *Public) send(w http.ResponseWriter, r *http.Request, rd *rendered, cach
 	if withAge && !rd.builtAt.IsZero() {
 		h.Set("Age", strconv.Itoa(max(int(p.opts.Now().Sub(rd.builtAt)/time.Second), 0)))
 	}
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(rd.body))
+	if !unconditional(r) {
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(rd.body))
+		return
+	}
+	// What http.ServeContent answers such a request, in one write: it
+	// copies a body 32 KiB a write, which doubled the CPU a cached page of
+	// 50 components (650 KiB) took to send.
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("Content-Length", strconv.Itoa(len(rd.body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(rd.body)
+	}
+}
+
+// unconditional reports whether r asks for the whole body whatever it
+// is: no range and no precondition.
+func unconditional(r *http.Request) bool {
+	for _, k := range []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
+		if _, ok := r.Header[k]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 func plain(w http.ResponseWriter, status int, msg string) {

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// TestHistory checks the seeded state history: it starts at creation,
+// alternates UP with one span of trouble at a time, moves forward in
+// time, ends UP an hour or more before now, and holds every kind of span.
+func TestHistory(t *testing.T) {
+	created := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	now := created.Add(historyDays * day)
+	seen := map[monitor.State]int{}
+	for seed := range uint64(20) {
+		h := history(rand.New(rand.NewPCG(seed, 1)), created, now)
+		if len(h) < 3 {
+			t.Fatalf("seed %d: %d changes over %d days", seed, len(h), historyDays)
+		}
+		if f := h[0]; f.From != monitor.StatePending || f.To != monitor.StateUp || !f.At.Equal(created) {
+			t.Fatalf("seed %d: first change %+v", seed, f)
+		}
+		for i := 1; i < len(h); i++ {
+			prev, tr := h[i-1], h[i]
+			if tr.From != prev.To || tr.From == tr.To {
+				t.Fatalf("seed %d: change %d %s→%s follows one to %s", seed, i, tr.From, tr.To, prev.To)
+			}
+			if !tr.At.After(prev.At) {
+				t.Fatalf("seed %d: change %d at %s, not after %s", seed, i, tr.At, prev.At)
+			}
+			if (tr.From == monitor.StateUp) == (tr.To == monitor.StateUp) {
+				t.Fatalf("seed %d: change %d %s→%s does not leave or return to UP", seed, i, tr.From, tr.To)
+			}
+			if tr.From == monitor.StateUp {
+				seen[tr.To]++
+			}
+		}
+		if last := h[len(h)-1]; last.To != monitor.StateUp || last.At.After(now.Add(-time.Hour)) {
+			t.Fatalf("seed %d: last change %+v", seed, last)
+		}
+	}
+	for _, s := range spans {
+		if seen[s.state] == 0 {
+			t.Errorf("no span of %s in 20 histories", s.state)
+		}
+	}
+}
+
+// TestPageDraft checks the page of 50 monitors: 5 groups of 10, every
+// monitor once.
+func TestPageDraft(t *testing.T) {
+	ms := make([]string, 50)
+	for i := range ms {
+		ms[i] = "mon_" + string(rune('A'+i))
+	}
+	d := pageDraft(ms)
+	if len(d.Groups) != groups {
+		t.Fatalf("%d groups", len(d.Groups))
+	}
+	seen := map[string]bool{}
+	for _, g := range d.Groups {
+		if len(g.Components) != 10 {
+			t.Errorf("group %s: %d components", g.Name, len(g.Components))
+		}
+		for _, c := range g.Components {
+			seen[c.MonitorID] = true
+		}
+	}
+	if len(seen) != len(ms) {
+		t.Errorf("%d monitors shown, want %d", len(seen), len(ms))
+	}
+	if !d.ShowUptime || !d.ShowIncidents || !d.ShowMaintenance {
+		t.Errorf("the page hides something: %+v", d)
+	}
+}
+
+func TestBareHeader(t *testing.T) {
+	h := http.Header{"Content-Type": {"text/html"}, "Date": {"x"}, "Content-Length": {"9"}, "Etag": {`"a"`}}
+	got := bareHeader(h)
+	if got.Get("Date") != "" || got.Get("Content-Length") != "" || got.Get("ETag") != `"a"` || got.Get("Content-Type") != "text/html" {
+		t.Errorf("bareHeader = %v", got)
+	}
+	if h.Get("Date") == "" {
+		t.Error("bareHeader changed its argument")
+	}
+}
+
+// TestReport renders made-up results and checks the figures and verdicts.
+func TestReport(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	rd := func(n, ok int, server time.Duration, other float64) *round {
+		return &round{n: n, ok: ok, elapsed: 10 * time.Second, cpu: cpuShare{Busy: 90, Other: other, ServerTime: server}}
+	}
+	fast := &engineResult{engine: "sqlite", pageBytes: 600 << 10,
+		cold:   ms(100, 120, 250),
+		cached: map[string][]time.Duration{"page": ms(1, 2, 40), "summary.json": ms(1, 1, 2), "badge": ms(1, 1, 1)},
+		bare:   []*round{rd(1, 10000, 5*time.Second, 1), rd(2, 10000, 5*time.Second, 1), rd(3, 12000, 5*time.Second, 1)},
+		tocsin: []*round{rd(1, 5000, 5*time.Second, 1), rd(2, 6000, 5*time.Second, 30), rd(3, 3000, 5*time.Second, 1)}}
+	slow := &engineResult{engine: "postgres", pageBytes: 600 << 10,
+		cold:   ms(100, 200, 301),
+		cached: map[string][]time.Duration{"page": ms(1, 2, 50), "summary.json": ms(1), "badge": ms(1)},
+		bare:   []*round{rd(1, 10000, time.Second, 0)},
+		tocsin: []*round{rd(1, 8000, time.Second, 0)}}
+	s := summarize(fast)
+	if s.bare != 1000 || s.tocsin != 500 || s.ratio != 0.5 || s.cpu != time.Millisecond {
+		t.Errorf("summary = %+v", s)
+	}
+	if len(s.noisy) != 1 || s.noisy[0] != 2 {
+		t.Errorf("noisy rounds = %v, want [2]", s.noisy)
+	}
+	var b strings.Builder
+	c := config{components: 50, coldPages: 3, requests: 3, clients: 8, rounds: 3, duration: 10 * time.Second}
+	report(&b, c, host.Machine{Date: "now"}, []*engineResult{fast, slow})
+	out := b.String()
+	for _, want := range []string{
+		"| sqlite | 120.0 ms | 250.0 ms | 2.00 ms | 40.0 ms |",
+		"cold p99 under 300.0 ms: met; cache p99 under 50.0 ms: met |",
+		"cold p99 under 300.0 ms: **not met**; cache p99 under 50.0 ms: **not met** |",
+		"| sqlite | 1,000 | 500 | **0.50** (0.50, 0.60, 0.25) | 1.00 ms | 500 µs | 2.00× |",
+		"| postgres | 1,000 | 800 | **0.80** (0.80) |",
+		"**Noisy:** other processes used more than 10% of the machine in sqlite round 2",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for x, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", 12345.6: "12,346"} {
+		if got := thousands(x); got != want {
+			t.Errorf("thousands(%v) = %q, want %q", x, got, want)
+		}
+	}
+}
