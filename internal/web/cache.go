@@ -1,10 +1,13 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +38,32 @@ type rendered struct {
 	ctype   string
 	etag    string
 	builtAt time.Time
+
+	gzipOnce sync.Once
+	gz       *rendered // body gzipped, made on the first request that takes it
+}
+
+// minGzip is the smallest body worth compressing.
+const minGzip = 1 << 10
+
+// compressible reports whether rd is worth sending gzipped: text of at
+// least minGzip bytes. A page of 50 components with 90 days each is some
+// 650 KiB of HTML, and some 35 KiB gzipped.
+func (rd *rendered) compressible() bool {
+	return len(rd.body) >= minGzip &&
+		(strings.HasPrefix(rd.ctype, "text/") || strings.HasPrefix(rd.ctype, "application/") || rd.ctype == "image/svg+xml")
+}
+
+// gzipped is rd compressed with gzip, made once.
+func (rd *rendered) gzipped() *rendered {
+	rd.gzipOnce.Do(func() {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
+		_, _ = zw.Write(rd.body)
+		_ = zw.Close()
+		rd.gz = &rendered{body: b.Bytes(), ctype: rd.ctype, etag: strings.TrimSuffix(rd.etag, `"`) + `-gz"`, builtAt: rd.builtAt}
+	})
+	return rd.gz
 }
 
 func newRendered(body []byte, ctype string, at time.Time) *rendered {

@@ -199,7 +199,10 @@ func (e *env) get(path string, headers ...string) response {
 	return e.do(req)
 }
 
-var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+// noRedirects shows answers as the server sent them: no redirect followed,
+// nothing inflated behind the test's back.
+var noRedirects = &http.Client{Transport: &http.Transport{DisableCompression: true},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 func (e *env) do(req *http.Request) response {
 	e.t.Helper()

@@ -2,11 +2,13 @@ package web_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -504,6 +506,44 @@ func TestPageLogo(t *testing.T) {
 		if r.status != 200 || !bytes.Equal(r.body, img.Bytes()) || r.header.Get("Content-Type") != "image/png" ||
 			!strings.Contains(r.header.Get("Cache-Control"), "immutable") || r.header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Fatalf("logo: %d %v", r.status, r.header)
+		}
+	})
+}
+
+// TestCompressedAnswers: a reader that takes gzip gets the page gzipped,
+// with its own ETag, and the same page once inflated; one that does not
+// gets it as it is; both are told the answer varies by Accept-Encoding.
+func TestCompressedAnswers(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
+		e.record(m, "x", monitor.ResultUp)
+		e.page(e.keyA, map[string]any{"slug": "zipped", "title": "Zipped",
+			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
+		plainPage := e.get("/status/zipped")
+		zipped := e.get("/status/zipped", "Accept-Encoding", "br;q=1.0, gzip;q=0.8")
+		if zipped.status != 200 || zipped.header.Get("Content-Encoding") != "gzip" || zipped.header.Get("Vary") != "Accept-Encoding" {
+			t.Fatalf("gzip: %d %v", zipped.status, zipped.header)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(zipped.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inflated, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plainPage.header.Get("Content-Encoding") != "" || plainPage.header.Get("Vary") != "Accept-Encoding" ||
+			!bytes.Equal(inflated, plainPage.body) || len(zipped.body) >= len(plainPage.body) {
+			t.Fatalf("identity %d bytes %v; gzip %d bytes inflating to %d", len(plainPage.body), plainPage.header, len(zipped.body), len(inflated))
+		}
+		if zipped.header.Get("ETag") == plainPage.header.Get("ETag") {
+			t.Error("the gzipped and identity answers share an ETag")
+		}
+		if r := e.get("/status/zipped", "Accept-Encoding", "gzip", "If-None-Match", zipped.header.Get("ETag")); r.status != http.StatusNotModified {
+			t.Errorf("If-None-Match on the gzipped answer: %d", r.status)
+		}
+		if r := e.get("/status/zipped", "Accept-Encoding", "gzip;q=0, identity"); r.header.Get("Content-Encoding") != "" {
+			t.Errorf("gzip;q=0 got %q", r.header.Get("Content-Encoding"))
 		}
 	})
 }

@@ -165,6 +165,13 @@ func (p *Public) sendView(w http.ResponseWriter, r *http.Request, cfg app.Public
 // is a render of a view.
 func (p *Public) send(w http.ResponseWriter, r *http.Request, rd *rendered, cache string, withAge bool) {
 	h := w.Header()
+	if rd.compressible() {
+		h.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			h.Set("Content-Encoding", "gzip")
+			rd = rd.gzipped()
+		}
+	}
 	h.Set("Content-Type", rd.ctype)
 	h.Set("Cache-Control", cache)
 	h.Set("ETag", rd.etag)
@@ -184,6 +191,21 @@ func (p *Public) send(w http.ResponseWriter, r *http.Request, rd *rendered, cach
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(rd.body)
 	}
+}
+
+// acceptsGzip reports whether r's Accept-Encoding takes gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for part := range strings.SplitSeq(v, ",") {
+			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if !strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.TrimSpace(coding) != "*" {
+				continue
+			}
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }
 
 // unconditional reports whether r asks for the whole body whatever it
