@@ -70,7 +70,7 @@ type IncidentCreate struct {
 	Message          string   `json:"message" doc:"The first update."`
 	AffectedMonitors []string `json:"affectedMonitors,omitempty" doc:"Monitors and heartbeats of this workspace it affects."`
 	Public           bool     `json:"public,omitempty" default:"false" doc:"Show the incident on the status pages that hold any of its affected monitors and heartbeats (and, for an automatic incident, its subject); at least one is then required. Readers see its public title and the status and message of every update people post, exactly as written, so write them for customers; the cause and recovery updates Tocsin writes on an automatic incident are never shown. Default false: private."`
-	PublicTitle      string   `json:"publicTitle,omitempty" maxLength:"200" doc:"The title status page readers see, at most 200 characters; empty: none. Without one, a manual incident shows its title, and an automatic incident (whose title names the internal monitor or heartbeat) shows a generic title made from the public names of the page's components it affects."`
+	PublicTitle      string   `json:"publicTitle,omitempty" doc:"The title status page readers see, at most 200 characters; empty: none. Without one, a manual incident shows its title, and an automatic incident (whose title names the internal monitor or heartbeat) shows a generic title made from the public names of the page's components it affects."`
 }
 
 // Resolve runs the domain's rules after the schema's, so one 422 lists
@@ -90,7 +90,7 @@ type IncidentPatchBody struct {
 	Title            *string   `json:"title,omitempty"`
 	AffectedMonitors *[]string `json:"affectedMonitors,omitempty" doc:"Replaces the list whole."`
 	Public           *bool     `json:"public,omitempty" doc:"Show the incident on the status pages that hold any of its affected monitors and heartbeats (and, for an automatic incident, its subject); at least one is then required. Readers see its public title and the status and message of every update people post, exactly as written, so write them for customers; the cause and recovery updates Tocsin writes on an automatic incident are never shown. Default false: private."`
-	PublicTitle      *string   `json:"publicTitle,omitempty" maxLength:"200" doc:"The title status page readers see, at most 200 characters; empty: none. Without one, a manual incident shows its title, and an automatic incident (whose title names the internal monitor or heartbeat) shows a generic title made from the public names of the page's components it affects. An empty string removes it."`
+	PublicTitle      *string   `json:"publicTitle,omitempty" doc:"The title status page readers see, at most 200 characters; empty: none. Without one, a manual incident shows its title, and an automatic incident (whose title names the internal monitor or heartbeat) shows a generic title made from the public names of the page's components it affects. An empty string removes it."`
 }
 
 // IncidentUpdateCreate is the body of POST /api/v1/incidents/{id}/updates.

@@ -165,11 +165,13 @@ func heartbeatBounds() map[string]bound {
 	}
 }
 
-// Incidents: incident.ValidateTitle, ValidateMessage, ValidateAffected.
+// Incidents: incident.ValidateTitle, ValidatePublicTitle, ValidateMessage,
+// ValidateAffected.
 
 func (IncidentCreate) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
 	return bounded(s, map[string]bound{
 		"title":            length(1, incident.MaxTitleLen),
+		"publicTitle":      length(0, incident.MaxTitleLen),
 		"message":          length(1, incident.MaxMessageLen),
 		"affectedMonitors": items(incident.MaxAffected),
 	})
@@ -178,6 +180,7 @@ func (IncidentCreate) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Sch
 func (IncidentPatchBody) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
 	return bounded(s, map[string]bound{
 		"title":            length(1, incident.MaxTitleLen),
+		"publicTitle":      length(0, incident.MaxTitleLen),
 		"affectedMonitors": items(incident.MaxAffected),
 	})
 }
