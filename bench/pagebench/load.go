@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -134,35 +133,9 @@ func load(ctx context.Context, url string, clients int, warmup, d time.Duration,
 
 // cpuShare is a window's CPU use: percentages of the whole machine (100%
 // = all CPUs), and the server's and PostgreSQL's CPU time.
-type cpuShare struct {
-	Busy, Server, Postgres, Self, IRQ, Other, Steal float64 // %
-	ServerTime, PostgresTime                        time.Duration
-}
+type cpuShare = host.Share
 
-// share attributes the CPU time between a and b to the server, the
-// PostgreSQL processes in pg, this process (the load), interrupts, and
-// everything else.
+// share is host.Split: the window's CPU by process.
 func share(a, b host.Sample, serverPID int, pg map[int]bool) cpuShare {
-	ticks, busy, steal, irq := a.Window(b)
-	if ticks == 0 {
-		return cpuShare{}
-	}
-	s := cpuShare{Busy: busy, Steal: steal, IRQ: irq}
-	self := os.Getpid()
-	var server, mine, pgTime uint64
-	a.Each(b, func(pid int, own uint64) {
-		switch {
-		case pid == serverPID:
-			server += own
-		case pid == self:
-			mine += own
-		case pg[pid]:
-			pgTime += own
-		}
-	})
-	pct := func(x uint64) float64 { return 100 * float64(x) / ticks }
-	s.Server, s.Postgres, s.Self = pct(server), pct(pgTime), pct(mine)
-	s.Other = max(s.Busy-s.Server-s.Postgres-s.Self-s.IRQ, 0)
-	s.ServerTime, s.PostgresTime = time.Duration(server)*host.ClockTick, time.Duration(pgTime)*host.ClockTick
-	return s
+	return host.Split(a, b, serverPID, pg)
 }

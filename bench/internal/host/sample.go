@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Sample is the machine's CPU counters and every process's CPU time at
@@ -59,4 +60,40 @@ func readIRQ() uint64 {
 	irq, _ := strconv.ParseUint(f[6], 10, 64)
 	soft, _ := strconv.ParseUint(f[7], 10, 64)
 	return irq + soft
+}
+
+// Share is the CPU time of a window split between the server, its
+// PostgreSQL processes, the benchmark process (the load), interrupts and
+// everything else, in percent of all CPUs, with the server's and
+// PostgreSQL's time.
+type Share struct {
+	Busy, Server, Postgres, Self, IRQ, Other, Steal float64 // %
+	ServerTime, PostgresTime                        time.Duration
+}
+
+// Split attributes the CPU time between a and b to the process serverPID,
+// the PostgreSQL processes in pg, this process, interrupts, and the rest.
+func Split(a, b Sample, serverPID int, pg map[int]bool) Share {
+	ticks, busy, steal, irq := a.Window(b)
+	if ticks == 0 {
+		return Share{}
+	}
+	s := Share{Busy: busy, Steal: steal, IRQ: irq}
+	self := os.Getpid()
+	var server, mine, pgTime uint64
+	a.Each(b, func(pid int, own uint64) {
+		switch {
+		case pid == serverPID:
+			server += own
+		case pid == self:
+			mine += own
+		case pg[pid]:
+			pgTime += own
+		}
+	})
+	pct := func(x uint64) float64 { return 100 * float64(x) / ticks }
+	s.Server, s.Postgres, s.Self = pct(server), pct(pgTime), pct(mine)
+	s.Other = max(s.Busy-s.Server-s.Postgres-s.Self-s.IRQ, 0)
+	s.ServerTime, s.PostgresTime = time.Duration(server)*ClockTick, time.Duration(pgTime)*ClockTick
+	return s
 }
