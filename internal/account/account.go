@@ -17,7 +17,12 @@ type User struct {
 	Email              string // stored lower-cased; unique
 	PasswordHash       string // argon2id, PHC string format
 	MustChangePassword bool   // set for one-time passwords
-	CreatedAt          time.Time
+	// TOTPSecret is the sealed (secrets.Keyring) RFC 6238 secret; nil
+	// when two-factor sign-in is off. TOTPEnabledAt is when it was
+	// turned on.
+	TOTPSecret    []byte
+	TOTPEnabledAt time.Time
+	CreatedAt     time.Time
 }
 
 // Workspace groups monitors and members. The quota fields are the
@@ -88,3 +93,59 @@ type APIKey struct {
 
 // MaxQuota is the largest count quota an operator may set.
 const MaxQuota = 10_000_000
+
+// Session is a signed-in browser of the web app. The cookie holds a random
+// token; only its SHA-256 is stored, so a copy of the database signs nobody
+// in. A session ends when it has been idle too long, when it is too old
+// whatever its use, when its person signs out (here or everywhere) or
+// changes their password.
+type Session struct {
+	ID          string // ses_…, names the session in lists; never the token
+	UserID      string
+	TokenHash   []byte // SHA-256 of the cookie's token, unique
+	WorkspaceID string // the workspace the person last worked in; "" for none yet
+	// SecondFactorPending is set between a right password and a right
+	// second factor: such a session may only finish signing in.
+	SecondFactorPending bool
+	UserAgent           string // as the browser sent it, trimmed, for "where am I signed in"
+	ClientAddr          string
+	CreatedAt           time.Time
+	LastSeenAt          time.Time
+}
+
+// Invite is a single-use, expiring link that makes whoever opens it (signed
+// in, or signing up with it) a member of a workspace with a role. Only the
+// token's SHA-256 is stored: the link is shown once, to its maker.
+type Invite struct {
+	ID          string // inv_…
+	WorkspaceID string
+	TokenHash   []byte
+	Role        monitor.Role
+	CreatedBy   string // user id
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+	AcceptedAt  time.Time // zero until used
+	AcceptedBy  string    // user id, "" until used
+	RevokedAt   time.Time // zero unless withdrawn
+}
+
+// Member is a person in a workspace, as its member list shows them.
+type Member struct {
+	UserID   string
+	Email    string
+	Role     monitor.Role
+	JoinedAt time.Time
+}
+
+// MemberOf is a workspace a person belongs to, with their role there.
+type MemberOf struct {
+	Workspace Workspace
+	Role      monitor.Role
+	JoinedAt  time.Time
+}
+
+// KeyListing is an API key with its creator's e-mail, for the key lists.
+type KeyListing struct {
+	Key          APIKey
+	CreatorEmail string
+}

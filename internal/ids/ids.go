@@ -27,6 +27,8 @@ const (
 	Request             = "req"
 	Maintenance         = "mw"
 	Observation         = "obs"
+	Session             = "ses"
+	Invite              = "inv"
 	encodedBytes        = 26
 )
 
