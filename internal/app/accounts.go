@@ -181,9 +181,10 @@ type OperatorKeyRequest struct {
 // CreateKeyForUser is an operator action: it makes an API key on behalf of
 // a user. The key still never does more than that user's role allows.
 //
-// The scope "all", alone, is every scope the user's role grants in the
-// workspace; for an account-wide key without a workspace it is every scope,
-// and each request is still held to the role in the workspace it names.
+// It follows the web app's rule: only scopes the user's role grants (in the
+// workspace named, or for an account-wide key without one, their strongest
+// role anywhere); the scope "all", alone, is every scope that role grants.
+// Each request is still held to the role in the workspace it acts in.
 func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (NewKey, error) {
 	var fields []errs.FieldError
 	var scopes []monitor.Scope
@@ -215,9 +216,9 @@ func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (New
 		return NewKey{}, fmt.Errorf("user %s: %w", req.Email, err)
 	}
 	kr := KeyRequest{Name: req.Name, Scopes: scopes}
-	if all {
-		kr.Scopes = monitor.Scopes
-	}
+	// The role that judges the scopes: the user's in the named workspace,
+	// or, for an account-wide key without one, their strongest anywhere.
+	var role monitor.Role
 	if req.Workspace != "" {
 		ws, err := a.store.Workspace(ctx, req.Workspace)
 		if err != nil {
@@ -227,12 +228,29 @@ func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (New
 		if err != nil {
 			return NewKey{}, fmt.Errorf("%s is not a member of workspace %s: %w", req.Email, req.Workspace, err)
 		}
-		if all {
-			kr.Scopes = grantedScopes(m.Role)
-		}
+		role = m.Role
 		if !req.AccountWide {
 			kr.WorkspaceID = ws.ID
 		}
+	} else {
+		all, err := a.store.WorkspacesOf(ctx, u.ID)
+		if err != nil {
+			return NewKey{}, err
+		}
+		for _, m := range all {
+			if role == "" || slices.Index(monitor.Roles, m.Role) < slices.Index(monitor.Roles, role) {
+				role = m.Role
+			}
+		}
+		if role == "" {
+			return NewKey{}, fmt.Errorf("%s is not a member of any workspace", req.Email)
+		}
+	}
+	if all {
+		kr.Scopes = grantedScopes(role)
+	}
+	if err := checkKeyRequest(role, kr); err != nil {
+		return NewKey{}, err
 	}
 	return a.createKey(ctx, u.ID, kr)
 }

@@ -161,7 +161,8 @@ func (a *App) Config() Config { return a.cfg }
 const SpanRetention = 2 * 366 * 24 * time.Hour
 
 // Housekeeping forgets what no longer matters: idempotency records past
-// their 24 hours, rate-limit buckets that are full again, observations,
+// their 24 hours, rate-limit buckets that are full again, ended web
+// sessions, observations,
 // events with their deliveries, and pings past the retention (observations
 // and pings only once rolled up), rollups past theirs, and ping keys past
 // their 24 hours.
@@ -172,6 +173,9 @@ func (a *App) Housekeeping(ctx context.Context) error {
 		return err
 	}
 	if _, err := a.rates.purge(ctx, now); err != nil {
+		return err
+	}
+	if _, err := a.store.DeleteExpiredSessions(ctx, now.Add(-SessionIdle), now.Add(-SessionLife)); err != nil {
 		return err
 	}
 	cutoff := now.AddDate(0, 0, -a.cfg.RetentionDays)

@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -122,24 +124,120 @@ type KeyRequest struct {
 	Scopes      []monitor.Scope
 }
 
-// CreateKey makes an API key for the acting user. Only owners and admins
-// manage keys; a key may carry any scope, but never does more than its
-// creator's role grants at the time of each request.
+// MaxKeyNameLen bounds an API key's name.
+const MaxKeyNameLen = 100
+
+// CreateKey makes an API key for the acting person. Every member makes
+// keys for themselves, with scopes their role in the actor's workspace
+// grants: asking for more is refused, naming the scope. The key is bound to
+// that workspace or, with req.WorkspaceID "", account-wide. Either way, on
+// every request it does no more than its creator's role there and then
+// grants.
 func (a *App) CreateKey(ctx context.Context, creator Actor, req KeyRequest) (NewKey, error) {
-	if !creator.Role.ManagesKeys() {
-		return NewKey{}, &errs.Error{Kind: errs.KindForbidden, Message: "only owners and admins create API keys"}
-	}
 	if creator.KeyID != "" {
 		return NewKey{}, &errs.Error{Kind: errs.KindForbidden, Message: "API keys cannot create API keys"}
+	}
+	if req.WorkspaceID != "" && req.WorkspaceID != creator.WorkspaceID {
+		return NewKey{}, &errs.Error{Kind: errs.KindForbidden, Message: "a key is bound to the workspace it is made in"}
+	}
+	if err := checkKeyRequest(creator.Role, req); err != nil {
+		return NewKey{}, err
 	}
 	return a.createKey(ctx, creator.UserID, req)
 }
 
-func (a *App) createKey(ctx context.Context, userID string, req KeyRequest) (NewKey, error) {
-	if len(req.Scopes) == 0 {
-		return NewKey{}, &errs.Error{Kind: errs.KindInvalid, Message: "a key needs at least one scope",
-			Fields: []errs.FieldError{{Pointer: "/scopes", Message: "must not be empty"}}}
+// checkKeyRequest holds a key to the rules the web app and `key create`
+// share: a name of printable text, at least one scope, and only scopes
+// the role grants.
+func checkKeyRequest(role monitor.Role, req KeyRequest) error {
+	var fields []errs.FieldError
+	if !clean.Valid(req.Name) || utf8.RuneCountInString(req.Name) > MaxKeyNameLen {
+		fields = append(fields, errs.FieldError{Pointer: "/name", Message: fmt.Sprintf("must be printable text of at most %d characters", MaxKeyNameLen)})
 	}
+	if len(req.Scopes) == 0 {
+		fields = append(fields, errs.FieldError{Pointer: "/scopes", Message: "must not be empty"})
+	}
+	var refused []string
+	for i, s := range req.Scopes {
+		if _, ok := monitor.ParseScope(string(s)); !ok {
+			fields = append(fields, errs.FieldError{Pointer: fmt.Sprintf("/scopes/%d", i), Message: "is not a scope"})
+		} else if !role.Grants(s) {
+			refused = append(refused, string(s))
+		}
+	}
+	if len(fields) > 0 {
+		return invalid(fields)
+	}
+	if len(refused) > 0 {
+		return &errs.Error{Kind: errs.KindForbidden, Message: fmt.Sprintf("your role (%s) does not grant %s, so no key of yours can carry it",
+			role, strings.Join(refused, ", "))}
+	}
+	return nil
+}
+
+// Keys is what a person sees of a workspace's keys: their own (bound to it
+// or account-wide) and, for owners and admins, the other members' keys
+// bound to it.
+type Keys struct {
+	Mine, Others []account.KeyListing
+}
+
+// ListKeys lists the keys the actor may see in their workspace.
+func (a *App) ListKeys(ctx context.Context, actor Actor) (Keys, error) {
+	if actor.KeyID != "" {
+		return Keys{}, &errs.Error{Kind: errs.KindForbidden, Message: "API keys cannot list API keys"}
+	}
+	mine, err := a.store.UserKeys(ctx, actor.UserID)
+	if err != nil {
+		return Keys{}, err
+	}
+	var out Keys
+	for _, k := range mine {
+		if k.Key.WorkspaceID == "" || k.Key.WorkspaceID == actor.WorkspaceID {
+			out.Mine = append(out.Mine, k)
+		}
+	}
+	if !actor.Role.ManagesKeys() {
+		return out, nil
+	}
+	all, err := a.store.WorkspaceKeys(ctx, actor.WorkspaceID)
+	if err != nil {
+		return Keys{}, err
+	}
+	for _, k := range all {
+		if k.Key.UserID != actor.UserID {
+			out.Others = append(out.Others, k)
+		}
+	}
+	return out, nil
+}
+
+// RevokeKeyAs revokes a key the actor may see: their own, or, for owners
+// and admins, another member's key bound to the workspace. It stops
+// working on the next request, on every node. Revoking twice is no error.
+func (a *App) RevokeKeyAs(ctx context.Context, actor Actor, keyID string) error {
+	if actor.KeyID != "" {
+		return &errs.Error{Kind: errs.KindForbidden, Message: "API keys cannot revoke API keys"}
+	}
+	if !ids.Valid(ids.Key, keyID) {
+		return errs.ErrNotFound
+	}
+	k, err := a.store.APIKeyByID(ctx, keyID)
+	if err != nil {
+		return err
+	}
+	own := k.UserID == actor.UserID && (k.WorkspaceID == "" || k.WorkspaceID == actor.WorkspaceID)
+	other := actor.Role.ManagesKeys() && k.WorkspaceID == actor.WorkspaceID
+	if !own && !other {
+		return errs.ErrNotFound
+	}
+	if !k.RevokedAt.IsZero() {
+		return nil
+	}
+	return a.store.RevokeAPIKey(ctx, keyID, a.now())
+}
+
+func (a *App) createKey(ctx context.Context, userID string, req KeyRequest) (NewKey, error) {
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return NewKey{}, err

@@ -1,0 +1,404 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clientaddr"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/webui"
+)
+
+// The web app: server-rendered pages over the same app functions as the
+// API. A signed-in browser carries a session token in a cookie; every
+// page that acts in a workspace builds its app.Actor with app.WebActor,
+// so the browser can do exactly what the person's role allows, checked by
+// the same Require as an API key's request. Every state change is a POST
+// form, refused when it comes from another site (http.CrossOriginProtection:
+// the browser's Sec-Fetch-Site, or Origin against Host).
+
+// AppOptions tune the web app.
+type AppOptions struct {
+	// BaseURL is where people reach the service; https makes the session
+	// cookie Secure (and __Host- named).
+	BaseURL string
+	// TrustedProxies decide who a request's client is (sign-in limits, the
+	// sessions list).
+	TrustedProxies clientaddr.Resolver
+}
+
+// WebApp serves the signed-in pages and the sign-in flow.
+type WebApp struct {
+	app     *app.App
+	log     *slog.Logger
+	opts    AppOptions
+	base    string
+	secure  bool
+	cookie  string
+	cop     *http.CrossOriginProtection
+	handler http.Handler
+}
+
+const (
+	maxAppForm  = 16 << 10
+	flashCookie = "tocsin_flash"
+)
+
+// NewApp returns the web app's handler.
+func NewApp(a *app.App, log *slog.Logger, opts AppOptions) *WebApp {
+	w := &WebApp{app: a, log: log, opts: opts, base: strings.TrimRight(opts.BaseURL, "/"), cookie: "tocsin_session",
+		cop: http.NewCrossOriginProtection()}
+	if u, err := url.Parse(opts.BaseURL); err == nil && u.Scheme == "https" {
+		w.secure = true
+		w.cookie = "__Host-tocsin_session" // Secure, Path=/, no Domain: no subdomain may set it
+	}
+	w.cop.SetDenyHandler(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.errorPage(rw, r, nil, http.StatusForbidden, "Refused", "This form was sent from another site, so it was not acted on.")
+	}))
+	mux := http.NewServeMux()
+	w.routes(mux)
+	w.handler = w.cop.Handler(mux)
+	return w
+}
+
+// Paths are the patterns the web app answers; serve mounts them on the
+// root mux.
+var appPatterns = []string{"/{$}", "/sign-in", "/sign-in/", "/sign-out", "/account", "/account/", "/workspaces",
+	"/switch-workspace", "/w/", "/invite/", "/assets/"}
+
+// Mount registers the web app's paths on mux.
+func (w *WebApp) Mount(mux *http.ServeMux) {
+	for _, p := range appPatterns {
+		mux.Handle(p, w)
+	}
+}
+
+func (w *WebApp) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	h := rw.Header()
+	h.Set("Content-Security-Policy", webui.CSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(rw, r.Body, maxAppForm)
+	}
+	w.handler.ServeHTTP(rw, r)
+}
+
+func (w *WebApp) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /assets/{name}", w.asset)
+	mux.HandleFunc("GET /{$}", w.signedIn(w.root))
+	mux.HandleFunc("GET /sign-in", w.signInPage)
+	mux.HandleFunc("POST /sign-in", w.signIn)
+	mux.HandleFunc("GET /sign-in/two-factor", w.twoFactorPage)
+	mux.HandleFunc("POST /sign-in/two-factor", w.twoFactor)
+	mux.HandleFunc("POST /sign-out", w.signOut)
+	mux.HandleFunc("GET /account", w.signedIn(w.account))
+	mux.HandleFunc("GET /account/password", w.anySession(w.passwordPage))
+	mux.HandleFunc("POST /account/password", w.anySession(w.changePassword))
+	mux.HandleFunc("POST /account/sign-out-everywhere", w.signedIn(w.signOutEverywhere))
+	mux.HandleFunc("GET /account/two-factor/setup", w.signedIn(w.twoFactorSetupPage))
+	mux.HandleFunc("POST /account/two-factor/setup", w.signedIn(w.twoFactorSetup))
+	mux.HandleFunc("POST /account/two-factor/disable", w.signedIn(w.twoFactorDisable))
+	mux.HandleFunc("GET /workspaces", w.signedIn(w.workspaces))
+	mux.HandleFunc("POST /workspaces", w.signedIn(w.createWorkspace))
+	mux.HandleFunc("POST /switch-workspace", w.signedIn(w.switchWorkspace))
+	mux.HandleFunc("GET /w/{ws}/{$}", w.inWorkspace(w.home))
+	mux.HandleFunc("GET /w/{ws}/keys", w.inWorkspace(w.keys))
+	mux.HandleFunc("POST /w/{ws}/keys", w.inWorkspace(w.createKey))
+	mux.HandleFunc("POST /w/{ws}/keys/{key}/revoke", w.inWorkspace(w.revokeKey))
+	mux.HandleFunc("GET /w/{ws}/members", w.inWorkspace(w.members))
+	mux.HandleFunc("POST /w/{ws}/members/invites", w.inWorkspace(w.invite))
+	mux.HandleFunc("POST /w/{ws}/members/invites/{invite}/revoke", w.inWorkspace(w.revokeInvite))
+	mux.HandleFunc("POST /w/{ws}/members/{user}/role", w.inWorkspace(w.changeRole))
+	mux.HandleFunc("POST /w/{ws}/members/{user}/remove", w.inWorkspace(w.removeMember))
+	mux.HandleFunc("GET /invite/{token}", w.invitePage)
+	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
+	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
+		ws, _ := w.session(r)
+		w.errorPage(rw, r, ws, http.StatusNotFound, "", "")
+	})
+}
+
+// request is one signed-in request: who, and, on workspace pages, acting
+// as whom.
+type request struct {
+	w     http.ResponseWriter
+	r     *http.Request
+	ws    app.WebSession
+	actor app.Actor
+}
+
+func (q *request) ctx() context.Context { return q.r.Context() }
+
+// session is the signed-in person of r, or nil.
+func (w *WebApp) session(r *http.Request) (*app.WebSession, error) {
+	c, err := r.Cookie(w.cookie)
+	if err != nil || c.Value == "" {
+		return nil, nil
+	}
+	ws, err := w.app.WebSession(r.Context(), c.Value)
+	if errs.KindOf(err) == errs.KindUnauthenticated {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ws, nil
+}
+
+// anySession runs h for a signed-in person, even one who must still
+// change a one-time password; others are sent to sign in.
+func (w *WebApp) anySession(h func(*request)) http.HandlerFunc {
+	return func(rw http.ResponseWriter, r *http.Request) {
+		ws, err := w.session(r)
+		if err != nil {
+			w.fail(rw, r, nil, err)
+			return
+		}
+		if ws == nil {
+			next := ""
+			if r.Method == http.MethodGet {
+				next = r.URL.RequestURI()
+			}
+			http.Redirect(rw, r, signInURL(next), http.StatusSeeOther)
+			return
+		}
+		h(&request{w: rw, r: r, ws: *ws})
+	}
+}
+
+// signedIn runs h for a signed-in person who has their own password.
+func (w *WebApp) signedIn(h func(*request)) http.HandlerFunc {
+	return w.anySession(func(q *request) {
+		if q.ws.User.MustChangePassword {
+			http.Redirect(q.w, q.r, "/account/password", http.StatusSeeOther)
+			return
+		}
+		h(q)
+	})
+}
+
+// inWorkspace runs h acting in the path's workspace, with the person's
+// role there; a workspace they are not in is not found.
+func (w *WebApp) inWorkspace(h func(*request)) http.HandlerFunc {
+	return w.signedIn(func(q *request) {
+		actor, err := w.app.WebActor(q.ctx(), q.ws, q.r.PathValue("ws"))
+		if err != nil {
+			w.fail(q.w, q.r, &q.ws, err)
+			return
+		}
+		q.actor = actor
+		h(q)
+	})
+}
+
+// signInURL is the sign-in page, coming back to next.
+func signInURL(next string) string {
+	if next == "" || next == "/" {
+		return "/sign-in"
+	}
+	return "/sign-in?next=" + url.QueryEscape(next)
+}
+
+// localPath accepts only a path on this site to return to.
+func localPath(s string) string {
+	if len(s) > 1024 || !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || strings.HasPrefix(s, "/\\") ||
+		strings.ContainsAny(s, "\r\n\t\x00") {
+		return ""
+	}
+	return s
+}
+
+func (w *WebApp) setSession(rw http.ResponseWriter, token string) {
+	http.SetCookie(rw, &http.Cookie{Name: w.cookie, Value: token, Path: "/", HttpOnly: true, Secure: w.secure,
+		SameSite: http.SameSiteLaxMode, MaxAge: int(app.SessionLife / time.Second)})
+}
+
+func (w *WebApp) clearSession(rw http.ResponseWriter) {
+	http.SetCookie(rw, &http.Cookie{Name: w.cookie, Value: "", Path: "/", HttpOnly: true, Secure: w.secure,
+		SameSite: http.SameSiteLaxMode, MaxAge: -1})
+}
+
+func (w *WebApp) token(r *http.Request) string {
+	if c, err := r.Cookie(w.cookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+func (w *WebApp) client(r *http.Request) string { return w.opts.TrustedProxies.Client(r) }
+
+// Flash messages survive one redirect in a cookie holding a code, never
+// text, so nobody can put words on a page through it.
+var flashes = map[string]webui.Flash{
+	"key-revoked":       {Kind: webui.FlashSuccess, Message: "The API key is revoked. It stopped working at once."},
+	"role-changed":      {Kind: webui.FlashSuccess, Message: "The role is changed. Their API keys follow it from the next request."},
+	"member-removed":    {Kind: webui.FlashSuccess, Message: "The member is removed. Their API keys lost all power here at once."},
+	"invite-revoked":    {Kind: webui.FlashSuccess, Message: "The invitation is withdrawn."},
+	"password-changed":  {Kind: webui.FlashSuccess, Message: "Your password is changed. Every other browser is signed out."},
+	"two-factor-off":    {Kind: webui.FlashSuccess, Message: "Two-factor sign-in is off."},
+	"signed-out":        {Kind: webui.FlashSuccess, Message: "You are signed out."},
+	"signed-out-all":    {Kind: webui.FlashSuccess, Message: "You are signed out everywhere, this browser too."},
+	"workspace-created": {Kind: webui.FlashSuccess, Message: "The workspace is made, and you are its owner."},
+	"joined":            {Kind: webui.FlashSuccess, Message: "Welcome: you are now a member of this workspace."},
+	"left":              {Kind: webui.FlashSuccess, Message: "You left the workspace."},
+}
+
+func setFlash(rw http.ResponseWriter, code string) {
+	http.SetCookie(rw, &http.Cookie{Name: flashCookie, Value: code, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
+}
+
+func (w *WebApp) takeFlash(rw http.ResponseWriter, r *http.Request) webui.Flash {
+	c, err := r.Cookie(flashCookie)
+	if err != nil {
+		return webui.Flash{}
+	}
+	http.SetCookie(rw, &http.Cookie{Name: flashCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: -1})
+	return flashes[c.Value]
+}
+
+// redirect answers a POST with a redirect to a page and a flash for it.
+func (q *request) redirect(to, flash string) {
+	if flash != "" {
+		setFlash(q.w, flash)
+	}
+	http.Redirect(q.w, q.r, to, http.StatusSeeOther)
+}
+
+// shell is what every signed-in page shares.
+func (w *WebApp) shell(q *request, nav webui.Nav) (webui.Shell, error) {
+	s := webui.Shell{Email: q.ws.User.Email, Active: nav, BaseURL: w.base, ForcedPassword: q.ws.User.MustChangePassword,
+		Flash: w.takeFlash(q.w, q.r)}
+	if s.ForcedPassword {
+		return s, nil
+	}
+	all, err := w.app.Workspaces(q.ctx(), q.ws)
+	if err != nil {
+		return webui.Shell{}, err
+	}
+	current := q.actor.WorkspaceID
+	if current == "" {
+		current = q.ws.Session.WorkspaceID
+	}
+	for _, m := range all {
+		s.Workspaces = append(s.Workspaces, webui.WorkspaceChoice{ID: m.Workspace.ID, Name: m.Workspace.Name, Role: m.Role})
+		if m.Workspace.ID == current {
+			s.WorkspaceID, s.WorkspaceName, s.Role = m.Workspace.ID, m.Workspace.Name, m.Role
+		}
+	}
+	return s, nil
+}
+
+// html writes a rendered page.
+func (w *WebApp) html(rw http.ResponseWriter, r *http.Request, status int, body []byte, err error) {
+	if err != nil {
+		w.log.ErrorContext(r.Context(), "web app render", "path", r.URL.Path, "err", err)
+		plain(rw, http.StatusInternalServerError, "This page could not be shown.\n")
+		return
+	}
+	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rw.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = rw.Write(body)
+	}
+}
+
+// statusOf is the HTTP status of an error's kind.
+func statusOf(err error) int {
+	switch errs.KindOf(err) {
+	case errs.KindNotFound:
+		return http.StatusNotFound
+	case errs.KindInvalid:
+		return http.StatusUnprocessableEntity
+	case errs.KindUnauthenticated:
+		return http.StatusUnauthorized
+	case errs.KindForbidden, errs.KindInsufficientScope:
+		return http.StatusForbidden
+	case errs.KindConflict:
+		return http.StatusConflict
+	case errs.KindQuota:
+		return http.StatusPaymentRequired
+	case errs.KindRateLimited:
+		return http.StatusTooManyRequests
+	case errs.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// fail answers with the error page for err; unexpected errors are logged
+// and shown without their text.
+func (w *WebApp) fail(rw http.ResponseWriter, r *http.Request, ws *app.WebSession, err error) {
+	status := statusOf(err)
+	msg := ""
+	var e *errs.Error
+	if status == http.StatusInternalServerError || !errors.As(err, &e) {
+		w.log.ErrorContext(r.Context(), "web app", "path", r.URL.Path, "err", err)
+		status = http.StatusInternalServerError
+	} else if status != http.StatusNotFound {
+		msg = e.Message
+	}
+	w.errorPage(rw, r, ws, status, "", msg)
+}
+
+func (w *WebApp) errorPage(rw http.ResponseWriter, r *http.Request, ws *app.WebSession, status int, title, msg string) {
+	v := webui.Error{Status: status, Title: title, Message: msg}
+	if ws != nil && !ws.User.MustChangePassword {
+		q := &request{w: rw, r: r, ws: *ws}
+		if s, err := w.shell(q, webui.NavNone); err == nil {
+			v.Shell = s
+		}
+	}
+	b, err := webui.RenderError(v)
+	w.html(rw, r, status, b, err)
+}
+
+// formErrors turns an app error into a form's messages: field errors by
+// the form field their pointer names, the rest as the summary. ok is
+// false for errors that are not the person's to fix.
+func formErrors(err error, fieldOf map[string]string) (webui.FormErrors, bool) {
+	var e *errs.Error
+	if !errors.As(err, &e) || statusOf(err) == http.StatusInternalServerError {
+		return webui.FormErrors{}, false
+	}
+	fe := webui.FormErrors{}
+	for _, f := range e.Fields {
+		name := strings.TrimPrefix(f.Pointer, "/")
+		if i := strings.IndexByte(name, '/'); i >= 0 {
+			name = name[:i]
+		}
+		if m, ok := fieldOf[name]; ok {
+			name = m
+		}
+		if fe.Fields == nil {
+			fe.Fields = map[string]string{}
+		}
+		if _, dup := fe.Fields[name]; !dup {
+			fe.Fields[name] = f.Message
+		}
+	}
+	if len(e.Fields) == 0 || e.Message != "the request has invalid fields" {
+		fe.Summary = e.Message
+	}
+	return fe, true
+}
+
+func (w *WebApp) asset(rw http.ResponseWriter, r *http.Request) {
+	body, ctype, ok := webui.Asset(r.URL.Path)
+	if !ok {
+		ws, _ := w.session(r)
+		w.errorPage(rw, r, ws, http.StatusNotFound, "", "")
+		return
+	}
+	rw.Header().Set("Content-Type", ctype)
+	rw.Header().Set("Cache-Control", immutableCache)
+	_, _ = rw.Write(body)
+}

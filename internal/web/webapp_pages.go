@@ -1,0 +1,647 @@
+package web
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/webui"
+)
+
+// The pages of the web app, one handler each. They parse the form, call
+// one app function with the person's session or actor, and render the
+// answer; they decide nothing themselves.
+
+// root sends the person to the workspace they last worked in.
+func (w *WebApp) root(q *request) {
+	id, err := w.app.HomeWorkspace(q.ctx(), q.ws)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	if id == "" {
+		http.Redirect(q.w, q.r, "/workspaces", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(q.w, q.r, "/w/"+id+"/", http.StatusSeeOther)
+}
+
+// --- signing in and out ---
+
+func (w *WebApp) signInPage(rw http.ResponseWriter, r *http.Request) {
+	next := localPath(r.URL.Query().Get("next"))
+	if ws, err := w.session(r); err == nil && ws != nil {
+		if next == "" {
+			next = "/"
+		}
+		http.Redirect(rw, r, next, http.StatusSeeOther)
+		return
+	}
+	b, err := webui.RenderSignIn(webui.SignIn{Shell: webui.Shell{Flash: w.takeFlash(rw, r)}, Next: next})
+	w.html(rw, r, http.StatusOK, b, err)
+}
+
+func (w *WebApp) signIn(rw http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		w.errorPage(rw, r, nil, http.StatusBadRequest, "", "The form could not be read.")
+		return
+	}
+	email, next := r.PostForm.Get("email"), localPath(r.PostForm.Get("next"))
+	res, err := w.app.SignIn(r.Context(), app.SignInRequest{Email: email, Password: r.PostForm.Get("password"),
+		ClientAddr: w.client(r), UserAgent: r.UserAgent()})
+	v := webui.SignIn{Email: email, Next: next}
+	switch {
+	case res.RetryAfter > 0:
+		v.RetryAfter = res.RetryAfter
+		rw.Header().Set("Retry-After", retryAfter(res.RetryAfter))
+		b, rerr := webui.RenderSignIn(v)
+		w.html(rw, r, http.StatusTooManyRequests, b, rerr)
+		return
+	case errs.KindOf(err) == errs.KindUnauthenticated:
+		v.Errors = webui.FormErrors{Summary: err.(*errs.Error).Message}
+		b, rerr := webui.RenderSignIn(v)
+		w.html(rw, r, http.StatusUnauthorized, b, rerr)
+		return
+	case err != nil:
+		w.fail(rw, r, nil, err)
+		return
+	}
+	w.setSession(rw, res.Token)
+	switch {
+	case res.NeedsSecondFactor:
+		to := "/sign-in/two-factor"
+		if next != "" {
+			to += "?next=" + url.QueryEscape(next)
+		}
+		http.Redirect(rw, r, to, http.StatusSeeOther)
+	case res.MustChangePassword:
+		http.Redirect(rw, r, "/account/password", http.StatusSeeOther)
+	case next != "":
+		http.Redirect(rw, r, next, http.StatusSeeOther)
+	default:
+		http.Redirect(rw, r, "/", http.StatusSeeOther)
+	}
+}
+
+func (w *WebApp) twoFactorPage(rw http.ResponseWriter, r *http.Request) {
+	if !w.app.PendingSecondFactor(r.Context(), w.token(r)) {
+		http.Redirect(rw, r, "/sign-in", http.StatusSeeOther)
+		return
+	}
+	b, err := webui.RenderTwoFactor(webui.TwoFactor{})
+	w.html(rw, r, http.StatusOK, b, err)
+}
+
+func (w *WebApp) twoFactor(rw http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		w.errorPage(rw, r, nil, http.StatusBadRequest, "", "The form could not be read.")
+		return
+	}
+	res, err := w.app.SecondFactor(r.Context(), w.token(r), r.PostForm.Get("code"), w.client(r), r.UserAgent())
+	switch {
+	case res.RetryAfter > 0:
+		rw.Header().Set("Retry-After", retryAfter(res.RetryAfter))
+		b, rerr := webui.RenderTwoFactor(webui.TwoFactor{RetryAfter: res.RetryAfter})
+		w.html(rw, r, http.StatusTooManyRequests, b, rerr)
+		return
+	case errors.Is(err, app.ErrNoSession):
+		http.Redirect(rw, r, "/sign-in", http.StatusSeeOther)
+		return
+	case errs.KindOf(err) == errs.KindUnauthenticated:
+		b, rerr := webui.RenderTwoFactor(webui.TwoFactor{Errors: webui.FormErrors{Fields: map[string]string{"code": err.(*errs.Error).Message}}})
+		w.html(rw, r, http.StatusUnauthorized, b, rerr)
+		return
+	case err != nil:
+		w.fail(rw, r, nil, err)
+		return
+	}
+	w.setSession(rw, res.Token)
+	to := localPath(r.URL.Query().Get("next"))
+	if res.MustChangePassword {
+		to = "/account/password"
+	} else if to == "" {
+		to = "/"
+	}
+	http.Redirect(rw, r, to, http.StatusSeeOther)
+}
+
+func (w *WebApp) signOut(rw http.ResponseWriter, r *http.Request) {
+	if err := w.app.SignOut(r.Context(), w.token(r)); err != nil {
+		w.fail(rw, r, nil, err)
+		return
+	}
+	w.clearSession(rw)
+	setFlash(rw, "signed-out")
+	http.Redirect(rw, r, "/sign-in", http.StatusSeeOther)
+}
+
+// --- the account ---
+
+func (w *WebApp) passwordPage(q *request) {
+	w.renderPassword(q, http.StatusOK, webui.FormErrors{})
+}
+
+func (w *WebApp) renderPassword(q *request, status int, fe webui.FormErrors) {
+	s, err := w.shell(q, webui.NavAccount)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	b, err := webui.RenderPassword(webui.Password{Shell: s, Errors: fe})
+	w.html(q.w, q.r, status, b, err)
+}
+
+func (w *WebApp) changePassword(q *request) {
+	if !q.parse() {
+		return
+	}
+	f := q.r.PostForm
+	token, err := w.app.ChangePassword(q.ctx(), q.ws, app.PasswordChange{Current: f.Get("current"), New: f.Get("new"),
+		Confirm: f.Get("confirm"), ClientAddr: w.client(q.r), UserAgent: q.r.UserAgent()})
+	if err != nil {
+		if fe, ok := formErrors(err, nil); ok {
+			w.renderPassword(q, statusOf(err), fe)
+			return
+		}
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	w.setSession(q.w, token)
+	q.redirect("/account", "password-changed")
+}
+
+func (w *WebApp) account(q *request) {
+	w.renderAccount(q, http.StatusOK, webui.FormErrors{})
+}
+
+func (w *WebApp) renderAccount(q *request, status int, disable webui.FormErrors) {
+	s, err := w.shell(q, webui.NavAccount)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	tf, err := w.app.TwoFactor(q.ctx(), q.ws)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	sessions, err := w.app.Sessions(q.ctx(), q.ws)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	v := webui.Account{Shell: s, Email: q.ws.User.Email, TwoFactor: tf.On, TwoFactorSince: tf.Since,
+		RecoveryCodesLeft: tf.RecoveryCodes, DisableErrors: disable}
+	for _, ss := range sessions {
+		v.Sessions = append(v.Sessions, webui.SessionRow{UserAgent: ss.UserAgent, Address: ss.ClientAddr,
+			CreatedAt: ss.CreatedAt, LastSeenAt: ss.LastSeenAt, Current: ss.ID == q.ws.Session.ID})
+	}
+	b, err := webui.RenderAccount(v)
+	w.html(q.w, q.r, status, b, err)
+}
+
+func (w *WebApp) signOutEverywhere(q *request) {
+	if _, err := w.app.SignOutEverywhere(q.ctx(), q.ws); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	w.clearSession(q.w)
+	q.redirect("/sign-in", "signed-out-all")
+}
+
+func (w *WebApp) twoFactorSetupPage(q *request) {
+	setup, err := w.app.BeginTOTP(q.ctx(), q.ws)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	w.renderSetup(q, http.StatusOK, setup, webui.FormErrors{})
+}
+
+func (w *WebApp) renderSetup(q *request, status int, setup app.TOTPSetup, fe webui.FormErrors) {
+	s, err := w.shell(q, webui.NavAccount)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	b, err := webui.RenderTwoFactorSetup(webui.TwoFactorSetup{Shell: s, Secret: setup.Secret, URI: setup.URI,
+		QRCode: "data:image/png;base64," + base64.StdEncoding.EncodeToString(setup.QRCode), Pending: setup.Pending, Errors: fe})
+	w.html(q.w, q.r, status, b, err)
+}
+
+func (w *WebApp) twoFactorSetup(q *request) {
+	if !q.parse() {
+		return
+	}
+	codes, err := w.app.ConfirmTOTP(q.ctx(), q.ws, q.r.PostForm.Get("pending"), q.r.PostForm.Get("code"))
+	if err != nil {
+		fe, ok := formErrors(err, nil)
+		if !ok || errs.KindOf(err) != errs.KindInvalid {
+			w.fail(q.w, q.r, &q.ws, err)
+			return
+		}
+		// A fresh secret: the old one was shown with a wrong code.
+		setup, serr := w.app.BeginTOTP(q.ctx(), q.ws)
+		if serr != nil {
+			w.fail(q.w, q.r, &q.ws, serr)
+			return
+		}
+		fe.Summary = "That code did not match, so here is a new secret. Scan it again and type the code it shows."
+		w.renderSetup(q, statusOf(err), setup, fe)
+		return
+	}
+	s, err := w.shell(q, webui.NavAccount)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	b, err := webui.RenderRecoveryCodes(webui.RecoveryCodes{Shell: s, Codes: codes})
+	w.html(q.w, q.r, http.StatusOK, b, err)
+}
+
+func (w *WebApp) twoFactorDisable(q *request) {
+	if !q.parse() {
+		return
+	}
+	if err := w.app.DisableTOTP(q.ctx(), q.ws, q.r.PostForm.Get("password"), w.client(q.r)); err != nil {
+		if fe, ok := formErrors(err, nil); ok {
+			w.renderAccount(q, statusOf(err), fe)
+			return
+		}
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect("/account", "two-factor-off")
+}
+
+// --- workspaces ---
+
+func (w *WebApp) workspaces(q *request) { w.renderWorkspaces(q, http.StatusOK, "", webui.FormErrors{}) }
+
+func (w *WebApp) renderWorkspaces(q *request, status int, name string, fe webui.FormErrors) {
+	s, err := w.shell(q, webui.NavWorkspaces)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	b, err := webui.RenderWorkspaces(webui.Workspaces{Shell: s, List: s.Workspaces, Name: name, Errors: fe})
+	w.html(q.w, q.r, status, b, err)
+}
+
+func (w *WebApp) createWorkspace(q *request) {
+	if !q.parse() {
+		return
+	}
+	name := q.r.PostForm.Get("name")
+	ws, err := w.app.CreateWorkspace(q.ctx(), q.ws, name)
+	if err != nil {
+		if fe, ok := formErrors(err, nil); ok {
+			w.renderWorkspaces(q, statusOf(err), name, fe)
+			return
+		}
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect("/w/"+ws.ID+"/", "workspace-created")
+}
+
+func (w *WebApp) switchWorkspace(q *request) {
+	if !q.parse() {
+		return
+	}
+	id := q.r.PostForm.Get("workspace")
+	if _, err := w.app.WebActor(q.ctx(), q.ws, id); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	http.Redirect(q.w, q.r, "/w/"+id+"/", http.StatusSeeOther)
+}
+
+func (w *WebApp) home(q *request) {
+	s, err := w.shell(q, webui.NavHome)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	members, err := w.app.Members(q.ctx(), q.actor)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	keys, err := w.app.ListKeys(q.ctx(), q.actor)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	active := 0
+	for _, k := range keys.Mine {
+		if k.Key.RevokedAt.IsZero() {
+			active++
+		}
+	}
+	b, err := webui.RenderWorkspaceHome(webui.WorkspaceHome{Shell: s, Members: len(members), ActiveKeys: active})
+	w.html(q.w, q.r, http.StatusOK, b, err)
+}
+
+// --- API keys ---
+
+func (w *WebApp) keys(q *request) {
+	w.renderKeys(q, http.StatusOK, webui.KeyForm{}, webui.FormErrors{})
+}
+
+func keyRows(in []account.KeyListing) []webui.KeyRow {
+	out := make([]webui.KeyRow, 0, len(in))
+	for _, k := range in {
+		out = append(out, webui.KeyRow{ID: k.Key.ID, Name: k.Key.Name, Prefix: k.Key.Prefix, Scopes: k.Key.Scopes,
+			AccountWide: k.Key.WorkspaceID == "", CreatorEmail: k.CreatorEmail, CreatedAt: k.Key.CreatedAt,
+			LastUsedAt: k.Key.LastUsedAt, RevokedAt: k.Key.RevokedAt})
+	}
+	return out
+}
+
+func (w *WebApp) renderKeys(q *request, status int, form webui.KeyForm, fe webui.FormErrors) {
+	s, err := w.shell(q, webui.NavKeys)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	keys, err := w.app.ListKeys(q.ctx(), q.actor)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	b, err := webui.RenderKeys(webui.Keys{Shell: s, Mine: keyRows(keys.Mine), Others: keyRows(keys.Others), Form: form, Errors: fe})
+	w.html(q.w, q.r, status, b, err)
+}
+
+func (w *WebApp) createKey(q *request) {
+	if !q.parse() {
+		return
+	}
+	f := q.r.PostForm
+	form := webui.KeyForm{Name: f.Get("name"), Binding: f.Get("binding")}
+	for _, s := range f["scope"] {
+		form.Scopes = append(form.Scopes, monitor.Scope(s))
+	}
+	req := app.KeyRequest{Name: form.Name, Scopes: form.Scopes}
+	switch form.Binding {
+	case webui.BindingWorkspace, "":
+		req.WorkspaceID = q.actor.WorkspaceID
+	case webui.BindingAccount:
+	default:
+		w.renderKeys(q, http.StatusUnprocessableEntity, form, webui.FormErrors{Fields: map[string]string{"binding": "must be this workspace or every workspace"}})
+		return
+	}
+	k, err := w.app.CreateKey(q.ctx(), q.actor, req)
+	if err != nil {
+		fe, ok := formErrors(err, map[string]string{"scopes": "scope"})
+		if !ok {
+			w.fail(q.w, q.r, &q.ws, err)
+			return
+		}
+		if errs.KindOf(err) == errs.KindForbidden {
+			fe.Fields = map[string]string{"scope": fe.Summary}
+		}
+		w.renderKeys(q, statusOf(err), form, fe)
+		return
+	}
+	s, err := w.shell(q, webui.NavKeys)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	b, err := webui.RenderKeyCreated(webui.KeyCreated{Shell: s, Name: k.Key.Name, Secret: k.Secret, Scopes: k.Key.Scopes,
+		AccountWide: k.Key.WorkspaceID == ""})
+	w.html(q.w, q.r, http.StatusCreated, b, err)
+}
+
+func (w *WebApp) revokeKey(q *request) {
+	if err := w.app.RevokeKeyAs(q.ctx(), q.actor, q.r.PathValue("key")); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect("/w/"+q.actor.WorkspaceID+"/keys", "key-revoked")
+}
+
+// --- members ---
+
+func (w *WebApp) members(q *request) {
+	w.renderMembers(q, http.StatusOK, monitor.RoleViewer, webui.FormErrors{})
+}
+
+func (w *WebApp) renderMembers(q *request, status int, role monitor.Role, fe webui.FormErrors) {
+	s, err := w.shell(q, webui.NavMembers)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	members, err := w.app.Members(q.ctx(), q.actor)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	v := webui.Members{Shell: s, InviteRole: role, Errors: fe}
+	emails := map[string]string{}
+	for _, m := range members {
+		emails[m.UserID] = m.Email
+		v.Members = append(v.Members, webui.MemberRow{UserID: m.UserID, Email: m.Email, Role: m.Role, JoinedAt: m.JoinedAt,
+			You: m.UserID == q.ws.User.ID})
+	}
+	if q.actor.Role.ManagesKeys() {
+		invites, err := w.app.PendingInvites(q.ctx(), q.actor)
+		if err != nil {
+			w.fail(q.w, q.r, &q.ws, err)
+			return
+		}
+		for _, inv := range invites {
+			v.Invites = append(v.Invites, webui.InviteRow{ID: inv.ID, Role: inv.Role, CreatedAt: inv.CreatedAt,
+				ExpiresAt: inv.ExpiresAt, CreatedBy: emails[inv.CreatedBy]})
+		}
+	}
+	b, err := webui.RenderMembers(v)
+	w.html(q.w, q.r, status, b, err)
+}
+
+func (w *WebApp) invite(q *request) {
+	if !q.parse() {
+		return
+	}
+	role := q.r.PostForm.Get("role")
+	inv, err := w.app.Invite(q.ctx(), q.actor, role)
+	if err != nil {
+		if fe, ok := formErrors(err, nil); ok {
+			r, _ := monitor.ParseRole(role)
+			w.renderMembers(q, statusOf(err), r, fe)
+			return
+		}
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	s, err := w.shell(q, webui.NavMembers)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	b, err := webui.RenderInviteCreated(webui.InviteCreated{Shell: s, Link: w.base + "/invite/" + inv.Token,
+		Role: inv.Invite.Role, ExpiresAt: inv.Invite.ExpiresAt})
+	w.html(q.w, q.r, http.StatusCreated, b, err)
+}
+
+func (w *WebApp) revokeInvite(q *request) {
+	if err := w.app.RevokeInvite(q.ctx(), q.actor, q.r.PathValue("invite")); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect("/w/"+q.actor.WorkspaceID+"/members", "invite-revoked")
+}
+
+func (w *WebApp) changeRole(q *request) {
+	if !q.parse() {
+		return
+	}
+	if err := w.app.ChangeRole(q.ctx(), q.actor, q.r.PathValue("user"), q.r.PostForm.Get("role")); err != nil {
+		w.memberFailed(q, err)
+		return
+	}
+	q.redirect("/w/"+q.actor.WorkspaceID+"/members", "role-changed")
+}
+
+func (w *WebApp) removeMember(q *request) {
+	user := q.r.PathValue("user")
+	if err := w.app.RemoveMember(q.ctx(), q.actor, user); err != nil {
+		w.memberFailed(q, err)
+		return
+	}
+	if user == q.ws.User.ID {
+		q.redirect("/", "left")
+		return
+	}
+	q.redirect("/w/"+q.actor.WorkspaceID+"/members", "member-removed")
+}
+
+// memberFailed shows why a change to a member was refused on the members
+// page itself (the last owner, a role only owners give).
+func (w *WebApp) memberFailed(q *request, err error) {
+	if k := errs.KindOf(err); k == errs.KindConflict || k == errs.KindInvalid || (k == errs.KindForbidden && q.actor.Role.ManagesKeys()) {
+		fe, _ := formErrors(err, map[string]string{"role": "member-role"})
+		for _, m := range fe.Fields {
+			if fe.Summary == "" {
+				fe.Summary = m
+			}
+		}
+		w.renderMembers(q, statusOf(err), monitor.RoleViewer, webui.FormErrors{Summary: fe.Summary})
+		return
+	}
+	w.fail(q.w, q.r, &q.ws, err)
+}
+
+// --- invitations ---
+
+func (w *WebApp) invitePage(rw http.ResponseWriter, r *http.Request) {
+	w.renderInvite(rw, r, http.StatusOK, "", webui.FormErrors{})
+}
+
+func (w *WebApp) renderInvite(rw http.ResponseWriter, r *http.Request, status int, email string, fe webui.FormErrors) {
+	ws, err := w.session(r)
+	if err != nil {
+		w.fail(rw, r, nil, err)
+		return
+	}
+	var shell webui.Shell
+	if ws != nil {
+		q := &request{w: rw, r: r, ws: *ws}
+		if shell, err = w.shell(q, webui.NavNone); err != nil {
+			w.fail(rw, r, ws, err)
+			return
+		}
+	}
+	token := r.PathValue("token")
+	v, err := w.app.OpenInvite(r.Context(), token)
+	if errs.KindOf(err) == errs.KindNotFound {
+		b, rerr := webui.RenderInviteInvalid(webui.InviteInvalid{Shell: shell})
+		w.html(rw, r, http.StatusNotFound, b, rerr)
+		return
+	}
+	if err != nil {
+		w.fail(rw, r, ws, err)
+		return
+	}
+	b, err := webui.RenderInvite(webui.Invite{Shell: shell, Token: token, WorkspaceName: v.Workspace.Name, Role: v.Invite.Role,
+		Email: email, Errors: fe})
+	w.html(rw, r, status, b, err)
+}
+
+func (w *WebApp) acceptInvite(rw http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		w.errorPage(rw, r, nil, http.StatusBadRequest, "", "The form could not be read.")
+		return
+	}
+	token := r.PathValue("token")
+	ws, err := w.session(r)
+	if err != nil {
+		w.fail(rw, r, nil, err)
+		return
+	}
+	if ws != nil {
+		if ws.User.MustChangePassword {
+			http.Redirect(rw, r, "/account/password", http.StatusSeeOther)
+			return
+		}
+		m, err := w.app.AcceptInvite(r.Context(), *ws, token)
+		if err != nil {
+			if fe, ok := formErrors(err, nil); ok && errs.KindOf(err) != errs.KindNotFound {
+				w.renderInvite(rw, r, statusOf(err), "", fe)
+				return
+			}
+			w.renderInvite(rw, r, http.StatusNotFound, "", webui.FormErrors{})
+			return
+		}
+		setFlash(rw, "joined")
+		http.Redirect(rw, r, "/w/"+m.WorkspaceID+"/", http.StatusSeeOther)
+		return
+	}
+	f := r.PostForm
+	res, m, err := w.app.SignUpWithInvite(r.Context(), app.SignUp{Token: token, Email: f.Get("email"), Password: f.Get("password"),
+		Confirm: f.Get("confirm"), ClientAddr: w.client(r), UserAgent: r.UserAgent()})
+	switch {
+	case res.RetryAfter > 0:
+		rw.Header().Set("Retry-After", retryAfter(res.RetryAfter))
+		w.renderInvite(rw, r, http.StatusTooManyRequests, f.Get("email"),
+			webui.FormErrors{Summary: "Too many attempts from your address. Try again in " + webui.WaitText(res.RetryAfter) + "."})
+		return
+	case err != nil:
+		if fe, ok := formErrors(err, nil); ok && errs.KindOf(err) != errs.KindNotFound {
+			w.renderInvite(rw, r, statusOf(err), f.Get("email"), fe)
+			return
+		}
+		if errs.KindOf(err) == errs.KindNotFound {
+			w.renderInvite(rw, r, http.StatusNotFound, "", webui.FormErrors{})
+			return
+		}
+		w.fail(rw, r, nil, err)
+		return
+	}
+	w.setSession(rw, res.Token)
+	setFlash(rw, "joined")
+	http.Redirect(rw, r, "/w/"+m.WorkspaceID+"/", http.StatusSeeOther)
+}
+
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(int((d+time.Second-1)/time.Second), 1))
+}
+
+// parse reads the POST form, answering 400 itself when it cannot.
+func (q *request) parse() bool {
+	if err := q.r.ParseForm(); err != nil {
+		plain(q.w, http.StatusBadRequest, "The form could not be read.\n")
+		return false
+	}
+	return true
+}
