@@ -11,15 +11,17 @@ import (
 
 // Users, workspaces and memberships.
 
-const userColumns = `id, email, password_hash, must_change_password, created_at`
+const userColumns = `id, email, password_hash, must_change_password, created_at, totp_secret, totp_enabled_at`
 
 func scanUser(row rowScanner) (account.User, error) {
 	var u account.User
 	var created int64
-	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.MustChangePassword, &created); err != nil {
+	var totpAt sql.NullInt64
+	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.MustChangePassword, &created, &u.TOTPSecret, &totpAt); err != nil {
 		return account.User{}, classify(err)
 	}
 	u.CreatedAt = fromMicros(created)
+	u.TOTPEnabledAt = fromNullMicros(totpAt)
 	return u, nil
 }
 
@@ -30,9 +32,17 @@ func (db *DB) CreateUser(ctx context.Context, u account.User) (err error) {
 	return insertUser(ctx, db.w, u)
 }
 
+// insertUser names the two-factor columns only when u has a secret, so a
+// user without one is written alike on every schema since the first (the
+// tests of older migrations seed users through it).
 func insertUser(ctx context.Context, ex execer, u account.User) error {
-	_, err := ex.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES ($1, $2, $3, $4, $5)`,
-		u.ID, strings.ToLower(u.Email), u.PasswordHash, u.MustChangePassword, micros(u.CreatedAt))
+	q := `INSERT INTO users (id, email, password_hash, must_change_password, created_at) VALUES ($1, $2, $3, $4, $5)`
+	args := []any{u.ID, strings.ToLower(u.Email), u.PasswordHash, u.MustChangePassword, micros(u.CreatedAt)}
+	if u.TOTPSecret != nil {
+		q = `INSERT INTO users (` + userColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+		args = append(args, u.TOTPSecret, nullMicros(u.TOTPEnabledAt))
+	}
+	_, err := ex.ExecContext(ctx, q, args...)
 	return classify(err)
 }
 
@@ -80,14 +90,20 @@ func insertWorkspace(ctx context.Context, ex execer, w account.Workspace) error 
 // another workspace's id, the id wins.
 func (db *DB) Workspace(ctx context.Context, idOrSlug string) (w account.Workspace, err error) {
 	defer errs.Wrap(&err, "store.Workspace(%s)", idOrSlug)
+	w, err = scanWorkspace(db.r.QueryRowContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces
+		WHERE id = $1 OR slug = $1
+		ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1`, idOrSlug))
+	return w, classify(err)
+}
+
+// scanWorkspace reads the columns of workspaceColumns, and then dest.
+func scanWorkspace(row rowScanner, dest ...any) (account.Workspace, error) {
+	var w account.Workspace
 	var created int64
 	var q [5]sql.NullInt64
-	err = db.r.QueryRowContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces
-		WHERE id = $1 OR slug = $1
-		ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1`, idOrSlug).
-		Scan(&w.ID, &w.Name, &w.Slug, &q[0], &q[1], &q[2], &q[3], &q[4], &created)
+	err := row.Scan(append([]any{&w.ID, &w.Name, &w.Slug, &q[0], &q[1], &q[2], &q[3], &q[4], &created}, dest...)...)
 	if err != nil {
-		return account.Workspace{}, classify(err)
+		return account.Workspace{}, err
 	}
 	w.MaxMonitors, w.MaxHeartbeats, w.MinIntervalSeconds = int(q[0].Int64), int(q[1].Int64), int(q[2].Int64)
 	w.MaxMaintenanceWindows, w.MaxChannels = int(q[3].Int64), int(q[4].Int64)

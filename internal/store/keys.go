@@ -120,24 +120,62 @@ func splitScopes(s string) []monitor.Scope {
 	return out
 }
 
+// apiKeyColumns are what scanAPIKey reads, of api_keys as k.
+const apiKeyColumns = `k.id, k.user_id, COALESCE(k.workspace_id, ''), k.name, k.hash, k.prefix, k.scopes,
+	k.created_at, k.last_used_at, k.revoked_at`
+
 // ListAPIKeys returns a user's keys, oldest first, revoked ones included.
 func (db *DB) ListAPIKeys(ctx context.Context, userID string) (keys []account.APIKey, err error) {
 	defer errs.Wrap(&err, "store.ListAPIKeys(%s)", userID)
-	rows, err := db.r.QueryContext(ctx, `SELECT id, user_id, COALESCE(workspace_id, ''), name, hash, prefix, scopes,
-			created_at, last_used_at, revoked_at
-		FROM api_keys WHERE user_id = $1 ORDER BY id`, userID)
+	rows, err := db.r.QueryContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys k WHERE k.user_id = $1 ORDER BY k.id`, userID)
 	return collect(rows, err, scanAPIKey)
 }
 
-func scanAPIKey(r rowScanner) (account.APIKey, error) {
+// APIKeyByID finds a key by its id, revoked or not.
+func (db *DB) APIKeyByID(ctx context.Context, id string) (k account.APIKey, err error) {
+	defer errs.Wrap(&err, "store.APIKeyByID(%s)", id)
+	k, err = scanAPIKey(db.r.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys k WHERE k.id = $1`, id))
+	return k, classify(err)
+}
+
+// WorkspaceKeys lists the keys bound to a workspace, whoever made them,
+// with their creators' e-mails, newest first, revoked ones included.
+func (db *DB) WorkspaceKeys(ctx context.Context, workspaceID string) (keys []account.KeyListing, err error) {
+	defer errs.Wrap(&err, "store.WorkspaceKeys(%s)", workspaceID)
+	rows, err := db.r.QueryContext(ctx, `SELECT `+apiKeyColumns+`, u.email
+		FROM api_keys k JOIN users u ON u.id = k.user_id
+		WHERE k.workspace_id = $1 ORDER BY k.created_at DESC, k.id DESC`, workspaceID)
+	return collect(rows, err, scanKeyListing)
+}
+
+// UserKeys lists a person's keys, account-wide and bound, with their
+// e-mail, newest first, revoked ones included.
+func (db *DB) UserKeys(ctx context.Context, userID string) (keys []account.KeyListing, err error) {
+	defer errs.Wrap(&err, "store.UserKeys(%s)", userID)
+	rows, err := db.r.QueryContext(ctx, `SELECT `+apiKeyColumns+`, u.email
+		FROM api_keys k JOIN users u ON u.id = k.user_id
+		WHERE k.user_id = $1 ORDER BY k.created_at DESC, k.id DESC`, userID)
+	return collect(rows, err, scanKeyListing)
+}
+
+func scanKeyListing(r rowScanner) (l account.KeyListing, err error) {
+	l.Key, err = scanAPIKeyAnd(r, &l.CreatorEmail)
+	return l, err
+}
+
+// scanAPIKey reads the columns of apiKeyColumns.
+func scanAPIKey(r rowScanner) (account.APIKey, error) { return scanAPIKeyAnd(r) }
+
+// scanAPIKeyAnd reads the columns of apiKeyColumns, and then dest.
+func scanAPIKeyAnd(r rowScanner, dest ...any) (account.APIKey, error) {
 	var (
 		k                   account.APIKey
 		scopes              string
 		created             int64
 		lastUsed, revokedAt sql.NullInt64
 	)
-	if err := r.Scan(&k.ID, &k.UserID, &k.WorkspaceID, &k.Name, &k.Hash, &k.Prefix, &scopes,
-		&created, &lastUsed, &revokedAt); err != nil {
+	if err := r.Scan(append([]any{&k.ID, &k.UserID, &k.WorkspaceID, &k.Name, &k.Hash, &k.Prefix, &scopes,
+		&created, &lastUsed, &revokedAt}, dest...)...); err != nil {
 		return account.APIKey{}, err
 	}
 	k.Scopes = splitScopes(scopes)
