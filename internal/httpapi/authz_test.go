@@ -11,6 +11,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -167,8 +168,15 @@ func (r route) target(id string) string { return strings.Replace(r.path, "{id}",
 // TestAuthorizationMatrix: every route × every single scope and all scopes
 // × every role × bound and account-wide keys. A key lacking the route's
 // scope gets insufficient_scope; a role that does not grant it, forbidden.
+// TestAuthorizationMatrix runs every API route for every role, scope set
+// and kind of key. A person may only make keys with scopes their role
+// grants: asking for more is refused, naming the scope. What a key may do
+// is its scopes ∩ its creator's role now, so the keys that carry more than
+// the role grants are made while their creator is an owner, who is then
+// demoted to the role: every request must hold them to it.
 func TestAuthorizationMatrix(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
 		scopeSets := [][]monitor.Scope{monitor.Scopes}
 		for _, s := range monitor.Scopes {
 			scopeSets = append(scopeSets, []monitor.Scope{s})
@@ -181,9 +189,42 @@ func TestAuthorizationMatrix(t *testing.T) {
 		kinds := []kind{{"bound", false, false}, {"bound+header", false, true}, {"account-wide", true, true}}
 		n := 0
 		for _, role := range monitor.Roles {
-			for _, scopes := range scopeSets {
+			// demoted holds keys made while an owner; they are demoted below.
+			demoted := "demoted-" + string(role) + "@a.test"
+			if _, err := e.app.CreateUser(ctx, app.UserRequest{Email: demoted, Workspace: e.wsA.ID, Role: monitor.RoleOwner}); err != nil {
+				t.Fatal(err)
+			}
+			keys := map[string]string{}
+			for i, scopes := range scopeSets {
+				grants := !slices.ContainsFunc(scopes, func(s monitor.Scope) bool { return !role.Grants(s) })
 				for _, k := range kinds {
-					key := e.key(e.members[role], e.wsA.ID, k.accountWide, scopes...)
+					var s []string
+					for _, sc := range scopes {
+						s = append(s, string(sc))
+					}
+					_, err := e.app.CreateKeyForUser(ctx, app.OperatorKeyRequest{Email: e.members[role], Workspace: e.wsA.ID,
+						AccountWide: k.accountWide, Scopes: s})
+					switch {
+					case grants && err != nil:
+						t.Errorf("%s making a key with %v: %v", role, scopes, err)
+					case !grants && (errs.KindOf(err) != errs.KindForbidden || !strings.Contains(err.Error(), "does not grant")):
+						t.Errorf("%s making a key with %v: %v, want refused as forbidden with the reason", role, scopes, err)
+					}
+					keys[fmt.Sprint(i, k.name)] = e.key(demoted, e.wsA.ID, k.accountWide, scopes...)
+				}
+			}
+			u, err := e.db.UserByEmail(ctx, demoted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if role != monitor.RoleOwner {
+				if err := e.app.ChangeRole(ctx, app.Actor{UserID: "usr_test", WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner}, u.ID, string(role)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, scopes := range scopeSets {
+				for _, k := range kinds {
+					key := keys[fmt.Sprint(i, k.name)]
 					var hdr []string
 					if k.header {
 						hdr = []string{"X-Workspace-Id", e.wsA.ID}
