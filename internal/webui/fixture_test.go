@@ -62,15 +62,15 @@ func keyRows() (mine, others []webui.KeyRow) {
 
 // page is one rendered page of the fixture, the path the browser test
 // serves it at, the heading it shows and markup it must contain.
-type page struct {
+type uiPage struct {
 	name, path, heading string
 	render              func() ([]byte, error)
 	want                []string
 }
 
-func pages() []page {
+func pages() []uiPage {
 	mine, others := keyRows()
-	return []page{
+	return []uiPage{
 		{"sign-in", "/sign-in", "Sign in to Tocsin", func() ([]byte, error) {
 			return webui.RenderSignIn(webui.SignIn{Shell: signedOut(), Email: "ada.lovelace@acme.example", Next: "/w/ws_01JDQ4K8Z6/keys",
 				Errors: webui.FormErrors{Summary: "Wrong e-mail or password."}})

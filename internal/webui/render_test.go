@@ -12,7 +12,7 @@ import (
 	"github.com/tocsin/tocsin/internal/webui"
 )
 
-func renderPage(t *testing.T, p page) string {
+func renderPage(t *testing.T, p uiPage) string {
 	t.Helper()
 	b, err := p.render()
 	if err != nil {
