@@ -518,7 +518,7 @@ func (tb *tab) screenshot(t *testing.T, full bool) []byte {
 	var png []byte
 	var err error
 	if full {
-		png, err = chromedp.Run(tb.ctx, chromedp.FullScreenshot(90))
+		png, err = chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
 	} else {
 		png, err = chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
 	}

@@ -101,7 +101,7 @@ func pages() []uiPage {
 					{Address: "198.51.100.23", CreatedAt: at(-9, 6, 0), LastSeenAt: at(-9, 6, 5)},
 				}})
 		}, []string{`href="/account/password"`, `action="/account/two-factor/disable"`, `name="password"`, "7 recovery codes left",
-			"this browser", `action="/account/sign-out-everywhere"`, `data-confirm=`, `<time datetime="2026-11-26T09:14:00Z">2026-11-26 09:14 UTC</time>`, `<th scope="col">`}},
+			"this browser", `action="/account/sign-out-everywhere"`, `data-confirm=`, `<time datetime="2026-11-26T09:14:00Z">2026-11-26 09:14 UTC</time>`, `<th scope="col" role="columnheader">`}},
 		{"account-2fa-off", "/account/off", "Account", func() ([]byte, error) {
 			return webui.RenderAccount(webui.Account{Shell: shell(webui.NavAccount), Email: "ada.lovelace@acme.example",
 				Sessions: []webui.SessionRow{{UserAgent: "curl/8.11", Address: "127.0.0.1", CreatedAt: at(0, 9, 0), LastSeenAt: at(0, 9, 1), Current: true}}})
@@ -152,7 +152,7 @@ func pages() []uiPage {
 				Invites:    []webui.InviteRow{{ID: "inv_01X", Role: monitor.RoleEditor, CreatedAt: at(-1, 10, 0), ExpiresAt: at(6, 10, 0), CreatedBy: "ada.lovelace@acme.example"}},
 				InviteRole: monitor.RoleEditor})
 		}, []string{`action="/w/ws_01JDQ4K8Z6/members/usr_01B/role"`, `<select id="role-usr_01B" name="role">`, `action="/w/ws_01JDQ4K8Z6/members/usr_01C/remove"`,
-			`action="/w/ws_01JDQ4K8Z6/members/invites/inv_01X/revoke"`, `action="/w/ws_01JDQ4K8Z6/members/invites"`, `<option value="editor" selected>`, `<th scope="row">`}},
+			`action="/w/ws_01JDQ4K8Z6/members/invites/inv_01X/revoke"`, `action="/w/ws_01JDQ4K8Z6/members/invites"`, `<option value="editor" selected>`, `<th scope="row" role="rowheader">`}},
 		{"members-viewer", "/w/ws_01JDQ4K8Z6/members/viewer", "Members", func() ([]byte, error) {
 			return webui.RenderMembers(webui.Members{Shell: viewer(webui.NavMembers),
 				Members: []webui.MemberRow{{UserID: "usr_01C", Email: "grace@acme.example", Role: monitor.RoleViewer, JoinedAt: at(-3, 15, 45), You: true}}})
