@@ -145,11 +145,12 @@ func TestWebUIInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		right, err := chromedp.Run(tb.ctx, chromedp.Evaluate[float64](`(() => {
-			const b = document.querySelector('.acct-panel button'), r = b.getBoundingClientRect();
-			return r.width > 0 && r.left >= 0 ? r.right : -1;
+			const b = document.querySelector('.acct-panel button'), r = b.getBoundingClientRect(),
+				all = [...document.querySelectorAll('a[href="/workspaces"]')].some(a => a.getBoundingClientRect().width > 0);
+			return r.width > 0 && r.left >= 0 && all ? r.right : -1;
 		})()`))
 		if err != nil || right < 0 || right > float64(phone.width) {
-			t.Errorf("the open account menu's sign-out button ends at %.0f px (%v)", right, err)
+			t.Errorf("the open account menu's sign-out button ends at %.0f px, or All workspaces is nowhere to be seen (%v)", right, err)
 		}
 		browsertest.Write(t, art, "keys-phone-menu-open-nojs.png", tb.screenshot(t, false))
 		tb.take(t)
