@@ -180,6 +180,16 @@ func TestWebUIInBrowser(t *testing.T) {
 			t.Errorf("clipboard %q (%v), want the secret", clip, err)
 		}
 		browsertest.Write(t, art, "key-created-copied.png", tb.screenshot(t, false))
+		// The secret shown in groups of four is copied without the spaces.
+		tb.navigate(t, srv.URL+"/account/two-factor/setup")
+		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(`button[data-copy="totp-secret"]`)),
+			chromedp.Poll[chromedp.Void](`document.getElementById('live').textContent === 'Copied'`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Fatal(err)
+		}
+		clip, err = chromedp.Run(tb.ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+		if err != nil || clip != "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" {
+			t.Errorf("clipboard %q (%v), want the secret without spaces", clip, err)
+		}
 
 		// data-confirm asks; no stops the form, yes sends it.
 		var accept atomic.Bool

@@ -7,6 +7,35 @@
 // inline script, no inline style, no style or event-handler attribute;
 // everything comes from /assets/. Every form works without the script,
 // every state change is a POST form.
+//
+// Which function renders which route (form field names in parentheses):
+//
+//	GET/POST /sign-in                  RenderSignIn (email, password, next)
+//	GET/POST /sign-in/two-factor       RenderTwoFactor (code)
+//	GET/POST /account/password         RenderPassword (current, new, confirm)
+//	GET /account                       RenderAccount; its forms POST
+//	                                   /account/two-factor/disable (password)
+//	                                   and /account/sign-out-everywhere
+//	GET/POST /account/two-factor/setup RenderTwoFactorSetup (code), then
+//	                                   RenderRecoveryCodes once confirmed
+//	GET/POST /workspaces               RenderWorkspaces (name)
+//	GET /w/{id}/                       RenderWorkspaceHome
+//	GET/POST /w/{id}/keys              RenderKeys (name, binding, scope…),
+//	                                   RenderKeyCreated after a creation;
+//	                                   revoke: POST /w/{id}/keys/{keyID}/revoke
+//	GET /w/{id}/members                RenderMembers; its forms POST
+//	                                   /w/{id}/members/{userID}/role (role),
+//	                                   /w/{id}/members/{userID}/remove,
+//	                                   /w/{id}/members/invites (role) →
+//	                                   RenderInviteCreated, and
+//	                                   /w/{id}/members/invites/{inviteID}/revoke
+//	GET/POST /invite/{token}           RenderInvite (signed out: email,
+//	                                   password, confirm), RenderInviteInvalid
+//	any error                          RenderError
+//
+// Every signed-in page's header POSTs /switch-workspace (workspace) and
+// /sign-out. Serve the pages with the header Content-Security-Policy: CSP,
+// and the files of Asset under /assets/.
 package webui
 
 import (

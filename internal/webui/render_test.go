@@ -216,7 +216,7 @@ func TestMinimalAndForcedLayouts(t *testing.T) {
 				t.Errorf("%s: a signed-out page shows navigation", p.name)
 			}
 		case forced:
-			if hasNav || hasSwitch || strings.Contains(out, `href="/account"`) || strings.Contains(out, `href="/workspaces"`) || !hasSignOut {
+			if hasNav || hasSwitch || strings.Contains(out, `href="/account"`) || strings.Contains(out, `href="/workspaces"`) || strings.Contains(out, `href="/w/`) || !hasSignOut {
 				t.Errorf("%s: the forced password page offers more than signing out", p.name)
 			}
 		default:

@@ -10,7 +10,8 @@
     window.setTimeout(function () { live.textContent = message; }, 50);
   }
 
-  // <button data-copy="id"> copies the text of the element with that id.
+  // <button data-copy="id"> copies the text of the element with that id
+  // (or its data-copy-value, when what is shown is spaced for reading).
   if (navigator.clipboard && window.isSecureContext) {
     document.querySelectorAll("button[data-copy]").forEach(function (button) {
       var label = button.textContent;
@@ -18,7 +19,8 @@
       button.addEventListener("click", function () {
         var source = document.getElementById(button.getAttribute("data-copy"));
         if (!source) return;
-        navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+        var text = source.getAttribute("data-copy-value") || source.textContent.trim();
+        navigator.clipboard.writeText(text).then(function () {
           button.textContent = "Copied";
           say("Copied");
           window.setTimeout(function () { button.textContent = label; }, 2000);
