@@ -33,7 +33,7 @@ var (
 	kernels = []string{"errs", "ids", "clean", "ratelimit", "stamp"}
 	// domain: the pure model (states, deadlines, recurrences, channel
 	// rendering and signing): no clock, no I/O.
-	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur", "metrics", "statuspage"}
+	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur", "metrics", "statuspage", "webui"}
 	// adapters: what wraps the outside world (SQL, the network, mail,
 	// keys, configuration).
 	adapters = []string{"clientaddr", "browsertest", "store", "store/storetest", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
