@@ -216,21 +216,24 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := sealHeaders(ctx, a, log); err != nil {
 		return err
 	}
-	if b, err := a.Bootstrap(ctx); err != nil {
+	boot, err := a.Bootstrap(ctx)
+	if err != nil {
 		return err
-	} else if b != nil {
-		fmt.Fprintf(stdout, `Tocsin created an owner account and the workspace "default" on this empty database.
-  Sign-in e-mail:      %s
-  One-time password:   %s
-  (shown only now; it must be changed at first sign-in)
-Create an API key for the API:
-  %s key create%s --email %s --workspace default --scope monitors:read --scope monitors:write
-`, b.Email, b.Password, self, databaseFlags(c, getenv), b.Email)
 	}
 
 	if strings.HasSuffix(c.BaseURL, ":0") {
 		// Listening on port 0 (tests): name the port the system chose.
 		c.BaseURL = "http://" + ln.Addr().String()
+	}
+	if boot != nil {
+		fmt.Fprintf(stdout, `Tocsin created an owner account and the workspace "default" on this empty database.
+  Sign in at:          %s/sign-in
+  E-mail:              %s
+  One-time password:   %s
+  (shown only now; you choose your own password at first sign-in)
+API keys are made in the web app under "API keys", or for scripts:
+  %s key create%s --email %s --workspace default --scope monitors:read --scope monitors:write
+`, strings.TrimRight(c.BaseURL, "/"), boot.Email, boot.Password, self, databaseFlags(c, getenv), boot.Email)
 	}
 	api := httpapi.New(a, log, httpapi.Options{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
 	pages := web.NewPublic(a, log.With("component", "status-pages"), web.PublicOptions{BaseURL: c.BaseURL,
@@ -238,6 +241,7 @@ Create an API key for the API:
 	root := http.NewServeMux()
 	root.Handle(httpapi.Prefix+"/", api)
 	root.Handle(web.StatusPrefix, pages)
+	web.NewApp(a, log.With("component", "web"), web.AppOptions{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies}).Mount(root)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "ok\n")

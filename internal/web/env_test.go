@@ -107,6 +107,7 @@ func newEnv(t *testing.T, eng storetest.Engine, opts web.PublicOptions) *env {
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
 	mux.Handle(web.StatusPrefix, e.pages)
+	web.NewApp(a, log, web.AppOptions{BaseURL: base}).Mount(mux)
 	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e.pages.ServeDomain(w, r) {
 			return

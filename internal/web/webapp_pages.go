@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -232,7 +231,7 @@ func (w *WebApp) renderSetup(q *request, status int, setup app.TOTPSetup, fe web
 		return
 	}
 	b, err := webui.RenderTwoFactorSetup(webui.TwoFactorSetup{Shell: s, Secret: setup.Secret, URI: setup.URI,
-		QRCode: "data:image/png;base64," + base64.StdEncoding.EncodeToString(setup.QRCode), Pending: setup.Pending, Errors: fe})
+		QRCode: setup.QRCode, Pending: setup.Pending, Errors: fe})
 	w.html(q.w, q.r, status, b, err)
 }
 

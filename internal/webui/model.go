@@ -205,6 +205,12 @@ type TwoFactorSetup struct {
 	Secret string
 	// URI is the otpauth:// URI of the secret, shown as text to copy.
 	URI string
+	// QRCode is the URI as a QR code (PNG) for the app's camera; nil
+	// shows none.
+	QRCode []byte
+	// Pending is the sealed secret the form sends back (hidden field
+	// "pending") with the first code.
+	Pending string
 	// Errors holds a wrong confirmation code's message (field "code").
 	Errors FormErrors
 }
