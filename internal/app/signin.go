@@ -30,6 +30,9 @@ const (
 	SessionIdle = 7 * 24 * time.Hour
 	// SessionLife ends a session this long after sign-in, however busy.
 	SessionLife = 30 * 24 * time.Hour
+	// secondFactorTime bounds the step between a right password and the
+	// second factor.
+	secondFactorTime = 10 * time.Minute
 	// sessionTouch is how stale a session's last-seen time may grow before
 	// a request writes it: a busy browser costs a write a minute.
 	sessionTouch = time.Minute
@@ -186,6 +189,9 @@ func (a *App) newSession(userID string, pending bool, addr, ua string) (account.
 // expired reports whether s has ended by idleness or age.
 func (a *App) expired(s account.Session) bool {
 	now := a.now()
+	if s.SecondFactorPending && now.Sub(s.CreatedAt) >= secondFactorTime {
+		return true
+	}
 	return now.Sub(s.LastSeenAt) >= SessionIdle || now.Sub(s.CreatedAt) >= SessionLife
 }
 

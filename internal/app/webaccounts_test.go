@@ -284,6 +284,13 @@ func TestTwoFactor(t *testing.T) {
 				t.Fatalf("status: %+v", st)
 			}
 
+			// The step after the password does not wait for ever.
+			res, err = e.a.SignIn(ctx, SignInRequest{Email: "owner@acme.test", Password: ownerPassword, ClientAddr: "192.0.2.1"})
+			check(t, err)
+			e.advance(secondFactorTime)
+			_, err = e.a.SecondFactor(ctx, res.Token, code(t, setup.Secret, e.now()), "192.0.2.1", "")
+			wantKind(t, "a second factor too late", err, errs.KindUnauthenticated)
+
 			wantKind(t, "disable with a wrong password", e.a.DisableTOTP(ctx, ws2, "wrong password!", "192.0.2.1"), errs.KindInvalid)
 			check(t, e.a.DisableTOTP(ctx, ws2, ownerPassword, "192.0.2.1"))
 			res, err = e.a.SignIn(ctx, SignInRequest{Email: "owner@acme.test", Password: ownerPassword, ClientAddr: "192.0.2.1"})
