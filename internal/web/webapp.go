@@ -297,6 +297,22 @@ func (w *WebApp) shell(q *request, nav webui.Nav) (webui.Shell, error) {
 	return s, nil
 }
 
+// render answers with a signed-in page: view gets the shell for nav and
+// renders the page, reading what it needs; any error becomes the error
+// page.
+func (w *WebApp) render(q *request, nav webui.Nav, status int, view func(webui.Shell) ([]byte, error)) {
+	s, err := w.shell(q, nav)
+	var b []byte
+	if err == nil {
+		b, err = view(s)
+	}
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	w.html(q.w, q.r, status, b, nil)
+}
+
 // html writes a rendered page.
 func (w *WebApp) html(rw http.ResponseWriter, r *http.Request, status int, body []byte, err error) {
 	if err != nil {

@@ -148,13 +148,9 @@ func (w *WebApp) passwordPage(q *request) {
 }
 
 func (w *WebApp) renderPassword(q *request, status int, fe webui.FormErrors) {
-	s, err := w.shell(q, webui.NavAccount)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	b, err := webui.RenderPassword(webui.Password{Shell: s, Errors: fe})
-	w.html(q.w, q.r, status, b, err)
+	w.render(q, webui.NavAccount, status, func(s webui.Shell) ([]byte, error) {
+		return webui.RenderPassword(webui.Password{Shell: s, Errors: fe})
+	})
 }
 
 func (w *WebApp) changePassword(q *request) {
@@ -181,29 +177,23 @@ func (w *WebApp) account(q *request) {
 }
 
 func (w *WebApp) renderAccount(q *request, status int, disable webui.FormErrors) {
-	s, err := w.shell(q, webui.NavAccount)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	tf, err := w.app.TwoFactor(q.ctx(), q.ws)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	sessions, err := w.app.Sessions(q.ctx(), q.ws)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	v := webui.Account{Shell: s, Email: q.ws.User.Email, TwoFactor: tf.On, TwoFactorSince: tf.Since,
-		RecoveryCodesLeft: tf.RecoveryCodes, DisableErrors: disable}
-	for _, ss := range sessions {
-		v.Sessions = append(v.Sessions, webui.SessionRow{UserAgent: ss.UserAgent, Address: ss.ClientAddr,
-			CreatedAt: ss.CreatedAt, LastSeenAt: ss.LastSeenAt, Current: ss.ID == q.ws.Session.ID})
-	}
-	b, err := webui.RenderAccount(v)
-	w.html(q.w, q.r, status, b, err)
+	w.render(q, webui.NavAccount, status, func(s webui.Shell) ([]byte, error) {
+		tf, err := w.app.TwoFactor(q.ctx(), q.ws)
+		if err != nil {
+			return nil, err
+		}
+		sessions, err := w.app.Sessions(q.ctx(), q.ws)
+		if err != nil {
+			return nil, err
+		}
+		v := webui.Account{Shell: s, Email: q.ws.User.Email, TwoFactor: tf.On, TwoFactorSince: tf.Since,
+			RecoveryCodesLeft: tf.RecoveryCodes, DisableErrors: disable}
+		for _, ss := range sessions {
+			v.Sessions = append(v.Sessions, webui.SessionRow{UserAgent: ss.UserAgent, Address: ss.ClientAddr,
+				CreatedAt: ss.CreatedAt, LastSeenAt: ss.LastSeenAt, Current: ss.ID == q.ws.Session.ID})
+		}
+		return webui.RenderAccount(v)
+	})
 }
 
 func (w *WebApp) signOutEverywhere(q *request) {
@@ -225,14 +215,10 @@ func (w *WebApp) twoFactorSetupPage(q *request) {
 }
 
 func (w *WebApp) renderSetup(q *request, status int, setup app.TOTPSetup, fe webui.FormErrors) {
-	s, err := w.shell(q, webui.NavAccount)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	b, err := webui.RenderTwoFactorSetup(webui.TwoFactorSetup{Shell: s, Secret: setup.Secret, URI: setup.URI,
-		QRCode: setup.QRCode, Pending: setup.Pending, Errors: fe})
-	w.html(q.w, q.r, status, b, err)
+	w.render(q, webui.NavAccount, status, func(s webui.Shell) ([]byte, error) {
+		return webui.RenderTwoFactorSetup(webui.TwoFactorSetup{Shell: s, Secret: setup.Secret, URI: setup.URI,
+			QRCode: setup.QRCode, Pending: setup.Pending, Errors: fe})
+	})
 }
 
 func (w *WebApp) twoFactorSetup(q *request) {
@@ -256,13 +242,9 @@ func (w *WebApp) twoFactorSetup(q *request) {
 		w.renderSetup(q, statusOf(err), setup, fe)
 		return
 	}
-	s, err := w.shell(q, webui.NavAccount)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	b, err := webui.RenderRecoveryCodes(webui.RecoveryCodes{Shell: s, Codes: codes})
-	w.html(q.w, q.r, http.StatusOK, b, err)
+	w.render(q, webui.NavAccount, http.StatusOK, func(s webui.Shell) ([]byte, error) {
+		return webui.RenderRecoveryCodes(webui.RecoveryCodes{Shell: s, Codes: codes})
+	})
 }
 
 func (w *WebApp) twoFactorDisable(q *request) {
@@ -285,13 +267,9 @@ func (w *WebApp) twoFactorDisable(q *request) {
 func (w *WebApp) workspaces(q *request) { w.renderWorkspaces(q, http.StatusOK, "", webui.FormErrors{}) }
 
 func (w *WebApp) renderWorkspaces(q *request, status int, name string, fe webui.FormErrors) {
-	s, err := w.shell(q, webui.NavWorkspaces)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	b, err := webui.RenderWorkspaces(webui.Workspaces{Shell: s, List: s.Workspaces, Name: name, Errors: fe})
-	w.html(q.w, q.r, status, b, err)
+	w.render(q, webui.NavWorkspaces, status, func(s webui.Shell) ([]byte, error) {
+		return webui.RenderWorkspaces(webui.Workspaces{Shell: s, List: s.Workspaces, Name: name, Errors: fe})
+	})
 }
 
 func (w *WebApp) createWorkspace(q *request) {
@@ -324,29 +302,23 @@ func (w *WebApp) switchWorkspace(q *request) {
 }
 
 func (w *WebApp) home(q *request) {
-	s, err := w.shell(q, webui.NavHome)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	members, err := w.app.Members(q.ctx(), q.actor)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	keys, err := w.app.ListKeys(q.ctx(), q.actor)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	active := 0
-	for _, k := range keys.Mine {
-		if k.Key.RevokedAt.IsZero() {
-			active++
+	w.render(q, webui.NavHome, http.StatusOK, func(s webui.Shell) ([]byte, error) {
+		members, err := w.app.Members(q.ctx(), q.actor)
+		if err != nil {
+			return nil, err
 		}
-	}
-	b, err := webui.RenderWorkspaceHome(webui.WorkspaceHome{Shell: s, Members: len(members), ActiveKeys: active})
-	w.html(q.w, q.r, http.StatusOK, b, err)
+		keys, err := w.app.ListKeys(q.ctx(), q.actor)
+		if err != nil {
+			return nil, err
+		}
+		active := 0
+		for _, k := range keys.Mine {
+			if k.Key.RevokedAt.IsZero() {
+				active++
+			}
+		}
+		return webui.RenderWorkspaceHome(webui.WorkspaceHome{Shell: s, Members: len(members), ActiveKeys: active})
+	})
 }
 
 // --- API keys ---
@@ -366,18 +338,13 @@ func keyRows(in []account.KeyListing) []webui.KeyRow {
 }
 
 func (w *WebApp) renderKeys(q *request, status int, form webui.KeyForm, fe webui.FormErrors) {
-	s, err := w.shell(q, webui.NavKeys)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	keys, err := w.app.ListKeys(q.ctx(), q.actor)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	b, err := webui.RenderKeys(webui.Keys{Shell: s, Mine: keyRows(keys.Mine), Others: keyRows(keys.Others), Form: form, Errors: fe})
-	w.html(q.w, q.r, status, b, err)
+	w.render(q, webui.NavKeys, status, func(s webui.Shell) ([]byte, error) {
+		keys, err := w.app.ListKeys(q.ctx(), q.actor)
+		if err != nil {
+			return nil, err
+		}
+		return webui.RenderKeys(webui.Keys{Shell: s, Mine: keyRows(keys.Mine), Others: keyRows(keys.Others), Form: form, Errors: fe})
+	})
 }
 
 func (w *WebApp) createKey(q *request) {
@@ -411,14 +378,10 @@ func (w *WebApp) createKey(q *request) {
 		w.renderKeys(q, statusOf(err), form, fe)
 		return
 	}
-	s, err := w.shell(q, webui.NavKeys)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	b, err := webui.RenderKeyCreated(webui.KeyCreated{Shell: s, Name: k.Key.Name, Secret: k.Secret, Scopes: k.Key.Scopes,
-		AccountWide: k.Key.WorkspaceID == ""})
-	w.html(q.w, q.r, http.StatusCreated, b, err)
+	w.render(q, webui.NavKeys, http.StatusCreated, func(s webui.Shell) ([]byte, error) {
+		return webui.RenderKeyCreated(webui.KeyCreated{Shell: s, Name: k.Key.Name, Secret: k.Secret, Scopes: k.Key.Scopes,
+			AccountWide: k.Key.WorkspaceID == ""})
+	})
 }
 
 func (w *WebApp) revokeKey(q *request) {
@@ -436,36 +399,30 @@ func (w *WebApp) members(q *request) {
 }
 
 func (w *WebApp) renderMembers(q *request, status int, role monitor.Role, fe webui.FormErrors) {
-	s, err := w.shell(q, webui.NavMembers)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	members, err := w.app.Members(q.ctx(), q.actor)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	v := webui.Members{Shell: s, InviteRole: role, Errors: fe}
-	emails := map[string]string{}
-	for _, m := range members {
-		emails[m.UserID] = m.Email
-		v.Members = append(v.Members, webui.MemberRow{UserID: m.UserID, Email: m.Email, Role: m.Role, JoinedAt: m.JoinedAt,
-			You: m.UserID == q.ws.User.ID})
-	}
-	if q.actor.Role.ManagesKeys() {
-		invites, err := w.app.PendingInvites(q.ctx(), q.actor)
+	w.render(q, webui.NavMembers, status, func(s webui.Shell) ([]byte, error) {
+		members, err := w.app.Members(q.ctx(), q.actor)
 		if err != nil {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return nil, err
 		}
-		for _, inv := range invites {
-			v.Invites = append(v.Invites, webui.InviteRow{ID: inv.ID, Role: inv.Role, CreatedAt: inv.CreatedAt,
-				ExpiresAt: inv.ExpiresAt, CreatedBy: emails[inv.CreatedBy]})
+		v := webui.Members{Shell: s, InviteRole: role, Errors: fe}
+		emails := map[string]string{}
+		for _, m := range members {
+			emails[m.UserID] = m.Email
+			v.Members = append(v.Members, webui.MemberRow{UserID: m.UserID, Email: m.Email, Role: m.Role, JoinedAt: m.JoinedAt,
+				You: m.UserID == q.ws.User.ID})
 		}
-	}
-	b, err := webui.RenderMembers(v)
-	w.html(q.w, q.r, status, b, err)
+		if q.actor.Role.ManagesKeys() {
+			invites, err := w.app.PendingInvites(q.ctx(), q.actor)
+			if err != nil {
+				return nil, err
+			}
+			for _, inv := range invites {
+				v.Invites = append(v.Invites, webui.InviteRow{ID: inv.ID, Role: inv.Role, CreatedAt: inv.CreatedAt,
+					ExpiresAt: inv.ExpiresAt, CreatedBy: emails[inv.CreatedBy]})
+			}
+		}
+		return webui.RenderMembers(v)
+	})
 }
 
 func (w *WebApp) invite(q *request) {
@@ -483,14 +440,10 @@ func (w *WebApp) invite(q *request) {
 		w.fail(q.w, q.r, &q.ws, err)
 		return
 	}
-	s, err := w.shell(q, webui.NavMembers)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	b, err := webui.RenderInviteCreated(webui.InviteCreated{Shell: s, Link: w.base + "/invite/" + inv.Token,
-		Role: inv.Invite.Role, ExpiresAt: inv.Invite.ExpiresAt})
-	w.html(q.w, q.r, http.StatusCreated, b, err)
+	w.render(q, webui.NavMembers, http.StatusCreated, func(s webui.Shell) ([]byte, error) {
+		return webui.RenderInviteCreated(webui.InviteCreated{Shell: s, Link: w.base + "/invite/" + inv.Token,
+			Role: inv.Invite.Role, ExpiresAt: inv.Invite.ExpiresAt})
+	})
 }
 
 func (w *WebApp) revokeInvite(q *request) {
