@@ -162,6 +162,9 @@ func (a *App) ChangeRole(ctx context.Context, actor Actor, userID, role string) 
 	if err != nil {
 		return err
 	}
+	if !ids.Valid(ids.User, userID) {
+		return errs.ErrNotFound
+	}
 	m, err := a.store.Membership(ctx, actor.WorkspaceID, userID)
 	if err != nil {
 		return err
@@ -189,6 +192,9 @@ func (a *App) RemoveMember(ctx context.Context, actor Actor, userID string) erro
 		if err := manages(actor); err != nil {
 			return err
 		}
+	}
+	if !ids.Valid(ids.User, userID) {
+		return errs.ErrNotFound
 	}
 	m, err := a.store.Membership(ctx, actor.WorkspaceID, userID)
 	if err != nil {
@@ -249,6 +255,9 @@ func (a *App) PendingInvites(ctx context.Context, actor Actor) ([]account.Invite
 func (a *App) RevokeInvite(ctx context.Context, actor Actor, inviteID string) error {
 	if err := manages(actor); err != nil {
 		return err
+	}
+	if !ids.Valid(ids.Invite, inviteID) {
+		return errs.ErrNotFound
 	}
 	return a.store.RevokeInvite(ctx, actor.WorkspaceID, inviteID, a.now())
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -91,10 +92,13 @@ type WebSession struct {
 // password are one error, which takes as long either way.
 func (a *App) SignIn(ctx context.Context, req SignInRequest) (SignedIn, error) {
 	email := strings.ToLower(strings.TrimSpace(req.Email))
-	if retry, err := a.limitSignIn(ctx, "account|"+clean.Truncate(email, MaxEmailLen), "addr|"+req.ClientAddr); err != nil || retry > 0 {
+	// The account's bucket is named by a hash: the e-mail is whatever was
+	// typed, and bucket names are stored.
+	sum := sha256.Sum256([]byte(email))
+	if retry, err := a.limitSignIn(ctx, "account|"+hex.EncodeToString(sum[:16]), "addr|"+req.ClientAddr); err != nil || retry > 0 {
 		return SignedIn{RetryAfter: retry}, err
 	}
-	if email == "" || len(email) > MaxEmailLen || !utf8.ValidString(email) || req.Password == "" || len(req.Password) > MaxPasswordLen {
+	if email == "" || len(email) > MaxEmailLen || !clean.Valid(email) || req.Password == "" || len(req.Password) > MaxPasswordLen {
 		burnPasswordCheck()
 		return SignedIn{}, errWrongCredentials
 	}

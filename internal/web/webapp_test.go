@@ -11,8 +11,10 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -395,3 +397,71 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.h }
 func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *recorder) WriteHeader(s int)           { r.status = s }
+
+// TestWebAppHostileInput: bytes no person types are refused with the
+// form's error, never stored, and never a server error, on both engines.
+func TestWebAppHostileInput(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		p := e.member("h@a.test", monitor.RoleOwner)
+		ws := "/w/" + e.wsA.ID
+		for _, bad := range []string{"nul\x00byte", "bad \xff utf-8", strings.Repeat("long ", 60)} {
+			cases := []struct {
+				name, path string
+				form       url.Values
+				want       []int
+			}{
+				{"sign-in e-mail", "/sign-in", form("email", bad, "password", "x"), []int{401, 429}},
+				{"sign-in password", "/sign-in", form("email", "h@a.test", "password", bad), []int{401, 429}},
+				{"key name", ws + "/keys", form("name", bad, "binding", "workspace", "scope", "monitors:read"), []int{422}},
+				{"key scope", ws + "/keys", form("name", "k", "binding", "workspace", "scope", bad), []int{422}},
+				{"key binding", ws + "/keys", form("name", "k", "binding", bad, "scope", "monitors:read"), []int{422}},
+				{"workspace name", "/workspaces", form("name", bad), []int{422}},
+				{"invite role", ws + "/members/invites", form("role", bad), []int{422}},
+				{"new password", "/account/password", form("current", "a password for h@a.test", "new", bad, "confirm", bad), []int{422}},
+				{"switch", "/switch-workspace", form("workspace", bad), []int{404}},
+				{"revoke key", ws + "/keys/" + url.PathEscape(bad) + "/revoke", form(), []int{404}},
+				{"member role", ws + "/members/" + url.PathEscape(bad) + "/role", form("role", "viewer"), []int{404}},
+				{"remove member", ws + "/members/" + url.PathEscape(bad) + "/remove", form(), []int{404}},
+				{"withdraw invite", ws + "/members/invites/" + url.PathEscape(bad) + "/revoke", form(), []int{404}},
+				{"invitation", "/invite/" + url.PathEscape(bad), form("email", "z@a.test", "password", "a fine password", "confirm", "a fine password"), []int{404}},
+			}
+			for _, c := range cases {
+				var r page
+				if c.name == "sign-in e-mail" || c.name == "sign-in password" {
+					r = e.browser("x").post(c.path, c.form)
+				} else {
+					r = p.post(c.path, c.form)
+				}
+				if !slices.Contains(c.want, r.status) {
+					t.Errorf("%s %q: %d, want %v: %.300s", c.name, bad, r.status, c.want, r.body)
+				}
+			}
+			// An invitation's sign-up refuses it too, and makes no account.
+			inv := secretFromInvite(t, p.post(ws+"/members/invites", form("role", "viewer")).body)
+			r := e.browser("y").post("/invite/"+inv, form("email", bad+"@a.test", "password", "a fine password", "confirm", "a fine password"))
+			if r.status != 422 {
+				t.Errorf("sign-up e-mail %q: %d: %.300s", bad, r.status, r.body)
+			}
+		}
+		members, err := e.app.Members(context.Background(), app.Actor{UserID: e.userID("h@a.test"), WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range members {
+			if !utf8.ValidString(m.Email) || strings.ContainsRune(m.Email, 0) {
+				t.Errorf("stored e-mail %q", m.Email)
+			}
+		}
+	})
+}
+
+var inviteRE = regexp.MustCompile(`/invite/([A-Za-z0-9_-]{43})`)
+
+func secretFromInvite(t *testing.T, body string) string {
+	t.Helper()
+	m := inviteRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no invitation link in %.300s", body)
+	}
+	return m[1]
+}
