@@ -351,8 +351,11 @@ func TestCustomDomain(t *testing.T) {
 		if s := e.get("/summary.json", "Host", "Status.Acme.Test:443"); s.status != 200 {
 			t.Errorf("custom domain summary: %d", s.status)
 		}
-		if r := e.get("/", "Host", "other.acme.test"); r.status != http.StatusNotFound || contains(r.body, "Domain page") {
-			t.Errorf("another host: %d", r.status)
+		// Another host gets the service's own root: the web app, which
+		// sends a stranger to sign in.
+		if r := e.get("/", "Host", "other.acme.test"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/sign-in" ||
+			contains(r.body, "Domain page") {
+			t.Errorf("another host: %d %q", r.status, r.header.Get("Location"))
 		}
 		// The API still answers on the service's own host.
 		e.api("GET", "/api/v1/status-pages", e.keyA, nil, 200)

@@ -169,6 +169,11 @@ func (w *WebApp) changePassword(q *request) {
 		return
 	}
 	w.setSession(q.w, token)
+	if q.ws.User.MustChangePassword {
+		// The one-time password is replaced: on to work, as a first sign-in.
+		q.redirect("/", "password-changed")
+		return
+	}
 	q.redirect("/account", "password-changed")
 }
 

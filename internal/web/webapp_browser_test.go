@@ -1,0 +1,670 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/browsertest"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/web"
+)
+
+// TestWebAppInBrowser drives the web app as served (its headers, cookies,
+// database) in headless Chromium with its script on, through one story:
+// the owner's first sign-in with a one-time password; a wrong password
+// and an unknown e-mail answering alike; an invitation taken up in another
+// browser; a viewer's read-only key that works, and the write scopes the
+// server refuses even when the page is tampered with; the owner promoting,
+// demoting and removing the member while the member's key follows at once;
+// and signing out everywhere. Every page is checked for what the browser
+// reports (a broken Content-Security-Policy fails the test), the sign-in,
+// keys and members pages pass axe-core, and screenshots of the pages, on
+// a desktop and at 390 px, go to browsertest.Artifacts(t, "web-app").
+func TestWebAppInBrowser(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	axe := browsertest.Axe(t)
+	art := browsertest.Artifacts(t, "web-app")
+	// No sandbox: Chromium's refuses to run as root and needs user
+	// namespaces many containers lack; the browser only loads our pages.
+	alloc := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("force-color-profile", "srgb"))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), alloc...)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	first := true
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		shots := first // the pages look the same on both engines
+		first = false
+		webAppStory(t, e, browser, axe, art, shots)
+	})
+}
+
+const (
+	ownerEmail  = "olivia@acme.example"
+	memberEmail = "victor@acme.example"
+	ownerPass   = "correct horse battery staple"
+	memberPass  = "victor's own long passphrase"
+	wsName      = "Acme Ops"
+)
+
+func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string, shots bool) {
+	ctx := context.Background()
+	created, err := e.app.CreateUser(ctx, app.UserRequest{Email: ownerEmail, Workspace: wsName, Role: monitor.RoleOwner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.GeneratedPassword == "" || !created.User.MustChangePassword {
+		t.Fatalf("the owner got no one-time password: %+v", created)
+	}
+	ws, ownerID := created.Workspace.ID, created.User.ID
+	wsPath := "/w/" + ws + "/"
+	// shoot writes a full-page screenshot of the tab's page on a desktop
+	// and at a phone's 390 px.
+	shoot := func(tb *appTab, name string) {
+		t.Helper()
+		if !shots {
+			return
+		}
+		browsertest.Write(t, art, name+".png", tb.fullShot(t))
+		tb.viewport(t, phone)
+		browsertest.Write(t, art, name+"-390.png", tb.fullShot(t))
+		tb.viewport(t, desktop)
+	}
+	audit := func(tb *appTab, name string) {
+		t.Helper()
+		for _, v := range browsertest.Audit(t, tb.ctx, axe) {
+			if v.Serious() {
+				t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
+			} else {
+				t.Logf("%s: axe %s (%s): %s", name, v.ID, v.Impact, v.Help)
+			}
+		}
+		tb.quiet(t, name+" audit")
+	}
+
+	owner := openAppTab(t, browser, e.srv.URL)
+	member := openAppTab(t, browser, e.srv.URL)
+	stranger := openAppTab(t, browser, e.srv.URL)
+	owner2 := openAppTab(t, browser, e.srv.URL)
+	all := []*appTab{owner, member, stranger, owner2}
+
+	group(t, "first sign-in", all, func() {
+		owner.open(t, "/sign-in", 200)
+		// The collector sees a policy violation on the app's own page: a
+		// script added inline is refused, and reported.
+		owner.eval(t, `(() => { const s = document.createElement('script'); s.textContent = 'document.title = "ran"'; document.body.append(s); return true })()`)
+		if r := owner.take(); !slices.ContainsFunc(r, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
+			t.Fatalf("an inline script under the policy left no report in %q: the collector is blind", r)
+		}
+		owner.open(t, "/sign-in", 200)
+		owner.want(t, "sign-in page", shown{URL: "/sign-in", Heading: "Sign in to Tocsin"})
+		shoot(owner, "signin")
+		audit(owner, "sign-in")
+
+		owner.fill(t, "#f-email", ownerEmail)
+		owner.fill(t, "#f-password", created.GeneratedPassword)
+		owner.press(t, `form[action="/sign-in"] button[type="submit"]`, 200)
+		owner.want(t, "after the one-time password", shown{URL: "/account/password", Heading: "Choose your own password"})
+		// Until the password is replaced no other page opens.
+		owner.open(t, wsPath+"keys", 200)
+		owner.want(t, "keys before the password", shown{URL: "/account/password", Heading: "Choose your own password"})
+		shoot(owner, "forced-password")
+
+		owner.fill(t, "#f-current", created.GeneratedPassword)
+		owner.fill(t, "#f-new", ownerPass)
+		owner.fill(t, "#f-confirm", ownerPass+" typo")
+		owner.press(t, `form[action="/account/password"] button[type="submit"]`, 422)
+		if got := owner.page(t); got.URL != "/account/password" || len(got.Errors) == 0 {
+			t.Errorf("a mistyped repeat: %+v", got)
+		}
+		owner.fill(t, "#f-current", created.GeneratedPassword)
+		owner.fill(t, "#f-new", ownerPass)
+		owner.fill(t, "#f-confirm", ownerPass)
+		owner.press(t, `form[action="/account/password"] button[type="submit"]`, 200)
+		owner.want(t, "after choosing a password", shown{URL: wsPath, Heading: wsName,
+			Flash: "Your password is changed. Every other browser is signed out."})
+		if lead := owner.text(t, "main .lead"); lead != "You are owner in this workspace." {
+			t.Errorf("home says %q", lead)
+		}
+		shoot(owner, "home")
+	})
+
+	group(t, "wrong password and unknown e-mail", all, func() {
+		type answer struct {
+			status int64
+			page   shown
+			main   string
+		}
+		try := func(email string) answer {
+			stranger.open(t, "/sign-in", 200)
+			stranger.fill(t, "#f-email", email)
+			stranger.fill(t, "#f-password", "not the password at all")
+			status := stranger.press(t, `form[action="/sign-in"] button[type="submit"]`, 401)
+			main := stranger.eval(t, `document.querySelector('main').outerHTML`).(string)
+			if !strings.Contains(main, `value="`+email+`"`) {
+				t.Errorf("the form does not keep the e-mail %s", email)
+			}
+			return answer{status, stranger.page(t), strings.ReplaceAll(main, email, "EMAIL")}
+		}
+		wrong, unknown := try(ownerEmail), try("nobody@acme.example")
+		want := shown{URL: "/sign-in", Heading: "Sign in to Tocsin", Summary: "Wrong e-mail or password."}
+		if wrong.page.URL != want.URL || wrong.page.Heading != want.Heading || wrong.page.Summary != want.Summary || len(wrong.page.Errors) > 0 {
+			t.Errorf("wrong password: %+v, want %+v", wrong.page, want)
+		}
+		if wrong.status != unknown.status || !equalShown(wrong.page, unknown.page) || wrong.main != unknown.main {
+			t.Errorf("a wrong password and an unknown e-mail answer differently:\n%d %+v\n%s\n%d %+v\n%s",
+				wrong.status, wrong.page, wrong.main, unknown.status, unknown.page, unknown.main)
+		}
+		// Neither signed the browser in.
+		stranger.open(t, "/account", 200)
+		stranger.want(t, "account after failed sign-ins", shown{URL: "/sign-in?next=%2Faccount", Heading: "Sign in to Tocsin"})
+	})
+
+	var memberID string
+	group(t, "invitation", all, func() {
+		owner.open(t, wsPath+"members", 200)
+		owner.want(t, "members", shown{URL: wsPath + "members", Heading: "Members"})
+		if got := owner.eval(t, `document.getElementById('f-role').value`); got != "viewer" {
+			t.Errorf("the invitation's role is %v by default, want viewer", got)
+		}
+		owner.press(t, `form[action$="/members/invites"] button[type="submit"]`, 201)
+		owner.want(t, "invitation made", shown{URL: wsPath + "members/invites", Heading: "Invitation link"})
+		link := owner.text(t, "#invite-link")
+		if !strings.HasPrefix(link, e.srv.URL+"/invite/") {
+			t.Fatalf("the invitation link is %q", link)
+		}
+		if !strings.Contains(owner.text(t, "main .once"), "viewer in "+wsName) {
+			t.Errorf("the invitation page does not say what it makes: %q", owner.text(t, "main .once"))
+		}
+
+		member.open(t, strings.TrimPrefix(link, e.srv.URL), 200)
+		member.want(t, "invitation", shown{URL: strings.TrimPrefix(link, e.srv.URL), Heading: "Join " + wsName})
+		member.fill(t, "#f-email", memberEmail)
+		member.fill(t, "#f-password", memberPass)
+		member.fill(t, "#f-confirm", memberPass)
+		member.press(t, `main form button[type="submit"]`, 200)
+		member.want(t, "joined", shown{URL: wsPath, Heading: wsName, Flash: "Welcome: you are now a member of this workspace."})
+		if lead := member.text(t, "main .lead"); lead != "You are viewer in this workspace." {
+			t.Errorf("the member's home says %q", lead)
+		}
+		// The link worked once.
+		stranger.open(t, strings.TrimPrefix(link, e.srv.URL), 404)
+		u, err := e.db.UserByEmail(ctx, memberEmail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		memberID = u.ID
+	})
+
+	var readKey string
+	group(t, "the viewer's keys", all, func() {
+		member.open(t, wsPath+"keys", 200)
+		member.want(t, "keys", shown{URL: wsPath + "keys", Heading: "API keys"})
+		// The scopes a viewer may not have are shown, disabled, with why.
+		for _, sc := range monitor.Scopes {
+			id := "scope-" + strings.NewReplacer(":", "-", "_", "-").Replace(string(sc))
+			disabled := member.eval(t, fmt.Sprintf(`document.getElementById(%q).disabled`, id)).(bool)
+			if disabled == monitor.RoleViewer.Grants(sc) {
+				t.Errorf("%s: disabled %v for a viewer", sc, disabled)
+			}
+			if disabled {
+				if why := member.text(t, "#"+id+"-why"); why != "your role (viewer) does not grant this" {
+					t.Errorf("%s: the reason shown is %q", sc, why)
+				}
+			}
+		}
+		member.fill(t, "#f-name", "wallboard")
+		member.click(t, "#scope-monitors-read")
+		member.press(t, `form[action$="/keys"] button[type="submit"]`, 201)
+		member.want(t, "key created", shown{URL: wsPath + "keys", Heading: "Key “wallboard” created"})
+		readKey = member.text(t, "#key-secret")
+		if got := e.api("GET", "/api/v1/monitors", readKey, nil, 200); got["data"] == nil {
+			t.Errorf("GET /api/v1/monitors with the viewer's key: %v", got)
+		}
+
+		// The page offers no write scope; a tampered form is refused by
+		// the server all the same, naming the role and the scope.
+		member.open(t, wsPath+"keys", 200)
+		member.eval(t, `(() => { const b = document.getElementById('scope-monitors-write'); b.disabled = false; b.removeAttribute('disabled'); return true })()`)
+		member.fill(t, "#f-name", "sneaky")
+		member.click(t, "#scope-monitors-read")
+		member.click(t, "#scope-monitors-write")
+		member.press(t, `form[action$="/keys"] button[type="submit"]`, 403)
+		got := member.page(t)
+		for _, s := range []string{got.Summary, strings.Join(got.Errors, " ")} {
+			if !strings.Contains(s, "your role (viewer)") || !strings.Contains(s, "monitors:write") {
+				t.Errorf("the refusal says %q, want the role and the scope", s)
+			}
+		}
+		if got.Heading != "API keys" {
+			t.Errorf("the refusal is on %+v", got)
+		}
+		keys, err := e.app.KeysOf(ctx, memberEmail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 1 || keys[0].Name != "wallboard" {
+			t.Errorf("after the refusal the member has keys %+v, want only wallboard", keys)
+		}
+		member.open(t, wsPath+"keys", 200)
+		if names := member.eval(t, `[...document.querySelectorAll('table.keys tbody th')].map(e => e.textContent.trim()).join(',')`); names != "wallboard" {
+			t.Errorf("the viewer's keys page lists %q", names)
+		}
+
+		// The viewer sees members but no form to change them, and a
+		// change sent from the page anyway is refused.
+		member.open(t, wsPath+"members", 200)
+		member.want(t, "members as viewer", shown{URL: wsPath + "members", Heading: "Members"})
+		if n := member.eval(t, `document.querySelectorAll('form[action*="/members/"], select').length - document.querySelectorAll('header select').length`); n != 0.0 {
+			t.Errorf("the viewer's members page has %v member forms", n)
+		}
+		if body := member.text(t, "main"); !strings.Contains(body, ownerEmail) || !strings.Contains(body, memberEmail) {
+			t.Errorf("the viewer's members page: %q", body)
+		}
+		answer := member.evalAwait(t, fmt.Sprintf(`fetch('/w/%s/members/%s/role', {method: 'POST', credentials: 'same-origin',
+			headers: {'Content-Type': 'application/x-www-form-urlencoded'}, body: 'role=viewer'}).then(r => r.text().then(b => r.status + ' ' + b))`, ws, ownerID))
+		if s, _ := answer.(string); !strings.HasPrefix(s, "403 ") || !strings.Contains(s, "Only the workspace&#39;s owners and admins manage its members.") {
+			t.Errorf("the viewer's role change answered %.300q, want 403 with the refusal", answer)
+		}
+		member.quiet(t, "members as viewer", "403")
+	})
+
+	group(t, "the owner's view", all, func() {
+		// The owner has a key, a member with a key, and an invitation out.
+		owner.open(t, wsPath+"keys", 200)
+		owner.fill(t, "#f-name", "deploy pipeline")
+		owner.click(t, "#scope-monitors-read")
+		owner.click(t, "#scope-monitors-write")
+		owner.click(t, "#scope-incidents-write")
+		owner.press(t, `form[action$="/keys"] button[type="submit"]`, 201)
+		owner.want(t, "owner's key created", shown{URL: wsPath + "keys", Heading: "Key “deploy pipeline” created"})
+		shoot(owner, "key-created")
+		owner.open(t, wsPath+"keys", 200)
+		if got := owner.text(t, "main"); !strings.Contains(got, "deploy pipeline") || !strings.Contains(got, "wallboard") || !strings.Contains(got, memberEmail) {
+			t.Errorf("the owner's keys page lacks a key: %q", got)
+		}
+		shoot(owner, "keys")
+		audit(owner, "keys")
+
+		owner.open(t, wsPath+"members", 200)
+		owner.choose(t, "#f-role", "editor")
+		owner.press(t, `form[action$="/members/invites"] button[type="submit"]`, 201)
+		owner.open(t, wsPath+"members", 200)
+		if got := owner.text(t, "main"); !strings.Contains(got, "Pending invitations") || !strings.Contains(got, memberEmail) ||
+			owner.eval(t, `document.querySelectorAll('form[action*="/members/invites/"]').length`) != 1.0 {
+			t.Errorf("the members page lacks the member or the invitation: %q", got)
+		}
+		shoot(owner, "members")
+		audit(owner, "members")
+	})
+
+	group(t, "promote, demote, remove", all, func() {
+		role := func(to string) {
+			owner.open(t, wsPath+"members", 200)
+			owner.choose(t, "#role-"+memberID, to)
+			owner.press(t, fmt.Sprintf(`form[action$="/members/%s/role"] button`, memberID), 200)
+			owner.want(t, "role changed", shown{URL: wsPath + "members", Heading: "Members",
+				Flash: "The role is changed. Their API keys follow it from the next request."})
+			if got := owner.eval(t, `document.getElementById('role-`+memberID+`').value`); got != to {
+				t.Errorf("the member's role shows %v, want %s", got, to)
+			}
+		}
+		role("editor")
+		member.open(t, wsPath+"keys", 200)
+		if member.eval(t, `document.getElementById('scope-monitors-write').disabled`).(bool) {
+			t.Error("monitors:write is still disabled for an editor")
+		}
+		member.fill(t, "#f-name", "deploy")
+		member.click(t, "#scope-monitors-read")
+		member.click(t, "#scope-monitors-write")
+		member.press(t, `form[action$="/keys"] button[type="submit"]`, 201)
+		member.want(t, "editor's key created", shown{URL: wsPath + "keys", Heading: "Key “deploy” created"})
+		writeKey := member.text(t, "#key-secret")
+		tcp := map[string]any{"type": "tcp", "name": "db", "config": map[string]any{"host": "db.internal", "port": 5432}}
+		e.api("POST", "/api/v1/monitors", writeKey, tcp, 201)
+
+		role("viewer")
+		refused := e.api("POST", "/api/v1/monitors", writeKey, tcp, 403)
+		if m, _ := refused["error"].(map[string]any); m["code"] != "forbidden" || !strings.Contains(fmt.Sprint(m["message"]), "monitors:write") {
+			t.Errorf("a demoted key's write answered %v", refused)
+		}
+		e.api("GET", "/api/v1/monitors", writeKey, nil, 200)
+
+		owner.open(t, wsPath+"members", 200)
+		owner.press(t, fmt.Sprintf(`form[action$="/members/%s/remove"] button`, memberID), 200)
+		if d := owner.dialogs(); len(d) != 1 || d[0] != "Remove "+memberEmail+" from "+wsName+"? Their keys stop working here." {
+			t.Errorf("the removal asked %q", d)
+		}
+		owner.want(t, "member removed", shown{URL: wsPath + "members", Heading: "Members",
+			Flash: "The member is removed. Their API keys lost all power here at once."})
+		if got := owner.text(t, "main table"); strings.Contains(got, memberEmail) {
+			t.Errorf("the removed member is still listed: %q", got)
+		}
+		e.api("GET", "/api/v1/monitors", writeKey, nil, 403)
+		e.api("GET", "/api/v1/monitors", readKey, nil, 403)
+		// The removed member's browser no longer finds the workspace.
+		member.open(t, wsPath, 404)
+	})
+
+	group(t, "sign out everywhere", all, func() {
+		owner2.open(t, "/sign-in", 200)
+		owner2.fill(t, "#f-email", ownerEmail)
+		owner2.fill(t, "#f-password", ownerPass)
+		owner2.press(t, `form[action="/sign-in"] button[type="submit"]`, 200)
+		owner2.want(t, "second browser signed in", shown{URL: wsPath, Heading: wsName})
+
+		owner.open(t, "/account", 200)
+		owner.want(t, "account", shown{URL: "/account", Heading: "Account"})
+		if n := owner.eval(t, `document.querySelectorAll('#sessions-h ~ .table-wrap tbody tr').length`); n != 2.0 {
+			t.Errorf("the account lists %v sessions, want 2", n)
+		}
+		shoot(owner, "account")
+		owner.press(t, `form[action="/account/sign-out-everywhere"] button`, 200)
+		if d := owner.dialogs(); len(d) != 1 || d[0] != "Sign out every browser, this one included?" {
+			t.Errorf("signing out everywhere asked %q", d)
+		}
+		owner.want(t, "signed out everywhere", shown{URL: "/sign-in", Heading: "Sign in to Tocsin",
+			Flash: "You are signed out everywhere, this browser too."})
+		for _, tb := range []*appTab{owner, owner2} {
+			tb.open(t, wsPath, 200)
+			tb.want(t, "after signing out everywhere", shown{URL: "/sign-in?next=%2Fw%2F" + ws + "%2F", Heading: "Sign in to Tocsin"})
+		}
+	})
+}
+
+var (
+	phone   = viewport{390, 844, true}
+	desktop = viewport{1280, 900, false}
+)
+
+type viewport struct {
+	width, height int64
+	mobile        bool
+}
+
+// shown is what a page tells its reader: where it is, its heading, the
+// flash, the error summary and the fields' errors.
+type shown struct {
+	URL     string   `json:"url"`
+	Heading string   `json:"heading"`
+	Flash   string   `json:"flash"`
+	Summary string   `json:"summary"`
+	Errors  []string `json:"errors"`
+}
+
+func equalShown(a, b shown) bool {
+	return a.URL == b.URL && a.Heading == b.Heading && a.Flash == b.Flash && a.Summary == b.Summary && slices.Equal(a.Errors, b.Errors)
+}
+
+// group runs a part of the story with a minute's deadline on every tab.
+func group(t *testing.T, name string, tabs []*appTab, f func()) {
+	t.Helper()
+	start := time.Now()
+	defer func() { t.Logf("%s: %s", name, time.Since(start).Round(time.Millisecond)) }()
+	for _, tb := range tabs {
+		tb.ctx, tb.cancel = context.WithTimeout(tb.base, time.Minute)
+	}
+	defer func() {
+		for _, tb := range tabs {
+			tb.cancel()
+			tb.ctx = tb.base
+		}
+	}()
+	f()
+	for _, tb := range tabs {
+		tb.quiet(t, name)
+	}
+}
+
+// appTab is a tab in a browser context of its own (its own cookies),
+// with the page's script on, that notes what the browser reports and
+// accepts every confirmation, noting its question.
+type appTab struct {
+	base, ctx context.Context
+	cancel    context.CancelFunc
+	url       string
+	mu        sync.Mutex
+	reports   []string
+	asked     []string
+}
+
+func openAppTab(t *testing.T, browser context.Context, url string) *appTab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	tb := &appTab{base: ctx, ctx: ctx, cancel: func() {}, url: url}
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Listen(ctx, func(ev any) {
+		var s string
+		switch e := ev.(type) {
+		case *log.EventEntryAdded:
+			if (e.Entry.Level == log.EntryLevelVerbose || e.Entry.Level == log.EntryLevelInfo) && !strings.Contains(e.Entry.Text, "Content Security Policy") {
+				return // the browser's advice, not a fault
+			}
+			s = fmt.Sprintf("log %s %s: %s (%s)", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL)
+		case *runtime.EventConsoleAPICalled:
+			s = "console." + string(e.Type)
+			for _, a := range e.Args {
+				s += " " + string(a.Value) + a.Description
+			}
+		case *runtime.EventExceptionThrown:
+			s = "exception: " + e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				s += " " + e.ExceptionDetails.Exception.Description
+			}
+		default:
+			return
+		}
+		tb.mu.Lock()
+		tb.reports = append(tb.reports, s)
+		tb.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			tb.mu.Lock()
+			tb.asked = append(tb.asked, ev.Message)
+			tb.mu.Unlock()
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	tb.viewport(t, desktop)
+	return tb
+}
+
+// take returns what the browser reported since the last take.
+func (tb *appTab) take() []string {
+	time.Sleep(50 * time.Millisecond) // the last events of a load; no assertion on time
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	r := tb.reports
+	tb.reports = nil
+	return r
+}
+
+var statusReport = regexp.MustCompile(`the server responded with a status of (\d+)`)
+
+// quiet fails the test for anything the browser reported but a page
+// answered with one of the statuses allowed.
+func (tb *appTab) quiet(t *testing.T, where string, allowed ...string) {
+	t.Helper()
+	for _, r := range tb.take() {
+		if m := statusReport.FindStringSubmatch(r); m != nil && !strings.Contains(r, "Content Security Policy") &&
+			slices.Contains(allowed, m[1]) {
+			continue
+		}
+		t.Errorf("%s: the browser reported: %s", where, r)
+	}
+}
+
+func (tb *appTab) dialogs() []string {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	d := tb.asked
+	tb.asked = nil
+	return d
+}
+
+// open loads path and wants the final answer's status (after redirects).
+func (tb *appTab) open(t *testing.T, path string, status int64) {
+	t.Helper()
+	tb.load(t, "open "+path, status, chromedp.Navigate(tb.url+path))
+}
+
+// press clicks a button that sends a form, and wants the answer's status.
+func (tb *appTab) press(t *testing.T, sel string, status int64) int64 {
+	t.Helper()
+	return tb.load(t, "press "+sel, status, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+}
+
+func (tb *appTab) load(t *testing.T, what string, status int64, a chromedp.Action[chromedp.Void]) int64 {
+	t.Helper()
+	res, err := chromedp.RunResponse(tb.ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if res == nil || res.Status != status {
+		t.Fatalf("%s: answered %v, want %d", what, responseStatus(res), status)
+	}
+	var allowed []string
+	if status >= 400 {
+		allowed = append(allowed, fmt.Sprint(status))
+	}
+	tb.quiet(t, what, allowed...)
+	return res.Status
+}
+
+func responseStatus(r *network.Response) string {
+	if r == nil {
+		return "nothing"
+	}
+	return fmt.Sprintf("%d at %s", r.Status, r.URL)
+}
+
+// fill types value into an empty input.
+func (tb *appTab) fill(t *testing.T, sel, value string) {
+	t.Helper()
+	if err := chromedp.Do(tb.ctx, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), value)); err != nil {
+		t.Fatalf("fill %s: %v", sel, err)
+	}
+}
+
+// choose picks an option of a select.
+func (tb *appTab) choose(t *testing.T, sel, value string) {
+	t.Helper()
+	if err := chromedp.Do(tb.ctx, chromedp.SetValue(chromedp.CSS(sel), value)); err != nil {
+		t.Fatalf("choose %s: %v", sel, err)
+	}
+}
+
+func (tb *appTab) click(t *testing.T, sel string) {
+	t.Helper()
+	if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
+		t.Fatalf("click %s: %v", sel, err)
+	}
+}
+
+func (tb *appTab) text(t *testing.T, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => { const e = document.querySelector(%q);
+		return e ? e.textContent.trim().replace(/\s+/g, ' ') : '(no %s)' })()`, sel, sel)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (tb *appTab) eval(t *testing.T, js string) any {
+	t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[any](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+func (tb *appTab) evalAwait(t *testing.T, js string) any {
+	t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[any](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// page reads what the page shows.
+func (tb *appTab) page(t *testing.T) shown {
+	t.Helper()
+	s, err := chromedp.Run(tb.ctx, chromedp.Evaluate[shown](`(() => {
+		const q = s => { const e = document.querySelector(s); return e ? e.textContent.trim().replace(/\s+/g, ' ') : '' };
+		return {url: location.pathname + location.search, heading: q('main h1'), flash: q('main .flash'), summary: q('main .summary p'),
+			errors: [...document.querySelectorAll('main .error')].map(e => e.textContent.trim())};
+	})()`))
+	if err != nil {
+		t.Fatalf("read the page: %v", err)
+	}
+	return s
+}
+
+// want checks the page's place, heading, flash and summary, and that it
+// shows no field errors.
+func (tb *appTab) want(t *testing.T, what string, w shown) {
+	t.Helper()
+	got := tb.page(t)
+	if !equalShown(got, w) {
+		t.Fatalf("%s: the page shows %+v, want %+v", what, got, w)
+	}
+}
+
+func (tb *appTab) viewport(t *testing.T, v viewport) {
+	t.Helper()
+	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
+	if v.mobile {
+		opts = append(opts, chromedp.EmulateMobile)
+	}
+	if err := chromedp.Do(tb.ctx, chromedp.EmulateViewport(v.width, v.height, opts...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (tb *appTab) fullShot(t *testing.T) []byte {
+	t.Helper()
+	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return png
+}
