@@ -244,6 +244,7 @@ var flashes = map[string]webui.Flash{
 	"member-removed":    {Kind: webui.FlashSuccess, Message: "The member is removed. Their API keys lost all power here at once."},
 	"invite-revoked":    {Kind: webui.FlashSuccess, Message: "The invitation is withdrawn."},
 	"password-changed":  {Kind: webui.FlashSuccess, Message: "Your password is changed. Every other browser is signed out."},
+	"password-set":      {Kind: webui.FlashSuccess, Message: "Your password is set. Welcome to Tocsin."},
 	"two-factor-off":    {Kind: webui.FlashSuccess, Message: "Two-factor sign-in is off."},
 	"signed-out":        {Kind: webui.FlashSuccess, Message: "You are signed out."},
 	"signed-out-all":    {Kind: webui.FlashSuccess, Message: "You are signed out everywhere, this browser too."},

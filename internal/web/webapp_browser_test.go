@@ -141,7 +141,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string,
 		owner.fill(t, "#f-confirm", ownerPass)
 		owner.press(t, `form[action="/account/password"] button[type="submit"]`, 200)
 		owner.want(t, "after choosing a password", shown{URL: wsPath, Heading: wsName,
-			Flash: "Your password is changed. Every other browser is signed out."})
+			Flash: "Your password is set. Welcome to Tocsin."})
 		if lead := owner.text(t, "main .lead"); lead != "You are owner in this workspace." {
 			t.Errorf("home says %q", lead)
 		}

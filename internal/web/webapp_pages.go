@@ -171,7 +171,7 @@ func (w *WebApp) changePassword(q *request) {
 	w.setSession(q.w, token)
 	if q.ws.User.MustChangePassword {
 		// The one-time password is replaced: on to work, as a first sign-in.
-		q.redirect("/", "password-changed")
+		q.redirect("/", "password-set")
 		return
 	}
 	q.redirect("/account", "password-changed")

@@ -36,13 +36,13 @@ func (e *env) browser(email string) *person {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
-type page struct {
+type answer struct {
 	status int
 	header http.Header
 	body   string
 }
 
-func (p *person) do(method, path string, form url.Values, hdr ...string) page {
+func (p *person) do(method, path string, form url.Values, hdr ...string) answer {
 	p.t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -68,11 +68,11 @@ func (p *person) do(method, path string, form url.Values, hdr ...string) page {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	return page{status: res.StatusCode, header: res.Header, body: string(b)}
+	return answer{status: res.StatusCode, header: res.Header, body: string(b)}
 }
 
-func (p *person) get(path string) page { p.t.Helper(); return p.do("GET", path, nil) }
-func (p *person) post(path string, form url.Values) page {
+func (p *person) get(path string) answer { p.t.Helper(); return p.do("GET", path, nil) }
+func (p *person) post(path string, form url.Values) answer {
 	p.t.Helper()
 	return p.do("POST", path, form)
 }
@@ -322,14 +322,22 @@ func TestWebAppSignIn(t *testing.T) {
 			t.Fatalf("short password: %d %.300s", r.status, r.body)
 		}
 		r = p.post("/account/password", form("current", u.GeneratedPassword, "new", "my own password", "confirm", "my own password"))
-		if r.status != 303 || r.header.Get("Location") != "/account" {
+		if r.status != 303 || r.header.Get("Location") != "/" {
 			t.Fatalf("password change: %d %q %.300s", r.status, r.header.Get("Location"), r.body)
-		}
-		if r := p.get("/account"); r.status != 200 || !strings.Contains(r.body, "Every other browser is signed out") {
-			t.Fatalf("account after the change: %d", r.status)
 		}
 		if r := p.get("/"); r.status != 303 || r.header.Get("Location") != "/w/"+e.wsA.ID+"/" {
 			t.Fatalf("home: %d %q", r.status, r.header.Get("Location"))
+		}
+		if r := p.get("/w/" + e.wsA.ID + "/"); r.status != 200 || !strings.Contains(r.body, "Your password is set.") {
+			t.Fatalf("workspace home after the change: %d", r.status)
+		}
+		// A later change goes back to the account page, and says so.
+		if r := p.post("/account/password", form("current", "my own password", "new", "my newer password", "confirm", "my newer password")); r.status != 303 ||
+			r.header.Get("Location") != "/account" {
+			t.Fatalf("second change: %d %q", r.status, r.header.Get("Location"))
+		}
+		if r := p.get("/account"); r.status != 200 || !strings.Contains(r.body, "Every other browser is signed out") {
+			t.Fatalf("account after the second change: %d", r.status)
 		}
 		if r := p.get("/sign-in?next=//evil.example/"); r.status != 303 || r.header.Get("Location") != "/" {
 			t.Fatalf("an open redirect: %d %q", r.status, r.header.Get("Location"))
@@ -426,7 +434,7 @@ func TestWebAppHostileInput(t *testing.T) {
 				{"invitation", "/invite/" + url.PathEscape(bad), form("email", "z@a.test", "password", "a fine password", "confirm", "a fine password"), []int{404}},
 			}
 			for _, c := range cases {
-				var r page
+				var r answer
 				if c.name == "sign-in e-mail" || c.name == "sign-in password" {
 					r = e.browser("x").post(c.path, c.form)
 				} else {

@@ -51,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -119,6 +120,38 @@ func AssetPaths() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// BrowserName sums a user agent up the way people name it: "Firefox 133
+// on Linux". The whole string stays available as the element's title.
+func BrowserName(ua string) string {
+	find := func(names [][2]string) string {
+		for _, n := range names {
+			if i := strings.Index(ua, n[0]); i >= 0 {
+				if n[0][len(n[0])-1] != '/' {
+					return n[1]
+				}
+				v := ua[i+len(n[0]):]
+				if j := strings.IndexAny(v, ". ;)"); j >= 0 {
+					v = v[:j]
+				}
+				return n[1] + " " + v
+			}
+		}
+		return ""
+	}
+	// Order matters: Edge and Opera say Chrome too; Chrome says Safari.
+	b := find([][2]string{{"Edg/", "Edge"}, {"OPR/", "Opera"}, {"Firefox/", "Firefox"}, {"HeadlessChrome/", "Headless Chrome"},
+		{"Chrome/", "Chrome"}, {"Version/", "Safari"}, {"curl/", "curl"}})
+	os := find([][2]string{{"Android", "Android"}, {"iPhone", "iPhone"}, {"iPad", "iPad"}, {"Windows", "Windows"},
+		{"Mac OS X", "macOS"}, {"CrOS", "ChromeOS"}, {"Linux", "Linux"}})
+	switch {
+	case b == "":
+		return clean.Shorten(ua, 60)
+	case os == "":
+		return b
+	}
+	return b + " on " + os
 }
 
 // TimeText is how the pages write a time: "2026-11-26 09:14 UTC".
@@ -224,11 +257,12 @@ func (f field) DescribedBy() string {
 }
 
 var funcs = template.FuncMap{
-	"asset":  func(name string) string { return assetPath[name] },
-	"iso":    TimeISO,
-	"when":   TimeText,
-	"wait":   WaitText,
-	"groups": SecretGroups,
+	"asset":   func(name string) string { return assetPath[name] },
+	"iso":     TimeISO,
+	"when":    TimeText,
+	"wait":    WaitText,
+	"groups":  SecretGroups,
+	"browser": BrowserName,
 	// png is a PNG as a data: URL for an <img> (the CSP allows data:
 	// images); the bytes are ours, made by the server.
 	"png": func(b []byte) template.URL {

@@ -362,3 +362,19 @@ func TestErrorDefaults(t *testing.T) {
 		}
 	}
 }
+
+func TestBrowserName(t *testing.T) {
+	for ua, want := range map[string]string{
+		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36":                           "Headless Chrome 156 on Linux",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0":           "Edge 131 on Windows",
+		"Mozilla/5.0 (Macintosh; Intel Mac OS X 14.7; rv:133.0) Gecko/20100101 Firefox/133.0":                                                     "Firefox 133 on macOS",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1": "Safari 18 on iPhone",
+		"Mozilla/5.0 (Linux; Android 15) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36":                            "Chrome 131 on Android",
+		"curl/8.11.0":   "curl 8",
+		"something odd": "something odd",
+	} {
+		if got := webui.BrowserName(ua); got != want {
+			t.Errorf("BrowserName(%q) = %q, want %q", ua, got, want)
+		}
+	}
+}
