@@ -1,7 +1,9 @@
 // Package browsertest is what the tests that load pages in a real browser
 // share: finding headless Chromium and axe-core (skipping with how to
 // install them, or failing when TOCSIN_TEST_BROWSER_REQUIRED=1, as CI
-// sets), where screenshots go, and an accessibility audit.
+// sets), starting the browser (Start) and opening tabs in it that collect
+// what the browser reports (OpenTab), the devices pages are looked at on,
+// where screenshots go, and an accessibility audit.
 package browsertest
 
 import (

@@ -1,7 +1,6 @@
 package statuspage_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,12 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -40,37 +34,22 @@ import (
 
 const csp = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-type device struct {
-	name          string
-	width, height int64
-	mobile        bool
-}
-
+// The status page's phones are narrower than browsertest.Phone: the
+// bars of 90 days must fit a 375 px and a 360 px screen.
 var (
-	phone   = device{"phone", 375, 812, true}
-	small   = device{"small", 360, 740, true}
-	desktop = device{"desktop", 1280, 900, false}
+	phone   = browsertest.Device{Name: "phone", Width: 375, Height: 812, Mobile: true}
+	small   = browsertest.Device{Name: "small", Width: 360, Height: 740, Mobile: true}
+	desktop = browsertest.Desktop
 )
 
 func TestStatusPageInBrowser(t *testing.T) {
-	bin := browsertest.Chromium(t)
 	root := browsertest.RepoRoot(t)
 	axe := browsertest.Axe(t)
 	art := browsertest.Artifacts(t, "statuspage")
 	t.Logf("screenshots in %s", art)
 	srv := newPageServer(t)
 
-	// No sandbox: Chromium's refuses to run as root and needs user
-	// namespaces many containers lack; the browser only loads our pages.
-	alloc := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("force-color-profile", "srgb")}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:], alloc...)...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil { // starts the browser with its first tab
-		t.Fatalf("start %s: %v", bin, err)
-	}
+	browser := browsertest.Start(t)
 
 	pages := []struct{ name, path, headline string }{
 		{"page", "/status/acme", "Partial outage"},
@@ -81,34 +60,34 @@ func TestStatusPageInBrowser(t *testing.T) {
 	for _, js := range []bool{false, true} {
 		jsName := map[bool]string{false: "nojs", true: "js"}[js]
 		t.Run(jsName, func(t *testing.T) {
-			tb := openTab(t, browser, js)
+			tb := browsertest.OpenTab(t, browser, js)
 
 			// The collector works: a page that breaks the policy is caught.
-			tb.navigate(t, srv.URL+"/control")
-			if v := tb.take(t); !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
+			tb.Navigate(t, srv.URL+"/control")
+			if v := tb.Take(t); !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
 				t.Fatalf("an inline style under the policy left no report in %q: the collector is blind", v)
 			}
 
 			// The tab runs script, or not, as asked (this page has no policy).
-			tb.navigate(t, srv.URL+"/control-js")
-			ran, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.documentElement.dataset.js || "no"`))
+			tb.Navigate(t, srv.URL+"/control-js")
+			ran, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[string](`document.documentElement.dataset.js || "no"`))
 			if err != nil || ran != map[bool]string{false: "no", true: "ran"}[js] {
 				t.Fatalf("script in the JavaScript-%s tab: %q %v", jsName, ran, err)
 			}
-			tb.take(t)
+			tb.Take(t)
 
-			for _, d := range []device{phone, small, desktop} {
+			for _, d := range []browsertest.Device{phone, small, desktop} {
 				for _, dark := range []bool{false, true} {
 					scheme := map[bool]string{false: "light", true: "dark"}[dark]
-					tb.emulate(t, d, dark)
+					tb.Emulate(t, d, dark)
 					for _, pg := range pages {
-						name := fmt.Sprintf("%s-%s-%s-%s", pg.name, d.name, scheme, jsName)
-						tb.navigate(t, srv.URL+pg.path)
-						got := tb.inspect(t)
+						name := fmt.Sprintf("%s-%s-%s-%s", pg.name, d.Name, scheme, jsName)
+						tb.Navigate(t, srv.URL+pg.path)
+						got := inspect(t, tb)
 						if !strings.Contains(got.Headline, pg.headline) {
 							t.Errorf("%s: headline %q, want %q", name, got.Headline, pg.headline)
 						}
-						if got.ScrollWidth > got.ClientWidth || got.ClientWidth > int(d.width) {
+						if got.ScrollWidth > got.ClientWidth || got.ClientWidth > int(d.Width) {
 							t.Errorf("%s: scrolls sideways: content %d px wide in a %d px viewport", name, got.ScrollWidth, got.ClientWidth)
 						}
 						wantBg := map[bool]string{false: "rgb(255, 255, 255)", true: "rgb(13, 17, 23)"}[dark]
@@ -122,29 +101,25 @@ func TestStatusPageInBrowser(t *testing.T) {
 							if got.Days != 12*90 || got.Bars != 12 {
 								t.Errorf("%s: %d bars of %d days, want 12 of 90", name, got.Bars, got.Days)
 							}
-							if got.NarrowestDay < 1 || got.WidestBar > int(d.width) {
+							if got.NarrowestDay < 1 || got.WidestBar > int(d.Width) {
 								t.Errorf("%s: days %.2f px wide, bars %d px: the bar does not fit", name, got.NarrowestDay, got.WidestBar)
 							}
 						}
 						if pg.name == "password" && !got.LogoLoaded {
 							t.Errorf("%s: the logo did not load", name)
 						}
-						if v := tb.take(t); len(v) > 0 {
+						if v := tb.Take(t); len(v) > 0 {
 							t.Errorf("%s: the browser reported:\n%s", name, strings.Join(v, "\n"))
 						}
-						browsertest.Write(t, art, name+".png", tb.screenshot(t))
+						browsertest.Write(t, art, name+".png", tb.Screenshot(t, false))
 						if pg.name == "page" && d != small {
-							full, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
-							if err != nil {
-								t.Fatal(err)
-							}
-							browsertest.Write(t, art, name+"-full.png", full)
+							browsertest.Write(t, art, name+"-full.png", tb.Screenshot(t, true))
 						}
 						if pg.name == "page" && js && d != small && os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
 							// The docs show the page without its maintenance,
 							// so the first screen reaches the bars.
-							tb.navigate(t, srv.URL+"/status/acme/docs")
-							browsertest.Write(t, filepath.Join(root, "docs", "images"), "status-page-"+scheme+"-"+d.name+".png", tb.screenshot(t))
+							tb.Navigate(t, srv.URL+"/status/acme/docs")
+							browsertest.Write(t, filepath.Join(root, "docs", "images"), "status-page-"+scheme+"-"+d.Name+".png", tb.Screenshot(t, false))
 						}
 					}
 				}
@@ -156,15 +131,15 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 
 	t.Run("keyboard", func(t *testing.T) {
-		tb := openTab(t, browser, true)
-		tb.emulate(t, desktop, false)
-		tb.navigate(t, srv.URL+"/status/acme")
+		tb := browsertest.OpenTab(t, browser, true)
+		tb.Emulate(t, desktop, false)
+		tb.Navigate(t, srv.URL+"/status/acme")
 		reached := map[string]bool{}
 		for i := range 12 {
-			if err := chromedp.Do(tb.ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			if err := chromedp.Do(tb.Ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
 				t.Fatal(err)
 			}
-			f, err := chromedp.Run(tb.ctx, chromedp.Evaluate[focused](`(() => {
+			f, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[focused](`(() => {
 				const e = document.activeElement, s = getComputedStyle(e), r = e.getBoundingClientRect();
 				return {tag: e.tagName, text: e.textContent.trim(), outline: s.outlineStyle,
 					width: parseFloat(s.outlineWidth), top: r.top, visible: r.width > 0 && r.height > 0};
@@ -183,7 +158,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 				t.Errorf("the first Tab reaches %q at %.0f px, want the skip link, visible", f.Text, f.Top)
 			}
 			if i == 0 {
-				browsertest.Write(t, art, "page-keyboard-skip-link.png", tb.screenshot(t))
+				browsertest.Write(t, art, "page-keyboard-skip-link.png", tb.Screenshot(t, false))
 			}
 		}
 		for _, want := range []string{"Skip to content", "Acme Cloud", "Acme home", "Support", "Incident history", "Atom feed", "JSON summary"} {
@@ -194,34 +169,33 @@ func TestStatusPageInBrowser(t *testing.T) {
 	})
 
 	t.Run("axe", func(t *testing.T) {
-		tb := openTab(t, browser, true)
+		tb := browsertest.OpenTab(t, browser, true)
 		// The audit sees what it should: an image without alt text.
-		tb.navigate(t, srv.URL+"/control-axe")
-		if v := tb.audit(t, axe); !slices.ContainsFunc(v, func(v browsertest.Violation) bool { return v.ID == "image-alt" && v.Impact == "critical" }) {
+		tb.Navigate(t, srv.URL+"/control-axe")
+		if v := tb.Audit(t, axe); !slices.ContainsFunc(v, func(v browsertest.Violation) bool { return v.ID == "image-alt" && v.Impact == "critical" }) {
 			t.Fatalf("axe-core missed an image without alt text: %+v", v)
 		}
-		tb.take(t)
+		tb.Take(t)
 		for _, dark := range []bool{false, true} {
-			for _, d := range []device{desktop, phone} {
-				tb.emulate(t, d, dark)
+			for _, d := range []browsertest.Device{desktop, phone} {
+				tb.Emulate(t, d, dark)
 				for _, pg := range pages {
-					name := fmt.Sprintf("%s-%s-dark=%v", pg.name, d.name, dark)
-					tb.navigate(t, srv.URL+pg.path)
-					for _, v := range tb.audit(t, axe) {
+					name := fmt.Sprintf("%s-%s-dark=%v", pg.name, d.Name, dark)
+					tb.Navigate(t, srv.URL+pg.path)
+					for _, v := range tb.Audit(t, axe) {
 						if v.Impact == "serious" || v.Impact == "critical" {
 							t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
 						} else {
 							t.Logf("%s: axe %s (%s): %s", name, v.ID, v.Impact, v.Help)
 						}
 					}
-					tb.take(t)
+					tb.Take(t)
 				}
 			}
 		}
 	})
 }
 
-// browserPath finds Chromium, or skips (fails when required).
 // pageServer serves the fixture's pages and assets as the status page
 // server does, under the strict policy, and notes every path it does not
 // know.
@@ -305,116 +279,6 @@ func (s *pageServer) missing() []string {
 	return slices.Clone(s.unknown)
 }
 
-// tab is one browser tab and what the browser reported in it: console
-// messages, log entries (CSP violations, failed loads) and exceptions.
-type tab struct {
-	ctx     context.Context
-	mu      sync.Mutex
-	reports []string
-	advice  []string
-	seen    map[string]bool
-}
-
-func openTab(t *testing.T, browser context.Context, js bool) *tab {
-	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser)
-	t.Cleanup(cancel)
-	tb := &tab{ctx: ctx, seen: map[string]bool{}}
-	err := chromedp.Listen(ctx, func(ev any) {
-		var s string
-		switch e := ev.(type) {
-		case *log.EventEntryAdded:
-			s = fmt.Sprintf("log %s %s: %s (%s)", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL)
-			if (e.Entry.Level == log.EntryLevelVerbose || e.Entry.Level == log.EntryLevelInfo) && !strings.Contains(e.Entry.Text, "Content Security Policy") {
-				// Chromium's advice (a password form without a
-				// username field): worth reading once, not a failure.
-				tb.mu.Lock()
-				defer tb.mu.Unlock()
-				if !tb.seen[e.Entry.Text] {
-					tb.seen[e.Entry.Text] = true
-					tb.advice = append(tb.advice, s)
-				}
-				return
-			}
-		case *runtime.EventConsoleAPICalled:
-			s = fmt.Sprintf("console.%s", e.Type)
-			for _, a := range e.Args {
-				s += " " + string(a.Value) + a.Description
-			}
-		case *runtime.EventExceptionThrown:
-			s = "exception: " + e.ExceptionDetails.Text
-		default:
-			return
-		}
-		tb.mu.Lock()
-		tb.reports = append(tb.reports, s)
-		tb.mu.Unlock()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !js})
-		return err
-	})); err != nil {
-		t.Fatal(err)
-	}
-	return tb
-}
-
-// take returns what was reported since the last take, and logs the
-// browser's advice.
-func (tb *tab) take(t *testing.T) []string {
-	t.Helper()
-	time.Sleep(50 * time.Millisecond) // let the last events of a load arrive; this is no assertion on time
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	for _, a := range tb.advice {
-		t.Log(a)
-	}
-	r := tb.reports
-	tb.reports, tb.advice = nil, nil
-	return r
-}
-
-func (tb *tab) emulate(t *testing.T, d device, dark bool) {
-	t.Helper()
-	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
-	if d.mobile {
-		opts = append(opts, chromedp.EmulateMobile)
-	}
-	scheme := map[bool]string{false: "light", true: "dark"}[dark]
-	err := chromedp.Do(tb.ctx,
-		chromedp.EmulateViewport(d.width, d.height, opts...),
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
-			})
-			return err
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (tb *tab) navigate(t *testing.T, url string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("navigate %s: %v", url, err)
-	}
-}
-
-func (tb *tab) screenshot(t *testing.T) []byte {
-	t.Helper()
-	png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return png
-}
-
 // looks is what a page looks like, read from the rendered DOM.
 type looks struct {
 	Headline     string  `json:"headline"`
@@ -438,9 +302,9 @@ type focused struct {
 	Visible bool    `json:"visible"`
 }
 
-func (tb *tab) inspect(t *testing.T) looks {
+func inspect(t *testing.T, tb *browsertest.Tab) looks {
 	t.Helper()
-	l, err := chromedp.Run(tb.ctx, chromedp.Evaluate[looks](`(() => {
+	l, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[looks](`(() => {
 		const h = document.querySelector('main h2'), days = [...document.querySelectorAll('.day')],
 			bars = [...document.querySelectorAll('.bar')], img = document.querySelector('header img');
 		return {
@@ -459,10 +323,4 @@ func (tb *tab) inspect(t *testing.T) looks {
 		t.Fatalf("inspect: %v", err)
 	}
 	return l
-}
-
-// audit runs axe-core in the tab's page.
-func (tb *tab) audit(t *testing.T, axe string) []browsertest.Violation {
-	t.Helper()
-	return browsertest.Audit(t, tb.ctx, axe)
 }

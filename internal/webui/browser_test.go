@@ -1,7 +1,6 @@
 package webui_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,11 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -36,62 +31,40 @@ import (
 //	                                       a browser or axe-core (CI)
 //	TOCSIN_TEST_ARTIFACTS=dir              where screenshots go
 
-type device struct {
-	name          string
-	width, height int64
-	mobile        bool
-}
-
-var (
-	phone   = device{"phone", 390, 844, true}
-	desktop = device{"desktop", 1280, 900, false}
-)
-
 func TestWebUIInBrowser(t *testing.T) {
-	bin := browsertest.Chromium(t)
 	axe := browsertest.Axe(t)
 	art := browsertest.Artifacts(t, "webui")
 	t.Logf("screenshots in %s", art)
 	srv := newUIServer(t)
 
-	// No sandbox: Chromium's refuses to run as root and needs user
-	// namespaces many containers lack; the browser only loads our pages.
-	alloc := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("force-color-profile", "srgb")}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:], alloc...)...)
-	defer cancelAlloc()
-	br, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(br); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
+	br := browsertest.Start(t)
 
 	t.Run("pages", func(t *testing.T) {
-		tb := openTab(t, br, true)
+		tb := browsertest.OpenTab(t, br, true)
 		// The collector works: a page that breaks the policy is caught.
-		tb.navigate(t, srv.URL+"/control")
-		if v := tb.take(t); !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
+		tb.Navigate(t, srv.URL+"/control")
+		if v := tb.Take(t); !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
 			t.Fatalf("an inline style under the policy left no report in %q: the collector is blind", v)
 		}
 		// The audit sees what it should: an image without alt text.
-		tb.navigate(t, srv.URL+"/control-axe")
-		if v := browsertest.Audit(t, tb.ctx, axe); !slices.ContainsFunc(v, func(v browsertest.Violation) bool { return v.ID == "image-alt" }) {
+		tb.Navigate(t, srv.URL+"/control-axe")
+		if v := tb.Audit(t, axe); !slices.ContainsFunc(v, func(v browsertest.Violation) bool { return v.ID == "image-alt" }) {
 			t.Fatalf("axe-core missed an image without alt text: %+v", v)
 		}
-		tb.take(t)
+		tb.Take(t)
 
-		for _, d := range []device{desktop, phone} {
+		for _, d := range []browsertest.Device{browsertest.Desktop, browsertest.Phone} {
 			for _, dark := range []bool{false, true} {
 				scheme := map[bool]string{false: "light", true: "dark"}[dark]
-				tb.emulate(t, d, dark)
+				tb.Emulate(t, d, dark)
 				for _, p := range pages() {
-					name := fmt.Sprintf("%s-%s-%s", p.name, d.name, scheme)
-					tb.navigate(t, srv.URL+p.path)
-					got := tb.inspect(t)
+					name := fmt.Sprintf("%s-%s-%s", p.name, d.Name, scheme)
+					tb.Navigate(t, srv.URL+p.path)
+					got := inspect(t, tb)
 					if got.Heading != p.heading {
 						t.Errorf("%s: heading %q, want %q", name, got.Heading, p.heading)
 					}
-					if got.ScrollWidth > got.ClientWidth || got.ClientWidth > int(d.width) {
+					if got.ScrollWidth > got.ClientWidth || got.ClientWidth > int(d.Width) {
 						t.Errorf("%s: scrolls sideways: content %d px wide in a %d px viewport", name, got.ScrollWidth, got.ClientWidth)
 					}
 					wantBg := map[bool]string{false: "rgb(245, 246, 248)", true: "rgb(15, 17, 21)"}[dark]
@@ -102,18 +75,18 @@ func TestWebUIInBrowser(t *testing.T) {
 						// With the script, every copy button shows.
 						t.Errorf("%s: %d copy buttons, %d of them still hidden", name, got.Copies, got.Hidden)
 					}
-					if v := tb.take(t); len(v) > 0 {
+					if v := tb.Take(t); len(v) > 0 {
 						t.Errorf("%s: the browser reported:\n%s", name, strings.Join(v, "\n"))
 					}
-					browsertest.Write(t, art, name+".png", tb.screenshot(t, true))
-					for _, v := range browsertest.Audit(t, tb.ctx, axe) {
+					browsertest.Write(t, art, name+".png", tb.Screenshot(t, true))
+					for _, v := range tb.Audit(t, axe) {
 						if v.Serious() {
 							t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
 						} else {
 							t.Logf("%s: axe %s (%s): %s", name, v.ID, v.Impact, v.Help)
 						}
 					}
-					tb.take(t)
+					tb.Take(t)
 				}
 			}
 		}
@@ -123,44 +96,44 @@ func TestWebUIInBrowser(t *testing.T) {
 	})
 
 	t.Run("nojs", func(t *testing.T) {
-		tb := openTab(t, br, false)
-		tb.emulate(t, phone, false)
+		tb := browsertest.OpenTab(t, br, false)
+		tb.Emulate(t, browsertest.Phone, false)
 		for _, p := range pages() {
-			tb.navigate(t, srv.URL+p.path)
-			got := tb.inspect(t)
+			tb.Navigate(t, srv.URL+p.path)
+			got := inspect(t, tb)
 			if got.Heading != p.heading || got.ScrollWidth > got.ClientWidth {
 				t.Errorf("%s without script: heading %q, %d px in %d", p.name, got.Heading, got.ScrollWidth, got.ClientWidth)
 			}
 			if got.Hidden != got.Copies {
 				t.Errorf("%s without script: %d copy buttons shown, which cannot copy", p.name, got.Copies-got.Hidden)
 			}
-			if v := tb.take(t); len(v) > 0 {
+			if v := tb.Take(t); len(v) > 0 {
 				t.Errorf("%s without script: the browser reported:\n%s", p.name, strings.Join(v, "\n"))
 			}
 		}
 		// The account menu opens without script, and signing out is a
 		// button in it, within the phone's width.
-		tb.navigate(t, srv.URL+"/w/ws_01JDQ4K8Z6/keys")
-		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(`.acct summary`))); err != nil {
+		tb.Navigate(t, srv.URL+"/w/ws_01JDQ4K8Z6/keys")
+		if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(`.acct summary`))); err != nil {
 			t.Fatal(err)
 		}
-		right, err := chromedp.Run(tb.ctx, chromedp.Evaluate[float64](`(() => {
+		right, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[float64](`(() => {
 			const b = document.querySelector('.acct-panel button'), r = b.getBoundingClientRect(),
 				all = [...document.querySelectorAll('a[href="/workspaces"]')].some(a => a.getBoundingClientRect().width > 0);
 			return r.width > 0 && r.left >= 0 && all ? r.right : -1;
 		})()`))
-		if err != nil || right < 0 || right > float64(phone.width) {
+		if err != nil || right < 0 || right > float64(browsertest.Phone.Width) {
 			t.Errorf("the open account menu's sign-out button ends at %.0f px, or All workspaces is nowhere to be seen (%v)", right, err)
 		}
-		browsertest.Write(t, art, "keys-phone-menu-open-nojs.png", tb.screenshot(t, false))
-		tb.take(t)
+		browsertest.Write(t, art, "keys-phone-menu-open-nojs.png", tb.Screenshot(t, false))
+		tb.Take(t)
 	})
 
 	t.Run("script", func(t *testing.T) {
-		tb := openTab(t, br, true)
-		tb.emulate(t, desktop, false)
+		tb := browsertest.OpenTab(t, br, true)
+		tb.Emulate(t, browsertest.Desktop, false)
 		for _, perm := range []string{"clipboard-read", "clipboard-write"} {
-			if _, err := chromedp.CallBrowser(tb.ctx, browser.SetPermission, browser.SetPermissionParams{
+			if _, err := chromedp.CallBrowser(tb.Ctx, browser.SetPermission, browser.SetPermissionParams{
 				Permission: &browser.PermissionDescriptor{Name: perm, AllowWithoutSanitization: perm == "clipboard-write"},
 				Setting:    browser.PermissionSettingGranted, Origin: srv.URL}); err != nil {
 				t.Fatalf("grant %s: %v", perm, err)
@@ -168,25 +141,25 @@ func TestWebUIInBrowser(t *testing.T) {
 		}
 
 		// A copy button copies the secret and says so.
-		tb.navigate(t, srv.URL+"/w/ws_01JDQ4K8Z6/keys/created")
-		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(`button[data-copy="key-secret"]`))); err != nil {
+		tb.Navigate(t, srv.URL+"/w/ws_01JDQ4K8Z6/keys/created")
+		if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(`button[data-copy="key-secret"]`))); err != nil {
 			t.Fatal(err)
 		}
-		if err := chromedp.Do(tb.ctx, chromedp.Poll[chromedp.Void](`document.getElementById('live').textContent === 'Copied'`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		if err := chromedp.Do(tb.Ctx, chromedp.Poll[chromedp.Void](`document.getElementById('live').textContent === 'Copied'`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 			t.Fatalf("the live region never said Copied: %v", err)
 		}
-		clip, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+		clip, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
 		if err != nil || clip != secret {
 			t.Errorf("clipboard %q (%v), want the secret", clip, err)
 		}
-		browsertest.Write(t, art, "key-created-copied.png", tb.screenshot(t, false))
+		browsertest.Write(t, art, "key-created-copied.png", tb.Screenshot(t, false))
 		// The secret shown in groups of four is copied without the spaces.
-		tb.navigate(t, srv.URL+"/account/two-factor/setup")
-		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(`button[data-copy="totp-secret"]`)),
+		tb.Navigate(t, srv.URL+"/account/two-factor/setup")
+		if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(`button[data-copy="totp-secret"]`)),
 			chromedp.Poll[chromedp.Void](`document.getElementById('live').textContent === 'Copied'`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 			t.Fatal(err)
 		}
-		clip, err = chromedp.Run(tb.ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+		clip, err = chromedp.Run(tb.Ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
 		if err != nil || clip != "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" {
 			t.Errorf("clipboard %q (%v), want the secret without spaces", clip, err)
 		}
@@ -194,7 +167,7 @@ func TestWebUIInBrowser(t *testing.T) {
 		// data-confirm asks; no stops the form, yes sends it.
 		var accept atomic.Bool
 		var asked atomic.Int32
-		dialogs := chromedp.Events(tb.ctx, page.JavascriptDialogOpening)
+		dialogs := chromedp.Events(tb.Ctx, page.JavascriptDialogOpening)
 		go func() {
 			for ev, err := range dialogs {
 				if err != nil {
@@ -203,20 +176,20 @@ func TestWebUIInBrowser(t *testing.T) {
 				if ev.Type == page.DialogTypeConfirm && strings.Contains(ev.Message, "grace@acme.example") {
 					asked.Add(1)
 				}
-				chromedp.Call(tb.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept.Load()})
+				chromedp.Call(tb.Ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept.Load()})
 			}
 		}()
 		remove := `form[action$="/members/usr_01C/remove"] button`
-		tb.navigate(t, srv.URL+"/w/ws_01JDQ4K8Z6/members")
-		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(remove))); err != nil {
+		tb.Navigate(t, srv.URL+"/w/ws_01JDQ4K8Z6/members")
+		if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(remove))); err != nil {
 			t.Fatal(err)
 		}
-		tb.take(t)
+		tb.Take(t)
 		if n := srv.posts("/w/ws_01JDQ4K8Z6/members/usr_01C/remove"); n != 0 || asked.Load() != 1 {
 			t.Errorf("after answering no: %d posts, asked %d times", n, asked.Load())
 		}
 		accept.Store(true)
-		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(remove))); err != nil {
+		if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(remove))); err != nil {
 			t.Fatal(err)
 		}
 		srv.await(t, "/w/ws_01JDQ4K8Z6/members/usr_01C/remove")
@@ -224,8 +197,8 @@ func TestWebUIInBrowser(t *testing.T) {
 			t.Errorf("after answering yes: %d posts, asked %d times", n, asked.Load())
 		}
 		// Forms without data-confirm submit without asking.
-		tb.navigate(t, srv.URL+"/w/ws_01JDQ4K8Z6/members")
-		if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(`form[action$="/members/usr_01B/role"] button`))); err != nil {
+		tb.Navigate(t, srv.URL+"/w/ws_01JDQ4K8Z6/members")
+		if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(`form[action$="/members/usr_01B/role"] button`))); err != nil {
 			t.Fatal(err)
 		}
 		srv.await(t, "/w/ws_01JDQ4K8Z6/members/usr_01B/role")
@@ -235,12 +208,12 @@ func TestWebUIInBrowser(t *testing.T) {
 		if got := srv.form("/w/ws_01JDQ4K8Z6/members/usr_01B/role"); got != "role=owner" {
 			t.Errorf("role form sent %q", got)
 		}
-		tb.take(t)
+		tb.Take(t)
 	})
 
 	t.Run("keyboard", func(t *testing.T) {
-		tb := openTab(t, br, true)
-		tb.emulate(t, desktop, false)
+		tb := browsertest.OpenTab(t, br, true)
+		tb.Emulate(t, browsertest.Desktop, false)
 		for _, tc := range []struct {
 			path string
 			want []string
@@ -249,13 +222,13 @@ func TestWebUIInBrowser(t *testing.T) {
 			{"/w/ws_01JDQ4K8Z6/keys", []string{"Skip to content", "Tocsin", "select:workspace", "Switch", "All workspaces", "summary", "Home", "API keys", "Members",
 				"input:name", "input:binding", "input:scope", "Create key", "Revoke"}},
 		} {
-			tb.navigate(t, srv.URL+tc.path)
+			tb.Navigate(t, srv.URL+tc.path)
 			reached := map[string]bool{}
 			for i := range 40 {
-				if err := chromedp.Do(tb.ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+				if err := chromedp.Do(tb.Ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
 					t.Fatal(err)
 				}
-				f, err := chromedp.Run(tb.ctx, chromedp.Evaluate[focused](`(() => {
+				f, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[focused](`(() => {
 					const e = document.activeElement, s = getComputedStyle(e), r = e.getBoundingClientRect();
 					let name = e.tagName === 'INPUT' || e.tagName === 'SELECT' ? e.tagName.toLowerCase() + ':' + e.name :
 						e.tagName === 'SUMMARY' ? 'summary' : e.tagName === 'BODY' ? '' : e.textContent.trim();
@@ -273,10 +246,10 @@ func TestWebUIInBrowser(t *testing.T) {
 					t.Errorf("%s: the first Tab reaches %q at %.0f px, want the skip link, visible", tc.path, f.Name, f.Top)
 				}
 				if i == 0 && tc.path == "/sign-in" {
-					browsertest.Write(t, art, "sign-in-skip-link.png", tb.screenshot(t, false))
+					browsertest.Write(t, art, "sign-in-skip-link.png", tb.Screenshot(t, false))
 				}
 				if i == 4 && tc.path != "/sign-in" {
-					browsertest.Write(t, art, "keys-keyboard-focus.png", tb.screenshot(t, false))
+					browsertest.Write(t, art, "keys-keyboard-focus.png", tb.Screenshot(t, false))
 				}
 			}
 			for _, want := range tc.want {
@@ -289,7 +262,7 @@ func TestWebUIInBrowser(t *testing.T) {
 					t.Errorf("%s: Tab reaches a placeholder %q", tc.path, name)
 				}
 			}
-			tb.take(t)
+			tb.Take(t)
 		}
 	})
 }
@@ -416,129 +389,6 @@ func (s *uiServer) form(path string) string {
 	return s.posted[path][len(s.posted[path])-1]
 }
 
-// tab is one browser tab and what the browser reported in it: console
-// messages, log entries (CSP violations, failed loads) and exceptions.
-type tab struct {
-	ctx     context.Context
-	mu      sync.Mutex
-	reports []string
-	advice  []string
-	seen    map[string]bool
-}
-
-func openTab(t *testing.T, br context.Context, js bool) *tab {
-	t.Helper()
-	ctx, cancel := chromedp.NewContext(br)
-	t.Cleanup(cancel)
-	tb := &tab{ctx: ctx, seen: map[string]bool{}}
-	err := chromedp.Listen(ctx, func(ev any) {
-		var s string
-		switch e := ev.(type) {
-		case *log.EventEntryAdded:
-			s = fmt.Sprintf("log %s %s: %s (%s)", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL)
-			if (e.Entry.Level == log.EntryLevelVerbose || e.Entry.Level == log.EntryLevelInfo) && !strings.Contains(e.Entry.Text, "Content Security Policy") {
-				// Chromium's advice: worth reading once, not a failure.
-				tb.mu.Lock()
-				defer tb.mu.Unlock()
-				if !tb.seen[e.Entry.Text] {
-					tb.seen[e.Entry.Text] = true
-					tb.advice = append(tb.advice, s)
-				}
-				return
-			}
-		case *runtime.EventConsoleAPICalled:
-			s = fmt.Sprintf("console.%s", e.Type)
-			for _, a := range e.Args {
-				s += " " + string(a.Value) + a.Description
-			}
-		case *runtime.EventExceptionThrown:
-			s = "exception: " + e.ExceptionDetails.Text
-			if e.ExceptionDetails.Exception != nil {
-				s += " " + e.ExceptionDetails.Exception.Description
-			}
-		default:
-			return
-		}
-		tb.mu.Lock()
-		tb.reports = append(tb.reports, s)
-		tb.mu.Unlock()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !js}); err != nil {
-			return err
-		}
-		// Keys and the clipboard need a focused page, which a headless
-		// tab among others need not be.
-		_, err := cdp.Call(ctx, tg, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
-		return err
-	})); err != nil {
-		t.Fatal(err)
-	}
-	return tb
-}
-
-// take returns what was reported since the last take, and logs the
-// browser's advice.
-func (tb *tab) take(t *testing.T) []string {
-	t.Helper()
-	time.Sleep(50 * time.Millisecond) // let the last events of a load arrive; this is no assertion on time
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	for _, a := range tb.advice {
-		t.Log(a)
-	}
-	r := tb.reports
-	tb.reports, tb.advice = nil, nil
-	return r
-}
-
-func (tb *tab) emulate(t *testing.T, d device, dark bool) {
-	t.Helper()
-	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
-	if d.mobile {
-		opts = append(opts, chromedp.EmulateMobile)
-	}
-	scheme := map[bool]string{false: "light", true: "dark"}[dark]
-	err := chromedp.Do(tb.ctx,
-		chromedp.EmulateViewport(d.width, d.height, opts...),
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
-			})
-			return err
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (tb *tab) navigate(t *testing.T, url string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("navigate %s: %v", url, err)
-	}
-}
-
-func (tb *tab) screenshot(t *testing.T, full bool) []byte {
-	t.Helper()
-	var png []byte
-	var err error
-	if full {
-		png, err = chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
-	} else {
-		png, err = chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return png
-}
-
 // looks is what a page looks like, read from the rendered DOM.
 type looks struct {
 	Heading     string `json:"heading"`
@@ -549,9 +399,9 @@ type looks struct {
 	Hidden      int    `json:"hidden"`
 }
 
-func (tb *tab) inspect(t *testing.T) looks {
+func inspect(t *testing.T, tb *browsertest.Tab) looks {
 	t.Helper()
-	l, err := chromedp.Run(tb.ctx, chromedp.Evaluate[looks](`(() => {
+	l, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[looks](`(() => {
 		const h = document.querySelector('main h1'), copies = [...document.querySelectorAll('button[data-copy]')];
 		return {
 			heading: h ? h.textContent.trim() : '',
