@@ -72,6 +72,12 @@ func (w *WebApp) signIn(rw http.ResponseWriter, r *http.Request) {
 		w.fail(rw, r, nil, err)
 		return
 	}
+	// A session this browser held before (another person's, or a
+	// half-finished one) ends: one browser, one session.
+	if err := w.app.SignOut(r.Context(), w.token(r)); err != nil {
+		w.fail(rw, r, nil, err)
+		return
+	}
 	w.setSession(rw, res.Token)
 	switch {
 	case res.NeedsSecondFactor:
