@@ -343,6 +343,15 @@ func TestWebAppSignIn(t *testing.T) {
 			t.Fatalf("an open redirect: %d %q", r.status, r.header.Get("Location"))
 		}
 
+		// Signing in again from the same browser leaves one session.
+		before := p.c.Jar.Cookies(mustURL(t, e.srv.URL))
+		p.signIn("my newer password")
+		stale := e.browser("new@a.test")
+		stale.c.Jar.SetCookies(mustURL(t, e.srv.URL), before)
+		if r := stale.get("/account"); r.status != 303 {
+			t.Fatalf("the session before signing in again still works: %d", r.status)
+		}
+
 		// Sign out: the old cookie is worth nothing.
 		old := p.c.Jar.Cookies(mustURL(t, e.srv.URL))
 		if r := p.post("/sign-out", form()); r.status != 303 {
