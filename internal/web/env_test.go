@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -158,22 +157,7 @@ func (r response) json(t testing.TB) map[string]any {
 // api calls the API with key and wants status.
 func (e *env) api(method, path, key string, body any, status int) map[string]any {
 	e.t.Helper()
-	var raw []byte
-	if body != nil {
-		var err error
-		if raw, err = json.Marshal(body); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	req, err := http.NewRequest(method, e.srv.URL+path, bytes.NewReader(raw))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if raw != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	r := e.do(req)
+	r := e.apiReq(method, path, key, body)
 	if r.status != status {
 		e.t.Fatalf("%s %s: %d, want %d: %s", method, path, r.status, status, r.body)
 	}
