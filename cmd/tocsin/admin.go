@@ -224,7 +224,7 @@ func keyCreate(ctx context.Context, args []string, getenv func(string) string, s
 	a, db, err := adminApp(ctx, "key create", args, getenv, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&req.Email, "email", "", "the user the key acts for (required)")
 		fs.StringVar(&req.Workspace, "workspace", "", "workspace id or slug the key is bound to")
-		fs.Var(&scopes, "scope", "a scope, repeatable: "+scopeList()+"; or all, alone: every scope the user's role grants in the workspace")
+		fs.Var(&scopes, "scope", "a scope, repeatable: "+scopeList()+"; only scopes the user's role in the workspace grants (for an account-wide key without --workspace: their strongest role); or all, alone: every one of those")
 		fs.BoolVar(&req.AccountWide, "account-wide", false, "the key acts in any of the user's workspaces, chosen per request with X-Workspace-Id")
 		fs.StringVar(&req.Name, "name", "", "a label for the key")
 	})

@@ -350,6 +350,15 @@ func TestKeyCreateErrors(t *testing.T) {
 	if _, _, err := cli(t, env, "user", "create", "--email", "viewer@example.com", "--workspace", "default", "--role", "viewer"); err == nil {
 		t.Error("duplicate user accepted")
 	}
+	// The web app's rule: a viewer's key reads, and asking for more is
+	// refused with the reason.
+	if out, _, err := cli(t, env, "key", "create", "--email", "viewer@example.com", "--workspace", "default", "--scope", "monitors:read"); err != nil || !strings.HasPrefix(out, "tsk_") {
+		t.Errorf("viewer's read key: %v %q", err, out)
+	}
+	out, _, err = cli(t, env, "key", "create", "--email", "viewer@example.com", "--workspace", "default", "--scope", "monitors:read", "--scope", "monitors:write")
+	if err == nil || out != "" || !strings.Contains(err.Error(), "viewer") || !strings.Contains(err.Error(), "monitors:write") {
+		t.Errorf("viewer's write key: err %v, stdout %q", err, out)
+	}
 }
 
 // TestKeyRevoke: an operator lists keys and revokes one; it stops working
