@@ -2,8 +2,9 @@
 // share: finding headless Chromium and axe-core (skipping with how to
 // install them, or failing when TOCSIN_TEST_BROWSER_REQUIRED=1, as CI
 // sets), starting the browser (Start) and opening tabs in it that collect
-// what the browser reports (OpenTab), the devices pages are looked at on,
-// where screenshots go, and an accessibility audit.
+// what the browser reports (OpenTab; OpenIsolatedTab for one with its own
+// cookies), the devices pages are looked at on, where screenshots go, and
+// an accessibility audit.
 package browsertest
 
 import (

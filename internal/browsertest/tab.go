@@ -67,10 +67,25 @@ type Tab struct {
 // OpenTab opens a tab in browser (from Start), closed when the test ends,
 // with the page's scripts on or off (js). The tab emulates focus: keys
 // and the clipboard need a focused page, which a headless tab among
-// others need not be.
+// others need not be. The tabs OpenTab opens share the browser's
+// cookies and storage; see OpenIsolatedTab for a tab with its own.
 func OpenTab(t testing.TB, browser context.Context, js bool) *Tab {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser)
+	return openTab(t, browser, js)
+}
+
+// OpenIsolatedTab is OpenTab in a browser context of its own: the tab's
+// cookies, storage and cache are its own, as a separate browser's would
+// be, and go when the test ends. Two people signed in at once each need
+// one.
+func OpenIsolatedTab(t testing.TB, browser context.Context, js bool) *Tab {
+	t.Helper()
+	return openTab(t, browser, js, chromedp.WithNewBrowserContext())
+}
+
+func openTab(t testing.TB, browser context.Context, js bool, opts ...chromedp.ContextOption) *Tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser, opts...)
 	t.Cleanup(cancel)
 	tb := &Tab{Ctx: ctx, seen: map[string]bool{}}
 	if err := chromedp.Listen(ctx, tb.collect); err != nil {

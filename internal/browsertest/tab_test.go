@@ -28,12 +28,16 @@ func TestTab(t *testing.T) {
 		"/alt":        `<img src="/nothing.png">`,
 		"/inline":     `<p style="color: red">inline style</p>`,
 		"/accessible": `<main><h1>Fine</h1><p>Nothing to see.</p></main>`,
+		"/set-cookie": `<p>cookie set</p>`,
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := pages[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
 			return
+		}
+		if jar := r.URL.Query().Get("jar"); r.URL.Path == "/set-cookie" && jar != "" {
+			http.SetCookie(w, &http.Cookie{Name: "jar", Value: jar, Path: "/"})
 		}
 		if r.URL.Path == "/inline" {
 			w.Header().Set("Content-Security-Policy", "default-src 'none'")
@@ -54,6 +58,22 @@ func TestTab(t *testing.T) {
 		if v := tb.Take(t); len(v) > 0 {
 			t.Errorf("js=%v: a quiet page reported %q", js, v)
 		}
+	}
+
+	// Tabs share the browser's cookies; an isolated tab has its own jar.
+	shared, other, isolated := browsertest.OpenTab(t, browser, false), browsertest.OpenTab(t, browser, false), browsertest.OpenIsolatedTab(t, browser, false)
+	shared.Navigate(t, srv.URL+"/set-cookie?jar=shared")
+	isolated.Navigate(t, srv.URL+"/set-cookie?jar=isolated")
+	for _, c := range []struct {
+		name string
+		tb   *browsertest.Tab
+		want string
+	}{{"a tab", shared, "jar=shared"}, {"another tab", other, "jar=shared"}, {"an isolated tab", isolated, "jar=isolated"}} {
+		c.tb.Navigate(t, srv.URL+"/accessible")
+		if got, err := chromedp.Run(c.tb.Ctx, chromedp.Evaluate[string](`document.cookie`)); err != nil || got != c.want {
+			t.Errorf("%s has the cookies %q (%v), want %q", c.name, got, err, c.want)
+		}
+		c.tb.Take(t)
 	}
 
 	tb := browsertest.OpenTab(t, browser, true)

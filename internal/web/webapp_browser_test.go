@@ -3,6 +3,8 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,12 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/tocsin/tocsin/internal/app"
@@ -35,26 +33,29 @@ import (
 // reports (a broken Content-Security-Policy fails the test), the sign-in,
 // keys and members pages pass axe-core, and screenshots of the pages, on
 // a desktop and at 390 px, go to browsertest.Artifacts(t, "web-app").
+//
+//	TOCSIN_UPDATE_SCREENSHOTS=1  also write docs/images/web-*.png, the
+//	                             pages docs/web.md shows (on a desktop,
+//	                             light)
+//
+// The browser tests' other variables are browsertest's (see the status
+// page's browser tests).
 func TestWebAppInBrowser(t *testing.T) {
-	bin := browsertest.Chromium(t)
 	axe := browsertest.Axe(t)
 	art := browsertest.Artifacts(t, "web-app")
-	// No sandbox: Chromium's refuses to run as root and needs user
-	// namespaces many containers lack; the browser only loads our pages.
-	alloc := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("force-color-profile", "srgb"))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), alloc...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
+	var docs string
+	if os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
+		docs = filepath.Join(browsertest.RepoRoot(t), "docs", "images")
 	}
+	browser := browsertest.Start(t)
 	first := true
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		shots := first // the pages look the same on both engines
 		first = false
-		webAppStory(t, e, browser, axe, art, shots)
+		if !shots {
+			docs = ""
+		}
+		webAppStory(t, e, browser, axe, art, docs, shots)
 	})
 }
 
@@ -66,7 +67,9 @@ const (
 	wsName      = "Acme Ops"
 )
 
-func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string, shots bool) {
+// webAppStory tells the story; with shots it writes screenshots to art,
+// and with docs those docs/web.md shows to docs.
+func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs string, shots bool) {
 	ctx := context.Background()
 	created, err := e.app.CreateUser(ctx, app.UserRequest{Email: ownerEmail, Workspace: wsName, Role: monitor.RoleOwner})
 	if err != nil {
@@ -84,14 +87,22 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string,
 		if !shots {
 			return
 		}
-		browsertest.Write(t, art, name+".png", tb.fullShot(t))
-		tb.viewport(t, phone)
-		browsertest.Write(t, art, name+"-390.png", tb.fullShot(t))
-		tb.viewport(t, desktop)
+		browsertest.Write(t, art, name+".png", tb.Screenshot(t, true))
+		tb.Emulate(t, browsertest.Phone, false)
+		browsertest.Write(t, art, name+"-390.png", tb.Screenshot(t, true))
+		tb.Emulate(t, browsertest.Desktop, false)
+	}
+	// document writes docs/images/web-name.png: the tab's page on a
+	// desktop, light, whole (full) or as the first screen shows it.
+	document := func(tb *appTab, name string, full bool) {
+		t.Helper()
+		if docs != "" {
+			browsertest.Write(t, docs, "web-"+name+".png", tb.Screenshot(t, full))
+		}
 	}
 	audit := func(tb *appTab, name string) {
 		t.Helper()
-		for _, v := range browsertest.Audit(t, tb.ctx, axe) {
+		for _, v := range tb.Audit(t, axe) {
 			if v.Serious() {
 				t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
 			} else {
@@ -112,12 +123,13 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string,
 		// The collector sees a policy violation on the app's own page: a
 		// script added inline is refused, and reported.
 		owner.eval(t, `(() => { const s = document.createElement('script'); s.textContent = 'document.title = "ran"'; document.body.append(s); return true })()`)
-		if r := owner.take(); !slices.ContainsFunc(r, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
+		if r := owner.Take(t); !slices.ContainsFunc(r, func(s string) bool { return strings.Contains(s, "Content Security Policy") }) {
 			t.Fatalf("an inline script under the policy left no report in %q: the collector is blind", r)
 		}
 		owner.open(t, "/sign-in", 200)
 		owner.want(t, "sign-in page", shown{URL: "/sign-in", Heading: "Sign in to Tocsin"})
 		shoot(owner, "signin")
+		document(owner, "signin", false)
 		audit(owner, "sign-in")
 
 		owner.fill(t, "#f-email", ownerEmail)
@@ -128,6 +140,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string,
 		owner.open(t, wsPath+"keys", 200)
 		owner.want(t, "keys before the password", shown{URL: "/account/password", Heading: "Choose your own password"})
 		shoot(owner, "forced-password")
+		document(owner, "password", false)
 
 		owner.fill(t, "#f-current", created.GeneratedPassword)
 		owner.fill(t, "#f-new", ownerPass)
@@ -303,6 +316,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string,
 			t.Errorf("the owner's keys page lacks a key: %q", got)
 		}
 		shoot(owner, "keys")
+		document(owner, "keys", true)
 		audit(owner, "keys")
 
 		owner.open(t, wsPath+"members", 200)
@@ -314,6 +328,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string,
 			t.Errorf("the members page lacks the member or the invitation: %q", got)
 		}
 		shoot(owner, "members")
+		document(owner, "members", true)
 		audit(owner, "members")
 	})
 
@@ -378,6 +393,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string,
 			t.Errorf("the account lists %v sessions, want 2", n)
 		}
 		shoot(owner, "account")
+		document(owner, "account", true)
 		owner.press(t, `form[action="/account/sign-out-everywhere"] button`, 200)
 		if d := owner.dialogs(); len(d) != 1 || d[0] != "Sign out every browser, this one included?" {
 			t.Errorf("signing out everywhere asked %q", d)
@@ -389,16 +405,6 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art string,
 			tb.want(t, "after signing out everywhere", shown{URL: "/sign-in?next=%2Fw%2F" + ws + "%2F", Heading: "Sign in to Tocsin"})
 		}
 	})
-}
-
-var (
-	phone   = viewport{390, 844, true}
-	desktop = viewport{1280, 900, false}
-)
-
-type viewport struct {
-	width, height int64
-	mobile        bool
 }
 
 // shown is what a page tells its reader: where it is, its heading, the
@@ -421,12 +427,12 @@ func group(t *testing.T, name string, tabs []*appTab, f func()) {
 	start := time.Now()
 	defer func() { t.Logf("%s: %s", name, time.Since(start).Round(time.Millisecond)) }()
 	for _, tb := range tabs {
-		tb.ctx, tb.cancel = context.WithTimeout(tb.base, time.Minute)
+		tb.Ctx, tb.cancel = context.WithTimeout(tb.base, time.Minute)
 	}
 	defer func() {
 		for _, tb := range tabs {
 			tb.cancel()
-			tb.ctx = tb.base
+			tb.Ctx = tb.base
 		}
 	}()
 	f()
@@ -436,54 +442,22 @@ func group(t *testing.T, name string, tabs []*appTab, f func()) {
 }
 
 // appTab is a tab in a browser context of its own (its own cookies),
-// with the page's script on, that notes what the browser reports and
-// accepts every confirmation, noting its question.
+// with the page's script on, that accepts every confirmation, noting its
+// question. Its Ctx is the tab's, within the group's deadline.
 type appTab struct {
-	base, ctx context.Context
-	cancel    context.CancelFunc
-	url       string
-	mu        sync.Mutex
-	reports   []string
-	asked     []string
+	*browsertest.Tab
+	base   context.Context // the tab's, without a deadline
+	cancel context.CancelFunc
+	url    string
+	mu     sync.Mutex
+	asked  []string
 }
 
 func openAppTab(t *testing.T, browser context.Context, url string) *appTab {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	t.Cleanup(cancel)
-	tb := &appTab{base: ctx, ctx: ctx, cancel: func() {}, url: url}
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatal(err)
-	}
-	err := chromedp.Listen(ctx, func(ev any) {
-		var s string
-		switch e := ev.(type) {
-		case *log.EventEntryAdded:
-			if (e.Entry.Level == log.EntryLevelVerbose || e.Entry.Level == log.EntryLevelInfo) && !strings.Contains(e.Entry.Text, "Content Security Policy") {
-				return // the browser's advice, not a fault
-			}
-			s = fmt.Sprintf("log %s %s: %s (%s)", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL)
-		case *runtime.EventConsoleAPICalled:
-			s = "console." + string(e.Type)
-			for _, a := range e.Args {
-				s += " " + string(a.Value) + a.Description
-			}
-		case *runtime.EventExceptionThrown:
-			s = "exception: " + e.ExceptionDetails.Text
-			if e.ExceptionDetails.Exception != nil {
-				s += " " + e.ExceptionDetails.Exception.Description
-			}
-		default:
-			return
-		}
-		tb.mu.Lock()
-		tb.reports = append(tb.reports, s)
-		tb.mu.Unlock()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	tb := &appTab{Tab: browsertest.OpenIsolatedTab(t, browser, true), cancel: func() {}, url: url}
+	tb.base = tb.Ctx
+	dialogs := chromedp.Events(tb.base, page.JavascriptDialogOpening)
 	go func() {
 		for ev, err := range dialogs {
 			if err != nil {
@@ -492,27 +466,11 @@ func openAppTab(t *testing.T, browser context.Context, url string) *appTab {
 			tb.mu.Lock()
 			tb.asked = append(tb.asked, ev.Message)
 			tb.mu.Unlock()
-			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			_, _ = chromedp.Call(tb.base, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 		}
 	}()
-	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
-		return err
-	})); err != nil {
-		t.Fatal(err)
-	}
-	tb.viewport(t, desktop)
+	tb.Emulate(t, browsertest.Desktop, false)
 	return tb
-}
-
-// take returns what the browser reported since the last take.
-func (tb *appTab) take() []string {
-	time.Sleep(50 * time.Millisecond) // the last events of a load; no assertion on time
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	r := tb.reports
-	tb.reports = nil
-	return r
 }
 
 var statusReport = regexp.MustCompile(`the server responded with a status of (\d+)`)
@@ -521,7 +479,7 @@ var statusReport = regexp.MustCompile(`the server responded with a status of (\d
 // answered with one of the statuses allowed.
 func (tb *appTab) quiet(t *testing.T, where string, allowed ...string) {
 	t.Helper()
-	for _, r := range tb.take() {
+	for _, r := range tb.Take(t) {
 		if m := statusReport.FindStringSubmatch(r); m != nil && !strings.Contains(r, "Content Security Policy") &&
 			slices.Contains(allowed, m[1]) {
 			continue
@@ -552,7 +510,7 @@ func (tb *appTab) press(t *testing.T, sel string, status int64) int64 {
 
 func (tb *appTab) load(t *testing.T, what string, status int64, a chromedp.Action[chromedp.Void]) int64 {
 	t.Helper()
-	res, err := chromedp.RunResponse(tb.ctx, a)
+	res, err := chromedp.RunResponse(tb.Ctx, a)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -577,7 +535,7 @@ func responseStatus(r *network.Response) string {
 // fill types value into an empty input.
 func (tb *appTab) fill(t *testing.T, sel, value string) {
 	t.Helper()
-	if err := chromedp.Do(tb.ctx, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), value)); err != nil {
+	if err := chromedp.Do(tb.Ctx, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), value)); err != nil {
 		t.Fatalf("fill %s: %v", sel, err)
 	}
 }
@@ -585,21 +543,21 @@ func (tb *appTab) fill(t *testing.T, sel, value string) {
 // choose picks an option of a select.
 func (tb *appTab) choose(t *testing.T, sel, value string) {
 	t.Helper()
-	if err := chromedp.Do(tb.ctx, chromedp.SetValue(chromedp.CSS(sel), value)); err != nil {
+	if err := chromedp.Do(tb.Ctx, chromedp.SetValue(chromedp.CSS(sel), value)); err != nil {
 		t.Fatalf("choose %s: %v", sel, err)
 	}
 }
 
 func (tb *appTab) click(t *testing.T, sel string) {
 	t.Helper()
-	if err := chromedp.Do(tb.ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
+	if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
 		t.Fatalf("click %s: %v", sel, err)
 	}
 }
 
 func (tb *appTab) text(t *testing.T, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => { const e = document.querySelector(%q);
+	s, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => { const e = document.querySelector(%q);
 		return e ? e.textContent.trim().replace(/\s+/g, ' ') : '(no %s)' })()`, sel, sel)))
 	if err != nil {
 		t.Fatalf("text of %s: %v", sel, err)
@@ -609,7 +567,7 @@ func (tb *appTab) text(t *testing.T, sel string) string {
 
 func (tb *appTab) eval(t *testing.T, js string) any {
 	t.Helper()
-	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[any](js))
+	v, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[any](js))
 	if err != nil {
 		t.Fatalf("%s: %v", js, err)
 	}
@@ -618,7 +576,7 @@ func (tb *appTab) eval(t *testing.T, js string) any {
 
 func (tb *appTab) evalAwait(t *testing.T, js string) any {
 	t.Helper()
-	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[any](js, chromedp.EvalAwaitPromise))
+	v, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[any](js, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("%s: %v", js, err)
 	}
@@ -628,7 +586,7 @@ func (tb *appTab) evalAwait(t *testing.T, js string) any {
 // page reads what the page shows.
 func (tb *appTab) page(t *testing.T) shown {
 	t.Helper()
-	s, err := chromedp.Run(tb.ctx, chromedp.Evaluate[shown](`(() => {
+	s, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[shown](`(() => {
 		const q = s => { const e = document.querySelector(s); return e ? e.textContent.trim().replace(/\s+/g, ' ') : '' };
 		return {url: location.pathname + location.search, heading: q('main h1'), flash: q('main .flash'), summary: q('main .summary p'),
 			errors: [...document.querySelectorAll('main .error')].map(e => e.textContent.trim())};
@@ -647,24 +605,4 @@ func (tb *appTab) want(t *testing.T, what string, w shown) {
 	if !equalShown(got, w) {
 		t.Fatalf("%s: the page shows %+v, want %+v", what, got, w)
 	}
-}
-
-func (tb *appTab) viewport(t *testing.T, v viewport) {
-	t.Helper()
-	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
-	if v.mobile {
-		opts = append(opts, chromedp.EmulateMobile)
-	}
-	if err := chromedp.Do(tb.ctx, chromedp.EmulateViewport(v.width, v.height, opts...)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (tb *appTab) fullShot(t *testing.T) []byte {
-	t.Helper()
-	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return png
 }
