@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/httpapi"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
@@ -80,7 +81,8 @@ func newEnv(t *testing.T, eng storetest.Engine, opts web.PublicOptions) *env {
 	}
 	c := &clock{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := app.New(db, kr, c.Now, log, app.Config{})
+	// A checker, for the monitor form's "Test now".
+	a := app.New(db, kr, c.Now, log, app.Config{Checker: probe.New(probe.Options{ProbeID: "test-probe", Region: "test"})})
 	e := &env{t: t, db: db, url: url, app: a, clock: c, seqs: map[string]int64{}}
 	for _, ws := range []string{"ws-a", "ws-b"} {
 		u, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@" + ws + ".test", Workspace: ws, Role: monitor.RoleOwner})

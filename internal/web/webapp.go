@@ -119,6 +119,11 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /w/{ws}/members/invites/{invite}/revoke", w.inWorkspace(w.revokeInvite))
 	mux.HandleFunc("POST /w/{ws}/members/{user}/role", w.inWorkspace(w.changeRole))
 	mux.HandleFunc("POST /w/{ws}/members/{user}/remove", w.inWorkspace(w.removeMember))
+	mux.HandleFunc("GET /w/{ws}/monitors/new", w.inWorkspace(w.newMonitor))
+	mux.HandleFunc("POST /w/{ws}/monitors", w.inWorkspace(w.createMonitor))
+	mux.HandleFunc("POST /w/{ws}/monitors/test", w.inWorkspace(w.testMonitor))
+	mux.HandleFunc("GET /w/{ws}/monitors/{id}/edit", w.inWorkspace(w.editMonitor))
+	mux.HandleFunc("POST /w/{ws}/monitors/{id}/edit", w.inWorkspace(w.updateMonitor))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
@@ -251,6 +256,8 @@ var flashes = map[string]webui.Flash{
 	"workspace-created": {Kind: webui.FlashSuccess, Message: "The workspace is made, and you are its owner."},
 	"joined":            {Kind: webui.FlashSuccess, Message: "Welcome: you are now a member of this workspace."},
 	"left":              {Kind: webui.FlashSuccess, Message: "You left the workspace."},
+	"monitor-created":   {Kind: webui.FlashSuccess, Message: "The monitor is created. Its first check runs shortly."},
+	"monitor-saved":     {Kind: webui.FlashSuccess, Message: "The monitor is saved. Changes apply from its next check."},
 }
 
 func setFlash(rw http.ResponseWriter, code string) {

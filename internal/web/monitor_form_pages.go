@@ -1,0 +1,165 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/webui"
+)
+
+// The monitor form's pages: new, create, edit, update and "Test now",
+// each over the same app function as the API route beside it.
+
+func monitorPath(ws, id string) string { return "/w/" + ws + "/monitors/" + id }
+
+// renderMonitorForm answers with the form.
+func (w *WebApp) renderMonitorForm(q *request, status int, v webui.MonitorForm) {
+	w.render(q, webui.NavNone, status, func(s webui.Shell) ([]byte, error) {
+		v.Shell = s
+		return webui.RenderMonitorForm(v)
+	})
+}
+
+// mayWrite refuses, with the error page, a person whose role may not
+// change monitors.
+func (w *WebApp) mayWrite(q *request) bool {
+	if err := q.actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return false
+	}
+	return true
+}
+
+func (w *WebApp) newMonitor(q *request) {
+	if !w.mayWrite(q) {
+		return
+	}
+	w.renderMonitorForm(q, http.StatusOK, webui.MonitorForm{Mode: webui.FormNew, Values: webui.NewMonitorValues()})
+}
+
+func (w *WebApp) createMonitor(q *request) {
+	if !w.mayWrite(q) || !q.parse() {
+		return
+	}
+	mf := readMonitorForm(q.r.PostForm, "")
+	v := webui.MonitorForm{Mode: webui.FormNew, Values: mf.values}
+	if fe := mf.problems(nil); fe.Any() {
+		v.Errors = fe
+		w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	m, err := w.app.CreateMonitor(q.ctx(), q.actor, mf.draft)
+	if err != nil {
+		w.monitorFormFailed(q, v, mf, err)
+		return
+	}
+	q.redirect(monitorPath(q.actor.WorkspaceID, m.ID), "monitor-created")
+}
+
+// storedForm is the edit form of stored monitor id, or false after the
+// error page.
+func (w *WebApp) storedForm(q *request, id string) (monitor.Monitor, bool) {
+	m, err := w.app.GetMonitor(q.ctx(), q.actor, id)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return m, false
+	}
+	return m, true
+}
+
+// withStored keeps what the form shows of the stored secrets.
+func withStored(v webui.MonitorValues, m monitor.Monitor) webui.MonitorValues {
+	s := webui.MonitorFormValues(m)
+	v.HeadersSet, v.AuthStored, v.AuthPasswordSet, v.AuthTokenSet, v.AuthValueSet = s.HeadersSet, s.AuthStored, s.AuthPasswordSet, s.AuthTokenSet, s.AuthValueSet
+	return v
+}
+
+func (w *WebApp) editMonitor(q *request) {
+	if !w.mayWrite(q) {
+		return
+	}
+	m, ok := w.storedForm(q, q.r.PathValue("id"))
+	if !ok {
+		return
+	}
+	w.renderMonitorForm(q, http.StatusOK, webui.MonitorForm{Mode: webui.FormEdit, ID: m.ID, Values: webui.MonitorFormValues(m)})
+}
+
+func (w *WebApp) updateMonitor(q *request) {
+	if !w.mayWrite(q) || !q.parse() {
+		return
+	}
+	m, ok := w.storedForm(q, q.r.PathValue("id"))
+	if !ok {
+		return
+	}
+	mf := readMonitorForm(q.r.PostForm, m.Type)
+	v := webui.MonitorForm{Mode: webui.FormEdit, ID: m.ID, Values: withStored(mf.values, m)}
+	if fe := mf.problems(m.Config.AuthSet); fe.Any() {
+		v.Errors = fe
+		w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	if _, err := w.app.UpdateMonitor(q.ctx(), q.actor, m.ID, mf.update()); err != nil {
+		w.monitorFormFailed(q, v, mf, err)
+		return
+	}
+	q.redirect(monitorPath(q.actor.WorkspaceID, m.ID), "monitor-saved")
+}
+
+// testMonitor runs one check of the form's draft and shows the form
+// again, as typed, with what the check found.
+func (w *WebApp) testMonitor(q *request) {
+	if !w.mayWrite(q) || !q.parse() {
+		return
+	}
+	v := webui.MonitorForm{Mode: webui.FormNew}
+	var stored *monitor.Monitor
+	if q.r.PostForm.Get("mode") == string(webui.FormEdit) {
+		m, ok := w.storedForm(q, q.r.PostForm.Get("id"))
+		if !ok {
+			return
+		}
+		v.Mode, v.ID, stored = webui.FormEdit, m.ID, &m
+	}
+	var mf *monitorForm
+	var auth *monitor.AuthPresence
+	if stored != nil {
+		mf = readMonitorForm(q.r.PostForm, stored.Type)
+		v.Values, auth = withStored(mf.values, *stored), stored.Config.AuthSet
+	} else {
+		mf = readMonitorForm(q.r.PostForm, "")
+		v.Values = mf.values
+	}
+	mf.draft = mf.testDraft(auth)
+	if fe := mf.problems(nil); fe.Any() {
+		v.Errors = fe
+		w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	d := mf.draft
+	obs, err := w.app.TestMonitor(q.ctx(), q.actor, d)
+	if err != nil {
+		w.monitorFormFailed(q, v, mf, err)
+		return
+	}
+	v.Test = webui.NewTestResult(obs, d.Config)
+	w.renderMonitorForm(q, http.StatusOK, v)
+}
+
+// monitorFormFailed shows the form again with the app's objections, or
+// the error page for an error that is not the person's to fix.
+func (w *WebApp) monitorFormFailed(q *request, v webui.MonitorForm, mf *monitorForm, err error) {
+	if errs.KindOf(err) == errs.KindFeatureUnavailable { // a node that runs no checks cannot test
+		v.Errors = webui.FormErrors{Summary: "This server runs no checks, so it cannot test one: save the monitor and see its first result."}
+		w.renderMonitorForm(q, http.StatusServiceUnavailable, v)
+		return
+	}
+	if _, ok := formErrors(err, nil); !ok || statusOf(err) == http.StatusForbidden || statusOf(err) == http.StatusNotFound {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	v.Errors = mf.errors(err)
+	w.renderMonitorForm(q, statusOf(err), v)
+}
