@@ -276,6 +276,9 @@ func (mf *monitorForm) errors(err error) webui.FormErrors {
 			fe.Fields[name] = f.Message
 		}
 	}
+	for name, msg := range fe.Fields {
+		fe.Fields[name] = webui.MonitorFieldMessage(name, msg)
+	}
 	switch {
 	case len(loose) > 0:
 		fe.Summary = "Please correct the marked fields: " + strings.Join(loose, "; ") + "."

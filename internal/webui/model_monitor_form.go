@@ -450,3 +450,41 @@ func RenderMonitorForm(v MonitorForm) ([]byte, error) {
 func NewMonitorValues() MonitorValues {
 	return MonitorValues{Type: string(monitor.TypeHTTP), Method: "GET", FollowRedirects: true, RecordType: "A"}
 }
+
+// monitorLabels name the form's fields in messages.
+var monitorLabels = map[string]string{
+	"type": "Type", "name": "Name", "interval": "Check interval", "timeout": "Timeout", "degraded-latency": "Degraded latency",
+	"confirmations": "Failures before down", "recoveries": "Successes before up", "paused": "Paused",
+	"slo-target": "SLO target", "slo-period": "SLO period", "url": "URL", "method": "Method", "headers": "Request headers",
+	"body": "Request body", "follow-redirects": "Follow redirects", "status-codes": "Expected status codes",
+	"auth-type": "Credentials", "auth-username": "User name", "auth-password": "Password", "auth-token": "Token",
+	"auth-header": "Header name", "auth-value": "Header value", "tcp-host": "Host", "tcp-port": "Port", "send": "Send",
+	"expect": "Expect", "record-name": "Name to resolve", "record-type": "Record type", "expected-values": "Expected values",
+	"resolver": "Resolver", "tls-host": "Host", "tls-port": "Port", "server-name": "Server name",
+	"degraded-expiry": "Degraded expiry", "down-expiry": "Down expiry",
+}
+
+// MonitorFieldMessage is a message for field name as a sentence that
+// names the field ("URL must be an absolute http or https URL."), so it
+// reads alone in the error summary too.
+func MonitorFieldMessage(name, msg string) string {
+	label := monitorLabels[name]
+	var row int
+	var part string
+	switch {
+	case label != "":
+	case strings.HasPrefix(name, "keyword-"):
+		if _, err := fmt.Sscanf(name, "keyword-%d", &row); err == nil {
+			label = fmt.Sprintf("Keyword %d", row+1)
+		}
+	case strings.HasPrefix(name, "assertion-"):
+		if _, err := fmt.Sscanf(strings.ReplaceAll(name, "-", " "), "assertion %d %s", &row, &part); err == nil {
+			label = fmt.Sprintf("%s %d", map[string]string{"path": "Path", "operator": "Operator", "value": "Value"}[part], row+1)
+		}
+	}
+	msg = strings.TrimSuffix(strings.TrimSpace(msg), ".") + "."
+	if label == "" {
+		return msg
+	}
+	return label + " " + msg
+}
