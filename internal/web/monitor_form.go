@@ -197,6 +197,7 @@ func (mf *monitorForm) http(f url.Values) {
 		}
 		return s
 	}
+	defer func() { v.AuthRetype = mf.authSecret }()
 	switch t := monitor.AuthType(v.AuthType); t {
 	case "":
 	case monitor.AuthBasic:

@@ -167,7 +167,9 @@ func htmlText(s string) string { return strings.ReplaceAll(s, `"`, "&#34;") }
 // TestMonitorFormTestNow: "Test now" checks the draft against a real
 // server and shows each assertion's verdict in words, saving nothing.
 func TestMonitorFormTestNow(t *testing.T) {
+	seen := make(chan string, 4)
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Get("Authorization")
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte(`{"status":"up","detail":"database unreachable"}`))
@@ -177,7 +179,8 @@ func TestMonitorFormTestNow(t *testing.T) {
 		p := e.member("editor@a.test", monitor.RoleEditor)
 		ws := "/w/" + e.wsA.ID
 		r := p.post(ws+"/monitors/test", httpForm("Trial", target.URL+"/health", "status-codes", "200",
-			"keyword-0", "unreachable", "keyword-0-absent", "on", "assertion-0-path", "$.status", "assertion-0-value", `"up"`))
+			"keyword-0", "unreachable", "keyword-0-absent", "on", "assertion-0-path", "$.status", "assertion-0-value", `"up"`,
+			"auth-type", "bearer", "auth-token", "typed-token-secret"))
 		if r.status != http.StatusOK {
 			t.Fatalf("test now: %d %.800s", r.status, r.body)
 		}
@@ -189,6 +192,13 @@ func TestMonitorFormTestNow(t *testing.T) {
 			if !strings.Contains(r.body, want) {
 				t.Errorf("test result lacks %q", want)
 			}
+		}
+		// The token was used, and is not sent back.
+		if strings.Contains(r.body, "typed-token-secret") || !strings.Contains(r.body, "Type it again to save it") {
+			t.Errorf("the answer shows the token, or does not say to type it again")
+		}
+		if got := <-seen; got != "Bearer typed-token-secret" {
+			t.Errorf("the check sent Authorization %q", got)
 		}
 		if got := e.api("GET", "/api/v1/monitors", e.keyA, nil, 200); len(got["data"].([]any)) != 0 {
 			t.Errorf("a test made a monitor: %v", got["data"])

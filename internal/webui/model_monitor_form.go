@@ -106,6 +106,9 @@ type MonitorValues struct {
 	AuthPasswordSet bool
 	AuthTokenSet    bool
 	AuthValueSet    bool
+	// AuthRetype says a secret was typed in the form this one answers:
+	// it is not sent back, so it must be typed again to be saved.
+	AuthRetype bool
 
 	// tcp
 	TCPHost, TCPPort, Send, Expect string
@@ -421,8 +424,11 @@ func (f MonitorForm) HeadersHint() string {
 
 // SecretHint is the hint of a write-only field: whether a value is stored.
 func (f MonitorForm) SecretHint(set bool) string {
-	if set {
+	switch {
+	case set:
 		return "set — leave empty to keep"
+	case f.Values.AuthRetype:
+		return "Type it again to save it: secrets are never sent back to the browser."
 	}
 	return ""
 }
