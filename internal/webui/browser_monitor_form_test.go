@@ -50,7 +50,7 @@ func TestMonitorFormInBrowser(t *testing.T) {
 	}
 	check("tcp chosen", "type-tcp")
 	if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(`#type-http`)),
-		chromedp.SetValue(chromedp.CSS(`#f-auth-type`), "bearer")); err != nil {
+		chromedp.Click(chromedp.CSS(`#auth-bearer`))); err != nil {
 		t.Fatal(err)
 	}
 	check("bearer chosen", "type-http", "auth-bearer")

@@ -53,7 +53,7 @@ func monitorFormPages() []uiPage {
 		}, []string{`action="/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6A4B2/edit"`, `type="hidden" name="type" value="http"`, `value="Checkout API"`,
 			`value="200-299, 304"`, `name="header-remove" value="X-Api-Key"`, "set — leave empty to keep", `value="probe"`,
 			`name="assertion-0-path" value="$.status"`, `value="&#34;up&#34;"`, `name="keyword-1-absent" value="on" checked`, `value="99.9"`,
-			`<option value="POST" selected>`, `<option value="basic" selected>`}},
+			`<option value="POST" selected>`, `name="auth-type" value="basic" checked`}},
 		{"monitor-edit-tcp", "/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6T/edit", "Edit Mail relay", func() ([]byte, error) {
 			m := monitor.Monitor{ID: "mon_01JDQ6T", Type: monitor.TypeTCP, Name: "Mail relay", IntervalSeconds: 60,
 				Config: monitor.Config{Host: "mail.acme.example", Port: 25, Expect: "220", TimeoutSeconds: 10}}

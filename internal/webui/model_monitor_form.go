@@ -408,6 +408,12 @@ func (MonitorForm) Methods() []string { return monitor.HTTPMethods }
 // Operators are the JSON assertion operators to choose from.
 func (MonitorForm) Operators() []monitor.Operator { return monitor.Operators }
 
+// AuthTypes are the credentials to choose from; "" is none.
+func (MonitorForm) AuthTypes() []struct{ Value, Label string } {
+	return []struct{ Value, Label string }{{"", "none"}, {string(monitor.AuthBasic), "basic (user name and password)"},
+		{string(monitor.AuthBearer), "bearer token"}, {string(monitor.AuthHeader), "a header and its value"}}
+}
+
 // RecordTypes are the DNS record types to choose from.
 func (MonitorForm) RecordTypes() []string { return monitor.DNSRecordTypes }
 
