@@ -57,9 +57,9 @@ func (w *WebApp) createMonitor(q *request) {
 	q.redirect(monitorPath(q.actor.WorkspaceID, m.ID), "monitor-created")
 }
 
-// storedForm is the edit form of stored monitor id, or false after the
-// error page.
-func (w *WebApp) storedForm(q *request, id string) (monitor.Monitor, bool) {
+// storedMonitor is monitor id of the workspace, or false after the
+// error page (a monitor of another workspace is not found).
+func (w *WebApp) storedMonitor(q *request, id string) (monitor.Monitor, bool) {
 	m, err := w.app.GetMonitor(q.ctx(), q.actor, id)
 	if err != nil {
 		w.fail(q.w, q.r, &q.ws, err)
@@ -68,7 +68,8 @@ func (w *WebApp) storedForm(q *request, id string) (monitor.Monitor, bool) {
 	return m, true
 }
 
-// withStored keeps what the form shows of the stored secrets.
+// withStored adds to typed values what the form shows of m's stored
+// secrets: which are set, never their values.
 func withStored(v webui.MonitorValues, m monitor.Monitor) webui.MonitorValues {
 	s := webui.MonitorFormValues(m)
 	v.HeadersSet, v.AuthStored, v.AuthPasswordSet, v.AuthTokenSet, v.AuthValueSet = s.HeadersSet, s.AuthStored, s.AuthPasswordSet, s.AuthTokenSet, s.AuthValueSet
@@ -79,7 +80,7 @@ func (w *WebApp) editMonitor(q *request) {
 	if !w.mayWrite(q) {
 		return
 	}
-	m, ok := w.storedForm(q, q.r.PathValue("id"))
+	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
 	if !ok {
 		return
 	}
@@ -90,7 +91,7 @@ func (w *WebApp) updateMonitor(q *request) {
 	if !w.mayWrite(q) || !q.parse() {
 		return
 	}
-	m, ok := w.storedForm(q, q.r.PathValue("id"))
+	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
 	if !ok {
 		return
 	}
@@ -117,7 +118,7 @@ func (w *WebApp) testMonitor(q *request) {
 	v := webui.MonitorForm{Mode: webui.FormNew}
 	var stored *monitor.Monitor
 	if q.r.PostForm.Get("mode") == string(webui.FormEdit) {
-		m, ok := w.storedForm(q, q.r.PostForm.Get("id"))
+		m, ok := w.storedMonitor(q, q.r.PostForm.Get("id"))
 		if !ok {
 			return
 		}
