@@ -31,34 +31,23 @@
     });
   }
 
-  // <main data-live="/w/…/live"> follows state changes while the page is
-  // open: each row [data-monitor-id] or [data-heartbeat-id] gets its
-  // [data-state] cell's text, attribute and state-… class replaced, and
-  // a change after the first look is announced ("db is DOWN").
+  // <main data-live="/w/…/live"> follows state changes: the [data-state] cell of each row
+  // [data-monitor-id] or [data-heartbeat-id] gets the new state (text, class state-…).
   var main = document.querySelector("main[data-live]");
   if (main && window.EventSource) {
     var source = new EventSource(main.getAttribute("data-live"));
     var patch = function (s, announce) {
       var attr = s.kind === "heartbeat" ? "data-heartbeat-id" : "data-monitor-id";
       document.querySelectorAll("[" + attr + "]").forEach(function (row) {
-        if (row.getAttribute(attr) !== s.id) return;
         var cell = row.hasAttribute("data-state") ? row : row.querySelector("[data-state]");
-        if (!cell || cell.getAttribute("data-state") === s.state) return;
+        if (row.getAttribute(attr) !== s.id || !cell || cell.getAttribute("data-state") === s.state) return;
         cell.setAttribute("data-state", s.state);
-        cell.classList.forEach(function (c) {
-          if (c.indexOf("state-") === 0) cell.classList.remove(c);
-        });
-        cell.classList.add("state-" + s.state.toLowerCase());
+        cell.className = cell.className.replace(/\bstate-\S+/g, "").trim() + " state-" + s.state.toLowerCase();
         cell.textContent = s.state;
-        if (announce) {
-          var name = row.getAttribute("data-name") || (row.querySelector("a") || row).textContent.trim();
-          say(name + " is " + s.state);
-        }
+        if (announce) say((row.getAttribute("data-name") || (row.querySelector("a") || row).textContent.trim()) + " is " + s.state);
       });
     };
-    source.addEventListener("snapshot", function (e) {
-      JSON.parse(e.data).forEach(function (s) { patch(s, false); });
-    });
+    source.addEventListener("snapshot", function (e) { JSON.parse(e.data).forEach(function (s) { patch(s, false); }); });
     source.addEventListener("state", function (e) { patch(JSON.parse(e.data), true); });
     source.addEventListener("end", function () { source.close(); });
   }
