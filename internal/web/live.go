@@ -137,13 +137,22 @@ type liveSub struct {
 	dropped bool // ch was closed: the stream fell behind
 }
 
+// Why a stream cannot open.
+var (
+	errTooManyStreams = &errs.Error{Kind: errs.KindRateLimited, Message: "Too many live views are open: close a few tabs of Tocsin."}
+	errLiveClosed     = &errs.Error{Kind: errs.KindUnavailable, Message: "The server is restarting."}
+)
+
 // join adds a stream of the actor's workspace, starting the workspace's
-// poller if it is the first; false when the person has too many open.
-func (h *liveHub) join(actor app.Actor) (*feed, *liveSub, bool) {
+// poller if it is the first.
+func (h *liveHub) join(actor app.Actor) (*feed, *liveSub, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.persons[actor.UserID] >= maxLiveStreams || h.ctx.Err() != nil {
-		return nil, nil, false
+	if h.ctx.Err() != nil {
+		return nil, nil, errLiveClosed
+	}
+	if h.persons[actor.UserID] >= maxLiveStreams {
+		return nil, nil, errTooManyStreams
 	}
 	h.persons[actor.UserID]++
 	f := h.feeds[actor.WorkspaceID]
@@ -164,7 +173,7 @@ func (h *liveHub) join(actor app.Actor) (*feed, *liveSub, bool) {
 		s.ch <- f.snapshotEvent()
 	}
 	f.mu.Unlock()
-	return f, s, true
+	return f, s, nil
 }
 
 // leave removes a stream; the last one out stops the poller.
@@ -289,10 +298,12 @@ func (w *WebApp) live(q *request) {
 		return
 	}
 	h := w.hub
-	f, sub, ok := h.join(q.actor)
-	if !ok {
+	f, sub, err := h.join(q.actor)
+	if err != nil {
+		// Plain text, not the error page: an EventSource gives up on any
+		// answer but 200 and shows nothing of it (the page stays as it is).
 		q.w.Header().Set("Retry-After", "30")
-		plain(q.w, http.StatusTooManyRequests, "Too many live views are open: close a few tabs of Tocsin.\n")
+		plain(q.w, statusOf(err), err.(*errs.Error).Message+"\n")
 		return
 	}
 	defer h.leave(f, sub, q.actor.UserID)

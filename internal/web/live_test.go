@@ -20,17 +20,20 @@ import (
 	"github.com/tocsin/tocsin/internal/web"
 )
 
-// liveServer serves the web app over a's database on its own loopback
-// server, with the given live options and read and write timeouts much
+// liveServer serves the web app (and any routes of the test's) over a's
+// database on its own loopback server, with the given live options and read and write timeouts much
 // shorter than a stream lives. Cookies of env's server work here: a
 // cookie names a host, not a port.
-func liveServer(t testing.TB, a *app.App, opts web.AppOptions) (*web.WebApp, string) {
+func liveServer(t testing.TB, a *app.App, opts web.AppOptions, routes ...func(*http.ServeMux)) (*web.WebApp, string) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	opts.BaseURL = "http://" + srv.Listener.Addr().String()
 	w := web.NewApp(a, slog.New(slog.DiscardHandler), opts)
 	mux := http.NewServeMux()
 	w.Mount(mux)
+	for _, r := range routes {
+		r(mux)
+	}
 	srv.Config.Handler = mux
 	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 2*time.Second, 2*time.Second
 	srv.Start()
@@ -310,5 +313,28 @@ func TestLiveFanOut(t *testing.T) {
 			s.res.Body.Close()
 		}
 		waitFor(t, "the poller to stop", func() bool { return w.LiveFeeds() == 0 })
+	})
+}
+
+// TestLiveShutdown: closing the web app, as serve does when the server
+// shuts down, ends every stream and refuses new ones.
+func TestLiveShutdown(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		w, base := liveServer(t, e.app, web.AppOptions{LivePoll: 50 * time.Millisecond})
+		p := e.member("viewer@a.test", monitor.RoleViewer)
+		s := openStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
+		s.snapshot(t)
+		w.Close()
+		if ev, ok := s.next(t); ok {
+			t.Fatalf("after Close: %+v", ev)
+		}
+		if w.LiveFeeds() != 0 {
+			t.Error("a poller runs on")
+		}
+		r := getStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
+		r.Body.Close()
+		if r.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("a stream after Close: %d", r.StatusCode)
+		}
 	})
 }
