@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -267,6 +269,7 @@ func (f *feed) snapshotEvent() []byte {
 		for _, v := range f.last {
 			all = append(all, v)
 		}
+		slices.SortFunc(all, func(a, b liveState) int { return strings.Compare(a.ID, b.ID) })
 		var b bytes.Buffer
 		writeEvent(&b, "snapshot", all)
 		f.snapshot = b.Bytes()

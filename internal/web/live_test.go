@@ -185,8 +185,9 @@ func TestLiveStream(t *testing.T) {
 		ctx := context.Background()
 		db := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
 		e.monitor(e.keyB, "elsewhere", "http://b.invalid/", nil)
-		job := e.api("POST", "/api/v1/heartbeats", e.keyA, map[string]any{"name": "backup",
-			"schedule": map[string]any{"periodSeconds": 3600, "graceSeconds": 300}}, 201)["id"].(string)
+		hb := e.api("POST", "/api/v1/heartbeats", e.keyA, map[string]any{"name": "backup",
+			"schedule": map[string]any{"periodSeconds": 3600, "graceSeconds": 300}}, 201)
+		job := hb["id"].(string)
 		_, base := liveServer(t, e.app, web.AppOptions{LivePoll: 50 * time.Millisecond, LiveRecheck: 100 * time.Millisecond})
 		viewer := e.member("viewer@a.test", monitor.RoleViewer)
 
@@ -204,6 +205,13 @@ func TestLiveStream(t *testing.T) {
 
 		e.record(db, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
 		for st := s.stateOf(t, db); st.State != "DOWN"; st = s.stateOf(t, db) {
+		}
+		// A heartbeat's ping is told too.
+		if r := e.get(strings.TrimPrefix(hb["pingUrl"].(string), e.srv.URL)); r.status != http.StatusOK {
+			t.Fatalf("ping: %d %s", r.status, r.body)
+		}
+		if st := s.stateOf(t, job); st.State != "UP" || st.Kind != "heartbeat" || st.LastCheckAt == nil {
+			t.Errorf("after a ping: %+v", st)
 		}
 		// Past the server's timeouts (2 s), events still come.
 		time.Sleep(5 * time.Second)
