@@ -23,15 +23,16 @@ import (
 // livePage is a page as the monitors list marks its rows, served under
 // the web app's Content-Security-Policy with the app's own script.
 var livePage = template.Must(template.New("").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Monitors</title><script src="{{.Script}}" defer></script></head>
+<html lang="en"><head><meta charset="utf-8"><title>Monitors</title><link rel="icon" href="data:,"><script src="{{.Script}}" defer></script></head>
 <body><main id="main" data-live="{{.Live}}"><table>
-<tr data-monitor-id="{{.ID}}"><td><a href="#">db</a></td><td data-state class="badge state-pending">PENDING</td></tr>
-<tr data-monitor-id="mon_other"><td><a href="#">other</a></td><td data-state class="badge state-up">UP</td></tr>
+<tr data-monitor-id="{{.ID}}"><td><a href="#">db</a></td><td data-state="UNKNOWN" class="badge state-unknown">UNKNOWN</td></tr>
+<tr data-monitor-id="mon_other"><td><a href="#">other</a></td><td data-state="UP" class="badge state-up">UP</td></tr>
 </table></main><div id="live" class="vh" aria-live="polite"></div></body></html>`))
 
 // TestLiveInBrowser: in Chromium, with the web app's script under its
-// Content-Security-Policy, a page with data-live patches a monitor's row
-// when its state changes, and says so in the live region.
+// Content-Security-Policy, a page with data-live takes the snapshot
+// quietly, then patches a monitor's row when its state changes and says
+// so in the live region; a row the stream does not know stays as it is.
 func TestLiveInBrowser(t *testing.T) {
 	browser := browsertest.Start(t)
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
@@ -78,6 +79,8 @@ func TestLiveInBrowser(t *testing.T) {
 			}
 			return v[0], v[1]
 		}
+		// The page was rendered stale: the snapshot corrects it, quietly.
+		waitFor(t, "the snapshot", func() bool { s, _ := cell(id); return s == "PENDING" })
 		e.record(id, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
 		waitFor(t, "the row to turn DOWN", func() bool { s, _ := cell(id); return s == "DOWN" })
 		if _, class := cell(id); class != "badge state-down" {
