@@ -73,13 +73,12 @@ func liveStateOf(s app.LiveState) liveState {
 	return v
 }
 
-func (a liveState) same(b liveState) bool {
+// sameLive reports whether a stream would see no difference between a and b.
+func sameLive(a, b app.LiveState) bool {
 	return a.ID == b.ID && a.Kind == b.Kind && a.State == b.State && a.Since.Equal(b.Since) && a.Paused == b.Paused &&
-		sameTime(a.LastCheckAt, b.LastCheckAt) && sameInt(a.LatencyMs, b.LatencyMs) && a.Reason == b.Reason
+		a.LastCheckAt.Equal(b.LastCheckAt) && a.Latency.Milliseconds() == b.Latency.Milliseconds() &&
+		(a.Latency < 0) == (b.Latency < 0) && a.Reason == b.Reason
 }
-
-func sameTime(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
-func sameInt(a, b *int64) bool      { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // liveHub owns the pollers and counts the open streams.
 type liveHub struct {
@@ -129,8 +128,8 @@ type feed struct {
 
 	mu       sync.Mutex
 	subs     map[*liveSub]struct{}
-	last     map[string]liveState // nil until the first read
-	snapshot []byte               // the "snapshot" event of last, built on demand
+	last     map[string]app.LiveState // nil until the first read
+	snapshot []byte                   // the "snapshot" event of last, built on demand
 }
 
 // liveSub is one open stream's mailbox.
@@ -219,20 +218,19 @@ func (f *feed) tick(ctx context.Context) {
 		}
 		return // the next tick tries again; the streams stay open
 	}
-	next := make(map[string]liveState, len(states))
+	next := make(map[string]app.LiveState, len(states))
 	var changes bytes.Buffer
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	first, kept := f.last == nil, 0
 	for _, s := range states {
-		v := liveStateOf(s)
-		next[v.ID] = v
-		old, ok := f.last[v.ID]
+		next[s.ID] = s
+		old, ok := f.last[s.ID]
 		if ok {
 			kept++
 		}
-		if !first && (!ok || !old.same(v)) {
-			writeEvent(&changes, "state", v)
+		if !first && (!ok || !sameLive(old, s)) {
+			writeEvent(&changes, "state", liveStateOf(s))
 		}
 	}
 	gone := kept < len(f.last) // a subject was deleted: later snapshots leave it out
@@ -267,7 +265,7 @@ func (f *feed) snapshotEvent() []byte {
 	if f.snapshot == nil {
 		all := make([]liveState, 0, len(f.last))
 		for _, v := range f.last {
-			all = append(all, v)
+			all = append(all, liveStateOf(v))
 		}
 		slices.SortFunc(all, func(a, b liveState) int { return strings.Compare(a.ID, b.ID) })
 		var b bytes.Buffer
