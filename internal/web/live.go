@@ -360,7 +360,9 @@ func (w *WebApp) live(q *request) {
 }
 
 // mayStillWatch reports whether the stream's session is still signed in
-// and its person's role here still reads monitors.
+// and its person's role here still reads monitors. Like any request, it
+// counts as the session's use: an open page keeps its session from idling
+// out, as a wall screen of the monitors list should.
 func (w *WebApp) mayStillWatch(q *request) bool {
 	ctx := q.ctx()
 	ws, err := w.app.WebSession(ctx, w.token(q.r))
