@@ -241,7 +241,8 @@ API keys are made in the web app under "API keys", or for scripts:
 	root := http.NewServeMux()
 	root.Handle(httpapi.Prefix+"/", api)
 	root.Handle(web.StatusPrefix, pages)
-	web.NewApp(a, log.With("component", "web"), web.AppOptions{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies}).Mount(root)
+	webApp := web.NewApp(a, log.With("component", "web"), web.AppOptions{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
+	webApp.Mount(root)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "ok\n")
@@ -288,6 +289,7 @@ API keys are made in the web app under "API keys", or for scripts:
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(webApp.Close) // live streams end on their own only when their browser goes
 	log.Info("listening", "addr", "http://"+ln.Addr().String(), "engine", db.Engine())
 	sender := deliver.New(deliver.Options{App: a, Node: c.NodeName, Policy: outbound, Mailer: mail,
 		Log: log.With("component", "deliver"), Metrics: deliver.NewMetrics(reg)})

@@ -132,6 +132,9 @@ type App struct {
 	// rollupsPurged is the UTC day (unix µs) whose expired rollups
 	// Housekeeping last deleted.
 	rollupsPurged atomic.Int64
+
+	// stateReads counts WorkspaceStates calls (live.go).
+	stateReads atomic.Int64
 }
 
 // New wires the use cases. now is the clock; tests freeze it. Times are

@@ -31,6 +31,11 @@ type AppOptions struct {
 	// TrustedProxies decide who a request's client is (sign-in limits, the
 	// sessions list).
 	TrustedProxies clientaddr.Resolver
+	// LivePoll is how often the live view reads a watched workspace's
+	// states (2 s when zero); LiveRecheck how often a live stream checks
+	// that its person may still read (30 s); LiveKeepAlive how often an
+	// idle stream sends a comment (15 s).
+	LivePoll, LiveRecheck, LiveKeepAlive time.Duration
 }
 
 // WebApp serves the signed-in pages and the sign-in flow.
@@ -43,6 +48,7 @@ type WebApp struct {
 	cookie  string
 	cop     *http.CrossOriginProtection
 	handler http.Handler
+	hub     *liveHub
 }
 
 const (
@@ -53,7 +59,7 @@ const (
 // NewApp returns the web app's handler.
 func NewApp(a *app.App, log *slog.Logger, opts AppOptions) *WebApp {
 	w := &WebApp{app: a, log: log, opts: opts, base: strings.TrimRight(opts.BaseURL, "/"), cookie: "tocsin_session",
-		cop: http.NewCrossOriginProtection()}
+		cop: http.NewCrossOriginProtection(), hub: newLiveHub(a, log, opts)}
 	if u, err := url.Parse(opts.BaseURL); err == nil && u.Scheme == "https" {
 		w.secure = true
 		w.cookie = "__Host-tocsin_session" // Secure, Path=/, no Domain: no subdomain may set it
@@ -78,6 +84,11 @@ func (w *WebApp) Mount(mux *http.ServeMux) {
 		mux.Handle(p, w)
 	}
 }
+
+// Close ends the live streams and their pollers: the server shuts down,
+// and would otherwise wait for streams that never end on their own
+// (register it with http.Server.RegisterOnShutdown).
+func (w *WebApp) Close() { w.hub.close() }
 
 func (w *WebApp) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	h := rw.Header()
@@ -111,6 +122,7 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /workspaces", w.signedIn(w.createWorkspace))
 	mux.HandleFunc("POST /switch-workspace", w.signedIn(w.switchWorkspace))
 	mux.HandleFunc("GET /w/{ws}/{$}", w.inWorkspace(w.home))
+	mux.HandleFunc("GET /w/{ws}/live", w.inWorkspace(w.live))
 	mux.HandleFunc("GET /w/{ws}/keys", w.inWorkspace(w.keys))
 	mux.HandleFunc("POST /w/{ws}/keys", w.inWorkspace(w.createKey))
 	mux.HandleFunc("POST /w/{ws}/keys/{key}/revoke", w.inWorkspace(w.revokeKey))

@@ -84,6 +84,11 @@ type Shell struct {
 	// BaseURL is the app's public origin without a trailing slash
 	// ("https://tocsin.example.com"), for the examples that show full URLs.
 	BaseURL string
+	// Live is the path of the workspace's live stream ("/w/{ws}/live") on
+	// pages whose monitors and heartbeats change state while open: the
+	// script patches their rows ([data-monitor-id], [data-heartbeat-id])
+	// from it. Empty: the page does not follow changes.
+	Live string
 
 	bare bool // the minimal layout, whoever is signed in
 }

@@ -1,4 +1,4 @@
-// Tocsin web app: copy buttons and confirmations. Every page works
+// Tocsin web app: copy buttons, confirmations and live states. Every page works
 // without this file: a secret stays selectable text, a form submits.
 (function () {
   "use strict";
@@ -29,6 +29,27 @@
         });
       });
     });
+  }
+
+  // <main data-live="/w/…/live"> follows state changes: the [data-state] cell of each row
+  // [data-monitor-id] or [data-heartbeat-id] gets the new state (text, class state-…).
+  var main = document.querySelector("main[data-live]");
+  if (main && window.EventSource) {
+    var source = new EventSource(main.getAttribute("data-live"));
+    var patch = function (s, announce) {
+      var attr = s.kind === "heartbeat" ? "data-heartbeat-id" : "data-monitor-id";
+      document.querySelectorAll("[" + attr + "]").forEach(function (row) {
+        var cell = row.hasAttribute("data-state") ? row : row.querySelector("[data-state]");
+        if (row.getAttribute(attr) !== s.id || !cell || cell.getAttribute("data-state") === s.state) return;
+        cell.setAttribute("data-state", s.state);
+        cell.className = cell.className.replace(/\bstate-\S+/g, "").trim() + " state-" + s.state.toLowerCase();
+        cell.textContent = s.state;
+        if (announce) say((row.getAttribute("data-name") || (row.querySelector("a") || row).textContent.trim()) + " is " + s.state);
+      });
+    };
+    source.addEventListener("snapshot", function (e) { JSON.parse(e.data).forEach(function (s) { patch(s, false); }); });
+    source.addEventListener("state", function (e) { patch(JSON.parse(e.data), true); });
+    source.addEventListener("end", function () { source.close(); });
   }
 
   // <form data-confirm="message"> asks before it submits.

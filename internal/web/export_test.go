@@ -1,0 +1,23 @@
+package web
+
+import "context"
+
+// LiveTick runs one read of the workspace's live poller now, as its
+// ticker would; false when no stream watches the workspace.
+func (w *WebApp) LiveTick(wsID string) bool {
+	w.hub.mu.Lock()
+	f := w.hub.feeds[wsID]
+	w.hub.mu.Unlock()
+	if f == nil {
+		return false
+	}
+	f.tick(context.Background())
+	return true
+}
+
+// LiveFeeds counts the workspaces being polled.
+func (w *WebApp) LiveFeeds() int {
+	w.hub.mu.Lock()
+	defer w.hub.mu.Unlock()
+	return len(w.hub.feeds)
+}
