@@ -70,7 +70,7 @@ type uiPage struct {
 
 func pages() []uiPage {
 	mine, others := keyRows()
-	return []uiPage{
+	return append([]uiPage{
 		{"sign-in", "/sign-in", "Sign in to Tocsin", func() ([]byte, error) {
 			return webui.RenderSignIn(webui.SignIn{Shell: signedOut(), Email: "ada.lovelace@acme.example", Next: "/w/ws_01JDQ4K8Z6/keys",
 				Errors: webui.FormErrors{Summary: "Wrong e-mail or password."}})
@@ -182,5 +182,5 @@ func pages() []uiPage {
 		{"error-500", "/error/500", "Something went wrong", func() ([]byte, error) {
 			return webui.RenderError(webui.Error{Shell: shell(webui.NavNone), Status: 500, Message: "The database did not answer in time."})
 		}, []string{"Error 500", "The database did not answer in time."}},
-	}
+	}, monitorPages()...)
 }
