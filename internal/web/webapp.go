@@ -119,6 +119,11 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /w/{ws}/members/invites/{invite}/revoke", w.inWorkspace(w.revokeInvite))
 	mux.HandleFunc("POST /w/{ws}/members/{user}/role", w.inWorkspace(w.changeRole))
 	mux.HandleFunc("POST /w/{ws}/members/{user}/remove", w.inWorkspace(w.removeMember))
+	mux.HandleFunc("GET /w/{ws}/monitors", w.inWorkspace(w.monitors))
+	mux.HandleFunc("GET /w/{ws}/monitors/{id}", w.inWorkspace(w.monitorPage))
+	mux.HandleFunc("POST /w/{ws}/monitors/{id}/pause", w.inWorkspace(w.pauseMonitor))
+	mux.HandleFunc("POST /w/{ws}/monitors/{id}/resume", w.inWorkspace(w.resumeMonitor))
+	mux.HandleFunc("POST /w/{ws}/monitors/{id}/delete", w.inWorkspace(w.deleteMonitor))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
@@ -251,6 +256,9 @@ var flashes = map[string]webui.Flash{
 	"workspace-created": {Kind: webui.FlashSuccess, Message: "The workspace is made, and you are its owner."},
 	"joined":            {Kind: webui.FlashSuccess, Message: "Welcome: you are now a member of this workspace."},
 	"left":              {Kind: webui.FlashSuccess, Message: "You left the workspace."},
+	"monitor-paused":    {Kind: webui.FlashSuccess, Message: "The monitor is paused: no checks run until you resume it."},
+	"monitor-resumed":   {Kind: webui.FlashSuccess, Message: "The monitor is resumed: its state is known again after the next check."},
+	"monitor-deleted":   {Kind: webui.FlashSuccess, Message: "The monitor is deleted."},
 }
 
 func setFlash(rw http.ResponseWriter, code string) {
