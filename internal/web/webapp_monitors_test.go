@@ -41,7 +41,7 @@ func TestWebAppMonitors(t *testing.T) {
 
 		web1 := e.monitor(e.keyA, "Website", "https://www.example.com/", nil)
 		db := e.api("POST", "/api/v1/monitors", e.keyA, map[string]any{"type": "tcp", "name": "Database",
-			"config": map[string]any{"host": "db.internal", "port": 5432}}, 201)["id"].(string)
+			"config": map[string]any{"host": "db.internal", "port": 5432}, "slo": map[string]any{"target": 0.999, "periodDays": 30}}, 201)["id"].(string)
 		other := e.monitor(e.keyB, "Theirs", "https://b.example.com/", nil)
 		e.record(web1, "", monitor.ResultUp, monitor.ResultUp)
 		e.record(db, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
@@ -117,7 +117,7 @@ func TestWebAppMonitors(t *testing.T) {
 		for _, want := range []string{"<h1>Database</h1>", `data-state="DOWN"`, "connection refused (2)", `<svg class="chart"`, `role="img"`,
 			"median between 42 ms and 42 ms", `<svg class="uptime"`, "<title>" + e.clock.Now().UTC().Format("2006-01-02") + ":",
 			"<caption>Response time by hour</caption>", "connection refused (0)", "HTTP 503", "after 2 consecutive failed checks",
-			`<span class="badge s-down">down</span>`, "db.internal:5432"} {
+			`<span class="badge s-down">down</span>`, "db.internal:5432", "Objective", "99.9 %", "over 30 days", "Error budget left"} {
 			if !strings.Contains(r.body, want) {
 				t.Errorf("the detail lacks %q", want)
 			}
