@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/webui"
@@ -29,7 +32,22 @@ var countedStates = []monitor.State{monitor.StateUp, monitor.StateDown, monitor.
 
 func (w *WebApp) monitors(q *request) {
 	query := q.r.URL.Query()
-	form := webui.MonitorFilterForm{State: query.Get("state"), Type: query.Get("type"), Q: query.Get("q")}
+	// The query's text is judged here, where it enters, as the API's edge
+	// does: no byte of it that is not valid UTF-8 without NUL goes on.
+	var fe webui.FormErrors
+	get := func(name string) string {
+		v := query.Get(name)
+		if !clean.Valid(v) {
+			if fe.Fields == nil {
+				fe.Fields = map[string]string{}
+			}
+			fe.Fields[name] = "Must be valid UTF-8 text without NUL."
+			return ""
+		}
+		return v
+	}
+	form := webui.MonitorFilterForm{State: strings.ToLower(get("state")), Type: get("type"), Q: get("q")}
+	cursor := get("cursor")
 	filter := app.MonitorFilter{Name: form.Q}
 	if form.State != "" {
 		filter.States = []monitor.State{monitor.State(strings.ToUpper(form.State))}
@@ -37,24 +55,28 @@ func (w *WebApp) monitors(q *request) {
 	if form.Type != "" {
 		filter.Types = []monitor.Type{monitor.Type(form.Type)}
 	}
-	page := app.PageRequest{Cursor: query.Get("cursor"), Limit: listPageSize}
-	list, err := w.app.ListMonitors(q.ctx(), q.actor, filter, page)
-	status := http.StatusOK
-	var fe webui.FormErrors
-	if err != nil {
-		var ok bool
-		if fe, ok = formErrors(err, map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"}); !ok {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
-		}
-		// A field the form does not have is the page's cursor.
-		for name := range fe.Fields {
-			if name != "state" && name != "type" && name != "q" {
-				delete(fe.Fields, name)
-				fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
+	page := app.PageRequest{Cursor: cursor, Limit: listPageSize}
+	var list app.Page[monitor.Monitor]
+	if !fe.Any() {
+		var err error
+		if list, err = w.app.ListMonitors(q.ctx(), q.actor, filter, page); err != nil {
+			if errs.KindOf(err) != errs.KindInvalid {
+				w.fail(q.w, q.r, &q.ws, err)
+				return
 			}
+			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"})
 		}
-		status = statusOf(err)
+	}
+	// A field the form does not have is the page's cursor.
+	for name := range fe.Fields {
+		if name != "state" && name != "type" && name != "q" {
+			delete(fe.Fields, name)
+			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
+		}
+	}
+	status := http.StatusOK
+	if fe.Any() {
+		status = http.StatusUnprocessableEntity
 	}
 	w.render(q, webui.NavMonitors, status, func(s webui.Shell) ([]byte, error) {
 		v := webui.Monitors{Shell: s, Filter: form, Errors: fe}
@@ -166,8 +188,22 @@ func target(m monitor.Monitor) string {
 	return net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
 }
 
-func (w *WebApp) monitorPage(q *request) {
+// monitorID is the path's monitor id; anything that is not one is not
+// found, before it reaches the database.
+func (w *WebApp) monitorID(q *request) (string, bool) {
 	id := q.r.PathValue("id")
+	if !ids.Valid(ids.Monitor, id) {
+		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
+		return "", false
+	}
+	return id, true
+}
+
+func (w *WebApp) monitorPage(q *request) {
+	id, ok := w.monitorID(q)
+	if !ok {
+		return
+	}
 	w.render(q, webui.NavMonitors, http.StatusOK, func(s webui.Shell) ([]byte, error) {
 		m, err := w.app.GetMonitor(q.ctx(), q.actor, id)
 		if err != nil {
@@ -229,7 +265,10 @@ func (w *WebApp) pauseMonitor(q *request)  { w.setPaused(q, true) }
 func (w *WebApp) resumeMonitor(q *request) { w.setPaused(q, false) }
 
 func (w *WebApp) setPaused(q *request, paused bool) {
-	id := q.r.PathValue("id")
+	id, ok := w.monitorID(q)
+	if !ok {
+		return
+	}
 	if _, err := w.app.SetPaused(q.ctx(), q.actor, id, paused); err != nil {
 		w.fail(q.w, q.r, &q.ws, err)
 		return
@@ -242,7 +281,11 @@ func (w *WebApp) setPaused(q *request, paused bool) {
 }
 
 func (w *WebApp) deleteMonitor(q *request) {
-	if err := w.app.DeleteMonitor(q.ctx(), q.actor, q.r.PathValue("id")); err != nil {
+	id, ok := w.monitorID(q)
+	if !ok {
+		return
+	}
+	if err := w.app.DeleteMonitor(q.ctx(), q.actor, id); err != nil {
 		w.fail(q.w, q.r, &q.ws, err)
 		return
 	}

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -103,6 +104,19 @@ func TestWebAppMonitors(t *testing.T) {
 		}
 		if r := viewer.get(ws + "/monitors?state=sideways"); r.status != 422 || !strings.Contains(r.body, `id="f-state"`) || !strings.Contains(r.body, `role="alert"`) {
 			t.Errorf("a bad state filter: %d %.600s", r.status, r.body)
+		}
+		for _, bad := range []string{"nul\x00byte", "bad \xff utf-8", strings.Repeat("long ", 60)} {
+			for _, k := range []string{"q", "state", "type", "cursor"} {
+				if r := viewer.get(ws + "/monitors?" + url.Values{k: {bad}}.Encode()); r.status != 422 {
+					t.Errorf("%s=%q: %d", k, bad, r.status)
+				}
+			}
+			if r := viewer.get(ws + "/monitors/" + url.PathEscape(bad)); r.status != 404 {
+				t.Errorf("monitor %q: %d", bad, r.status)
+			}
+			if r := editor.post(ws+"/monitors/"+url.PathEscape(bad)+"/pause", form()); r.status != 404 {
+				t.Errorf("pausing monitor %q: %d", bad, r.status)
+			}
 		}
 		if r := viewer.get(ws + "/monitors?cursor=garbage"); r.status != 422 || !strings.Contains(r.body, "starts from the first page") {
 			t.Errorf("a bad cursor: %d", r.status)
