@@ -23,6 +23,9 @@ import (
 // listPageSize is how many monitors the list shows at once.
 const listPageSize = 100
 
+// uptimeDays is how many days the uptime bar shows, today the last.
+const uptimeDays = 90
+
 // recentRows is how many checks and state changes a monitor's page shows.
 const recentRows = 20
 
@@ -236,7 +239,11 @@ func (w *WebApp) monitorPage(q *request) {
 			return nil, err
 		}
 		v.Availability90d = quarter.Figures.Ratios.Availability
-		for _, b := range quarter.Series {
+		series := quarter.Series
+		if len(series) > uptimeDays { // the window's first day is a part of one
+			series = series[len(series)-uptimeDays:]
+		}
+		for _, b := range series {
 			v.Uptime = append(v.Uptime, webui.UptimeDay{Day: b.Start, Availability: b.Ratios.Availability})
 		}
 		if slo := day.SLO; slo != nil {

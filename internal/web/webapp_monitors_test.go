@@ -136,6 +136,9 @@ func TestWebAppMonitors(t *testing.T) {
 				t.Errorf("the detail lacks %q", want)
 			}
 		}
+		if n := strings.Count(r.body, "<rect class="); n != 90 {
+			t.Errorf("the uptime bar has %d days, want 90", n)
+		}
 		for _, bad := range []string{"/pause", "/resume", "/delete", "/edit", " style="} {
 			if strings.Contains(r.body, bad) {
 				t.Errorf("a viewer's detail has %q", bad)
