@@ -124,7 +124,7 @@ func (w *WebApp) monitors(q *request) {
 }
 
 // stateCounts counts the workspace's monitors by state: the usual five,
-// and any other state a monitor is in. any says there is a monitor.
+// and any other state a monitor is in. some says there is a monitor.
 func (w *WebApp) stateCounts(q *request) (counts []webui.StateCount, some bool, err error) {
 	for _, st := range monitor.States {
 		p, err := w.app.ListMonitors(q.ctx(), q.actor, app.MonitorFilter{States: []monitor.State{st}}, app.PageRequest{Limit: 1})

@@ -73,6 +73,12 @@ func TestWebAppMonitors(t *testing.T) {
 			}
 		}
 
+		// The workspace's availability: the website's time up against the
+		// database's time down, both known.
+		if !regexp.MustCompile(`Availability, 24 hours</dt><dd>[0-9]+\.[0-9]{2} %</dd>`).MatchString(r.body) ||
+			strings.Contains(r.body, "Availability, 24 hours</dt><dd>100 %") {
+			t.Errorf("the overall availability is not a share of up and down time: %.1500s", r.body)
+		}
 		for _, c := range []struct {
 			query      string
 			show, hide []string
