@@ -51,12 +51,12 @@ func TestWebAppMonitors(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("list: %d %.600s", r.status, r.body)
 		}
-		if w := row(t, r.body, web1); !strings.Contains(w, `data-state="UP"`) || !strings.Contains(w, ">up</span>") ||
+		if w := row(t, r.body, web1); !strings.Contains(w, `data-state="UP"`) || !strings.Contains(w, ">up</span></span>") ||
 			!strings.Contains(w, `href="`+ws+`/monitors/`+web1+`"`) || !strings.Contains(w, "https://www.example.com/") ||
 			!strings.Contains(w, "42 ms") || !strings.Contains(w, "1 min") || !strings.Contains(w, "http") {
 			t.Errorf("the website's row: %s", w)
 		}
-		if w := row(t, r.body, db); !strings.Contains(w, `data-state="DOWN"`) || !strings.Contains(w, ">down</span>") ||
+		if w := row(t, r.body, db); !strings.Contains(w, `data-state="DOWN"`) || !strings.Contains(w, ">down</span></span>") ||
 			!strings.Contains(w, "db.internal:5432") || !strings.Contains(w, "tcp") {
 			t.Errorf("the database's row: %s", w)
 		}

@@ -164,7 +164,7 @@ const maxChartMs = 36e6
 // The latency chart's geometry, in the SVG's user units.
 const (
 	chartW, chartH             = 600.0, 200.0
-	padL, padR, padTop, padBot = 62.0, 10.0, 10.0, 26.0
+	padL, padR, padTop, padBot = 8.0, 8.0, 26.0, 26.0
 )
 
 // LatencyChart draws the latency buckets as an inline SVG line chart:
@@ -231,12 +231,14 @@ func LatencyChart(points []LatencyPoint) template.HTML {
 	for _, f := range []float64{0, 0.5, 1} {
 		yy := y(yMax * f)
 		fmt.Fprintf(&b, `<line class="chart-grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(padL), num(yy), num(chartW-padR), num(yy))
-		fmt.Fprintf(&b, `<text class="chart-label" x="%s" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`,
-			num(padL-6), num(yy), esc(msText(yMax*f)))
+		// The label sits above its line, inside the plot: no margin to
+		// guess the width of, at any text size.
+		fmt.Fprintf(&b, `<text class="chart-label" x="%s" y="%s">%s</text>`, num(padL), num(yy-5), esc(msText(yMax*f)))
 	}
 	for _, i := range labelIndexes(len(points)) {
-		fmt.Fprintf(&b, `<text class="chart-label" x="%s" y="%s" text-anchor="middle">%s</text>`,
-			num(x(i)), num(chartH-8), points[i].Start.UTC().Format("15:04"))
+		// Each names the start of its hour, from where that hour begins.
+		fmt.Fprintf(&b, `<text class="chart-label" x="%s" y="%s">%s</text>`,
+			num(padL+float64(i)*plotW/float64(len(pts))), num(chartH-6), points[i].Start.UTC().Format("15:04"))
 	}
 	line := func(class string, val func(pt) (float64, bool)) {
 		var d strings.Builder
