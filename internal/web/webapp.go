@@ -136,6 +136,11 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /w/{ws}/monitors/test", w.inWorkspace(w.testMonitor))
 	mux.HandleFunc("GET /w/{ws}/monitors/{id}/edit", w.inWorkspace(w.editMonitor))
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/edit", w.inWorkspace(w.updateMonitor))
+	mux.HandleFunc("GET /w/{ws}/monitors", w.inWorkspace(w.monitors))
+	mux.HandleFunc("GET /w/{ws}/monitors/{id}", w.inWorkspace(w.monitorPage))
+	mux.HandleFunc("POST /w/{ws}/monitors/{id}/pause", w.inWorkspace(w.pauseMonitor))
+	mux.HandleFunc("POST /w/{ws}/monitors/{id}/resume", w.inWorkspace(w.resumeMonitor))
+	mux.HandleFunc("POST /w/{ws}/monitors/{id}/delete", w.inWorkspace(w.deleteMonitor))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
@@ -270,6 +275,9 @@ var flashes = map[string]webui.Flash{
 	"left":              {Kind: webui.FlashSuccess, Message: "You left the workspace."},
 	"monitor-created":   {Kind: webui.FlashSuccess, Message: "The monitor is created. Its first check runs shortly."},
 	"monitor-saved":     {Kind: webui.FlashSuccess, Message: "The monitor is saved. Changes apply from its next check."},
+	"monitor-paused":    {Kind: webui.FlashSuccess, Message: "The monitor is paused: no checks run until you resume it."},
+	"monitor-resumed":   {Kind: webui.FlashSuccess, Message: "The monitor is resumed: its state is known again after the next check."},
+	"monitor-deleted":   {Kind: webui.FlashSuccess, Message: "The monitor is deleted."},
 }
 
 func setFlash(rw http.ResponseWriter, code string) {

@@ -380,6 +380,51 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		member.open(t, wsPath, 404)
 	})
 
+	group(t, "monitors", all, func() {
+		// The owner's monitors: one up with an objective, the editor's db
+		// down; the list, a monitor's page with its charts, and its forms.
+		actor := app.Actor{UserID: ownerID, WorkspaceID: ws, Role: monitor.RoleOwner}
+		site, err := e.app.CreateMonitor(ctx, actor, monitor.Draft{Type: monitor.TypeHTTP, Name: "Website",
+			Config: monitor.Config{URL: "https://www.acme.example/"}, SLO: &monitor.SLO{Target: 0.999, PeriodDays: 30}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dbs, err := e.app.ListMonitors(ctx, actor, app.MonitorFilter{Name: "db"}, app.PageRequest{})
+		if err != nil || len(dbs.Items) != 1 {
+			t.Fatalf("the editor's monitor: %+v %v", dbs, err)
+		}
+		db := dbs.Items[0].ID
+		e.record(site.ID, "", monitor.ResultUp, monitor.ResultUp, monitor.ResultUp)
+		e.record(db, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+
+		owner.open(t, wsPath+"monitors", 200)
+		owner.want(t, "monitors", shown{URL: wsPath + "monitors", Heading: "Monitors"})
+		if got := owner.eval(t, `[...document.querySelectorAll('tr[data-monitor-id] td[data-state]')].map(c => c.dataset.state + ' ' + c.textContent.trim()).join(', ')`); got != "DOWN down, UP up" { // the editor's db first, by creation
+			t.Errorf("the list's states: %v", got)
+		}
+		shoot(owner, "monitors")
+		audit(owner, "monitors")
+
+		owner.press(t, `a[href$="/monitors/`+db+`"]`, 200)
+		owner.want(t, "a monitor", shown{URL: wsPath + "monitors/" + db, Heading: "db"})
+		if got := owner.eval(t, `(() => { const c = document.querySelector('svg.chart').getBoundingClientRect(), u = document.querySelector('svg.uptime').getBoundingClientRect();
+			return c.width > 200 && c.height > 50 && u.width > 200 && document.querySelectorAll('svg.uptime rect').length === 90 && document.querySelectorAll('svg.chart path, svg.chart circle').length >= 2 })()`); got != true {
+			t.Errorf("the charts are not drawn: %v", got)
+		}
+		shoot(owner, "monitor")
+		audit(owner, "monitor")
+		owner.press(t, `form[action$="/monitors/`+db+`/pause"] button`, 200)
+		owner.want(t, "paused", shown{URL: wsPath + "monitors/" + db, Heading: "db", Flash: "The monitor is paused: no checks run until you resume it."})
+		owner.press(t, `form[action$="/monitors/`+db+`/resume"] button`, 200)
+		owner.want(t, "resumed", shown{URL: wsPath + "monitors/" + db, Heading: "db",
+			Flash: "The monitor is resumed: its state is known again after the next check."})
+		owner.press(t, `form[action$="/monitors/`+db+`/delete"] button`, 200)
+		if d := owner.dialogs(); len(d) != 1 || !strings.HasPrefix(d[0], "Delete the monitor “db”") {
+			t.Errorf("deleting asked %q", d)
+		}
+		owner.want(t, "deleted", shown{URL: wsPath + "monitors", Heading: "Monitors", Flash: "The monitor is deleted."})
+	})
+
 	group(t, "sign out everywhere", all, func() {
 		owner2.open(t, "/sign-in", 200)
 		owner2.fill(t, "#f-email", ownerEmail)

@@ -141,6 +141,8 @@ func TestWebAppMatrix(t *testing.T) {
 				t.Fatal(err)
 			}
 			colleagueID := e.userID(colleague.email)
+			mon := e.monitor(e.keyA, "checked by "+string(role), "https://www.example.com/", nil)
+			writer := role.Grants(monitor.ScopeMonitorsWrite)
 			type action struct {
 				name    string
 				method  string
@@ -162,6 +164,11 @@ func TestWebAppMatrix(t *testing.T) {
 				{"change another's role", "POST", ws + "/members/" + colleagueID + "/role", form("role", "viewer"), manager, 303},
 				{"make another an owner", "POST", ws + "/members/" + colleagueID + "/role", form("role", "owner"), role == monitor.RoleOwner, 303},
 				{"remove another", "POST", ws + "/members/" + colleagueID + "/remove", form(), manager, 303},
+				{"see the monitors", "GET", ws + "/monitors", nil, true, 200},
+				{"see a monitor", "GET", ws + "/monitors/" + mon, nil, true, 200},
+				{"pause a monitor", "POST", ws + "/monitors/" + mon + "/pause", form(), writer, 303},
+				{"resume a monitor", "POST", ws + "/monitors/" + mon + "/resume", form(), writer, 303},
+				{"delete a monitor", "POST", ws + "/monitors/" + mon + "/delete", form(), writer, 303},
 			}
 			for _, s := range monitor.Scopes {
 				actions = append(actions, action{"make a key with " + string(s), "POST", ws + "/keys",

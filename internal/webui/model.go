@@ -21,6 +21,7 @@ const (
 	NavHome       Nav = "home"       // /w/{id}/
 	NavKeys       Nav = "keys"       // /w/{id}/keys
 	NavMembers    Nav = "members"    // /w/{id}/members
+	NavMonitors   Nav = "monitors"   // /w/{id}/monitors and below
 	NavWorkspaces Nav = "workspaces" // /workspaces
 	NavAccount    Nav = "account"    // /account and below
 )

@@ -231,14 +231,6 @@ func statusCodesText(rs []monitor.StatusRange) string {
 	return strings.Join(out, ", ")
 }
 
-// LatencyText writes a latency in milliseconds: "42 ms", "1.5 s".
-func LatencyText(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	}
-	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
-}
-
 // MonitorForm is the create or edit form of a monitor, and its answer to
 // "Test now".
 type MonitorForm struct {

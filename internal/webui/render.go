@@ -6,7 +6,8 @@
 // The markup is built for a strict Content-Security-Policy (CSP): no
 // inline script, no inline style, no style or event-handler attribute;
 // everything comes from /assets/. Every form works without the script,
-// every state change is a POST form.
+// every state change is a POST form (a search form is a GET form with
+// role="search").
 //
 // Which function renders which route (form field names in parentheses):
 //
@@ -29,6 +30,11 @@
 //	                                   /w/{id}/members/invites (role) →
 //	                                   RenderInviteCreated, and
 //	                                   /w/{id}/members/invites/{inviteID}/revoke
+//	GET /w/{id}/monitors               RenderMonitors (filter: GET state,
+//	                                   type, q, cursor)
+//	GET /w/{id}/monitors/{monID}       RenderMonitor; its forms POST
+//	                                   /w/{id}/monitors/{monID}/pause,
+//	                                   …/resume and …/delete
 //	GET/POST /invite/{token}           RenderInvite (signed out: email,
 //	                                   password, confirm), RenderInviteInvalid
 //	any error                          RenderError
@@ -336,7 +342,7 @@ var pages = func() map[string]*template.Template {
 		if base == "layout.html" {
 			continue
 		}
-		out[base] = template.Must(template.New(base).Funcs(funcs).ParseFS(files, "templates/layout.html", name))
+		out[base] = template.Must(template.New(base).Funcs(funcs).Funcs(monitorFuncs).ParseFS(files, "templates/layout.html", name))
 	}
 	return out
 }()

@@ -97,8 +97,9 @@ func checkMarkup(t reporter, out string) {
 					t.Errorf("<link> to %q", a["href"])
 				}
 			case "form":
-				if a["method"] != "post" {
-					t.Errorf("a form with method %q (every form POSTs)", a["method"])
+				// Every form POSTs, but a search, which changes nothing.
+				if a["method"] != "post" && (a["method"] != "get" || a["role"] != "search") {
+					t.Errorf("a form with method %q (every form POSTs, a search GETs)", a["method"])
 				}
 				if !strings.HasPrefix(a["action"], "/") || strings.HasPrefix(a["action"], "//") {
 					t.Errorf("a form to %q", a["action"])
@@ -195,7 +196,8 @@ func TestCheckMarkupSeesWhatItShould(t *testing.T) {
 		}
 	}
 	r := &recorder{}
-	checkMarkup(r, `<!doctype html><html lang="en"><body><form method="post" action="/x"><label for="q">Q</label><input id="q" name="q"><button type="submit">Go</button></form></body></html>`)
+	checkMarkup(r, `<!doctype html><html lang="en"><body><form method="post" action="/x"><label for="q">Q</label><input id="q" name="q"><button type="submit">Go</button></form>`+
+		`<form method="get" action="/s" role="search"><label for="s">S</label><input id="s" name="s"><button type="submit">Find</button></form></body></html>`)
 	if r.failed {
 		t.Error("checkMarkup failed good markup")
 	}
@@ -224,12 +226,13 @@ func TestMinimalAndForcedLayouts(t *testing.T) {
 				t.Errorf("%s: nav %v, switcher %v, sign-out %v", p.name, hasNav, hasSwitch, hasSignOut)
 			}
 			for _, want := range []string{`<select id="switch-workspace" name="workspace">`, `<option value="ws_01JDQ4K8Z6" selected>Acme Cloud (`,
-				`<option value="ws_01JDQ4N7XC">Globex &lt;Ops&gt; &amp; Co (viewer)</option>`, `Monitors <span class="tag">soon</span>`, `<span class="who">`} {
+				`<option value="ws_01JDQ4N7XC">Globex &lt;Ops&gt; &amp; Co (viewer)</option>`, `Heartbeats <span class="tag">soon</span>`, `<span class="who">`,
+				`<a href="/w/ws_01JDQ4K8Z6/monitors"`} {
 				if !strings.Contains(out, want) {
 					t.Errorf("%s: header lacks %q", p.name, want)
 				}
 			}
-			if strings.Contains(out, `href="/w/ws_01JDQ4K8Z6/monitors"`) {
+			if strings.Contains(out, `href="/w/ws_01JDQ4K8Z6/heartbeats"`) {
 				t.Errorf("%s: the placeholders are links", p.name)
 			}
 		}

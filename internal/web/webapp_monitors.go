@@ -1,0 +1,300 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/metrics"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/webui"
+)
+
+// The monitor pages, read side: the list and one monitor's page, and the
+// forms on it that pause, resume and delete.
+
+// listPageSize is how many monitors the list shows at once.
+const listPageSize = 100
+
+// uptimeDays is how many days the uptime bar shows, today the last.
+const uptimeDays = 90
+
+// recentRows is how many checks and state changes a monitor's page shows.
+const recentRows = 20
+
+// countedStates are the states the list always counts, in order; the
+// others are counted when a monitor is in them.
+var countedStates = []monitor.State{monitor.StateUp, monitor.StateDown, monitor.StateDegraded, monitor.StateUnknown, monitor.StatePaused}
+
+func (w *WebApp) monitors(q *request) {
+	query := q.r.URL.Query()
+	// The query's text is judged here, where it enters, as the API's edge
+	// does: no byte of it that is not valid UTF-8 without NUL goes on.
+	var fe webui.FormErrors
+	get := func(name string) string {
+		v := query.Get(name)
+		if !clean.Valid(v) {
+			if fe.Fields == nil {
+				fe.Fields = map[string]string{}
+			}
+			fe.Fields[name] = "Must be valid UTF-8 text without NUL."
+			return ""
+		}
+		return v
+	}
+	form := webui.MonitorFilterForm{State: strings.ToLower(get("state")), Type: get("type"), Q: get("q")}
+	cursor := get("cursor")
+	filter := app.MonitorFilter{Name: form.Q}
+	if form.State != "" {
+		filter.States = []monitor.State{monitor.State(strings.ToUpper(form.State))}
+	}
+	if form.Type != "" {
+		filter.Types = []monitor.Type{monitor.Type(form.Type)}
+	}
+	page := app.PageRequest{Cursor: cursor, Limit: listPageSize}
+	var list app.Page[monitor.Monitor]
+	if !fe.Any() {
+		var err error
+		if list, err = w.app.ListMonitors(q.ctx(), q.actor, filter, page); err != nil {
+			if errs.KindOf(err) != errs.KindInvalid {
+				w.fail(q.w, q.r, &q.ws, err)
+				return
+			}
+			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"})
+		}
+	}
+	// A field the form does not have is the page's cursor.
+	for name := range fe.Fields {
+		if name != "state" && name != "type" && name != "q" {
+			delete(fe.Fields, name)
+			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
+		}
+	}
+	status := http.StatusOK
+	if fe.Any() {
+		status = http.StatusUnprocessableEntity
+	}
+	w.render(q, webui.NavMonitors, status, func(s webui.Shell) ([]byte, error) {
+		v := webui.Monitors{Shell: s, Filter: form, Errors: fe}
+		var err error
+		if v.Counts, v.Any, err = w.stateCounts(q); err != nil {
+			return nil, err
+		}
+		if v.Availability24h, err = w.overall(q, "24h"); err != nil {
+			return nil, err
+		}
+		if v.Availability30d, err = w.overall(q, "30d"); err != nil {
+			return nil, err
+		}
+		if fe.Any() {
+			return webui.RenderMonitors(v)
+		}
+		avail, err := w.app.ListMetrics(q.ctx(), q.actor, app.MetricsFilter{Kind: app.KindMonitor, Monitor: filter, States: filter.States},
+			page, app.MetricsRequest{Window: "24h"})
+		if err != nil {
+			return nil, err
+		}
+		byID := map[string]*float64{}
+		for _, m := range avail.Items {
+			byID[m.SubjectID] = m.Figures.Ratios.Availability
+		}
+		for _, m := range list.Items {
+			v.Rows = append(v.Rows, webui.MonitorRow{ID: m.ID, Name: m.Name, Type: m.Type, Target: target(m), Interval: m.Interval(),
+				State: m.State, LastCheckAt: m.Last.At, LastLatency: m.Last.Latency, Availability24h: byID[m.ID]})
+		}
+		v.Matching = list.Total
+		if list.NextCursor != "" {
+			next := url.Values{"cursor": {list.NextCursor}}
+			for k, val := range map[string]string{"state": form.State, "type": form.Type, "q": form.Q} {
+				if val != "" {
+					next.Set(k, val)
+				}
+			}
+			v.NextPage = "/w/" + q.actor.WorkspaceID + "/monitors?" + next.Encode()
+		}
+		return webui.RenderMonitors(v)
+	})
+}
+
+// stateCounts counts the workspace's monitors by state: the usual five,
+// and any other state a monitor is in. some says there is a monitor.
+func (w *WebApp) stateCounts(q *request) (counts []webui.StateCount, some bool, err error) {
+	for _, st := range monitor.States {
+		p, err := w.app.ListMonitors(q.ctx(), q.actor, app.MonitorFilter{States: []monitor.State{st}}, app.PageRequest{Limit: 1})
+		if err != nil {
+			return nil, false, err
+		}
+		some = some || p.Total > 0
+		counts = append(counts, webui.StateCount{State: st, Count: p.Total})
+	}
+	var out []webui.StateCount
+	for _, st := range countedStates {
+		for _, c := range counts {
+			if c.State == st {
+				out = append(out, c)
+			}
+		}
+	}
+	for _, c := range counts {
+		if c.Count > 0 && !slices.Contains(countedStates, c.State) {
+			out = append(out, c)
+		}
+	}
+	return out, some, nil
+}
+
+// overall is the availability of all the workspace's monitors together
+// over a window: their durations added up, then divided.
+func (w *WebApp) overall(q *request, window string) (*float64, error) {
+	var sum metrics.Durations
+	page := app.PageRequest{Limit: app.MaxPageLimit}
+	for {
+		p, err := w.app.ListMetrics(q.ctx(), q.actor, app.MetricsFilter{Kind: app.KindMonitor}, page, app.MetricsRequest{Window: window})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range p.Items {
+			sum = sum.Add(m.Figures.Durations)
+		}
+		if p.NextCursor == "" {
+			return sum.Ratios().Availability, nil
+		}
+		page.Cursor = p.NextCursor
+	}
+}
+
+// target is what a monitor checks, as the pages show it.
+func target(m monitor.Monitor) string {
+	c := m.Config
+	switch m.Type {
+	case monitor.TypeHTTP:
+		return c.URL
+	case monitor.TypeDNS:
+		if c.RecordType != "" {
+			return c.RecordName + " (" + c.RecordType + ")"
+		}
+		return c.RecordName
+	}
+	if c.Port == 0 {
+		if m.Type == monitor.TypeTLS {
+			return net.JoinHostPort(c.Host, "443")
+		}
+		return c.Host
+	}
+	return net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
+}
+
+// monitorID is the path's monitor id; anything that is not one is not
+// found, before it reaches the database.
+func (w *WebApp) monitorID(q *request) (string, bool) {
+	id := q.r.PathValue("id")
+	if !ids.Valid(ids.Monitor, id) {
+		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
+		return "", false
+	}
+	return id, true
+}
+
+func (w *WebApp) monitorPage(q *request) {
+	id, ok := w.monitorID(q)
+	if !ok {
+		return
+	}
+	w.render(q, webui.NavMonitors, http.StatusOK, func(s webui.Shell) ([]byte, error) {
+		m, err := w.app.GetMonitor(q.ctx(), q.actor, id)
+		if err != nil {
+			return nil, err
+		}
+		v := webui.MonitorDetail{Shell: s, ID: m.ID, Name: m.Name, Type: m.Type, Target: target(m), Interval: m.Interval(),
+			State: m.State, StateSince: m.StateSince, Paused: m.Paused, LastCheckAt: m.Last.At, LastLatency: m.Last.Latency}
+		if m.Last.Result != monitor.ResultUp {
+			v.Cause = m.Last.Reason
+		}
+		day, err := w.app.MonitorMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "24h", Resolution: metrics.Hour})
+		if err != nil {
+			return nil, err
+		}
+		v.Availability24h = day.Figures.Ratios.Availability
+		for _, b := range day.Series {
+			p := webui.LatencyPoint{Start: b.Start, End: b.End}
+			if b.Latency != nil {
+				p.P50, p.P95 = b.Latency.P50, b.Latency.P95
+			}
+			v.Latency = append(v.Latency, p)
+		}
+		month, err := w.app.MonitorMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "30d"})
+		if err != nil {
+			return nil, err
+		}
+		v.Availability30d = month.Figures.Ratios.Availability
+		quarter, err := w.app.MonitorMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "90d", Resolution: metrics.Day})
+		if err != nil {
+			return nil, err
+		}
+		v.Availability90d = quarter.Figures.Ratios.Availability
+		series := quarter.Series
+		if len(series) > uptimeDays { // the window's first day is a part of one
+			series = series[len(series)-uptimeDays:]
+		}
+		for _, b := range series {
+			v.Uptime = append(v.Uptime, webui.UptimeDay{Day: b.Start, Availability: b.Ratios.Availability})
+		}
+		if slo := day.SLO; slo != nil {
+			v.SLO = &webui.SLOView{Target: slo.Objective.Target, PeriodDays: slo.Objective.PeriodDays, Allowed: slo.Allowed, Spent: slo.Spent,
+				Left: slo.Left, BurnRate1h: slo.BurnRate1h, BurnRate6h: slo.BurnRate6h}
+		}
+		checks, err := w.app.ListChecks(q.ctx(), q.actor, id, app.CheckQuery{PageRequest: app.PageRequest{Limit: recentRows}})
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range checks.Items {
+			v.Checks = append(v.Checks, webui.CheckRow{At: o.StartedAt, Result: o.Result, Latency: o.Latency, StatusCode: o.StatusCode, Reason: o.Reason})
+		}
+		states, err := w.app.ListStates(q.ctx(), q.actor, id, app.PageRequest{Limit: recentRows})
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range states.Items {
+			v.States = append(v.States, webui.StateRow{At: t.At, From: t.From, To: t.To, Cause: t.Cause})
+		}
+		return webui.RenderMonitor(v)
+	})
+}
+
+func (w *WebApp) pauseMonitor(q *request)  { w.setPaused(q, true) }
+func (w *WebApp) resumeMonitor(q *request) { w.setPaused(q, false) }
+
+func (w *WebApp) setPaused(q *request, paused bool) {
+	id, ok := w.monitorID(q)
+	if !ok {
+		return
+	}
+	if _, err := w.app.SetPaused(q.ctx(), q.actor, id, paused); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	flash := "monitor-resumed"
+	if paused {
+		flash = "monitor-paused"
+	}
+	q.redirect("/w/"+q.actor.WorkspaceID+"/monitors/"+id, flash)
+}
+
+func (w *WebApp) deleteMonitor(q *request) {
+	id, ok := w.monitorID(q)
+	if !ok {
+		return
+	}
+	if err := w.app.DeleteMonitor(q.ctx(), q.actor, id); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect("/w/"+q.actor.WorkspaceID+"/monitors", "monitor-deleted")
+}
