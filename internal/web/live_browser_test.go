@@ -25,8 +25,8 @@ import (
 var livePage = template.Must(template.New("").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Monitors</title><link rel="icon" href="data:,"><script src="{{.Script}}" defer></script></head>
 <body><main id="main" data-live="{{.Live}}"><table>
-<tr data-monitor-id="{{.ID}}"><td><a href="#">db</a></td><td data-state="UNKNOWN" class="badge state-unknown">UNKNOWN</td></tr>
-<tr data-monitor-id="mon_other"><td><a href="#">other</a></td><td data-state="UP" class="badge state-up">UP</td></tr>
+<tr data-monitor-id="{{.ID}}"><td><a href="#">db</a></td><td data-state="UNKNOWN" class="badge s-unknown">unknown</td></tr>
+<tr data-monitor-id="mon_other"><td><a href="#">other</a></td><td data-state="UP" class="badge s-up">up</td></tr>
 </table></main><div id="live" class="vh" aria-live="polite"></div></body></html>`))
 
 // TestLiveInBrowser: in Chromium, with the web app's script under its
@@ -74,16 +74,16 @@ func TestLiveInBrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v[0] != v[2] {
+			if v[0] != strings.ToLower(v[2]) {
 				t.Errorf("cell text %q, data-state %q", v[0], v[2])
 			}
 			return v[0], v[1]
 		}
 		// The page was rendered stale: the snapshot corrects it, quietly.
-		waitFor(t, "the snapshot", func() bool { s, _ := cell(id); return s == "PENDING" })
+		waitFor(t, "the snapshot", func() bool { s, _ := cell(id); return s == "pending" })
 		e.record(id, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
-		waitFor(t, "the row to turn DOWN", func() bool { s, _ := cell(id); return s == "DOWN" })
-		if _, class := cell(id); class != "badge state-down" {
+		waitFor(t, "the row to turn DOWN", func() bool { s, _ := cell(id); return s == "down" })
+		if _, class := cell(id); class != "badge s-down" {
 			t.Errorf("class %q", class)
 		}
 		var said string
@@ -94,10 +94,10 @@ func TestLiveInBrowser(t *testing.T) {
 			}
 			return said != ""
 		})
-		if said != "db is DOWN" {
+		if said != "db is down" {
 			t.Errorf("announced %q", said)
 		}
-		if s, class := cell("mon_other"); s != "UP" || class != "badge state-up" {
+		if s, class := cell("mon_other"); s != "up" || class != "badge s-up" {
 			t.Errorf("a row the stream does not know changed: %q %q", s, class)
 		}
 		for _, r := range tab.Take(t) {

@@ -82,6 +82,7 @@ func (w *WebApp) monitors(q *request) {
 		status = http.StatusUnprocessableEntity
 	}
 	w.render(q, webui.NavMonitors, status, func(s webui.Shell) ([]byte, error) {
+		s.Live = liveURL(q)
 		v := webui.Monitors{Shell: s, Filter: form, Errors: fe}
 		var err error
 		if v.Counts, v.Any, err = w.stateCounts(q); err != nil {
@@ -208,6 +209,7 @@ func (w *WebApp) monitorPage(q *request) {
 		return
 	}
 	w.render(q, webui.NavMonitors, http.StatusOK, func(s webui.Shell) ([]byte, error) {
+		s.Live = liveURL(q)
 		m, err := w.app.GetMonitor(q.ctx(), q.actor, id)
 		if err != nil {
 			return nil, err
@@ -298,3 +300,7 @@ func (w *WebApp) deleteMonitor(q *request) {
 	}
 	q.redirect("/w/"+q.actor.WorkspaceID+"/monitors", "monitor-deleted")
 }
+
+// liveURL is the workspace's stream of state changes, which the list and
+// a monitor's page follow (live.go).
+func liveURL(q *request) string { return "/w/" + q.actor.WorkspaceID + "/live" }

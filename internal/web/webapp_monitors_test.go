@@ -16,7 +16,7 @@ import (
 // row is the list's row of monitor id.
 func row(t *testing.T, body, id string) string {
 	t.Helper()
-	m := regexp.MustCompile(`(?s)<tr role="row" data-monitor-id="` + regexp.QuoteMeta(id) + `">.*?</tr>`).FindString(body)
+	m := regexp.MustCompile(`(?s)<tr role="row" data-monitor-id="` + regexp.QuoteMeta(id) + `"[^>]*>.*?</tr>`).FindString(body)
 	if m == "" {
 		t.Fatalf("no row for %s in %.2000s", id, body)
 	}

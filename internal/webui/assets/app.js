@@ -32,7 +32,7 @@
   }
 
   // <main data-live="/w/…/live"> follows state changes: the [data-state] cell of each row
-  // [data-monitor-id] or [data-heartbeat-id] gets the new state (text, class state-…).
+  // [data-monitor-id] or [data-heartbeat-id] gets the new state (its badge's text and class s-…).
   var main = document.querySelector("main[data-live]");
   if (main && window.EventSource) {
     var source = new EventSource(main.getAttribute("data-live"));
@@ -42,9 +42,9 @@
         var cell = row.hasAttribute("data-state") ? row : row.querySelector("[data-state]");
         if (row.getAttribute(attr) !== s.id || !cell || cell.getAttribute("data-state") === s.state) return;
         cell.setAttribute("data-state", s.state);
-        cell.className = cell.className.replace(/\bstate-\S+/g, "").trim() + " state-" + s.state.toLowerCase();
-        cell.textContent = s.state;
-        if (announce) say((row.getAttribute("data-name") || (row.querySelector("a") || row).textContent.trim()) + " is " + s.state);
+        cell.className = cell.className.replace(/\bs-\S+/g, "").trim() + " s-" + s.state.toLowerCase();
+        cell.textContent = s.state.toLowerCase();
+        if (announce) say((row.getAttribute("data-name") || (row.querySelector("a") || row).textContent.trim()) + " is " + s.state.toLowerCase());
       });
     };
     source.addEventListener("snapshot", function (e) { JSON.parse(e.data).forEach(function (s) { patch(s, false); }); });
