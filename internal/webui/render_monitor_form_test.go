@@ -184,7 +184,7 @@ func TestMonitorTestResult(t *testing.T) {
 		t.Errorf("assertions %+v", r.Assertions)
 	}
 	out := renderForm(t, webui.MonitorForm{Shell: shell(webui.NavNone), Values: webui.NewMonitorValues(), Test: r})
-	for _, want := range []string{`<span class="badge result">up</span>`, "1.5 s", "✓ Passed:</strong> Status code is 200–299, 304",
+	for _, want := range []string{`<span class="badge result">up</span>`, "1500 ms", "✓ Passed:</strong> Status code is 200–299, 304",
 		"✗ Failed:</strong> Keyword 10 — gone", `<time datetime="2026-12-26T00:00:00Z">`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q", want)
