@@ -399,7 +399,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 
 		owner.open(t, wsPath+"monitors", 200)
 		owner.want(t, "monitors", shown{URL: wsPath + "monitors", Heading: "Monitors"})
-		if got := owner.eval(t, `[...document.querySelectorAll('tr[data-monitor-id] td[data-state]')].map(c => c.dataset.state + ' ' + c.textContent.trim()).join(', ')`); got != "DOWN down, UP up" { // the editor's db first, by creation
+		if got := owner.eval(t, `[...document.querySelectorAll('tr[data-monitor-id] [data-state]')].map(c => c.dataset.state + ' ' + c.textContent.trim()).join(', ')`); got != "DOWN down, UP up" { // the editor's db first, by creation
 			t.Errorf("the list's states: %v", got)
 		}
 		shoot(owner, "monitors")
