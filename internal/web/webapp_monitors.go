@@ -127,13 +127,21 @@ func (w *WebApp) monitors(q *request) {
 // stateCounts counts the workspace's monitors by state: the usual five,
 // and any other state a monitor is in. some says there is a monitor.
 func (w *WebApp) stateCounts(q *request) (counts []webui.StateCount, some bool, err error) {
-	for _, st := range monitor.States {
-		p, err := w.app.ListMonitors(q.ctx(), q.actor, app.MonitorFilter{States: []monitor.State{st}}, app.PageRequest{Limit: 1})
-		if err != nil {
-			return nil, false, err
+	// One read of every subject's state (the live view's), counted here,
+	// rather than a count query per state.
+	states, err := w.app.WorkspaceStates(q.ctx(), q.actor)
+	if err != nil {
+		return nil, false, err
+	}
+	n := map[monitor.State]int{}
+	for _, s := range states {
+		if s.Kind == app.KindMonitor {
+			n[s.State]++
+			some = true
 		}
-		some = some || p.Total > 0
-		counts = append(counts, webui.StateCount{State: st, Count: p.Total})
+	}
+	for _, st := range monitor.States {
+		counts = append(counts, webui.StateCount{State: st, Count: n[st]})
 	}
 	var out []webui.StateCount
 	for _, st := range countedStates {
