@@ -108,7 +108,7 @@ func (a *App) CreateWorkspace(ctx context.Context, ws WebSession, name string) (
 }
 
 func fieldInvalid(pointer, msg string) error {
-	return &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: []errs.FieldError{{Pointer: pointer, Message: msg}}}
+	return invalid([]errs.FieldError{{Pointer: pointer, Message: msg}})
 }
 
 var errNotManager = &errs.Error{Kind: errs.KindForbidden, Message: "Only the workspace's owners and admins manage its members."}
