@@ -92,10 +92,8 @@ func (w *WebApp) Close() { w.hub.close() }
 
 func (w *WebApp) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	h := rw.Header()
-	h.Set("Content-Security-Policy", webui.CSP)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("X-Frame-Options", "DENY")
+	securityHeaders(h, webui.CSP)
+	h.Set("Referrer-Policy", "same-origin") // the app's own links may say where they come from
 	h.Set("Cache-Control", "no-store")
 	if r.Method == http.MethodPost {
 		r.Body = http.MaxBytesReader(rw, r.Body, maxAppForm)
