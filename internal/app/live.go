@@ -19,6 +19,7 @@ type LiveState struct {
 	LastCheckAt time.Time     // zero: never checked or pinged
 	Latency     time.Duration // negative: none
 	Reason      string        // why a monitor's last check failed
+	Created     time.Time
 }
 
 // WorkspaceStates returns the live state of every monitor and heartbeat
@@ -41,7 +42,7 @@ func (a *App) WorkspaceStates(ctx context.Context, actor Actor) ([]LiveState, er
 			kind = KindHeartbeat
 		}
 		out[i] = LiveState{ID: r.ID, Kind: kind, State: r.State, Since: r.Since, Paused: r.Paused,
-			LastCheckAt: r.LastAt, Latency: r.Latency, Reason: r.Reason}
+			LastCheckAt: r.LastAt, Latency: r.Latency, Reason: r.Reason, Created: r.Created}
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ type LiveState struct {
 	LastAt    time.Time     // zero: never checked or pinged
 	Latency   time.Duration // a monitor's last check, a heartbeat's last run; negative: none
 	Reason    string        // a monitor's last failure
+	Created   time.Time
 }
 
 // WorkspaceStates returns the live state of every monitor and heartbeat
@@ -31,11 +32,11 @@ func (db *DB) WorkspaceStates(ctx context.Context, wsID string) (out []LiveState
 		return nil, err
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT m.id, 0, r.state, r.state_since, m.paused, r.last_check_at,
-				CASE WHEN r.last_check_at = 0 THEN -1 ELSE r.last_latency_us END, r.last_reason
+				CASE WHEN r.last_check_at = 0 THEN -1 ELSE r.last_latency_us END, r.last_reason, m.created_at
 			FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id
 			WHERE m.workspace_id = $1
 		UNION ALL
-		SELECT h.id, 1, r.state, r.state_since, h.paused, r.last_ping_at, r.last_duration_us, ''
+		SELECT h.id, 1, r.state, r.state_since, h.paused, r.last_ping_at, r.last_duration_us, '', h.created_at
 			FROM heartbeats h JOIN heartbeat_runtime r ON r.heartbeat_id = h.id
 			WHERE h.workspace_id = $1`, wsID)
 	return collect(rows, err, func(r rowScanner) (LiveState, error) {
@@ -44,11 +45,12 @@ func (db *DB) WorkspaceStates(ctx context.Context, wsID string) (out []LiveState
 			kind                 int
 			state                string
 			since, last, latency int64
+			created              int64
 		)
-		if err := r.Scan(&s.ID, &kind, &state, &since, &s.Paused, &last, &latency, &s.Reason); err != nil {
+		if err := r.Scan(&s.ID, &kind, &state, &since, &s.Paused, &last, &latency, &s.Reason, &created); err != nil {
 			return LiveState{}, classify(err)
 		}
-		s.Heartbeat, s.State, s.Since = kind == 1, monitor.State(state), fromMicros(since)
+		s.Heartbeat, s.State, s.Since, s.Created = kind == 1, monitor.State(state), fromMicros(since), fromMicros(created)
 		if last != 0 {
 			s.LastAt = fromMicros(last)
 		}

@@ -84,28 +84,19 @@ func (w *WebApp) monitors(q *request) {
 	w.render(q, webui.NavMonitors, status, func(s webui.Shell) ([]byte, error) {
 		s.Live = liveURL(q)
 		v := webui.Monitors{Shell: s, Filter: form, Errors: fe}
-		var err error
-		if v.Counts, v.Any, err = w.stateCounts(q); err != nil {
-			return nil, err
-		}
-		if v.Availability24h, err = w.overall(q, "24h"); err != nil {
-			return nil, err
-		}
-		if v.Availability30d, err = w.overall(q, "30d"); err != nil {
-			return nil, err
-		}
-		if fe.Any() {
-			return webui.RenderMonitors(v)
-		}
-		avail, err := w.app.ListMetrics(q.ctx(), q.actor, app.MetricsFilter{Kind: app.KindMonitor, Monitor: filter, States: filter.States},
-			page, app.MetricsRequest{Window: "24h"})
+		// The counts, the overall figures and each row's 24 hours come
+		// from one overview, read in two queries however many monitors.
+		ov, err := w.app.WorkspaceOverview(q.ctx(), q.actor, app.KindMonitor, "24h", "30d")
 		if err != nil {
 			return nil, err
 		}
-		byID := map[string]*float64{}
-		for _, m := range avail.Items {
-			byID[m.SubjectID] = m.Figures.Ratios.Availability
+		v.Counts, v.Any = stateCounts(ov.States)
+		day, month := ov.Windows[0], ov.Windows[1]
+		v.Availability24h, v.Availability30d = day.All, month.All
+		if fe.Any() {
+			return webui.RenderMonitors(v)
 		}
+		byID := day.Of
 		for _, m := range list.Items {
 			v.Rows = append(v.Rows, webui.MonitorRow{ID: m.ID, Name: m.Name, Type: m.Type, Target: target(m), Interval: m.Interval(),
 				State: m.State, LastCheckAt: m.Last.At, LastLatency: m.Last.Latency, Availability24h: byID[m.ID]})
@@ -126,57 +117,21 @@ func (w *WebApp) monitors(q *request) {
 
 // stateCounts counts the workspace's monitors by state: the usual five,
 // and any other state a monitor is in. some says there is a monitor.
-func (w *WebApp) stateCounts(q *request) (counts []webui.StateCount, some bool, err error) {
-	// One read of every subject's state (the live view's), counted here,
-	// rather than a count query per state.
-	states, err := w.app.WorkspaceStates(q.ctx(), q.actor)
-	if err != nil {
-		return nil, false, err
-	}
+func stateCounts(states []app.LiveState) (out []webui.StateCount, some bool) {
 	n := map[monitor.State]int{}
 	for _, s := range states {
-		if s.Kind == app.KindMonitor {
-			n[s.State]++
-			some = true
-		}
+		n[s.State]++
+		some = true
+	}
+	for _, st := range countedStates {
+		out = append(out, webui.StateCount{State: st, Count: n[st]})
 	}
 	for _, st := range monitor.States {
-		counts = append(counts, webui.StateCount{State: st, Count: n[st]})
-	}
-	var out []webui.StateCount
-	for _, st := range countedStates {
-		for _, c := range counts {
-			if c.State == st {
-				out = append(out, c)
-			}
+		if n[st] > 0 && !slices.Contains(countedStates, st) {
+			out = append(out, webui.StateCount{State: st, Count: n[st]})
 		}
 	}
-	for _, c := range counts {
-		if c.Count > 0 && !slices.Contains(countedStates, c.State) {
-			out = append(out, c)
-		}
-	}
-	return out, some, nil
-}
-
-// overall is the availability of all the workspace's monitors together
-// over a window: their durations added up, then divided.
-func (w *WebApp) overall(q *request, window string) (*float64, error) {
-	var sum metrics.Durations
-	page := app.PageRequest{Limit: app.MaxPageLimit}
-	for {
-		p, err := w.app.ListMetrics(q.ctx(), q.actor, app.MetricsFilter{Kind: app.KindMonitor}, page, app.MetricsRequest{Window: window})
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range p.Items {
-			sum = sum.Add(m.Figures.Durations)
-		}
-		if p.NextCursor == "" {
-			return sum.Ratios().Availability, nil
-		}
-		page.Cursor = p.NextCursor
-	}
+	return out, some
 }
 
 // target is what a monitor checks, as the pages show it.

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/metrics"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store/storetest"
+)
+
+// TestWorkspaceOverview: a workspace's overview says of each subject what
+// its metrics say, and of all of them together what their durations
+// added up say, for monitors, heartbeats and both, on both engines;
+// another workspace's subjects are in neither; a key without
+// metrics:read is refused.
+func TestWorkspaceOverview(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			start := time.Date(2026, 4, 6, 0, 0, 0, 0, time.UTC)
+			now := start
+			a := New(db, nil, func() time.Time { return now }, slog.New(slog.DiscardHandler), Config{RetentionDays: 30})
+			w := addWorkspace(t, db, "overview")
+			other := addWorkspace(t, db, "other")
+			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: monitor.RoleViewer}
+			rng := rand.New(rand.NewPCG(3, 9))
+			// Monitors checked every 8 hours for 40 days with runs of
+			// results, created 13 days apart; another workspace's monitor
+			// down throughout.
+			observeAll := func(wsID string, created time.Time, results func() monitor.Result) string {
+				now = created
+				m := addMonitor(t, db, wsID, monitor.Config{Confirmations: 1, Recoveries: 1})
+				for at := created.Add(time.Minute); at.Before(start.Add(40 * 24 * time.Hour)); at = at.Add(8 * time.Hour) {
+					now = at
+					observe(t, db, m, results(), at)
+				}
+				return m.ID
+			}
+			r := monitor.ResultUp
+			runs := func() monitor.Result {
+				if rng.IntN(6) == 0 {
+					r = []monitor.Result{monitor.ResultUp, monitor.ResultDown, monitor.ResultDegraded}[rng.IntN(3)]
+				}
+				return r
+			}
+			var mons []string
+			for i := range 3 {
+				mons = append(mons, observeAll(w.ID, start.Add(time.Duration(i)*13*24*time.Hour), runs))
+			}
+			foreign := observeAll(other.ID, start, func() monitor.Result { return monitor.ResultDown })
+			now = start
+			h := newHeartbeat(t, db, w.ID, start, 3600, 300, 0)
+			var pings []heartbeat.Arrival
+			for at := start.Add(time.Minute); at.Before(start.Add(40 * 24 * time.Hour)); at = at.Add(time.Duration(30+rng.IntN(80)) * time.Minute) {
+				sig := heartbeat.SignalSuccess
+				if rng.IntN(8) == 0 {
+					sig = heartbeat.SignalFail
+				}
+				pings = append(pings, ping(h.Token, sig, at, "", ""))
+			}
+			_, _, err := db.RecordPings(ctx, pings)
+			check(t, err)
+			now = start.Add(40*24*time.Hour + 5*time.Minute)
+
+			windows := []string{"24h", "7d", "30d"}
+			for _, kind := range []string{KindMonitor, KindHeartbeat, ""} {
+				got, err := a.WorkspaceOverview(ctx, actor, kind, windows...)
+				check(t, err)
+				wantIDs := map[string]bool{h.ID: kind != KindMonitor}
+				for _, id := range mons {
+					wantIDs[id] = kind != KindHeartbeat
+				}
+				seen := map[string]bool{}
+				for _, s := range got.States {
+					if s.ID == foreign {
+						t.Fatalf("%q: another workspace's monitor is in the overview", kind)
+					}
+					seen[s.ID] = true
+				}
+				for id, want := range wantIDs {
+					if seen[id] != want {
+						t.Errorf("%q: %s in the overview: %v, want %v", kind, id, seen[id], want)
+					}
+				}
+				if len(got.Windows) != len(windows) {
+					t.Fatalf("%q: %d windows", kind, len(got.Windows))
+				}
+				for i, win := range windows {
+					list, err := a.ListMetrics(ctx, actor, MetricsFilter{Kind: kind}, PageRequest{Limit: MaxPageLimit}, MetricsRequest{Window: win})
+					check(t, err)
+					var sum metrics.Durations
+					for _, m := range list.Items {
+						sum = sum.Add(m.Figures.Durations)
+						wantEqual(t, ratio(got.Windows[i].Of[m.SubjectID]), ratio(m.Figures.Ratios.Availability))
+					}
+					if len(got.Windows[i].Of) != len(list.Items) {
+						t.Errorf("%q %s: %d subjects, metrics list %d", kind, win, len(got.Windows[i].Of), len(list.Items))
+					}
+					wantEqual(t, ratio(got.Windows[i].All), ratio(sum.Ratios().Availability))
+					if win == "30d" && (got.Windows[i].All == nil || *got.Windows[i].All == 1 || *got.Windows[i].All == 0) {
+						t.Errorf("%q %s: overall %v, want a ratio strictly between 0 and 1 from 30 days of this history", kind, win, ratio(got.Windows[i].All))
+					}
+				}
+			}
+
+			key := Actor{UserID: "usr_x", KeyID: "key_x", WorkspaceID: w.ID, Role: monitor.RoleOwner, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}}
+			if _, err := a.WorkspaceOverview(ctx, key, KindMonitor, "24h"); errs.KindOf(err) != errs.KindInsufficientScope {
+				t.Errorf("a key without metrics:read: %v", err)
+			}
+			if _, err := a.WorkspaceOverview(ctx, actor, KindMonitor, "1y2"); errs.KindOf(err) != errs.KindInvalid {
+				t.Errorf("a bad window: %v", err)
+			}
+		})
+	}
+}
+
+// ratio shows a nil ratio as -1, to compare.
+func ratio(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
