@@ -28,8 +28,8 @@ func TestWorkspaceStates(t *testing.T) {
 
 			got := workspaceStates(t, db, w.ID)
 			equal(t, got, []store.LiveState{
-				{ID: m.ID, State: monitor.StatePending, Since: t0, Latency: -1},
-				{ID: h.ID, Heartbeat: true, State: h.Runtime.State, Since: t0, Latency: -1},
+				{ID: m.ID, State: monitor.StatePending, Since: t0, Latency: -1, Created: m.CreatedAt},
+				{ID: h.ID, Heartbeat: true, State: h.Runtime.State, Since: t0, Latency: -1, Created: h.CreatedAt},
 			})
 
 			at := t0.Add(time.Minute)
@@ -37,7 +37,7 @@ func TestWorkspaceStates(t *testing.T) {
 			pinged := t0.Add(30 * time.Second)
 			record(t, db, ping(h.Token, heartbeat.SignalSuccess, pinged, "", ""))
 			got = workspaceStates(t, db, w.ID)
-			equal(t, got[0], store.LiveState{ID: m.ID, State: monitor.StatePaused, Since: at, Paused: true, Latency: -1})
+			equal(t, got[0], store.LiveState{ID: m.ID, State: monitor.StatePaused, Since: at, Paused: true, Latency: -1, Created: m.CreatedAt})
 			if got[1].State != monitor.StateUp || !got[1].LastAt.Equal(pinged) || got[1].Paused {
 				t.Errorf("heartbeat after a ping: %+v", got[1])
 			}
