@@ -403,7 +403,37 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 			t.Errorf("the list's states: %v", got)
 		}
 		shoot(owner, "monitors")
+		document(owner, "monitors", false)
 		audit(owner, "monitors")
+
+		// A monitor made through the form turns DOWN and UP on the list
+		// as its checks come in, without a reload.
+		owner.press(t, `a[href$="/monitors/new"]`, 200)
+		owner.want(t, "the monitor form", shown{URL: wsPath + "monitors/new", Heading: "New monitor"})
+		owner.fill(t, "#f-name", "Checkout")
+		owner.fill(t, "#f-url", "https://checkout.acme.example/health")
+		document(owner, "monitor-form", true)
+		audit(owner, "the monitor form")
+		owner.press(t, `form.monitor-form button.primary`, 200)
+		checkout, _ := strings.CutPrefix(owner.page(t).URL, wsPath+"monitors/")
+		if !strings.HasPrefix(checkout, "mon_") {
+			t.Fatalf("creating a monitor led to %q", owner.page(t).URL)
+		}
+		owner.open(t, wsPath+"monitors", 200)
+		owner.eval(t, `window.sameDocument = true`)
+		badge := func() string {
+			return fmt.Sprint(owner.eval(t, `(b => b ? b.textContent.trim() : "")(document.querySelector('tr[data-monitor-id="`+checkout+`"] [data-state]'))`))
+		}
+		if got := badge(); got != "pending" {
+			t.Errorf("the new monitor's badge: %q", got)
+		}
+		e.record(checkout, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		waitFor(t, "the new monitor to turn DOWN on the list", func() bool { return badge() == "down" })
+		e.record(checkout, "", monitor.ResultUp, monitor.ResultUp, monitor.ResultUp)
+		waitFor(t, "the new monitor to turn UP on the list", func() bool { return badge() == "up" })
+		if owner.eval(t, `window.sameDocument === true`) != true {
+			t.Error("the list reloaded to show the changes")
+		}
 
 		owner.press(t, `a[href$="/monitors/`+db+`"]`, 200)
 		owner.want(t, "a monitor", shown{URL: wsPath + "monitors/" + db, Heading: "db"})
@@ -412,6 +442,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 			t.Errorf("the charts are not drawn: %v", got)
 		}
 		shoot(owner, "monitor")
+		document(owner, "monitor", true)
 		audit(owner, "monitor")
 		owner.press(t, `form[action$="/monitors/`+db+`/pause"] button`, 200)
 		owner.want(t, "paused", shown{URL: wsPath + "monitors/" + db, Heading: "db", Flash: "The monitor is paused: no checks run until you resume it."})
