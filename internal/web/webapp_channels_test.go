@@ -301,7 +301,7 @@ func TestWebAppChannels(t *testing.T) {
 		if strings.Contains(body, "<b>boom") || !strings.Contains(body, "&lt;b&gt;boom") || strings.Contains(body, strings.Repeat("x", 400)) {
 			t.Errorf("the failed attempt's error is not escaped and shortened")
 		}
-		if row := regexp.MustCompile(`(?s)data-delivery-id="`+failing+`">.*?</tr>`).FindString(body); !strings.Contains(row, `data-status="pending"`) ||
+		if row := regexp.MustCompile(`(?s)data-delivery-id="` + failing + `">.*?</tr>`).FindString(body); !strings.Contains(row, `data-status="pending"`) ||
 			strings.Contains(row, "/redeliver") || !strings.Contains(row, "HTTP 500") || !strings.Contains(row, "next try") {
 			t.Errorf("a pending delivery's row: %s", row)
 		}
