@@ -341,6 +341,13 @@ func TestWebAppChannels(t *testing.T) {
 			t.Errorf("testing a disabled channel: %d", r.status)
 		}
 
+		// E-mail needs an SMTP server, which this one has not: the form
+		// says so, and makes nothing.
+		if r := owner.post(ws+"/channels", form("kind", "email", "name", "mail", "to", "ops@a.test")); r.status != 403 ||
+			!strings.Contains(r.body, "need an SMTP server") || !strings.Contains(r.body, `name="to"`) {
+			t.Errorf("an e-mail channel without SMTP: %d %.800s", r.status, r.body)
+		}
+
 		// Three mistakes, three messages at their fields.
 		r = owner.post(ws+"/channels", form("kind", "webhook", "name", " ", "url", "ftp://example.com/", "events", "nope"))
 		for _, want := range []string{`id="err-name"`, `id="err-url"`, `id="err-events"`, "Name must not be blank.",
