@@ -116,16 +116,20 @@ func (w *WebApp) channels(q *request) {
 	}
 	w.render(q, webui.NavChannels, status, func(s webui.Shell) ([]byte, error) {
 		v := webui.Channels{Shell: s, Total: list.Total, Errors: fe}
+		chIDs := make([]string, len(list.Items))
+		for i, c := range list.Items {
+			chIDs[i] = c.ID
+		}
+		last, err := w.app.LastDeliveries(q.ctx(), q.actor, chIDs)
+		if err != nil {
+			return nil, err
+		}
 		for _, c := range list.Items {
 			row := webui.ChannelRow{ID: c.ID, Name: c.Name, Kind: string(c.Kind), Target: channelTarget(c.Channel), Enabled: c.Enabled,
 				DisabledReason: c.DisabledReason}
-			last, err := w.app.ListDeliveries(q.ctx(), q.actor, c.ID, "", app.PageRequest{Limit: 1})
-			if err != nil {
-				return nil, err
-			}
-			if len(last.Items) > 0 {
-				d := deliveryView(last.Items[0])
-				row.Last = &d
+			if d, ok := last[c.ID]; ok {
+				dv := deliveryView(d)
+				row.Last = &dv
 			}
 			v.Rows = append(v.Rows, row)
 		}
