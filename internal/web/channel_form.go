@@ -134,6 +134,7 @@ func readChannelForm(f url.Values, kind notify.Kind, edit bool) *channelForm {
 	if typed || !edit {
 		d.Secrets = s
 	}
+	v.Retype = typed
 	return cf
 }
 

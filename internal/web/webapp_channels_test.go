@@ -372,8 +372,12 @@ func TestWebAppChannels(t *testing.T) {
 				form("kind", "webhook", "name", "x", "url", "https://example.com/", "events", bad),
 				form("kind", "webhook", "name", "x", "url", "https://example.com/", "subjects", bad),
 			} {
-				if r := owner.post(ws+"/channels", f); r.status != 422 || !strings.Contains(r.body, "must be valid UTF-8 text without NUL.") {
+				r := owner.post(ws+"/channels", f)
+				if r.status != 422 || !strings.Contains(r.body, "must be valid UTF-8 text without NUL.") {
 					t.Errorf("%v: %d %.600s", f, r.status, r.body)
+				}
+				if f.Get("bot-token") == "1:a" && !strings.Contains(r.body, "Type it again if you typed it") {
+					t.Errorf("%v: the form does not ask for the bot token again", f)
 				}
 			}
 			if r := owner.post(page+"/edit", form("name", bad, "url", "https://example.com/")); r.status != 422 || !strings.Contains(r.body, `id="err-name"`) {

@@ -190,6 +190,9 @@ type ChannelValues struct {
 	// SecretsSet names the stored secrets (an edit): hookUrl,
 	// routingKey, botToken, accessToken, signingSecret.
 	SecretsSet []string
+	// Retype says a secret was typed into a form that came back with
+	// errors: it is not sent back, so it must be typed again.
+	Retype bool
 }
 
 // Has says whether the kind's form has field name.
@@ -276,6 +279,9 @@ func (r ChannelRow) KindName() string { return ChannelKindName(r.Kind) }
 // SecretHint is a secret field's hint: about, and on an edit whether one
 // is stored and that an empty field keeps it.
 func (f ChannelForm) SecretHint(name, about string) string {
+	if f.Values.Retype && f.Errors.Any() {
+		about = "Type it again if you typed it: secrets are never sent back to the browser. " + about
+	}
 	if f.Edit() && f.Values.Stored(name) {
 		return "One is stored (never shown): leave this empty to keep it, or type a new one to replace it. " + about
 	}
