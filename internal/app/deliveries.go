@@ -278,6 +278,19 @@ func (a *App) ListDeliveries(ctx context.Context, actor Actor, channelID, status
 	return page, nil
 }
 
+// LastDeliveries returns the newest delivery of each channel named, by
+// channel id, in one read; a channel without one, or of another
+// workspace, is absent. At most MaxPageLimit channels at once.
+func (a *App) LastDeliveries(ctx context.Context, actor Actor, channelIDs []string) (map[string]*notify.Delivery, error) {
+	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+		return nil, err
+	}
+	if len(channelIDs) > MaxPageLimit {
+		return nil, invalid([]errs.FieldError{{Pointer: "channels", Message: fmt.Sprintf("must name at most %d", MaxPageLimit)}})
+	}
+	return a.store.LatestDeliveries(ctx, actor.WorkspaceID, channelIDs)
+}
+
 // GetDelivery returns one delivery of the actor's workspace.
 func (a *App) GetDelivery(ctx context.Context, actor Actor, id string) (*notify.Delivery, error) {
 	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {

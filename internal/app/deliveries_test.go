@@ -98,3 +98,36 @@ func TestDeliveriesStore(t *testing.T) {
 		})
 	}
 }
+
+// LastDeliveries reads each channel's newest delivery, with its
+// attempts, in one read, and nothing of another workspace.
+func TestLastDeliveries(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db, a := openWithWorkflow(t, e)
+			w, w2 := addWorkspace(t, db, "acme"), addWorkspace(t, db, "globex")
+			busy, quiet := addChannel(t, db, w.ID, nil, nil), addChannel(t, db, w.ID, nil, nil)
+			theirs := addChannel(t, db, w2.ID, nil, nil)
+			owner := Actor{WorkspaceID: w.ID, Role: monitor.RoleOwner}
+			var last string
+			for range 3 {
+				d, err := a.TestChannel(ctx, owner, busy)
+				check(t, err)
+				last = d.ID
+			}
+			_, err := a.TestChannel(ctx, Actor{WorkspaceID: w2.ID, Role: monitor.RoleOwner}, theirs)
+			check(t, err)
+			got, err := a.LastDeliveries(ctx, Actor{WorkspaceID: w.ID, Role: monitor.RoleViewer}, []string{busy, quiet, theirs})
+			check(t, err)
+			if len(got) != 1 || got[busy] == nil || got[busy].ID != last || got[busy].EventType != incident.Test {
+				t.Fatalf("last deliveries: %+v", got)
+			}
+			if got, err := a.LastDeliveries(ctx, owner, nil); err != nil || len(got) != 0 {
+				t.Fatalf("no channels: %v %v", got, err)
+			}
+			if _, err := a.LastDeliveries(ctx, Actor{WorkspaceID: w.ID}, []string{busy}); err == nil {
+				t.Fatal("read without a role")
+			}
+		})
+	}
+}

@@ -374,6 +374,30 @@ func (db *DB) ListDeliveries(ctx context.Context, wsID string, q DeliveryQuery) 
 	return out, err
 }
 
+// LatestDeliveries returns the newest delivery of each of the
+// workspace's channels named, with its attempts, by channel id; a
+// channel without one, or of another workspace, is absent.
+func (db *DB) LatestDeliveries(ctx context.Context, wsID string, channelIDs []string) (out map[string]*notify.Delivery, err error) {
+	defer errs.Wrap(&err, "store.LatestDeliveries")
+	out = make(map[string]*notify.Delivery, len(channelIDs))
+	if len(channelIDs) == 0 {
+		return out, nil
+	}
+	args := []any{wsID}
+	for _, id := range channelIDs {
+		args = append(args, id)
+	}
+	err = db.inSnapshot(ctx, func(tx *sql.Tx) error {
+		ds, err := queryDeliveries(ctx, tx, `SELECT `+deliveryColumns+` FROM deliveries d WHERE d.workspace_id = $1 AND d.id IN (
+			SELECT MAX(id) FROM deliveries WHERE workspace_id = $1 AND channel_id IN (`+placeholders(2, len(channelIDs))+`) GROUP BY channel_id)`, args...)
+		for _, d := range ds {
+			out[d.ChannelID] = d
+		}
+		return err
+	})
+	return out, err
+}
+
 // GetDelivery returns the workspace's delivery id with its attempts.
 func (db *DB) GetDelivery(ctx context.Context, wsID, id string) (d *notify.Delivery, err error) {
 	defer errs.Wrap(&err, "store.GetDelivery(%s)", id)

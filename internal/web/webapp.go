@@ -139,6 +139,15 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/pause", w.inWorkspace(w.pauseMonitor))
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/resume", w.inWorkspace(w.resumeMonitor))
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/delete", w.inWorkspace(w.deleteMonitor))
+	mux.HandleFunc("GET /w/{ws}/channels", w.inWorkspace(w.channels))
+	mux.HandleFunc("GET /w/{ws}/channels/new", w.inWorkspace(w.newChannel))
+	mux.HandleFunc("POST /w/{ws}/channels", w.inWorkspace(w.createChannel))
+	mux.HandleFunc("GET /w/{ws}/channels/{id}", w.inWorkspace(w.channelPage))
+	mux.HandleFunc("POST /w/{ws}/channels/{id}/edit", w.inWorkspace(w.updateChannel))
+	mux.HandleFunc("POST /w/{ws}/channels/{id}/delete", w.inWorkspace(w.deleteChannel))
+	mux.HandleFunc("POST /w/{ws}/channels/{id}/test", w.inWorkspace(w.testChannel))
+	mux.HandleFunc("POST /w/{ws}/channels/{id}/rotate", w.inWorkspace(w.rotateChannel))
+	mux.HandleFunc("POST /w/{ws}/deliveries/{id}/redeliver", w.inWorkspace(w.redeliver))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
@@ -276,6 +285,11 @@ var flashes = map[string]webui.Flash{
 	"monitor-paused":    {Kind: webui.FlashSuccess, Message: "The monitor is paused: no checks run until you resume it."},
 	"monitor-resumed":   {Kind: webui.FlashSuccess, Message: "The monitor is resumed: its state is known again after the next check."},
 	"monitor-deleted":   {Kind: webui.FlashSuccess, Message: "The monitor is deleted."},
+	"channel-created":   {Kind: webui.FlashSuccess, Message: "The channel is created. Events go to it from now on; “Send a test” tries it."},
+	"channel-saved":     {Kind: webui.FlashSuccess, Message: "The channel is saved."},
+	"channel-deleted":   {Kind: webui.FlashSuccess, Message: "The channel is deleted. Events no longer go to it."},
+	"channel-tested":    {Kind: webui.FlashSuccess, Message: "A test event is on its way: its delivery is at the top of the log. Reload the page to see how it went."},
+	"redelivered":       {Kind: webui.FlashSuccess, Message: "The delivery goes again, with the same id. Reload the page to see how it went."},
 }
 
 func setFlash(rw http.ResponseWriter, code string) {

@@ -1,0 +1,369 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/webui"
+)
+
+// The notification channel pages: the list, the new channel's form, a
+// channel's page with its edit form and deliveries, and the forms on it
+// that delete, test and rotate, each over the app function the API's
+// route beside it calls, with the same scope.
+
+// deliveriesPageSize is how many deliveries a channel's page shows at once.
+const deliveriesPageSize = 20
+
+func channelPath(ws, id string) string { return "/w/" + ws + "/channels/" + id }
+
+// mayNotify refuses, with the error page, a person whose role may not
+// change channels.
+func (w *WebApp) mayNotify(q *request) bool {
+	if err := q.actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return false
+	}
+	return true
+}
+
+// channelID is the path's channel id; anything that is not one is not
+// found, before it reaches the database.
+func (w *WebApp) channelID(q *request) (string, bool) {
+	id := q.r.PathValue("id")
+	if !ids.Valid(ids.Channel, id) {
+		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
+		return "", false
+	}
+	return id, true
+}
+
+// channelTarget is where a channel sends, as the pages may show it:
+// never a secret, and of a URL only its scheme, host and path (a query
+// may carry a token).
+func channelTarget(c notify.Channel) string {
+	switch c.Kind {
+	case notify.Webhook:
+		return safeURL(c.Config.URL)
+	case notify.Ntfy:
+		server := c.Config.URL
+		if server == "" {
+			server = "https://ntfy.sh"
+		}
+		return strings.TrimRight(safeURL(server), "/") + "/" + c.Config.Topic
+	case notify.Email:
+		return strings.Join(c.Config.To, ", ")
+	case notify.Telegram:
+		return "chat " + c.Config.ChatID
+	case notify.PagerDuty:
+		return "Events API v2 integration (its key is kept secret)"
+	case notify.Slack, notify.Discord, notify.MSTeams:
+		return "incoming webhook (its URL is kept secret)"
+	}
+	return ""
+}
+
+func safeURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + u.EscapedPath()
+}
+
+func deliveryView(d *notify.Delivery) webui.DeliveryView {
+	v := webui.DeliveryView{ID: d.ID, EventType: d.EventType, Status: string(d.Status), CreatedAt: d.CreatedAt}
+	if d.Status == notify.Pending {
+		v.NextAttemptAt = d.NextAttemptAt
+	}
+	for _, a := range d.Log {
+		v.Attempts = append(v.Attempts, webui.AttemptView{N: a.N, At: a.StartedAt, Duration: a.Duration, StatusCode: a.StatusCode, Error: a.Error})
+	}
+	return v
+}
+
+func (w *WebApp) channels(q *request) {
+	cursor := q.r.URL.Query().Get("cursor")
+	var fe webui.FormErrors
+	bad := func() {
+		fe.Summary = "This link to a page of the list does not work; here is the first page."
+		cursor = ""
+	}
+	if !clean.Valid(cursor) {
+		bad()
+	}
+	list, err := w.app.ListChannels(q.ctx(), q.actor, app.PageRequest{Cursor: cursor, Limit: listPageSize})
+	if errs.KindOf(err) == errs.KindInvalid && cursor != "" {
+		bad()
+		list, err = w.app.ListChannels(q.ctx(), q.actor, app.PageRequest{Limit: listPageSize})
+	}
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	status := http.StatusOK
+	if fe.Any() {
+		status = http.StatusUnprocessableEntity
+	}
+	w.render(q, webui.NavChannels, status, func(s webui.Shell) ([]byte, error) {
+		v := webui.Channels{Shell: s, Total: list.Total, Errors: fe}
+		chIDs := make([]string, len(list.Items))
+		for i, c := range list.Items {
+			chIDs[i] = c.ID
+		}
+		last, err := w.app.LastDeliveries(q.ctx(), q.actor, chIDs)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range list.Items {
+			row := webui.ChannelRow{ID: c.ID, Name: c.Name, Kind: string(c.Kind), Target: channelTarget(c.Channel), Enabled: c.Enabled,
+				DisabledReason: c.DisabledReason}
+			if d, ok := last[c.ID]; ok {
+				dv := deliveryView(d)
+				row.Last = &dv
+			}
+			v.Rows = append(v.Rows, row)
+		}
+		if list.NextCursor != "" {
+			v.NextPage = "/w/" + q.actor.WorkspaceID + "/channels?" + url.Values{"cursor": {list.NextCursor}}.Encode()
+		}
+		return webui.RenderChannels(v)
+	})
+}
+
+// renderChannelForm answers with the new channel's form.
+func (w *WebApp) renderChannelForm(q *request, status int, v webui.ChannelForm) {
+	v.EventTypes = notify.ChoosableEvents()
+	w.render(q, webui.NavChannels, status, func(s webui.Shell) ([]byte, error) {
+		v.Shell = s
+		return webui.RenderChannelForm(v)
+	})
+}
+
+// knownKind says whether s is a kind of channel.
+func knownKind(s string) bool { return slices.Contains(notify.Kinds, notify.Kind(s)) }
+
+// chooseKind answers with the choice of kinds, saying the one asked for
+// is none.
+func (w *WebApp) chooseKind(q *request) {
+	w.renderChannelForm(q, http.StatusUnprocessableEntity, webui.ChannelForm{Mode: webui.FormNew,
+		Errors: webui.FormErrors{Summary: "That is not a kind of channel: choose one below."}})
+}
+
+func (w *WebApp) newChannel(q *request) {
+	if !w.mayNotify(q) {
+		return
+	}
+	kind := q.r.URL.Query().Get("kind")
+	if kind != "" && !knownKind(kind) {
+		w.chooseKind(q)
+		return
+	}
+	w.renderChannelForm(q, http.StatusOK, webui.ChannelForm{Mode: webui.FormNew, Values: webui.ChannelValues{Kind: kind, Enabled: true}})
+}
+
+func (w *WebApp) createChannel(q *request) {
+	if !w.mayNotify(q) || !q.parse() {
+		return
+	}
+	if !knownKind(q.r.PostForm.Get("kind")) {
+		w.chooseKind(q)
+		return
+	}
+	cf := readChannelForm(q.r.PostForm, "", false)
+	v := webui.ChannelForm{Mode: webui.FormNew, Values: cf.values}
+	if fe := cf.problems(); fe.Any() {
+		v.Errors = fe
+		w.renderChannelForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	c, secret, err := w.app.CreateChannel(q.ctx(), q.actor, cf.draft)
+	if err != nil {
+		if fe, status, ok := w.channelFormFailed(q, cf, err); ok {
+			v.Errors = fe
+			w.renderChannelForm(q, status, v)
+		}
+		return
+	}
+	if secret == "" {
+		q.redirect(channelPath(q.actor.WorkspaceID, c.ID), "channel-created")
+		return
+	}
+	w.render(q, webui.NavChannels, http.StatusCreated, func(s webui.Shell) ([]byte, error) {
+		return webui.RenderChannelSecret(webui.ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret})
+	})
+}
+
+// channelFormFailed is the form's messages for the app's objections, or
+// false after the error page for an error that is not the person's to
+// fix.
+func (w *WebApp) channelFormFailed(q *request, cf *channelForm, err error) (webui.FormErrors, int, bool) {
+	var e *errs.Error
+	if errs.KindOf(err) == errs.KindFeatureUnavailable && errors.As(err, &e) { // e-mail without an SMTP server
+		return webui.FormErrors{Summary: e.Message}, http.StatusForbidden, true
+	}
+	if _, ok := formErrors(err, nil); !ok || statusOf(err) == http.StatusForbidden || statusOf(err) == http.StatusNotFound {
+		w.fail(q.w, q.r, &q.ws, err)
+		return webui.FormErrors{}, 0, false
+	}
+	return cf.errors(err), statusOf(err), true
+}
+
+// channelValues are the edit form's values of a stored channel.
+func channelValues(c app.ChannelView) webui.ChannelValues {
+	return webui.ChannelValues{Kind: string(c.Kind), Name: c.Name, Enabled: c.Enabled, URL: c.Config.URL, Topic: c.Config.Topic,
+		ChatID: c.Config.ChatID, To: strings.Join(c.Config.To, "\n"), Subjects: strings.Join(c.Subjects, "\n"),
+		Events: slices.Clone(c.Events), SecretsSet: slices.Clone(c.SecretsSet)}
+}
+
+func (w *WebApp) channelPage(q *request) {
+	id, ok := w.channelID(q)
+	if !ok {
+		return
+	}
+	w.renderChannel(q, http.StatusOK, id, nil)
+}
+
+// renderChannel answers with channel id's page; form, when not nil, is
+// the edit form as typed, with its errors.
+func (w *WebApp) renderChannel(q *request, status int, id string, form *webui.ChannelForm) {
+	c, err := w.app.GetChannel(q.ctx(), q.actor, id)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	note := ""
+	cursor := q.r.URL.Query().Get("cursor")
+	if q.r.Method != http.MethodGet {
+		cursor = ""
+	}
+	if !clean.Valid(cursor) {
+		note, cursor = "This link to a page of deliveries does not work; here are the newest.", ""
+	}
+	list, err := w.app.ListDeliveries(q.ctx(), q.actor, id, "", app.PageRequest{Cursor: cursor, Limit: deliveriesPageSize})
+	if errs.KindOf(err) == errs.KindInvalid && cursor != "" {
+		note = "This link to a page of deliveries does not work; here are the newest."
+		list, err = w.app.ListDeliveries(q.ctx(), q.actor, id, "", app.PageRequest{Limit: deliveriesPageSize})
+	}
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	if note != "" && status == http.StatusOK {
+		status = http.StatusUnprocessableEntity
+	}
+	v := webui.ChannelDetail{ID: c.ID, Name: c.Name, Kind: string(c.Kind), Target: channelTarget(c.Channel), Enabled: c.Enabled,
+		DisabledReason: c.DisabledReason, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, DeliveriesNote: note}
+	if form != nil {
+		v.Form = *form
+		v.Form.Values.SecretsSet = slices.Clone(c.SecretsSet)
+	} else {
+		v.Form = webui.ChannelForm{Values: channelValues(c)}
+	}
+	v.Form.Mode, v.Form.ID, v.Form.EventTypes = webui.FormEdit, c.ID, notify.ChoosableEvents()
+	for _, d := range list.Items {
+		v.Deliveries = append(v.Deliveries, deliveryView(d))
+	}
+	if list.NextCursor != "" {
+		v.NextPage = channelPath(q.actor.WorkspaceID, id) + "?" + url.Values{"cursor": {list.NextCursor}}.Encode()
+	}
+	w.render(q, webui.NavChannels, status, func(s webui.Shell) ([]byte, error) {
+		v.Shell = s
+		return webui.RenderChannel(v)
+	})
+}
+
+func (w *WebApp) updateChannel(q *request) {
+	id, ok := w.channelID(q)
+	if !ok || !w.mayNotify(q) || !q.parse() {
+		return
+	}
+	cur, err := w.app.GetChannel(q.ctx(), q.actor, id)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	cf := readChannelForm(q.r.PostForm, cur.Kind, true)
+	v := webui.ChannelForm{Values: cf.values}
+	if fe := cf.problems(); fe.Any() {
+		v.Errors = fe
+		w.renderChannel(q, http.StatusUnprocessableEntity, id, &v)
+		return
+	}
+	_, err = w.app.UpdateChannel(q.ctx(), q.actor, id, func(cur app.ChannelView) (app.ChannelDraft, error) {
+		d := cf.draft
+		d.Kind = cur.Kind
+		return d, nil
+	})
+	if err != nil {
+		if fe, status, ok := w.channelFormFailed(q, cf, err); ok {
+			v.Errors = fe
+			w.renderChannel(q, status, id, &v)
+		}
+		return
+	}
+	q.redirect(channelPath(q.actor.WorkspaceID, id), "channel-saved")
+}
+
+func (w *WebApp) deleteChannel(q *request) {
+	id, ok := w.channelID(q)
+	if !ok {
+		return
+	}
+	if err := w.app.DeleteChannel(q.ctx(), q.actor, id); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect("/w/"+q.actor.WorkspaceID+"/channels", "channel-deleted")
+}
+
+func (w *WebApp) testChannel(q *request) {
+	id, ok := w.channelID(q)
+	if !ok {
+		return
+	}
+	if _, err := w.app.TestChannel(q.ctx(), q.actor, id); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect(channelPath(q.actor.WorkspaceID, id)+"#deliveries-h", "channel-tested")
+}
+
+func (w *WebApp) rotateChannel(q *request) {
+	id, ok := w.channelID(q)
+	if !ok {
+		return
+	}
+	c, secret, err := w.app.RotateChannelSecret(q.ctx(), q.actor, id)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	w.render(q, webui.NavChannels, http.StatusOK, func(s webui.Shell) ([]byte, error) {
+		return webui.RenderChannelSecret(webui.ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret, Rotated: true,
+			OldUntil: c.UpdatedAt.Add(notify.RotationGrace)})
+	})
+}
+
+func (w *WebApp) redeliver(q *request) {
+	id := q.r.PathValue("id")
+	if !ids.Valid(ids.Delivery, id) {
+		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
+		return
+	}
+	d, err := w.app.Redeliver(q.ctx(), q.actor, id)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect(channelPath(q.actor.WorkspaceID, d.ChannelID)+"#deliveries-h", "redelivered")
+}
