@@ -24,6 +24,7 @@ const (
 	NavMonitors   Nav = "monitors"   // /w/{id}/monitors and below
 	NavWorkspaces Nav = "workspaces" // /workspaces
 	NavAccount    Nav = "account"    // /account and below
+	NavHeartbeats Nav = "heartbeats" // /w/{id}/heartbeats and below
 )
 
 // FlashKind is the kind of a flash message.
