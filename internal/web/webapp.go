@@ -139,6 +139,16 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/pause", w.inWorkspace(w.pauseMonitor))
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/resume", w.inWorkspace(w.resumeMonitor))
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/delete", w.inWorkspace(w.deleteMonitor))
+	mux.HandleFunc("GET /w/{ws}/heartbeats/new", w.inWorkspace(w.newHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats", w.inWorkspace(w.createHeartbeat))
+	mux.HandleFunc("GET /w/{ws}/heartbeats/{id}/edit", w.inWorkspace(w.editHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/edit", w.inWorkspace(w.updateHeartbeat))
+	mux.HandleFunc("GET /w/{ws}/heartbeats", w.inWorkspace(w.heartbeats))
+	mux.HandleFunc("GET /w/{ws}/heartbeats/{id}", w.inWorkspace(w.heartbeatPage))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/pause", w.inWorkspace(w.pauseHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/resume", w.inWorkspace(w.resumeHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/delete", w.inWorkspace(w.deleteHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/rotate", w.inWorkspace(w.rotateHeartbeat))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
@@ -276,6 +286,12 @@ var flashes = map[string]webui.Flash{
 	"monitor-paused":    {Kind: webui.FlashSuccess, Message: "The monitor is paused: no checks run until you resume it."},
 	"monitor-resumed":   {Kind: webui.FlashSuccess, Message: "The monitor is resumed: its state is known again after the next check."},
 	"monitor-deleted":   {Kind: webui.FlashSuccess, Message: "The monitor is deleted."},
+	"heartbeat-created": {Kind: webui.FlashSuccess, Message: "The heartbeat is created: have its job call the ping URL below."},
+	"heartbeat-saved":   {Kind: webui.FlashSuccess, Message: "The heartbeat is saved."},
+	"heartbeat-paused":  {Kind: webui.FlashSuccess, Message: "The heartbeat is paused: pings are kept but change nothing, and nothing alerts."},
+	"heartbeat-resumed": {Kind: webui.FlashSuccess, Message: "The heartbeat is resumed: it is pending until its next ping."},
+	"heartbeat-deleted": {Kind: webui.FlashSuccess, Message: "The heartbeat is deleted; its ping URL no longer works."},
+	"heartbeat-rotated": {Kind: webui.FlashSuccess, Message: "The heartbeat has a new ping URL, below; the old one no longer works."},
 }
 
 func setFlash(rw http.ResponseWriter, code string) {

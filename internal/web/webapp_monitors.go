@@ -127,6 +127,13 @@ func (w *WebApp) monitors(q *request) {
 // stateCounts counts the workspace's monitors by state: the usual five,
 // and any other state a monitor is in. some says there is a monitor.
 func (w *WebApp) stateCounts(q *request) (counts []webui.StateCount, some bool, err error) {
+	return w.kindCounts(q, app.KindMonitor, countedStates)
+}
+
+// kindCounts counts the workspace's subjects of a kind (monitors or
+// heartbeats) by state: those of counted always, in order, then any other
+// state one is in. some says there is one.
+func (w *WebApp) kindCounts(q *request, kind string, counted []monitor.State) (counts []webui.StateCount, some bool, err error) {
 	// One read of every subject's state (the live view's), counted here,
 	// rather than a count query per state.
 	states, err := w.app.WorkspaceStates(q.ctx(), q.actor)
@@ -135,7 +142,7 @@ func (w *WebApp) stateCounts(q *request) (counts []webui.StateCount, some bool, 
 	}
 	n := map[monitor.State]int{}
 	for _, s := range states {
-		if s.Kind == app.KindMonitor {
+		if s.Kind == kind {
 			n[s.State]++
 			some = true
 		}
@@ -144,7 +151,7 @@ func (w *WebApp) stateCounts(q *request) (counts []webui.StateCount, some bool, 
 		counts = append(counts, webui.StateCount{State: st, Count: n[st]})
 	}
 	var out []webui.StateCount
-	for _, st := range countedStates {
+	for _, st := range counted {
 		for _, c := range counts {
 			if c.State == st {
 				out = append(out, c)
@@ -152,7 +159,7 @@ func (w *WebApp) stateCounts(q *request) (counts []webui.StateCount, some bool, 
 		}
 	}
 	for _, c := range counts {
-		if c.Count > 0 && !slices.Contains(countedStates, c.State) {
+		if c.Count > 0 && !slices.Contains(counted, c.State) {
 			out = append(out, c)
 		}
 	}
