@@ -17,7 +17,7 @@ import (
 // TestHeartbeatsInBrowser: in Chromium, as served, an editor creates a
 // heartbeat through the form, copies the curl snippet's text off its page,
 // runs it, and on reloading sees the heartbeat up; a form with mistakes
-// shows each at its field. The list, the page and the form pass axe-core
+// shows each at its field; the list's rows follow the live stream. The list, the page and the form pass axe-core
 // and the browser reports nothing.
 //
 //	TOCSIN_UPDATE_SCREENSHOTS=1  also write docs/images/web-heartbeats.png
@@ -128,5 +128,15 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 		tb.open(t, detail, 200)
 		document(tb, "heartbeat")
 		docs = "" // the pages look the same on both engines
+
+		// The list follows the live stream: a ping turns a row up without a
+		// reload.
+		tb.open(t, ws+"/heartbeats", 200)
+		tb.eval(t, `window.notReloaded = true`)
+		e.ping(syncURL, "")
+		waitFor(t, "the live row", func() bool {
+			return tb.eval(t, `document.querySelectorAll('[data-state="UP"]').length === 3 && window.notReloaded === true`) == true
+		})
+		tb.quiet(t, "live list")
 	})
 }
