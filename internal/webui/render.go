@@ -40,8 +40,10 @@
 //	GET /w/{id}/heartbeats/{hbID}      RenderHeartbeat; its forms POST
 //	                                   /w/{id}/heartbeats/{hbID}/pause,
 //	                                   …/resume, …/rotate and …/delete
-//	GET/POST /w/{id}/heartbeats/new,   RenderHeartbeatForm (see
-//	/w/{id}/heartbeats/{hbID}/edit     HeartbeatForm for its fields)
+//	GET /w/{id}/heartbeats/new         RenderHeartbeatForm (fields: see
+//	                                   HeartbeatForm), POSTed to
+//	                                   /w/{id}/heartbeats; an edit's to
+//	                                   /w/{id}/heartbeats/{hbID}/edit
 //	GET/POST /invite/{token}           RenderInvite (signed out: email,
 //	                                   password, confirm), RenderInviteInvalid
 //	any error                          RenderError
