@@ -270,7 +270,7 @@ func TestWebAppHeartbeats(t *testing.T) {
 			t.Errorf("an empty cron: %d %.3000s", r.status, r.body)
 		}
 		for _, bad := range []string{"nul\x00byte", "bad \xff utf-8"} {
-			for _, field := range []string{"name", "period", "grace", "cron", "timezone", "max-runtime", "slo-target"} {
+			for _, field := range []string{"name", "kind", "period", "grace", "cron", "timezone", "max-runtime", "slo-target", "slo-period"} {
 				f := form("name", "Hostile", "kind", "period", "period", "600")
 				if field == "cron" || field == "timezone" {
 					f.Set("kind", "cron")
