@@ -45,10 +45,15 @@ func (f MonitorFilter) normalize() (MonitorFilter, []errs.FieldError) {
 // HeartbeatFilter narrows ListHeartbeats.
 type HeartbeatFilter struct {
 	States []monitor.State
+	Name   string // the name contains it, ignoring case
 }
 
 func (f HeartbeatFilter) normalize() (HeartbeatFilter, []errs.FieldError) {
 	problems := checkChoices("query.state", f.States, monitor.States)
+	if n := utf8.RuneCountInString(f.Name); n > MaxNameQueryLen || !utf8.ValidString(f.Name) {
+		problems = append(problems, errs.FieldError{Pointer: "query.q",
+			Message: fmt.Sprintf("must be at most %d characters of UTF-8 text", MaxNameQueryLen)})
+	}
 	f.States = unique(f.States)
 	return f, problems
 }

@@ -37,6 +37,12 @@ func TestFilterRules(t *testing.T) {
 	if _, problems := (HeartbeatFilter{States: []monitor.State{"LATE"}}).normalize(); len(problems) != 1 || problems[0].Pointer != "query.state" {
 		t.Errorf("heartbeats: %v", problems)
 	}
+	if _, problems := (HeartbeatFilter{Name: "bad \xff"}).normalize(); len(problems) != 1 || problems[0].Pointer != "query.q" {
+		t.Errorf("heartbeats' name: %v", problems)
+	}
+	if _, problems := (HeartbeatFilter{Name: strings.Repeat("é", MaxNameQueryLen)}).normalize(); len(problems) != 0 {
+		t.Errorf("heartbeats' valid name refused: %v", problems)
+	}
 }
 
 // TestFilterAndPageProblemsTogether: a bad filter and a bad cursor are

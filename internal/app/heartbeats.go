@@ -95,7 +95,7 @@ func (a *App) ListHeartbeats(ctx context.Context, actor Actor, f HeartbeatFilter
 	if err := pageProblems(problems, err); err != nil {
 		return Page[heartbeat.Heartbeat]{}, err
 	}
-	q := store.HeartbeatQuery{States: f.States, AfterID: after, Limit: limit + 1}
+	q := store.HeartbeatQuery{States: f.States, NameContains: strings.ToLower(f.Name), AfterID: after, Limit: limit + 1}
 	rows, err := a.store.ListHeartbeats(ctx, actor.WorkspaceID, q)
 	if err != nil {
 		return Page[heartbeat.Heartbeat]{}, err

@@ -203,9 +203,10 @@ type HeartbeatWithToken struct {
 // HeartbeatQuery filters and pages ListHeartbeats; a zero field filters
 // nothing.
 type HeartbeatQuery struct {
-	States  []monitor.State
-	AfterID string // the page after this id
-	Limit   int
+	States       []monitor.State
+	NameContains string // matched against the name, both folded to lower case
+	AfterID      string // the page after this id
+	Limit        int
 }
 
 // ListHeartbeats returns up to q.Limit heartbeats that match q with ids
@@ -218,7 +219,7 @@ func (db *DB) ListHeartbeats(ctx context.Context, wsID string, q HeartbeatQuery)
 	if err := db.flushPings(ctx); err != nil {
 		return nil, err
 	}
-	w := heartbeatWhere(wsID, q)
+	w := db.heartbeatWhere(wsID, q)
 	w.add("h.id > " + w.arg(q.AfterID))
 	rows, err := db.r.QueryContext(ctx, `SELECT `+heartbeatColumns+`, h.token_sealed`+heartbeatFrom+`
 		WHERE `+w.sql()+` ORDER BY h.id LIMIT `+w.arg(q.Limit), w.args...)
@@ -233,14 +234,17 @@ func (db *DB) ListHeartbeats(ctx context.Context, wsID string, q HeartbeatQuery)
 // q's filters (its page is ignored).
 func (db *DB) CountMatchingHeartbeats(ctx context.Context, wsID string, q HeartbeatQuery) (n int, err error) {
 	defer errs.Wrap(&err, "store.CountMatchingHeartbeats(%s)", wsID)
-	w := heartbeatWhere(wsID, q)
+	w := db.heartbeatWhere(wsID, q)
 	err = db.r.QueryRowContext(ctx, `SELECT COUNT(*)`+heartbeatFrom+` WHERE `+w.sql(), w.args...).Scan(&n)
 	return n, err
 }
 
-func heartbeatWhere(wsID string, q HeartbeatQuery) *where {
+func (db *DB) heartbeatWhere(wsID string, q HeartbeatQuery) *where {
 	w := whereOf(wsID, "h.workspace_id")
 	inList(w, "r.state", q.States)
+	if q.NameContains != "" {
+		w.add(db.d.contains("h.name", w.arg(q.NameContains)))
+	}
 	return w
 }
 

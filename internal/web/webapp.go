@@ -148,6 +148,16 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /w/{ws}/channels/{id}/test", w.inWorkspace(w.testChannel))
 	mux.HandleFunc("POST /w/{ws}/channels/{id}/rotate", w.inWorkspace(w.rotateChannel))
 	mux.HandleFunc("POST /w/{ws}/deliveries/{id}/redeliver", w.inWorkspace(w.redeliver))
+	mux.HandleFunc("GET /w/{ws}/heartbeats/new", w.inWorkspace(w.newHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats", w.inWorkspace(w.createHeartbeat))
+	mux.HandleFunc("GET /w/{ws}/heartbeats/{id}/edit", w.inWorkspace(w.editHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/edit", w.inWorkspace(w.updateHeartbeat))
+	mux.HandleFunc("GET /w/{ws}/heartbeats", w.inWorkspace(w.heartbeats))
+	mux.HandleFunc("GET /w/{ws}/heartbeats/{id}", w.inWorkspace(w.heartbeatPage))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/pause", w.inWorkspace(w.pauseHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/resume", w.inWorkspace(w.resumeHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/delete", w.inWorkspace(w.deleteHeartbeat))
+	mux.HandleFunc("POST /w/{ws}/heartbeats/{id}/rotate", w.inWorkspace(w.rotateHeartbeat))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
@@ -290,6 +300,12 @@ var flashes = map[string]webui.Flash{
 	"channel-deleted":   {Kind: webui.FlashSuccess, Message: "The channel is deleted. Events no longer go to it."},
 	"channel-tested":    {Kind: webui.FlashSuccess, Message: "A test event is on its way: its delivery is at the top of the log. Reload the page to see how it went."},
 	"redelivered":       {Kind: webui.FlashSuccess, Message: "The delivery goes again, with the same id. Reload the page to see how it went."},
+	"heartbeat-created": {Kind: webui.FlashSuccess, Message: "The heartbeat is created: have its job call the ping URL below."},
+	"heartbeat-saved":   {Kind: webui.FlashSuccess, Message: "The heartbeat is saved."},
+	"heartbeat-paused":  {Kind: webui.FlashSuccess, Message: "The heartbeat is paused: pings are kept but change nothing, and nothing alerts."},
+	"heartbeat-resumed": {Kind: webui.FlashSuccess, Message: "The heartbeat is resumed: it is pending until its next ping."},
+	"heartbeat-deleted": {Kind: webui.FlashSuccess, Message: "The heartbeat is deleted; its ping URL no longer works."},
+	"heartbeat-rotated": {Kind: webui.FlashSuccess, Message: "The heartbeat has a new ping URL, below; the old one no longer works."},
 }
 
 func setFlash(rw http.ResponseWriter, code string) {

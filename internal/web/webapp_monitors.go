@@ -90,7 +90,7 @@ func (w *WebApp) monitors(q *request) {
 		if err != nil {
 			return nil, err
 		}
-		v.Counts, v.Any = stateCounts(ov.States)
+		v.Counts, v.Any = stateCounts(ov.States, countedStates)
 		day, month := ov.Windows[0], ov.Windows[1]
 		v.Availability24h, v.Availability30d = day.All, month.All
 		if fe.Any() {
@@ -115,19 +115,19 @@ func (w *WebApp) monitors(q *request) {
 	})
 }
 
-// stateCounts counts the workspace's monitors by state: the usual five,
-// and any other state a monitor is in. some says there is a monitor.
-func stateCounts(states []app.LiveState) (out []webui.StateCount, some bool) {
+// stateCounts counts subjects by state: those of counted always, in
+// order, then any other state one is in. some says there is one.
+func stateCounts(states []app.LiveState, counted []monitor.State) (out []webui.StateCount, some bool) {
 	n := map[monitor.State]int{}
 	for _, s := range states {
 		n[s.State]++
 		some = true
 	}
-	for _, st := range countedStates {
+	for _, st := range counted {
 		out = append(out, webui.StateCount{State: st, Count: n[st]})
 	}
 	for _, st := range monitor.States {
-		if n[st] > 0 && !slices.Contains(countedStates, st) {
+		if n[st] > 0 && !slices.Contains(counted, st) {
 			out = append(out, webui.StateCount{State: st, Count: n[st]})
 		}
 	}

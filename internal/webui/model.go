@@ -25,6 +25,7 @@ const (
 	NavWorkspaces Nav = "workspaces" // /workspaces
 	NavAccount    Nav = "account"    // /account and below
 	NavChannels   Nav = "channels"   // /w/{id}/channels and below
+	NavHeartbeats Nav = "heartbeats" // /w/{id}/heartbeats and below
 )
 
 // FlashKind is the kind of a flash message.

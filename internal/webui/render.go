@@ -35,6 +35,15 @@
 //	GET /w/{id}/monitors/{monID}       RenderMonitor; its forms POST
 //	                                   /w/{id}/monitors/{monID}/pause,
 //	                                   …/resume and …/delete
+//	GET /w/{id}/heartbeats             RenderHeartbeats (filter: GET state,
+//	                                   q, cursor)
+//	GET /w/{id}/heartbeats/{hbID}      RenderHeartbeat; its forms POST
+//	                                   /w/{id}/heartbeats/{hbID}/pause,
+//	                                   …/resume, …/rotate and …/delete
+//	GET /w/{id}/heartbeats/new         RenderHeartbeatForm (fields: see
+//	                                   HeartbeatForm), POSTed to
+//	                                   /w/{id}/heartbeats; an edit's to
+//	                                   /w/{id}/heartbeats/{hbID}/edit
 //	GET/POST /invite/{token}           RenderInvite (signed out: email,
 //	                                   password, confirm), RenderInviteInvalid
 //	any error                          RenderError

@@ -1,0 +1,197 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/webui"
+)
+
+// The heartbeat form (webui.HeartbeatForm) read into what the API's
+// heartbeat body becomes: a heartbeat.Draft, for a create or as the whole
+// of an edit. Only the chosen schedule's fields are read. Numbers and text
+// are read as the monitor form reads them (monitorForm's number and slo),
+// and a field that cannot be read is reported with the draft's own
+// problems, so one answer lists every mistake.
+
+// heartbeatForm is a submitted heartbeat form.
+type heartbeatForm struct {
+	values webui.HeartbeatValues
+	draft  heartbeat.Draft
+	// nums reads the numbers and holds the fields that could not be read.
+	nums monitorForm
+}
+
+// readHeartbeatForm reads a posted heartbeat form. Text that is not valid
+// UTF-8 without NUL is refused at its field, where it enters.
+func readHeartbeatForm(f url.Values) *heartbeatForm {
+	hf := &heartbeatForm{}
+	get := func(name string) string {
+		s := f.Get(name)
+		if !clean.Valid(s) {
+			hf.nums.fail(name, "must be valid UTF-8 text without NUL")
+			return ""
+		}
+		return s
+	}
+	v := &hf.values
+	*v = webui.HeartbeatValues{Name: get("name"), Kind: get("kind"), Period: get("period"), Grace: get("grace"), Cron: get("cron"),
+		Timezone: get("timezone"), MaxRuntime: get("max-runtime"), SLOTarget: get("slo-target"), SLOPeriod: get("slo-period"),
+		Paused: f.Get("paused") != ""}
+	if v.Kind != "cron" {
+		v.Kind = "period"
+	}
+	d := &hf.draft
+	d.Name, d.Paused = v.Name, v.Paused
+	if v.Kind == "cron" {
+		d.Schedule.Cron, d.Schedule.Timezone = v.Cron, v.Timezone
+	} else {
+		d.Schedule.PeriodSeconds = hf.nums.number("period", v.Period)
+	}
+	d.Schedule.GraceSeconds = hf.nums.number("grace", v.Grace)
+	d.MaxRuntimeSeconds = hf.nums.number("max-runtime", v.MaxRuntime)
+	d.SLO = hf.nums.slo(v.SLOTarget, v.SLOPeriod)
+	return hf
+}
+
+// problems are the form's unreadable fields plus what the draft's own
+// validation finds, when any field could not be read: the app is then
+// not called, and the answer still lists every mistake.
+func (hf *heartbeatForm) problems() webui.FormErrors {
+	if len(hf.nums.bad) == 0 {
+		return webui.FormErrors{}
+	}
+	d := hf.draft
+	fields := append(d.Normalize(), app.SLOProblems(d.SLO)...)
+	return hf.errors(&errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: fields})
+}
+
+// errors are the form's messages for an app error, with the fields that
+// could not be read.
+func (hf *heartbeatForm) errors(err error) webui.FormErrors {
+	fe := webui.FormErrors{Fields: map[string]string{}}
+	for name, msg := range hf.nums.bad {
+		fe.Fields[name] = msg
+	}
+	var e *errs.Error
+	if !errors.As(err, &e) {
+		return fe
+	}
+	var loose []string
+	for _, f := range e.Fields {
+		name := webui.HeartbeatField(f.Pointer, hf.values.Kind)
+		if name == "" {
+			loose = append(loose, f.Pointer+" "+f.Message)
+			continue
+		}
+		if _, dup := fe.Fields[name]; !dup {
+			fe.Fields[name] = f.Message
+		}
+	}
+	for name, msg := range fe.Fields {
+		fe.Fields[name] = webui.HeartbeatFieldMessage(name, msg)
+	}
+	switch {
+	case len(loose) > 0:
+		fe.Summary = "Please correct the marked fields: " + strings.Join(loose, "; ") + "."
+	case len(e.Fields) == 0:
+		fe.Summary = e.Message
+	}
+	return fe
+}
+
+// renderHeartbeatForm answers with the form.
+func (w *WebApp) renderHeartbeatForm(q *request, status int, v webui.HeartbeatForm) {
+	w.render(q, webui.NavHeartbeats, status, func(s webui.Shell) ([]byte, error) {
+		v.Shell = s
+		return webui.RenderHeartbeatForm(v)
+	})
+}
+
+func (w *WebApp) newHeartbeat(q *request) {
+	if !w.mayWrite(q) {
+		return
+	}
+	w.renderHeartbeatForm(q, http.StatusOK, webui.HeartbeatForm{Mode: webui.FormNew, Values: webui.NewHeartbeatValues()})
+}
+
+func (w *WebApp) createHeartbeat(q *request) {
+	if !w.mayWrite(q) || !q.parse() {
+		return
+	}
+	hf := readHeartbeatForm(q.r.PostForm)
+	v := webui.HeartbeatForm{Mode: webui.FormNew, Values: hf.values}
+	if fe := hf.problems(); fe.Any() {
+		v.Errors = fe
+		w.renderHeartbeatForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	h, err := w.app.CreateHeartbeat(q.ctx(), q.actor, hf.draft)
+	if err != nil {
+		w.heartbeatFormFailed(q, v, hf, err)
+		return
+	}
+	q.redirect(heartbeatPath(q.actor.WorkspaceID, h.ID)+"#url-h", "heartbeat-created")
+}
+
+func (w *WebApp) editHeartbeat(q *request) {
+	if !w.mayWrite(q) {
+		return
+	}
+	id, ok := w.heartbeatID(q)
+	if !ok {
+		return
+	}
+	h, err := w.app.GetHeartbeat(q.ctx(), q.actor, id)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	w.renderHeartbeatForm(q, http.StatusOK, webui.HeartbeatForm{Mode: webui.FormEdit, ID: h.ID, Values: webui.HeartbeatFormValues(h)})
+}
+
+func (w *WebApp) updateHeartbeat(q *request) {
+	if !w.mayWrite(q) {
+		return
+	}
+	id, ok := w.heartbeatID(q)
+	if !ok || !q.parse() {
+		return
+	}
+	hf := readHeartbeatForm(q.r.PostForm)
+	v := webui.HeartbeatForm{Mode: webui.FormEdit, ID: id, Values: hf.values}
+	if fe := hf.problems(); fe.Any() {
+		v.Errors = fe
+		w.renderHeartbeatForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	// The form holds every field the API's PATCH may change: the edit is
+	// the whole draft, pause state as stored.
+	_, err := w.app.UpdateHeartbeat(q.ctx(), q.actor, id, func(cur heartbeat.Heartbeat) (heartbeat.Draft, error) {
+		d := hf.draft
+		d.Paused = cur.Paused
+		return d, nil
+	})
+	if err != nil {
+		w.heartbeatFormFailed(q, v, hf, err)
+		return
+	}
+	q.redirect(heartbeatPath(q.actor.WorkspaceID, id), "heartbeat-saved")
+}
+
+// heartbeatFormFailed shows the form again with the app's objections, or
+// the error page for an error that is not the person's to fix.
+func (w *WebApp) heartbeatFormFailed(q *request, v webui.HeartbeatForm, hf *heartbeatForm, err error) {
+	if _, ok := formErrors(err, nil); !ok || statusOf(err) == http.StatusForbidden || statusOf(err) == http.StatusNotFound {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	v.Errors = hf.errors(err)
+	w.renderHeartbeatForm(q, statusOf(err), v)
+}

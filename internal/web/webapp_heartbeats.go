@@ -1,0 +1,227 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/metrics"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/webui"
+)
+
+// The heartbeat pages, read side: the list and one heartbeat's page, and
+// the forms on it that pause, resume, delete and give a new ping URL;
+// each over the same app function as the API route beside it.
+
+// heartbeatStates are the states the heartbeats list always counts, in
+// order; the others are counted when a heartbeat is in them.
+var heartbeatStates = []monitor.State{monitor.StateUp, monitor.StateDown, monitor.StatePending, monitor.StatePaused}
+
+func heartbeatPath(ws, id string) string { return "/w/" + ws + "/heartbeats/" + id }
+
+func (w *WebApp) heartbeats(q *request) {
+	query := q.r.URL.Query()
+	// The query's text is judged here, where it enters.
+	var fe webui.FormErrors
+	get := func(name string) string {
+		v := query.Get(name)
+		if !clean.Valid(v) {
+			if fe.Fields == nil {
+				fe.Fields = map[string]string{}
+			}
+			fe.Fields[name] = "Must be valid UTF-8 text without NUL."
+			return ""
+		}
+		return v
+	}
+	form := webui.HeartbeatFilterForm{State: strings.ToLower(get("state")), Q: get("q")}
+	cursor := get("cursor")
+	filter := app.HeartbeatFilter{Name: form.Q}
+	if form.State != "" {
+		filter.States = []monitor.State{monitor.State(strings.ToUpper(form.State))}
+	}
+	page := app.PageRequest{Cursor: cursor, Limit: listPageSize}
+	var list app.Page[heartbeat.Heartbeat]
+	if !fe.Any() {
+		var err error
+		if list, err = w.app.ListHeartbeats(q.ctx(), q.actor, filter, page); err != nil {
+			if errs.KindOf(err) != errs.KindInvalid {
+				w.fail(q.w, q.r, &q.ws, err)
+				return
+			}
+			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.q": "q"})
+		}
+	}
+	// A field the form does not have is the page's cursor.
+	for name := range fe.Fields {
+		if name != "state" && name != "q" {
+			delete(fe.Fields, name)
+			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
+		}
+	}
+	status := http.StatusOK
+	if fe.Any() {
+		status = http.StatusUnprocessableEntity
+	}
+	w.render(q, webui.NavHeartbeats, status, func(s webui.Shell) ([]byte, error) {
+		s.Live = liveURL(q)
+		v := webui.Heartbeats{Shell: s, Filter: form, Errors: fe}
+		ov, err := w.app.WorkspaceOverview(q.ctx(), q.actor, app.KindHeartbeat, "24h", "30d")
+		if err != nil {
+			return nil, err
+		}
+		v.Counts, v.Any = stateCounts(ov.States, heartbeatStates)
+		v.Availability24h, v.Availability30d = ov.Windows[0].All, ov.Windows[1].All
+		if fe.Any() {
+			return webui.RenderHeartbeats(v)
+		}
+		for _, h := range list.Items {
+			v.Rows = append(v.Rows, webui.HeartbeatRow{ID: h.ID, Name: h.Name, Schedule: h.Schedule, State: h.State(),
+				LastPingAt: h.Runtime.LastPing, NextDeadline: h.NextDeadline()})
+		}
+		v.Matching = list.Total
+		if list.NextCursor != "" {
+			next := url.Values{"cursor": {list.NextCursor}}
+			for k, val := range map[string]string{"state": form.State, "q": form.Q} {
+				if val != "" {
+					next.Set(k, val)
+				}
+			}
+			v.NextPage = "/w/" + q.actor.WorkspaceID + "/heartbeats?" + next.Encode()
+		}
+		return webui.RenderHeartbeats(v)
+	})
+}
+
+// heartbeatID is the path's heartbeat id; anything that is not one is not
+// found, before it reaches the database.
+func (w *WebApp) heartbeatID(q *request) (string, bool) {
+	id := q.r.PathValue("id")
+	if !ids.Valid(ids.Heartbeat, id) {
+		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
+		return "", false
+	}
+	return id, true
+}
+
+// pingURL is the full ping URL of a token, as the API gives it.
+func (w *WebApp) pingURL(token string) string { return w.base + "/ping/" + token }
+
+func (w *WebApp) heartbeatPage(q *request) {
+	id, ok := w.heartbeatID(q)
+	if !ok {
+		return
+	}
+	w.render(q, webui.NavHeartbeats, http.StatusOK, func(s webui.Shell) ([]byte, error) {
+		s.Live = liveURL(q)
+		h, err := w.app.GetHeartbeat(q.ctx(), q.actor, id)
+		if err != nil {
+			return nil, err
+		}
+		rt := h.Runtime
+		v := webui.HeartbeatDetail{Shell: s, ID: h.ID, Name: h.Name, Schedule: h.Schedule, MaxRuntimeSeconds: h.MaxRuntimeSeconds,
+			State: rt.State, StateSince: rt.Since, Paused: h.Paused, PingURL: w.pingURL(h.Token), LastPingAt: rt.LastPing,
+			NextDeadline: h.NextDeadline(), LastExitCode: -1, LastDuration: -1}
+		if rt.LastCompletion != 0 {
+			v.LastResult, v.LastExitCode, v.LastDuration = rt.LastCompletion.String(), rt.LastExitCode, rt.LastDuration
+		}
+		day, err := w.app.HeartbeatMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "24h"})
+		if err != nil {
+			return nil, err
+		}
+		v.Availability24h = day.Figures.Ratios.Availability
+		if slo := day.SLO; slo != nil {
+			v.SLO = &webui.SLOView{Target: slo.Objective.Target, PeriodDays: slo.Objective.PeriodDays, Allowed: slo.Allowed, Spent: slo.Spent,
+				Left: slo.Left, BurnRate1h: slo.BurnRate1h, BurnRate6h: slo.BurnRate6h}
+		}
+		month, err := w.app.HeartbeatMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "30d"})
+		if err != nil {
+			return nil, err
+		}
+		v.Availability30d = month.Figures.Ratios.Availability
+		quarter, err := w.app.HeartbeatMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "90d", Resolution: metrics.Day})
+		if err != nil {
+			return nil, err
+		}
+		v.Availability90d = quarter.Figures.Ratios.Availability
+		series := quarter.Series
+		if len(series) > uptimeDays { // the window's first day is a part of one
+			series = series[len(series)-uptimeDays:]
+		}
+		for _, b := range series {
+			v.Uptime = append(v.Uptime, webui.UptimeDay{Day: b.Start, Availability: b.Ratios.Availability})
+		}
+		pings, err := w.app.ListPings(q.ctx(), q.actor, id, app.PingQuery{PageRequest: app.PageRequest{Limit: recentRows}})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pings.Items {
+			v.Pings = append(v.Pings, webui.PingRow{At: p.At, Signal: p.Signal.String(), ExitCode: p.ExitCode, Duration: p.Duration,
+				Client: p.Client, UserAgent: p.UserAgent, Body: strings.ToValidUTF8(string(p.Body), "\uFFFD"), Truncated: p.Truncated,
+				Ignored: p.Ignored})
+		}
+		states, err := w.app.ListStates(q.ctx(), q.actor, id, app.PageRequest{Limit: recentRows})
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range states.Items {
+			v.States = append(v.States, webui.StateRow{At: t.At, From: t.From, To: t.To, Cause: t.Cause})
+		}
+		// The cause of the state it is in: the change that put it there.
+		if len(states.Items) > 0 && states.Items[0].To == rt.State && rt.State != monitor.StateUp {
+			v.Cause = states.Items[0].Cause
+		}
+		return webui.RenderHeartbeat(v)
+	})
+}
+
+func (w *WebApp) pauseHeartbeat(q *request)  { w.setHeartbeatPaused(q, true) }
+func (w *WebApp) resumeHeartbeat(q *request) { w.setHeartbeatPaused(q, false) }
+
+func (w *WebApp) setHeartbeatPaused(q *request, paused bool) {
+	id, ok := w.heartbeatID(q)
+	if !ok {
+		return
+	}
+	if _, err := w.app.SetHeartbeatPaused(q.ctx(), q.actor, id, paused); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	flash := "heartbeat-resumed"
+	if paused {
+		flash = "heartbeat-paused"
+	}
+	q.redirect(heartbeatPath(q.actor.WorkspaceID, id), flash)
+}
+
+func (w *WebApp) deleteHeartbeat(q *request) {
+	id, ok := w.heartbeatID(q)
+	if !ok {
+		return
+	}
+	if err := w.app.DeleteHeartbeat(q.ctx(), q.actor, id); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect("/w/"+q.actor.WorkspaceID+"/heartbeats", "heartbeat-deleted")
+}
+
+// rotateHeartbeat gives the heartbeat a new ping URL; its page, where the
+// redirect leads, shows it.
+func (w *WebApp) rotateHeartbeat(q *request) {
+	id, ok := w.heartbeatID(q)
+	if !ok {
+		return
+	}
+	if _, err := w.app.RotateHeartbeatToken(q.ctx(), q.actor, id); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect(heartbeatPath(q.actor.WorkspaceID, id)+"#url-h", "heartbeat-rotated")
+}
