@@ -139,6 +139,18 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/pause", w.inWorkspace(w.pauseMonitor))
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/resume", w.inWorkspace(w.resumeMonitor))
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/delete", w.inWorkspace(w.deleteMonitor))
+	mux.HandleFunc("GET /w/{ws}/incidents", w.inWorkspace(w.incidents))
+	mux.HandleFunc("POST /w/{ws}/incidents", w.inWorkspace(w.createIncident))
+	mux.HandleFunc("GET /w/{ws}/incidents/{id}", w.inWorkspace(w.incidentPage))
+	mux.HandleFunc("POST /w/{ws}/incidents/{id}/acknowledge", w.inWorkspace(w.acknowledgeIncident))
+	mux.HandleFunc("POST /w/{ws}/incidents/{id}/updates", w.inWorkspace(w.postIncidentUpdate))
+	mux.HandleFunc("POST /w/{ws}/incidents/{id}/resolve", w.inWorkspace(w.resolveIncident))
+	mux.HandleFunc("POST /w/{ws}/incidents/{id}/edit", w.inWorkspace(w.updateIncident))
+	mux.HandleFunc("GET /w/{ws}/maintenance", w.inWorkspace(w.maintenance))
+	mux.HandleFunc("POST /w/{ws}/maintenance", w.inWorkspace(w.createMaintenance))
+	mux.HandleFunc("GET /w/{ws}/maintenance/{id}/edit", w.inWorkspace(w.editMaintenance))
+	mux.HandleFunc("POST /w/{ws}/maintenance/{id}/edit", w.inWorkspace(w.updateMaintenance))
+	mux.HandleFunc("POST /w/{ws}/maintenance/{id}/delete", w.inWorkspace(w.deleteMaintenance))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
@@ -276,6 +288,21 @@ var flashes = map[string]webui.Flash{
 	"monitor-paused":    {Kind: webui.FlashSuccess, Message: "The monitor is paused: no checks run until you resume it."},
 	"monitor-resumed":   {Kind: webui.FlashSuccess, Message: "The monitor is resumed: its state is known again after the next check."},
 	"monitor-deleted":   {Kind: webui.FlashSuccess, Message: "The monitor is deleted."},
+}
+
+func init() {
+	for code, msg := range map[string]string{
+		"incident-created":      "The incident is open. Its first update is on the timeline.",
+		"incident-acknowledged": "The incident is acknowledged.",
+		"incident-updated":      "The update is posted.",
+		"incident-resolved":     "The incident is resolved.",
+		"incident-saved":        "The incident's settings are saved.",
+		"maintenance-created":   "The maintenance window is created. What it covers enters maintenance within seconds of its start.",
+		"maintenance-saved":     "The maintenance window is saved.",
+		"maintenance-deleted":   "The maintenance window is deleted.",
+	} {
+		flashes[code] = webui.Flash{Kind: webui.FlashSuccess, Message: msg}
+	}
 }
 
 func setFlash(rw http.ResponseWriter, code string) {
