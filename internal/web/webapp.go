@@ -290,21 +290,6 @@ var flashes = map[string]webui.Flash{
 	"monitor-deleted":   {Kind: webui.FlashSuccess, Message: "The monitor is deleted."},
 }
 
-func init() {
-	for code, msg := range map[string]string{
-		"incident-created":      "The incident is open. Its first update is on the timeline.",
-		"incident-acknowledged": "The incident is acknowledged.",
-		"incident-updated":      "The update is posted.",
-		"incident-resolved":     "The incident is resolved.",
-		"incident-saved":        "The incident's settings are saved.",
-		"maintenance-created":   "The maintenance window is created. What it covers enters maintenance within seconds of its start.",
-		"maintenance-saved":     "The maintenance window is saved.",
-		"maintenance-deleted":   "The maintenance window is deleted.",
-	} {
-		flashes[code] = webui.Flash{Kind: webui.FlashSuccess, Message: msg}
-	}
-}
-
 func setFlash(rw http.ResponseWriter, code string) {
 	http.SetCookie(rw, &http.Cookie{Name: flashCookie, Value: code, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
 }

@@ -22,6 +22,22 @@ import (
 // update, resolve and change it, each over the app function the API's
 // route beside it calls.
 
+// The flashes of the incident and maintenance pages.
+func init() {
+	for code, msg := range map[string]string{
+		"incident-created":      "The incident is open. Its first update is on the timeline.",
+		"incident-acknowledged": "The incident is acknowledged.",
+		"incident-updated":      "The update is posted.",
+		"incident-resolved":     "The incident is resolved.",
+		"incident-saved":        "The incident's settings are saved.",
+		"maintenance-created":   "The maintenance window is created. What it covers enters maintenance within seconds of its start.",
+		"maintenance-saved":     "The maintenance window is saved.",
+		"maintenance-deleted":   "The maintenance window is deleted.",
+	} {
+		flashes[code] = webui.Flash{Kind: webui.FlashSuccess, Message: msg}
+	}
+}
+
 // maxOpenIncidents bounds the open incidents the list shows (one per
 // subject at most, plus manual ones).
 const maxOpenIncidents = 500
