@@ -52,6 +52,14 @@ func TestIncidentsInBrowser(t *testing.T) {
 				browsertest.Write(t, docs, "web-"+name+".png", tb.Screenshot(t, true))
 			}
 		}
+		// write types into an empty textarea (fill's clearing wants text
+		// in it).
+		write := func(tb *appTab, sel, value string) {
+			t.Helper()
+			if err := chromedp.Do(tb.Ctx, chromedp.SendKeys(chromedp.CSS(sel), value)); err != nil {
+				t.Fatalf("write %s: %v", sel, err)
+			}
+		}
 		timeline := func(tb *appTab) string { t.Helper(); return tb.text(t, "ol.timeline") }
 
 		checkout := e.monitor(e.keyA, "Checkout API", "https://shop.example.com/health", nil)
@@ -89,7 +97,7 @@ func TestIncidentsInBrowser(t *testing.T) {
 		document(tb, "incidents")
 
 		tb.load(t, "open the incident", 200, chromedp.Click(chromedp.CSS(row+` th a`), chromedp.NodeVisible))
-		if got := tb.page(t); got.Heading != "Checkout API is down" && !strings.Contains(got.Heading, "Checkout API") {
+		if got := tb.page(t); !strings.Contains(got.Heading, "Checkout API") {
 			t.Errorf("the incident's page: %+v", got)
 		}
 		if got := timeline(tb); !strings.Contains(got, "Opened by Tocsin") || !strings.Contains(got, "HTTP 503") {
@@ -108,7 +116,7 @@ func TestIncidentsInBrowser(t *testing.T) {
 		}
 
 		tb.choose(t, "#f-update-status", "identified")
-		tb.fill(t, "#f-update-message", "The payment provider times out; we are failing over.")
+		write(tb, "#f-update-message", "The payment provider times out; we are failing over.")
 		tb.press(t, `form[action$="/updates"] button`, 200)
 		if got := tb.page(t); got.Flash != "The update is posted." {
 			t.Errorf("after the update: %+v", got)
@@ -119,7 +127,7 @@ func TestIncidentsInBrowser(t *testing.T) {
 		audit(tb, "incident page")
 		document(tb, "incident")
 
-		tb.fill(t, "#f-resolve-message", "Failed over; checkout works again.")
+		write(tb, "#f-resolve-message", "Failed over; checkout works again.")
 		tb.press(t, `form[action$="/resolve"] button`, 200)
 		if got := tb.page(t); got.Flash != "The incident is resolved." {
 			t.Errorf("after resolving: %+v", got)

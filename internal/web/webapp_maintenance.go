@@ -174,6 +174,9 @@ func (w *WebApp) renderMaintenance(q *request, status int, editID string, form w
 			row := webui.MaintenanceRow{ID: m.ID, Name: m.Name, Description: m.Description, Recurring: m.Recurring(),
 				StartsAt: m.StartsAt, EndsAt: m.EndsAt, Cron: m.Cron, RRule: m.RRule, Timezone: m.Timezone, Duration: m.Duration,
 				Until: m.Until, Public: m.Public, Active: m.Active, CurrentEndsAt: m.CurrentEndsAt, NextStartAt: m.NextStartAt}
+			if row.Recurring && !m.StartsAt.After(w.app.Now()) {
+				row.StartsAt = time.Time{} // a start behind us says nothing
+			}
 			for _, id := range append(append([]string{}, m.MonitorIDs...), m.HeartbeatIDs...) {
 				sub, ok := byID[id]
 				if !ok {

@@ -144,7 +144,8 @@ type MaintenanceRow struct {
 	Covers []Subject
 	// Recurring windows have Cron or RRule, read in Timezone, each
 	// occurrence lasting Duration, none beginning after Until (zero: no
-	// end); one-off windows run StartsAt to EndsAt.
+	// end), none before StartsAt (zero: no start to mention); one-off
+	// windows run StartsAt to EndsAt.
 	Recurring        bool
 	StartsAt, EndsAt time.Time
 	Cron, RRule      string
