@@ -169,11 +169,20 @@ func TestWebAppIncidents(t *testing.T) {
 		if r := editor.get(ws + "/incidents?cursor=garbage"); r.status != 422 || !strings.Contains(r.body, "does not work") {
 			t.Errorf("a broken cursor: %d", r.status)
 		}
+		// The subject recovers: Tocsin resolves the incident, and says so.
+		e.record(mon, "", monitor.ResultUp)
+		r = viewer.get(ws + "/incidents/" + autoID)
+		for _, want := range []string{`data-event="resolved"`, "by Tocsin, when the subject recovered", `data-incident-state="resolved"`} {
+			if !strings.Contains(r.body, want) {
+				t.Errorf("the recovered incident's page lacks %q", want)
+			}
+		}
 		list := e.api("GET", "/api/v1/incidents", e.keyA, nil, 200)["data"].([]any)
 		if len(list) != 2 {
 			t.Errorf("incidents stored after the refused forms: %d", len(list))
 		}
-		if got := e.api("GET", "/api/v1/incidents/"+autoID, e.keyA, nil, 200); got["status"] != "investigating" || len(got["updates"].([]any)) != 1 {
+		if got := e.api("GET", "/api/v1/incidents/"+autoID, e.keyA, nil, 200); got["status"] != "resolved" || len(got["updates"].([]any)) != 2 ||
+			got["acknowledgedAt"] != nil || got["publicTitle"] != "" || got["title"] == "x" {
 			t.Errorf("the incident changed by refused forms: %v", got)
 		}
 	})
