@@ -30,7 +30,6 @@ var incidentFuncs = template.FuncMap{
 	"recurrence":  RecurrenceText,
 	"incClass":    incidentClass,
 	"in":          func(list []string, s string) bool { return slices.Contains(list, s) },
-	"statuses":    func() []string { return IncidentStatuses },
 	"newStatuses": func() []string { return IncidentStatuses[:3] },
 	"local":       func(t time.Time, tz string) string { return LocalText(t, tz) },
 	"dict":        dict,

@@ -105,11 +105,9 @@ type IncidentSettings struct {
 type IncidentDetail struct {
 	// Shell: set Shell.Active to NavIncidents; roles that grant
 	// incidents:write see the forms.
-	Shell Shell
-	ID    string
-	Title string
-	// Manual says a person wrote it (no subject).
-	Manual  bool
+	Shell   Shell
+	ID      string
+	Title   string
 	Subject *Subject
 	Cause   string
 	State   string
