@@ -9,7 +9,25 @@ import (
 	"time"
 )
 
-// The incident and maintenance window pages' helpers.
+// The incident and maintenance window pages and their helpers. Which
+// function renders which route (form field names in parentheses):
+//
+//	GET/POST /w/{id}/incidents              RenderIncidents (title, status,
+//	                                        message, affected…, public,
+//	                                        public-title; list: GET cursor)
+//	GET /w/{id}/incidents/{incID}           RenderIncident; its forms POST
+//	                                        …/acknowledge, …/updates
+//	                                        (update-status, update-message),
+//	                                        …/resolve (resolve-message) and
+//	                                        …/edit (title, affected…, public,
+//	                                        public-title)
+//	GET/POST /w/{id}/maintenance            RenderMaintenance (name,
+//	                                        description, kind, timezone,
+//	                                        starts, ends, cron, rrule,
+//	                                        duration, until, monitor…,
+//	                                        heartbeat…, public); delete: POST
+//	                                        /w/{id}/maintenance/{mwID}/delete
+//	GET/POST /w/{id}/maintenance/{mwID}/edit RenderMaintenance with EditID
 
 // RenderIncidents renders GET /w/{ws}/incidents.
 func RenderIncidents(v Incidents) ([]byte, error) { return execute("incidents.html", v) }
