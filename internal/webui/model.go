@@ -28,6 +28,12 @@ const (
 	NavHeartbeats Nav = "heartbeats" // /w/{id}/heartbeats and below
 )
 
+// The navigation's items of the incident and maintenance pages.
+const (
+	NavIncidents   Nav = "incidents"   // /w/{id}/incidents and below
+	NavMaintenance Nav = "maintenance" // /w/{id}/maintenance and below
+)
+
 // FlashKind is the kind of a flash message.
 type FlashKind string
 

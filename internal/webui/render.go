@@ -351,7 +351,7 @@ var pages = func() map[string]*template.Template {
 		if base == "layout.html" {
 			continue
 		}
-		out[base] = template.Must(template.New(base).Funcs(funcs).Funcs(monitorFuncs).ParseFS(files, "templates/layout.html", name))
+		out[base] = template.Must(template.New(base).Funcs(funcs).Funcs(monitorFuncs).Funcs(incidentFuncs).ParseFS(files, "templates/layout.html", name))
 	}
 	return out
 }()
