@@ -42,8 +42,8 @@ type engineResult struct {
 	list      []time.Duration // sorted
 	bare      []time.Duration
 	page      []time.Duration
-	quiet     idleWindow // no stream open
-	open      idleWindow // -streams open
+	quiet     idleWindow      // no stream open
+	open      idleWindow      // -streams open
 	latencies []time.Duration // a state change's arrival at each stream, sorted
 	peak      int64           // the server's peak RSS (VmHWM), bytes
 }
