@@ -178,10 +178,12 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	}
 	res.pageBytes = len(page)
 	measure := func(what, url string, h http.Header) ([]time.Duration, error) {
-		if _, err := pageload.Sequential(ctx, rt, url, h, b.c.warmup); err != nil {
-			return nil, err
+		if b.c.warmup > 0 {
+			if _, err := pageload.SequentialWithin(ctx, rt, url, h, b.c.warmup, b.c.pageTime/10); err != nil {
+				return nil, err
+			}
 		}
-		lat, err := pageload.Sequential(ctx, rt, url, h, b.c.requests)
+		lat, err := pageload.SequentialWithin(ctx, rt, url, h, b.c.requests, b.c.pageTime)
 		if err != nil {
 			return nil, err
 		}

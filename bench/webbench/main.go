@@ -27,8 +27,9 @@
 // one-time password through the password form, and over keep-alive
 // loopback connections, with the session cookie, measures:
 //
-//   - the list: GET /w/{ws}/monitors, -requests sequential GETs after
-//     -warmup-requests unmeasured ones; and the same of the bare handler
+//   - the list: GET /w/{ws}/monitors, -requests sequential GETs (or as
+//     many as -page-time allows) after -warmup-requests unmeasured ones
+//     (or as many as a tenth of it allows); and the same of the bare handler
 //     (this binary re-executed with -bare-serve, answering the list's
 //     bytes and headers as Tocsin sent them);
 //   - a monitor's page: GET /w/{ws}/monitors/{id} of the first monitor,
@@ -66,6 +67,7 @@ type config struct {
 	interval time.Duration
 	requests int
 	warmup   int
+	pageTime time.Duration
 	streams  int
 	idle     time.Duration
 	changes  int
@@ -92,7 +94,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&c.monitors, "monitors", 1000, "monitors of the workspace")
 	fs.DurationVar(&c.interval, "interval", time.Minute, "the monitors' check interval, in their history and under the server")
 	fs.IntVar(&c.requests, "requests", 500, "sequential GETs of each page measured")
-	fs.IntVar(&c.warmup, "warmup-requests", 50, "unmeasured GETs of each page before")
+	fs.IntVar(&c.warmup, "warmup-requests", 50, "unmeasured GETs of each page before (stopping after a tenth of -page-time)")
+	fs.DurationVar(&c.pageTime, "page-time", 3*time.Minute, "the measured GETs of a page stop after this long, if -requests are not done by then")
 	fs.IntVar(&c.streams, "streams", 100, "live streams open at once, 10 per viewer")
 	fs.DurationVar(&c.idle, "idle", 20*time.Second, "measured idle time with no stream open, and with -streams open")
 	fs.IntVar(&c.changes, "changes", 4, "state changes of the flipped monitor timed to the streams")
@@ -138,6 +141,8 @@ func (c config) validate() error {
 		return errors.New("-requests must be at least 1, -warmup-requests not negative")
 	case c.streams < 1 || c.changes < 1:
 		return errors.New("-streams and -changes must be at least 1")
+	case c.pageTime < 0:
+		return errors.New("-page-time must not be negative (0: no limit)")
 	case c.idle <= 0 || c.settle < 0:
 		return errors.New("-idle must be positive, -settle not negative")
 	}

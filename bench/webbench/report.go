@@ -22,22 +22,22 @@ func report(w io.Writer, c config, m host.Machine, rs []*engineResult) {
 		"and their checks as the store holds them under the default retention (raw 30 days where the pages read raw rows, "+
 		"hourly rollups 90 days, daily ones older), and one more monitor checked every %d s that the benchmark turns DOWN and UP. "+
 		"The server runs every monitor's checks meanwhile. Times run from sending a GET, with the owner's session cookie, "+
-		"to reading the whole answer over a keep-alive loopback connection: %d sequential GETs after %d unmeasured ones; "+
-		"the bare handler answers the list's bytes and headers as Tocsin sent them.\n\n",
-		c.monitors, c.interval, historyDays, liveInterval, c.requests, c.warmup)
+		"to reading the whole answer over a keep-alive loopback connection: up to %d sequential GETs, or as many as %s allows, "+
+		"after up to %d unmeasured ones; the bare handler answers the list's bytes and headers as Tocsin sent them.\n\n",
+		c.monitors, c.interval, historyDays, liveInterval, c.requests, c.pageTime, c.warmup)
 
 	fmt.Fprint(w, "## Server time\n\n")
-	fmt.Fprint(w, "| engine | page | p50 | p90 | p99 | max | size | target |\n")
-	fmt.Fprint(w, "|---|---|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprint(w, "| engine | page | GETs | p50 | p90 | p99 | max | size | target |\n")
+	fmt.Fprint(w, "|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range rs {
-		fmt.Fprintf(w, "| %s | monitors list | %s | %s | %s | %s | %.0f KiB | p99 under %s: %s |\n", r.engine,
+		fmt.Fprintf(w, "| %s | monitors list | %d | %s | %s | %s | %s | %.0f KiB | p99 under %s: %s |\n", r.engine, len(r.list),
 			pct(r.list, 0.5), pct(r.list, 0.9), pct(r.list, 0.99), pct(r.list, 1), float64(r.listBytes)/1024,
 			figure.Dur(listP99), figure.Verdict(figure.Percentile(r.list, 0.99) < listP99))
-		fmt.Fprintf(w, "| %s | bare handler, the list's bytes | %s | %s | %s | %s | %.0f KiB | – |\n", r.engine,
+		fmt.Fprintf(w, "| %s | bare handler, the list's bytes | %d | %s | %s | %s | %s | %.0f KiB | – |\n", r.engine, len(r.bare),
 			pct(r.bare, 0.5), pct(r.bare, 0.9), pct(r.bare, 0.99), pct(r.bare, 1), float64(r.listBytes)/1024)
-		fmt.Fprintf(w, "| %s | list / bare | %s | %s | %s | | | |\n", r.engine,
+		fmt.Fprintf(w, "| %s | list / bare | | %s | %s | %s | | | |\n", r.engine,
 			ratio(r.list, r.bare, 0.5), ratio(r.list, r.bare, 0.9), ratio(r.list, r.bare, 0.99))
-		fmt.Fprintf(w, "| %s | a monitor's page | %s | %s | %s | %s | %.0f KiB | p99 under %s: %s |\n", r.engine,
+		fmt.Fprintf(w, "| %s | a monitor's page | %d | %s | %s | %s | %s | %.0f KiB | p99 under %s: %s |\n", r.engine, len(r.page),
 			pct(r.page, 0.5), pct(r.page, 0.9), pct(r.page, 0.99), pct(r.page, 1), float64(r.pageBytes)/1024,
 			figure.Dur(pageP99), figure.Verdict(figure.Percentile(r.page, 0.99) < pageP99))
 	}

@@ -60,8 +60,15 @@ func Fetch(ctx context.Context, rt http.RoundTripper, url string, header http.He
 // Sequential GETs url n times, one after the other over one keep-alive
 // connection, and returns the times sorted.
 func Sequential(ctx context.Context, rt http.RoundTripper, url string, header http.Header, n int) ([]time.Duration, error) {
+	return SequentialWithin(ctx, rt, url, header, n, 0)
+}
+
+// SequentialWithin is Sequential that stops early, once limit has passed
+// (limit ≤ 0: none); it makes at least one GET.
+func SequentialWithin(ctx context.Context, rt http.RoundTripper, url string, header http.Header, n int, limit time.Duration) ([]time.Duration, error) {
 	lat := make([]time.Duration, 0, n)
-	for range n {
+	end := time.Now().Add(limit)
+	for len(lat) < n && (limit <= 0 || len(lat) == 0 || time.Now().Before(end)) {
 		_, _, d, err := Fetch(ctx, rt, url, header)
 		if err != nil {
 			return nil, err
