@@ -163,7 +163,7 @@ func (b *bench) seedChecks(ctx context.Context, db *store.DB, a *app.App, monito
 	w := seed.NewWriter(db, probe)
 	write := func(seq int64, from, to time.Time) error {
 		for at := from.Truncate(every); at.Before(to); at = at.Add(every) {
-			if err := w.Add(ctx, seq, seed.Observation(rng, at)); err != nil {
+			if err := w.Add(ctx, seq, seed.Observation(rng, at, false)); err != nil {
 				return err
 			}
 		}
@@ -190,7 +190,7 @@ func (b *bench) seedChecks(ctx context.Context, db *store.DB, a *app.App, monito
 	fx.checks = w.Written
 	b.Logf("wrote %d checks; writing rollups", fx.checks)
 
-	pool, err := seed.NewPool(rng, every)
+	pool, err := seed.NewPool(rng, every, 256, 64)
 	if err != nil {
 		return err
 	}

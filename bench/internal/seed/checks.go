@@ -16,14 +16,16 @@ import (
 // checks without a benchmark writing every one.
 
 // Observation is one check at at of a healthy HTTP endpoint on the same
-// network: latencies spread log-normally around 60 ms, and a rare
-// failure.
-func Observation(rng *rand.Rand, at time.Time) monitor.Observation {
+// network: latencies spread log-normally around 60 ms, a new connection
+// each, and a rare failure; with down, the endpoint answers 503.
+func Observation(rng *rand.Rand, at time.Time, down bool) monitor.Observation {
 	lat := time.Duration(float64(60*time.Millisecond) * math.Exp(0.35*rng.NormFloat64()))
 	o := monitor.Observation{StartedAt: at, Due: at.Add(-time.Duration(rng.IntN(2000)) * time.Microsecond),
 		Result: monitor.ResultUp, Latency: lat, StatusCode: 200,
 		Phases: monitor.Phases{Connect: lat / 20, FirstByte: lat * 9 / 10}}
 	switch r := rng.IntN(10000); {
+	case down:
+		o.Result, o.StatusCode, o.Reason, o.Phases = monitor.ResultDown, 503, "status 503, expected 2xx", monitor.Phases{Connect: lat / 20}
 	case r < 5:
 		o.Result, o.StatusCode, o.Reason, o.Latency, o.Phases = monitor.ResultDown, 0, "connection refused", lat/20, monitor.Phases{}
 	case r < 6:
@@ -97,17 +99,17 @@ type Pool struct {
 	next        int
 }
 
-// NewPool builds 256 hours of checks every interval and 64 days of 24 of
-// those hours.
-func NewPool(rng *rand.Rand, interval time.Duration) (*Pool, error) {
+// NewPool builds hours rows of an hour's checks every interval, and days
+// rows of 24 of those hours each.
+func NewPool(rng *rand.Rand, interval time.Duration, hours, days int) (*Pool, error) {
 	p := &Pool{}
 	perHour := max(int(time.Hour/interval), 1)
-	hourly := make([]*metrics.Latency, 256)
+	hourly := make([]*metrics.Latency, hours)
 	for i := range hourly {
 		l := metrics.NewLatency()
 		var r store.ObservationRollup
 		for range perHour {
-			o := Observation(rng, time.Time{})
+			o := Observation(rng, time.Time{}, false)
 			switch o.Result {
 			case monitor.ResultUp:
 				r.Up++
@@ -124,7 +126,7 @@ func NewPool(rng *rand.Rand, interval time.Duration) (*Pool, error) {
 		r.Latency = l.Encode()
 		p.Hours = append(p.Hours, r)
 	}
-	for range 64 {
+	for range days {
 		l := metrics.NewLatency()
 		var r store.ObservationRollup
 		for range 24 {
