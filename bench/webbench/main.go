@@ -16,8 +16,9 @@
 // DEGRADED, MAINTENANCE and UNKNOWN about every two days); their checks
 // as the store holds them: raw rows where the pages read raw rows (the
 // first monitor's whole 30 days, every monitor's hours at the 24-hour and
-// 30-day windows' edges and its last two hours), hourly rollups of 90 days
-// and daily ones of 100 (drawn from a pool of rows), rolled up by the
+// 30-day windows' edges and its last two hours), hourly rollups (the
+// first monitor's 90 days, the others' 31, as far as the list reads them)
+// and daily ones of 100 days, drawn from a pool of rows, rolled up by the
 // rollup job (app.Rollup) wherever raw rows are; and one more monitor,
 // checked every 10 s and turned DOWN by one failed check, aimed at a
 // second target the benchmark flips between 200 and 500. Then `tocsin
