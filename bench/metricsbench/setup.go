@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
@@ -27,53 +26,7 @@ const (
 	denseEvery = 60 * time.Second // the other monitors' interval
 	owner      = "metricsbench"   // the rollup job's node name here
 	probeName  = "metricsbench"
-	insertRows = 5000 // observations per seeding transaction
 )
-
-// batcher writes observations insertRows a transaction, in statements of
-// perStatement rows: on SQLite a statement's cost grows with the square
-// of its parameters (it looks each $n up by name), so 50 rows (600
-// parameters) there, the store's own 500 on PostgreSQL.
-type batcher struct {
-	s            *seeder
-	perStatement int
-	parts        []*store.Observations
-	n, inPart    int
-}
-
-func (s *seeder) newBatcher() *batcher {
-	per := 500
-	if s.engine == "sqlite" {
-		per = 50
-	}
-	return &batcher{s: s, perStatement: per}
-}
-
-func (b *batcher) add(ctx context.Context, seq int64, o monitor.Observation) error {
-	if len(b.parts) == 0 || b.inPart == b.perStatement {
-		b.parts = append(b.parts, &store.Observations{})
-		b.inPart = 0
-	}
-	b.parts[len(b.parts)-1].Add(seq, o, b.s.probe)
-	b.inPart++
-	if b.n++; b.n == insertRows {
-		return b.flush(ctx)
-	}
-	return nil
-}
-
-func (b *batcher) flush(ctx context.Context) error {
-	err := b.s.db.InTx(ctx, func(tx *store.Tx) error {
-		for _, p := range b.parts {
-			if err := tx.InsertObservations(ctx, p); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	b.parts, b.n, b.inPart = nil, 0, 0
-	return err
-}
 
 // fixture is what the queries need of a seeded database.
 type fixture struct {
@@ -116,7 +69,7 @@ type seeder struct {
 	now    time.Time // when seeding began: the histories end here
 	rng    *rand.Rand
 	res    *engineResult
-	pool   rollupPool
+	pool   *seed.Pool
 	denses []monitorRef
 }
 
@@ -270,31 +223,12 @@ func (s *seeder) createMonitor(ctx context.Context, id, name string, created tim
 	return seqs[id], nil
 }
 
-// observation is one check of a healthy HTTP endpoint on the same network:
-// latencies spread log-normally around 60 ms, a new connection each, and a
-// rare failure.
-func (s *seeder) observation(at time.Time, down bool) monitor.Observation {
-	lat := time.Duration(float64(60*time.Millisecond) * math.Exp(0.35*s.rng.NormFloat64()))
-	o := monitor.Observation{StartedAt: at, Due: at.Add(-time.Duration(s.rng.IntN(2000)) * time.Microsecond),
-		Result: monitor.ResultUp, Latency: lat, StatusCode: 200,
-		Phases: monitor.Phases{Connect: lat / 20, FirstByte: lat * 9 / 10}}
-	switch r := s.rng.IntN(10000); {
-	case down:
-		o.Result, o.StatusCode, o.Reason, o.Phases = monitor.ResultDown, 503, "status 503, expected 2xx", monitor.Phases{Connect: lat / 20}
-	case r < 5:
-		o.Result, o.StatusCode, o.Reason, o.Latency, o.Phases = monitor.ResultDown, 0, "connection refused", lat/20, monitor.Phases{}
-	case r < 6:
-		o.Result, o.StatusCode, o.Reason, o.Latency, o.Phases = monitor.ResultUnknown, 0, "probe overloaded", 0, monitor.Phases{}
-	}
-	return o
-}
-
 // writeYear writes the year monitor's checks from from to now, with a
 // 10-minute outage every week in its checks and its state history, and
 // returns how many it wrote.
 func (s *seeder) writeYear(ctx context.Context, m monitorRef, from time.Time) (int64, error) {
 	var (
-		batch   = s.newBatcher()
+		batch   = seed.NewWriter(s.db, s.probe)
 		n       int64
 		changes []monitor.Transition
 	)
@@ -308,12 +242,12 @@ func (s *seeder) writeYear(ctx context.Context, m monitorRef, from time.Time) (i
 		if since >= 3*day+outage && since < 3*day+outage+s.b.c.interval {
 			changes = append(changes, monitor.Transition{From: monitor.StateDown, To: monitor.StateUp, At: at, Cause: "status 200"})
 		}
-		if err := batch.add(ctx, m.seq, s.observation(at, down)); err != nil {
+		if err := batch.Add(ctx, m.seq, seed.Observation(s.rng, at, down)); err != nil {
 			return n, err
 		}
 		n++
 	}
-	if err := batch.flush(ctx); err != nil {
+	if err := batch.Flush(ctx); err != nil {
 		return n, err
 	}
 	return n, s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -329,75 +263,26 @@ func (s *seeder) writeYear(ctx context.Context, m monitorRef, from time.Time) (i
 // writeDense writes every other monitor's checks in [from, to), one minute
 // of all of them after another, as the engine writes them.
 func (s *seeder) writeDense(ctx context.Context, from, to time.Time) error {
-	batch := s.newBatcher()
+	batch := seed.NewWriter(s.db, s.probe)
 	for minute := from.Truncate(denseEvery); minute.Before(to); minute = minute.Add(denseEvery) {
 		for i, m := range s.denses {
 			at := minute.Add(time.Duration(i) * denseEvery / time.Duration(len(s.denses))) // spread over the minute
 			if at.Before(from) || !at.Before(to) {
 				continue
 			}
-			if err := batch.add(ctx, m.seq, s.observation(at, false)); err != nil {
+			if err := batch.Add(ctx, m.seq, seed.Observation(s.rng, at, false)); err != nil {
 				return err
 			}
 		}
 	}
-	return batch.flush(ctx)
-}
-
-// rollupPool is a set of hourly and daily rollups of the other monitors'
-// checks as the job writes them (60 checks an hour; a day merges 24
-// hours), reused across monitors and buckets: their bytes are what
-// matters, and building a sketch per row would take longer than writing it.
-type rollupPool struct {
-	hours, days []store.ObservationRollup
-}
-
-func (s *seeder) newPool() (rollupPool, error) {
-	var p rollupPool
-	hourly := make([]*metrics.Latency, 512)
-	for i := range hourly {
-		l := metrics.NewLatency()
-		var r store.ObservationRollup
-		for range 60 {
-			o := s.observation(time.Time{}, false)
-			switch o.Result {
-			case monitor.ResultUp:
-				r.Up++
-			case monitor.ResultDown:
-				r.Down++
-			default:
-				r.Unknown++
-			}
-			if o.Result.Known() {
-				l.Add(o.Latency)
-			}
-		}
-		hourly[i] = l
-		r.Latency = l.Encode()
-		p.hours = append(p.hours, r)
-	}
-	for range 128 {
-		l := metrics.NewLatency()
-		var r store.ObservationRollup
-		for range 24 {
-			k := s.rng.IntN(len(hourly))
-			if err := l.Merge(hourly[k]); err != nil {
-				return p, err
-			}
-			h := p.hours[k]
-			r.Up, r.Down, r.Unknown = r.Up+h.Up, r.Down+h.Down, r.Unknown+h.Unknown
-		}
-		r.Latency = l.Encode()
-		p.days = append(p.days, r)
-	}
-	return p, nil
+	return batch.Flush(ctx)
 }
 
 // writeRollups writes the other monitors' hourly, then daily, rollups of
 // the days in [from, to), and measures what each tier added to the table.
 func (s *seeder) writeRollups(ctx context.Context, from, to time.Time) error {
 	var err error
-	if s.pool, err = s.newPool(); err != nil {
+	if s.pool, err = seed.NewPool(s.rng, denseEvery, 512, 128); err != nil {
 		return err
 	}
 	if err := s.raw.compact(ctx, "observation_rollups"); err != nil {
@@ -408,18 +293,14 @@ func (s *seeder) writeRollups(ctx context.Context, from, to time.Time) error {
 		return err
 	}
 	s.b.Logf("%s: writing hourly rollups of %d monitors from %s to %s", s.engine, len(s.denses), from.Format(time.DateOnly), to.Format(time.DateOnly))
-	k := 0
 	for d := from; d.Before(to); d = d.Add(day) {
 		rows := make([]store.ObservationRollup, 0, 24*len(s.denses))
 		for _, m := range s.denses {
 			for h := range 24 {
-				r := s.pool.hours[k%len(s.pool.hours)]
-				k++
-				r.Seq, r.Bucket = m.seq, d.Add(time.Duration(h)*time.Hour)
-				rows = append(rows, r)
+				rows = append(rows, s.pool.Row(store.TierHour, m.seq, d.Add(time.Duration(h)*time.Hour)))
 			}
 		}
-		if err := s.putRollups(ctx, store.TierHour, rows); err != nil {
+		if err := seed.PutRollups(ctx, s.db, store.TierHour, rows); err != nil {
 			return err
 		}
 		s.res.hourRows += int64(len(rows))
@@ -450,12 +331,9 @@ func (s *seeder) writeRollups(ctx context.Context, from, to time.Time) error {
 	for d := from; d.Before(to); d = d.Add(day) {
 		rows := make([]store.ObservationRollup, 0, len(s.denses))
 		for _, m := range s.denses {
-			r := s.pool.days[k%len(s.pool.days)]
-			k++
-			r.Seq, r.Bucket = m.seq, d
-			rows = append(rows, r)
+			rows = append(rows, s.pool.Row(store.TierDay, m.seq, d))
 		}
-		if err := s.putRollups(ctx, store.TierDay, rows); err != nil {
+		if err := seed.PutRollups(ctx, s.db, store.TierDay, rows); err != nil {
 			return err
 		}
 		s.res.dayRows += int64(len(rows))
@@ -467,18 +345,4 @@ func (s *seeder) writeRollups(ctx context.Context, from, to time.Time) error {
 	s.res.hourBytes, s.res.dayBytes = mid-before, after-mid
 	s.res.daySketch, err = s.raw.sketchBytes(ctx, store.TierDay)
 	return err
-}
-
-// putRollups writes rollup rows, on SQLite 50 a statement (see batcher).
-func (s *seeder) putRollups(ctx context.Context, tier int, rows []store.ObservationRollup) error {
-	per := len(rows)
-	if s.engine == "sqlite" {
-		per = 50
-	}
-	for start := 0; start < len(rows); start += per {
-		if err := s.db.PutObservationRollups(ctx, tier, rows[start:min(start+per, len(rows))]); err != nil {
-			return err
-		}
-	}
-	return nil
 }

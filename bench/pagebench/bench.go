@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -17,7 +15,9 @@ import (
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/pageload"
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
@@ -71,14 +71,14 @@ func (b *bench) run(ctx context.Context) ([]*engineResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	target, stop, err := startTarget()
+	target, err := seed.StartTarget()
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
+	defer target.Close()
 	var out []*engineResult
 	for _, e := range b.c.engines {
-		res, err := b.engine(ctx, e, target)
+		res, err := b.engine(ctx, e, target.URL)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e, err)
 		}
@@ -134,13 +134,13 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 		return nil, err
 	}
 
-	rt := newTransport(1)
+	rt := pageload.Transport(1)
 	defer rt.CloseIdleConnections()
-	if _, _, _, err := fetch(ctx, rt, srv.Base+"/healthz"); err != nil {
+	if _, _, _, err := pageload.Fetch(ctx, rt, srv.Base+"/healthz", nil); err != nil {
 		return nil, err
 	}
 	for _, slug := range fx.coldSlugs {
-		_, _, d, err := fetch(ctx, rt, base+slug)
+		_, _, d, err := pageload.Fetch(ctx, rt, base+slug, nil)
 		if err != nil {
 			return nil, fmt.Errorf("cold render: %w", err)
 		}
@@ -152,7 +152,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 		figure.Dur(res.cold[len(res.cold)-1]), slowest+1, len(res.cold))
 
 	page := base + fx.mainSlug
-	body, header, _, err := fetch(ctx, rt, page)
+	body, header, _, err := pageload.Fetch(ctx, rt, page, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -163,10 +163,10 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 	urls := map[string]string{"page": page, "summary.json": page + "/summary.json",
 		"badge": page + "/badge/" + fx.componentID + ".svg"}
 	for _, what := range cachedURLs {
-		if _, err := sequential(ctx, rt, urls[what], b.c.requests); err != nil { // warm-up
+		if _, err := pageload.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil { // warm-up
 			return nil, err
 		}
-		if res.cached[what], err = sequential(ctx, rt, urls[what], b.c.requests); err != nil {
+		if res.cached[what], err = pageload.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil {
 			return nil, err
 		}
 		lat := res.cached[what]
@@ -176,11 +176,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 
 	// The bare handler answers what Tocsin just answered.
 	pagePath := filepath.Join(b.Dir, "page-"+e+".json")
-	captured, err := json.Marshal(capturedPage{Header: header, Body: body})
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(pagePath, captured, 0o644); err != nil {
+	if err := (pageload.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
 		return nil, err
 	}
 	bare, err := child.Start(ctx, b.Self, b.Dir, "bare-"+e, nil, "-bare-serve", "-bare-page", pagePath)

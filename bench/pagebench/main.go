@@ -40,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/pageload"
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -92,7 +93,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	if bareServe {
-		return serveBare(ctx, barePage, stdin, stdout)
+		return pageload.ServeBare(ctx, barePage, stdin, stdout)
 	}
 	var err error
 	if c.engines, err = pgfresh.ParseEngines(engines, c.pgURL, stderr); err != nil {

@@ -1,56 +1,12 @@
 package main
 
 import (
-	"math/rand/v2"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
-
-// TestHistory checks the seeded state history: it starts at creation,
-// alternates UP with one span of trouble at a time, moves forward in
-// time, ends UP an hour or more before now, and holds every kind of span.
-func TestHistory(t *testing.T) {
-	created := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	now := created.Add(historyDays * day)
-	seen := map[monitor.State]int{}
-	for seed := range uint64(20) {
-		h := history(rand.New(rand.NewPCG(seed, 1)), created, now)
-		if len(h) < 3 {
-			t.Fatalf("seed %d: %d changes over %d days", seed, len(h), historyDays)
-		}
-		if f := h[0]; f.From != monitor.StatePending || f.To != monitor.StateUp || !f.At.Equal(created) {
-			t.Fatalf("seed %d: first change %+v", seed, f)
-		}
-		for i := 1; i < len(h); i++ {
-			prev, tr := h[i-1], h[i]
-			if tr.From != prev.To || tr.From == tr.To {
-				t.Fatalf("seed %d: change %d %s→%s follows one to %s", seed, i, tr.From, tr.To, prev.To)
-			}
-			if !tr.At.After(prev.At) {
-				t.Fatalf("seed %d: change %d at %s, not after %s", seed, i, tr.At, prev.At)
-			}
-			if (tr.From == monitor.StateUp) == (tr.To == monitor.StateUp) {
-				t.Fatalf("seed %d: change %d %s→%s does not leave or return to UP", seed, i, tr.From, tr.To)
-			}
-			if tr.From == monitor.StateUp {
-				seen[tr.To]++
-			}
-		}
-		if last := h[len(h)-1]; last.To != monitor.StateUp || last.At.After(now.Add(-time.Hour)) {
-			t.Fatalf("seed %d: last change %+v", seed, last)
-		}
-	}
-	for _, s := range spans {
-		if seen[s.state] == 0 {
-			t.Errorf("no span of %s in 20 histories", s.state)
-		}
-	}
-}
 
 // TestPageDraft checks the page of 50 monitors: 5 groups of 10, every
 // monitor once.
@@ -77,17 +33,6 @@ func TestPageDraft(t *testing.T) {
 	}
 	if !d.ShowUptime || !d.ShowIncidents || !d.ShowMaintenance {
 		t.Errorf("the page hides something: %+v", d)
-	}
-}
-
-func TestBareHeader(t *testing.T) {
-	h := http.Header{"Content-Type": {"text/html"}, "Date": {"x"}, "Content-Length": {"9"}, "Etag": {`"a"`}}
-	got := bareHeader(h)
-	if got.Get("Date") != "" || got.Get("Content-Length") != "" || got.Get("ETag") != `"a"` || got.Get("Content-Type") != "text/html" {
-		t.Errorf("bareHeader = %v", got)
-	}
-	if h.Get("Date") == "" {
-		t.Error("bareHeader changed its argument")
 	}
 }
 

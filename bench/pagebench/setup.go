@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
@@ -27,7 +25,7 @@ import (
 // `tocsin serve` would have written it over the months before.
 
 const (
-	day         = 24 * time.Hour
+	day         = seed.Day
 	historyDays = 100 // the monitors' age: more than the bars' 90 days
 	mainSlug    = "main"
 	groups      = 5
@@ -106,33 +104,13 @@ func (b *bench) seed(ctx context.Context, dbURL, keys, target string) (fixture, 
 	actor := app.Actor{WorkspaceID: boot.WorkspaceID, Role: monitor.RoleOwner}
 
 	rng := rand.New(rand.NewPCG(18, 90))
-	created := now.Add(-historyDays * day)
-	monitors := make([]string, n)
-	for i := range monitors {
-		id := ids.New(ids.Monitor, created.Add(time.Duration(i)*time.Millisecond))
-		monitors[i] = id
-		hist := history(rng, created, now)
-		last := hist[len(hist)-1]
-		m := monitor.Monitor{ID: id, WorkspaceID: boot.WorkspaceID, Type: monitor.TypeHTTP,
-			Name:   fmt.Sprintf("internal service %02d", i),
-			Config: monitor.Config{URL: target, TimeoutSeconds: 10}, IntervalSeconds: monitor.MaxIntervalSeconds,
-			State: last.To, StateSince: last.At, CreatedAt: created, UpdatedAt: created}
-		if err := db.CreateMonitor(ctx, m, store.Sealed{}, n+1); err != nil {
-			return fx, err
-		}
-		err := db.InTx(ctx, func(tx *store.Tx) error {
-			for _, tr := range hist {
-				if err := tx.AppendStateChange(ctx, id, tr); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fx, err
-		}
-		fx.changes += len(hist)
+	monitors, changes, err := seed.WriteMonitors(ctx, db, seed.Monitors{Workspace: boot.WorkspaceID, Count: n,
+		Created: now.Add(-historyDays * day), Now: now, Target: target, Interval: monitor.MaxIntervalSeconds,
+		Name: func(i int) string { return fmt.Sprintf("internal service %02d", i) }, Quota: n + 1, Rand: rng})
+	if err != nil {
+		return fx, err
 	}
+	fx.changes = changes
 
 	// Public incidents every twelve days or so, each on two or three
 	// components, with the stages an operator posts; the last still open.
@@ -230,70 +208,4 @@ func dedupe(ss []string) []string {
 		}
 	}
 	return out
-}
-
-// span is one kind of trouble a monitor's history holds: how often it
-// comes (weight) and how long it lasts.
-type span struct {
-	state    monitor.State
-	weight   int
-	min, max time.Duration
-	cause    string
-}
-
-var spans = []span{
-	{monitor.StateDown, 40, 2 * time.Minute, 90 * time.Minute, "status 503, expected 2xx"},
-	{monitor.StateDegraded, 30, 10 * time.Minute, 4 * time.Hour, "response time above the threshold"},
-	{monitor.StateMaintenance, 15, time.Hour, 3 * time.Hour, "maintenance window began"},
-	{monitor.StateUnknown, 15, 5 * time.Minute, 30 * time.Minute, "probe could not run the check"},
-}
-
-// meanGap is the mean time a monitor stays UP between two spans.
-const meanGap = 2 * day
-
-// history is a monitor's state changes from created to now: PENDING to
-// UP at created, then spans of DOWN, DEGRADED, MAINTENANCE and UNKNOWN,
-// each back to UP, about every meanGap (exponentially), the last ended an
-// hour before now. It ends UP.
-func history(rng *rand.Rand, created, now time.Time) []monitor.Transition {
-	out := []monitor.Transition{{From: monitor.StatePending, To: monitor.StateUp, At: created, Cause: "the check passed"}}
-	total := 0
-	for _, s := range spans {
-		total += s.weight
-	}
-	at := created
-	for {
-		at = at.Add(time.Duration(rng.ExpFloat64() * float64(meanGap)))
-		w := rng.IntN(total)
-		s := spans[0]
-		for _, c := range spans {
-			if w < c.weight {
-				s = c
-				break
-			}
-			w -= c.weight
-		}
-		d := s.min + time.Duration(rng.Int64N(int64(s.max-s.min)))
-		end := at.Add(d)
-		if end.After(now.Add(-time.Hour)) {
-			return out
-		}
-		out = append(out,
-			monitor.Transition{From: monitor.StateUp, To: s.state, At: at, Cause: s.cause},
-			monitor.Transition{From: s.state, To: monitor.StateUp, At: end, Cause: "the check passed"})
-		at = end
-	}
-}
-
-// startTarget serves the monitors' URL, answering 200, until stop.
-func startTarget() (url string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write([]byte("ok\n"))
-	}), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String() + "/health", func() { _ = srv.Close() }, nil
 }

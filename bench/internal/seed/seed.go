@@ -1,0 +1,166 @@
+// Package seed writes what a benchmark's database holds when `tocsin
+// serve` starts on it, through the store with the benchmark's clock, as
+// the server would have written it over the months before: monitors with
+// a history of state changes, aimed at a loopback target of the benchmark
+// (Target) whose answer the benchmark can turn from 200 to an error.
+package seed
+
+import (
+	"context"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Day is a day of history.
+const Day = 24 * time.Hour
+
+// Monitors is what WriteMonitors writes: Count HTTP monitors of a
+// workspace, created at Created, each with the state changes History
+// draws from then to Now.
+type Monitors struct {
+	Workspace    string
+	Count        int
+	Created, Now time.Time
+	Target       string // the URL they check
+	Interval     int    // seconds between checks
+	Name         func(i int) string
+	Quota        int // the workspace's monitor limit, passed to the store
+	Rand         *rand.Rand
+	// Confirmations is how many failed checks in a row turn them DOWN
+	// (0: the default).
+	Confirmations int
+}
+
+// perTx is how many monitors' state changes one transaction writes.
+const perTx = 50
+
+// WriteMonitors writes the monitors, UP now, in the order of their ids,
+// and returns their ids and how many state changes it wrote.
+func WriteMonitors(ctx context.Context, db *store.DB, o Monitors) (monitors []string, changes int, err error) {
+	monitors = make([]string, o.Count)
+	hists := make([][]monitor.Transition, o.Count)
+	for i := range monitors {
+		id := ids.New(ids.Monitor, o.Created.Add(time.Duration(i)*time.Millisecond))
+		monitors[i] = id
+		hist := History(o.Rand, o.Created, o.Now)
+		hists[i] = hist
+		last := hist[len(hist)-1]
+		m := monitor.Monitor{ID: id, WorkspaceID: o.Workspace, Type: monitor.TypeHTTP, Name: o.Name(i),
+			Config: monitor.Config{URL: o.Target, TimeoutSeconds: 10, Confirmations: o.Confirmations}, IntervalSeconds: o.Interval,
+			State: last.To, StateSince: last.At, CreatedAt: o.Created, UpdatedAt: o.Created}
+		if err := db.CreateMonitor(ctx, m, store.Sealed{}, o.Quota); err != nil {
+			return nil, 0, err
+		}
+	}
+	for start := 0; start < len(monitors); start += perTx {
+		end := min(start+perTx, len(monitors))
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for i := start; i < end; i++ {
+				for _, tr := range hists[i] {
+					if err := tx.AppendStateChange(ctx, monitors[i], tr); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		for i := start; i < end; i++ {
+			changes += len(hists[i])
+		}
+	}
+	return monitors, changes, nil
+}
+
+// Span is one kind of trouble a monitor's history holds: how often it
+// comes (Weight) and how long it lasts.
+type Span struct {
+	State    monitor.State
+	Weight   int
+	Min, Max time.Duration
+	Cause    string
+}
+
+// Spans are the kinds of trouble History draws from.
+var Spans = []Span{
+	{monitor.StateDown, 40, 2 * time.Minute, 90 * time.Minute, "status 503, expected 2xx"},
+	{monitor.StateDegraded, 30, 10 * time.Minute, 4 * time.Hour, "response time above the threshold"},
+	{monitor.StateMaintenance, 15, time.Hour, 3 * time.Hour, "maintenance window began"},
+	{monitor.StateUnknown, 15, 5 * time.Minute, 30 * time.Minute, "probe could not run the check"},
+}
+
+// MeanGap is the mean time a monitor stays UP between two spans.
+const MeanGap = 2 * Day
+
+// History is a monitor's state changes from created to now: PENDING to
+// UP at created, then spans of DOWN, DEGRADED, MAINTENANCE and UNKNOWN,
+// each back to UP, about every MeanGap (exponentially), the last ended an
+// hour before now. It ends UP.
+func History(rng *rand.Rand, created, now time.Time) []monitor.Transition {
+	out := []monitor.Transition{{From: monitor.StatePending, To: monitor.StateUp, At: created, Cause: "the check passed"}}
+	total := 0
+	for _, s := range Spans {
+		total += s.Weight
+	}
+	at := created
+	for {
+		at = at.Add(time.Duration(rng.ExpFloat64() * float64(MeanGap)))
+		w := rng.IntN(total)
+		s := Spans[0]
+		for _, c := range Spans {
+			if w < c.Weight {
+				s = c
+				break
+			}
+			w -= c.Weight
+		}
+		d := s.Min + time.Duration(rng.Int64N(int64(s.Max-s.Min)))
+		end := at.Add(d)
+		if end.After(now.Add(-time.Hour)) {
+			return out
+		}
+		out = append(out,
+			monitor.Transition{From: monitor.StateUp, To: s.State, At: at, Cause: s.Cause},
+			monitor.Transition{From: s.State, To: monitor.StateUp, At: end, Cause: "the check passed"})
+		at = end
+	}
+}
+
+// Target is the monitors' URL on loopback: it answers every request with
+// its status, 200 until Set changes it.
+type Target struct {
+	URL    string
+	status atomic.Int32
+	srv    *http.Server
+}
+
+// StartTarget serves a Target until Close.
+func StartTarget() (*Target, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{URL: "http://" + ln.Addr().String() + "/health"}
+	t.status.Store(http.StatusOK)
+	t.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(int(t.status.Load()))
+		_, _ = w.Write([]byte("ok\n"))
+	}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = t.srv.Serve(ln) }()
+	return t, nil
+}
+
+// Set makes the target answer status from now on.
+func (t *Target) Set(status int) { t.status.Store(int32(status)) }
+
+// Close stops serving.
+func (t *Target) Close() { _ = t.srv.Close() }
