@@ -139,6 +139,21 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/pause", w.inWorkspace(w.pauseMonitor))
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/resume", w.inWorkspace(w.resumeMonitor))
 	mux.HandleFunc("POST /w/{ws}/monitors/{id}/delete", w.inWorkspace(w.deleteMonitor))
+	mux.HandleFunc("GET /w/{ws}/status-pages", w.inWorkspace(w.statusPages))
+	mux.HandleFunc("POST /w/{ws}/status-pages", w.inWorkspace(w.createStatusPage))
+	mux.HandleFunc("GET /w/{ws}/status-pages/{id}", w.inWorkspace(w.statusPageEditor))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}", w.inWorkspace(w.saveStatusPage))
+	mux.HandleFunc("GET /w/{ws}/status-pages/{id}/preview", w.inWorkspace(w.statusPagePreview))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/publish", w.inWorkspace(w.publishStatusPage))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/unpublish", w.inWorkspace(w.unpublishStatusPage))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/delete", w.inWorkspace(w.deleteStatusPage))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/components", w.inWorkspace(w.addComponent))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/components/{component}/move", w.inWorkspace(w.moveComponent))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/components/{component}/remove", w.inWorkspace(w.removeComponent))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/groups", w.inWorkspace(w.addGroup))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/groups/{group}/move", w.inWorkspace(w.moveGroup))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/groups/{group}/remove", w.inWorkspace(w.removeGroup))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/order", w.inWorkspace(w.reorderComponents))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
@@ -276,6 +291,11 @@ var flashes = map[string]webui.Flash{
 	"monitor-paused":    {Kind: webui.FlashSuccess, Message: "The monitor is paused: no checks run until you resume it."},
 	"monitor-resumed":   {Kind: webui.FlashSuccess, Message: "The monitor is resumed: its state is known again after the next check."},
 	"monitor-deleted":   {Kind: webui.FlashSuccess, Message: "The monitor is deleted."},
+
+	// The status pages'.
+	"status-page-created": {Kind: webui.FlashSuccess, Message: "The status page is created and live at its address. Add its components below."},
+	"status-page-saved":   {Kind: webui.FlashSuccess, Message: "The status page is saved. Readers see the change within a few seconds."},
+	"status-page-deleted": {Kind: webui.FlashSuccess, Message: "The status page is deleted. Its address answers “not found”."},
 }
 
 func setFlash(rw http.ResponseWriter, code string) {
