@@ -204,3 +204,92 @@ func TestWebAppStatusPageReorder(t *testing.T) {
 		}
 	})
 }
+
+// TestWebAppStatusPageHostileInput: what a form sends that no page may
+// take — bytes that are not UTF-8, NUL, a slug or domain that is not one,
+// a subject of another workspace, paths that name nothing — gets a
+// message at its field or not found, never a server error; and the page's
+// password is never shown.
+func TestWebAppStatusPageHostileInput(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		ws := "/w/" + e.wsA.ID
+		owner := e.member("owner@a.test", monitor.RoleOwner)
+		mine := e.monitor(e.keyA, "Mine", "https://mine.example.com/", nil)
+		theirs := e.monitor(e.keyB, "Theirs", "https://theirs.example.com/", nil)
+		id := editorPage(t, owner.post(ws+"/status-pages", form("title", "Acme", "slug", "acme")))
+		sp := ws + "/status-pages/" + id
+		for _, c := range []struct {
+			path string
+			form []string
+			want []string // field id, message
+		}{
+			{ws + "/status-pages", []string{"title", "A\xff", "slug", "ok-slug"}, []string{"err-title", "Must be valid UTF-8 text without NUL."}},
+			{ws + "/status-pages", []string{"title", "A", "slug", "a\x00b"}, []string{"err-slug", "Must be valid UTF-8 text without NUL."}},
+			{ws + "/status-pages", []string{"title", "A", "slug", "Bad Slug!"}, []string{"err-slug", "must be 2 to 63 lower-case letters"}},
+			{ws + "/status-pages", []string{"title", "A", "slug", "acme"}, []string{"err-slug", "is taken; choose another"}},
+			{ws + "/status-pages", []string{"title", " ", "slug", "admin"}, []string{"err-title", "must not be blank"}},
+			{sp, []string{"title", "Acme", "slug", "acme", "domain", "not a domain"}, []string{"err-domain", "must be a host name"}},
+			{sp, []string{"title", "Acme", "slug", "acme", "domain", "127.0.0.1"}, []string{"err-domain", "not an IP address"}},
+			{sp, []string{"title", "Acme", "slug", "acme", "domain", "st\xc3atus.example.com"}, []string{"err-domain", "Must be valid UTF-8"}},
+			{sp, []string{"title", "Acme", "slug", "acme", "visibility", "password"}, []string{"err-password", "is required for a page whose visibility is password"}},
+			{sp, []string{"title", "Acme", "slug", "acme", "password", "pass\x00word!"}, []string{"err-password", "Must be valid UTF-8"}},
+			{sp, []string{"title", "Acme", "slug", "acme", "visibility", "secret"}, []string{"err-visibility", "must be public or password"}},
+			{sp, []string{"title", "Acme", "slug", "acme", "description", strings.Repeat("x", 1001)}, []string{"err-description", "at most 1000"}},
+			{sp + "/components", []string{"subject", "monitor:nope", "c-name", "X"}, []string{"err-c-subject", "Choose a monitor or a heartbeat"}},
+			{sp + "/components", []string{"subject", "monitor:" + theirs, "c-name", "X"}, []string{"err-c-subject", "no such monitor in this workspace"}},
+			{sp + "/components", []string{"subject", "monitor:" + mine, "c-name", " "}, []string{"err-c-name", "must not be blank"}},
+			{sp + "/components", []string{"subject", "monitor:" + mine, "c-name", "\xfe"}, []string{"err-c-name", "Must be valid UTF-8"}},
+			{sp + "/groups", []string{"g-name", "a\x00"}, []string{"err-g-name", "Must be valid UTF-8"}},
+			{sp + "/groups", []string{"g-name", strings.Repeat("g", 101)}, []string{"err-g-name", "at most 100"}},
+			{sp + "/unpublish", nil, []string{"err-password", "is required for a page whose visibility is password"}},
+		} {
+			r := owner.post(c.path, form(c.form...))
+			if r.status != http.StatusUnprocessableEntity || !regexp.MustCompile(`id="`+c.want[0]+`">[^<]*`+regexp.QuoteMeta(c.want[1])).MatchString(r.body) {
+				t.Errorf("%s %q: %d, want 422 with %s %q: %.3000s", c.path, c.form, r.status, c.want[0], c.want[1], r.body)
+			}
+		}
+		if r := owner.post(sp+"/components", form("subject", "monitor:"+mine, "c-name", "Mine")); r.status != http.StatusSeeOther {
+			t.Fatalf("add: %d %.600s", r.status, r.body)
+		}
+		for _, c := range []struct {
+			path   string
+			form   []string
+			status int
+		}{
+			{ws + "/status-pages/nope", nil, 404},
+			{ws + "/status-pages/sp_01JDQ7A0000000000000000000", nil, 404},
+			{sp + "/components/spc_nope/move", []string{"dir", "up"}, 404},
+			{sp + "/components/spc_nope/remove", nil, 404},
+			{sp + "/groups/9/move", []string{"dir", "up"}, 404},
+			{sp + "/groups/-1/remove", nil, 404},
+			{sp + "/groups/x/remove", nil, 404},
+			{sp + "/groups/0/move", []string{"dir", "sideways"}, 422},
+			{sp + "/order", []string{"order", "0:\xff"}, 422},
+			{sp + "/order", []string{"order", "7:x"}, 422},
+		} {
+			var r answer
+			if c.form == nil && !strings.Contains(c.path, "/remove") {
+				r = owner.get(c.path)
+			} else {
+				r = owner.post(c.path, form(c.form...))
+			}
+			if r.status != c.status {
+				t.Errorf("%s %q: %d, want %d: %.400s", c.path, c.form, r.status, c.status, r.body)
+			}
+		}
+		const secret = "a page password of ours"
+		if r := owner.post(sp, form("title", "Acme", "slug", "acme", "visibility", "password", "password", secret)); r.status != http.StatusSeeOther {
+			t.Fatalf("protect: %d %.600s", r.status, r.body)
+		}
+		r := owner.get(sp)
+		if strings.Contains(r.body, secret) || strings.Contains(r.body, "argon2") || !strings.Contains(r.body, "A password is set; it is never shown.") {
+			t.Errorf("the editor shows the password, or not that one is set")
+		}
+		if r := e.get("/status/acme"); r.status != http.StatusUnauthorized || contains(r.body, "Mine") {
+			t.Errorf("the protected public page: %d", r.status)
+		}
+		if r := owner.get(sp + "/preview"); r.status != 200 || !strings.Contains(r.body, "Mine") {
+			t.Errorf("the preview of a protected page: %d %.600s", r.status, r.body)
+		}
+	})
+}
