@@ -130,16 +130,19 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 			t.Error("the password field is filled after saving")
 		}
 		audit(tb, "status page editor")
-		// The public pages reread a page's configuration when theirs is
-		// a few seconds old (the preview's assets had them read it).
-		readers := func(status int) {
+		// The public pages reread a page's configuration, and render it
+		// anew, when theirs is a few seconds old (the preview's assets had
+		// them read it): until then they answer with the last.
+		readers := func(status int, want string) {
 			t.Helper()
 			e.clock.Advance(5 * time.Second)
-			waitFor(t, "the public page to follow", func() bool { return e.get("/status/acme").status == status })
+			waitFor(t, "the public page to follow", func() bool {
+				r := e.get("/status/acme")
+				return r.status == status && contains(r.body, want)
+			})
 		}
-		readers(401)
+		readers(401, "password")
 		reader := openAppTab(t, browser, e.srv.URL)
-		reader.open(t, "/status/acme", 401)
 
 		tb.press(t, `form[action$="/publish"] button`, 200)
 		if got := tb.text(t, ".sp-publish"); !strings.Contains(got, "public") {
@@ -148,10 +151,10 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 		if docs != "" {
 			browsertest.Write(t, docs, "web-status-page-editor.png", tb.Screenshot(t, true))
 		}
-		readers(200)
+		readers(200, "Checkout")
 		reader.open(t, "/status/acme", 200)
 		if got := reader.eval(t, `[...document.querySelectorAll('.name')].map(e => e.textContent).join(', ')`); got != "Checkout, Website" {
-			t.Errorf("the public page shows %v", got)
+			t.Errorf("the public page shows %v: %v", got, reader.eval(t, `document.body.innerText`))
 		}
 
 		tb.open(t, ws+"/status-pages", 200)
