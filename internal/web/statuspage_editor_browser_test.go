@@ -123,7 +123,7 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 		tb.fill(t, "#f-password", "a password for readers")
 		tb.fill(t, "#f-domain", "status.acme.example")
 		tb.press(t, `form[action="`+ws+`/status-pages/`+strings.TrimPrefix(tb.page(t).URL, ws+"/status-pages/")+`"] button.primary`, 200)
-		if got := tb.text(t, ".sp-dns pre"); !strings.Contains(got, "status.acme.example. CNAME 127.0.0.1.") {
+		if got := tb.text(t, ".sp-dns pre"); !strings.Contains(got, "status.acme.example. A 127.0.0.1") {
 			t.Errorf("the DNS record: %q", got)
 		}
 		if tb.eval(t, `document.getElementById('f-password').value`) != "" {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -160,11 +161,18 @@ func (w *WebApp) createStatusPage(q *request) {
 // editorView is the editor of the stored page p.
 func (w *WebApp) editorView(q *request, p statuspage.Config) (webui.StatusPageEditor, error) {
 	v := webui.StatusPageEditor{ID: p.ID, Slug: p.Slug, Protected: p.Visibility == statuspage.Protected,
-		PasswordStored: p.PasswordHash != "", CustomDomain: p.CustomDomain, DNSTarget: w.serviceHost(q), HasLogo: p.Logo != nil,
+		PasswordStored: p.PasswordHash != "", CustomDomain: p.CustomDomain, HasLogo: p.Logo != nil,
 		Version: strconv.FormatInt(p.UpdatedAt.UnixMicro(), 36),
 		Settings: webui.StatusPageSettings{Title: p.Title, Slug: p.Slug, Description: p.Description,
 			Protected: p.Visibility == statuspage.Protected, CustomDomain: p.CustomDomain, ShowUptime: p.ShowUptime,
 			ShowIncidents: p.ShowIncidents, ShowMaintenance: p.ShowMaintenance}}
+	v.DNSTarget, v.DNSType = w.serviceHost(q), "CNAME"
+	if ip := net.ParseIP(v.DNSTarget); ip != nil {
+		v.DNSType = "AAAA"
+		if ip.To4() != nil {
+			v.DNSType = "A"
+		}
+	}
 	names := map[string]string{}
 	var choices []webui.SubjectChoice
 	page := app.PageRequest{Limit: app.MaxPageLimit}
@@ -213,8 +221,8 @@ func (w *WebApp) editorView(q *request, p statuspage.Config) (webui.StatusPageEd
 	return v, nil
 }
 
-// serviceHost is the host a custom domain's CNAME points at: the base
-// URL's, or the request's when there is none.
+// serviceHost is the host a custom domain's DNS record points at: the
+// base URL's, or the request's when there is none.
 func (w *WebApp) serviceHost(q *request) string {
 	if u, err := url.Parse(w.base); err == nil && u.Hostname() != "" {
 		return u.Hostname()

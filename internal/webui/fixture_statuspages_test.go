@@ -6,7 +6,7 @@ import (
 
 func statusPageEditor() webui.StatusPageEditor {
 	return webui.StatusPageEditor{Shell: shell(webui.NavStatusPages), ID: "sp_01JDQ7A", Slug: "acme", CustomDomain: "status.acme.example",
-		DNSTarget: "tocsin.acme.example", PasswordStored: true, Version: "abc",
+		DNSTarget: "tocsin.acme.example", DNSType: "CNAME", PasswordStored: true, Version: "abc",
 		Settings: webui.StatusPageSettings{Title: "Acme <status>", Slug: "acme", Description: "Our services", CustomDomain: "status.acme.example",
 			ShowUptime: true, ShowIncidents: true},
 		Groups: []webui.EditorGroup{

@@ -86,9 +86,10 @@ type StatusPageEditor struct {
 	// Protected is the stored visibility; PasswordStored says a password
 	// is kept (never shown), so "Unpublish" needs none typed.
 	Protected, PasswordStored bool
-	// CustomDomain is the stored custom domain; DNSTarget is the host
-	// its CNAME record must point at.
-	CustomDomain, DNSTarget string
+	// CustomDomain is the stored custom domain; DNSTarget is what its DNS
+	// record must point at: the service's host name (DNSType "CNAME"), or
+	// its address when the service is reached by one ("A" or "AAAA").
+	CustomDomain, DNSTarget, DNSType string
 	// HasLogo says the page has a logo; LogoErrors the upload's message.
 	HasLogo    bool
 	LogoErrors FormErrors
