@@ -96,7 +96,11 @@ func (w *WebApp) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "same-origin") // the app's own links may say where they come from
 	h.Set("Cache-Control", "no-store")
 	if r.Method == http.MethodPost {
-		r.Body = http.MaxBytesReader(rw, r.Body, maxAppForm)
+		limit := int64(maxAppForm)
+		if strings.HasSuffix(r.URL.Path, "/logo") { // a status page's logo upload
+			limit = maxLogoForm
+		}
+		r.Body = http.MaxBytesReader(rw, r.Body, limit)
 	}
 	w.handler.ServeHTTP(rw, r)
 }
@@ -154,6 +158,8 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/groups/{group}/move", w.inWorkspace(w.moveGroup))
 	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/groups/{group}/remove", w.inWorkspace(w.removeGroup))
 	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/order", w.inWorkspace(w.reorderComponents))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/logo", w.inWorkspace(w.uploadLogo))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/logo/remove", w.inWorkspace(w.removeLogo))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,8 @@ package web
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -161,11 +163,14 @@ func (w *WebApp) createStatusPage(q *request) {
 // editorView is the editor of the stored page p.
 func (w *WebApp) editorView(q *request, p statuspage.Config) (webui.StatusPageEditor, error) {
 	v := webui.StatusPageEditor{ID: p.ID, Slug: p.Slug, Protected: p.Visibility == statuspage.Protected,
-		PasswordStored: p.PasswordHash != "", CustomDomain: p.CustomDomain, HasLogo: p.Logo != nil,
+		PasswordStored: p.PasswordHash != "", CustomDomain: p.CustomDomain,
 		Version: strconv.FormatInt(p.UpdatedAt.UnixMicro(), 36),
 		Settings: webui.StatusPageSettings{Title: p.Title, Slug: p.Slug, Description: p.Description,
 			Protected: p.Visibility == statuspage.Protected, CustomDomain: p.CustomDomain, ShowUptime: p.ShowUptime,
 			ShowIncidents: p.ShowIncidents, ShowMaintenance: p.ShowMaintenance}}
+	if p.Logo != nil {
+		v.LogoVersion = p.Logo.Version
+	}
 	v.DNSTarget, v.DNSType = w.serviceHost(q), "CNAME"
 	if ip := net.ParseIP(v.DNSTarget); ip != nil {
 		v.DNSType = "AAAA"
@@ -569,4 +574,70 @@ func (w *WebApp) statusPagePreview(q *request) {
 	h.Set("X-Frame-Options", "SAMEORIGIN")
 	h.Set("X-Robots-Tag", "noindex")
 	w.html(q.w, q.r, http.StatusOK, b, err)
+}
+
+// maxLogoForm bounds a logo upload's body: the largest logo and the
+// multipart form around it.
+const maxLogoForm = app.MaxStatusPageLogo + 8<<10
+
+// uploadLogo stores the form's file (multipart, field "logo") as the
+// page's logo, as the API's PUT …/logo does with a body.
+func (w *WebApp) uploadLogo(q *request) {
+	id, ok := w.statusPageID(q)
+	if !ok || !w.mayEditPages(q) {
+		return
+	}
+	refuse := func(msg string) {
+		p, err := w.app.GetStatusPage(q.ctx(), q.actor, id)
+		if err != nil {
+			w.fail(q.w, q.r, &q.ws, err)
+			return
+		}
+		w.renderEditor(q, http.StatusUnprocessableEntity, p, func(v *webui.StatusPageEditor) {
+			v.LogoErrors = webui.FormErrors{Fields: map[string]string{"logo": msg}}
+		})
+	}
+	tooBig := fmt.Sprintf("The logo must be at most %d KiB.", app.MaxStatusPageLogo>>10)
+	if err := q.r.ParseMultipartForm(maxLogoForm); err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			refuse(tooBig)
+		} else {
+			refuse("Choose an image file to upload.")
+		}
+		return
+	}
+	f, _, err := q.r.FormFile("logo")
+	if err != nil {
+		refuse("Choose an image file to upload.")
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, app.MaxStatusPageLogo+1))
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	if _, err := w.app.SetStatusPageLogo(q.ctx(), q.actor, id, data); err != nil {
+		var e *errs.Error
+		if errs.KindOf(err) != errs.KindInvalid || !errors.As(err, &e) {
+			w.fail(q.w, q.r, &q.ws, err)
+			return
+		}
+		refuse(e.Message)
+		return
+	}
+	q.redirect(statusPagesPath(q)+"/"+id+"#logo-h", "status-page-saved")
+}
+
+func (w *WebApp) removeLogo(q *request) {
+	id, ok := w.statusPageID(q)
+	if !ok || !w.mayEditPages(q) {
+		return
+	}
+	if _, err := w.app.DeleteStatusPageLogo(q.ctx(), q.actor, id); err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	q.redirect(statusPagesPath(q)+"/"+id+"#logo-h", "status-page-saved")
 }

@@ -1,7 +1,10 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"regexp"
 	"strings"
@@ -63,6 +66,10 @@ func TestWebAppStatusPagesMatrix(t *testing.T) {
 				{"move a group", "POST", sp + "/groups/1/move", form("dir", "up"), write, 303},
 				{"remove a component", "POST", sp + "/components/" + c + "/remove", form(), write, 303},
 				{"remove a group", "POST", sp + "/groups/1/remove", form(), write, 303},
+				// A form without a file: the upload is tried, and refused at
+				// its field.
+				{"upload a logo", "POST", sp + "/logo", form("logo", "x"), write, 422},
+				{"remove the logo", "POST", sp + "/logo/remove", form(), write, 303},
 				{"delete the page", "POST", sp + "/delete", form(), write, 303},
 			})
 			if !write {
@@ -97,7 +104,7 @@ func TestWebAppStatusPagesMatrix(t *testing.T) {
 		if r := e.browser("nobody").get(sp + "/preview"); r.status != http.StatusSeeOther || strings.Contains(r.body, "Component A") {
 			t.Errorf("signed out preview: %d %.300s", r.status, r.body)
 		}
-		if n != 4*15 {
+		if n != 4*17 {
 			t.Errorf("%d actions judged", n)
 		}
 	})
@@ -290,6 +297,86 @@ func TestWebAppStatusPageHostileInput(t *testing.T) {
 		}
 		if r := owner.get(sp + "/preview"); r.status != 200 || !strings.Contains(r.body, "Mine") {
 			t.Errorf("the preview of a protected page: %d %.600s", r.status, r.body)
+		}
+	})
+}
+
+// upload POSTs a multipart form with the file as its field "logo".
+func (p *person) upload(path string, file []byte) answer {
+	p.t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	fw, err := mw.CreateFormFile("logo", "logo.png")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	_, _ = fw.Write(file)
+	_ = mw.Close()
+	req, err := http.NewRequest("POST", p.e.srv.URL+path, &b)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	res, err := p.c.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return answer{status: res.StatusCode, header: res.Header, body: string(body)}
+}
+
+// TestWebAppStatusPageLogo: an owner uploads a logo in the editor and the
+// public page serves it; what is not an image, or too big, gets a message
+// at the field; a viewer may not upload or remove one.
+func TestWebAppStatusPageLogo(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		ws := "/w/" + e.wsA.ID
+		owner := e.member("owner@a.test", monitor.RoleOwner)
+		viewer := e.member("viewer@a.test", monitor.RoleViewer)
+		id := editorPage(t, owner.post(ws+"/status-pages", form("title", "Acme", "slug", "acme")))
+		sp := ws + "/status-pages/" + id
+		png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{7}, 100)...)
+		if r := viewer.upload(sp+"/logo", png); r.status != http.StatusForbidden {
+			t.Errorf("a viewer uploads: %d", r.status)
+		}
+		for _, c := range []struct {
+			file []byte
+			want string
+		}{
+			{[]byte("<svg onload=alert(1)>"), "the logo must be a PNG, JPEG, WebP or GIF image"},
+			{nil, "the logo is empty"},
+			{append(png, bytes.Repeat([]byte{1}, 128<<10)...), "the logo must be at most 128 KiB"},
+			{append(png, bytes.Repeat([]byte{1}, 512<<10)...), "The logo must be at most 128 KiB."}, // beyond the form's bound
+		} {
+			r := owner.upload(sp+"/logo", c.file)
+			if r.status != http.StatusUnprocessableEntity || !regexp.MustCompile(`id="err-logo">[^<]*`+regexp.QuoteMeta(c.want)).MatchString(r.body) {
+				t.Errorf("upload of %d bytes: %d, want 422 with %q: %.1500s", len(c.file), r.status, c.want, r.body[max(strings.Index(r.body, `id="logo-h"`), 0):])
+			}
+		}
+		if r := owner.upload(sp+"/logo", png); r.status != http.StatusSeeOther {
+			t.Fatalf("upload: %d %.600s", r.status, r.body)
+		}
+		r := owner.get(sp)
+		src := regexp.MustCompile(`<img src="(/status/acme/logo\?v=[0-9a-f]+)"`).FindStringSubmatch(r.body)
+		if src == nil {
+			t.Fatalf("the editor shows no logo: %.3000s", r.body)
+		}
+		if got := e.get(src[1]); got.status != 200 || !bytes.Equal(got.body, png) {
+			t.Errorf("the public logo: %d, %d bytes", got.status, len(got.body))
+		}
+		if r := viewer.post(sp+"/logo/remove", form()); r.status != http.StatusForbidden {
+			t.Errorf("a viewer removes the logo: %d", r.status)
+		}
+		if r := owner.post(sp+"/logo/remove", form()); r.status != http.StatusSeeOther {
+			t.Fatalf("remove: %d", r.status)
+		}
+		if r := owner.get(sp); strings.Contains(r.body, "/logo?v=") || !strings.Contains(r.body, "No logo") {
+			t.Error("the logo is still shown")
 		}
 	})
 }

@@ -38,6 +38,7 @@ func statusPagePages() []uiPage {
 		}, []string{`action="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A"`, `name="password" type="password"`, "status.acme.example. CNAME tocsin.acme.example.",
 			`action="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A/components/spc_01B/move"`, `name="dir" value="up"`, `name="dir" value="down"`,
 			`action="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A/unpublish"`, `src="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A/preview?v=abc"`,
-			"Checkout &lt;API&gt;", `id="err-c-name"`, `<option value="monitor:mon_01JDQ6C"`, `action="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A/groups/1/move"`}},
+			"Checkout &lt;API&gt;", `id="err-c-name"`, `<option value="monitor:mon_01JDQ6C"`, `action="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A/groups/1/move"`,
+			`enctype="multipart/form-data"`, `name="logo" type="file"`, "No logo"}},
 	}
 }

@@ -90,9 +90,12 @@ type StatusPageEditor struct {
 	// record must point at: the service's host name (DNSType "CNAME"), or
 	// its address when the service is reached by one ("A" or "AAAA").
 	CustomDomain, DNSTarget, DNSType string
-	// HasLogo says the page has a logo; LogoErrors the upload's message.
-	HasLogo    bool
-	LogoErrors FormErrors
+	// LogoVersion is the page's logo's version, "" without a logo (the
+	// public page serves it at /status/{slug}/logo?v={version});
+	// LogoErrors are the upload's messages (POST …/logo, multipart, field
+	// "logo").
+	LogoVersion string
+	LogoErrors  FormErrors
 	// Groups are the page's groups in order.
 	Groups []EditorGroup
 	// Subjects are the monitors and heartbeats not yet on the page.
