@@ -357,8 +357,9 @@ func (w *WebApp) deleteStatusPage(q *request) {
 	q.redirect(statusPagesPath(q), "status-page-deleted")
 }
 
-// findComponent is where component id is in d.
-func findComponent(d *app.StatusPageDraft, cur statuspage.Config, id string) (gi, ci int, err error) {
+// findComponent is where component id is in cur, and so in the draft
+// made of it.
+func findComponent(cur statuspage.Config, id string) (gi, ci int, err error) {
 	for gi, g := range cur.Groups {
 		for ci, c := range g.Components {
 			if c.ID == id {
@@ -450,7 +451,7 @@ func (w *WebApp) moveComponent(q *request) {
 		if err != nil {
 			return err
 		}
-		gi, ci, err := findComponent(d, cur, id)
+		gi, ci, err := findComponent(cur, id)
 		if err != nil {
 			return err
 		}
@@ -475,7 +476,7 @@ func (w *WebApp) moveComponent(q *request) {
 func (w *WebApp) removeComponent(q *request) {
 	id := q.r.PathValue("component")
 	w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
-		gi, ci, err := findComponent(d, cur, id)
+		gi, ci, err := findComponent(cur, id)
 		if err != nil {
 			return err
 		}
