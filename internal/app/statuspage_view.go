@@ -227,3 +227,15 @@ func publicIncident(inc *incident.Incident, ps pageSubjects) statuspage.Incident
 	}
 	return out
 }
+
+// StatusPagePreview is what page id of the actor's workspace shows now,
+// as its public page would render it: for the web app's editor, to any
+// member who may read the workspace's pages, whatever the page's
+// visibility.
+func (a *App) StatusPagePreview(ctx context.Context, actor Actor, id string) (StatusView, error) {
+	p, err := a.GetStatusPage(ctx, actor, id)
+	if err != nil {
+		return StatusView{}, err
+	}
+	return a.StatusPageView(ctx, publicConfig(p))
+}

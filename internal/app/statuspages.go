@@ -590,3 +590,21 @@ func (a *App) DeleteStatusPage(ctx context.Context, actor Actor, id string) erro
 	}
 	return a.store.DeleteStatusPage(ctx, actor.WorkspaceID, id)
 }
+
+// StatusPageDraftOf is the draft that keeps the stored page p as it is
+// (without a new password: the stored one stays), for the edges' updates
+// that change one thing.
+func StatusPageDraftOf(p statuspage.Config) StatusPageDraft {
+	d := StatusPageDraft{Slug: p.Slug, Title: p.Title, Description: p.Description, Visibility: p.Visibility,
+		CustomDomain: p.CustomDomain, ShowUptime: p.ShowUptime, UptimeDays: p.UptimeDays, PausedComponents: p.PausedComponents,
+		ShowIncidents: p.ShowIncidents, ShowMaintenance: p.ShowMaintenance, Accent: p.Accent, FooterLinks: p.FooterLinks}
+	for _, g := range p.Groups {
+		dg := StatusPageGroupDraft{Name: g.Name}
+		for _, c := range g.Components {
+			dg.Components = append(dg.Components, StatusPageComponentDraft{MonitorID: c.MonitorID, HeartbeatID: c.HeartbeatID,
+				Name: c.Name, Description: c.Description})
+		}
+		d.Groups = append(d.Groups, dg)
+	}
+	return d
+}

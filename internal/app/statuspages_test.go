@@ -12,20 +12,7 @@ import (
 )
 
 // draftOf is a stored page as the draft that keeps it as it is.
-func draftOf(p statuspage.Config) StatusPageDraft {
-	d := StatusPageDraft{Slug: p.Slug, Title: p.Title, Description: p.Description, Visibility: p.Visibility,
-		CustomDomain: p.CustomDomain, ShowUptime: p.ShowUptime, UptimeDays: p.UptimeDays, PausedComponents: p.PausedComponents,
-		ShowIncidents: p.ShowIncidents, ShowMaintenance: p.ShowMaintenance, Accent: p.Accent, FooterLinks: p.FooterLinks}
-	for _, g := range p.Groups {
-		dg := StatusPageGroupDraft{Name: g.Name}
-		for _, c := range g.Components {
-			dg.Components = append(dg.Components, StatusPageComponentDraft{MonitorID: c.MonitorID, HeartbeatID: c.HeartbeatID,
-				Name: c.Name, Description: c.Description})
-		}
-		d.Groups = append(d.Groups, dg)
-	}
-	return d
-}
+func draftOf(p statuspage.Config) StatusPageDraft { return StatusPageDraftOf(p) }
 
 // TestPublicStatusPage: what the public pages read of a page, without an
 // actor, on every engine.
@@ -182,5 +169,33 @@ func TestStatusPageScopes(t *testing.T) {
 	viewer := Actor{WorkspaceID: w.ID, Role: monitor.RoleViewer}
 	if _, err := a.GetStatusPage(ctx, viewer, p.ID); err != nil {
 		t.Errorf("a viewer reads: %v", err)
+	}
+}
+
+// TestStatusPagePreview: a member who may read the workspace's pages sees
+// a password-protected page as it renders; another workspace's member,
+// or a key without status_pages:read, does not.
+func TestStatusPagePreview(t *testing.T) {
+	e := storetest.Engines(t)[0]
+	db, a := openWithWorkflow(t, e)
+	w := addWorkspace(t, db, "acme")
+	other := addWorkspace(t, db, "other")
+	m := addMonitor(t, db, w.ID, monitor.Config{})
+	owner := Actor{WorkspaceID: w.ID, Role: monitor.RoleOwner}
+	p, err := a.CreateStatusPage(ctx, owner, StatusPageDraft{Slug: "acme", Title: "Acme", Visibility: statuspage.Protected,
+		Password: "a long page password", ShowUptime: true, Groups: []StatusPageGroupDraft{{Components: []StatusPageComponentDraft{
+			{MonitorID: m.ID, Name: "Shop"}}}}})
+	check(t, err)
+	v, err := a.StatusPagePreview(ctx, Actor{WorkspaceID: w.ID, Role: monitor.RoleViewer}, p.ID)
+	check(t, err)
+	if v.Page.Title != "Acme" || len(v.Page.Groups) != 1 || v.Page.Groups[0].Components[0].Name != "Shop" {
+		t.Errorf("preview: %+v", v.Page)
+	}
+	if _, err := a.StatusPagePreview(ctx, Actor{WorkspaceID: other.ID, Role: monitor.RoleOwner}, p.ID); errs.KindOf(err) != errs.KindNotFound {
+		t.Errorf("another workspace's preview: %v", err)
+	}
+	key := Actor{WorkspaceID: w.ID, Role: monitor.RoleOwner, KeyID: "k", Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}}
+	if _, err := a.StatusPagePreview(ctx, key, p.ID); errs.KindOf(err) != errs.KindInsufficientScope {
+		t.Errorf("preview without status_pages:read: %v", err)
 	}
 }

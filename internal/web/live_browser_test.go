@@ -39,7 +39,7 @@ func TestLiveInBrowser(t *testing.T) {
 		id := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
 		var script string
 		for _, p := range webui.AssetPaths() {
-			if strings.HasSuffix(p, ".js") {
+			if strings.HasPrefix(p, "/assets/app-") && strings.HasSuffix(p, ".js") { // not the status page editor's
 				script = p
 			}
 		}

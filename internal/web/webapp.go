@@ -96,7 +96,11 @@ func (w *WebApp) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "same-origin") // the app's own links may say where they come from
 	h.Set("Cache-Control", "no-store")
 	if r.Method == http.MethodPost {
-		r.Body = http.MaxBytesReader(rw, r.Body, maxAppForm)
+		limit := int64(maxAppForm)
+		if strings.HasSuffix(r.URL.Path, "/logo") { // a status page's logo upload
+			limit = maxLogoForm
+		}
+		r.Body = http.MaxBytesReader(rw, r.Body, limit)
 	}
 	w.handler.ServeHTTP(rw, r)
 }
@@ -170,6 +174,23 @@ func (w *WebApp) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /w/{ws}/maintenance/{id}/edit", w.inWorkspace(w.editMaintenance))
 	mux.HandleFunc("POST /w/{ws}/maintenance/{id}/edit", w.inWorkspace(w.updateMaintenance))
 	mux.HandleFunc("POST /w/{ws}/maintenance/{id}/delete", w.inWorkspace(w.deleteMaintenance))
+	mux.HandleFunc("GET /w/{ws}/status-pages", w.inWorkspace(w.statusPages))
+	mux.HandleFunc("POST /w/{ws}/status-pages", w.inWorkspace(w.createStatusPage))
+	mux.HandleFunc("GET /w/{ws}/status-pages/{id}", w.inWorkspace(w.statusPageEditor))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}", w.inWorkspace(w.saveStatusPage))
+	mux.HandleFunc("GET /w/{ws}/status-pages/{id}/preview", w.inWorkspace(w.statusPagePreview))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/publish", w.inWorkspace(w.publishStatusPage))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/unpublish", w.inWorkspace(w.unpublishStatusPage))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/delete", w.inWorkspace(w.deleteStatusPage))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/components", w.inWorkspace(w.addComponent))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/components/{component}/move", w.inWorkspace(w.moveComponent))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/components/{component}/remove", w.inWorkspace(w.removeComponent))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/groups", w.inWorkspace(w.addGroup))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/groups/{group}/move", w.inWorkspace(w.moveGroup))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/groups/{group}/remove", w.inWorkspace(w.removeGroup))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/order", w.inWorkspace(w.reorderComponents))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/logo", w.inWorkspace(w.uploadLogo))
+	mux.HandleFunc("POST /w/{ws}/status-pages/{id}/logo/remove", w.inWorkspace(w.removeLogo))
 	mux.HandleFunc("GET /invite/{token}", w.invitePage)
 	mux.HandleFunc("POST /invite/{token}", w.acceptInvite)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
@@ -318,6 +339,11 @@ var flashes = map[string]webui.Flash{
 	"heartbeat-resumed": {Kind: webui.FlashSuccess, Message: "The heartbeat is resumed: it is pending until its next ping."},
 	"heartbeat-deleted": {Kind: webui.FlashSuccess, Message: "The heartbeat is deleted; its ping URL no longer works."},
 	"heartbeat-rotated": {Kind: webui.FlashSuccess, Message: "The heartbeat has a new ping URL, below; the old one no longer works."},
+
+	// The status pages'.
+	"status-page-created": {Kind: webui.FlashSuccess, Message: "The status page is created and live at its address. Add its components below."},
+	"status-page-saved":   {Kind: webui.FlashSuccess, Message: "The status page is saved. Readers see the change within a few seconds."},
+	"status-page-deleted": {Kind: webui.FlashSuccess, Message: "The status page is deleted. Its address answers “not found”."},
 }
 
 func setFlash(rw http.ResponseWriter, code string) {

@@ -314,7 +314,17 @@ func newUIServer(t *testing.T) *uiServer {
 	s := &uiServer{posted: map[string][]string{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", webui.CSP)
+		csp := webui.CSP
+		if strings.Contains(r.URL.Path, "/status-pages/") {
+			csp = webui.EditorCSP // the editor frames its preview
+		}
+		if strings.HasSuffix(r.URL.Path, "/preview") {
+			h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'self'")
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			w.Write([]byte(`<!doctype html><html lang="en"><title>Preview</title><p>The public page</p></html>`))
+			return
+		}
+		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		if r.Method == http.MethodPost {

@@ -182,5 +182,5 @@ func pages() []uiPage {
 		{"error-500", "/error/500", "Something went wrong", func() ([]byte, error) {
 			return webui.RenderError(webui.Error{Shell: shell(webui.NavNone), Status: 500, Message: "The database did not answer in time."})
 		}, []string{"Error 500", "The database did not answer in time."}},
-	}, append(monitorFormPages(), append(monitorPages(), append(heartbeatPages(), incidentPages()...)...)...)...)
+	}, append(monitorFormPages(), append(monitorPages(), append(heartbeatPages(), append(incidentPages(), statusPagePages()...)...)...)...)...)
 }

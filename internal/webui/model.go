@@ -435,3 +435,6 @@ type Error struct {
 	// default.
 	Message string
 }
+
+// NavStatusPages is /w/{id}/status-pages and below.
+const NavStatusPages Nav = "status-pages"

@@ -44,6 +44,17 @@
 //	                                   HeartbeatForm), POSTed to
 //	                                   /w/{id}/heartbeats; an edit's to
 //	                                   /w/{id}/heartbeats/{hbID}/edit
+//	GET/POST /w/{id}/status-pages      RenderStatusPages (title, slug)
+//	GET /w/{id}/status-pages/{spID}    RenderStatusPageEditor (EditorCSP);
+//	                                   its forms POST the settings to the
+//	                                   same path, and …/publish,
+//	                                   …/unpublish, …/delete, …/logo
+//	                                   (multipart: logo), …/logo/remove,
+//	                                   …/components (subject, c-name, group),
+//	                                   …/components/{c}/move (dir) and
+//	                                   …/remove, …/groups (g-name),
+//	                                   …/groups/{i}/move (dir) and …/remove,
+//	                                   …/order (order…, from editor.js)
 //	GET/POST /invite/{token}           RenderInvite (signed out: email,
 //	                                   password, confirm), RenderInviteInvalid
 //	any error                          RenderError

@@ -288,10 +288,18 @@ func TestConfirmations(t *testing.T) {
 
 func TestAssets(t *testing.T) {
 	paths := webui.AssetPaths()
-	if len(paths) != 3 {
-		t.Fatalf("assets %v, want the stylesheet, the script and the icon", paths)
+	if len(paths) != 4 {
+		t.Fatalf("assets %v, want the stylesheet, the scripts (the app's and the status page editor's) and the icon", paths)
 	}
 	out := renderPage(t, pages()[0])
+	// The editor's script is on the status page editor only.
+	for _, p := range pages() {
+		if editor := strings.Contains(renderPage(t, p), "/assets/editor-"); editor != (p.name == "status-page-editor") {
+			t.Errorf("%s: loads the editor's script: %v", p.name, editor)
+		} else if editor {
+			out += renderPage(t, p)
+		}
+	}
 	for _, p := range paths {
 		body, typ, ok := webui.Asset(p)
 		if !ok || len(body) == 0 || typ == "" {
@@ -305,7 +313,7 @@ func TestAssets(t *testing.T) {
 		}
 		if strings.HasSuffix(p, ".js") {
 			if n := bytes.Count(body, []byte("\n")); n > 60 {
-				t.Errorf("app.js is %d lines", n)
+				t.Errorf("%s is %d lines", p, n)
 			}
 			if typ != "text/javascript; charset=utf-8" {
 				t.Errorf("script type %q", typ)
