@@ -135,6 +135,10 @@ type App struct {
 
 	// stateReads counts WorkspaceStates calls (live.go).
 	stateReads atomic.Int64
+
+	// overviews keeps the availability of recent workspace overviews
+	// (overview.go).
+	overviews overviewCache
 }
 
 // New wires the use cases. now is the clock; tests freeze it. Times are

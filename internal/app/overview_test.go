@@ -126,3 +126,54 @@ func ratio(p *float64) float64 {
 	}
 	return *p
 }
+
+// TestWorkspaceOverviewKept: an overview's figures are computed again when
+// a subject changes state or is added, and when they are a minute old;
+// otherwise they come from memory. The states are always read afresh.
+func TestWorkspaceOverviewKept(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			now := t0
+			a := New(db, nil, func() time.Time { return now }, slog.New(slog.DiscardHandler), Config{})
+			w := addWorkspace(t, db, "kept")
+			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: monitor.RoleViewer}
+			m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
+			now = t0.Add(time.Minute)
+			observe(t, db, m, monitor.ResultUp, now)
+			computedAt := func() time.Time {
+				t.Helper()
+				if _, err := a.WorkspaceOverview(ctx, actor, KindMonitor, "24h"); err != nil {
+					t.Fatal(err)
+				}
+				e, ok := a.overviews.entries[overviewKey{workspace: w.ID, kind: KindMonitor, windows: "24h"}]
+				if !ok {
+					t.Fatal("no overview kept")
+				}
+				return e.at
+			}
+			first := now.Add(time.Hour)
+			now = first
+			wantEqual(t, computedAt(), first)
+			now = first.Add(59 * time.Second)
+			wantEqual(t, computedAt(), first) // kept
+			now = first.Add(OverviewMaxAge)
+			wantEqual(t, computedAt(), now) // a minute old
+			second := now
+			now = second.Add(10 * time.Second)
+			observe(t, db, m, monitor.ResultDown, now)
+			now = now.Add(10 * time.Second)
+			got, err := a.WorkspaceOverview(ctx, actor, KindMonitor, "24h")
+			check(t, err)
+			wantEqual(t, a.overviews.entries[overviewKey{workspace: w.ID, kind: KindMonitor, windows: "24h"}].at, now) // a state change
+			if got.States[0].State != monitor.StateDown || *got.Windows[0].All == 1 {
+				t.Errorf("after the change: %+v %v", got.States, ratio(got.Windows[0].All))
+			}
+			now = now.Add(10 * time.Second)
+			addMonitor(t, db, w.ID, monitor.Config{})
+			wantEqual(t, computedAt(), now) // a new monitor
+			now = now.Add(10 * time.Second)
+			wantEqual(t, computedAt(), now.Add(-10*time.Second)) // kept again
+		})
+	}
+}

@@ -319,6 +319,21 @@ func placeholders(from, n int) string {
 	return b.String()
 }
 
+// valueRows is "(CAST($from AS TEXT)), …" for n text parameters: the
+// rows of a VALUES list whose one column both engines name column1.
+func valueRows(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(CAST($")
+		b.WriteString(strconv.Itoa(from + i))
+		b.WriteString(" AS TEXT))")
+	}
+	return b.String()
+}
+
 // Observations is a batch of observations for InsertObservations, its
 // statements' arguments built as each is added.
 type Observations struct {

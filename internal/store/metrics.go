@@ -308,9 +308,12 @@ func (db *DB) StateHistories(ctx context.Context, subjectIDs []string, from, to 
 		}
 		// The last change before the window, per subject: the newest by
 		// time, then by id (a backdated change is inserted after later ones).
-		rows, err := db.r.QueryContext(ctx, `SELECT s.subject_id, s.to_state FROM state_changes s
-			WHERE s.subject_id IN (`+placeholders(2, len(idArgs))+`) AND s.id = (SELECT p.id FROM state_changes p
-				WHERE p.subject_id = s.subject_id AND p.at < $1 ORDER BY p.at DESC, p.id DESC LIMIT 1)`,
+		// One index probe per subject, driven by the list of ids: a search
+		// correlated with every change of the subjects costs as many
+		// probes as they have changes.
+		rows, err := db.r.QueryContext(ctx, `SELECT s.subject_id, s.to_state FROM state_changes s WHERE s.id IN (
+			SELECT (SELECT p.id FROM state_changes p WHERE p.subject_id = ids.column1 AND p.at < $1
+				ORDER BY p.at DESC, p.id DESC LIMIT 1) FROM (VALUES `+valueRows(2, len(idArgs))+`) AS ids)`,
 			append([]any{micros(from)}, idArgs...)...)
 		err = each(rows, err, func(r rowScanner) error {
 			var id, state string
