@@ -40,6 +40,7 @@ type engineResult struct {
 	listBytes int
 	pageBytes int
 	list      []time.Duration // sorted
+	cold      []time.Duration // the list's first view after each state change, sorted
 	bare      []time.Duration
 	page      []time.Duration
 	quiet     idleWindow      // no stream open
@@ -223,7 +224,7 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	bareRT.CloseIdleConnections()
 	rt.CloseIdleConnections()
 
-	if err := b.live(ctx, res, srv, bare, dbURL, ws+"/live", flip); err != nil {
+	if err := b.live(ctx, res, srv, bare, dbURL, ws+"/live", flip, listURL, hdr); err != nil {
 		return nil, fmt.Errorf("live streams: %w", err)
 	}
 	res.peak = host.PeakRSS(srv.Pid())
@@ -232,8 +233,10 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 
 // live measures the server idle without streams and with -streams open,
 // and then the time state changes of the flipped monitor take to reach
-// them.
-func (b *bench) live(ctx context.Context, res *engineResult, srv, bare *child.Process, dbURL, url string, flip *seed.Target) error {
+// them; after each change, one view of the list at listURL, whose
+// availability figures the change makes the server compute again.
+func (b *bench) live(ctx context.Context, res *engineResult, srv, bare *child.Process, dbURL, url string, flip *seed.Target,
+	listURL string, hdr http.Header) error {
 	e, fx := res.engine, res.fx
 	var raw *sql.DB
 	if e == "postgres" {
@@ -351,8 +354,21 @@ func (b *bench) live(ctx context.Context, res *engineResult, srv, bare *child.Pr
 		b.Logf("%s: change %d to %s reached %d streams: p50 %s, max %s", e, k+1, want, len(lat),
 			figure.Dur(figure.Percentile(lat, 0.5)), figure.Dur(lat[len(lat)-1]))
 		res.latencies = append(res.latencies, lat...)
+
+		rt := pageload.Transport(1)
+		body, _, d, err := pageload.Fetch(ctx, rt, listURL, hdr)
+		rt.CloseIdleConnections()
+		if err != nil {
+			return err
+		}
+		if err := checkPage(body, fx.firstName, "Availability"); err != nil {
+			return fmt.Errorf("the list after a change: %w", err)
+		}
+		b.Logf("%s: the list's first view after change %d: %s", e, k+1, figure.Dur(d))
+		res.cold = append(res.cold, d)
 	}
 	slices.Sort(res.latencies)
+	slices.Sort(res.cold)
 	return nil
 }
 
