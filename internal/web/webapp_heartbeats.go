@@ -10,7 +10,6 @@ import (
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/webui"
 )
@@ -131,32 +130,12 @@ func (w *WebApp) heartbeatPage(q *request) {
 		if rt.LastCompletion != 0 {
 			v.LastResult, v.LastExitCode, v.LastDuration = rt.LastCompletion.String(), rt.LastExitCode, rt.LastDuration
 		}
-		day, err := w.app.HeartbeatMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "24h"})
+		f, err := readFigures(q, w.app.HeartbeatMetrics, id, "")
 		if err != nil {
 			return nil, err
 		}
-		v.Availability24h = day.Figures.Ratios.Availability
-		if slo := day.SLO; slo != nil {
-			v.SLO = &webui.SLOView{Target: slo.Objective.Target, PeriodDays: slo.Objective.PeriodDays, Allowed: slo.Allowed, Spent: slo.Spent,
-				Left: slo.Left, BurnRate1h: slo.BurnRate1h, BurnRate6h: slo.BurnRate6h}
-		}
-		month, err := w.app.HeartbeatMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "30d"})
-		if err != nil {
-			return nil, err
-		}
-		v.Availability30d = month.Figures.Ratios.Availability
-		quarter, err := w.app.HeartbeatMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "90d", Resolution: metrics.Day})
-		if err != nil {
-			return nil, err
-		}
-		v.Availability90d = quarter.Figures.Ratios.Availability
-		series := quarter.Series
-		if len(series) > uptimeDays { // the window's first day is a part of one
-			series = series[len(series)-uptimeDays:]
-		}
-		for _, b := range series {
-			v.Uptime = append(v.Uptime, webui.UptimeDay{Day: b.Start, Availability: b.Ratios.Availability})
-		}
+		v.Availability24h, v.Availability30d, v.Availability90d = f.day.Figures.Ratios.Availability, f.a30, f.a90
+		v.Uptime, v.SLO = f.uptime, f.slo
 		pings, err := w.app.ListPings(q.ctx(), q.actor, id, app.PingQuery{PageRequest: app.PageRequest{Limit: recentRows}})
 		if err != nil {
 			return nil, err
@@ -166,16 +145,12 @@ func (w *WebApp) heartbeatPage(q *request) {
 				Client: p.Client, UserAgent: p.UserAgent, Body: strings.ToValidUTF8(string(p.Body), "\uFFFD"), Truncated: p.Truncated,
 				Ignored: p.Ignored})
 		}
-		states, err := w.app.ListStates(q.ctx(), q.actor, id, app.PageRequest{Limit: recentRows})
-		if err != nil {
+		if v.States, err = w.stateRows(q, id); err != nil {
 			return nil, err
 		}
-		for _, t := range states.Items {
-			v.States = append(v.States, webui.StateRow{At: t.At, From: t.From, To: t.To, Cause: t.Cause})
-		}
 		// The cause of the state it is in: the change that put it there.
-		if len(states.Items) > 0 && states.Items[0].To == rt.State && rt.State != monitor.StateUp {
-			v.Cause = states.Items[0].Cause
+		if len(v.States) > 0 && v.States[0].To == rt.State && rt.State != monitor.StateUp {
+			v.Cause = v.States[0].Cause
 		}
 		return webui.RenderHeartbeat(v)
 	})
