@@ -3,8 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,10 +41,7 @@ import (
 func TestWebAppInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
 	art := browsertest.Artifacts(t, "web-app")
-	var docs string
-	if os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
-		docs = filepath.Join(browsertest.RepoRoot(t), "docs", "images")
-	}
+	docs := docsImages(t)
 	browser := browsertest.Start(t)
 	first := true
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
