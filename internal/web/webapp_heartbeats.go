@@ -2,11 +2,9 @@ package web
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
@@ -28,17 +26,7 @@ func (w *WebApp) heartbeats(q *request) {
 	query := q.r.URL.Query()
 	// The query's text is judged here, where it enters.
 	var fe webui.FormErrors
-	get := func(name string) string {
-		v := query.Get(name)
-		if !clean.Valid(v) {
-			if fe.Fields == nil {
-				fe.Fields = map[string]string{}
-			}
-			fe.Fields[name] = "Must be valid UTF-8 text without NUL."
-			return ""
-		}
-		return v
-	}
+	get := func(name string) string { return judgedText(query, &fe, name, name) }
 	form := webui.HeartbeatFilterForm{State: strings.ToLower(get("state")), Q: get("q")}
 	cursor := get("cursor")
 	filter := app.HeartbeatFilter{Name: form.Q}
@@ -57,13 +45,7 @@ func (w *WebApp) heartbeats(q *request) {
 			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.q": "q"})
 		}
 	}
-	// A field the form does not have is the page's cursor.
-	for name := range fe.Fields {
-		if name != "state" && name != "q" {
-			delete(fe.Fields, name)
-			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
-		}
-	}
+	keepFilterFields(&fe, "state", "q")
 	status := http.StatusOK
 	if fe.Any() {
 		status = http.StatusUnprocessableEntity
@@ -86,13 +68,7 @@ func (w *WebApp) heartbeats(q *request) {
 		}
 		v.Matching = list.Total
 		if list.NextCursor != "" {
-			next := url.Values{"cursor": {list.NextCursor}}
-			for k, val := range map[string]string{"state": form.State, "q": form.Q} {
-				if val != "" {
-					next.Set(k, val)
-				}
-			}
-			v.NextPage = "/w/" + q.actor.WorkspaceID + "/heartbeats?" + next.Encode()
+			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/heartbeats", list.NextCursor, map[string]string{"state": form.State, "q": form.Q})
 		}
 		return webui.RenderHeartbeats(v)
 	})

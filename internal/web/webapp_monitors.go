@@ -39,17 +39,7 @@ func (w *WebApp) monitors(q *request) {
 	// The query's text is judged here, where it enters, as the API's edge
 	// does: no byte of it that is not valid UTF-8 without NUL goes on.
 	var fe webui.FormErrors
-	get := func(name string) string {
-		v := query.Get(name)
-		if !clean.Valid(v) {
-			if fe.Fields == nil {
-				fe.Fields = map[string]string{}
-			}
-			fe.Fields[name] = "Must be valid UTF-8 text without NUL."
-			return ""
-		}
-		return v
-	}
+	get := func(name string) string { return judgedText(query, &fe, name, name) }
 	form := webui.MonitorFilterForm{State: strings.ToLower(get("state")), Type: get("type"), Q: get("q")}
 	cursor := get("cursor")
 	filter := app.MonitorFilter{Name: form.Q}
@@ -71,13 +61,7 @@ func (w *WebApp) monitors(q *request) {
 			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"})
 		}
 	}
-	// A field the form does not have is the page's cursor.
-	for name := range fe.Fields {
-		if name != "state" && name != "type" && name != "q" {
-			delete(fe.Fields, name)
-			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
-		}
-	}
+	keepFilterFields(&fe, "state", "type", "q")
 	status := http.StatusOK
 	if fe.Any() {
 		status = http.StatusUnprocessableEntity
@@ -104,16 +88,49 @@ func (w *WebApp) monitors(q *request) {
 		}
 		v.Matching = list.Total
 		if list.NextCursor != "" {
-			next := url.Values{"cursor": {list.NextCursor}}
-			for k, val := range map[string]string{"state": form.State, "type": form.Type, "q": form.Q} {
-				if val != "" {
-					next.Set(k, val)
-				}
-			}
-			v.NextPage = "/w/" + q.actor.WorkspaceID + "/monitors?" + next.Encode()
+			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/monitors", list.NextCursor, map[string]string{"state": form.State, "type": form.Type, "q": form.Q})
 		}
 		return webui.RenderMonitors(v)
 	})
+}
+
+// judgedText is vals' field name, judged where it enters: text that is
+// not valid UTF-8 without NUL goes no further, reads as empty and gets a
+// message at field.
+func judgedText(vals url.Values, fe *webui.FormErrors, name, field string) string {
+	v := vals.Get(name)
+	if !clean.Valid(v) {
+		if fe.Fields == nil {
+			fe.Fields = map[string]string{}
+		}
+		fe.Fields[field] = invalidText
+		return ""
+	}
+	return v
+}
+
+// keepFilterFields keeps fe's messages of a list's filter form's fields;
+// a message of any other field is the page's cursor's: the link does not
+// work, and the list starts from its first page.
+func keepFilterFields(fe *webui.FormErrors, fields ...string) {
+	for name := range fe.Fields {
+		if !slices.Contains(fields, name) {
+			delete(fe.Fields, name)
+			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
+		}
+	}
+}
+
+// nextPageURL is the link to a list's next page at path: its cursor and
+// the filter's fields that are set.
+func nextPageURL(path, cursor string, filter map[string]string) string {
+	next := url.Values{"cursor": {cursor}}
+	for k, val := range filter {
+		if val != "" {
+			next.Set(k, val)
+		}
+	}
+	return path + "?" + next.Encode()
 }
 
 // stateCounts counts subjects by state: those of counted always, in

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -56,15 +55,7 @@ func (w *WebApp) mayEditPages(q *request) bool {
 // formText is the form's field, judged where it enters: text that is not
 // valid UTF-8 without NUL goes no further and gets a message.
 func formText(q *request, fe *webui.FormErrors, name, field string) string {
-	v := q.r.PostForm.Get(name)
-	if !clean.Valid(v) {
-		if fe.Fields == nil {
-			fe.Fields = map[string]string{}
-		}
-		fe.Fields[field] = "Must be valid UTF-8 text without NUL."
-		return ""
-	}
-	return v
+	return judgedText(q.r.PostForm, fe, name, field)
 }
 
 // pageField is the form field an app error's pointer names.
