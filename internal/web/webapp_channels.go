@@ -38,14 +38,7 @@ func (w *WebApp) mayNotify(q *request) bool {
 
 // channelID is the path's channel id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) channelID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Channel, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) channelID(q *request) (string, bool) { return w.pathID(q, ids.Channel) }
 
 // channelTarget is where a channel sends, as the pages may show it:
 // never a secret, and of a URL only its scheme, host and path (a query
@@ -355,9 +348,8 @@ func (w *WebApp) rotateChannel(q *request) {
 }
 
 func (w *WebApp) redeliver(q *request) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Delivery, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
+	id, ok := w.pathID(q, ids.Delivery)
+	if !ok {
 		return
 	}
 	d, err := w.app.Redeliver(q.ctx(), q.actor, id)

@@ -76,14 +76,7 @@ func (w *WebApp) heartbeats(q *request) {
 
 // heartbeatID is the path's heartbeat id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) heartbeatID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Heartbeat, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) heartbeatID(q *request) (string, bool) { return w.pathID(q, ids.Heartbeat) }
 
 // pingURL is the full ping URL of a token, as the API gives it.
 func (w *WebApp) pingURL(token string) string { return w.base + "/ping/" + token }

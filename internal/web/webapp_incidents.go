@@ -204,14 +204,7 @@ func incidentPath(ws, id string) string { return "/w/" + ws + "/incidents/" + id
 
 // incidentID is the path's incident id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) incidentID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Incident, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) incidentID(q *request) (string, bool) { return w.pathID(q, ids.Incident) }
 
 func (w *WebApp) incidentPage(q *request) {
 	id, ok := w.incidentID(q)

@@ -242,14 +242,7 @@ func (w *WebApp) createMaintenance(q *request) {
 
 // maintenanceID is the path's window id; anything that is not one is not
 // found.
-func (w *WebApp) maintenanceID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Maintenance, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) maintenanceID(q *request) (string, bool) { return w.pathID(q, ids.Maintenance) }
 
 func (w *WebApp) editMaintenance(q *request) {
 	id, ok := w.maintenanceID(q)

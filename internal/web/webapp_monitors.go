@@ -175,9 +175,13 @@ func target(m monitor.Monitor) string {
 
 // monitorID is the path's monitor id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) monitorID(q *request) (string, bool) {
+func (w *WebApp) monitorID(q *request) (string, bool) { return w.pathID(q, ids.Monitor) }
+
+// pathID is the path's id of the kind prefix names; anything that is not
+// one is not found, before it reaches the database.
+func (w *WebApp) pathID(q *request, prefix string) (string, bool) {
 	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Monitor, id) {
+	if !ids.Valid(prefix, id) {
 		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
 		return "", false
 	}

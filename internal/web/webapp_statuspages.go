@@ -33,14 +33,7 @@ func statusPagesPath(q *request) string { return "/w/" + q.actor.WorkspaceID + "
 
 // statusPageID is the path's page id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) statusPageID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.StatusPage, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) statusPageID(q *request) (string, bool) { return w.pathID(q, ids.StatusPage) }
 
 // mayEditPages refuses, with the error page, a person whose role may not
 // change status pages.
@@ -82,20 +75,7 @@ func pageErrors(err error) (webui.FormErrors, bool) {
 		errs.KindOf(err) == errs.KindForbidden || errs.KindOf(err) == errs.KindInsufficientScope {
 		return webui.FormErrors{}, false
 	}
-	fe := webui.FormErrors{}
-	for _, f := range e.Fields {
-		name := pageField(f.Pointer)
-		if fe.Fields == nil {
-			fe.Fields = map[string]string{}
-		}
-		if _, dup := fe.Fields[name]; !dup {
-			fe.Fields[name] = f.Message
-		}
-	}
-	if len(e.Fields) == 0 || e.Message != "the request has invalid fields" {
-		fe.Summary = e.Message
-	}
-	return fe, true
+	return errorFields(e, pageField), true
 }
 
 func (w *WebApp) statusPages(q *request) {
