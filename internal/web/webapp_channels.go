@@ -127,7 +127,7 @@ func (w *WebApp) channels(q *request) {
 			v.Rows = append(v.Rows, row)
 		}
 		if list.NextCursor != "" {
-			v.NextPage = "/w/" + q.actor.WorkspaceID + "/channels?" + url.Values{"cursor": {list.NextCursor}}.Encode()
+			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/channels", list.NextCursor, nil)
 		}
 		return webui.RenderChannels(v)
 	})
@@ -267,7 +267,7 @@ func (w *WebApp) renderChannel(q *request, status int, id string, form *webui.Ch
 		v.Deliveries = append(v.Deliveries, deliveryView(d))
 	}
 	if list.NextCursor != "" {
-		v.NextPage = channelPath(q.actor.WorkspaceID, id) + "?" + url.Values{"cursor": {list.NextCursor}}.Encode()
+		v.NextPage = nextPageURL(channelPath(q.actor.WorkspaceID, id), list.NextCursor, nil)
 	}
 	w.render(q, webui.NavChannels, status, func(s webui.Shell) ([]byte, error) {
 		v.Shell = s

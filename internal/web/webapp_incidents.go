@@ -3,7 +3,6 @@ package web
 import (
 	"cmp"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -149,7 +148,7 @@ func (w *WebApp) renderIncidents(q *request, status int, form webui.IncidentForm
 	}
 	v.Resolved = incidentRows(resolved.Items, now)
 	if resolved.NextCursor != "" {
-		v.NextPage = "/w/" + q.actor.WorkspaceID + "/incidents?" + url.Values{"cursor": {resolved.NextCursor}}.Encode()
+		v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/incidents", resolved.NextCursor, nil)
 	}
 	if v.ListErrors.Any() && status == http.StatusOK {
 		status = http.StatusUnprocessableEntity

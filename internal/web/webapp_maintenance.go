@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -187,7 +186,7 @@ func (w *WebApp) renderMaintenance(q *request, status int, editID string, form w
 			v.Rows = append(v.Rows, row)
 		}
 		if list.NextCursor != "" {
-			v.NextPage = "/w/" + q.actor.WorkspaceID + "/maintenance?" + url.Values{"cursor": {list.NextCursor}}.Encode()
+			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/maintenance", list.NextCursor, nil)
 		}
 		if v.ListErrors.Any() && status == http.StatusOK {
 			status = http.StatusUnprocessableEntity
