@@ -42,12 +42,15 @@ func signedInTab(t *testing.T, browser context.Context, e *env, email string, ro
 }
 
 // audited fails the test for each serious axe violation on the tab's page
-// and for anything the browser reported; name says which page.
+// (and logs the others) and for anything the browser reported; name says
+// which page.
 func (tb *appTab) audited(t *testing.T, axe, name string) {
 	t.Helper()
 	for _, v := range tb.Audit(t, axe) {
 		if v.Serious() {
 			t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
+		} else {
+			t.Logf("%s: axe %s (%s): %s", name, v.ID, v.Impact, v.Help)
 		}
 	}
 	tb.quiet(t, name+" audit")
