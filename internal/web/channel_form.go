@@ -1,13 +1,11 @@
 package web
 
 import (
-	"errors"
 	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/webui"
@@ -50,27 +48,13 @@ func channelField(ptr string) string {
 type channelForm struct {
 	values webui.ChannelValues
 	draft  app.ChannelDraft
-	bad    map[string]string
-}
-
-func (cf *channelForm) fail(name, msg string) {
-	if cf.bad == nil {
-		cf.bad = map[string]string{}
-	}
-	if _, dup := cf.bad[name]; !dup {
-		cf.bad[name] = msg
-	}
+	unread
 }
 
 // text is field name's text, or "" and the field's error when it is not
 // valid UTF-8 without NUL.
 func (cf *channelForm) text(f url.Values, name string) string {
-	v := f.Get(name)
-	if !clean.Valid(v) {
-		cf.fail(name, "must be valid UTF-8 text without NUL")
-		return ""
-	}
-	return v
+	return cf.unread.text(f, name, unreadText)
 }
 
 // lines splits a list typed one a line (commas too) into its entries.
@@ -93,13 +77,7 @@ func readChannelForm(f url.Values, kind notify.Kind, edit bool) *channelForm {
 	}
 	v := &cf.values
 	v.Kind, v.Name, v.Enabled = string(kind), cf.text(f, "name"), f.Get("enabled") != ""
-	for _, e := range f["events"] {
-		if !clean.Valid(e) {
-			cf.fail("events", "must be valid UTF-8 text without NUL")
-			continue
-		}
-		v.Events = append(v.Events, e)
-	}
+	v.Events = cf.list(f, "events", unreadText)
 	v.Subjects = cf.text(f, "subjects")
 	d := &cf.draft
 	d.Name, d.Kind, d.Enabled, d.Events, d.Subjects = v.Name, kind, v.Enabled, v.Events, lines(v.Subjects)
@@ -150,33 +128,10 @@ func (cf *channelForm) problems() webui.FormErrors {
 // errors are the form's messages for an app error, with the fields that
 // could not be read.
 func (cf *channelForm) errors(err error) webui.FormErrors {
-	fe := webui.FormErrors{Fields: map[string]string{}}
-	for name, msg := range cf.bad {
-		fe.Fields[name] = msg
-	}
-	var e *errs.Error
-	if !errors.As(err, &e) {
-		return fe
-	}
-	var loose []string
-	for _, f := range e.Fields {
-		name := channelField(f.Pointer)
-		if name == "" || (name == "kind" && cf.values.Kind != "") {
-			loose = append(loose, f.Pointer+" "+f.Message)
-			continue
+	return appFieldErrors(err, cf.bad, func(ptr string) string {
+		if name := channelField(ptr); name != "kind" || cf.values.Kind == "" {
+			return name
 		}
-		if _, dup := fe.Fields[name]; !dup {
-			fe.Fields[name] = f.Message
-		}
-	}
-	for name, msg := range fe.Fields {
-		fe.Fields[name] = channelLabels[name] + " " + msg + "."
-	}
-	switch {
-	case len(loose) > 0:
-		fe.Summary = "Please correct the marked fields: " + strings.Join(loose, "; ") + "."
-	case len(e.Fields) == 0:
-		fe.Summary = e.Message
-	}
-	return fe
+		return ""
+	}, func(name, msg string) string { return channelLabels[name] + " " + msg + "." })
 }

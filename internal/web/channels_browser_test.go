@@ -1,14 +1,10 @@
 package web_test
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -25,45 +21,19 @@ import (
 //	                             and web-channel.png
 func TestChannelsInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
-	var docs string
-	if os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
-		docs = filepath.Join(browsertest.RepoRoot(t), "docs", "images")
-	}
+	docs := docsImages(t)
 	browser := browsertest.Start(t)
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		runDeliverer(t, e)
 		h := newHook(t)
-		const email, pass = "admin@a.test", "the admin's long passphrase"
-		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: pass, Workspace: e.wsA.ID, Role: monitor.RoleAdmin}); err != nil {
-			t.Fatal(err)
-		}
-		audit := func(tb *appTab, name string) {
-			t.Helper()
-			for _, v := range tb.Audit(t, axe) {
-				if v.Serious() {
-					t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
-				}
-			}
-			tb.quiet(t, name+" audit")
-		}
-		document := func(tb *appTab, name string) {
-			t.Helper()
-			if docs != "" {
-				browsertest.Write(t, docs, "web-"+name+".png", tb.Screenshot(t, true))
-			}
-		}
-		tb := openAppTab(t, browser, e.srv.URL)
-		tb.open(t, "/sign-in", 200)
-		tb.fill(t, "#f-email", email)
-		tb.fill(t, "#f-password", pass)
-		tb.press(t, `form[action="/sign-in"] button[type="submit"]`, 200)
+		tb := signedInTab(t, browser, e, "admin@a.test", monitor.RoleAdmin)
 
 		ws := "/w/" + e.wsA.ID
 		tb.open(t, ws+"/channels", 200)
 		tb.press(t, `a[href="`+ws+`/channels/new"]`, 200)
-		audit(tb, "the choice of kinds")
+		tb.audited(t, axe, "the choice of kinds")
 		tb.press(t, `a[href="`+ws+`/channels/new?kind=webhook"]`, 200)
-		audit(tb, "the webhook form")
+		tb.audited(t, axe, "the webhook form")
 
 		// Mistakes first: they come back at their fields.
 		tb.fill(t, "#f-url", "ftp://example.com/")
@@ -74,7 +44,7 @@ func TestChannelsInBrowser(t *testing.T) {
 				t.Errorf("%s: %q, want %q", id, got, want)
 			}
 		}
-		audit(tb, "the webhook form's errors")
+		tb.audited(t, axe, "the webhook form's errors")
 
 		tb.fill(t, "#f-name", "Ops webhook")
 		tb.fill(t, "#f-url", h.srv.URL+"/tocsin")
@@ -109,16 +79,16 @@ func TestChannelsInBrowser(t *testing.T) {
 		if good, bad := h.verified(); len(good) != 1 || bad != 0 {
 			t.Errorf("the receiver verified %d deliveries, refused %d", len(good), bad)
 		}
-		audit(tb, "the channel's page")
-		document(tb, "channel")
+		tb.audited(t, axe, "the channel's page")
+		tb.document(t, docs, "channel")
 
 		tb.open(t, ws+"/channels", 200)
 		if got := tb.text(t, "[data-channel-id]"); !strings.Contains(got, "Ops webhook") || !strings.Contains(got, "delivered") ||
 			strings.Contains(got, "whsec_") {
 			t.Errorf("the list's row: %q", got)
 		}
-		audit(tb, "the list")
-		document(tb, "channels")
+		tb.audited(t, axe, "the list")
+		tb.document(t, docs, "channels")
 		docs = "" // the pages look the same on both engines
 	})
 }

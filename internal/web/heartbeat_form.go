@@ -1,13 +1,10 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/webui"
@@ -32,14 +29,7 @@ type heartbeatForm struct {
 // UTF-8 without NUL is refused at its field, where it enters.
 func readHeartbeatForm(f url.Values) *heartbeatForm {
 	hf := &heartbeatForm{}
-	get := func(name string) string {
-		s := f.Get(name)
-		if !clean.Valid(s) {
-			hf.nums.fail(name, "must be valid UTF-8 text without NUL")
-			return ""
-		}
-		return s
-	}
+	get := func(name string) string { return hf.nums.text(f, name, unreadText) }
 	v := &hf.values
 	*v = webui.HeartbeatValues{Name: get("name"), Kind: get("kind"), Period: get("period"), Grace: get("grace"), Cron: get("cron"),
 		Timezone: get("timezone"), MaxRuntime: get("max-runtime"), SLOTarget: get("slo-target"), SLOPeriod: get("slo-period"),
@@ -75,35 +65,8 @@ func (hf *heartbeatForm) problems() webui.FormErrors {
 // errors are the form's messages for an app error, with the fields that
 // could not be read.
 func (hf *heartbeatForm) errors(err error) webui.FormErrors {
-	fe := webui.FormErrors{Fields: map[string]string{}}
-	for name, msg := range hf.nums.bad {
-		fe.Fields[name] = msg
-	}
-	var e *errs.Error
-	if !errors.As(err, &e) {
-		return fe
-	}
-	var loose []string
-	for _, f := range e.Fields {
-		name := webui.HeartbeatField(f.Pointer, hf.values.Kind)
-		if name == "" {
-			loose = append(loose, f.Pointer+" "+f.Message)
-			continue
-		}
-		if _, dup := fe.Fields[name]; !dup {
-			fe.Fields[name] = f.Message
-		}
-	}
-	for name, msg := range fe.Fields {
-		fe.Fields[name] = webui.HeartbeatFieldMessage(name, msg)
-	}
-	switch {
-	case len(loose) > 0:
-		fe.Summary = "Please correct the marked fields: " + strings.Join(loose, "; ") + "."
-	case len(e.Fields) == 0:
-		fe.Summary = e.Message
-	}
-	return fe
+	return appFieldErrors(err, hf.nums.bad, func(ptr string) string { return webui.HeartbeatField(ptr, hf.values.Kind) },
+		webui.HeartbeatFieldMessage)
 }
 
 // renderHeartbeatForm answers with the form.

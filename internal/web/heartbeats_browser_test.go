@@ -1,14 +1,10 @@
 package web_test
 
 import (
-	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -25,47 +21,21 @@ import (
 //	                             desktop, light)
 func TestHeartbeatsInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
-	var docs string
-	if os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
-		docs = filepath.Join(browsertest.RepoRoot(t), "docs", "images")
-	}
+	docs := docsImages(t)
 	browser := browsertest.Start(t)
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		const email, pass = "editor@a.test", "the editor's long passphrase"
-		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: pass, Workspace: e.wsA.ID, Role: monitor.RoleEditor}); err != nil {
-			t.Fatal(err)
-		}
-		audit := func(tb *appTab, name string) {
-			t.Helper()
-			for _, v := range tb.Audit(t, axe) {
-				if v.Serious() {
-					t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
-				}
-			}
-			tb.quiet(t, name+" audit")
-		}
-		document := func(tb *appTab, name string) {
-			t.Helper()
-			if docs != "" {
-				browsertest.Write(t, docs, "web-"+name+".png", tb.Screenshot(t, true))
-			}
-		}
-		tb := openAppTab(t, browser, e.srv.URL)
-		tb.open(t, "/sign-in", 200)
-		tb.fill(t, "#f-email", email)
-		tb.fill(t, "#f-password", pass)
-		tb.press(t, `form[action="/sign-in"] button[type="submit"]`, 200)
+		tb := signedInTab(t, browser, e, "editor@a.test", monitor.RoleEditor)
 
 		ws := "/w/" + e.wsA.ID
 		tb.open(t, ws+"/heartbeats", 200)
 		if got := tb.text(t, "#none-h"); got != "No heartbeats yet" {
 			t.Errorf("the empty list says %q", got)
 		}
-		audit(tb, "empty heartbeats list")
+		tb.audited(t, axe, "empty heartbeats list")
 
 		// Mistakes first: each at its field.
 		tb.open(t, ws+"/heartbeats/new", 200)
-		audit(tb, "heartbeat form")
+		tb.audited(t, axe, "heartbeat form")
 		tb.fill(t, "#f-period", "30")
 		tb.fill(t, "#f-grace", "soon")
 		tb.press(t, `form.heartbeat-form button.primary`, 422)
@@ -75,7 +45,7 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 				t.Errorf("%s: %q, want %q", id, got, want)
 			}
 		}
-		audit(tb, "heartbeat form errors")
+		tb.audited(t, axe, "heartbeat form errors")
 
 		// Then a good one, pinged by its own curl snippet.
 		tb.fill(t, "#f-name", "Nightly export")
@@ -108,7 +78,7 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 		if got := tb.text(t, "table.pings tbody tr"); !strings.Contains(got, "success") || !strings.Contains(got, "curl") {
 			t.Errorf("the pings list shows %q", got)
 		}
-		audit(tb, "heartbeat page")
+		tb.audited(t, axe, "heartbeat page")
 
 		// The pictures: a few more heartbeats in the list, a run with a
 		// start and a log on the page.
@@ -123,10 +93,10 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 			tb.open(t, ws+"/heartbeats", 200)
 			return tb.eval(t, `document.querySelectorAll('[data-state="UP"]').length === 2 && document.querySelectorAll('[data-state="DOWN"]').length === 1`) == true
 		})
-		audit(tb, "heartbeats list")
-		document(tb, "heartbeats")
+		tb.audited(t, axe, "heartbeats list")
+		tb.document(t, docs, "heartbeats")
 		tb.open(t, detail, 200)
-		document(tb, "heartbeat")
+		tb.document(t, docs, "heartbeat")
 		docs = "" // the pages look the same on both engines
 
 		// The list follows the live stream: a ping turns a row up without a

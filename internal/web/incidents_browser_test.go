@@ -1,16 +1,12 @@
 package web_test
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -27,31 +23,9 @@ import (
 //	                             web-incident.png and web-maintenance.png
 func TestIncidentsInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
-	var docs string
-	if os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
-		docs = filepath.Join(browsertest.RepoRoot(t), "docs", "images")
-	}
+	docs := docsImages(t)
 	browser := browsertest.Start(t)
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		const email, pass = "editor@acme.example", "the editor's long passphrase"
-		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: pass, Workspace: e.wsA.ID, Role: monitor.RoleEditor}); err != nil {
-			t.Fatal(err)
-		}
-		audit := func(tb *appTab, name string) {
-			t.Helper()
-			for _, v := range tb.Audit(t, axe) {
-				if v.Serious() {
-					t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
-				}
-			}
-			tb.quiet(t, name+" audit")
-		}
-		document := func(tb *appTab, name string) {
-			t.Helper()
-			if docs != "" {
-				browsertest.Write(t, docs, "web-"+name+".png", tb.Screenshot(t, true))
-			}
-		}
 		// write types into an empty textarea (fill's clearing wants text
 		// in it).
 		write := func(tb *appTab, sel, value string) {
@@ -77,11 +51,7 @@ func TestIncidentsInBrowser(t *testing.T) {
 		id := open[0].(map[string]any)["id"].(string)
 		ws := "/w/" + e.wsA.ID
 
-		tb := openAppTab(t, browser, e.srv.URL)
-		tb.open(t, "/sign-in", 200)
-		tb.fill(t, "#f-email", email)
-		tb.fill(t, "#f-password", pass)
-		tb.press(t, `form[action="/sign-in"] button[type="submit"]`, 200)
+		tb := signedInTab(t, browser, e, "editor@acme.example", monitor.RoleEditor)
 
 		tb.open(t, ws+"/", 200)
 		tb.load(t, "follow the Incidents link", 200, chromedp.Click(chromedp.CSS(`nav a[href$="/incidents"]`), chromedp.NodeVisible))
@@ -93,8 +63,8 @@ func TestIncidentsInBrowser(t *testing.T) {
 			!strings.Contains(got, "public") {
 			t.Errorf("the resolved incident's row: %q", got)
 		}
-		audit(tb, "incident list")
-		document(tb, "incidents")
+		tb.audited(t, axe, "incident list")
+		tb.document(t, docs, "incidents")
 
 		tb.load(t, "open the incident", 200, chromedp.Click(chromedp.CSS(row+` th a`), chromedp.NodeVisible))
 		if got := tb.page(t); !strings.Contains(got.Heading, "Checkout API") {
@@ -124,8 +94,8 @@ func TestIncidentsInBrowser(t *testing.T) {
 		if got := timeline(tb); !strings.Contains(got, "identified The payment provider times out; we are failing over.") {
 			t.Errorf("the timeline lacks the update: %q", got)
 		}
-		audit(tb, "incident page")
-		document(tb, "incident")
+		tb.audited(t, axe, "incident page")
+		tb.document(t, docs, "incident")
 
 		write(tb, "#f-resolve-message", "Failed over; checkout works again.")
 		tb.press(t, `form[action$="/resolve"] button`, 200)
@@ -144,7 +114,7 @@ func TestIncidentsInBrowser(t *testing.T) {
 		if n := tb.eval(t, `document.querySelectorAll('form[action$="/acknowledge"], form[action$="/resolve"]').length`); n != float64(0) {
 			t.Errorf("a resolved incident still offers %v acknowledge or resolve forms", n)
 		}
-		audit(tb, "resolved incident page")
+		tb.audited(t, axe, "resolved incident page")
 		if inc := e.api("GET", "/api/v1/incidents/"+id, e.keyA, nil, 200); inc["status"] != "resolved" || inc["acknowledgedAt"] == nil {
 			t.Errorf("the incident on the API: %v", inc)
 		}
@@ -168,8 +138,8 @@ func TestIncidentsInBrowser(t *testing.T) {
 			!strings.Contains(got, "Europe/Berlin") || !strings.Contains(got, "active") {
 			t.Errorf("the windows: %q", got)
 		}
-		audit(tb, "maintenance page")
-		document(tb, "maintenance")
+		tb.audited(t, axe, "maintenance page")
+		tb.document(t, docs, "maintenance")
 		docs = "" // the pages look the same on the other engine
 	})
 }

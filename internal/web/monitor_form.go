@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -33,19 +32,10 @@ type monitorForm struct {
 	keywordRows, assertionRows []int
 	// headers are the "Name: value" lines typed.
 	headers map[string]string
-	// bad holds the fields that could not be read, by form field name.
-	bad map[string]string
+	// unread holds the fields that could not be read.
+	unread
 	// authSecret says a secret of the chosen credential type was typed.
 	authSecret bool
-}
-
-func (mf *monitorForm) fail(name, msg string) {
-	if mf.bad == nil {
-		mf.bad = map[string]string{}
-	}
-	if _, dup := mf.bad[name]; !dup {
-		mf.bad[name] = msg
-	}
 }
 
 // number reads an optional whole number; empty is 0 (the default).
@@ -258,35 +248,9 @@ func (mf *monitorForm) problems(stored *monitor.AuthPresence) webui.FormErrors {
 // errors are the form's messages for an app error, with the fields that
 // could not be read.
 func (mf *monitorForm) errors(err error) webui.FormErrors {
-	fe := webui.FormErrors{Fields: map[string]string{}}
-	for name, msg := range mf.bad {
-		fe.Fields[name] = msg
-	}
-	var e *errs.Error
-	if !errors.As(err, &e) {
-		return fe
-	}
-	var loose []string
-	for _, f := range e.Fields {
-		name := webui.MonitorField(mf.draft.Type, f.Pointer, mf.keywordRows, mf.assertionRows)
-		if name == "" {
-			loose = append(loose, f.Pointer+" "+f.Message)
-			continue
-		}
-		if _, dup := fe.Fields[name]; !dup {
-			fe.Fields[name] = f.Message
-		}
-	}
-	for name, msg := range fe.Fields {
-		fe.Fields[name] = webui.MonitorFieldMessage(name, msg)
-	}
-	switch {
-	case len(loose) > 0:
-		fe.Summary = "Please correct the marked fields: " + strings.Join(loose, "; ") + "."
-	case len(e.Fields) == 0:
-		fe.Summary = e.Message
-	}
-	return fe
+	return appFieldErrors(err, mf.bad, func(ptr string) string {
+		return webui.MonitorField(mf.draft.Type, ptr, mf.keywordRows, mf.assertionRows)
+	}, webui.MonitorFieldMessage)
 }
 
 // update is the edit of stored monitor the form asks for. Write-only

@@ -1,13 +1,11 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -26,24 +24,7 @@ func TestMonitorFormInAppBrowser(t *testing.T) {
 	t.Cleanup(target.Close)
 	browser := browsertest.Start(t)
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		const email, pass = "editor@a.test", "the editor's long passphrase"
-		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: pass, Workspace: e.wsA.ID, Role: monitor.RoleEditor}); err != nil {
-			t.Fatal(err)
-		}
-		audit := func(tb *appTab, name string) {
-			t.Helper()
-			for _, v := range tb.Audit(t, axe) {
-				if v.Serious() {
-					t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
-				}
-			}
-			tb.quiet(t, name+" audit")
-		}
-		tb := openAppTab(t, browser, e.srv.URL)
-		tb.open(t, "/sign-in", 200)
-		tb.fill(t, "#f-email", email)
-		tb.fill(t, "#f-password", pass)
-		tb.press(t, `form[action="/sign-in"] button[type="submit"]`, 200)
+		tb := signedInTab(t, browser, e, "editor@a.test", monitor.RoleEditor)
 
 		ws := "/w/" + e.wsA.ID
 		tb.open(t, ws+"/monitors/new", 200)
@@ -63,7 +44,7 @@ func TestMonitorFormInAppBrowser(t *testing.T) {
 		if tb.eval(t, `document.getElementById('f-url').value`) != target.URL+"/health" {
 			t.Errorf("the URL typed is gone after the test")
 		}
-		audit(tb, "monitor test result")
+		tb.audited(t, axe, "monitor test result")
 
 		tb.fill(t, "#f-name", " ")
 		tb.fill(t, "#f-interval", "often")
@@ -75,7 +56,7 @@ func TestMonitorFormInAppBrowser(t *testing.T) {
 				t.Errorf("%s: %q, want %q", id, got, want)
 			}
 		}
-		audit(tb, "monitor form errors")
+		tb.audited(t, axe, "monitor form errors")
 		if got := e.api("GET", "/api/v1/monitors", e.keyA, nil, 200); len(got["data"].([]any)) != 0 {
 			t.Errorf("monitors made: %v", got["data"])
 		}

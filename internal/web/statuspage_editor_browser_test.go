@@ -2,15 +2,12 @@ package web_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -28,29 +25,13 @@ import (
 //	                             and web-status-page-editor.png
 func TestStatusPageEditorInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
-	var docs string
-	if os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
-		docs = filepath.Join(browsertest.RepoRoot(t), "docs", "images")
-	}
+	docs := docsImages(t)
 	browser := browsertest.Start(t)
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		const email, pass = "admin@acme.example", "the admin's long passphrase"
-		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: pass, Workspace: e.wsA.ID, Role: monitor.RoleAdmin}); err != nil {
-			t.Fatal(err)
-		}
 		site := e.monitor(e.keyA, "www-prod-1", "https://www.acme.example/", nil)
 		shop := e.monitor(e.keyA, "checkout-api", "https://api.acme.example/checkout", nil)
 		e.record(site, "", monitor.ResultUp, monitor.ResultUp)
 		e.record(shop, "", monitor.ResultUp)
-		audit := func(tb *appTab, name string) {
-			t.Helper()
-			for _, v := range tb.Audit(t, axe) {
-				if v.Serious() {
-					t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
-				}
-			}
-			tb.quiet(t, name+" audit")
-		}
 		// order is the components' names as the editor lists them.
 		order := func(tb *appTab) string {
 			t.Helper()
@@ -62,17 +43,13 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 				t.Fatalf("%s: the editor lists %q, want %q", what, got, want)
 			}
 		}
-		tb := openAppTab(t, browser, e.srv.URL)
-		tb.open(t, "/sign-in", 200)
-		tb.fill(t, "#f-email", email)
-		tb.fill(t, "#f-password", pass)
-		tb.press(t, `form[action="/sign-in"] button[type="submit"]`, 200)
+		tb := signedInTab(t, browser, e, "admin@acme.example", monitor.RoleAdmin)
 
 		ws := "/w/" + e.wsA.ID
 		tb.open(t, ws+"/", 200)
 		tb.press(t, `nav a[href="`+ws+`/status-pages"]`, 200)
 		tb.want(t, "the empty list", shown{URL: ws + "/status-pages", Heading: "Status pages"})
-		audit(tb, "status page list, empty")
+		tb.audited(t, axe, "status page list, empty")
 		tb.fill(t, "#f-title", "Acme status")
 		tb.fill(t, "#f-slug", "acme")
 		tb.press(t, `form[action="`+ws+`/status-pages"] button[type="submit"]`, 200)
@@ -129,7 +106,7 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 		if tb.eval(t, `document.getElementById('f-password').value`) != "" {
 			t.Error("the password field is filled after saving")
 		}
-		audit(tb, "status page editor")
+		tb.audited(t, axe, "status page editor")
 		// The public pages reread a page's configuration, and render it
 		// anew, when theirs is a few seconds old (the preview's assets had
 		// them read it): until then they answer with the last.
@@ -148,9 +125,7 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 		if got := tb.text(t, ".sp-publish"); !strings.Contains(got, "public") {
 			t.Errorf("after publishing: %q", got)
 		}
-		if docs != "" {
-			browsertest.Write(t, docs, "web-status-page-editor.png", tb.Screenshot(t, true))
-		}
+		tb.document(t, docs, "status-page-editor")
 		readers(200, "Checkout")
 		reader.open(t, "/status/acme", 200)
 		if got := reader.eval(t, `[...document.querySelectorAll('.name')].map(e => e.textContent).join(', ')`); got != "Checkout, Website" {
@@ -162,10 +137,8 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 			!strings.Contains(got, "public") || !strings.Contains(got, "status.acme.example") {
 			t.Errorf("the list: %q", got)
 		}
-		audit(tb, "status page list")
-		if docs != "" {
-			browsertest.Write(t, docs, "web-status-pages.png", tb.Screenshot(t, true))
-			docs = "" // once: the pages look the same on both engines
-		}
+		tb.audited(t, axe, "status page list")
+		tb.document(t, docs, "status-pages")
+		docs = "" // once: the pages look the same on both engines
 	})
 }

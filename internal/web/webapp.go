@@ -479,15 +479,25 @@ func formErrors(err error, fieldOf map[string]string) (webui.FormErrors, bool) {
 	if !errors.As(err, &e) || statusOf(err) == http.StatusInternalServerError {
 		return webui.FormErrors{}, false
 	}
-	fe := webui.FormErrors{}
-	for _, f := range e.Fields {
-		name := strings.TrimPrefix(f.Pointer, "/")
+	return errorFields(e, func(pointer string) string {
+		name := strings.TrimPrefix(pointer, "/")
 		if i := strings.IndexByte(name, '/'); i >= 0 {
 			name = name[:i]
 		}
 		if m, ok := fieldOf[name]; ok {
 			name = m
 		}
+		return name
+	}), true
+}
+
+// errorFields are the form's messages for e: each field's first message
+// at the form field fieldOf names for its pointer, and e's message as the
+// summary unless it only says the fields are invalid.
+func errorFields(e *errs.Error, fieldOf func(pointer string) string) webui.FormErrors {
+	fe := webui.FormErrors{}
+	for _, f := range e.Fields {
+		name := fieldOf(f.Pointer)
 		if fe.Fields == nil {
 			fe.Fields = map[string]string{}
 		}
@@ -498,7 +508,7 @@ func formErrors(err error, fieldOf map[string]string) (webui.FormErrors, bool) {
 	if len(e.Fields) == 0 || e.Message != "the request has invalid fields" {
 		fe.Summary = e.Message
 	}
-	return fe, true
+	return fe
 }
 
 func (w *WebApp) asset(rw http.ResponseWriter, r *http.Request) {

@@ -3,8 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,10 +41,7 @@ import (
 func TestWebAppInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
 	art := browsertest.Artifacts(t, "web-app")
-	var docs string
-	if os.Getenv("TOCSIN_UPDATE_SCREENSHOTS") == "1" {
-		docs = filepath.Join(browsertest.RepoRoot(t), "docs", "images")
-	}
+	docs := docsImages(t)
 	browser := browsertest.Start(t)
 	first := true
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
@@ -100,17 +95,6 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 			browsertest.Write(t, docs, "web-"+name+".png", tb.Screenshot(t, full))
 		}
 	}
-	audit := func(tb *appTab, name string) {
-		t.Helper()
-		for _, v := range tb.Audit(t, axe) {
-			if v.Serious() {
-				t.Errorf("%s: axe %s (%s): %s\n  %s", name, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
-			} else {
-				t.Logf("%s: axe %s (%s): %s", name, v.ID, v.Impact, v.Help)
-			}
-		}
-		tb.quiet(t, name+" audit")
-	}
 
 	owner := openAppTab(t, browser, e.srv.URL)
 	member := openAppTab(t, browser, e.srv.URL)
@@ -130,7 +114,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		owner.want(t, "sign-in page", shown{URL: "/sign-in", Heading: "Sign in to Tocsin"})
 		shoot(owner, "signin")
 		document(owner, "signin", false)
-		audit(owner, "sign-in")
+		owner.audited(t, axe, "sign-in")
 
 		owner.fill(t, "#f-email", ownerEmail)
 		owner.fill(t, "#f-password", created.GeneratedPassword)
@@ -317,7 +301,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		}
 		shoot(owner, "keys")
 		document(owner, "keys", true)
-		audit(owner, "keys")
+		owner.audited(t, axe, "keys")
 
 		owner.open(t, wsPath+"members", 200)
 		owner.choose(t, "#f-role", "editor")
@@ -329,7 +313,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		}
 		shoot(owner, "members")
 		document(owner, "members", true)
-		audit(owner, "members")
+		owner.audited(t, axe, "members")
 	})
 
 	group(t, "promote, demote, remove", all, func() {
@@ -404,7 +388,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		}
 		shoot(owner, "monitors")
 		document(owner, "monitors", false)
-		audit(owner, "monitors")
+		owner.audited(t, axe, "monitors")
 
 		// A monitor made through the form turns DOWN and UP on the list
 		// as its checks come in, without a reload.
@@ -413,7 +397,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		owner.fill(t, "#f-name", "Checkout")
 		owner.fill(t, "#f-url", "https://checkout.acme.example/health")
 		document(owner, "monitor-form", true)
-		audit(owner, "the monitor form")
+		owner.audited(t, axe, "the monitor form")
 		owner.press(t, `form.monitor-form button.primary`, 200)
 		checkout, _ := strings.CutPrefix(owner.page(t).URL, wsPath+"monitors/")
 		if !strings.HasPrefix(checkout, "mon_") {
@@ -443,7 +427,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		}
 		shoot(owner, "monitor")
 		document(owner, "monitor", true)
-		audit(owner, "monitor")
+		owner.audited(t, axe, "monitor")
 		owner.press(t, `form[action$="/monitors/`+db+`/pause"] button`, 200)
 		owner.want(t, "paused", shown{URL: wsPath + "monitors/" + db, Heading: "db", Flash: "The monitor is paused: no checks run until you resume it."})
 		owner.press(t, `form[action$="/monitors/`+db+`/resume"] button`, 200)

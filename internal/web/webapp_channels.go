@@ -38,14 +38,7 @@ func (w *WebApp) mayNotify(q *request) bool {
 
 // channelID is the path's channel id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) channelID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Channel, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) channelID(q *request) (string, bool) { return w.pathID(q, ids.Channel) }
 
 // channelTarget is where a channel sends, as the pages may show it:
 // never a secret, and of a URL only its scheme, host and path (a query
@@ -134,7 +127,7 @@ func (w *WebApp) channels(q *request) {
 			v.Rows = append(v.Rows, row)
 		}
 		if list.NextCursor != "" {
-			v.NextPage = "/w/" + q.actor.WorkspaceID + "/channels?" + url.Values{"cursor": {list.NextCursor}}.Encode()
+			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/channels", list.NextCursor, nil)
 		}
 		return webui.RenderChannels(v)
 	})
@@ -274,7 +267,7 @@ func (w *WebApp) renderChannel(q *request, status int, id string, form *webui.Ch
 		v.Deliveries = append(v.Deliveries, deliveryView(d))
 	}
 	if list.NextCursor != "" {
-		v.NextPage = channelPath(q.actor.WorkspaceID, id) + "?" + url.Values{"cursor": {list.NextCursor}}.Encode()
+		v.NextPage = nextPageURL(channelPath(q.actor.WorkspaceID, id), list.NextCursor, nil)
 	}
 	w.render(q, webui.NavChannels, status, func(s webui.Shell) ([]byte, error) {
 		v.Shell = s
@@ -355,9 +348,8 @@ func (w *WebApp) rotateChannel(q *request) {
 }
 
 func (w *WebApp) redeliver(q *request) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Delivery, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
+	id, ok := w.pathID(q, ids.Delivery)
+	if !ok {
 		return
 	}
 	d, err := w.app.Redeliver(q.ctx(), q.actor, id)

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"errors"
 	"net/url"
+	"strings"
 
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
@@ -12,8 +14,8 @@ import (
 // value that is not valid UTF-8 without NUL is a field error and reads
 // as empty, so it never goes on.
 type posted struct {
-	f   url.Values
-	bad map[string]string
+	f url.Values
+	unread
 }
 
 func (q *request) posted() (*posted, bool) {
@@ -23,37 +25,56 @@ func (q *request) posted() (*posted, bool) {
 	return &posted{f: q.r.PostForm}, true
 }
 
-func (p *posted) fail(name, msg string) {
-	if p.bad == nil {
-		p.bad = map[string]string{}
+// unread holds a form's fields that could not be read, by form field
+// name, each with its first message.
+type unread struct {
+	bad map[string]string
+}
+
+func (u *unread) fail(name, msg string) {
+	if u.bad == nil {
+		u.bad = map[string]string{}
 	}
-	if _, dup := p.bad[name]; !dup {
-		p.bad[name] = msg
+	if _, dup := u.bad[name]; !dup {
+		u.bad[name] = msg
 	}
 }
 
-const invalidText = "Must be valid UTF-8 text without NUL."
+// The message of a field whose text is not valid UTF-8 without NUL: whole
+// (invalidText), or to follow the field's label (unreadText).
+const (
+	invalidText = "Must be valid UTF-8 text without NUL."
+	unreadText  = "must be valid UTF-8 text without NUL"
+)
 
-func (p *posted) get(name string) string {
-	v := p.f.Get(name)
+// text is f's field name, or "" and the field's message msg when it is not
+// valid UTF-8 without NUL.
+func (u *unread) text(f url.Values, name, msg string) string {
+	v := f.Get(name)
 	if !clean.Valid(v) {
-		p.fail(name, invalidText)
+		u.fail(name, msg)
 		return ""
 	}
 	return v
 }
 
-func (p *posted) list(name string) []string {
+// list is f's values of field name but those that are not valid UTF-8
+// without NUL, which give the field the message msg.
+func (u *unread) list(f url.Values, name, msg string) []string {
 	var out []string
-	for _, v := range p.f[name] {
+	for _, v := range f[name] {
 		if !clean.Valid(v) {
-			p.fail(name, invalidText)
+			u.fail(name, msg)
 			continue
 		}
 		out = append(out, v)
 	}
 	return out
 }
+
+func (p *posted) get(name string) string { return p.text(p.f, name, invalidText) }
+
+func (p *posted) list(name string) []string { return p.unread.list(p.f, name, invalidText) }
 
 // errors are the form's messages: the unreadable fields, and err's (nil
 // for none) mapped by fieldOf; ok is false when err is not the person's
@@ -73,6 +94,43 @@ func (p *posted) errors(err error, fieldOf map[string]string) (webui.FormErrors,
 		fe.Fields[name] = msg
 	}
 	return fe, true
+}
+
+// appFieldErrors are a form's messages for an app error: the fields in
+// bad (those that could not be read), then each of err's fields at the
+// form field fieldOf names for its pointer, unless bad has it already; a
+// field it names none ("") is listed in the summary. message words each
+// field's message.
+func appFieldErrors(err error, bad map[string]string, fieldOf func(pointer string) string, message func(name, msg string) string) webui.FormErrors {
+	fe := webui.FormErrors{Fields: map[string]string{}}
+	for name, msg := range bad {
+		fe.Fields[name] = msg
+	}
+	var e *errs.Error
+	if !errors.As(err, &e) {
+		return fe
+	}
+	var loose []string
+	for _, f := range e.Fields {
+		name := fieldOf(f.Pointer)
+		if name == "" {
+			loose = append(loose, f.Pointer+" "+f.Message)
+			continue
+		}
+		if _, dup := fe.Fields[name]; !dup {
+			fe.Fields[name] = f.Message
+		}
+	}
+	for name, msg := range fe.Fields {
+		fe.Fields[name] = message(name, msg)
+	}
+	switch {
+	case len(loose) > 0:
+		fe.Summary = "Please correct the marked fields: " + strings.Join(loose, "; ") + "."
+	case len(e.Fields) == 0:
+		fe.Summary = e.Message
+	}
+	return fe
 }
 
 // invalidFields is the app's error for problems found without it.

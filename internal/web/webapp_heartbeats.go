@@ -2,15 +2,12 @@ package web
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/webui"
 )
@@ -29,17 +26,7 @@ func (w *WebApp) heartbeats(q *request) {
 	query := q.r.URL.Query()
 	// The query's text is judged here, where it enters.
 	var fe webui.FormErrors
-	get := func(name string) string {
-		v := query.Get(name)
-		if !clean.Valid(v) {
-			if fe.Fields == nil {
-				fe.Fields = map[string]string{}
-			}
-			fe.Fields[name] = "Must be valid UTF-8 text without NUL."
-			return ""
-		}
-		return v
-	}
+	get := func(name string) string { return judgedText(query, &fe, name, name) }
 	form := webui.HeartbeatFilterForm{State: strings.ToLower(get("state")), Q: get("q")}
 	cursor := get("cursor")
 	filter := app.HeartbeatFilter{Name: form.Q}
@@ -58,13 +45,7 @@ func (w *WebApp) heartbeats(q *request) {
 			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.q": "q"})
 		}
 	}
-	// A field the form does not have is the page's cursor.
-	for name := range fe.Fields {
-		if name != "state" && name != "q" {
-			delete(fe.Fields, name)
-			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
-		}
-	}
+	keepFilterFields(&fe, "state", "q")
 	status := http.StatusOK
 	if fe.Any() {
 		status = http.StatusUnprocessableEntity
@@ -87,13 +68,7 @@ func (w *WebApp) heartbeats(q *request) {
 		}
 		v.Matching = list.Total
 		if list.NextCursor != "" {
-			next := url.Values{"cursor": {list.NextCursor}}
-			for k, val := range map[string]string{"state": form.State, "q": form.Q} {
-				if val != "" {
-					next.Set(k, val)
-				}
-			}
-			v.NextPage = "/w/" + q.actor.WorkspaceID + "/heartbeats?" + next.Encode()
+			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/heartbeats", list.NextCursor, map[string]string{"state": form.State, "q": form.Q})
 		}
 		return webui.RenderHeartbeats(v)
 	})
@@ -101,14 +76,7 @@ func (w *WebApp) heartbeats(q *request) {
 
 // heartbeatID is the path's heartbeat id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) heartbeatID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Heartbeat, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) heartbeatID(q *request) (string, bool) { return w.pathID(q, ids.Heartbeat) }
 
 // pingURL is the full ping URL of a token, as the API gives it.
 func (w *WebApp) pingURL(token string) string { return w.base + "/ping/" + token }
@@ -131,32 +99,12 @@ func (w *WebApp) heartbeatPage(q *request) {
 		if rt.LastCompletion != 0 {
 			v.LastResult, v.LastExitCode, v.LastDuration = rt.LastCompletion.String(), rt.LastExitCode, rt.LastDuration
 		}
-		day, err := w.app.HeartbeatMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "24h"})
+		f, err := readFigures(q, w.app.HeartbeatMetrics, id, "")
 		if err != nil {
 			return nil, err
 		}
-		v.Availability24h = day.Figures.Ratios.Availability
-		if slo := day.SLO; slo != nil {
-			v.SLO = &webui.SLOView{Target: slo.Objective.Target, PeriodDays: slo.Objective.PeriodDays, Allowed: slo.Allowed, Spent: slo.Spent,
-				Left: slo.Left, BurnRate1h: slo.BurnRate1h, BurnRate6h: slo.BurnRate6h}
-		}
-		month, err := w.app.HeartbeatMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "30d"})
-		if err != nil {
-			return nil, err
-		}
-		v.Availability30d = month.Figures.Ratios.Availability
-		quarter, err := w.app.HeartbeatMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "90d", Resolution: metrics.Day})
-		if err != nil {
-			return nil, err
-		}
-		v.Availability90d = quarter.Figures.Ratios.Availability
-		series := quarter.Series
-		if len(series) > uptimeDays { // the window's first day is a part of one
-			series = series[len(series)-uptimeDays:]
-		}
-		for _, b := range series {
-			v.Uptime = append(v.Uptime, webui.UptimeDay{Day: b.Start, Availability: b.Ratios.Availability})
-		}
+		v.Availability24h, v.Availability30d, v.Availability90d = f.day.Figures.Ratios.Availability, f.a30, f.a90
+		v.Uptime, v.SLO = f.uptime, f.slo
 		pings, err := w.app.ListPings(q.ctx(), q.actor, id, app.PingQuery{PageRequest: app.PageRequest{Limit: recentRows}})
 		if err != nil {
 			return nil, err
@@ -166,16 +114,12 @@ func (w *WebApp) heartbeatPage(q *request) {
 				Client: p.Client, UserAgent: p.UserAgent, Body: strings.ToValidUTF8(string(p.Body), "\uFFFD"), Truncated: p.Truncated,
 				Ignored: p.Ignored})
 		}
-		states, err := w.app.ListStates(q.ctx(), q.actor, id, app.PageRequest{Limit: recentRows})
-		if err != nil {
+		if v.States, err = w.stateRows(q, id); err != nil {
 			return nil, err
 		}
-		for _, t := range states.Items {
-			v.States = append(v.States, webui.StateRow{At: t.At, From: t.From, To: t.To, Cause: t.Cause})
-		}
 		// The cause of the state it is in: the change that put it there.
-		if len(states.Items) > 0 && states.Items[0].To == rt.State && rt.State != monitor.StateUp {
-			v.Cause = states.Items[0].Cause
+		if len(v.States) > 0 && v.States[0].To == rt.State && rt.State != monitor.StateUp {
+			v.Cause = v.States[0].Cause
 		}
 		return webui.RenderHeartbeat(v)
 	})

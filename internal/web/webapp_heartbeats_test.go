@@ -23,16 +23,6 @@ func (e *env) heartbeat(key, name string, schedule map[string]any) (id, pingURL 
 	return h["id"].(string), h["pingUrl"].(string)
 }
 
-// hbRow is the list's row of heartbeat id.
-func hbRow(t *testing.T, body, id string) string {
-	t.Helper()
-	m := regexp.MustCompile(`(?s)<tr role="row" data-heartbeat-id="` + regexp.QuoteMeta(id) + `"[^>]*>.*?</tr>`).FindString(body)
-	if m == "" {
-		t.Fatalf("no row for %s in %.2000s", id, body)
-	}
-	return m
-}
-
 // ping calls a ping URL (with a suffix) from Go and wants 200.
 func (e *env) ping(u, body string) {
 	e.t.Helper()
@@ -145,12 +135,12 @@ func TestWebAppHeartbeats(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("list: %d %.600s", r.status, r.body)
 		}
-		if w := hbRow(t, r.body, backup); !strings.Contains(w, `data-state="UP"`) || !strings.Contains(w, ">up</span></span>") ||
+		if w := row(t, r.body, "data-heartbeat-id", backup); !strings.Contains(w, `data-state="UP"`) || !strings.Contains(w, ">up</span></span>") ||
 			!strings.Contains(w, `href="`+ws+`/heartbeats/`+backup+`"`) || !strings.Contains(w, "cron 30 2 * * * (Europe/Berlin)") ||
 			!strings.Contains(w, "10 min") || !strings.Contains(w, "<time datetime=") {
 			t.Errorf("the backup's row: %s", w)
 		}
-		if w := hbRow(t, r.body, sync); !strings.Contains(w, `data-state="DOWN"`) || !strings.Contains(w, "every 5 min") ||
+		if w := row(t, r.body, "data-heartbeat-id", sync); !strings.Contains(w, `data-state="DOWN"`) || !strings.Contains(w, "every 5 min") ||
 			!strings.Contains(w, "Sync &lt;job&gt;") || !strings.Contains(w, `data-name="Sync &lt;job&gt;"`) {
 			t.Errorf("the sync's row: %s", w)
 		}
@@ -163,32 +153,13 @@ func TestWebAppHeartbeats(t *testing.T) {
 				t.Errorf("the list lacks %q", want)
 			}
 		}
-		for _, c := range []struct {
-			query      string
-			show, hide []string
-		}{
+		wantFiltered(t, viewer, ws+"/heartbeats", "data-heartbeat-id", []filtered{
 			{"?state=down", []string{sync}, []string{backup}},
 			{"?state=up", []string{backup}, []string{sync}},
 			{"?q=BACK", []string{backup}, []string{sync}},
 			{"?q=%3Cjob", []string{sync}, []string{backup}},
 			{"?q=nothing+like+it", nil, []string{backup, sync}},
-		} {
-			r := viewer.get(ws + "/heartbeats" + c.query)
-			if r.status != 200 {
-				t.Errorf("%s: %d", c.query, r.status)
-				continue
-			}
-			for _, id := range c.show {
-				if !strings.Contains(r.body, `data-heartbeat-id="`+id+`"`) {
-					t.Errorf("%s: %s is missing", c.query, id)
-				}
-			}
-			for _, id := range c.hide {
-				if strings.Contains(r.body, `data-heartbeat-id="`+id+`"`) {
-					t.Errorf("%s: %s is shown", c.query, id)
-				}
-			}
-		}
+		})
 		if r := viewer.get(ws + "/heartbeats?state=sideways"); r.status != 422 || !strings.Contains(r.body, `id="err-state"`) {
 			t.Errorf("a bad state filter: %d %.600s", r.status, r.body)
 		}

@@ -3,7 +3,6 @@ package web
 import (
 	"cmp"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -149,7 +148,7 @@ func (w *WebApp) renderIncidents(q *request, status int, form webui.IncidentForm
 	}
 	v.Resolved = incidentRows(resolved.Items, now)
 	if resolved.NextCursor != "" {
-		v.NextPage = "/w/" + q.actor.WorkspaceID + "/incidents?" + url.Values{"cursor": {resolved.NextCursor}}.Encode()
+		v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/incidents", resolved.NextCursor, nil)
 	}
 	if v.ListErrors.Any() && status == http.StatusOK {
 		status = http.StatusUnprocessableEntity
@@ -204,14 +203,7 @@ func incidentPath(ws, id string) string { return "/w/" + ws + "/incidents/" + id
 
 // incidentID is the path's incident id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) incidentID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Incident, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) incidentID(q *request) (string, bool) { return w.pathID(q, ids.Incident) }
 
 func (w *WebApp) incidentPage(q *request) {
 	id, ok := w.incidentID(q)

@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -187,7 +186,7 @@ func (w *WebApp) renderMaintenance(q *request, status int, editID string, form w
 			v.Rows = append(v.Rows, row)
 		}
 		if list.NextCursor != "" {
-			v.NextPage = "/w/" + q.actor.WorkspaceID + "/maintenance?" + url.Values{"cursor": {list.NextCursor}}.Encode()
+			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/maintenance", list.NextCursor, nil)
 		}
 		if v.ListErrors.Any() && status == http.StatusOK {
 			status = http.StatusUnprocessableEntity
@@ -242,14 +241,7 @@ func (w *WebApp) createMaintenance(q *request) {
 
 // maintenanceID is the path's window id; anything that is not one is not
 // found.
-func (w *WebApp) maintenanceID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Maintenance, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) maintenanceID(q *request) (string, bool) { return w.pathID(q, ids.Maintenance) }
 
 func (w *WebApp) editMaintenance(q *request) {
 	id, ok := w.maintenanceID(q)

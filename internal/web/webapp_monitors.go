@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/url"
@@ -38,17 +39,7 @@ func (w *WebApp) monitors(q *request) {
 	// The query's text is judged here, where it enters, as the API's edge
 	// does: no byte of it that is not valid UTF-8 without NUL goes on.
 	var fe webui.FormErrors
-	get := func(name string) string {
-		v := query.Get(name)
-		if !clean.Valid(v) {
-			if fe.Fields == nil {
-				fe.Fields = map[string]string{}
-			}
-			fe.Fields[name] = "Must be valid UTF-8 text without NUL."
-			return ""
-		}
-		return v
-	}
+	get := func(name string) string { return judgedText(query, &fe, name, name) }
 	form := webui.MonitorFilterForm{State: strings.ToLower(get("state")), Type: get("type"), Q: get("q")}
 	cursor := get("cursor")
 	filter := app.MonitorFilter{Name: form.Q}
@@ -70,13 +61,7 @@ func (w *WebApp) monitors(q *request) {
 			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"})
 		}
 	}
-	// A field the form does not have is the page's cursor.
-	for name := range fe.Fields {
-		if name != "state" && name != "type" && name != "q" {
-			delete(fe.Fields, name)
-			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
-		}
-	}
+	keepFilterFields(&fe, "state", "type", "q")
 	status := http.StatusOK
 	if fe.Any() {
 		status = http.StatusUnprocessableEntity
@@ -103,16 +88,49 @@ func (w *WebApp) monitors(q *request) {
 		}
 		v.Matching = list.Total
 		if list.NextCursor != "" {
-			next := url.Values{"cursor": {list.NextCursor}}
-			for k, val := range map[string]string{"state": form.State, "type": form.Type, "q": form.Q} {
-				if val != "" {
-					next.Set(k, val)
-				}
-			}
-			v.NextPage = "/w/" + q.actor.WorkspaceID + "/monitors?" + next.Encode()
+			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/monitors", list.NextCursor, map[string]string{"state": form.State, "type": form.Type, "q": form.Q})
 		}
 		return webui.RenderMonitors(v)
 	})
+}
+
+// judgedText is vals' field name, judged where it enters: text that is
+// not valid UTF-8 without NUL goes no further, reads as empty and gets a
+// message at field.
+func judgedText(vals url.Values, fe *webui.FormErrors, name, field string) string {
+	v := vals.Get(name)
+	if !clean.Valid(v) {
+		if fe.Fields == nil {
+			fe.Fields = map[string]string{}
+		}
+		fe.Fields[field] = invalidText
+		return ""
+	}
+	return v
+}
+
+// keepFilterFields keeps fe's messages of a list's filter form's fields;
+// a message of any other field is the page's cursor's: the link does not
+// work, and the list starts from its first page.
+func keepFilterFields(fe *webui.FormErrors, fields ...string) {
+	for name := range fe.Fields {
+		if !slices.Contains(fields, name) {
+			delete(fe.Fields, name)
+			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
+		}
+	}
+}
+
+// nextPageURL is the link to a list's next page at path: its cursor and
+// the filter's fields that are set.
+func nextPageURL(path, cursor string, filter map[string]string) string {
+	next := url.Values{"cursor": {cursor}}
+	for k, val := range filter {
+		if val != "" {
+			next.Set(k, val)
+		}
+	}
+	return path + "?" + next.Encode()
 }
 
 // stateCounts counts subjects by state: those of counted always, in
@@ -157,9 +175,13 @@ func target(m monitor.Monitor) string {
 
 // monitorID is the path's monitor id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) monitorID(q *request) (string, bool) {
+func (w *WebApp) monitorID(q *request) (string, bool) { return w.pathID(q, ids.Monitor) }
+
+// pathID is the path's id of the kind prefix names; anything that is not
+// one is not found, before it reaches the database.
+func (w *WebApp) pathID(q *request, prefix string) (string, bool) {
 	id := q.r.PathValue("id")
-	if !ids.Valid(ids.Monitor, id) {
+	if !ids.Valid(prefix, id) {
 		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
 		return "", false
 	}
@@ -182,38 +204,18 @@ func (w *WebApp) monitorPage(q *request) {
 		if m.Last.Result != monitor.ResultUp {
 			v.Cause = m.Last.Reason
 		}
-		day, err := w.app.MonitorMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "24h", Resolution: metrics.Hour})
+		f, err := readFigures(q, w.app.MonitorMetrics, id, metrics.Hour)
 		if err != nil {
 			return nil, err
 		}
-		v.Availability24h = day.Figures.Ratios.Availability
-		for _, b := range day.Series {
+		v.Availability24h, v.Availability30d, v.Availability90d = f.day.Figures.Ratios.Availability, f.a30, f.a90
+		v.Uptime, v.SLO = f.uptime, f.slo
+		for _, b := range f.day.Series {
 			p := webui.LatencyPoint{Start: b.Start, End: b.End}
 			if b.Latency != nil {
 				p.P50, p.P95 = b.Latency.P50, b.Latency.P95
 			}
 			v.Latency = append(v.Latency, p)
-		}
-		month, err := w.app.MonitorMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "30d"})
-		if err != nil {
-			return nil, err
-		}
-		v.Availability30d = month.Figures.Ratios.Availability
-		quarter, err := w.app.MonitorMetrics(q.ctx(), q.actor, id, app.MetricsRequest{Window: "90d", Resolution: metrics.Day})
-		if err != nil {
-			return nil, err
-		}
-		v.Availability90d = quarter.Figures.Ratios.Availability
-		series := quarter.Series
-		if len(series) > uptimeDays { // the window's first day is a part of one
-			series = series[len(series)-uptimeDays:]
-		}
-		for _, b := range series {
-			v.Uptime = append(v.Uptime, webui.UptimeDay{Day: b.Start, Availability: b.Ratios.Availability})
-		}
-		if slo := day.SLO; slo != nil {
-			v.SLO = &webui.SLOView{Target: slo.Objective.Target, PeriodDays: slo.Objective.PeriodDays, Allowed: slo.Allowed, Spent: slo.Spent,
-				Left: slo.Left, BurnRate1h: slo.BurnRate1h, BurnRate6h: slo.BurnRate6h}
 		}
 		checks, err := w.app.ListChecks(q.ctx(), q.actor, id, app.CheckQuery{PageRequest: app.PageRequest{Limit: recentRows}})
 		if err != nil {
@@ -222,15 +224,72 @@ func (w *WebApp) monitorPage(q *request) {
 		for _, o := range checks.Items {
 			v.Checks = append(v.Checks, webui.CheckRow{At: o.StartedAt, Result: o.Result, Latency: o.Latency, StatusCode: o.StatusCode, Reason: o.Reason})
 		}
-		states, err := w.app.ListStates(q.ctx(), q.actor, id, app.PageRequest{Limit: recentRows})
-		if err != nil {
+		if v.States, err = w.stateRows(q, id); err != nil {
 			return nil, err
-		}
-		for _, t := range states.Items {
-			v.States = append(v.States, webui.StateRow{At: t.At, From: t.From, To: t.To, Cause: t.Cause})
 		}
 		return webui.RenderMonitor(v)
 	})
+}
+
+// subjectFigures are what a monitor's or a heartbeat's page shows of its
+// metrics: the last 24 hours (with their series when asked for), the
+// availability over 30 and 90 days, the uptime bar's days and the
+// objective's budget.
+type subjectFigures struct {
+	day      app.SubjectMetrics
+	a30, a90 *float64
+	uptime   []webui.UptimeDay
+	slo      *webui.SLOView
+}
+
+// subjectMetrics reads one subject's metrics: app.MonitorMetrics or
+// app.HeartbeatMetrics.
+type subjectMetrics func(ctx context.Context, actor app.Actor, id string, req app.MetricsRequest) (app.SubjectMetrics, error)
+
+// readFigures reads a subject's figures for its page through read; dayStep
+// is the step of the last 24 hours' series ("" for none).
+func readFigures(q *request, read subjectMetrics, id string, dayStep metrics.Resolution) (subjectFigures, error) {
+	var f subjectFigures
+	day, err := read(q.ctx(), q.actor, id, app.MetricsRequest{Window: "24h", Resolution: dayStep})
+	if err != nil {
+		return f, err
+	}
+	f.day = day
+	if slo := day.SLO; slo != nil {
+		f.slo = &webui.SLOView{Target: slo.Objective.Target, PeriodDays: slo.Objective.PeriodDays, Allowed: slo.Allowed, Spent: slo.Spent,
+			Left: slo.Left, BurnRate1h: slo.BurnRate1h, BurnRate6h: slo.BurnRate6h}
+	}
+	month, err := read(q.ctx(), q.actor, id, app.MetricsRequest{Window: "30d"})
+	if err != nil {
+		return f, err
+	}
+	f.a30 = month.Figures.Ratios.Availability
+	quarter, err := read(q.ctx(), q.actor, id, app.MetricsRequest{Window: "90d", Resolution: metrics.Day})
+	if err != nil {
+		return f, err
+	}
+	f.a90 = quarter.Figures.Ratios.Availability
+	series := quarter.Series
+	if len(series) > uptimeDays { // the window's first day is a part of one
+		series = series[len(series)-uptimeDays:]
+	}
+	for _, b := range series {
+		f.uptime = append(f.uptime, webui.UptimeDay{Day: b.Start, Availability: b.Ratios.Availability})
+	}
+	return f, nil
+}
+
+// stateRows are a subject's latest state changes, newest first.
+func (w *WebApp) stateRows(q *request, id string) ([]webui.StateRow, error) {
+	states, err := w.app.ListStates(q.ctx(), q.actor, id, app.PageRequest{Limit: recentRows})
+	if err != nil {
+		return nil, err
+	}
+	var rows []webui.StateRow
+	for _, t := range states.Items {
+		rows = append(rows, webui.StateRow{At: t.At, From: t.From, To: t.To, Cause: t.Cause})
+	}
+	return rows, nil
 }
 
 func (w *WebApp) pauseMonitor(q *request)  { w.setPaused(q, true) }

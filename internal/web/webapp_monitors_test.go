@@ -13,16 +13,6 @@ import (
 	"github.com/tocsin/tocsin/internal/web"
 )
 
-// row is the list's row of monitor id.
-func row(t *testing.T, body, id string) string {
-	t.Helper()
-	m := regexp.MustCompile(`(?s)<tr role="row" data-monitor-id="` + regexp.QuoteMeta(id) + `"[^>]*>.*?</tr>`).FindString(body)
-	if m == "" {
-		t.Fatalf("no row for %s in %.2000s", id, body)
-	}
-	return m
-}
-
 // TestWebAppMonitors: the monitor list and a monitor's page show what the
 // checks found, the filters narrow the list, and only roles that may
 // change monitors pause, resume and delete them.
@@ -51,12 +41,12 @@ func TestWebAppMonitors(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("list: %d %.600s", r.status, r.body)
 		}
-		if w := row(t, r.body, web1); !strings.Contains(w, `data-state="UP"`) || !strings.Contains(w, ">up</span></span>") ||
+		if w := row(t, r.body, "data-monitor-id", web1); !strings.Contains(w, `data-state="UP"`) || !strings.Contains(w, ">up</span></span>") ||
 			!strings.Contains(w, `href="`+ws+`/monitors/`+web1+`"`) || !strings.Contains(w, "https://www.example.com/") ||
 			!strings.Contains(w, "42 ms") || !strings.Contains(w, "1 min") || !strings.Contains(w, "http") {
 			t.Errorf("the website's row: %s", w)
 		}
-		if w := row(t, r.body, db); !strings.Contains(w, `data-state="DOWN"`) || !strings.Contains(w, ">down</span></span>") ||
+		if w := row(t, r.body, "data-monitor-id", db); !strings.Contains(w, `data-state="DOWN"`) || !strings.Contains(w, ">down</span></span>") ||
 			!strings.Contains(w, "db.internal:5432") || !strings.Contains(w, "tcp") {
 			t.Errorf("the database's row: %s", w)
 		}
@@ -79,32 +69,13 @@ func TestWebAppMonitors(t *testing.T) {
 			strings.Contains(r.body, "Availability, 24 hours</dt><dd>100 %") {
 			t.Errorf("the overall availability is not a share of up and down time: %.1500s", r.body)
 		}
-		for _, c := range []struct {
-			query      string
-			show, hide []string
-		}{
+		wantFiltered(t, viewer, ws+"/monitors", "data-monitor-id", []filtered{
 			{"?state=down", []string{db}, []string{web1}},
 			{"?state=up&type=http", []string{web1}, []string{db}},
 			{"?type=tcp", []string{db}, []string{web1}},
 			{"?q=WEB", []string{web1}, []string{db}},
 			{"?q=nothing+like+it", nil, []string{web1, db}},
-		} {
-			r := viewer.get(ws + "/monitors" + c.query)
-			if r.status != 200 {
-				t.Errorf("%s: %d", c.query, r.status)
-				continue
-			}
-			for _, id := range c.show {
-				if !strings.Contains(r.body, `data-monitor-id="`+id+`"`) {
-					t.Errorf("%s: %s is missing", c.query, id)
-				}
-			}
-			for _, id := range c.hide {
-				if strings.Contains(r.body, `data-monitor-id="`+id+`"`) {
-					t.Errorf("%s: %s is shown", c.query, id)
-				}
-			}
-		}
+		})
 		if r := viewer.get(ws + "/monitors?state=up"); !strings.Contains(r.body, `<option value="up" selected>`) {
 			t.Error("the filter form forgets the state")
 		}

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -34,14 +33,7 @@ func statusPagesPath(q *request) string { return "/w/" + q.actor.WorkspaceID + "
 
 // statusPageID is the path's page id; anything that is not one is not
 // found, before it reaches the database.
-func (w *WebApp) statusPageID(q *request) (string, bool) {
-	id := q.r.PathValue("id")
-	if !ids.Valid(ids.StatusPage, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
-	}
-	return id, true
-}
+func (w *WebApp) statusPageID(q *request) (string, bool) { return w.pathID(q, ids.StatusPage) }
 
 // mayEditPages refuses, with the error page, a person whose role may not
 // change status pages.
@@ -56,15 +48,7 @@ func (w *WebApp) mayEditPages(q *request) bool {
 // formText is the form's field, judged where it enters: text that is not
 // valid UTF-8 without NUL goes no further and gets a message.
 func formText(q *request, fe *webui.FormErrors, name, field string) string {
-	v := q.r.PostForm.Get(name)
-	if !clean.Valid(v) {
-		if fe.Fields == nil {
-			fe.Fields = map[string]string{}
-		}
-		fe.Fields[field] = "Must be valid UTF-8 text without NUL."
-		return ""
-	}
-	return v
+	return judgedText(q.r.PostForm, fe, name, field)
 }
 
 // pageField is the form field an app error's pointer names.
@@ -91,20 +75,7 @@ func pageErrors(err error) (webui.FormErrors, bool) {
 		errs.KindOf(err) == errs.KindForbidden || errs.KindOf(err) == errs.KindInsufficientScope {
 		return webui.FormErrors{}, false
 	}
-	fe := webui.FormErrors{}
-	for _, f := range e.Fields {
-		name := pageField(f.Pointer)
-		if fe.Fields == nil {
-			fe.Fields = map[string]string{}
-		}
-		if _, dup := fe.Fields[name]; !dup {
-			fe.Fields[name] = f.Message
-		}
-	}
-	if len(e.Fields) == 0 || e.Message != "the request has invalid fields" {
-		fe.Summary = e.Message
-	}
-	return fe, true
+	return errorFields(e, pageField), true
 }
 
 func (w *WebApp) statusPages(q *request) {

@@ -504,3 +504,44 @@ func secretFromInvite(t *testing.T, body string) string {
 	}
 	return m[1]
 }
+
+// filtered is a list's query and the ids it shows and hides.
+type filtered struct {
+	query      string
+	show, hide []string
+}
+
+// wantFiltered checks that p's list at path, with each case's query,
+// answers 200 and shows the rows (attr="id") of the ids it shows and not
+// those of the ids it hides.
+func wantFiltered(t *testing.T, p *person, path, attr string, cases []filtered) {
+	t.Helper()
+	for _, c := range cases {
+		r := p.get(path + c.query)
+		if r.status != 200 {
+			t.Errorf("%s: %d", c.query, r.status)
+			continue
+		}
+		for _, id := range c.show {
+			if !strings.Contains(r.body, attr+`="`+id+`"`) {
+				t.Errorf("%s: %s is missing", c.query, id)
+			}
+		}
+		for _, id := range c.hide {
+			if strings.Contains(r.body, attr+`="`+id+`"`) {
+				t.Errorf("%s: %s is shown", c.query, id)
+			}
+		}
+	}
+}
+
+// row is a list's row of id, the row whose attribute attr
+// ("data-monitor-id") is id.
+func row(t *testing.T, body, attr, id string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<tr role="row" ` + regexp.QuoteMeta(attr) + `="` + regexp.QuoteMeta(id) + `"[^>]*>.*?</tr>`).FindString(body)
+	if m == "" {
+		t.Fatalf("no row for %s in %.2000s", id, body)
+	}
+	return m
+}
