@@ -220,11 +220,12 @@ func SecretGroups(s string) string {
 }
 
 // field is one labelled input of a form, for the templates of
-// parts.html ("field" is a required "input").
+// parts.html ("field" is a required "input"). Note is said after the
+// label, muted ("optional"); Spell is the input's spellcheck.
 type field struct {
-	Name, Label, Type, Value, Auto, Hint, Mode string
-	Errors                                     FormErrors
-	Required                                   bool
+	Name, Label, Note, Type, Value, Auto, Spell, Hint, Mode string
+	Errors                                                  FormErrors
+	Required                                                bool
 }
 
 // Mandatory is the field as a required input.
@@ -258,6 +259,10 @@ func newField(kv ...any) (field, error) {
 			f.Name = v
 		case "Label":
 			f.Label = v
+		case "Note":
+			f.Note = v
+		case "Spell":
+			f.Spell = v
 		case "Type":
 			f.Type = v
 		case "Value":
