@@ -219,10 +219,19 @@ func SecretGroups(s string) string {
 	return b.String()
 }
 
-// field is one labelled input of a form, for the "field" template.
+// field is one labelled input of a form, for the templates of
+// parts.html ("field" is a required "input"). Note is said after the
+// label, muted ("optional"); Spell is the input's spellcheck.
 type field struct {
-	Name, Label, Type, Value, Auto, Hint, Mode string
-	Errors                                     FormErrors
+	Name, Label, Note, Type, Value, Auto, Spell, Hint, Mode string
+	Errors                                                  FormErrors
+	Required                                                bool
+}
+
+// Mandatory is the field as a required input.
+func (f field) Mandatory() field {
+	f.Required = true
+	return f
 }
 
 // newField builds a field from name/value pairs.
@@ -250,6 +259,10 @@ func newField(kv ...any) (field, error) {
 			f.Name = v
 		case "Label":
 			f.Label = v
+		case "Note":
+			f.Note = v
+		case "Spell":
+			f.Spell = v
 		case "Type":
 			f.Type = v
 		case "Value":
@@ -350,19 +363,26 @@ func scopeWords(s monitor.Scope) string {
 	}[s]
 }
 
-// pages are the templates, each parsed with the layout and the partials.
+// pages are the templates, each parsed with the layout and the
+// partials: every file named parts.html or *_parts.html.
 var pages = func() map[string]*template.Template {
 	names, err := fs.Glob(files, "templates/*.html")
 	if err != nil {
 		panic(err)
 	}
+	shared := []string{"templates/layout.html"}
+	for _, name := range names {
+		if strings.HasSuffix(name, "/parts.html") || strings.HasSuffix(name, "_parts.html") {
+			shared = append(shared, name)
+		}
+	}
 	out := map[string]*template.Template{}
 	for _, name := range names {
-		base := strings.TrimPrefix(name, "templates/")
-		if base == "layout.html" {
+		if slices.Contains(shared, name) {
 			continue
 		}
-		out[base] = template.Must(template.New(base).Funcs(funcs).Funcs(monitorFuncs).Funcs(incidentFuncs).ParseFS(files, "templates/layout.html", name))
+		base := strings.TrimPrefix(name, "templates/")
+		out[base] = template.Must(template.New(base).Funcs(funcs).Funcs(monitorFuncs).Funcs(incidentFuncs).ParseFS(files, append(shared, name)...))
 	}
 	return out
 }()
