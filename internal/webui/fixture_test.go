@@ -1,6 +1,7 @@
 package webui_test
 
 import (
+	"slices"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -182,5 +183,5 @@ func pages() []uiPage {
 		{"error-500", "/error/500", "Something went wrong", func() ([]byte, error) {
 			return webui.RenderError(webui.Error{Shell: shell(webui.NavNone), Status: 500, Message: "The database did not answer in time."})
 		}, []string{"Error 500", "The database did not answer in time."}},
-	}, append(monitorFormPages(), append(monitorPages(), append(heartbeatPages(), append(incidentPages(), statusPagePages()...)...)...)...)...)
+	}, slices.Concat(monitorFormPages(), monitorPages(), heartbeatPages(), incidentPages(), statusPagePages(), channelPages())...)
 }
