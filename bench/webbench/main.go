@@ -76,6 +76,9 @@ type config struct {
 	out      string
 	keep     bool
 	tocsin   string // the binary; "": build ./cmd/tocsin
+	// staleViews are the list's views timed once its figures are a
+	// minute old.
+	staleViews int
 }
 
 func main() { session.Main("webbench", run) }
@@ -99,6 +102,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.DurationVar(&c.pageTime, "page-time", 3*time.Minute, "the measured GETs of a page stop after this long, if -requests are not done by then")
 	fs.IntVar(&c.streams, "streams", 100, "live streams open at once, 10 per viewer")
 	fs.DurationVar(&c.idle, "idle", 20*time.Second, "measured idle time with no stream open, and with -streams open")
+	fs.IntVar(&c.staleViews, "stale-views", 2, "views of the list, each a minute after the last, when every monitor's figures are computed afresh")
 	fs.IntVar(&c.changes, "changes", 6, "state changes of the flipped monitor timed to the streams, each followed by a view of the list")
 	fs.DurationVar(&c.settle, "settle", 15*time.Second, "wait after the server starts (its first checks of every monitor) before measuring")
 	fs.StringVar(&c.out, "out", "", "also write the report (markdown) to this file")

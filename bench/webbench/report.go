@@ -41,6 +41,10 @@ func report(w io.Writer, c config, m host.Machine, rs []*engineResult) {
 			fmt.Fprintf(w, "| %s | monitors list, first view after a state change | %d | %s | %s | %s | %s | %.0f KiB | – |\n", r.engine, len(r.cold),
 				pct(r.cold, 0.5), pct(r.cold, 0.9), pct(r.cold, 0.99), pct(r.cold, 1), float64(r.listBytes)/1024)
 		}
+		if len(r.stale) > 0 {
+			fmt.Fprintf(w, "| %s | monitors list, first view with its figures a minute old | %d | %s | %s | %s | %s | %.0f KiB | – |\n", r.engine, len(r.stale),
+				pct(r.stale, 0.5), pct(r.stale, 0.9), pct(r.stale, 0.99), pct(r.stale, 1), float64(r.listBytes)/1024)
+		}
 		fmt.Fprintf(w, "| %s | a monitor's page | %d | %s | %s | %s | %s | %.0f KiB | p99 under %s: %s |\n", r.engine, len(r.page),
 			pct(r.page, 0.5), pct(r.page, 0.9), pct(r.page, 0.99), pct(r.page, 1), float64(r.pageBytes)/1024,
 			figure.Dur(pageP99), figure.Verdict(figure.Percentile(r.page, 0.99) < pageP99))

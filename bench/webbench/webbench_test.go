@@ -42,7 +42,7 @@ func TestReport(t *testing.T) {
 		return out
 	}
 	fast := &engineResult{engine: "sqlite", listBytes: 200 << 10, pageBytes: 40 << 10,
-		list: ms(10, 20, 40), cold: ms(60, 70), bare: ms(1, 2, 4), page: ms(30, 40, 90), latencies: ms(500, 1000, 1500, 2000),
+		list: ms(10, 20, 40), cold: ms(60, 70), stale: ms(90), bare: ms(1, 2, 4), page: ms(30, 40, 90), latencies: ms(500, 1000, 1500, 2000),
 		quiet: idleWindow{elapsed: 10 * time.Second, server: 100 * time.Millisecond, rss: 50 << 20, bareRSS: 10 << 20},
 		open:  idleWindow{elapsed: 10 * time.Second, server: 300 * time.Millisecond, bare: 10 * time.Millisecond, rss: 80 << 20}}
 	slow := &engineResult{engine: "postgres", list: ms(60, 70, 80), bare: ms(1), page: ms(100, 200),
@@ -56,6 +56,7 @@ func TestReport(t *testing.T) {
 		"| sqlite | monitors list | 3 | 20.0 ms | 40.0 ms | 40.0 ms | 40.0 ms | 200 KiB | p99 under 50.0 ms: met |",
 		"| sqlite | list / bare | | 10.0× | 10.0× | 10.0× |",
 		"| sqlite | monitors list, first view after a state change | 2 | 60.0 ms | 70.0 ms | 70.0 ms | 70.0 ms | 200 KiB | – |",
+		"| sqlite | monitors list, first view with its figures a minute old | 1 | 90.0 ms | 90.0 ms | 90.0 ms | 90.0 ms | 200 KiB | – |",
 		"| sqlite | a monitor's page | 3 | 40.0 ms | 90.0 ms | 90.0 ms | 90.0 ms | 40 KiB | p99 under 100.0 ms: met |",
 		"| postgres | monitors list | 3 | 70.0 ms | 80.0 ms | 80.0 ms | 80.0 ms | 0 KiB | p99 under 50.0 ms: **not met** |",
 		"| postgres | a monitor's page | 2 | 100.0 ms | 200.0 ms | 200.0 ms | 200.0 ms | 0 KiB | p99 under 100.0 ms: **not met** |",
@@ -84,7 +85,8 @@ func TestSmoke(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	err := run(context.Background(), []string{"-engines", engines, "-pg-url", pg, "-monitors", "20", "-interval", "30s",
-		"-requests", "5", "-warmup-requests", "2", "-streams", "12", "-idle", "1s", "-changes", "2", "-settle", "2s"},
+		"-requests", "5", "-warmup-requests", "2", "-streams", "12", "-idle", "1s", "-changes", "2", "-settle", "2s",
+		"-stale-views", "0"}, // a minute each
 		strings.NewReader(""), &out, &errb)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
@@ -94,6 +96,7 @@ func TestSmoke(t *testing.T) {
 			"| " + e + " | monitors list | 5 |",
 			"| " + e + " | bare handler, the list's bytes | 5 |",
 			"| " + e + " | a monitor's page | 5 |",
+			"| " + e + " | monitors list, first view after a state change | 2 |",
 			"| " + e + " | 0 |",
 			"| " + e + " | 12 |",
 			"| " + e + " | 24 |", // 12 streams had each of 2 changes

@@ -2,16 +2,12 @@ package app
 
 import (
 	"context"
-	"encoding/binary"
-	"hash/fnv"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/store"
 )
 
 // Overview is a workspace's monitors or heartbeats at a glance: each
@@ -34,9 +30,9 @@ type OverviewWindow struct {
 	Of     map[string]*float64
 }
 
-// OverviewMaxAge is how long an overview's availability figures are kept
-// while no subject of it changes state: the windows slide meanwhile, by
-// less than a minute in 24 hours or 30 days.
+// OverviewMaxAge is how long an overview keeps a subject's figures while
+// its state does not change: the windows slide meanwhile, by less than a
+// minute in 24 hours or 30 days.
 const OverviewMaxAge = time.Minute
 
 // WorkspaceOverview answers the overview of the actor's workspace's
@@ -44,11 +40,12 @@ const OverviewMaxAge = time.Minute
 // windows. It asks for the same scopes as the state read and the
 // metrics listing it stands for.
 //
-// The states are read every time. The figures are computed again when a
-// subject is added or removed or changes state (on any node: the states
-// come from the database), and otherwise at most every OverviewMaxAge;
-// in between they come from memory, so a list of a thousand monitors does
-// not read a month of their state changes on each view.
+// The states are read every time. Every subject's figures are computed
+// afresh at most every OverviewMaxAge; in between, only those of a
+// subject that is new or whose state changed (on any node: the states
+// come from the database) are, and the others come from memory, so a
+// list of a thousand monitors does not read a month of their state
+// changes on each view.
 func (a *App) WorkspaceOverview(ctx context.Context, actor Actor, kind string, windows ...string) (Overview, error) {
 	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
 		return Overview{}, err
@@ -74,36 +71,41 @@ func (a *App) WorkspaceOverview(ctx context.Context, actor Actor, kind string, w
 	if len(spans) == 0 {
 		return out, nil
 	}
+	now := spans[0].now
 	key := overviewKey{workspace: actor.WorkspaceID, kind: kind, windows: strings.Join(windows, ",")}
-	fp := fingerprint(out.States)
-	if w, ok := a.overviews.get(key, fp, spans[0].now); ok {
-		out.Windows = w
-		return out, nil
-	}
-	from, to := spans[0].from, spans[0].to
-	for _, s := range spans[1:] {
-		from, to = earliest(from, s.from), latest(to, s.to)
-	}
-	ids := make([]string, len(out.States))
-	for i, s := range out.States {
-		ids[i] = s.ID
-	}
-	hist := map[string]*store.History{}
-	if len(ids) > 0 {
-		if hist, err = a.store.StateHistories(ctx, ids, from, to); err != nil {
-			return Overview{}, err
+	kept, keptAt := a.overviews.get(key, now)
+	var stale []LiveState
+	for _, s := range out.States {
+		if f, ok := kept[s.ID]; !ok || f.sig != sigOf(s) {
+			stale = append(stale, s)
 		}
+	}
+	fresh, err := a.subjectDurations(ctx, stale, spans)
+	if err != nil {
+		return Overview{}, err
+	}
+	figures := kept
+	if len(stale) > 0 || len(kept) != len(out.States) {
+		figures = make(map[string]subjectFigures, len(out.States))
+		for _, s := range out.States {
+			if f, ok := fresh[s.ID]; ok {
+				figures[s.ID] = f
+			} else {
+				figures[s.ID] = kept[s.ID]
+			}
+		}
+		if kept == nil {
+			keptAt = now
+		}
+		a.overviews.put(key, keptAt, figures, now)
 	}
 	sums := make([]metrics.Durations, len(spans))
 	out.Windows = make([]OverviewWindow, len(spans))
 	for i := range spans {
-		out.Windows[i] = OverviewWindow{Window: windows[i], Of: make(map[string]*float64, len(ids))}
+		out.Windows[i] = OverviewWindow{Window: windows[i], Of: make(map[string]*float64, len(out.States))}
 	}
 	for _, s := range out.States {
-		// One timeline from the widest window's start serves every window.
-		tl := timeline(metricsSubject{created: s.Created, state: s.State}, hist[s.ID], from)
-		for i, span := range spans {
-			d := tl.Durations(span.from, span.to)
+		for i, d := range figures[s.ID].windows {
 			sums[i] = sums[i].Add(d)
 			out.Windows[i].Of[s.ID] = d.Ratios().Availability
 		}
@@ -111,13 +113,43 @@ func (a *App) WorkspaceOverview(ctx context.Context, actor Actor, kind string, w
 	for i := range spans {
 		out.Windows[i].All = sums[i].Ratios().Availability
 	}
-	a.overviews.put(key, fp, spans[0].now, out.Windows)
+	return out, nil
+}
+
+// subjectDurations reads the state changes of subjects over the widest of
+// spans and integrates each subject's into its durations in each span.
+func (a *App) subjectDurations(ctx context.Context, subjects []LiveState, spans []metricsQuerySpan) (map[string]subjectFigures, error) {
+	if len(subjects) == 0 {
+		return nil, nil
+	}
+	from, to := spans[0].from, spans[0].to
+	for _, s := range spans[1:] {
+		from, to = earliest(from, s.from), latest(to, s.to)
+	}
+	ids := make([]string, len(subjects))
+	for i, s := range subjects {
+		ids[i] = s.ID
+	}
+	hist, err := a.store.StateHistories(ctx, ids, from, to)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]subjectFigures, len(subjects))
+	for _, s := range subjects {
+		// One timeline from the widest window's start serves every window.
+		tl := timeline(metricsSubject{created: s.Created, state: s.State}, hist[s.ID], from)
+		f := subjectFigures{sig: sigOf(s), windows: make([]metrics.Durations, len(spans))}
+		for i, span := range spans {
+			f.windows[i] = tl.Durations(span.from, span.to)
+		}
+		out[s.ID] = f
+	}
 	return out, nil
 }
 
 // overviewCache keeps each workspace's latest overview figures, by kind
-// and windows, with the fingerprint of the states they were computed
-// from.
+// and windows: each subject's durations in each window, with what they
+// were computed from.
 type overviewCache struct {
 	mu      sync.Mutex
 	entries map[overviewKey]overviewEntry
@@ -126,22 +158,41 @@ type overviewCache struct {
 type overviewKey struct{ workspace, kind, windows string }
 
 type overviewEntry struct {
-	fp      uint64
-	at      time.Time
-	windows []OverviewWindow
+	at       time.Time // when every subject's figures were computed afresh
+	subjects map[string]subjectFigures
 }
 
-func (c *overviewCache) get(k overviewKey, fp uint64, now time.Time) ([]OverviewWindow, bool) {
+// subjectFigures are a subject's durations in each window of an
+// overview, and the state they were computed in. They are never changed
+// once made: a cache entry's map is replaced, not written to.
+type subjectFigures struct {
+	sig     subjectSig
+	windows []metrics.Durations
+}
+
+// subjectSig is what a subject's figures depend on besides the time.
+type subjectSig struct {
+	state          monitor.State
+	since, created time.Time
+}
+
+func sigOf(s LiveState) subjectSig {
+	return subjectSig{state: s.State, since: s.Since, created: s.Created}
+}
+
+// get returns the figures kept for k and when they were all computed
+// afresh; nil if none are, or they are OverviewMaxAge old.
+func (c *overviewCache) get(k overviewKey, now time.Time) (map[string]subjectFigures, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
-	if !ok || e.fp != fp || now.Sub(e.at) >= OverviewMaxAge || now.Before(e.at) {
-		return nil, false
+	if !ok || now.Sub(e.at) >= OverviewMaxAge || now.Before(e.at) {
+		return nil, time.Time{}
 	}
-	return e.windows, true
+	return e.subjects, e.at
 }
 
-func (c *overviewCache) put(k overviewKey, fp uint64, now time.Time, w []OverviewWindow) {
+func (c *overviewCache) put(k overviewKey, at time.Time, subjects map[string]subjectFigures, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -154,25 +205,7 @@ func (c *overviewCache) put(k overviewKey, fp uint64, now time.Time, w []Overvie
 			delete(c.entries, key)
 		}
 	}
-	c.entries[k] = overviewEntry{fp: fp, at: now, windows: w}
-}
-
-// fingerprint sums up what the figures depend on besides the time: which
-// subjects there are, since when, and each one's state and since when.
-func fingerprint(states []LiveState) uint64 {
-	sorted := slices.Clone(states)
-	slices.SortFunc(sorted, func(x, y LiveState) int { return strings.Compare(x.ID, y.ID) })
-	h := fnv.New64a()
-	var buf [8]byte
-	for _, s := range sorted {
-		h.Write([]byte(s.ID))
-		h.Write([]byte(s.State))
-		binary.LittleEndian.PutUint64(buf[:], uint64(s.Since.UnixMicro()))
-		h.Write(buf[:])
-		binary.LittleEndian.PutUint64(buf[:], uint64(s.Created.UnixMicro()))
-		h.Write(buf[:])
-	}
-	return h.Sum64()
+	c.entries[k] = overviewEntry{at: at, subjects: subjects}
 }
 
 func latest(a, b time.Time) time.Time {

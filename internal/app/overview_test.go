@@ -127,9 +127,10 @@ func ratio(p *float64) float64 {
 	return *p
 }
 
-// TestWorkspaceOverviewKept: an overview's figures are computed again when
-// a subject changes state or is added, and when they are a minute old;
-// otherwise they come from memory. The states are always read afresh.
+// TestWorkspaceOverviewKept: every subject's figures are computed afresh
+// when they are a minute old; in between, those of a subject that changes
+// state or is new are, and say what its metrics say, while the others
+// come from memory. The states are always read afresh.
 func TestWorkspaceOverviewKept(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -138,42 +139,76 @@ func TestWorkspaceOverviewKept(t *testing.T) {
 			a := New(db, nil, func() time.Time { return now }, slog.New(slog.DiscardHandler), Config{})
 			w := addWorkspace(t, db, "kept")
 			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: monitor.RoleViewer}
+			key := overviewKey{workspace: w.ID, kind: KindMonitor, windows: "24h"}
 			m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
+			other := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
 			now = t0.Add(time.Minute)
 			observe(t, db, m, monitor.ResultUp, now)
-			computedAt := func() time.Time {
+			overview := func() Overview {
 				t.Helper()
-				if _, err := a.WorkspaceOverview(ctx, actor, KindMonitor, "24h"); err != nil {
-					t.Fatal(err)
-				}
-				e, ok := a.overviews.entries[overviewKey{workspace: w.ID, kind: KindMonitor, windows: "24h"}]
+				got, err := a.WorkspaceOverview(ctx, actor, KindMonitor, "24h")
+				check(t, err)
+				return got
+			}
+			// afresh says when every subject's figures were last computed.
+			afresh := func() time.Time {
+				t.Helper()
+				e, ok := a.overviews.entries[key]
 				if !ok {
 					t.Fatal("no overview kept")
 				}
 				return e.at
 			}
+			// wantMetrics compares a subject's figure with its metrics now.
+			wantMetrics := func(got Overview, id string) {
+				t.Helper()
+				mm, err := a.MonitorMetrics(ctx, actor, id, MetricsRequest{Window: "24h"})
+				check(t, err)
+				wantEqual(t, ratio(got.Windows[0].Of[id]), ratio(mm.Figures.Ratios.Availability))
+			}
 			first := now.Add(time.Hour)
 			now = first
-			wantEqual(t, computedAt(), first)
+			overview()
+			wantEqual(t, afresh(), first)
 			now = first.Add(59 * time.Second)
-			wantEqual(t, computedAt(), first) // kept
+			overview()
+			wantEqual(t, afresh(), first) // kept
 			now = first.Add(OverviewMaxAge)
-			wantEqual(t, computedAt(), now) // a minute old
+			overview()
+			wantEqual(t, afresh(), now) // a minute old: all afresh
 			second := now
+
 			now = second.Add(10 * time.Second)
 			observe(t, db, m, monitor.ResultDown, now)
 			now = now.Add(10 * time.Second)
-			got, err := a.WorkspaceOverview(ctx, actor, KindMonitor, "24h")
-			check(t, err)
-			wantEqual(t, a.overviews.entries[overviewKey{workspace: w.ID, kind: KindMonitor, windows: "24h"}].at, now) // a state change
-			if got.States[0].State != monitor.StateDown || *got.Windows[0].All == 1 {
-				t.Errorf("after the change: %+v %v", got.States, ratio(got.Windows[0].All))
+			got := overview()
+			wantEqual(t, afresh(), second) // only the changed monitor's
+			if got.States[0].State != monitor.StateDown && got.States[1].State != monitor.StateDown {
+				t.Errorf("states after the change: %+v", got.States)
 			}
+			wantMetrics(got, m.ID)
+			if *got.Windows[0].Of[m.ID] == 1 || *got.Windows[0].All == 1 {
+				t.Errorf("after the change: %v of the monitor, %v of all", ratio(got.Windows[0].Of[m.ID]), ratio(got.Windows[0].All))
+			}
+			kept := a.overviews.entries[key].subjects[other.ID]
+
 			now = now.Add(10 * time.Second)
-			addMonitor(t, db, w.ID, monitor.Config{})
-			wantEqual(t, computedAt(), now) // a new monitor
+			added := addMonitor(t, db, w.ID, monitor.Config{})
 			now = now.Add(10 * time.Second)
-			wantEqual(t, computedAt(), now.Add(-10*time.Second)) // kept again
+			got = overview()
+			wantEqual(t, afresh(), second)
+			if _, ok := got.Windows[0].Of[added.ID]; !ok {
+				t.Error("the new monitor has no figure")
+			}
+			if f := a.overviews.entries[key].subjects[other.ID]; &f.windows[0] != &kept.windows[0] {
+				t.Error("the unchanged monitor's figures were computed again")
+			}
+			now = second.Add(OverviewMaxAge)
+			got = overview()
+			wantEqual(t, afresh(), now)
+			for _, id := range []string{m.ID, other.ID, added.ID} {
+				wantMetrics(got, id)
+			}
 		})
 	}
 }
