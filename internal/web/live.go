@@ -290,8 +290,7 @@ func writeEvent(b *bytes.Buffer, name string, v any) {
 
 // live serves GET /w/{ws}/live.
 func (w *WebApp) live(q *request) {
-	if err := q.actor.Require(monitor.ScopeMonitorsRead); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
+	if !w.may(q, monitor.ScopeMonitorsRead) {
 		return
 	}
 	if q.r.Method == http.MethodHead {

@@ -21,10 +21,10 @@ func (w *WebApp) renderMonitorForm(q *request, status int, v webui.MonitorForm) 
 	})
 }
 
-// mayWrite refuses, with the error page, a person whose role may not
-// change monitors.
-func (w *WebApp) mayWrite(q *request) bool {
-	if err := q.actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+// may refuses, with the error page, a person whose role does not grant
+// scope: the app's own check, made before a form is read or shown.
+func (w *WebApp) may(q *request, scope monitor.Scope) bool {
+	if err := q.actor.Require(scope); err != nil {
 		w.fail(q.w, q.r, &q.ws, err)
 		return false
 	}
@@ -32,14 +32,14 @@ func (w *WebApp) mayWrite(q *request) bool {
 }
 
 func (w *WebApp) newMonitor(q *request) {
-	if !w.mayWrite(q) {
+	if !w.may(q, monitor.ScopeMonitorsWrite) {
 		return
 	}
 	w.renderMonitorForm(q, http.StatusOK, webui.MonitorForm{Mode: webui.FormNew, Values: webui.NewMonitorValues()})
 }
 
 func (w *WebApp) createMonitor(q *request) {
-	if !w.mayWrite(q) || !q.parse() {
+	if !w.may(q, monitor.ScopeMonitorsWrite) || !q.parse() {
 		return
 	}
 	mf := readMonitorForm(q.r.PostForm, "")
@@ -77,7 +77,7 @@ func withStored(v webui.MonitorValues, m monitor.Monitor) webui.MonitorValues {
 }
 
 func (w *WebApp) editMonitor(q *request) {
-	if !w.mayWrite(q) {
+	if !w.may(q, monitor.ScopeMonitorsWrite) {
 		return
 	}
 	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
@@ -88,7 +88,7 @@ func (w *WebApp) editMonitor(q *request) {
 }
 
 func (w *WebApp) updateMonitor(q *request) {
-	if !w.mayWrite(q) || !q.parse() {
+	if !w.may(q, monitor.ScopeMonitorsWrite) || !q.parse() {
 		return
 	}
 	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
@@ -112,7 +112,7 @@ func (w *WebApp) updateMonitor(q *request) {
 // testMonitor runs one check of the form's draft and shows the form
 // again, as typed, with what the check found.
 func (w *WebApp) testMonitor(q *request) {
-	if !w.mayWrite(q) || !q.parse() {
+	if !w.may(q, monitor.ScopeMonitorsWrite) || !q.parse() {
 		return
 	}
 	v := webui.MonitorForm{Mode: webui.FormNew}

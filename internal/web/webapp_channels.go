@@ -26,16 +26,6 @@ const deliveriesPageSize = 20
 
 func channelPath(ws, id string) string { return "/w/" + ws + "/channels/" + id }
 
-// mayNotify refuses, with the error page, a person whose role may not
-// change channels.
-func (w *WebApp) mayNotify(q *request) bool {
-	if err := q.actor.Require(monitor.ScopeNotificationsWrite); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return false
-	}
-	return true
-}
-
 // channelID is the path's channel id; anything that is not one is not
 // found, before it reaches the database.
 func (w *WebApp) channelID(q *request) (string, bool) { return w.pathID(q, ids.Channel) }
@@ -153,7 +143,7 @@ func (w *WebApp) chooseKind(q *request) {
 }
 
 func (w *WebApp) newChannel(q *request) {
-	if !w.mayNotify(q) {
+	if !w.may(q, monitor.ScopeNotificationsWrite) {
 		return
 	}
 	kind := q.r.URL.Query().Get("kind")
@@ -165,7 +155,7 @@ func (w *WebApp) newChannel(q *request) {
 }
 
 func (w *WebApp) createChannel(q *request) {
-	if !w.mayNotify(q) || !q.parse() {
+	if !w.may(q, monitor.ScopeNotificationsWrite) || !q.parse() {
 		return
 	}
 	if !knownKind(q.r.PostForm.Get("kind")) {
@@ -277,7 +267,7 @@ func (w *WebApp) renderChannel(q *request, status int, id string, form *webui.Ch
 
 func (w *WebApp) updateChannel(q *request) {
 	id, ok := w.channelID(q)
-	if !ok || !w.mayNotify(q) || !q.parse() {
+	if !ok || !w.may(q, monitor.ScopeNotificationsWrite) || !q.parse() {
 		return
 	}
 	cur, err := w.app.GetChannel(q.ctx(), q.actor, id)

@@ -209,16 +209,6 @@ func (w *WebApp) maintenanceRefused(q *request, editID string, p *posted, mf mai
 	w.renderMaintenance(q, http.StatusUnprocessableEntity, editID, mf.values, fe)
 }
 
-// mayWriteMaintenance refuses, with the error page, a person whose role
-// may not change windows (what the app's functions require).
-func (w *WebApp) mayWriteMaintenance(q *request) bool {
-	if err := q.actor.Require(monitor.ScopeMonitorsWrite); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return false
-	}
-	return true
-}
-
 func (w *WebApp) createMaintenance(q *request) {
 	p, ok := q.posted()
 	if !ok {
@@ -226,7 +216,7 @@ func (w *WebApp) createMaintenance(q *request) {
 	}
 	mf := readMaintenanceForm(p)
 	if len(p.bad) > 0 {
-		if !w.mayWriteMaintenance(q) {
+		if !w.may(q, monitor.ScopeMonitorsWrite) {
 			return
 		}
 		w.maintenanceRefused(q, "", p, mf, invalidFields(app.ValidateMaintenance(mf.draft, w.app.Now())))
@@ -245,7 +235,7 @@ func (w *WebApp) maintenanceID(q *request) (string, bool) { return w.pathID(q, i
 
 func (w *WebApp) editMaintenance(q *request) {
 	id, ok := w.maintenanceID(q)
-	if !ok || !w.mayWriteMaintenance(q) {
+	if !ok || !w.may(q, monitor.ScopeMonitorsWrite) {
 		return
 	}
 	v, err := w.app.GetMaintenanceWindow(q.ctx(), q.actor, id)
@@ -267,7 +257,7 @@ func (w *WebApp) updateMaintenance(q *request) {
 	}
 	mf := readMaintenanceForm(p)
 	if len(p.bad) > 0 {
-		if !w.mayWriteMaintenance(q) {
+		if !w.may(q, monitor.ScopeMonitorsWrite) {
 			return
 		}
 		if _, err := w.app.GetMaintenanceWindow(q.ctx(), q.actor, id); err != nil {

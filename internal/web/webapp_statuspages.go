@@ -35,16 +35,6 @@ func statusPagesPath(q *request) string { return "/w/" + q.actor.WorkspaceID + "
 // found, before it reaches the database.
 func (w *WebApp) statusPageID(q *request) (string, bool) { return w.pathID(q, ids.StatusPage) }
 
-// mayEditPages refuses, with the error page, a person whose role may not
-// change status pages.
-func (w *WebApp) mayEditPages(q *request) bool {
-	if err := q.actor.Require(monitor.ScopeStatusPagesWrite); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return false
-	}
-	return true
-}
-
 // formText is the form's field, judged where it enters: text that is not
 // valid UTF-8 without NUL goes no further and gets a message.
 func formText(q *request, fe *webui.FormErrors, name, field string) string {
@@ -109,7 +99,7 @@ func (w *WebApp) renderStatusPages(q *request, status int, v webui.StatusPages) 
 }
 
 func (w *WebApp) createStatusPage(q *request) {
-	if !w.mayEditPages(q) || !q.parse() {
+	if !w.may(q, monitor.ScopeStatusPagesWrite) || !q.parse() {
 		return
 	}
 	var fe webui.FormErrors
@@ -243,7 +233,7 @@ func (w *WebApp) statusPageEditor(q *request) {
 func (w *WebApp) changePage(q *request, anchor string, change func(cur statuspage.Config, d *app.StatusPageDraft) error,
 	show func(v *webui.StatusPageEditor, fe webui.FormErrors)) {
 	id, ok := w.statusPageID(q)
-	if !ok || !w.mayEditPages(q) || !q.parse() {
+	if !ok || !w.may(q, monitor.ScopeStatusPagesWrite) || !q.parse() {
 		return
 	}
 	_, err := w.app.UpdateStatusPage(q.ctx(), q.actor, id, func(cur statuspage.Config) (app.StatusPageDraft, error) {
@@ -318,7 +308,7 @@ func (w *WebApp) unpublishStatusPage(q *request) {
 
 func (w *WebApp) deleteStatusPage(q *request) {
 	id, ok := w.statusPageID(q)
-	if !ok || !w.mayEditPages(q) {
+	if !ok || !w.may(q, monitor.ScopeStatusPagesWrite) {
 		return
 	}
 	if err := w.app.DeleteStatusPage(q.ctx(), q.actor, id); err != nil {
@@ -556,7 +546,7 @@ const maxLogoForm = app.MaxStatusPageLogo + 8<<10
 // page's logo, as the API's PUT …/logo does with a body.
 func (w *WebApp) uploadLogo(q *request) {
 	id, ok := w.statusPageID(q)
-	if !ok || !w.mayEditPages(q) {
+	if !ok || !w.may(q, monitor.ScopeStatusPagesWrite) {
 		return
 	}
 	refuse := func(msg string) {
@@ -604,7 +594,7 @@ func (w *WebApp) uploadLogo(q *request) {
 
 func (w *WebApp) removeLogo(q *request) {
 	id, ok := w.statusPageID(q)
-	if !ok || !w.mayEditPages(q) {
+	if !ok || !w.may(q, monitor.ScopeStatusPagesWrite) {
 		return
 	}
 	if _, err := w.app.DeleteStatusPageLogo(q.ctx(), q.actor, id); err != nil {
