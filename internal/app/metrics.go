@@ -156,50 +156,87 @@ func invalidQuery(pointer, msg string) error {
 
 // MonitorMetrics answers a monitor's metrics.
 func (a *App) MonitorMetrics(ctx context.Context, actor Actor, id string, req MetricsRequest) (SubjectMetrics, error) {
-	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
-		return SubjectMetrics{}, err
-	}
-	m, err := a.store.GetMonitor(ctx, actor.WorkspaceID, id)
-	if err != nil {
-		return SubjectMetrics{}, err
-	}
-	span, err := a.metricsSpan(req)
-	if err != nil {
-		return SubjectMetrics{}, err
-	}
-	out, err := a.subjectMetrics(ctx, actor.WorkspaceID, []metricsSubject{{id: m.ID, kind: KindMonitor, name: m.Name,
-		created: m.CreatedAt, state: m.State, slo: m.SLO}}, span)
+	out, err := a.MonitorMetricsEach(ctx, actor, id, req)
 	if err != nil {
 		return SubjectMetrics{}, err
 	}
 	return out[0], nil
 }
 
+// MonitorMetricsEach answers a monitor's metrics for each request, in
+// order, at one instant: what does not depend on the window (the monitor,
+// the rollups' progress, its objective's budget) is read once.
+func (a *App) MonitorMetricsEach(ctx context.Context, actor Actor, id string, reqs ...MetricsRequest) ([]SubjectMetrics, error) {
+	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+		return nil, err
+	}
+	m, err := a.store.GetMonitor(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	return a.metricsEach(ctx, actor.WorkspaceID, metricsSubject{id: m.ID, kind: KindMonitor, name: m.Name,
+		created: m.CreatedAt, state: m.State, slo: m.SLO}, reqs)
+}
+
 // HeartbeatMetrics answers a heartbeat's metrics.
 func (a *App) HeartbeatMetrics(ctx context.Context, actor Actor, id string, req MetricsRequest) (SubjectMetrics, error) {
-	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
-		return SubjectMetrics{}, err
-	}
-	h, _, err := a.store.GetHeartbeat(ctx, actor.WorkspaceID, id)
-	if err != nil {
-		return SubjectMetrics{}, err
-	}
-	span, err := a.metricsSpan(req)
-	if err != nil {
-		return SubjectMetrics{}, err
-	}
-	out, err := a.subjectMetrics(ctx, actor.WorkspaceID, []metricsSubject{{id: h.ID, kind: KindHeartbeat, name: h.Name,
-		created: h.CreatedAt, state: h.Runtime.State, slo: h.SLO}}, span)
+	out, err := a.HeartbeatMetricsEach(ctx, actor, id, req)
 	if err != nil {
 		return SubjectMetrics{}, err
 	}
 	return out[0], nil
+}
+
+// HeartbeatMetricsEach is MonitorMetricsEach for a heartbeat.
+func (a *App) HeartbeatMetricsEach(ctx context.Context, actor Actor, id string, reqs ...MetricsRequest) ([]SubjectMetrics, error) {
+	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+		return nil, err
+	}
+	h, _, err := a.store.GetHeartbeat(ctx, actor.WorkspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	return a.metricsEach(ctx, actor.WorkspaceID, metricsSubject{id: h.ID, kind: KindHeartbeat, name: h.Name,
+		created: h.CreatedAt, state: h.Runtime.State, slo: h.SLO}, reqs)
+}
+
+// metricsEach answers one subject's metrics for each request, all at the
+// same instant.
+func (a *App) metricsEach(ctx context.Context, wsID string, s metricsSubject, reqs []MetricsRequest) ([]SubjectMetrics, error) {
+	now := a.now()
+	spans := make([]metricsQuerySpan, len(reqs))
+	for i, req := range reqs {
+		from, to, buckets, err := a.spanAt(req, now)
+		if err != nil {
+			return nil, err
+		}
+		spans[i] = metricsQuerySpan{now: now, from: from, to: to, buckets: buckets}
+	}
+	each, err := a.subjectMetricsEach(ctx, wsID, []metricsSubject{s}, spans)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SubjectMetrics, len(each))
+	for i, e := range each {
+		out[i] = e[0]
+	}
+	return out, nil
 }
 
 // subjectMetrics computes the figures of subjects of the workspace wsID,
 // all of one kind or mixed, in the order given, over span.
 func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metricsSubject, span metricsQuerySpan) ([]SubjectMetrics, error) {
-	now, from, to, buckets := span.now, span.from, span.to, span.buckets
+	out, err := a.subjectMetricsEach(ctx, wsID, subjects, []metricsQuerySpan{span})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// subjectMetricsEach is subjectMetrics over each of spans, which share
+// their now: the subjects' seqs, the rollups' progress and the objectives'
+// budgets are read once for all of them.
+func (a *App) subjectMetricsEach(ctx context.Context, wsID string, subjects []metricsSubject, spans []metricsQuerySpan) ([][]SubjectMetrics, error) {
 	ids := make([]string, len(subjects))
 	for i, s := range subjects {
 		ids[i] = s.id
@@ -208,6 +245,36 @@ func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metric
 	if err != nil {
 		return nil, err
 	}
+	progress, err := a.store.RollupProgress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var monitors, heartbeats []int64
+	for i := range subjects {
+		subjects[i].seq = seqOf[subjects[i].id]
+		if subjects[i].kind == KindMonitor {
+			monitors = append(monitors, subjects[i].seq)
+		} else {
+			heartbeats = append(heartbeats, subjects[i].seq)
+		}
+	}
+	slos, err := a.sloFigures(ctx, subjects, spans[0].now)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]SubjectMetrics, len(spans))
+	for k, span := range spans {
+		if out[k], err = a.spanMetrics(ctx, wsID, subjects, ids, span, progress, monitors, heartbeats, slos); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// spanMetrics is subjectMetricsEach's work for one span.
+func (a *App) spanMetrics(ctx context.Context, wsID string, subjects []metricsSubject, ids []string, span metricsQuerySpan,
+	progress map[string]time.Time, monitors, heartbeats []int64, slos map[string]*SLOFigures) ([]SubjectMetrics, error) {
+	from, to, buckets := span.from, span.to, span.buckets
 	hist, err := a.store.StateHistories(ctx, ids, from, to)
 	if err != nil {
 		return nil, err
@@ -220,33 +287,16 @@ func (a *App) subjectMetrics(ctx context.Context, wsID string, subjects []metric
 	for _, s := range incs {
 		incsOf[s.SubjectID] = append(incsOf[s.SubjectID], s)
 	}
-	progress, err := a.store.RollupProgress(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// The spans whose counts are asked: the window, or each bucket.
 	spans := []metrics.Bucket{{Start: from, End: to}}
 	if buckets != nil {
 		spans = buckets
-	}
-	var monitors, heartbeats []int64
-	for i := range subjects {
-		subjects[i].seq = seqOf[subjects[i].id]
-		if subjects[i].kind == KindMonitor {
-			monitors = append(monitors, subjects[i].seq)
-		} else {
-			heartbeats = append(heartbeats, subjects[i].seq)
-		}
 	}
 	checks, err := a.checkCounts(ctx, monitors, spans, progress)
 	if err != nil {
 		return nil, err
 	}
 	pings, err := a.pingCounts(ctx, heartbeats, spans, progress)
-	if err != nil {
-		return nil, err
-	}
-	slos, err := a.sloFigures(ctx, subjects, now)
 	if err != nil {
 		return nil, err
 	}

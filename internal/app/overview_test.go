@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"testing"
@@ -208,6 +209,54 @@ func TestWorkspaceOverviewKept(t *testing.T) {
 			wantEqual(t, afresh(), now)
 			for _, id := range []string{m.ID, other.ID, added.ID} {
 				wantMetrics(got, id)
+			}
+		})
+	}
+}
+
+// TestMetricsEach: a subject's metrics for several windows in one call are
+// what a call for each window says, for a monitor and a heartbeat, on both
+// engines; a bad window anywhere refuses the whole call.
+func TestMetricsEach(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			db := storetest.OpenDB(t, e)
+			now := t0
+			a := New(db, nil, func() time.Time { return now }, slog.New(slog.DiscardHandler), Config{})
+			w := addWorkspace(t, db, "each")
+			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: monitor.RoleViewer}
+			m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
+			for i, r := range []monitor.Result{monitor.ResultUp, monitor.ResultDown, monitor.ResultUp, monitor.ResultDegraded, monitor.ResultUp} {
+				now = t0.Add(time.Duration(i+1) * 7 * time.Hour)
+				observe(t, db, m, r, now)
+			}
+			h := newHeartbeat(t, db, w.ID, t0, 3600, 300, 0)
+			_, _, err := db.RecordPings(ctx, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Hour), "", ""),
+				ping(h.Token, heartbeat.SignalFail, t0.Add(20*time.Hour), "", "")})
+			check(t, err)
+			now = t0.Add(50 * time.Hour)
+			reqs := []MetricsRequest{{Window: "24h", Resolution: metrics.Hour}, {Window: "30d"}, {Window: "90d", Resolution: metrics.Day}}
+			for _, c := range []struct {
+				id   string
+				each func(context.Context, Actor, string, ...MetricsRequest) ([]SubjectMetrics, error)
+				one  func(context.Context, Actor, string, MetricsRequest) (SubjectMetrics, error)
+			}{{m.ID, a.MonitorMetricsEach, a.MonitorMetrics}, {h.ID, a.HeartbeatMetricsEach, a.HeartbeatMetrics}} {
+				got, err := c.each(ctx, actor, c.id, reqs...)
+				check(t, err)
+				if len(got) != len(reqs) {
+					t.Fatalf("%s: %d answers for %d requests", c.id, len(got), len(reqs))
+				}
+				for i, req := range reqs {
+					want, err := c.one(ctx, actor, c.id, req)
+					check(t, err)
+					wantEqual(t, got[i], want)
+				}
+				if got[1].Figures.Ratios.Availability == nil || *got[1].Figures.Ratios.Availability == 1 {
+					t.Errorf("%s: 30 days %v, want the history's ratio", c.id, ratio(got[1].Figures.Ratios.Availability))
+				}
+				if _, err := c.each(ctx, actor, c.id, reqs[0], MetricsRequest{Window: "1y2"}); errs.KindOf(err) != errs.KindInvalid {
+					t.Errorf("%s: a bad window: %v", c.id, err)
+				}
 			}
 		})
 	}

@@ -99,7 +99,7 @@ func (w *WebApp) heartbeatPage(q *request) {
 		if rt.LastCompletion != 0 {
 			v.LastResult, v.LastExitCode, v.LastDuration = rt.LastCompletion.String(), rt.LastExitCode, rt.LastDuration
 		}
-		f, err := readFigures(q, w.app.HeartbeatMetrics, id, "")
+		f, err := readFigures(q, w.app.HeartbeatMetricsEach, id, "")
 		if err != nil {
 			return nil, err
 		}

@@ -204,7 +204,7 @@ func (w *WebApp) monitorPage(q *request) {
 		if m.Last.Result != monitor.ResultUp {
 			v.Cause = m.Last.Reason
 		}
-		f, err := readFigures(q, w.app.MonitorMetrics, id, metrics.Hour)
+		f, err := readFigures(q, w.app.MonitorMetricsEach, id, metrics.Hour)
 		if err != nil {
 			return nil, err
 		}
@@ -242,32 +242,26 @@ type subjectFigures struct {
 	slo      *webui.SLOView
 }
 
-// subjectMetrics reads one subject's metrics: app.MonitorMetrics or
-// app.HeartbeatMetrics.
-type subjectMetrics func(ctx context.Context, actor app.Actor, id string, req app.MetricsRequest) (app.SubjectMetrics, error)
+// subjectMetrics reads one subject's metrics for each request:
+// app.MonitorMetricsEach or app.HeartbeatMetricsEach.
+type subjectMetrics func(ctx context.Context, actor app.Actor, id string, reqs ...app.MetricsRequest) ([]app.SubjectMetrics, error)
 
-// readFigures reads a subject's figures for its page through read; dayStep
-// is the step of the last 24 hours' series ("" for none).
+// readFigures reads a subject's figures for its page through read, in one
+// call; dayStep is the step of the last 24 hours' series ("" for none).
 func readFigures(q *request, read subjectMetrics, id string, dayStep metrics.Resolution) (subjectFigures, error) {
 	var f subjectFigures
-	day, err := read(q.ctx(), q.actor, id, app.MetricsRequest{Window: "24h", Resolution: dayStep})
+	each, err := read(q.ctx(), q.actor, id, app.MetricsRequest{Window: "24h", Resolution: dayStep},
+		app.MetricsRequest{Window: "30d"}, app.MetricsRequest{Window: "90d", Resolution: metrics.Day})
 	if err != nil {
 		return f, err
 	}
+	day, month, quarter := each[0], each[1], each[2]
 	f.day = day
 	if slo := day.SLO; slo != nil {
 		f.slo = &webui.SLOView{Target: slo.Objective.Target, PeriodDays: slo.Objective.PeriodDays, Allowed: slo.Allowed, Spent: slo.Spent,
 			Left: slo.Left, BurnRate1h: slo.BurnRate1h, BurnRate6h: slo.BurnRate6h}
 	}
-	month, err := read(q.ctx(), q.actor, id, app.MetricsRequest{Window: "30d"})
-	if err != nil {
-		return f, err
-	}
 	f.a30 = month.Figures.Ratios.Availability
-	quarter, err := read(q.ctx(), q.actor, id, app.MetricsRequest{Window: "90d", Resolution: metrics.Day})
-	if err != nil {
-		return f, err
-	}
 	f.a90 = quarter.Figures.Ratios.Availability
 	series := quarter.Series
 	if len(series) > uptimeDays { // the window's first day is a part of one
