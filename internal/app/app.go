@@ -133,7 +133,7 @@ type App struct {
 	// Housekeeping last deleted.
 	rollupsPurged atomic.Int64
 
-	// stateReads counts WorkspaceStates calls (live.go).
+	// stateReads counts WorkspaceStates calls (live.go), overviews' too.
 	stateReads atomic.Int64
 
 	// overviews keeps the availability of recent workspace overviews

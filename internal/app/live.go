@@ -47,6 +47,7 @@ func (a *App) WorkspaceStates(ctx context.Context, actor Actor) ([]LiveState, er
 	return out, nil
 }
 
-// StateReads counts the workspace-state reads so far: what the live
-// view costs the database, for metrics and tests.
+// StateReads counts the workspace-state reads so far, the live view's
+// polls and the lists' overviews alike: what they cost the database, for
+// metrics and tests.
 func (a *App) StateReads() int64 { return a.stateReads.Load() }
