@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/tocsin/tocsin/internal/racedetector"
 )
 
 // Device is a screen a page is looked at on.
@@ -31,8 +33,13 @@ var (
 // Start starts headless Chromium (see Chromium) for the test, and ends
 // it when the test and its subtests are done. The context it returns is
 // the browser's, for OpenTab.
+//
+// Under the race detector it skips the test (see racedetector): chromedp
+// reads a node's attributes while its DOM event loop writes them, a race
+// in the driver, not in Tocsin, which would fail any run.
 func Start(t testing.TB) context.Context {
 	t.Helper()
+	racedetector.Skip(t, "drives a browser")
 	bin := Chromium(t)
 	// No sandbox: Chromium's refuses to run as root and needs user
 	// namespaces many containers lack; the browser only loads our pages.
@@ -208,4 +215,30 @@ func (tb *Tab) Screenshot(t testing.TB, full bool) []byte {
 func (tb *Tab) Audit(t testing.TB, axe string) []Violation {
 	t.Helper()
 	return Audit(t, tb.Ctx, axe)
+}
+
+// Fill sets the value of the form field sel (an input, a textarea or a
+// select) as a person typing or choosing would leave it, and fires its
+// input and change events. It does so in the page, through one script,
+// rather than with chromedp's key events: those read the node's
+// attributes while chromedp's DOM event loop may be writing them after a
+// live update. It fails the test when no field matches.
+func (tb *Tab) Fill(t testing.TB, sel, value string) {
+	t.Helper()
+	js := fmt.Sprintf(`((sel, value) => {
+		const e = document.querySelector(sel);
+		if (!e) return false;
+		e.focus();
+		e.value = value;
+		e.dispatchEvent(new Event('input', {bubbles: true}));
+		e.dispatchEvent(new Event('change', {bubbles: true}));
+		return true;
+	})(%q, %q)`, sel, value)
+	ok, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[bool](js))
+	if err != nil {
+		t.Fatalf("fill %s: %v", sel, err)
+	}
+	if !ok {
+		t.Fatalf("fill %s: no such field", sel)
+	}
 }

@@ -17,7 +17,7 @@ import (
 // The harness itself: a tab reports what the browser reports, runs
 // script only when asked, takes the device and colour scheme it is
 // given, and screenshots and audits the page it shows.
-func TestTab(t *testing.T) {
+func TestTabInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
 	pages := map[string]string{
 		"/js":         `<script>document.documentElement.dataset.js = "ran"</script>`,

@@ -43,8 +43,8 @@ func TestServedPagesInBrowser(t *testing.T) {
 				t.Errorf("the browser reported: %q", r)
 			}
 		}
-		run(t, tab, chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "open sesame 2"),
-			chromedp.Click(chromedp.CSS(`form button, form input[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS(`.bar`)))
+		tab.Fill(t, `input[name="password"]`, "open sesame 2")
+		run(t, tab, chromedp.Click(chromedp.CSS(`form button, form input[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS(`.bar`)))
 		body := visibleText(t, tab, "body")
 		for _, want := range []string{"Ledger", "Where balances live.", "Queue", "Storage", "Support"} {
 			if !strings.Contains(body, want) {

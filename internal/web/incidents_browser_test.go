@@ -26,14 +26,8 @@ func TestIncidentsInBrowser(t *testing.T) {
 	docs := docsImages(t)
 	browser := browsertest.Start(t)
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		// write types into an empty textarea (fill's clearing wants text
-		// in it).
-		write := func(tb *appTab, sel, value string) {
-			t.Helper()
-			if err := chromedp.Do(tb.Ctx, chromedp.SendKeys(chromedp.CSS(sel), value)); err != nil {
-				t.Fatalf("write %s: %v", sel, err)
-			}
-		}
+		// write fills a textarea.
+		write := func(tb *appTab, sel, value string) { t.Helper(); tb.Fill(t, sel, value) }
 		timeline := func(tb *appTab) string { t.Helper(); return tb.text(t, "ol.timeline") }
 
 		checkout := e.monitor(e.keyA, "Checkout API", "https://shop.example.com/health", nil)

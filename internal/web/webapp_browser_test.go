@@ -592,21 +592,11 @@ func responseStatus(r *network.Response) string {
 	return fmt.Sprintf("%d at %s", r.Status, r.URL)
 }
 
-// fill types value into an empty input.
-func (tb *appTab) fill(t *testing.T, sel, value string) {
-	t.Helper()
-	if err := chromedp.Do(tb.Ctx, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), value)); err != nil {
-		t.Fatalf("fill %s: %v", sel, err)
-	}
-}
+// fill sets an input's value (see browsertest.Tab.Fill).
+func (tb *appTab) fill(t *testing.T, sel, value string) { t.Helper(); tb.Fill(t, sel, value) }
 
 // choose picks an option of a select.
-func (tb *appTab) choose(t *testing.T, sel, value string) {
-	t.Helper()
-	if err := chromedp.Do(tb.Ctx, chromedp.SetValue(chromedp.CSS(sel), value)); err != nil {
-		t.Fatalf("choose %s: %v", sel, err)
-	}
-}
+func (tb *appTab) choose(t *testing.T, sel, value string) { t.Helper(); tb.Fill(t, sel, value) }
 
 func (tb *appTab) click(t *testing.T, sel string) {
 	t.Helper()

@@ -56,9 +56,9 @@ func TestMonitorFormInBrowser(t *testing.T) {
 	check("bearer chosen", "type-http", "auth-bearer")
 	browsertest.Write(t, browsertest.Artifacts(t, "webui"), "monitor-new-bearer-phone-nojs.png", tb.Screenshot(t, true))
 
-	if err := chromedp.Do(tb.Ctx, chromedp.SendKeys(chromedp.CSS(`#f-name`), "Shop"),
-		chromedp.SendKeys(chromedp.CSS(`#f-url`), "https://shop.example/"),
-		chromedp.Click(chromedp.CSS(`button[formaction$="/monitors/test"]`))); err != nil {
+	tb.Fill(t, `#f-name`, "Shop")
+	tb.Fill(t, `#f-url`, "https://shop.example/")
+	if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(`button[formaction$="/monitors/test"]`))); err != nil {
 		t.Fatal(err)
 	}
 	srv.await(t, "/w/ws_01JDQ4K8Z6/monitors/test")
