@@ -139,6 +139,10 @@ type App struct {
 	// overviews keeps the availability of recent workspace overviews
 	// (overview.go).
 	overviews overviewCache
+
+	// pagesChanged moves on whenever this process changes what a public
+	// page is made of (StatusPagesChanged).
+	pagesChanged atomic.Uint64
 }
 
 // New wires the use cases. now is the clock; tests freeze it. Times are

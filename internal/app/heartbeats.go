@@ -260,6 +260,7 @@ func (a *App) DeleteHeartbeat(ctx context.Context, actor Actor, id string) error
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return err
 	}
+	defer a.pagesChanged.Add(1) // its components leave the pages
 	return a.store.DeleteHeartbeat(ctx, actor.WorkspaceID, id)
 }
 

@@ -319,5 +319,6 @@ func (a *App) DeleteMonitor(ctx context.Context, actor Actor, id string) error {
 	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
 		return err
 	}
+	defer a.pagesChanged.Add(1) // its components leave the pages
 	return a.store.DeleteMonitor(ctx, actor.WorkspaceID, id)
 }

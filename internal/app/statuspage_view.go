@@ -66,9 +66,7 @@ func (a *App) StatusPageView(ctx context.Context, cfg PublicPageConfig) (v Statu
 	if err != nil {
 		return v, err
 	}
-	today := now.Truncate(24 * time.Hour)
-	barFrom := today.AddDate(0, 0, -(p.BarDays - 1))
-	from := earliest(barFrom, now.Add(-30*24*time.Hour))
+	barFrom, from := pageDays(p)
 	hist, err := a.store.StateHistories(ctx, ps.ids, from, now)
 	if err != nil {
 		return v, err
@@ -130,6 +128,14 @@ func (a *App) StatusPageView(ctx context.Context, cfg PublicPageConfig) (v Statu
 	}
 	v.Page = p
 	return v, nil
+}
+
+// pageDays are the first day of p's bars and the start of what the page
+// reads: its bars' days, or the last 30 days when those are fewer.
+func pageDays(p statuspage.Page) (barFrom, from time.Time) {
+	now := p.GeneratedAt
+	barFrom = now.Truncate(24*time.Hour).AddDate(0, 0, -(p.BarDays - 1))
+	return barFrom, earliest(barFrom, now.Add(-30*24*time.Hour))
 }
 
 // pageHeader is the part of a page its configuration alone decides, all a

@@ -499,6 +499,7 @@ func (a *App) CreateStatusPage(ctx context.Context, actor Actor, d StatusPageDra
 	if err := a.store.CreateStatusPage(ctx, p, a.cfg.DefaultMaxStatusPages); err != nil {
 		return statuspage.Config{}, a.statusPageStoreErr(ctx, err, p, d)
 	}
+	a.pagesChanged.Add(1)
 	return p, nil
 }
 
@@ -579,6 +580,7 @@ func (a *App) updateStatusPageOnce(ctx context.Context, actor Actor, id string, 
 	if err := a.store.UpdateStatusPage(ctx, p, cur.UpdatedAt); err != nil {
 		return statuspage.Config{}, a.statusPageStoreErr(ctx, err, p, d)
 	}
+	a.pagesChanged.Add(1)
 	return p, nil
 }
 
@@ -588,6 +590,7 @@ func (a *App) DeleteStatusPage(ctx context.Context, actor Actor, id string) erro
 	if err := actor.Require(monitor.ScopeStatusPagesWrite); err != nil {
 		return err
 	}
+	defer a.pagesChanged.Add(1)
 	return a.store.DeleteStatusPage(ctx, actor.WorkspaceID, id)
 }
 

@@ -77,6 +77,7 @@ func (a *App) setLogo(ctx context.Context, actor Actor, id, ct string, data []by
 	if err := a.store.SetStatusPageLogo(ctx, actor.WorkspaceID, id, ct, data, version, now); err != nil {
 		return statuspage.Config{}, err
 	}
+	a.pagesChanged.Add(1)
 	return a.store.GetStatusPage(ctx, actor.WorkspaceID, id)
 }
 
@@ -213,11 +214,20 @@ func (a *App) CheckStatusPagePassword(cfg PublicPageConfig, password string) boo
 	return ok
 }
 
-// StatusPagesStamp returns a short string that changes whenever any
-// page's configuration does (created, edited, logo set or removed,
-// deleted, a component gone with its monitor or heartbeat). The public
-// pages poll it every few seconds and reload their configuration when it
-// differs from the last one seen; it costs one small query.
-func (a *App) StatusPagesStamp(ctx context.Context) (string, error) {
-	return a.store.StatusPagesStamp(ctx)
+// StatusPageStamp returns a short string that changes whenever anything
+// the page cfg shows may have changed: its configuration, its subjects'
+// states, the workspace's public incidents of the page's days and its
+// maintenance windows. The public pages ask it, at most once a second a
+// page, to know whether their render is still current without making a
+// new one; it costs a few index reads per component.
+func (a *App) StatusPageStamp(ctx context.Context, cfg PublicPageConfig) (string, error) {
+	_, from := pageDays(pageHeader(cfg, a.now().UTC()))
+	return a.store.StatusPageStamp(ctx, cfg.WorkspaceID, cfg.ID, subjectsOf(cfg).ids, from)
 }
+
+// StatusPagesChanged is a counter that moves on whenever this process
+// changes what a public page is made of: a page created, edited, given a
+// logo or deleted, a monitor or heartbeat deleted. The public pages of the
+// same process read it on every request, so such a change shows on the
+// next one; other nodes see it through StatusPageStamp.
+func (a *App) StatusPagesChanged() uint64 { return a.pagesChanged.Load() }

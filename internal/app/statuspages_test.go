@@ -65,16 +65,29 @@ func TestPublicStatusPage(t *testing.T) {
 				t.Errorf("a page without a readable hash opened")
 			}
 
-			stamp, err := a.StatusPagesStamp(ctx)
+			// The page's stamp (asked with the configuration first read,
+			// as a cache would) and this process's change counter both
+			// move with every change below.
+			first := cfg
+			stamp, err := a.StatusPageStamp(ctx, first)
 			check(t, err)
+			if again, err := a.StatusPageStamp(ctx, first); err != nil || again != stamp {
+				t.Errorf("the stamp moved without a change: %s, %s (%v)", stamp, again, err)
+			}
+			counter := a.StatusPagesChanged()
 			changed := func(what string) {
 				t.Helper()
-				s, err := a.StatusPagesStamp(ctx)
+				s, err := a.StatusPageStamp(ctx, first)
 				check(t, err)
 				if s == stamp {
 					t.Errorf("%s: the stamp did not change", what)
 				}
 				stamp = s
+				if c := a.StatusPagesChanged(); c == counter {
+					t.Errorf("%s: the change counter did not move", what)
+				} else {
+					counter = c
+				}
 			}
 
 			// An edit that leaves the password keeps its version; a new

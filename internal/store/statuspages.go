@@ -2,15 +2,18 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
@@ -333,19 +336,65 @@ func (db *DB) DeleteStatusPage(ctx context.Context, wsID, id string) (err error)
 	return oneRow(db.w.ExecContext(ctx, `DELETE FROM status_pages WHERE workspace_id = $1 AND id = $2`, wsID, id))
 }
 
-// StatusPagesStamp is a short string that changes whenever any page's
-// configuration does: a page created, edited, given or relieved of a
-// logo, or deleted, or a component taken off by its subject's deletion
-// (the counts catch what leaves no updated_at behind). Cheap enough to
-// poll every few seconds.
-func (db *DB) StatusPagesStamp(ctx context.Context) (stamp string, err error) {
-	defer errs.Wrap(&err, "store.StatusPagesStamp")
-	var pages, components, latest int64
-	err = db.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM status_pages),
-		(SELECT COALESCE(MAX(updated_at), 0) FROM status_pages),
-		(SELECT COUNT(*) FROM status_page_components)`).Scan(&pages, &latest, &components)
-	if err != nil {
-		return "", err
+// StatusPageStamp is a short string that changes whenever anything a
+// public page shows may have: the page's configuration (an edit, a new
+// password or logo, its deletion), a state of one of its subjects (or the
+// subject's deletion, which takes its component off), the workspace's
+// public incidents open or resolved since since, and its
+// maintenance windows. It reads a few index entries per subject, far less
+// than a render reads, so the public pages may ask it every second.
+func (db *DB) StatusPageStamp(ctx context.Context, wsID, pageID string, subjectIDs []string, since time.Time) (stamp string, err error) {
+	defer errs.Wrap(&err, "store.StatusPageStamp(%s)", pageID)
+	// A heartbeat's state may still be in the SQLite ping journal.
+	if slices.ContainsFunc(subjectIDs, func(id string) bool { return strings.HasPrefix(id, ids.Heartbeat+"_") }) {
+		if err := db.flushPings(ctx); err != nil {
+			return "", err
+		}
 	}
-	return strconv.FormatInt(pages, 10) + "-" + strconv.FormatInt(latest, 10) + "-" + strconv.FormatInt(components, 10), nil
+	h := sha256.New()
+	var pageUpdated, pwVersion, incCount, incLatest, winCount, winLatest int64
+	err = db.r.QueryRowContext(ctx, `SELECT
+			COALESCE((SELECT updated_at FROM status_pages WHERE workspace_id = $1 AND id = $2), -1),
+			COALESCE((SELECT password_version FROM status_pages WHERE workspace_id = $1 AND id = $2), -1),
+			(SELECT COUNT(*) FROM incidents WHERE workspace_id = $1 AND public AND (resolved_at = 0 OR resolved_at >= $3)),
+			(SELECT COALESCE(MAX(updated_at), 0) FROM incidents WHERE workspace_id = $1 AND public AND (resolved_at = 0 OR resolved_at >= $3)),
+			(SELECT COUNT(*) FROM maintenance_windows WHERE workspace_id = $1),
+			(SELECT COALESCE(MAX(updated_at), 0) FROM maintenance_windows WHERE workspace_id = $1)`,
+		wsID, pageID, micros(since)).Scan(&pageUpdated, &pwVersion, &incCount, &incLatest, &winCount, &winLatest)
+	if err != nil {
+		return "", classify(err)
+	}
+	fmt.Fprintf(h, "%d|%d|%d|%d|%d|%d\n", pageUpdated, pwVersion, incCount, incLatest, winCount, winLatest)
+	for start := 0; start < len(subjectIDs); start += seqChunk {
+		part := subjectIDs[start:min(start+seqChunk, len(subjectIDs))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, wsID)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		in := placeholders(2, len(part))
+		rows, err := db.r.QueryContext(ctx, `SELECT m.id, r.state, r.state_since FROM monitors m
+				JOIN monitor_runtime r ON r.monitor_id = m.id
+				WHERE m.workspace_id = $1 AND m.id IN (`+in+`)
+			UNION ALL
+			SELECT hb.id, r.state, r.state_since FROM heartbeats hb
+				JOIN heartbeat_runtime r ON r.heartbeat_id = hb.id
+				WHERE hb.workspace_id = $1 AND hb.id IN (`+in+`)
+			ORDER BY 1`, args...)
+		err = each(rows, err, func(r rowScanner) error {
+			var (
+				id, state string
+				since     int64
+			)
+			if err := r.Scan(&id, &state, &since); err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s|%s|%d\n", id, state, since)
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12]), nil
 }

@@ -232,35 +232,53 @@ func testStatusPageLogo(t *testing.T, e storetest.Engine) {
 	wantKind(t, err, errs.ErrNotFound)
 }
 
-// testStatusPagesStamp: the stamp changes with every change the public
-// pages must see, and not without one.
+// testStatusPagesStamp: a page's stamp changes with every change its
+// public pages must see (its configuration, a subject deleted, a window
+// of the workspace's), and not without one; another workspace's changes
+// leave it alone.
 func testStatusPagesStamp(t *testing.T, e storetest.Engine) {
 	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
+	_, other := seed(t, db, "other")
 	m := addMonitor(t, db, w.ID, monitor.Config{})
 	hb := storetest.NewHeartbeat(t, db, w.ID, t0, 3600, 0, 0)
-	last := ""
+	p := newPage(w.ID, "acme", m.ID, hb.ID)
+	subjects := []string{m.ID, hb.ID}
+	since := t0.AddDate(0, 0, -90)
+	stamp := func() string {
+		t.Helper()
+		s, err := db.StatusPageStamp(ctx, w.ID, p.ID, subjects, since)
+		check(t, err)
+		return s
+	}
+	last := stamp()
 	step := func(name string) {
 		t.Helper()
-		s, err := db.StatusPagesStamp(ctx)
-		check(t, err)
+		s := stamp()
 		if s == last {
 			t.Errorf("%s: stamp %s did not change", name, s)
 		}
 		last = s
 	}
-	step("empty")
-	if s, _ := db.StatusPagesStamp(ctx); s != last {
-		t.Errorf("the stamp changed without a change: %s, %s", last, s)
-	}
-	p := newPage(w.ID, "acme", m.ID, hb.ID)
 	check(t, db.CreateStatusPage(ctx, p, 10))
 	step("create")
+	if s := stamp(); s != last {
+		t.Errorf("the stamp changed without a change: %s, %s", last, s)
+	}
 	p.Title, p.UpdatedAt = "New", t0.Add(time.Second)
 	check(t, db.UpdateStatusPage(ctx, p, t0))
 	step("update")
-	check(t, db.SetStatusPageLogo(ctx, w.ID, p.ID, "image/gif", []byte("GIF89a"), "v", t0.Add(2*time.Second)))
+	p.PasswordVersion, p.UpdatedAt = 2, t0.Add(2*time.Second)
+	check(t, db.UpdateStatusPage(ctx, p, t0.Add(time.Second)))
+	step("password")
+	check(t, db.SetStatusPageLogo(ctx, w.ID, p.ID, "image/gif", []byte("GIF89a"), "v", t0.Add(3*time.Second)))
 	step("logo")
+	check(t, db.CreateMaintenanceWindow(ctx, oneOff(other.ID), 10))
+	if s := stamp(); s != last {
+		t.Errorf("another workspace's window changed the stamp")
+	}
+	check(t, db.CreateMaintenanceWindow(ctx, oneOff(w.ID, m.ID), 10))
+	step("maintenance window")
 	check(t, db.DeleteMonitor(ctx, w.ID, m.ID))
 	step("monitor deleted")
 	check(t, db.DeleteStatusPage(ctx, w.ID, p.ID))
