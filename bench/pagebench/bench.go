@@ -38,6 +38,8 @@ type engineResult struct {
 	incidents int           // public incidents written
 	pageBytes int           // the main page's HTML
 	cold      []time.Duration
+	quiet     []time.Duration // a page read after a quiet spell, nothing changed
+	touched   []time.Duration // a page read after a quiet spell, changed by another writer
 	cached    map[string][]time.Duration // by what: page, summary, badge; sorted
 	bare      []*round
 	tocsin    []*round
@@ -150,6 +152,9 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 	slices.Sort(res.cold)
 	b.Logf("%s: %d cold renders: median %s, max %s (render %d of %d)", e, len(res.cold), figure.Dur(figure.Percentile(res.cold, 0.5)),
 		figure.Dur(res.cold[len(res.cold)-1]), slowest+1, len(res.cold))
+	if res.quiet, res.touched, err = b.afterQuiet(ctx, e, dbURL, rt, base, fx.coldSlugs); err != nil {
+		return nil, err
+	}
 
 	page := base + fx.mainSlug
 	body, header, _, err := pageload.Fetch(ctx, rt, page, nil)

@@ -21,6 +21,11 @@
 //
 //   - cold renders: the first GET of each of the other pages, each a miss
 //     of the server's cache that reads the database and renders;
+//   - a reader after a quiet spell: each of those pages read once after
+//     6 s in which nobody read any (longer than the 5 s a page may be
+//     served behind the database), first with nothing changed, then with
+//     every page's configuration touched in the database as another
+//     node's edit would;
 //   - from the cache: -requests sequential GETs each of the main page, its
 //     summary.json and one component's badge, after a warm-up;
 //   - throughput: -rounds rounds, each of the bare handler (this binary

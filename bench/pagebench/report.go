@@ -100,6 +100,19 @@ func report(w io.Writer, c config, m host.Machine, rs []*engineResult) {
 	}
 	fmt.Fprintf(w, "\nWith %d cold renders, p99 is the slowest of them.\n\n", c.coldPages)
 
+	fmt.Fprint(w, "## A reader after a quiet spell\n\n")
+	fmt.Fprintf(w, "Each of the %d other pages read once after %s in which nobody read any page: first with nothing changed "+
+		"(the reader waits for the page's stamp), then after every page's configuration was touched in the database, as "+
+		"another node's edit would (the reader waits for a new render).\n\n", c.coldPages, quietSpell)
+	fmt.Fprint(w, "| engine | nothing changed p50 | p99 | page changed p50 | p99 | verdict |\n")
+	fmt.Fprint(w, "|---|---:|---:|---:|---:|---|\n")
+	for _, r := range rs {
+		met := len(r.touched) > 0 && figure.Percentile(r.touched, 0.99) < coldP99 && figure.Percentile(r.quiet, 0.99) < coldP99
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | p99 under %s: %s |\n", r.engine, pct(r.quiet, 0.5), pct(r.quiet, 0.99),
+			pct(r.touched, 0.5), pct(r.touched, 0.99), figure.Dur(coldP99), figure.Verdict(met))
+	}
+	fmt.Fprint(w, "\n")
+
 	fmt.Fprint(w, "## Throughput\n\n")
 	fmt.Fprint(w, "| engine | bare req/s | tocsin req/s | tocsin / bare (per round) | server CPU per request | bare's | CPU vs bare | PostgreSQL's | machine busy | load generator | other | steal | failed | peak RSS |\n")
 	fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

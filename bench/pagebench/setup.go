@@ -2,16 +2,23 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/figure"
+	"github.com/tocsin/tocsin/bench/internal/pageload"
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/bench/internal/seed"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -208,4 +215,50 @@ func dedupe(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// quietSpell is longer than the bound a status page is served within
+// (5 s): a reader after it waits for the page to be checked.
+const quietSpell = 6 * time.Second
+
+// afterQuiet reads each of slugs once after a quiet spell in which nothing
+// changed (the reader waits for the page's stamp), then once more after
+// another quiet spell in which another writer touched every page's
+// configuration, as a second node would (the reader waits for a new
+// render). It returns both sets of times, sorted.
+func (b *bench) afterQuiet(ctx context.Context, engine, dbURL string, rt http.RoundTripper, base string, slugs []string) (quiet, touched []time.Duration, err error) {
+	read := func(what string) ([]time.Duration, error) {
+		if err := session.Sleep(ctx, quietSpell); err != nil {
+			return nil, err
+		}
+		var out []time.Duration
+		for _, slug := range slugs {
+			_, _, d, err := pageload.Fetch(ctx, rt, base+slug, nil)
+			if err != nil {
+				return nil, fmt.Errorf("a read after a quiet spell (%s): %w", what, err)
+			}
+			out = append(out, d)
+		}
+		slices.Sort(out)
+		b.Logf("%s: %d reads after a quiet spell, %s: median %s, max %s", engine, len(out), what,
+			figure.Dur(figure.Percentile(out, 0.5)), figure.Dur(out[len(out)-1]))
+		return out, nil
+	}
+	if quiet, err = read("nothing changed"); err != nil {
+		return nil, nil, err
+	}
+	driver, dsn := "pgx", dbURL
+	if path, ok := strings.CutPrefix(dbURL, "sqlite:"); ok {
+		driver, dsn = "sqlite", path+"?_pragma=busy_timeout(10000)"
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `UPDATE status_pages SET updated_at = updated_at + 1`); err != nil {
+		return nil, nil, fmt.Errorf("touching the pages: %w", err)
+	}
+	touched, err = read("every page changed")
+	return quiet, touched, err
 }

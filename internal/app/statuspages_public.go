@@ -168,6 +168,17 @@ func (a *App) PublicStatusPage(ctx context.Context, slug string) (PublicPageConf
 	return publicConfig(p), nil
 }
 
+// PublicStatusPageByID returns the configuration of the workspace's page
+// id, for its public pages, as PublicStatusPage does by slug: the pages
+// re-read a page by id when its stamp says it changed.
+func (a *App) PublicStatusPageByID(ctx context.Context, wsID, id string) (PublicPageConfig, error) {
+	p, err := a.store.GetStatusPage(ctx, wsID, id)
+	if err != nil {
+		return PublicPageConfig{}, err
+	}
+	return publicConfig(p), nil
+}
+
 // PublicStatusPageByDomain returns the configuration of the page served
 // at host (a request's Host, without its port; case and a final dot do
 // not matter).

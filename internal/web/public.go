@@ -2,14 +2,19 @@
 // pages (this file and its neighbours) and, later, the web app. It reaches
 // the database only through package app.
 //
-// A status page must stay up and fast while everything else is on fire, so
-// nothing a reader asks for waits on the database once the page has been
-// rendered: every page lives in a cache, rendered from one app.StatusView,
-// and a request that finds its render older than Refresh starts a new one
-// in the background and is answered from the old (with its Age). Only the
-// first request for a page (or for a page whose database is gone) waits for
-// a render. The public routes never touch the API's keys or rate limits;
-// they have a per-address limit of their own, far above human use.
+// A status page must tell the truth and stay up while everything else is
+// on fire. Every page lives in a cache, rendered from one app.StatusView,
+// and is never served more than Fresh (5 s) behind the database while the
+// database answers: a page is checked at most once every Check (1 s) while
+// it is read, through a cheap stamp (app.StatusPageStamp) that says
+// whether anything it shows has changed, and only then rendered anew. A
+// reader after a quiet spell waits for that check, and for a new render
+// if one is needed, for at most Wait (1 s); a change made through this
+// process (a page edited, a new password) is waited for by the very next
+// request. Only when the database does not answer in that time is the
+// last good render served, with its Age and its "Updated" time. The
+// public routes never touch the API's keys or rate limits; they have a
+// per-address limit of their own, far above human use.
 package web
 
 import (
@@ -41,11 +46,23 @@ type PublicOptions struct {
 	// TrustedProxies decide who a request's client is (the per-address
 	// limit).
 	TrustedProxies clientaddr.Resolver
-	// Refresh is how old a render may grow before a request starts the
-	// next one (default 3 s): a page is rendered at most that often, and a
-	// change shows within about that long, on every node.
-	Refresh time.Duration
-	// Timeout bounds a render (default 10 s).
+	// Fresh bounds how far behind the database a page may be served
+	// while the database answers (default 5 s), on every node.
+	Fresh time.Duration
+	// Check is how often at most a page that is read is checked for
+	// changes (default 1 s).
+	Check time.Duration
+	// Wait is how long a reader waits for a page to be checked, and
+	// rendered anew if it changed, before the last good render is
+	// served (default 1 s).
+	Wait time.Duration
+	// Rerender is how old a render may grow even when nothing it shows
+	// has changed (default 1 min): its figures over the last 24 hours,
+	// 7 and 30 days slide with the clock. It is made again in the
+	// background, nobody waiting.
+	Rerender time.Duration
+	// Timeout bounds a check or a render (default 10 s), and how long
+	// the first reader of a page waits for its first render.
 	Timeout time.Duration
 	// PerMinute and Burst are each client address's budget over all
 	// pages (default 1200 a minute in bursts of 300).
@@ -72,8 +89,17 @@ type Public struct {
 
 // NewPublic returns the public pages' handler.
 func NewPublic(a *app.App, log *slog.Logger, opts PublicOptions) *Public {
-	if opts.Refresh <= 0 {
-		opts.Refresh = 3 * time.Second
+	if opts.Fresh <= 0 {
+		opts.Fresh = 5 * time.Second
+	}
+	if opts.Check <= 0 {
+		opts.Check = time.Second
+	}
+	if opts.Wait <= 0 {
+		opts.Wait = time.Second
+	}
+	if opts.Rerender <= 0 {
+		opts.Rerender = time.Minute
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
@@ -124,7 +150,7 @@ func (p *Public) ServeDomain(w http.ResponseWriter, r *http.Request) bool {
 	if !p.customDomain(host) {
 		return false
 	}
-	l := p.find(r.Context(), p.hosts, host, func(ctx context.Context) (app.PublicPageConfig, error) {
+	l := p.find(r.Context(), p.hosts, host, true, func(ctx context.Context) (app.PublicPageConfig, error) {
 		return p.app.PublicStatusPageByDomain(ctx, host)
 	})
 	if l.notFound() {
@@ -146,7 +172,7 @@ func (p *Public) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.notFound(w, r)
 		return
 	}
-	l := p.find(r.Context(), p.slugs, slug, func(ctx context.Context) (app.PublicPageConfig, error) {
+	l := p.find(r.Context(), p.slugs, slug, false, func(ctx context.Context) (app.PublicPageConfig, error) {
 		return p.app.PublicStatusPage(ctx, slug)
 	})
 	p.serve(w, r, l, StatusPrefix+slug, "/"+sub)
@@ -166,12 +192,19 @@ func validSlug(s string) bool {
 	return true
 }
 
-// lookup is a page's configuration as last read by its slug or domain.
+// lookup is a page's configuration as last read by its slug or domain:
+// which page a name leads to. What the page shows, and its password, come
+// from its cache entry (fresh), which reads the page by id.
 type lookup struct {
+	key    string
+	domain bool // key is a custom domain, else a slug
+	read   func(context.Context) (app.PublicPageConfig, error)
+
 	mu         sync.Mutex
 	cfg        app.PublicPageConfig
 	err        error // errs not-found, or why the first read failed
 	at         time.Time
+	changes    uint64        // app.StatusPagesChanged when read
 	ready      chan struct{} // closed once the first read ended
 	refreshing bool
 	usedAt     time.Time
@@ -179,7 +212,17 @@ type lookup struct {
 
 func (l *lookup) notFound() bool {
 	<-l.ready
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return errs.KindOf(l.err) == errs.KindNotFound
+}
+
+// names reports whether cfg is still the page l's name leads to.
+func (l *lookup) names(cfg app.PublicPageConfig) bool {
+	if l.domain {
+		return cfg.CustomDomain == l.key
+	}
+	return cfg.Slug == l.key
 }
 
 // maxLookups bounds each lookup map: names asked for that match no page
@@ -187,19 +230,23 @@ func (l *lookup) notFound() bool {
 const maxLookups = 10000
 
 // find returns the lookup of key in m, reading it with read when it is
-// missing (the caller waits) or older than Refresh (in the background).
-func (p *Public) find(ctx context.Context, m map[string]*lookup, key string, read func(context.Context) (app.PublicPageConfig, error)) *lookup {
+// missing or when this process has changed a page since it was read (the
+// caller waits, for at most Wait after the first read), or in the
+// background when it is older than Check.
+func (p *Public) find(ctx context.Context, m map[string]*lookup, key string, domain bool,
+	read func(context.Context) (app.PublicPageConfig, error)) *lookup {
 	now := p.opts.Now()
+	changes := p.app.StatusPagesChanged()
 	p.mu.Lock()
 	l := m[key]
 	if l == nil {
 		if len(m) >= maxLookups {
 			clear(m)
 		}
-		l = &lookup{ready: make(chan struct{})}
+		l = &lookup{key: key, domain: domain, read: read, ready: make(chan struct{})}
 		m[key] = l
 		p.mu.Unlock()
-		p.readLookup(l, read, true)
+		p.readLookup(l, true)
 		return l
 	}
 	p.mu.Unlock()
@@ -210,31 +257,52 @@ func (p *Public) find(ctx context.Context, m map[string]*lookup, key string, rea
 	}
 	l.mu.Lock()
 	l.usedAt = now
-	stale := now.Sub(l.at) >= p.opts.Refresh && !l.refreshing
+	changed := l.changes != changes
+	stale := (changed || now.Sub(l.at) >= p.opts.Check) && !l.refreshing
 	if stale {
 		l.refreshing = true
 	}
 	l.mu.Unlock()
-	if stale {
-		go p.readLookup(l, read, false)
+	switch {
+	case stale && changed:
+		p.awaitLookup(ctx, l)
+	case stale:
+		go p.readLookup(l, false)
 	}
 	return l
 }
 
+// awaitLookup reads l anew, waiting for at most Wait.
+func (p *Public) awaitLookup(ctx context.Context, l *lookup) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.readLookup(l, false)
+	}()
+	timer := time.NewTimer(p.opts.Wait)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+}
+
 // readLookup reads l anew. A failed read keeps what l had: a page goes on
 // being served while its database is away.
-func (p *Public) readLookup(l *lookup, read func(context.Context) (app.PublicPageConfig, error), first bool) {
+func (p *Public) readLookup(l *lookup, first bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.Timeout)
 	defer cancel()
-	cfg, err := read(ctx)
+	changes := p.app.StatusPagesChanged()
+	cfg, err := l.read(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.refreshing = false
 	switch {
 	case err == nil:
-		l.cfg, l.err, l.at = cfg, nil, p.opts.Now()
+		l.cfg, l.err, l.at, l.changes = cfg, nil, p.opts.Now(), changes
 	case errs.KindOf(err) == errs.KindNotFound:
-		l.cfg, l.err, l.at = app.PublicPageConfig{}, err, p.opts.Now()
+		l.cfg, l.err, l.at, l.changes = app.PublicPageConfig{}, err, p.opts.Now(), changes
 	case first:
 		l.err, l.at = err, time.Time{} // try again on the next request
 	default:
@@ -257,6 +325,33 @@ func (l *lookup) current() (app.PublicPageConfig, error) {
 		return l.cfg, l.err
 	}
 	return l.cfg, nil
+}
+
+// current returns the cache entry of the page l leads to, known current
+// (fresh), and its configuration. When the page turns out to have been
+// deleted, renamed or moved to another domain since l was read, l is read
+// again, once.
+func (p *Public) current(ctx context.Context, l *lookup) (*page, app.PublicPageConfig, error) {
+	for try := 0; ; try++ {
+		cfg, err := l.current()
+		if err != nil {
+			return nil, cfg, err
+		}
+		pg, cfg, err := p.fresh(ctx, cfg)
+		if err == nil && l.names(cfg) {
+			return pg, cfg, nil
+		}
+		if err == nil {
+			err = errs.ErrNotFound
+		}
+		if try > 0 || errs.KindOf(err) != errs.KindNotFound {
+			return nil, cfg, err
+		}
+		l.mu.Lock()
+		l.refreshing = true
+		l.mu.Unlock()
+		p.awaitLookup(ctx, l)
+	}
 }
 
 // allow spends one request of the client's budget; false means the

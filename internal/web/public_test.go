@@ -169,9 +169,6 @@ func TestPublicPage(t *testing.T) {
 	})
 }
 
-// TestPageFollowsStateChanges: the cached page is rendered anew once a
-// component's state changes and the render is older than Refresh; until
-// then the old render is served.
 // TestWholeAndPartialAnswers: a page is sent whole in one answer with its
 // length, and ranges, HEAD and preconditions are answered as HTTP says.
 func TestWholeAndPartialAnswers(t *testing.T) {
@@ -210,11 +207,16 @@ func TestWholeAndPartialAnswers(t *testing.T) {
 	})
 }
 
+// TestPageFollowsStateChanges: a page left unread for longer than the
+// bound after a state change shows the new state to its very next reader,
+// and so do its summary and badge; a page read again within the bound
+// with nothing changed is served from the cache (its Age says how long
+// ago it was known current).
 func TestPageFollowsStateChanges(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{Refresh: time.Second}, func(t *testing.T, e *env) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		e.record(m, "x", monitor.ResultUp)
-		e.page(e.keyA, map[string]any{"slug": "flips", "title": "Flips",
+		created := e.page(e.keyA, map[string]any{"slug": "flips", "title": "Flips",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
 		status := func() string {
 			var sum struct{ Components []struct{ Status string } }
@@ -226,8 +228,61 @@ func TestPageFollowsStateChanges(t *testing.T) {
 		if got := status(); got != "operational" {
 			t.Fatalf("before: %s", got)
 		}
+		page := e.get("/status/flips")
+		if page.status != 200 || contains(page.body, "Major outage") {
+			t.Fatalf("page before: %d", page.status)
+		}
+		badge := "/status/flips/badge/" + componentIDs(created)["API"] + ".svg"
+		if b := e.get(badge); b.status != 200 || !contains(b.body, ">operational<") {
+			t.Fatalf("badge before: %d %s", b.status, b.body)
+		}
 		e.record(m, "x", monitor.ResultDown, monitor.ResultDown) // moves the clock a minute on
-		waitFor(t, "the page to show the outage", func() bool { return status() == "major_outage" })
+		if got := status(); got != "major_outage" {
+			t.Errorf("the first read after a quiet spell: %s, want major_outage", got)
+		}
+		after := e.get("/status/flips")
+		if after.status != 200 || !contains(after.body, "Major outage") || after.header.Get("Age") != "0" {
+			t.Errorf("page after: %d, Age %q", after.status, after.header.Get("Age"))
+		}
+		if b := e.get(badge); b.status != 200 || !contains(b.body, ">outage<") {
+			t.Errorf("badge after: %d %s", b.status, b.body)
+		}
+		// Within the bound and with nothing changed, the same render (its
+		// check, started by this read, may or may not have ended first).
+		e.clock.Advance(3 * time.Second)
+		later := e.get("/status/flips")
+		if age := later.header.Get("Age"); later.status != 200 || later.header.Get("ETag") != after.header.Get("ETag") || (age != "3" && age != "0") {
+			t.Errorf("a read 3 s later: %d, Age %q, ETag %s then %s", later.status, age, after.header.Get("ETag"), later.header.Get("ETag"))
+		}
+	})
+}
+
+// TestPageFollowsConfigChanges: a change made through this process
+// (components added) shows on the very next request; one made by another
+// node, which this process cannot hear of, shows on the first request
+// once the bound has passed.
+func TestPageFollowsConfigChanges(t *testing.T) {
+	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+		api := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
+		queue := e.monitor(e.keyA, "queue", "http://127.0.0.1:9/q", nil)
+		e.record(api, "x", monitor.ResultUp)
+		e.record(queue, "x", monitor.ResultDown, monitor.ResultDown)
+		p := e.page(e.keyA, map[string]any{"slug": "grows", "title": "Grows",
+			"groups": []any{map[string]any{"components": []any{component("monitorId", api, "Public API", "")}}}})
+		if r := e.get("/status/grows"); r.status != 200 || !contains(r.body, "Public API") || contains(r.body, "Job queue") {
+			t.Fatalf("before: %d", r.status)
+		}
+		e.api("PATCH", "/api/v1/status-pages/"+p["id"].(string), e.keyA, map[string]any{"groups": []any{
+			map[string]any{"components": []any{component("monitorId", api, "Public API", ""), component("monitorId", queue, "Job queue", "")}}}}, 200)
+		if r := e.get("/status/grows"); r.status != 200 || !contains(r.body, "Job queue") || !contains(r.body, "Partial outage") {
+			t.Errorf("the next request after components were added: %d", r.status)
+		}
+		// Another node renames the page behind this one's back.
+		e.exec(`UPDATE status_pages SET title = 'Grown', updated_at = updated_at + 1 WHERE slug = 'grows'`)
+		e.clock.Advance(6 * time.Second)
+		if r := e.get("/status/grows"); r.status != 200 || !contains(r.body, "Grown") {
+			t.Errorf("the first request past the bound after another node's change: %d", r.status)
+		}
 	})
 }
 
@@ -288,7 +343,9 @@ func TestPasswordPage(t *testing.T) {
 		}
 		// A new password ends the session.
 		e.api("PATCH", "/api/v1/status-pages/"+p["id"].(string), e.keyA, map[string]any{"password": "battery staple"}, 200)
-		waitFor(t, "the old session to end", func() bool { return e.get("/status/inner", "Cookie", value).status == http.StatusUnauthorized })
+		if r := e.get("/status/inner", "Cookie", value); r.status != http.StatusUnauthorized || contains(r.body, "Ledger") {
+			t.Errorf("the next request after a new password: %d", r.status)
+		}
 		// Guessing is bounded per address.
 		limited := false
 		for range 12 {
@@ -306,7 +363,7 @@ func TestPasswordPage(t *testing.T) {
 // TestPageSurvivesTheDatabase: once rendered, a page goes on being served,
 // with its age, while the tables it is read from are gone.
 func TestPageSurvivesTheDatabase(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{Refresh: time.Second, Timeout: 2 * time.Second}, func(t *testing.T, e *env) {
+	forEachEngine(t, web.PublicOptions{Timeout: 2 * time.Second}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		e.record(m, "x", monitor.ResultUp)
 		e.page(e.keyA, map[string]any{"slug": "sturdy", "title": "Sturdy",

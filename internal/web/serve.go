@@ -65,10 +65,10 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 		if ctype == "image/svg+xml" {
 			securityHeaders(w.Header(), imageCSP)
 		}
-		p.send(w, r, newRendered(body, ctype, time.Time{}), immutableCache, false)
+		p.send(w, r, newRendered(body, ctype, time.Time{}), immutableCache, time.Time{})
 		return
 	}
-	cfg, err := l.current()
+	pg, cfg, err := p.current(r.Context(), l)
 	if err != nil {
 		p.unavailable(w, r, err)
 		return
@@ -84,16 +84,16 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 			p.notFound(w, r)
 			return
 		}
-		p.send(w, r, newRendered(statuspage.Theme(cfg.Accent), "text/css; charset=utf-8", time.Time{}), immutableCache, false)
+		p.send(w, r, newRendered(statuspage.Theme(cfg.Accent), "text/css; charset=utf-8", time.Time{}), immutableCache, time.Time{})
 		return
 	case sub == "/logo":
-		p.serveLogo(w, r, cfg)
+		p.serveLogo(w, r, pg, cfg)
 		return
 	case strings.HasPrefix(sub, "/badge/"):
 		// Badges are embedded where no cookie goes (a README): on a
 		// protected page they are reached by the component's id, which
 		// only the page's readers and the API know.
-		p.serveBadge(w, r, cfg, strings.TrimPrefix(sub, "/badge/"))
+		p.serveBadge(w, r, pg, strings.TrimPrefix(sub, "/badge/"))
 		return
 	case post:
 		p.signIn(w, r, cfg, base)
@@ -108,7 +108,7 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 	}
 	switch sub {
 	case "/":
-		p.sendView(w, r, cfg, "html|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
+		p.sendView(w, r, pg, "html|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
 			b, err := statuspage.RenderPage(v.Page, statuspage.Options{Base: base})
 			return b, "text/html; charset=utf-8", err
 		})
@@ -116,17 +116,17 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 		if !protected {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
 		}
-		p.sendView(w, r, cfg, "summary|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
+		p.sendView(w, r, pg, "summary|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
 			b, err := statuspage.SummaryJSON(v.Page, p.pageURL(r, base))
 			return b, "application/json", err
 		})
 	case "/history.atom":
-		p.sendView(w, r, cfg, "atom|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
+		p.sendView(w, r, pg, "atom|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
 			b, err := statuspage.Feed(v.Page, v.Recent, p.pageURL(r, base))
 			return b, "application/atom+xml; charset=utf-8", err
 		})
 	case "/history":
-		p.serveHistory(w, r, cfg, base, cache)
+		p.serveHistory(w, r, pg, cfg, base, cache)
 	default:
 		p.notFound(w, r)
 	}
@@ -145,25 +145,21 @@ func (p *Public) pageURL(r *http.Request, base string) string {
 }
 
 // sendView sends what render makes of the page's current view.
-func (p *Public) sendView(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, key, cache string,
+func (p *Public) sendView(w http.ResponseWriter, r *http.Request, pg *page, key, cache string,
 	render func(app.StatusView, app.PublicPageConfig) ([]byte, string, error)) {
-	pg, err := p.page(r.Context(), cfg)
+	rd, asOf, err := pg.rendering(key, render)
 	if err != nil {
-		p.unavailable(w, r, err)
-		return
-	}
-	rd, err := pg.rendering(key, render)
-	if err != nil {
-		p.log.Error("status page render", "page", cfg.ID, "what", key, "err", err)
+		p.log.Error("status page render", "page", pg.id(), "what", key, "err", err)
 		plain(w, http.StatusInternalServerError, "This status page could not be shown.\n")
 		return
 	}
-	p.send(w, r, rd, cache, true)
+	p.send(w, r, rd, cache, asOf)
 }
 
-// send writes rd, answering conditional requests, with its age when it
-// is a render of a view.
-func (p *Public) send(w http.ResponseWriter, r *http.Request, rd *rendered, cache string, withAge bool) {
+// send writes rd, answering conditional requests, with its Age when it
+// is a render of a view: the time since asOf, when what it shows was last
+// known current.
+func (p *Public) send(w http.ResponseWriter, r *http.Request, rd *rendered, cache string, asOf time.Time) {
 	h := w.Header()
 	if rd.compressible() {
 		h.Add("Vary", "Accept-Encoding")
@@ -175,8 +171,8 @@ func (p *Public) send(w http.ResponseWriter, r *http.Request, rd *rendered, cach
 	h.Set("Content-Type", rd.ctype)
 	h.Set("Cache-Control", cache)
 	h.Set("ETag", rd.etag)
-	if withAge && !rd.builtAt.IsZero() {
-		h.Set("Age", strconv.Itoa(max(int(p.opts.Now().Sub(rd.builtAt)/time.Second), 0)))
+	if !asOf.IsZero() {
+		h.Set("Age", strconv.Itoa(max(int(p.opts.Now().Sub(asOf)/time.Second), 0)))
 	}
 	if !unconditional(r) {
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(rd.body))
@@ -255,19 +251,14 @@ func (p *Public) unavailable(w http.ResponseWriter, r *http.Request, err error) 
 
 // serveBadge answers /badge/{component}.svg: the component's state, or with
 // ?uptime=24h|7d|30d its availability over that span.
-func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, name string) {
+func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, pg *page, name string) {
 	id, ok := strings.CutSuffix(name, ".svg")
 	window := r.URL.Query().Get("uptime")
 	if !ok || (window != "" && window != "24h" && window != "7d" && window != "30d") {
 		p.notFound(w, r)
 		return
 	}
-	pg, err := p.page(r.Context(), cfg)
-	if err != nil {
-		p.unavailable(w, r, err)
-		return
-	}
-	rd, err := pg.rendering("badge|"+id+"|"+window, func(v app.StatusView, _ app.PublicPageConfig) ([]byte, string, error) {
+	rd, asOf, err := pg.rendering("badge|"+id+"|"+window, func(v app.StatusView, _ app.PublicPageConfig) ([]byte, string, error) {
 		for _, g := range v.Page.Groups {
 			for _, c := range g.Components {
 				if c.ID != id {
@@ -288,25 +279,19 @@ func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, cfg app.Publ
 	}
 	securityHeaders(w.Header(), imageCSP)
 	w.Header().Del("X-Frame-Options")
-	p.send(w, r, rd, badgeCache, true)
+	p.send(w, r, rd, badgeCache, asOf)
 }
 
 // serveLogo answers /logo?v=…: the page's uploaded logo, cached forever
 // under its version.
-func (p *Public) serveLogo(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig) {
+func (p *Public) serveLogo(w http.ResponseWriter, r *http.Request, pg *page, cfg app.PublicPageConfig) {
 	if cfg.LogoVersion == "" {
 		p.notFound(w, r)
 		return
 	}
-	p.mu.Lock()
-	pg := p.pages[cfg.ID]
-	p.mu.Unlock()
-	var rd *rendered
-	if pg != nil {
-		pg.mu.Lock()
-		rd = pg.logo
-		pg.mu.Unlock()
-	}
+	pg.mu.Lock()
+	rd := pg.logo
+	pg.mu.Unlock()
 	if rd == nil || rd.etag != `"`+cfg.LogoVersion+`"` {
 		ctype, data, version, err := p.app.PublicStatusPageLogo(r.Context(), cfg.ID)
 		if err != nil {
@@ -314,22 +299,20 @@ func (p *Public) serveLogo(w http.ResponseWriter, r *http.Request, cfg app.Publi
 			return
 		}
 		rd = &rendered{body: data, ctype: ctype, etag: `"` + version + `"`}
-		if pg != nil {
-			pg.mu.Lock()
-			pg.logo = rd
-			pg.mu.Unlock()
-		}
+		pg.mu.Lock()
+		pg.logo = rd
+		pg.mu.Unlock()
 	}
 	cache := "public, max-age=300"
 	if r.URL.Query().Get("v") == cfg.LogoVersion {
 		cache = immutableCache
 	}
 	securityHeaders(w.Header(), imageCSP)
-	p.send(w, r, rd, cache, false)
+	p.send(w, r, rd, cache, time.Time{})
 }
 
 // serveHistory answers /history?month=YYYY-MM (default: this month).
-func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, base, cache string) {
+func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, pg *page, cfg app.PublicPageConfig, base, cache string) {
 	now := p.opts.Now().UTC()
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	if q := r.URL.Query().Get("month"); q != "" {
@@ -340,16 +323,11 @@ func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, cfg app.Pu
 		}
 		month = m
 	}
-	pg, err := p.page(r.Context(), cfg)
-	if err != nil {
-		p.unavailable(w, r, err)
-		return
-	}
 	key := month.Format("2006-01") + "|" + base
 	pg.mu.Lock()
 	rd := pg.history[key]
 	pg.mu.Unlock()
-	if rd == nil || p.opts.Now().Sub(rd.builtAt) >= p.opts.Refresh {
+	if rd == nil || p.opts.Now().Sub(rd.builtAt) >= p.opts.Fresh {
 		ctx, cancel := context.WithTimeout(r.Context(), p.opts.Timeout)
 		h, err := p.app.StatusPageHistory(ctx, cfg, month)
 		cancel()
@@ -373,5 +351,5 @@ func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, cfg app.Pu
 			p.log.Warn("status page history failed; serving the last one", "page", cfg.ID, "err", err)
 		}
 	}
-	p.send(w, r, rd, cache, true)
+	p.send(w, r, rd, cache, rd.builtAt)
 }

@@ -342,7 +342,7 @@ var flashes = map[string]webui.Flash{
 
 	// The status pages'.
 	"status-page-created": {Kind: webui.FlashSuccess, Message: "The status page is created and live at its address. Add its components below."},
-	"status-page-saved":   {Kind: webui.FlashSuccess, Message: "The status page is saved. Readers see the change within a few seconds."},
+	"status-page-saved":   {Kind: webui.FlashSuccess, Message: "The status page is saved. Its readers see the change from their next visit on."},
 	"status-page-deleted": {Kind: webui.FlashSuccess, Message: "The status page is deleted. Its address answers “not found”."},
 }
 
