@@ -246,7 +246,10 @@ func TestTwoFactor(t *testing.T) {
 			wantKind(t, "half-signed-in session", err, errs.KindUnauthenticated)
 			_, err = e.a.SecondFactor(ctx, res.Token, "123456", "192.0.2.1", "")
 			wantKind(t, "wrong code", err, errs.KindUnauthenticated)
-			done, err := e.a.SecondFactor(ctx, res.Token, code(t, setup.Secret, e.now()), "192.0.2.1", "")
+			// The code that confirmed the setup is used up (TestTOTPReplay).
+			_, err = e.a.SecondFactor(ctx, res.Token, code(t, setup.Secret, e.now()), "192.0.2.1", "")
+			wantKind(t, "the confirming code", err, errs.KindUnauthenticated)
+			done, err := e.a.SecondFactor(ctx, res.Token, code(t, setup.Secret, e.now().Add(30*time.Second)), "192.0.2.1", "")
 			check(t, err)
 			if done.Token == res.Token {
 				t.Fatal("the session kept its half-way token")
