@@ -2,10 +2,12 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/racedetector"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
@@ -122,6 +124,38 @@ func TestSignInLimits(t *testing.T) {
 			}
 			if got := e.attempt(t, owner, ownerPassword, "192.0.2.8"); got != "in" {
 				t.Fatalf("another address beside the spray: %s", got)
+			}
+		})
+	}
+}
+
+// TestSignInAnswersAlikeTiming: an e-mail without an account costs what
+// a wrong password costs, password hash, limits and all, so the time of
+// the answer tells nobody who has an account. Attempts alternate, each
+// from a fresh address, and the median of each pair's ratio is compared,
+// loosely enough for a busy machine and tightly enough to catch a skipped
+// hash (a ratio near zero).
+func TestSignInAnswersAlikeTiming(t *testing.T) {
+	racedetector.Skip(t, "measures latency")
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			e := newWebEnv(t, eng)
+			timed := func(email string, i int) time.Duration {
+				start := time.Now()
+				if got := e.attempt(t, email, "not the password", fmt.Sprint("198.51.100.", i)); got != "wrong" {
+					t.Fatalf("attempt %d at %s: %s", i, email, got)
+				}
+				return time.Since(start)
+			}
+			var ratios []float64
+			for i := range 25 {
+				wrong := timed("owner@acme.test", 2*i)
+				unknown := timed("nobody@acme.test", 2*i+1)
+				ratios = append(ratios, float64(unknown)/float64(wrong))
+			}
+			slices.Sort(ratios)
+			if r := ratios[len(ratios)/2]; r < 0.5 || r > 2 {
+				t.Fatalf("an unknown e-mail takes %.2f times as long as a wrong password (ratios %.2f)", r, ratios)
 			}
 		})
 	}
