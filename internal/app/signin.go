@@ -256,7 +256,7 @@ func (a *App) SecondFactor(ctx context.Context, token, code, addr, ua string) (S
 	if err != nil || !s.SecondFactorPending {
 		return SignedIn{}, ErrNoSession
 	}
-	if retry, err := a.limitSignIn(ctx, "2fa|"+s.UserID, addr); err != nil || retry > 0 {
+	if retry, err := a.limitSignIn(ctx, "2fa|"+s.UserID, "addr|"+addr); err != nil || retry > 0 {
 		return SignedIn{RetryAfter: retry}, err
 	}
 	u, err := a.store.UserByID(ctx, s.UserID)

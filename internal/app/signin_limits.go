@@ -98,16 +98,17 @@ func (a *App) succeeded(ctx context.Context, c signInCharge) error {
 	return a.rates.give(ctx, c.bucket, c.rule.every)
 }
 
-// limitSignIn takes one attempt from each of two buckets, the person's
-// (keyed by their id) and the address's; a positive duration is how long
-// to wait when one is empty. It limits the steps that only someone past
-// the password or signed in can take: the second factor, and checking the
-// password to change it or turn two-factor sign-in off.
-func (a *App) limitSignIn(ctx context.Context, personBucket, addr string) (time.Duration, error) {
+// limitSignIn takes one attempt from each of two buckets, a person's or
+// a form's (keyed by the person's id, or the address for sign-up) and the
+// address's ("addr|" and the address); a positive duration is how long to
+// wait when one is empty. It limits the steps that only someone past the
+// password or signed in can take (the second factor, checking the
+// password to change it or turn two-factor sign-in off) and signing up.
+func (a *App) limitSignIn(ctx context.Context, firstBucket, addrBucket string) (time.Duration, error) {
 	for _, b := range []struct {
 		name string
 		rule bucketRule
-	}{{"signin|" + personBucket, signInAccount}, {"signin|addr|" + addr, signInAddr}} {
+	}{{"signin|" + firstBucket, signInAccount}, {"signin|" + addrBucket, signInAddr}} {
 		ok, wait, err := a.takeAttempt(ctx, b.name, b.rule)
 		if err != nil || !ok {
 			return wait, err

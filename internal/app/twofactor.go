@@ -194,7 +194,11 @@ func totpStep(code, secret string, now time.Time) (int64, bool) {
 	}
 	opts := hotp.ValidateOpts{Digits: totpOpts.Digits, Algorithm: totpOpts.Algorithm}
 	current := now.Unix() / int64(totpOpts.Period)
-	for _, step := range []int64{current, current + 1, current - 1} {
+	steps := []int64{current}
+	for i := range int64(totpOpts.Skew) {
+		steps = append(steps, current+i+1, current-i-1)
+	}
+	for _, step := range steps {
 		if ok, err := hotp.ValidateCustom(code, uint64(step), secret, opts); err == nil && ok {
 			return step, true
 		}
