@@ -93,7 +93,7 @@ func TestSignInLimits(t *testing.T) {
 			// Right passwords charge no account bucket: more sign-ins in a
 			// row than the account's burst, all in.
 			e.advance(time.Hour)
-			for i := range signInAccount.burst * 2 {
+			for i := range signInAccount.burst + 1 {
 				if got := e.attempt(t, owner, ownerPassword, "192.0.2.5"); got != "in" {
 					t.Fatalf("right password %d in a row: %s", i+1, got)
 				}
