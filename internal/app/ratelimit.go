@@ -60,6 +60,9 @@ type rateBuckets interface {
 	// is returned; when refused nothing changes and the current TAT is
 	// returned (the caller derives Retry-After from it).
 	take(ctx context.Context, bucket string, now time.Time, emission, tolerance time.Duration) (rateDecision, error)
+	// give gives back one token taken with this emission, as if it had
+	// never been taken.
+	give(ctx context.Context, bucket string, emission time.Duration) error
 	// purge forgets buckets that are full again (TAT before now), which
 	// changes no decision.
 	purge(ctx context.Context, now time.Time) (int64, error)
@@ -93,6 +96,11 @@ func (b localBuckets) take(_ context.Context, bucket string, now time.Time, emis
 	return rateDecision{Allowed: ok, TAT: fromMicros(tat)}, nil
 }
 
+func (b localBuckets) give(_ context.Context, bucket string, emission time.Duration) error {
+	b.m.GiveMicros(bucket, emission.Microseconds())
+	return nil
+}
+
 func (b localBuckets) purge(_ context.Context, now time.Time) (int64, error) {
 	return b.m.Purge(now.UnixMicro()), nil
 }
@@ -120,6 +128,13 @@ func (b *sharedBuckets) take(ctx context.Context, bucket string, now time.Time, 
 	tat, k := l.TAT.UnixMicro(), l.N
 	b.leases.put(bucket, nowUS, tat, k-1, nowUS+max(k*em, leaseMinLife.Microseconds()))
 	return rateDecision{Allowed: true, TAT: fromMicros(tat - (k-1)*em)}, nil
+}
+
+// give returns the token to the shared bucket, whether it was charged
+// there by this request or earlier in a lease: either way it was charged
+// once, so the shared count stays right.
+func (b *sharedBuckets) give(ctx context.Context, bucket string, emission time.Duration) error {
+	return b.db.GiveToken(ctx, bucket, emission)
 }
 
 func (b *sharedBuckets) purge(ctx context.Context, now time.Time) (int64, error) {

@@ -100,11 +100,25 @@ func testRateLimit(t *testing.T, e storetest.Engine) {
 		t.Fatalf("%d of %d concurrent takes allowed, want 5", count, n)
 	}
 
+	// A token given back is as if never taken: of a spent bucket, one
+	// more; of a full or unknown one, nothing more.
+	equal(take(db, "key_d", t0).Allowed, true)
+	for range 2 {
+		check(db.give(ctx, "key_d", em))
+	}
+	check(db.give(ctx, "key_unknown", em))
+	for i := range 5 {
+		equal(take(db, "key_d", t0), rateDecision{Allowed: true, TAT: t0.Add(time.Duration(i+1) * em)})
+	}
+	check(db.give(ctx, "key_d", em))
+	equal(take(db, "key_d", t0), rateDecision{Allowed: true, TAT: t0.Add(tol)})
+	equal(take(db, "key_d", t0).Allowed, false)
+
 	// Full buckets are forgotten without changing any decision.
 	purged, err := db.purge(ctx, idle.Add(time.Hour))
 	check(err)
-	if purged != 3 {
-		t.Fatalf("PurgeRateLimits removed %d buckets, want 3", purged)
+	if purged != 4 {
+		t.Fatalf("PurgeRateLimits removed %d buckets, want 4", purged)
 	}
 	equal(take(db, "key_a", idle.Add(time.Hour)).TAT, idle.Add(time.Hour+em))
 

@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/internal/store"
 )
 
 // People sign in to the web app with their e-mail and password, and, when
@@ -45,11 +46,6 @@ const (
 	// MaxEmailLen is RFC 5321's limit on an address.
 	MaxEmailLen  = 254
 	maxUserAgent = 200
-
-	// Sign-in attempts, right or wrong, are limited per account and per
-	// client address (GCRA): a burst, then one attempt per interval.
-	signInAccountBurst, signInAccountEvery = 10, 30 * time.Second
-	signInAddrBurst, signInAddrEvery       = 30, 6 * time.Second
 )
 
 // errWrongCredentials is the one answer for an unknown e-mail and a wrong
@@ -89,33 +85,29 @@ type WebSession struct {
 
 // SignIn checks an e-mail and password and starts a session: a full one,
 // or one that still needs the second factor. Wrong e-mail and wrong
-// password are one error, which takes as long either way.
+// password are one error, which takes as long either way. Attempts are
+// limited per address and per account (signin_limits.go).
 func (a *App) SignIn(ctx context.Context, req SignInRequest) (SignedIn, error) {
 	email := strings.ToLower(strings.TrimSpace(req.Email))
-	// The account's bucket is named by a hash: the e-mail is whatever was
-	// typed, and bucket names are stored.
+	// The account's buckets are named by a hash: the e-mail is whatever
+	// was typed, and bucket names are stored.
 	sum := sha256.Sum256([]byte(email))
-	if retry, err := a.limitSignIn(ctx, "account|"+hex.EncodeToString(sum[:16]), "addr|"+req.ClientAddr); err != nil || retry > 0 {
+	charge, retry, err := a.admitSignIn(ctx, hex.EncodeToString(sum[:16]), req.ClientAddr)
+	if err != nil || retry > 0 {
 		return SignedIn{RetryAfter: retry}, err
 	}
-	if email == "" || len(email) > MaxEmailLen || !clean.Valid(email) || req.Password == "" || len(req.Password) > MaxPasswordLen {
-		burnPasswordCheck()
-		return SignedIn{}, errWrongCredentials
-	}
-	u, err := a.store.UserByEmail(ctx, email)
-	if errs.KindOf(err) == errs.KindNotFound {
-		burnPasswordCheck()
-		return SignedIn{}, errWrongCredentials
-	}
+	u, ok, err := a.checkCredentials(ctx, email, req.Password)
 	if err != nil {
 		return SignedIn{}, err
 	}
-	ok, err := secrets.VerifyPassword(u.PasswordHash, req.Password)
-	if err != nil {
-		return SignedIn{}, fmt.Errorf("user %s: %w", u.ID, err)
-	}
 	if !ok {
+		if err := a.failed(ctx, charge); err != nil {
+			return SignedIn{}, err
+		}
 		return SignedIn{}, errWrongCredentials
+	}
+	if err := a.succeeded(ctx, charge); err != nil {
+		return SignedIn{}, err
 	}
 	pending := len(u.TOTPSecret) > 0
 	token, _, err := a.startSession(ctx, u.ID, pending, req.ClientAddr, req.UserAgent)
@@ -125,24 +117,27 @@ func (a *App) SignIn(ctx context.Context, req SignInRequest) (SignedIn, error) {
 	return SignedIn{Token: token, NeedsSecondFactor: pending, MustChangePassword: u.MustChangePassword && !pending}, nil
 }
 
-// limitSignIn takes one attempt from each bucket; a positive duration is
-// how long to wait when one is empty.
-func (a *App) limitSignIn(ctx context.Context, accountBucket, addrBucket string) (time.Duration, error) {
-	for _, b := range []struct {
-		name  string
-		burst int
-		every time.Duration
-	}{{"signin|" + accountBucket, signInAccountBurst, signInAccountEvery}, {"signin|" + addrBucket, signInAddrBurst, signInAddrEvery}} {
-		now := a.now()
-		d, err := a.rates.take(ctx, b.name, now, b.every, b.every*time.Duration(b.burst))
-		if err != nil {
-			return 0, err
-		}
-		if !d.Allowed {
-			return max(d.TAT.Sub(now)-b.every*time.Duration(b.burst-1), time.Second), nil
-		}
+// checkCredentials finds the user with this e-mail and checks their
+// password. A malformed e-mail or password, an unknown e-mail and a wrong
+// password all cost one password check and answer !ok.
+func (a *App) checkCredentials(ctx context.Context, email, password string) (account.User, bool, error) {
+	if email == "" || len(email) > MaxEmailLen || !clean.Valid(email) || password == "" || len(password) > MaxPasswordLen {
+		burnPasswordCheck()
+		return account.User{}, false, nil
 	}
-	return 0, nil
+	u, err := a.store.UserByEmail(ctx, email)
+	if errs.KindOf(err) == errs.KindNotFound {
+		burnPasswordCheck()
+		return account.User{}, false, nil
+	}
+	if err != nil {
+		return account.User{}, false, err
+	}
+	ok, err := secrets.VerifyPassword(u.PasswordHash, password)
+	if err != nil {
+		return account.User{}, false, fmt.Errorf("user %s: %w", u.ID, err)
+	}
+	return u, ok, nil
 }
 
 var dummyHash = sync.OnceValue(func() string {
@@ -254,7 +249,8 @@ func (a *App) PendingSecondFactor(ctx context.Context, token string) bool {
 
 // SecondFactor finishes signing in with a code from the authenticator app
 // or an unused recovery code. The half-finished session is replaced by a
-// new one, under a new token.
+// new one, under a new token, in the transaction that uses the code up:
+// of two sign-ins with one code, one succeeds.
 func (a *App) SecondFactor(ctx context.Context, token, code, addr, ua string) (SignedIn, error) {
 	s, err := a.session(ctx, token)
 	if err != nil || !s.SecondFactorPending {
@@ -267,22 +263,40 @@ func (a *App) SecondFactor(ctx context.Context, token, code, addr, ua string) (S
 	if err != nil {
 		return SignedIn{}, err
 	}
-	ok, err := a.checkSecondFactor(ctx, u, code)
+	f, ok, err := a.checkSecondFactor(u, code)
 	if err != nil {
 		return SignedIn{}, err
 	}
 	if !ok {
-		return SignedIn{}, &errs.Error{Kind: errs.KindUnauthenticated, Message: "That code is not right. Try the newest code, or a recovery code."}
+		return SignedIn{}, errWrongCode
 	}
-	if err := a.store.DeleteSession(ctx, s.ID); err != nil {
-		return SignedIn{}, err
-	}
-	next, _, err := a.startSession(ctx, u.ID, false, addr, ua)
+	next, nextToken := a.newSession(u.ID, false, addr, ua)
+	err = a.store.InTx(ctx, func(tx *store.Tx) error {
+		ended, err := tx.EndPendingSession(ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		if !ended {
+			return ErrNoSession
+		}
+		used, err := a.useSecondFactor(ctx, tx, u.ID, f)
+		if err != nil {
+			return err
+		}
+		if !used {
+			return errWrongCode
+		}
+		return tx.CreateSession(ctx, next)
+	})
 	if err != nil {
 		return SignedIn{}, err
 	}
-	return SignedIn{Token: next, MustChangePassword: u.MustChangePassword}, nil
+	return SignedIn{Token: nextToken, MustChangePassword: u.MustChangePassword}, nil
 }
+
+// errWrongCode answers a second factor that is not right, or was used
+// already (a TOTP code within its time step, a recovery code).
+var errWrongCode = &errs.Error{Kind: errs.KindUnauthenticated, Message: "That code is not right, or was used already. Try the next code, or a recovery code."}
 
 // SignOut ends the session token names, if any.
 func (a *App) SignOut(ctx context.Context, token string) error {

@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/hotp"
 	"github.com/pquerna/otp/totp"
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/internal/store"
 )
 
 // Two-factor sign-in is TOTP (RFC 6238: six digits, 30 seconds, SHA-1, the
@@ -93,7 +95,8 @@ func (a *App) ConfirmTOTP(ctx context.Context, ws WebSession, pending, code stri
 	if until, err := strconv.ParseInt(untilText, 10, 64); err != nil || a.now().Unix() > until {
 		return nil, expired
 	}
-	if !validTOTP(normalizeCode(code), secret, a.now()) {
+	step, ok := totpStep(normalizeCode(code), secret, a.now())
+	if !ok {
 		return nil, &errs.Error{Kind: errs.KindInvalid, Message: "That code is not right.",
 			Fields: []errs.FieldError{{Pointer: "/code", Message: "does not match; type the code your app shows now"}}}
 	}
@@ -102,7 +105,8 @@ func (a *App) ConfirmTOTP(ctx context.Context, ws WebSession, pending, code stri
 		return nil, err
 	}
 	codes, hashes := newRecoveryCodes()
-	if err := a.store.EnableTOTP(ctx, ws.User.ID, sealed, a.now(), hashes); err != nil {
+	// The confirming code is used up: it cannot sign in as well.
+	if err := a.store.EnableTOTP(ctx, ws.User.ID, sealed, a.now(), step, hashes); err != nil {
 		return nil, err
 	}
 	return codes, nil
@@ -145,30 +149,61 @@ func (a *App) TwoFactor(ctx context.Context, ws WebSession) (TwoFactorStatus, er
 	return TwoFactorStatus{On: true, Since: ws.User.TOTPEnabledAt, RecoveryCodes: n}, err
 }
 
-// checkSecondFactor accepts a current TOTP code or an unused recovery
-// code (which is then used up).
-func (a *App) checkSecondFactor(ctx context.Context, u account.User, code string) (bool, error) {
-	code = normalizeCode(code)
-	if len(code) == 6 {
-		secret, err := a.keys.Open(u.TOTPSecret, totpAAD(u.ID))
-		if err != nil {
-			return false, err
-		}
-		return validTOTP(code, string(secret), a.now()), nil
-	}
-	if len(code) != 10 {
-		return false, nil
-	}
-	sum := sha256.Sum256([]byte(code))
-	return a.store.UseRecoveryCode(ctx, u.ID, sum[:], a.now())
+// secondFactor is a code that passed its check, to be used up in the
+// transaction that finishes signing in: a TOTP time step, or the hash of
+// a recovery code.
+type secondFactor struct {
+	step     int64
+	recovery []byte
 }
 
-func validTOTP(code, secret string, now time.Time) bool {
-	if len(code) != 6 {
-		return false
+// checkSecondFactor checks a TOTP code or a recovery code, without using
+// it up (useSecondFactor does).
+func (a *App) checkSecondFactor(u account.User, code string) (secondFactor, bool, error) {
+	code = normalizeCode(code)
+	switch len(code) {
+	case 6:
+		secret, err := a.keys.Open(u.TOTPSecret, totpAAD(u.ID))
+		if err != nil {
+			return secondFactor{}, false, err
+		}
+		step, ok := totpStep(code, string(secret), a.now())
+		return secondFactor{step: step}, ok, nil
+	case 10:
+		sum := sha256.Sum256([]byte(code))
+		return secondFactor{recovery: sum[:]}, true, nil
 	}
-	ok, err := totp.ValidateCustom(code, secret, now, totpOpts)
-	return err == nil && ok
+	return secondFactor{}, false, nil
+}
+
+// useSecondFactor uses f up: a TOTP step must be later than the last one
+// used (RFC 6238 §5.2: each step's code works once), a recovery code
+// unused. used is false when it was not.
+func (a *App) useSecondFactor(ctx context.Context, tx *store.Tx, userID string, f secondFactor) (used bool, err error) {
+	if f.recovery != nil {
+		return tx.UseRecoveryCode(ctx, userID, f.recovery, a.now())
+	}
+	return tx.UseTOTPStep(ctx, userID, f.step)
+}
+
+// totpStep finds the time step whose code code is, among those accepted
+// at now: the current one, and one either side for a clock that drifts.
+func totpStep(code, secret string, now time.Time) (int64, bool) {
+	if len(code) != 6 {
+		return 0, false
+	}
+	opts := hotp.ValidateOpts{Digits: totpOpts.Digits, Algorithm: totpOpts.Algorithm}
+	current := now.Unix() / int64(totpOpts.Period)
+	steps := []int64{current}
+	for i := range int64(totpOpts.Skew) {
+		steps = append(steps, current+i+1, current-i-1)
+	}
+	for _, step := range steps {
+		if ok, err := hotp.ValidateCustom(code, uint64(step), secret, opts); err == nil && ok {
+			return step, true
+		}
+	}
+	return 0, false
 }
 
 // normalizeCode drops what people type around a code: spaces and dashes,

@@ -70,6 +70,18 @@ func (m *Memory) TakeMicros(bucket string, now, emission, tolerance int64) (bool
 	return true, next
 }
 
+// GiveMicros gives back one token taken from bucket with this emission
+// (µs), as if it had never been taken: an attempt that turned out not to
+// count. A bucket forgotten meanwhile was full, and stays so.
+func (m *Memory) GiveMicros(bucket string, emission int64) {
+	s := m.shard(bucket)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tat, ok := s.tat[bucket]; ok {
+		s.tat[bucket] = tat - emission
+	}
+}
+
 func (s *shard) sweep(now int64) (n int64) {
 	for b, tat := range s.tat {
 		if tat < now {

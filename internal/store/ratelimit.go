@@ -63,6 +63,14 @@ func (db *DB) TakeTokens(ctx context.Context, bucket string, now time.Time, emis
 	return TokenLease{TAT: fromMicros(tat)}, nil
 }
 
+// GiveToken gives back to bucket one token of this emission, as if it had
+// never been taken. A bucket purged meanwhile was full, and stays so.
+func (db *DB) GiveToken(ctx context.Context, bucket string, emission time.Duration) (err error) {
+	defer errs.Wrap(&err, "store.GiveToken")
+	_, err = db.w.ExecContext(ctx, `UPDATE rate_limits SET tat = tat - $2 WHERE bucket = $1`, bucket, emission.Microseconds())
+	return err
+}
+
 // PurgeRateLimits forgets buckets that are full again (TAT before now),
 // which changes no decision.
 func (db *DB) PurgeRateLimits(ctx context.Context, now time.Time) (n int64, err error) {

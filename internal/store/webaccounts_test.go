@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +33,8 @@ func TestWebAccounts(t *testing.T) {
 		{"ChangePassword", testWebChangePassword},
 		{"TOTP", testWebTOTP},
 		{"RecoveryCodeRace", testWebRecoveryCodeRace},
+		{"SecondFactorInTx", testWebSecondFactorInTx},
+		{"TOTPStepRace", testWebTOTPStepRace},
 		{"Workspaces", testWebWorkspaces},
 		{"LastOwner", testWebLastOwner},
 		{"OwnersDemoteEachOther", testWebOwnersDemoteEachOther},
@@ -211,8 +214,8 @@ func testWebTOTP(t *testing.T, e storetest.Engine) {
 		equal(t, n, want)
 	}
 
-	check(t, db.EnableTOTP(ctx, u.ID, []byte("sealed-1"), t0, [][]byte{hashOf("a"), hashOf("b"), hashOf("c")}))
-	check(t, db.EnableTOTP(ctx, other.ID, []byte("sealed-o"), t0, [][]byte{hashOf("a")}))
+	check(t, db.EnableTOTP(ctx, u.ID, []byte("sealed-1"), t0, 1000, [][]byte{hashOf("a"), hashOf("b"), hashOf("c")}))
+	check(t, db.EnableTOTP(ctx, other.ID, []byte("sealed-o"), t0, 1000, [][]byte{hashOf("a")}))
 	got, err = db.UserByEmail(ctx, u.Email)
 	check(t, err)
 	equal(t, got.TOTPSecret, []byte("sealed-1"))
@@ -232,7 +235,7 @@ func testWebTOTP(t *testing.T, e storetest.Engine) {
 	left(other.ID, 1) // the same code of another person is theirs still
 
 	// Enabling again (a new authenticator) replaces the codes, used or not.
-	check(t, db.EnableTOTP(ctx, u.ID, []byte("sealed-2"), t0.Add(time.Hour), [][]byte{hashOf("b"), hashOf("d")}))
+	check(t, db.EnableTOTP(ctx, u.ID, []byte("sealed-2"), t0.Add(time.Hour), 1000, [][]byte{hashOf("b"), hashOf("d")}))
 	got, err = db.UserByID(ctx, u.ID)
 	check(t, err)
 	equal(t, got.TOTPSecret, []byte("sealed-2"))
@@ -253,7 +256,7 @@ func testWebTOTP(t *testing.T, e storetest.Engine) {
 	}
 	left(u.ID, 0)
 	left(other.ID, 1)
-	wantKind(t, db.EnableTOTP(ctx, "usr_missing", []byte("s"), t0, nil), errs.ErrNotFound)
+	wantKind(t, db.EnableTOTP(ctx, "usr_missing", []byte("s"), t0, 1000, nil), errs.ErrNotFound)
 	wantKind(t, db.DisableTOTP(ctx, "usr_missing"), errs.ErrNotFound)
 
 	// A user created with two-factor on keeps it.
@@ -269,7 +272,7 @@ func testWebTOTP(t *testing.T, e storetest.Engine) {
 func testWebRecoveryCodeRace(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	u, _ := seed(t, db, "acme")
-	check(t, db.EnableTOTP(ctx, u.ID, []byte("sealed"), t0, [][]byte{hashOf("a"), hashOf("b")}))
+	check(t, db.EnableTOTP(ctx, u.ID, []byte("sealed"), t0, 1000, [][]byte{hashOf("a"), hashOf("b")}))
 	const n = 8
 	var (
 		wg    sync.WaitGroup
@@ -287,6 +290,128 @@ func testWebRecoveryCodeRace(t *testing.T, e storetest.Engine) {
 	left, err := db.RecoveryCodesLeft(ctx, u.ID)
 	check(t, err)
 	equal(t, left, 1)
+}
+
+// The primitives that finish a sign-in with a second factor: a TOTP step
+// is used once and only after the last, a pending session ends once.
+func testWebSecondFactorInTx(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	u, _ := seed(t, db, "acme")
+	useStep := func(userID string, step int64) (used bool) {
+		t.Helper()
+		check(t, db.InTx(ctx, func(tx *store.Tx) (err error) {
+			used, err = tx.UseTOTPStep(ctx, userID, step)
+			return err
+		}))
+		return used
+	}
+	equal(t, useStep(u.ID, 5), false) // two-factor sign-in is off
+	check(t, db.EnableTOTP(ctx, u.ID, []byte("sealed"), t0, 1000, nil))
+	equal(t, useStep(u.ID, 1000), false) // the step that confirmed it
+	equal(t, useStep(u.ID, 999), false)
+	equal(t, useStep(u.ID, 1001), true)
+	equal(t, useStep(u.ID, 1001), false) // once
+	equal(t, useStep(u.ID, 1003), true)
+	equal(t, useStep(u.ID, 1002), false) // never before the last
+	equal(t, useStep(u.ID, 1000), false)
+	equal(t, useStep("usr_missing", 2000), false)
+	check(t, db.DisableTOTP(ctx, u.ID))
+	equal(t, useStep(u.ID, 2000), false)
+	check(t, db.EnableTOTP(ctx, u.ID, []byte("sealed-2"), t0, 10, nil)) // a new authenticator starts afresh
+	equal(t, useStep(u.ID, 11), true)
+
+	// A session ends once, and only while it waits for the second factor;
+	// what the transaction did is undone when it fails.
+	pending, full := newSession(u.ID, "token-p", t0), newSession(u.ID, "token-f", t0)
+	pending.SecondFactorPending = true
+	check(t, db.CreateSession(ctx, pending))
+	check(t, db.CreateSession(ctx, full))
+	next := newSession(u.ID, "token-n", t0)
+	failed := errors.New("the code was used")
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		ended, err := tx.EndPendingSession(ctx, pending.ID)
+		check(t, err)
+		equal(t, ended, true)
+		check(t, tx.CreateSession(ctx, next))
+		return failed
+	})
+	if !errors.Is(err, failed) {
+		t.Fatalf("InTx: %v", err)
+	}
+	for _, s := range []account.Session{pending, full} {
+		_, err := db.SessionByTokenHash(ctx, s.TokenHash)
+		check(t, err)
+	}
+	_, err = db.SessionByTokenHash(ctx, next.TokenHash)
+	wantKind(t, err, errs.ErrNotFound)
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{{pending.ID, true}, {pending.ID, false}, {full.ID, false}, {"ses_missing", false}} {
+		check(t, db.InTx(ctx, func(tx *store.Tx) error {
+			ended, err := tx.EndPendingSession(ctx, c.id)
+			equal(t, ended, c.want)
+			return err
+		}))
+	}
+	_, err = db.SessionByTokenHash(ctx, full.TokenHash)
+	check(t, err)
+}
+
+// Of several sign-ins racing with one TOTP step, each in the transaction
+// that replaces its own half-finished session, exactly one commits; the
+// others leave their session waiting.
+func testWebTOTPStepRace(t *testing.T, e storetest.Engine) {
+	db := storetest.OpenDB(t, e)
+	u, _ := seed(t, db, "acme")
+	check(t, db.EnableTOTP(ctx, u.ID, []byte("sealed"), t0, 1000, nil))
+	const n = 8
+	var (
+		wg       sync.WaitGroup
+		pending  [n]account.Session
+		finished [n]bool
+		fails    [n]error
+	)
+	errUsed := errors.New("used already")
+	for i := range n {
+		pending[i] = newSession(u.ID, fmt.Sprint("pending-", i), t0)
+		pending[i].SecondFactorPending = true
+		check(t, db.CreateSession(ctx, pending[i]))
+	}
+	for i := range n {
+		wg.Go(func() {
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				if ended, err := tx.EndPendingSession(ctx, pending[i].ID); err != nil || !ended {
+					return errors.Join(err, errors.New("the session had ended"))
+				}
+				used, err := tx.UseTOTPStep(ctx, u.ID, 1001)
+				if err != nil {
+					return err
+				}
+				if !used {
+					return errUsed
+				}
+				return tx.CreateSession(ctx, newSession(u.ID, fmt.Sprint("full-", i), t0))
+			})
+			finished[i] = err == nil
+			if err != nil && !errors.Is(err, errUsed) {
+				fails[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	check(t, errors.Join(fails[:]...))
+	if got := countTrue(finished[:]); got != 1 {
+		t.Fatalf("%d of %d racing sign-ins used the step, want 1", got, n)
+	}
+	for i := range n {
+		s, err := db.SessionByTokenHash(ctx, pending[i].TokenHash)
+		if finished[i] {
+			wantKind(t, err, errs.ErrNotFound)
+		} else if check(t, err); !s.SecondFactorPending {
+			t.Fatalf("sign-in %d lost its pending session: %+v", i, s)
+		}
+	}
 }
 
 func countTrue(bs []bool) int {

@@ -120,13 +120,14 @@ func (db *DB) ChangePassword(ctx context.Context, userID, hash string, keep acco
 	})
 }
 
-// EnableTOTP stores a user's sealed TOTP secret, enabled at at, and makes
-// recoveryHashes their only recovery codes.
-func (db *DB) EnableTOTP(ctx context.Context, userID string, sealed []byte, at time.Time, recoveryHashes [][]byte) (err error) {
+// EnableTOTP stores a user's sealed TOTP secret, enabled at at, makes
+// recoveryHashes their only recovery codes, and records step, the time
+// step of the code that confirmed it, as the last one used.
+func (db *DB) EnableTOTP(ctx context.Context, userID string, sealed []byte, at time.Time, step int64, recoveryHashes [][]byte) (err error) {
 	defer errs.Wrap(&err, "store.EnableTOTP(%s)", userID)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		if err := oneRow(tx.ExecContext(ctx, `UPDATE users SET totp_secret = $2, totp_enabled_at = $3 WHERE id = $1`,
-			userID, nullBytes(sealed), micros(at))); err != nil {
+		if err := oneRow(tx.ExecContext(ctx, `UPDATE users SET totp_secret = $2, totp_enabled_at = $3, totp_last_step = $4
+			WHERE id = $1`, userID, nullBytes(sealed), micros(at), step)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM recovery_codes WHERE user_id = $1`, userID); err != nil {
@@ -147,8 +148,8 @@ func (db *DB) EnableTOTP(ctx context.Context, userID string, sealed []byte, at t
 func (db *DB) DisableTOTP(ctx context.Context, userID string) (err error) {
 	defer errs.Wrap(&err, "store.DisableTOTP(%s)", userID)
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		if err := oneRow(tx.ExecContext(ctx, `UPDATE users SET totp_secret = NULL, totp_enabled_at = NULL WHERE id = $1`,
-			userID)); err != nil {
+		if err := oneRow(tx.ExecContext(ctx, `UPDATE users SET totp_secret = NULL, totp_enabled_at = NULL, totp_last_step = NULL
+			WHERE id = $1`, userID)); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM recovery_codes WHERE user_id = $1`, userID)
@@ -160,9 +161,48 @@ func (db *DB) DisableTOTP(ctx context.Context, userID string) (err error) {
 // used is true only for the call that did so: of two at once, one.
 func (db *DB) UseRecoveryCode(ctx context.Context, userID string, hash []byte, at time.Time) (used bool, err error) {
 	defer errs.Wrap(&err, "store.UseRecoveryCode(%s)", userID)
-	n, err := affected(db.w.ExecContext(ctx, `UPDATE recovery_codes SET used_at = $3
+	return useRecoveryCode(ctx, db.w, userID, hash, at)
+}
+
+func useRecoveryCode(ctx context.Context, ex execer, userID string, hash []byte, at time.Time) (bool, error) {
+	n, err := affected(ex.ExecContext(ctx, `UPDATE recovery_codes SET used_at = $3
 		WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL`, userID, hash, micros(at)))
 	return n == 1, err
+}
+
+// Finishing a sign-in with the second factor is one transaction of the
+// primitives below (app decides the order): the half-finished session
+// ends, the code is used up, the full session begins; each use is a
+// compare-and-set, so of two sign-ins racing with one code, one commits.
+
+// UseRecoveryCode is (*DB).UseRecoveryCode in the transaction.
+func (tx *Tx) UseRecoveryCode(ctx context.Context, userID string, hash []byte, at time.Time) (used bool, err error) {
+	defer errs.Wrap(&err, "store.Tx.UseRecoveryCode(%s)", userID)
+	return useRecoveryCode(ctx, tx.c, userID, hash, at)
+}
+
+// UseTOTPStep records step as the user's last used TOTP time step, if it
+// is later than the one recorded and two-factor sign-in is on. used is
+// true only for the call that did so: of two at once with one step, one.
+func (tx *Tx) UseTOTPStep(ctx context.Context, userID string, step int64) (used bool, err error) {
+	defer errs.Wrap(&err, "store.Tx.UseTOTPStep(%s, %d)", userID, step)
+	n, err := affected(tx.c.ExecContext(ctx, `UPDATE users SET totp_last_step = $2
+		WHERE id = $1 AND totp_secret IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < $2)`, userID, step))
+	return n == 1, err
+}
+
+// EndPendingSession ends the session id while it still waits for its
+// second factor. ended is true only for the call that ended it.
+func (tx *Tx) EndPendingSession(ctx context.Context, id string) (ended bool, err error) {
+	defer errs.Wrap(&err, "store.Tx.EndPendingSession(%s)", id)
+	n, err := affected(tx.c.ExecContext(ctx, `DELETE FROM web_sessions WHERE id = $1 AND second_factor_pending = $2`, id, true))
+	return n == 1, err
+}
+
+// CreateSession is (*DB).CreateSession in the transaction.
+func (tx *Tx) CreateSession(ctx context.Context, s account.Session) (err error) {
+	defer errs.Wrap(&err, "store.Tx.CreateSession(%s)", s.ID)
+	return insertSession(ctx, tx.c, s)
 }
 
 // RecoveryCodesLeft counts the user's unused recovery codes.

@@ -385,7 +385,7 @@ func TestWebAppSignIn(t *testing.T) {
 			t.Fatalf("an old cookie after signing out: %d", r.status)
 		}
 
-		// Guessing at one account is limited, from any address.
+		// Guessing at one account from one address is limited.
 		limited := false
 		for i := range 15 {
 			r := e.browser("x").post("/sign-in", form("email", "new@a.test", "password", fmt.Sprint("guess ", i)))
