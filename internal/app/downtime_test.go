@@ -9,6 +9,7 @@ package app
 import (
 	"encoding/json"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -50,7 +51,12 @@ func newDowntimeEnv(t *testing.T, e storetest.Engine, start time.Time) *downtime
 // thresholds, through the app, at the clock's time.
 func (env *downtimeEnv) monitor(t *testing.T, th monitor.Thresholds) monitor.Monitor {
 	t.Helper()
-	m, err := env.a.CreateMonitor(ctx, env.actor, monitor.Draft{Type: monitor.TypeTCP, Name: "api", IntervalSeconds: 10,
+	return env.monitorEvery(t, 10, th)
+}
+
+func (env *downtimeEnv) monitorEvery(t *testing.T, interval int, th monitor.Thresholds) monitor.Monitor {
+	t.Helper()
+	m, err := env.a.CreateMonitor(ctx, env.actor, monitor.Draft{Type: monitor.TypeTCP, Name: "api", IntervalSeconds: interval,
 		Config: monitor.Config{Host: "api.example", Port: 443, Confirmations: th.Confirmations, Recoveries: th.Recoveries}})
 	check(t, err)
 	return m
@@ -99,6 +105,7 @@ func TestDowntimeFromFirstFailedCheck(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			t.Run("ConfirmationsThree", func(t *testing.T) { testDowntimeConfirmationsThree(t, e) })
 			t.Run("CursorKeepsBackdatedChanges", func(t *testing.T) { testDowntimeCursor(t, e) })
+			t.Run("WorkedExample", func(t *testing.T) { testDowntimeWorkedExample(t, e) })
 		})
 	}
 }
@@ -299,5 +306,35 @@ func testDowntimeCursor(t *testing.T, e storetest.Engine) {
 		if _, err := env.a.ListStates(ctx, env.actor, m.ID, PageRequest{Limit: 10, Cursor: encodeCursor(bad)}); err == nil {
 			t.Errorf("cursor %q accepted", bad)
 		}
+	}
+}
+
+// docs/metrics.md's example: checked every 60 s with confirmations 3,
+// failing from 10:00:00, confirmed at 10:02:00, passing at 10:07:00: DOWN
+// for 7 minutes, and 53/60 available over the hour.
+func testDowntimeWorkedExample(t *testing.T, e storetest.Engine) {
+	hour := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	env := newDowntimeEnv(t, e, hour.Add(-2*time.Minute))
+	m := env.monitorEvery(t, 60, monitor.Thresholds{Confirmations: 3})
+	for at := hour.Add(-time.Minute); at.Before(hour.Add(time.Hour)); at = at.Add(time.Minute) {
+		r := monitor.ResultUp
+		if !at.Before(hour) && at.Before(hour.Add(7*time.Minute)) {
+			r = monitor.ResultDown
+		}
+		env.check(t, m, r, at, at)
+	}
+	hist := env.states(t, m, 100)
+	if len(hist) != 3 || !hist[1].At.Equal(hour) || !hist[1].ConfirmedAt.Equal(hour.Add(2*time.Minute)) || !hist[2].At.Equal(hour.Add(7*time.Minute)) {
+		t.Fatalf("history %+v", hist)
+	}
+	env.now = hour.Add(time.Hour)
+	to := hour.Add(time.Hour)
+	got, err := env.a.MonitorMetrics(ctx, env.actor, m.ID, MetricsRequest{From: &hour, To: &to})
+	check(t, err)
+	if d := got.Figures.Durations; d.Down != 7*time.Minute || d.Up != 53*time.Minute {
+		t.Errorf("durations %+v, want DOWN 7m, UP 53m", d)
+	}
+	if a := got.Figures.Ratios.Availability; a == nil || math.Abs(*a-53.0/60) > 1e-12 {
+		t.Errorf("availability %v, want 53/60", ratio(a))
 	}
 }
