@@ -102,13 +102,13 @@ func (t Tracker) moveTo(s State, at time.Time, cause string) (Tracker, *Transiti
 // confirm moves to s as of start, when the streak that confirms it began,
 // confirmed at at. The start never reaches back before the current state
 // began (Since): an UNKNOWN, a gap, a maintenance window or a pause is
-// never rewritten.
+// never rewritten. Nor does it pass at.
 func (t Tracker) confirm(s State, start, at time.Time, cause string) (Tracker, *Transition) {
-	if start.IsZero() || start.After(at) {
-		start = at
-	}
 	if start.Before(t.Since) {
 		start = t.Since
+	}
+	if start.IsZero() || start.After(at) {
+		start = at
 	}
 	t, tr := t.moveTo(s, start, cause)
 	if tr != nil && start.Before(at) {

@@ -345,6 +345,11 @@ func TestOutageDatedFromFirstFailure(t *testing.T) {
 		t.Errorf("an outage confirmed in maintenance shows at its end, not before: %+v", end)
 	}
 
+	// A result dated before the state began (another node's clock
+	// behind) takes effect when it says, as it always did.
+	_, trs = run(NewTracker(at(100), false), three, 50, up)
+	wantTrs("a result before the state began", trs, want{StateUp, at(50), time.Time{}})
+
 	// Pausing forgets the streak.
 	tr, _ = run(fresh, three, 1, up, down, down)
 	tr, _ = tr.Pause(at(4))
