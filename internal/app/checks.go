@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
@@ -68,25 +69,53 @@ func (a *App) ListChecks(ctx context.Context, actor Actor, id string, q CheckQue
 }
 
 // ListStates pages through a monitor's or a heartbeat's state history,
-// newest first.
+// newest first. The cursor is the time and the write order of the last
+// change seen, so changes of the same time are never skipped at a page
+// boundary, and a change written meanwhile, which is never dated before
+// the latest one, is above the pages read rather than below the cursor.
 func (a *App) ListStates(ctx context.Context, actor Actor, id string, p PageRequest) (Page[monitor.Transition], error) {
 	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
 		return Page[monitor.Transition]{}, err
 	}
-	before, limit, err := p.decodeTime()
+	before, limit, err := p.decodeStateCursor()
 	if err != nil {
 		return Page[monitor.Transition]{}, err
 	}
-	trs, err := a.store.ListStateChanges(ctx, actor.WorkspaceID, id, before, limit+1)
+	rows, err := a.store.StateChangesBefore(ctx, actor.WorkspaceID, id, before, limit+1)
 	if err != nil {
 		return Page[monitor.Transition]{}, err
 	}
-	page := Page[monitor.Transition]{Items: trs}
-	if len(trs) > limit {
-		page.Items = trs[:limit]
-		page.NextCursor = encodeCursor(strconv.FormatInt(trs[limit-1].At.UnixMicro(), 10))
+	page := Page[monitor.Transition]{Items: make([]monitor.Transition, 0, min(len(rows), limit))}
+	for _, r := range rows[:min(len(rows), limit)] {
+		page.Items = append(page.Items, r.Transition)
+	}
+	if len(rows) > limit {
+		last := rows[limit-1]
+		page.NextCursor = encodeCursor(strconv.FormatInt(last.At.UnixMicro(), 10) + ":" + strconv.FormatInt(last.ID, 10))
 	}
 	return page, nil
+}
+
+// decodeStateCursor reads a state history's cursor: a time in
+// microseconds and the id of the change, or a time alone (as cursors
+// were before ties were told apart), which pages from before that time.
+func (p PageRequest) decodeStateCursor() (store.StateCursor, int, error) {
+	after, limit, err := p.decode()
+	if err != nil || after == "" {
+		return store.StateCursor{}, limit, err
+	}
+	at, id, hasID := strings.Cut(after, ":")
+	us, perr := strconv.ParseInt(at, 10, 64)
+	if perr != nil || us <= 0 {
+		return store.StateCursor{}, 0, badCursor()
+	}
+	c := store.StateCursor{At: time.UnixMicro(us).UTC()}
+	if hasID {
+		if c.ID, perr = strconv.ParseInt(id, 10, 64); perr != nil || c.ID <= 0 {
+			return store.StateCursor{}, 0, badCursor()
+		}
+	}
+	return c, limit, nil
 }
 
 // decodeTime reads a cursor that holds a time in microseconds.

@@ -48,8 +48,8 @@ func history(t *testing.T, db *store.DB, m monitor.Monitor) []monitor.Transition
 }
 
 // A monitor UP whose check due at due starts 3.3 intervals (of 30 s) late:
-// UP→UNKNOWN at due with the gap's cause, UNKNOWN→UP when it started, and
-// nothing told to anyone.
+// UP→UNKNOWN at due with the gap's cause, confirmed when the check
+// started, UNKNOWN→UP then, and nothing told to anyone.
 func testGapUp(t *testing.T, e storetest.Engine) {
 	db, _ := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
@@ -67,7 +67,7 @@ func testGapUp(t *testing.T, e storetest.Engine) {
 		t.Fatalf("the gap returned state changes to notify: %+v", changes)
 	}
 	wantEqual(t, history(t, db, m)[1:], []monitor.Transition{
-		{From: monitor.StateUp, To: monitor.StateUnknown, At: due,
+		{From: monitor.StateUp, To: monitor.StateUnknown, At: due, ConfirmedAt: started,
 			Cause: "no Tocsin node was checking from 2026-03-04T05:07:37Z to 2026-03-04T05:09:16Z"},
 		{From: monitor.StateUnknown, To: monitor.StateUp, At: started,
 			Cause: "checks resumed after no Tocsin node was checking for 1m39s"},

@@ -42,14 +42,20 @@ func recordTransition(ctx context.Context, tx *store.Tx, subjectID string, tr mo
 }
 
 // Transition writes the events of subjectID's state change tr, and opens
-// or resolves its incident. A subject deleted meanwhile has none.
+// or resolves its incident. A subject deleted meanwhile has none. The
+// events, the incident's id and the deliveries' retries follow when the
+// change was confirmed; the incident's start and, for a recovery, its
+// resolution, when the state began (DESIGN §7): an outage counts from
+// its first failed check, and the incident spans what the state history
+// calls DOWN.
 func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string, tr monitor.Transition) error {
 	s, wsID, ok, err := tx.Subject(ctx, subjectID)
 	if err != nil || !ok {
 		return err
 	}
-	ev := incident.Event{ID: ids.New(ids.Event, tr.At), Type: incident.StateChangedType(subjectID), CreatedAt: tr.At,
-		WorkspaceID: wsID, Data: incident.StateChangeData{Subject: s, From: tr.From, To: tr.To, Cause: tr.Cause, At: tr.At}}
+	confirmed := tr.Confirmed()
+	ev := incident.Event{ID: ids.New(ids.Event, confirmed), Type: incident.StateChangedType(subjectID), CreatedAt: confirmed,
+		WorkspaceID: wsID, Data: incident.StateChangeData{Subject: s, From: tr.From, To: tr.To, Cause: tr.Cause, At: tr.At, ConfirmedAt: confirmed}}
 	if err := w.Event(ctx, tx, ev, subjectID, "", []string{subjectID}); err != nil {
 		return err
 	}
@@ -62,19 +68,19 @@ func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string
 		if open != "" {
 			return nil // one open incident per subject
 		}
-		inc := &incident.Incident{ID: ids.New(ids.Incident, tr.At), WorkspaceID: wsID, Title: incident.AutoTitle(s),
+		inc := &incident.Incident{ID: ids.New(ids.Incident, confirmed), WorkspaceID: wsID, Title: incident.AutoTitle(s),
 			Status: incident.Investigating, Origin: incident.Automatic, Subject: &s, Cause: tr.Cause,
-			AffectedMonitors: []string{subjectID}, StartedAt: tr.At, CreatedAt: tr.At, UpdatedAt: tr.At,
-			Updates: []incident.Update{{Status: incident.Investigating, Message: tr.Cause, At: tr.At, Automatic: true}}}
+			AffectedMonitors: []string{subjectID}, StartedAt: tr.At, CreatedAt: confirmed, UpdatedAt: confirmed,
+			Updates: []incident.Update{{Status: incident.Investigating, Message: tr.Cause, At: confirmed, Automatic: true}}}
 		if err := tx.InsertIncident(ctx, inc); err != nil {
 			return err
 		}
-		return w.incidentEvent(ctx, tx, incident.IncidentOpened, inc, tr.At)
+		return w.incidentEvent(ctx, tx, incident.IncidentOpened, inc, confirmed)
 	case incident.Resolve:
 		if open == "" {
 			return nil
 		}
-		return w.resolve(ctx, tx, open, incident.ResolveMessage(s, tr), tr.At)
+		return w.resolve(ctx, tx, open, incident.ResolveMessage(s, tr), tr.At, confirmed)
 	}
 	return nil
 }
@@ -90,12 +96,14 @@ func (w workflow) Deleted(ctx context.Context, tx *store.Tx, subjectID string) e
 	if w.now != nil {
 		now = w.now
 	}
-	return w.resolve(ctx, tx, open, name+" was deleted", now().UTC().Truncate(time.Microsecond))
+	at := now().UTC().Truncate(time.Microsecond)
+	return w.resolve(ctx, tx, open, name+" was deleted", at, at)
 }
 
-// resolve resolves the incident id with a last update, and tells of it.
-func (w workflow) resolve(ctx context.Context, tx *store.Tx, id, message string, at time.Time) error {
-	inc, err := tx.ResolveIncident(ctx, id, incident.Update{Status: incident.Resolved, Message: message, At: at, Automatic: true})
+// resolve resolves the incident id as of resolvedAt with a last update
+// written at at, and tells of it at at.
+func (w workflow) resolve(ctx context.Context, tx *store.Tx, id, message string, resolvedAt, at time.Time) error {
+	inc, err := tx.ResolveIncident(ctx, id, resolvedAt, incident.Update{Status: incident.Resolved, Message: message, At: at, Automatic: true})
 	if err != nil {
 		return err
 	}

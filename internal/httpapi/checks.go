@@ -33,12 +33,13 @@ type CheckPhases struct {
 	FirstByteMs *float64 `json:"firstByteMs,omitempty" doc:"From the start of the check to the first byte of the response."`
 }
 
-// StateChange is one entry of a monitor's state history.
+// StateChange is one entry of a monitor's or a heartbeat's state history.
 type StateChange struct {
-	At    stamp.Time `json:"at"`
-	From  string     `json:"from" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
-	To    string     `json:"to" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
-	Cause string     `json:"cause"`
+	At          stamp.Time `json:"at" doc:"When the new state began. A monitor's confirmed outage begins at the first failed check of the streak that confirmed it, and its recovery at the first passing check of its streak; a heartbeat goes DOWN at its deadline."`
+	ConfirmedAt stamp.Time `json:"confirmedAt" doc:"When the change was confirmed (and its event sent): the check that completed the streak, or for a span no node was checking, the check that ended it. Equal to at when the change took effect at once."`
+	From        string     `json:"from" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
+	To          string     `json:"to" enum:"PENDING,UP,DEGRADED,DOWN,UNKNOWN,PAUSED,MAINTENANCE"`
+	Cause       string     `json:"cause"`
 }
 
 // CheckTest is the result of POST /monitors/test.
@@ -81,7 +82,7 @@ func toCheck(o monitor.Observation) Check {
 }
 
 func toStateChange(t monitor.Transition) StateChange {
-	return StateChange{At: stamp.Of(t.At), From: string(t.From), To: string(t.To), Cause: t.Cause}
+	return StateChange{At: stamp.Of(t.At), ConfirmedAt: stamp.Of(t.Confirmed()), From: string(t.From), To: string(t.To), Cause: t.Cause}
 }
 
 type checksInput struct {

@@ -202,3 +202,71 @@ func TestTestMonitor(t *testing.T) {
 		}
 	})
 }
+
+// TestStatesConfirmedAt: with confirmations 3, the state history dates
+// DOWN from the first failed check and says when the third confirmed it;
+// a change that took effect at once has one time twice. Paging one
+// change at a time gives the same history.
+func TestStatesConfirmedAt(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		k := e.ownerKey()
+		r := e.req("POST", "/api/v1/monitors", k, map[string]any{"type": "tcp", "name": "api",
+			"config": map[string]any{"host": "api.example", "port": 443, "confirmations": 3}})
+		if r.status != 201 {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+		id := r.json(t)["id"].(string)
+		start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+		ctx := context.Background()
+		claimed, err := e.db.ClaimDue(ctx, "writer", start, start.Add(100*365*24*time.Hour), time.Hour, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seq int64
+		for _, c := range claimed {
+			if c.Monitor.ID == id {
+				seq = c.Seq
+			}
+		}
+		var batch []monitor.Completed
+		for i, res := range []monitor.Result{monitor.ResultUp, monitor.ResultDown, monitor.ResultDown, monitor.ResultDown, monitor.ResultUp} {
+			at := start.Add(time.Duration(i) * time.Minute)
+			batch = append(batch, monitor.Completed{Seq: seq, Thresholds: monitor.Thresholds{Confirmations: 3},
+				Observation: monitor.Observation{MonitorID: id, StartedAt: at, Due: at, Result: res, Reason: "refused", Probe: "p", Region: "r"}})
+		}
+		if _, err := e.app.RecordChecks(ctx, "writer", batch); err != nil {
+			t.Fatal(err)
+		}
+		want := [][3]string{
+			{"DOWN", "2026-11-01T12:04:00.000000Z", "2026-11-01T12:04:00.000000Z"},
+			{"UP", "2026-11-01T12:01:00.000000Z", "2026-11-01T12:03:00.000000Z"},
+			{"PENDING", "2026-11-01T12:00:00.000000Z", "2026-11-01T12:00:00.000000Z"},
+		}
+		var paged []any
+		path := "/api/v1/monitors/" + id + "/states?limit=1"
+		for range 5 {
+			body := e.req("GET", path, k, nil).json(t)
+			paged = append(paged, body["data"].([]any)...)
+			next, _ := body["nextCursor"].(string)
+			if next == "" {
+				break
+			}
+			path = "/api/v1/monitors/" + id + "/states?limit=1&cursor=" + url.QueryEscape(next)
+		}
+		whole := e.req("GET", "/api/v1/monitors/"+id+"/states", k, nil).json(t)["data"].([]any)
+		for name, got := range map[string][]any{"one page": whole, "paged": paged} {
+			if len(got) != len(want) {
+				t.Fatalf("%s: %v", name, got)
+			}
+			for i, w := range want {
+				c := got[i].(map[string]any)
+				if c["from"] != w[0] || c["at"] != w[1] || c["confirmedAt"] != w[2] {
+					t.Errorf("%s, change %d: %v; want from %s at %s confirmed %s", name, i, c, w[0], w[1], w[2])
+				}
+			}
+		}
+		if mon := e.req("GET", "/api/v1/monitors/"+id, k, nil).json(t); mon["state"] != "UP" || mon["stateSince"] != "2026-11-01T12:04:00.000000Z" {
+			t.Errorf("monitor state %v since %v", mon["state"], mon["stateSince"])
+		}
+	})
+}

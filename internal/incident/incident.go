@@ -143,7 +143,11 @@ type StateChangeData struct {
 	From    monitor.State `json:"from"`
 	To      monitor.State `json:"to"`
 	Cause   string        `json:"cause"`
-	At      time.Time     `json:"at"`
+	// At is when the new state began; ConfirmedAt when the checks
+	// confirmed it (the same time unless the change was dated back to
+	// the first check of the streak that confirmed it).
+	At          time.Time `json:"at"`
+	ConfirmedAt time.Time `json:"confirmedAt"`
 }
 
 // BurnRateData is the data of slo.burn_rate events: a subject's

@@ -41,11 +41,17 @@ func (u Update) MarshalJSON() ([]byte, error) {
 	}{plain(u), stamp.Of(u.At)})
 }
 
-// MarshalJSON writes the state change with its time in the wire format.
+// MarshalJSON writes the state change with its times in the wire format;
+// a change confirmed when it began has the one time twice.
 func (d StateChangeData) MarshalJSON() ([]byte, error) {
 	type plain StateChangeData
+	confirmed := d.ConfirmedAt
+	if confirmed.Before(d.At) {
+		confirmed = d.At
+	}
 	return json.Marshal(struct {
 		plain
-		At stamp.Time `json:"at"`
-	}{plain(d), stamp.Of(d.At)})
+		At          stamp.Time `json:"at"`
+		ConfirmedAt stamp.Time `json:"confirmedAt"`
+	}{plain(d), stamp.Of(d.At), stamp.Of(confirmed)})
 }

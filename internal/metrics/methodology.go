@@ -1,7 +1,7 @@
 package metrics
 
 // MethodologyVersion changes whenever a formula or a treatment does.
-const MethodologyVersion = "1"
+const MethodologyVersion = "2"
 
 // Methodology says how every figure of a metrics response was computed; it
 // is attached to each response, so a reader never has to guess.
@@ -9,6 +9,7 @@ type Methodology struct {
 	Version        string      `json:"version" doc:"Version of this methodology; it changes whenever a formula or a treatment does."`
 	Formulas       Formulas    `json:"formulas" doc:"How each figure is computed."`
 	Known          []string    `json:"known" doc:"States that count as known time."`
+	Down           string      `json:"down" doc:"When DOWN time begins and ends: how outages and recoveries are dated, and how a failure too short to confirm counts."`
 	Pending        string      `json:"pending" doc:"How PENDING time counts."`
 	Unknown        string      `json:"unknown" doc:"How UNKNOWN time counts."`
 	Paused         string      `json:"paused" doc:"How PAUSED time counts."`
@@ -53,6 +54,7 @@ func Method() Methodology {
 			Budget:                 "allowed = (1 − target) × known time of the period; spent = DOWN time of the period; left = 1 − spent / allowed, negative when overspent",
 		},
 		Known:          []string{"UP", "DEGRADED", "DOWN"},
+		Down:           "A monitor's confirmed outage is DOWN from the first failed check of the streak that confirmed it (the alert goes out at confirmation), and its recovery counts from the first passing check of the streak that ended it; neither reaches back before the state it follows began (UNKNOWN, a span no node was checking, the end of maintenance, a resume), after which a streak counts from its first check. Failed checks too few to confirm an outage count as the state they interrupted. A heartbeat is DOWN from its deadline.",
 		Pending:        "Not known: excluded from availability, lowers coverage (no result has arrived yet).",
 		Unknown:        "Not known: excluded from availability, lowers coverage. A monitor is UNKNOWN after two intervals without a known result (its probe could not tell), and over any span in which no Tocsin node was running its checks (recorded when a node notices, never as UP); a heartbeat over spans in which no node was receiving pings.",
 		Paused:         "Excluded from availability and coverage; lowers unadjustedAvailability.",

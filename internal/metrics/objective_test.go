@@ -134,7 +134,7 @@ func TestMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"version":"1"`, `"method":"DDSketch"`, `"relativeAccuracy":0.01`, `"over":"known checks"`, `"known":["UP","DEGRADED","DOWN"]`, `"unadjustedAvailability"`, `"nullRatios"`} {
+	for _, s := range []string{`"version":"2"`, `"down":"A monitor`, `"method":"DDSketch"`, `"relativeAccuracy":0.01`, `"over":"known checks"`, `"known":["UP","DEGRADED","DOWN"]`, `"unadjustedAvailability"`, `"nullRatios"`} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("methodology JSON lacks %s: %s", s, b)
 		}

@@ -49,6 +49,11 @@ type Tracker struct {
 	// Streaks of consecutive known results; unknown results touch neither.
 	Downs int
 	Ups   int // up or degraded
+	// DownsFrom and UpsFrom are when the streaks' first results were
+	// observed, or the first since the state last changed if a streak is
+	// older: what a confirmed outage or recovery is dated from (DESIGN
+	// §7), never before Since. Zero with no streak.
+	DownsFrom, UpsFrom time.Time
 	// LastKnown is when the last up, degraded or down result was observed.
 	LastKnown time.Time
 	// Last is the last known result.
@@ -56,11 +61,25 @@ type Tracker struct {
 }
 
 // Transition is one change of state, with its cause: stored as the state
-// history that metrics integrate.
+// history that metrics integrate. At is when the new state began; a
+// change confirmed later than it began (an outage dated from the first
+// failed check of the streak that confirmed it, a span no node was
+// checking, recorded when a node noticed it) carries when in
+// ConfirmedAt, which is zero otherwise.
 type Transition struct {
-	From, To State
-	At       time.Time
-	Cause    string
+	From, To    State
+	At          time.Time
+	ConfirmedAt time.Time
+	Cause       string
+}
+
+// Confirmed is when the change was confirmed: what its events, alerts
+// and ids are dated by.
+func (tr Transition) Confirmed() time.Time {
+	if tr.ConfirmedAt.After(tr.At) {
+		return tr.ConfirmedAt
+	}
+	return tr.At
 }
 
 // NewTracker starts a monitor's history.
@@ -80,11 +99,35 @@ func (t Tracker) moveTo(s State, at time.Time, cause string) (Tracker, *Transiti
 	return t, tr
 }
 
+// confirm moves to s as of start, when the streak that confirms it began,
+// confirmed at at. The start never reaches back before the current state
+// began (Since): an UNKNOWN, a gap, a maintenance window or a pause is
+// never rewritten. Nor does it pass at.
+func (t Tracker) confirm(s State, start, at time.Time, cause string) (Tracker, *Transition) {
+	if start.Before(t.Since) {
+		start = t.Since
+	}
+	if start.IsZero() || start.After(at) {
+		start = at
+	}
+	t, tr := t.moveTo(s, start, cause)
+	if tr != nil && start.Before(at) {
+		tr.ConfirmedAt = at
+	}
+	return t, tr
+}
+
 // Observe applies one check result, with its reason, at time at. While
 // paused nothing changes (no checks should run); during maintenance the
 // streaks move but the state stays MAINTENANCE. A transition's cause says
 // what the check found and how many checks confirmed it (DownCause,
 // UpCause).
+//
+// A confirmed outage begins at the first failed check of the streak that
+// confirmed it, and a recovery from DOWN at the first passing check of
+// its streak (DESIGN §7): the transition is dated then, and confirmed at
+// at. A streak older than the current state counts from its first check
+// since that state began. A streak that never confirms changes nothing.
 func (t Tracker) Observe(r Result, reason string, at time.Time, th Thresholds) (Tracker, *Transition) {
 	th = th.WithDefaults()
 	if t.State == StatePaused || !r.Known() {
@@ -92,27 +135,37 @@ func (t Tracker) Observe(r Result, reason string, at time.Time, th Thresholds) (
 	}
 	t.LastKnown, t.Last = at, r
 	if r == ResultDown {
+		if t.Downs == 0 || t.DownsFrom.Before(t.Since) {
+			t.DownsFrom = at
+		}
 		t.Downs++
-		t.Ups = 0
+		t.Ups, t.UpsFrom = 0, time.Time{}
 	} else {
+		if t.Ups == 0 || t.UpsFrom.Before(t.Since) {
+			t.UpsFrom = at
+		}
 		t.Ups++
-		t.Downs = 0
+		t.Downs, t.DownsFrom = 0, time.Time{}
 	}
 	if t.State == StateMaintenance {
 		return t, nil
 	}
 	switch {
 	case r == ResultDown && t.Downs >= th.Confirmations:
-		return t.moveTo(StateDown, at, DownCause(reason, t.Downs))
+		return t.confirm(StateDown, t.DownsFrom, at, DownCause(reason, t.Downs))
 	case r == ResultDown:
 		return t, nil // not confirmed yet: the state stands
 	case t.State == StateDown && t.Ups < th.Recoveries:
 		return t, nil // recovering, not recovered
-	case r == ResultDegraded:
-		return t.moveTo(StateDegraded, at, UpCause(t.State, r, reason, t.Ups))
-	default:
-		return t.moveTo(StateUp, at, UpCause(t.State, r, reason, t.Ups))
 	}
+	start := at // UP and DEGRADED take effect at once, but a recovery counts from its streak
+	if t.State == StateDown {
+		start = t.UpsFrom
+	}
+	if r == ResultDegraded {
+		return t.confirm(StateDegraded, start, at, UpCause(t.State, r, reason, t.Ups))
+	}
+	return t.confirm(StateUp, start, at, UpCause(t.State, r, reason, t.Ups))
 }
 
 // Tick marks the monitor UNKNOWN once no known result has arrived for two
@@ -155,7 +208,7 @@ func (t Tracker) Gap(from, to time.Time) (Tracker, []Transition) {
 	was := t.State
 	t.Since = to
 	return t, []Transition{
-		{From: was, To: StateUnknown, At: from, Cause: GapCause(from, to)},
+		{From: was, To: StateUnknown, At: from, ConfirmedAt: to, Cause: GapCause(from, to)},
 		{From: StateUnknown, To: was, At: to, Cause: gapEndCause(from, to)},
 	}
 }
@@ -163,7 +216,7 @@ func (t Tracker) Gap(from, to time.Time) (Tracker, []Transition) {
 // Pause stops the machine; Resume starts over from PENDING, since nothing
 // is known about the time in between.
 func (t Tracker) Pause(now time.Time) (Tracker, *Transition) {
-	t.Downs, t.Ups = 0, 0
+	t.Downs, t.Ups, t.DownsFrom, t.UpsFrom = 0, 0, time.Time{}, time.Time{}
 	return t.moveTo(StatePaused, now, "paused")
 }
 
@@ -171,7 +224,7 @@ func (t Tracker) Resume(now time.Time) (Tracker, *Transition) {
 	if t.State != StatePaused {
 		return t, nil
 	}
-	t.Downs, t.Ups, t.LastKnown, t.Last = 0, 0, time.Time{}, ""
+	t.Downs, t.Ups, t.DownsFrom, t.UpsFrom, t.LastKnown, t.Last = 0, 0, time.Time{}, time.Time{}, time.Time{}, ""
 	return t.moveTo(StatePending, now, "resumed")
 }
 

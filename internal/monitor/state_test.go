@@ -193,7 +193,7 @@ func TestGap(t *testing.T) {
 			t.Fatalf("%s: transitions %+v, want two", s, trs)
 		}
 		wantCause := "no Tocsin node was checking from 2026-11-21T12:10:00Z to 2026-11-21T12:10:33Z"
-		if trs[0] != (Transition{From: s, To: StateUnknown, At: from, Cause: wantCause}) {
+		if trs[0] != (Transition{From: s, To: StateUnknown, At: from, ConfirmedAt: to, Cause: wantCause}) {
 			t.Errorf("%s: into the gap %+v, want cause %q", s, trs[0], wantCause)
 		}
 		wantEnd := "checks resumed after no Tocsin node was checking for 33s"
@@ -239,4 +239,121 @@ func TestGap(t *testing.T) {
 			t.Errorf("ticked to UNKNOWN one interval after the gap: %+v", tick)
 		}
 	})
+}
+
+// TestOutageDatedFromFirstFailure (DESIGN §7): a confirmed outage begins at
+// the first failed check of the streak that confirmed it and is confirmed
+// by the last; a recovery likewise from the first passing check of its
+// streak. A blip changes nothing, and no start reaches back before the
+// current state began (UNKNOWN, a gap, the end of a maintenance window).
+func TestOutageDatedFromFirstFailure(t *testing.T) {
+	iv := 10 * time.Second
+	at := func(n int) time.Time { return t0.Add(time.Duration(n) * iv) }
+	type step struct {
+		r    Result
+		tick bool // Tick at this step instead of a result
+	}
+	type want struct {
+		to              State
+		at, confirmedAt time.Time // confirmedAt zero: confirmed when it began
+	}
+	run := func(tr Tracker, th Thresholds, first int, steps ...step) (Tracker, []Transition) {
+		var trs []Transition
+		for i, s := range steps {
+			var tn *Transition
+			if s.tick {
+				tr, tn = tr.Tick(at(first+i), iv)
+			} else {
+				tr, tn = tr.Observe(s.r, "", at(first+i), th)
+			}
+			if tn != nil {
+				trs = append(trs, *tn)
+			}
+		}
+		return tr, trs
+	}
+	up, down, unknown := step{r: ResultUp}, step{r: ResultDown}, step{r: ResultUnknown}
+	degraded, tick := step{r: ResultDegraded}, step{tick: true}
+	wantTrs := func(name string, got []Transition, want ...want) {
+		t.Helper()
+		ok := len(got) == len(want)
+		for i := 0; ok && i < len(got); i++ {
+			ok = got[i].To == want[i].to && got[i].At.Equal(want[i].at) && got[i].ConfirmedAt.Equal(want[i].confirmedAt)
+		}
+		if !ok {
+			t.Errorf("%s: transitions %+v, want %+v", name, got, want)
+		}
+	}
+	three := Thresholds{Confirmations: 3}
+	fresh := NewTracker(at(0), false)
+
+	_, trs := run(fresh, three, 1, up, down, down, down, up)
+	wantTrs(t.Name()+": confirmations 3", trs, want{StateUp, at(1), time.Time{}}, want{StateDown, at(2), at(4)}, want{StateUp, at(5), time.Time{}})
+	down3, _ := run(fresh, three, 1, up, down, down, down)
+	if !down3.Since.Equal(at(2)) {
+		t.Errorf("DOWN since %v, want the first failed check %v", down3.Since, at(2))
+	}
+	if tr := (Transition{At: at(2), ConfirmedAt: at(4)}); !tr.Confirmed().Equal(at(4)) || !(Transition{At: at(2)}).Confirmed().Equal(at(2)) {
+		t.Error("Confirmed is not the confirmation time, or the start when confirmed at once")
+	}
+
+	_, trs = run(fresh, Thresholds{Recoveries: 3}, 1, down, down, up, degraded, up)
+	wantTrs("recoveries 3", trs, want{StateDown, at(1), at(2)}, want{StateUp, at(3), at(5)})
+	_, trs = run(fresh, Thresholds{Recoveries: 2}, 1, down, down, up, degraded)
+	wantTrs("a recovery to DEGRADED", trs, want{StateDown, at(1), at(2)}, want{StateDegraded, at(3), at(4)})
+
+	_, trs = run(fresh, three, 1, up, down, down, up, down, up)
+	wantTrs("blips count as the state they interrupt", trs, want{StateUp, at(1), time.Time{}})
+	_, trs = run(fresh, three, 1, up, down, unknown, down, unknown, down)
+	wantTrs("unknown results neither break nor restart the streak", trs, want{StateUp, at(1), time.Time{}}, want{StateDown, at(2), at(6)})
+	_, trs = run(fresh, three, 1, up, degraded, up)
+	wantTrs("DEGRADED and back take effect at once", trs, want{StateUp, at(1), time.Time{}}, want{StateDegraded, at(2), time.Time{}}, want{StateUp, at(3), time.Time{}})
+
+	// A streak across UNKNOWN counts from its first failure after it.
+	_, trs = run(fresh, three, 1, up, down, unknown, tick, down, down)
+	wantTrs("across UNKNOWN", trs, want{StateUp, at(1), time.Time{}}, want{StateUnknown, at(4), time.Time{}}, want{StateDown, at(5), at(6)})
+	_, trs = run(fresh, Thresholds{Confirmations: 2}, 1, up, down, unknown, tick, down)
+	wantTrs("confirmed by the first check after UNKNOWN", trs, want{StateUp, at(1), time.Time{}}, want{StateUnknown, at(4), time.Time{}}, want{StateDown, at(5), time.Time{}})
+
+	// Across a gap: the check that ends it is where the outage starts.
+	tr, _ := run(fresh, three, 1, up, down, down)
+	tr, gap := tr.Gap(at(4), at(9))
+	if len(gap) != 2 || !gap[0].ConfirmedAt.Equal(at(9)) {
+		t.Fatalf("gap %+v, want confirmed when it ended", gap)
+	}
+	tr, trs = run(tr, three, 9, down)
+	wantTrs("across a gap", trs, want{StateDown, at(9), time.Time{}})
+	if !tr.Since.Equal(at(9)) {
+		t.Errorf("DOWN since %v, want the end of the gap %v", tr.Since, at(9))
+	}
+
+	// Maintenance: its end is never backdated into the window, and an
+	// outage after it counts from its first check after it.
+	tr, _ = run(fresh, three, 1, up, down)
+	tr, _ = tr.StartMaintenance(at(2))
+	tr, _ = run(tr, three, 3, down)
+	tr, end := tr.EndMaintenance(at(4), three)
+	if end == nil || end.To != StatePending || !end.At.Equal(at(4)) || !end.ConfirmedAt.IsZero() {
+		t.Fatalf("end of maintenance: %+v", end)
+	}
+	_, trs = run(tr, three, 5, down)
+	wantTrs("a streak through maintenance, confirmed after it", trs, want{StateDown, at(5), time.Time{}})
+	tr, _ = run(fresh, three, 1, up, down)
+	tr, _ = tr.StartMaintenance(at(2))
+	tr, _ = run(tr, three, 3, down, down)
+	if _, end := tr.EndMaintenance(at(5), three); end == nil || end.To != StateDown || !end.At.Equal(at(5)) || !end.ConfirmedAt.IsZero() {
+		t.Errorf("an outage confirmed in maintenance shows at its end, not before: %+v", end)
+	}
+
+	// A result dated before the state began (another node's clock
+	// behind) takes effect when it says, as it always did.
+	_, trs = run(NewTracker(at(100), false), three, 50, up)
+	wantTrs("a result before the state began", trs, want{StateUp, at(50), time.Time{}})
+
+	// Pausing forgets the streak.
+	tr, _ = run(fresh, three, 1, up, down, down)
+	tr, _ = tr.Pause(at(4))
+	tr, _ = tr.Resume(at(5))
+	_, trs = run(tr, three, 6, down, down, down)
+	wantTrs("after a pause", trs, want{StateDown, at(6), at(8)})
 }

@@ -52,19 +52,20 @@ type Runtime struct {
 
 const runtimeColumns = `seq, monitor_id, interval_us, next_due_at, lease_owner, lease_until, state, state_since,
 	downs, ups, last_known_at, last_known, last_check_at, last_result, last_reason, last_latency_us, last_status,
-	last_cert_expiry`
+	last_cert_expiry, downs_from, ups_from`
 
 func scanRuntime(row rowScanner) (Runtime, error) {
 	var (
 		rt                                    Runtime
 		interval, since, lastKnown, lastCheck int64
 		next, until, latency, certExpiry      int64
+		downsFrom, upsFrom                    int64
 		owner                                 sql.NullString
 		state, lastKnownResult, lastResult    string
 	)
 	err := row.Scan(&rt.Seq, &rt.MonitorID, &interval, &next, &owner, &until, &state, &since,
 		&rt.Tracker.Downs, &rt.Tracker.Ups, &lastKnown, &lastKnownResult, &lastCheck, &lastResult,
-		&rt.Last.Reason, &latency, &rt.Last.StatusCode, &certExpiry)
+		&rt.Last.Reason, &latency, &rt.Last.StatusCode, &certExpiry, &downsFrom, &upsFrom)
 	if err != nil {
 		return Runtime{}, classify(err)
 	}
@@ -80,6 +81,12 @@ func scanRuntime(row rowScanner) (Runtime, error) {
 	rt.Tracker.Last = monitor.Result(lastKnownResult)
 	if lastKnown != 0 {
 		rt.Tracker.LastKnown = fromMicros(lastKnown)
+	}
+	if downsFrom != 0 {
+		rt.Tracker.DownsFrom = fromMicros(downsFrom)
+	}
+	if upsFrom != 0 {
+		rt.Tracker.UpsFrom = fromMicros(upsFrom)
 	}
 	if lastCheck != 0 {
 		rt.Last.At = fromMicros(lastCheck)
@@ -145,7 +152,7 @@ func (tx *Tx) StaleRuntimes(ctx context.Context, now time.Time) ([]Runtime, erro
 const saveRuntimeSQL = `UPDATE monitor_runtime SET next_due_at = $2, lease_owner = $3, lease_until = $4,
 	state = $5, state_since = $6, downs = $7, ups = $8, last_known_at = $9, last_known = $10,
 	last_check_at = $11, last_result = $12, last_reason = $13, last_latency_us = $14, last_status = $15,
-	last_cert_expiry = $16
+	last_cert_expiry = $16, downs_from = $17, ups_from = $18
 	WHERE seq = $1`
 
 // SaveRuntime writes rt over its row.
@@ -171,7 +178,7 @@ func (tx *Tx) SaveRuntimes(ctx context.Context, rows []*Runtime) error {
 		return nil
 	}
 	if tx.db.d.arrayBatches {
-		cols := make([][]any, 16)
+		cols := make([][]any, 18)
 		for _, rt := range uniq {
 			for i, v := range runtimeArgs(*rt) {
 				cols[i] = append(cols[i], v)
@@ -181,16 +188,18 @@ func (tx *Tx) SaveRuntimes(ctx context.Context, rows []*Runtime) error {
 			lease_owner = v.lease_owner, lease_until = v.lease_until, state = v.state, state_since = v.state_since,
 			downs = v.downs, ups = v.ups, last_known_at = v.last_known_at, last_known = v.last_known,
 			last_check_at = v.last_check_at, last_result = v.last_result, last_reason = v.last_reason,
-			last_latency_us = v.last_latency_us, last_status = v.last_status, last_cert_expiry = v.last_cert_expiry
+			last_latency_us = v.last_latency_us, last_status = v.last_status, last_cert_expiry = v.last_cert_expiry,
+			downs_from = v.downs_from, ups_from = v.ups_from
 			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::bigint[],
 				$7::int[], $8::int[], $9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[],
-				$14::bigint[], $15::int[], $16::bigint[])
+				$14::bigint[], $15::int[], $16::bigint[], $17::bigint[], $18::bigint[])
 			AS v(seq, next_due_at, lease_owner, lease_until, state, state_since, downs, ups, last_known_at,
-				last_known, last_check_at, last_result, last_reason, last_latency_us, last_status, last_cert_expiry)
+				last_known, last_check_at, last_result, last_reason, last_latency_us, last_status, last_cert_expiry,
+				downs_from, ups_from)
 			WHERE r.seq = v.seq`,
 			int64s(cols[0]), int64s(cols[1]), nullStrings(cols[2]), int64s(cols[3]), strs(cols[4]), int64s(cols[5]),
 			int64s(cols[6]), int64s(cols[7]), int64s(cols[8]), strs(cols[9]), int64s(cols[10]), strs(cols[11]),
-			strs(cols[12]), int64s(cols[13]), int64s(cols[14]), int64s(cols[15]))
+			strs(cols[12]), int64s(cols[13]), int64s(cols[14]), int64s(cols[15]), int64s(cols[16]), int64s(cols[17]))
 		return err
 	}
 	// Prepared on the transaction: SQLite's writer pool has one
@@ -249,7 +258,7 @@ func runtimeArgs(rt Runtime) []any {
 	return []any{rt.Seq, next, nullString(rt.LeaseOwner), zeroMicros(rt.LeaseUntil),
 		string(t.State), micros(t.Since), t.Downs, t.Ups, zeroMicros(t.LastKnown), string(t.Last),
 		zeroMicros(rt.Last.At), string(rt.Last.Result), rt.Last.Reason, rt.Last.Latency.Microseconds(), rt.Last.StatusCode,
-		zeroMicros(rt.Last.CertExpiry)}
+		zeroMicros(rt.Last.CertExpiry), zeroMicros(t.DownsFrom), zeroMicros(t.UpsFrom)}
 }
 
 // ClaimDue leases up to limit checks due at or before horizon whose lease
@@ -534,10 +543,40 @@ func (db *DB) monitorSeq(ctx context.Context, wsID, monitorID string) (seq int64
 	return seq, classify(err)
 }
 
-// ListStateChanges returns a monitor's state history, newest first, with
-// changes before the cursor before (zero: from the newest).
-func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, before time.Time, limit int) (out []monitor.Transition, err error) {
-	defer errs.Wrap(&err, "store.ListStateChanges(%s)", subjectID)
+// ListStateChanges returns a monitor's or a heartbeat's state history,
+// newest first, with changes before the time before (zero: from the
+// newest).
+func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, before time.Time, limit int) ([]monitor.Transition, error) {
+	rows, err := db.StateChangesBefore(ctx, wsID, subjectID, StateCursor{At: before}, limit)
+	out := make([]monitor.Transition, len(rows))
+	for i, r := range rows {
+		out[i] = r.Transition
+	}
+	return out, err
+}
+
+// StateCursor is a place in a state history read newest first: changes
+// before it began earlier, or at the same time and were written earlier.
+// Zero: the newest end.
+type StateCursor struct {
+	At time.Time
+	ID int64
+}
+
+// StateChangeRow is a stored state change with its id, the order it was
+// written in.
+type StateChangeRow struct {
+	ID int64
+	monitor.Transition
+}
+
+// StateChangesBefore returns a monitor's or a heartbeat's state history,
+// newest first (by time, then by the order written), from the change
+// before the cursor before. A change is never dated before the latest
+// one of its subject (monitor.Tracker keeps it so), so one written after
+// a reader's page is read sorts above that page, never below its cursor.
+func (db *DB) StateChangesBefore(ctx context.Context, wsID, subjectID string, before StateCursor, limit int) (out []StateChangeRow, err error) {
+	defer errs.Wrap(&err, "store.StateChangesBefore(%s)", subjectID)
 	if strings.HasPrefix(subjectID, ids.Heartbeat+"_") {
 		if err := db.flushPings(ctx); err != nil {
 			return nil, err
@@ -551,20 +590,24 @@ func (db *DB) ListStateChanges(ctx context.Context, wsID, subjectID string, befo
 	if err != nil {
 		return nil, err
 	}
-	cursor := int64(math.MaxInt64)
-	if !before.IsZero() {
-		cursor = micros(before)
+	at := int64(math.MaxInt64)
+	if !before.At.IsZero() {
+		at = micros(before.At)
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT at, from_state, to_state, cause FROM state_changes
-		WHERE subject_id = $1 AND at < $2 ORDER BY at DESC, id DESC LIMIT $3`, subjectID, cursor, limit)
-	return collect(rows, err, func(r rowScanner) (tr monitor.Transition, err error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT id, at, confirmed_at, from_state, to_state, cause FROM state_changes
+		WHERE subject_id = $1 AND (at < $2 OR (at = $2 AND id < $3)) ORDER BY at DESC, id DESC LIMIT $4`,
+		subjectID, at, before.ID, limit)
+	return collect(rows, err, func(r rowScanner) (sc StateChangeRow, err error) {
 		var (
-			at       int64
-			from, to string
+			at, confirmed int64
+			from, to      string
 		)
-		err = r.Scan(&at, &from, &to, &tr.Cause)
-		tr.At, tr.From, tr.To = fromMicros(at), monitor.State(from), monitor.State(to)
-		return tr, err
+		err = r.Scan(&sc.ID, &at, &confirmed, &from, &to, &sc.Cause)
+		sc.At, sc.From, sc.To = fromMicros(at), monitor.State(from), monitor.State(to)
+		if confirmed > at {
+			sc.ConfirmedAt = fromMicros(confirmed)
+		}
+		return sc, err
 	})
 }
 

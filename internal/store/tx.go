@@ -103,10 +103,15 @@ func (db *DB) recordTransition(ctx context.Context, c txConn, subjectID string, 
 	return (&Tx{db: db, c: c}).transition(ctx, subjectID, tr)
 }
 
-// AppendStateChange adds tr to subjectID's state history.
+// AppendStateChange adds tr to subjectID's state history, with when it
+// was confirmed if that was after it began.
 func (tx *Tx) AppendStateChange(ctx context.Context, subjectID string, tr monitor.Transition) error {
-	_, err := tx.c.ExecContext(ctx, `INSERT INTO state_changes (subject_id, at, from_state, to_state, cause)
-		VALUES ($1, $2, $3, $4, $5)`, subjectID, micros(tr.At), string(tr.From), string(tr.To), tr.Cause)
+	confirmed := int64(0)
+	if tr.ConfirmedAt.After(tr.At) {
+		confirmed = micros(tr.ConfirmedAt)
+	}
+	_, err := tx.c.ExecContext(ctx, `INSERT INTO state_changes (subject_id, at, confirmed_at, from_state, to_state, cause)
+		VALUES ($1, $2, $3, $4, $5, $6)`, subjectID, micros(tr.At), confirmed, string(tr.From), string(tr.To), tr.Cause)
 	return err
 }
 
@@ -136,11 +141,12 @@ func (tx *Tx) InsertIncident(ctx context.Context, inc *incident.Incident) error 
 	return insertIncident(ctx, tx.c, inc)
 }
 
-// ResolveIncident resolves the incident id at last.At with last as its
-// last update, and returns it as written.
-func (tx *Tx) ResolveIncident(ctx context.Context, id string, last incident.Update) (*incident.Incident, error) {
-	if _, err := tx.c.ExecContext(ctx, `UPDATE incidents SET status = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`,
-		id, string(incident.Resolved), micros(last.At)); err != nil {
+// ResolveIncident resolves the incident id as of resolvedAt (when its
+// subject recovered) with last as its last update, written at last.At,
+// and returns it as written.
+func (tx *Tx) ResolveIncident(ctx context.Context, id string, resolvedAt time.Time, last incident.Update) (*incident.Incident, error) {
+	if _, err := tx.c.ExecContext(ctx, `UPDATE incidents SET status = $2, resolved_at = $3, updated_at = $4 WHERE id = $1`,
+		id, string(incident.Resolved), micros(resolvedAt), micros(last.At)); err != nil {
 		return nil, err
 	}
 	if err := insertUpdate(ctx, tx.c, id, last); err != nil {

@@ -281,7 +281,7 @@ func (w *WebApp) stateRows(q *request, id string) ([]webui.StateRow, error) {
 	}
 	var rows []webui.StateRow
 	for _, t := range states.Items {
-		rows = append(rows, webui.StateRow{At: t.At, From: t.From, To: t.To, Cause: t.Cause})
+		rows = append(rows, webui.StateRow{At: t.At, ConfirmedAt: t.ConfirmedAt, From: t.From, To: t.To, Cause: t.Cause})
 	}
 	return rows, nil
 }

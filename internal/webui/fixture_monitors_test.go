@@ -86,7 +86,7 @@ func monitorDetail() webui.MonitorDetail {
 			{At: at(0, 9, 11), Result: monitor.ResultUnknown, Reason: "the probe could not tell: no route"},
 		},
 		States: []webui.StateRow{
-			{At: at(0, 8, 52), From: monitor.StateUp, To: monitor.StateDown, Cause: "status 503 not in 200-299 (after 2 consecutive failed checks)"},
+			{At: at(0, 8, 52), ConfirmedAt: at(0, 8, 53), From: monitor.StateUp, To: monitor.StateDown, Cause: "status 503 not in 200-299 (after 2 consecutive failed checks)"},
 			{At: at(-2, 14, 3), From: monitor.StateDegraded, To: monitor.StateUp, Cause: "no longer degraded: the check passed"},
 			{At: at(-2, 13, 40), From: monitor.StatePending, To: monitor.StateDegraded},
 		},

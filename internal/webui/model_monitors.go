@@ -104,11 +104,14 @@ type CheckRow struct {
 	Reason     string
 }
 
-// StateRow is one change in the state history.
+// StateRow is one change in the state history: At is when the new state
+// began, ConfirmedAt when the checks confirmed it, if later (an outage
+// dated from its first failed check); zero otherwise.
 type StateRow struct {
-	At       time.Time
-	From, To monitor.State
-	Cause    string
+	At          time.Time
+	ConfirmedAt time.Time
+	From, To    monitor.State
+	Cause       string
 }
 
 // SLOView is an objective and its error budget over the period ending

@@ -249,3 +249,27 @@ func TestMonitorFigures(t *testing.T) {
 		t.Error("StateText")
 	}
 }
+
+// TestStateHistoryShowsConfirmation: a change dated back to the first
+// failed check shows when it began and, beside it, when it was confirmed;
+// one confirmed at once shows one time.
+func TestStateHistoryShowsConfirmation(t *testing.T) {
+	d := monitorDetail()
+	d.States = []webui.StateRow{
+		{At: at(0, 8, 52), ConfirmedAt: at(0, 8, 54), From: "UP", To: "DOWN", Cause: "refused (after 3 consecutive failed checks)"},
+		{At: at(-1, 8, 0), From: "PENDING", To: "UP", Cause: "the check passed"},
+	}
+	b, err := webui.RenderMonitor(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	began := `<time datetime="` + webui.TimeISO(at(0, 8, 52)) + `">`
+	confirmed := `<span class="muted confirmed">confirmed <time datetime="` + webui.TimeISO(at(0, 8, 54)) + `">`
+	if i := strings.Index(page, began); i < 0 || !strings.Contains(page[i:], confirmed) {
+		t.Errorf("the DOWN row lacks its start or its confirmation:\n%s", page)
+	}
+	if n := strings.Count(page, `class="muted confirmed"`); n != 1 {
+		t.Errorf("%d confirmation times, want 1 (the change confirmed at once has none)", n)
+	}
+}
