@@ -21,3 +21,12 @@ func (w *WebApp) LiveFeeds() int {
 	defer w.hub.mu.Unlock()
 	return len(w.hub.feeds)
 }
+
+// AppRoutes are the web app's route patterns, from its route table.
+func AppRoutes() []string {
+	var out []string
+	for _, rt := range (&WebApp{}).routeTable() {
+		out = append(out, rt.pattern)
+	}
+	return out
+}
