@@ -218,8 +218,9 @@ func (n *Sender) deliver(ctx context.Context, j app.DeliveryJob) app.Attempted {
 	at := notify.Attempt{Node: n.o.Node, StartedAt: start, Duration: time.Since(began).Truncate(time.Microsecond), StatusCode: code}
 	result := "succeeded"
 	if err != nil {
-		// It quotes receivers and mail servers: made storable here, once.
-		at.Error = clean.Shorten(err.Error(), notify.MaxAttemptError)
+		// It quotes receivers and mail servers: made storable here, once,
+		// and without a secret a receiver might echo.
+		at.Error = clean.Shorten(j.Secrets.Redact(err.Error()), notify.MaxAttemptError)
 		result = "failed"
 	}
 	n.o.Metrics.attempts.WithLabelValues(string(j.Channel.Kind), result).Inc()
