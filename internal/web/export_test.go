@@ -30,3 +30,11 @@ func AppRoutes() []string {
 	}
 	return out
 }
+
+// LiveRecheck has every open stream check its person's access now, as
+// its recheck ticker would.
+func (w *WebApp) LiveRecheck() { w.hub.recheckAll() }
+
+// DefaultLiveRecheck is how often a stream re-checks its person's access
+// when not told.
+const DefaultLiveRecheck = defaultLiveRecheck

@@ -33,7 +33,7 @@ type AppOptions struct {
 	TrustedProxies clientaddr.Resolver
 	// LivePoll is how often the live view reads a watched workspace's
 	// states (2 s when zero); LiveRecheck how often a live stream checks
-	// that its person may still read (30 s); LiveKeepAlive how often an
+	// that its person may still read (5 s); LiveKeepAlive how often an
 	// idle stream sends a comment (15 s).
 	LivePoll, LiveRecheck, LiveKeepAlive time.Duration
 }
