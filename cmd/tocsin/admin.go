@@ -109,7 +109,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	if err := sealHeaders(ctx, app.New(db, kr, time.Now, log, app.Config{}), log); err != nil {
+	if err := sealPlaintext(ctx, app.New(db, kr, time.Now, log, app.Config{}), log); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "database is up to date")

@@ -96,16 +96,23 @@ func privateDataDir(dir string, log *slog.Logger) error {
 	return nil
 }
 
-// sealHeaders is the migration step that SQL cannot do, run by serve and
-// migrate after the SQL migrations: header values that earlier versions
-// kept in plaintext are sealed with the keyring. Once done it only looks.
-func sealHeaders(ctx context.Context, a *app.App, log *slog.Logger) error {
+// sealPlaintext is the migration step that SQL cannot do, run by serve
+// and migrate after the SQL migrations: header values and webhook URLs'
+// queries that earlier versions kept in plaintext are sealed with the
+// keyring. Once done it only looks.
+func sealPlaintext(ctx context.Context, a *app.App, log *slog.Logger) error {
 	n, err := a.SealPlaintextHeaders(ctx)
 	if err != nil {
 		return fmt.Errorf("migrating the database: %w", err)
 	}
 	if n > 0 {
 		log.Info("sealed header values stored in plaintext", "monitors", n)
+	}
+	if n, err = a.SealChannelQueries(ctx); err != nil {
+		return fmt.Errorf("migrating the database: %w", err)
+	}
+	if n > 0 {
+		log.Info("sealed the queries of channel URLs stored in plaintext", "channels", n)
 	}
 	return nil
 }
@@ -213,7 +220,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	a := app.New(db, kr, time.Now, log, withQuotas(c, app.Config{RatePerMinute: c.RatePerMinute, Outbound: outbound,
 		Checker: prober, RetentionDays: c.RetentionDays, HourlyRetentionDays: c.HourlyRetentionDays,
 		DailyRetentionDays: c.DailyRetentionDays, EmailEnabled: mail != nil}))
-	if err := sealHeaders(ctx, a, log); err != nil {
+	if err := sealPlaintext(ctx, a, log); err != nil {
 		return err
 	}
 	boot, err := a.Bootstrap(ctx)

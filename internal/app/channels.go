@@ -128,6 +128,7 @@ func (a *App) CreateChannel(ctx context.Context, actor Actor, d ChannelDraft) (v
 		signingSecret = s.Rotate(now)
 	}
 	c := d.channel()
+	notify.SealQuery(&c, s)
 	c.ID, c.WorkspaceID, c.CreatedAt, c.UpdatedAt = ids.New(ids.Channel, now), actor.WorkspaceID, now, now
 	sealed, err := a.sealSecrets(c.ID, s)
 	if err != nil {
@@ -144,7 +145,21 @@ func (a *App) channelView(c notify.Channel, sealed []byte) (ChannelView, error) 
 	if err != nil {
 		return ChannelView{}, err
 	}
+	notify.SealQuery(&c, s) // a channel stored before queries were sealed shows none either
 	return ChannelView{Channel: c, SecretsSet: s.Set()}, nil
+}
+
+// urlQuery decides the sealed query of c's URL as written, against the
+// URL stored: a URL with a query brings its own ("?" alone clears it);
+// one without keeps the stored query while it names the same place, and
+// drops it once it names another, so a token never goes anywhere but
+// where it was typed for. It reports whether the query changed.
+func urlQuery(c *notify.Channel, stored string, s *notify.Secrets) bool {
+	before := s.URLQuery
+	if !notify.SealQuery(c, s) && c.Config.URL != stored {
+		s.URLQuery = ""
+	}
+	return s.URLQuery != before
 }
 
 // GetChannel returns one channel of the actor's workspace.
@@ -212,18 +227,20 @@ func (a *App) UpdateChannel(ctx context.Context, actor Actor, id string, update 
 			}
 			if d.Secrets != nil {
 				fresh := *d.Secrets
-				fresh.Signing = s.Signing // made, never written
+				fresh.Signing = s.Signing   // made, never written
+				fresh.URLQuery = s.URLQuery // follows the URL, below
 				*s = fresh
 			}
 			if err := a.checkChannel(d, s); err != nil {
 				return notify.Channel{}, false, err
 			}
 			c := d.channel()
+			queryChanged := urlQuery(&c, cur.Config.URL, s)
 			c.DisabledReason = cur.DisabledReason
 			if c.Enabled && !cur.Enabled {
 				c.DisabledReason = "" // enabled again by hand
 			}
-			return c, d.Secrets != nil, nil
+			return c, d.Secrets != nil || queryChanged, nil
 		})
 		if !errors.Is(err, store.ErrStale) {
 			return v, err
@@ -245,10 +262,13 @@ func (a *App) changeChannel(ctx context.Context, actor Actor, id string,
 	if err != nil {
 		return ChannelView{}, err
 	}
+	// A channel stored before queries were sealed has its query sealed now.
+	legacy := notify.SealQuery(&cur, s)
 	c, secretsChanged, err := change(ChannelView{Channel: cur, SecretsSet: s.Set()}, s)
 	if err != nil {
 		return ChannelView{}, err
 	}
+	secretsChanged = secretsChanged || legacy
 	c.ID, c.WorkspaceID, c.Kind, c.CreatedAt = cur.ID, cur.WorkspaceID, cur.Kind, cur.CreatedAt
 	c.UpdatedAt = later(a.stamp(), cur.UpdatedAt)
 	var newSealed []byte
@@ -284,6 +304,44 @@ func (a *App) RotateChannelSecret(ctx context.Context, actor Actor, id string) (
 		}
 	}
 	return ChannelView{}, "", store.ErrStale
+}
+
+// SealChannelQueries seals the URL queries of channels stored before
+// queries were sealed (run by serve and migrate, after the SQL
+// migrations): each URL keeps what may be shown, and its query joins the
+// channel's sealed secrets. Once done it only looks. It returns how many
+// channels it changed.
+func (a *App) SealChannelQueries(ctx context.Context) (sealed int, err error) {
+	defer errs.Wrap(&err, "app.SealChannelQueries")
+	after := ""
+	for {
+		cs, err := a.store.ChannelsWithURLQuery(ctx, after, sealBatch)
+		if err != nil || len(cs) == 0 {
+			return sealed, err
+		}
+		after = cs[len(cs)-1].ID
+		for _, c := range cs {
+			if _, _, written := notify.SplitURL(c.Config.URL); !written {
+				continue // the filter is textual
+			}
+			owner := Actor{WorkspaceID: c.WorkspaceID}
+			for range 3 {
+				_, err = a.changeChannel(ctx, owner, c.ID, func(cur ChannelView, _ *notify.Secrets) (notify.Channel, bool, error) {
+					return cur.Channel, false, nil
+				})
+				if !errors.Is(err, store.ErrStale) {
+					break
+				}
+			}
+			switch {
+			case errs.KindOf(err) == errs.KindNotFound: // deleted meanwhile
+			case err != nil:
+				return sealed, err
+			default:
+				sealed++
+			}
+		}
+	}
 }
 
 // DeleteChannel removes a channel; events no longer go to it.

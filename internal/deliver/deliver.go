@@ -11,10 +11,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -218,8 +221,9 @@ func (n *Sender) deliver(ctx context.Context, j app.DeliveryJob) app.Attempted {
 	at := notify.Attempt{Node: n.o.Node, StartedAt: start, Duration: time.Since(began).Truncate(time.Microsecond), StatusCode: code}
 	result := "succeeded"
 	if err != nil {
-		// It quotes receivers and mail servers: made storable here, once.
-		at.Error = clean.Shorten(err.Error(), notify.MaxAttemptError)
+		// It quotes receivers and mail servers: made storable here, once,
+		// and without a secret a receiver might echo.
+		at.Error = clean.Shorten(j.Secrets.Redact(err.Error()), notify.MaxAttemptError)
 		result = "failed"
 	}
 	n.o.Metrics.attempts.WithLabelValues(string(j.Channel.Kind), result).Inc()
@@ -244,11 +248,13 @@ func (n *Sender) attempt(ctx context.Context, j app.DeliveryJob, now time.Time) 
 		}
 		mctx, cancel := context.WithTimeout(ctx, 3*notify.AttemptTimeout)
 		defer cancel()
-		return 0, n.o.Mailer.Send(mctx, out.Mail, j.ID)
+		return 0, mailError(n.o.Mailer.Send(mctx, out.Mail, j.ID))
 	}
 	hctx, cancel := context.WithTimeout(ctx, notify.AttemptTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(hctx, out.Method, out.URL, strings.NewReader(string(out.Body)))
+	var reached progress
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(hctx, reached.trace()), out.Method, out.URL,
+		strings.NewReader(string(out.Body)))
 	if err != nil {
 		return 0, errors.New("the channel's URL cannot be requested")
 	}
@@ -257,7 +263,7 @@ func (n *Sender) attempt(ctx context.Context, j app.DeliveryJob, now time.Time) 
 	}
 	res, err := n.client.Do(req)
 	if err != nil {
-		return 0, transportError(err, hctx)
+		return 0, transportError(err, hctx, target(req.URL), reached.phase())
 	}
 	defer res.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(res.Body, 512))
@@ -272,19 +278,90 @@ func (n *Sender) attempt(ctx context.Context, j app.DeliveryJob, now time.Time) 
 	return res.StatusCode, errors.New(msg)
 }
 
-// transportError says why a request got no answer, without its URL.
-func transportError(err error, ctx context.Context) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("no answer within %s", notify.AttemptTimeout)
+// Phases of an attempt, in order: how far it got tells where it failed.
+const (
+	phaseResolve int32 = iota + 1
+	phaseConnect
+	phaseTLS
+	phaseSend
+	phaseAnswer
+)
+
+// progress is how far an attempt got, as its trace reports it (the
+// transport may call the hooks from its own goroutines).
+type progress struct{ p atomic.Int32 }
+
+func (p *progress) reach(phase int32) {
+	for {
+		cur := p.p.Load()
+		if cur >= phase || p.p.CompareAndSwap(cur, phase) {
+			return
+		}
 	}
+}
+
+func (p *progress) phase() int32 { return p.p.Load() }
+
+func (p *progress) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		DNSStart:          func(httptrace.DNSStartInfo) { p.reach(phaseResolve) },
+		ConnectStart:      func(string, string) { p.reach(phaseConnect) },
+		TLSHandshakeStart: func() { p.reach(phaseTLS) },
+		GotConn:           func(httptrace.GotConnInfo) { p.reach(phaseSend) },
+		WroteRequest:      func(httptrace.WroteRequestInfo) { p.reach(phaseAnswer) },
+	}
+}
+
+// target is the host and port a request goes to, as the channel names
+// them: never its path or query, which may carry a token.
+func target(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// transportError says why a request got no answer: the phase it failed in
+// and the host it went to, never its URL nor the addresses of this
+// server's own network (its resolver, its local port).
+func transportError(err error, ctx context.Context, hostPort string, reached int32) error {
 	if netguard.Blocked(err) {
 		return errors.New("refused by this server's outbound policy (private targets are blocked)")
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
+	host, _, _ := net.SplitHostPort(hostPort)
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		reached = phaseResolve
 	}
-	return fmt.Errorf("no answer: %v", err)
+	var where string
+	switch {
+	case reached == phaseResolve:
+		where = "resolve " + host
+	case reached == phaseTLS:
+		where = "TLS handshake with " + hostPort
+	case reached == phaseSend:
+		where = "send to " + hostPort
+	case reached == phaseAnswer:
+		where = "wait for the answer from " + hostPort
+	default:
+		where = "connect " + hostPort
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: no answer within %s", where, notify.AttemptTimeout)
+	}
+	return fmt.Errorf("%s: %s", where, netguard.Problem(err))
+}
+
+// mailError words a failure to reach this server's own mail relay
+// without its addresses: they are the operator's, not the workspace's.
+func mailError(err error) error {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	if err == nil || !errors.As(err, &dnsErr) && !errors.As(err, &opErr) {
+		return err // the relay's answer, or none
+	}
+	return fmt.Errorf("cannot reach this server's mail relay: %s", netguard.Problem(err))
 }
 
 // maxSnippet bounds the part of a receiver's answer quoted in an error.

@@ -22,7 +22,7 @@ type NotificationChannel struct {
 	Config         ChannelConfig `json:"config"`
 	Events         []string      `json:"events" doc:"Event types it hears; empty: every type."`
 	Subjects       []string      `json:"subjects" doc:"Monitors and heartbeats it hears (their state changes, and incidents about or affecting them); empty: all."`
-	SecretsSet     []string      `json:"secretsSet" doc:"Which secrets are set (signingSecret, hookUrl, routingKey, botToken, accessToken); their values are never returned."`
+	SecretsSet     []string      `json:"secretsSet" doc:"Which secrets are set (signingSecret, hookUrl, routingKey, botToken, accessToken, urlQuery); their values are never returned."`
 	DisabledReason string        `json:"disabledReason" doc:"Why delivery stopped by itself, e.g. the receiver answered 410 Gone; empty otherwise. Enabling the channel again clears it."`
 	CreatedAt      stamp.Time    `json:"createdAt"`
 	UpdatedAt      stamp.Time    `json:"updatedAt"`
@@ -30,7 +30,7 @@ type NotificationChannel struct {
 
 // ChannelConfig holds a channel's settings that are not secret.
 type ChannelConfig struct {
-	URL    string   `json:"url,omitempty" doc:"webhook: where events are POSTed (required). ntfy: the server, default https://ntfy.sh."`
+	URL    string   `json:"url,omitempty" doc:"webhook: where events are POSTed (required). ntfy: the server, default https://ntfy.sh. The URL's query (?token=…) is write-only: it is sealed with the secrets, deliveries go to the whole URL, responses show the URL without it and secretsSet names urlQuery. On PATCH, a url without a query keeps the stored one while the rest of the URL is unchanged, and drops it otherwise; a url ending in a bare ? clears it."`
 	Topic  string   `json:"topic,omitempty" doc:"ntfy: the topic (required)."`
 	ChatID string   `json:"chatId,omitempty" doc:"telegram: the chat's id or @channel name (required)."`
 	To     []string `json:"to,omitempty" doc:"email: the recipients (required)."`

@@ -58,6 +58,9 @@ type Secrets struct {
 	BotToken string `json:"botToken,omitempty"`
 	// Ntfy: an access token for a protected topic (optional).
 	AccessToken string `json:"accessToken,omitempty"`
+	// Webhook, ntfy: the query of Config.URL (it often carries a token),
+	// without its "?"; the URL is shown without it.
+	URLQuery string `json:"urlQuery,omitempty"`
 }
 
 // SigningSecret is one webhook signing secret.
@@ -106,7 +109,7 @@ func (s *Secrets) Set() []string {
 		name string
 		set  bool
 	}{{"signingSecret", len(s.Signing) > 0}, {"hookUrl", s.HookURL != ""}, {"routingKey", s.RoutingKey != ""},
-		{"botToken", s.BotToken != ""}, {"accessToken", s.AccessToken != ""}} {
+		{"botToken", s.BotToken != ""}, {"accessToken", s.AccessToken != ""}, {"urlQuery", s.URLQuery != ""}} {
 		if f.set {
 			out = append(out, f.name)
 		}
@@ -270,6 +273,75 @@ func Validate(c *Channel, s *Secrets) []errs.FieldError {
 		}
 	}
 	return problems
+}
+
+// Redact hides in msg (an error that quotes a receiver's answer, which
+// may echo what it was sent) every secret of s: the URL's query and each
+// of its values, a hook URL and its path, and the tokens.
+func (s *Secrets) Redact(msg string) string {
+	if s == nil {
+		return msg
+	}
+	secrets := []string{s.URLQuery, s.HookURL, s.RoutingKey, s.BotToken, s.AccessToken}
+	if vals, err := url.ParseQuery(s.URLQuery); err == nil {
+		for _, vs := range vals {
+			secrets = append(secrets, vs...)
+		}
+	}
+	for _, part := range strings.Split(s.URLQuery, "&") {
+		_, v, _ := strings.Cut(part, "=")
+		secrets = append(secrets, v) // as sent, escaped
+	}
+	if u, err := url.Parse(s.HookURL); err == nil && s.HookURL != "" {
+		secrets = append(secrets, u.Path, u.EscapedPath())
+	}
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) }) // the longest first
+	for _, x := range secrets {
+		if len(x) >= 4 { // shorter is no secret, and would hide ordinary words
+			msg = strings.ReplaceAll(msg, x, "[redacted]")
+		}
+	}
+	return msg
+}
+
+// SplitURL parts a URL as written into what may be shown, everything but
+// its query, and the query without its "?", which is sealed with the
+// secrets: a receiver's token often rides in it. written says the URL had
+// a "?" at all (an empty query, "https://h/hook?", clears a stored one).
+func SplitURL(raw string) (shown, query string, written bool) {
+	end := len(raw)
+	if i := strings.IndexByte(raw, '#'); i >= 0 {
+		end = i
+	}
+	q := strings.IndexByte(raw[:end], '?')
+	if q < 0 {
+		return raw, "", false
+	}
+	return raw[:q] + raw[end:], raw[q+1 : end], true
+}
+
+// JoinURL is the URL a delivery goes to: shown with its sealed query.
+func JoinURL(shown, query string) string {
+	if query == "" {
+		return shown
+	}
+	end := len(shown)
+	if i := strings.IndexByte(shown, '#'); i >= 0 {
+		end = i
+	}
+	return shown[:end] + "?" + query + shown[end:]
+}
+
+// SealQuery moves the query of c's URL into s (a channel stored before
+// queries were sealed, or a URL as written); it reports whether it moved
+// one.
+func SealQuery(c *Channel, s *Secrets) bool {
+	shown, query, written := SplitURL(c.Config.URL)
+	if !written {
+		return false
+	}
+	c.Config.URL, s.URLQuery = shown, query
+	return true
 }
 
 func checkURL(raw string, httpsOnly bool) string {

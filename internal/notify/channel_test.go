@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,5 +71,48 @@ func TestValidate(t *testing.T) {
 	}
 	if !slices.Equal(ptrs, []string{"/config/topic", "/config/to/0", "/config/to/1"}) {
 		t.Errorf("pointers %v", ptrs)
+	}
+}
+
+// A URL's query is parted from what is shown, and joined again for the
+// delivery, fragment and all.
+func TestSplitJoinURL(t *testing.T) {
+	for _, c := range []struct {
+		raw, shown, query string
+		written           bool
+	}{
+		{"https://h.test/hook", "https://h.test/hook", "", false},
+		{"https://h.test/hook?token=a&b=c", "https://h.test/hook", "token=a&b=c", true},
+		{"https://h.test/hook?", "https://h.test/hook", "", true},
+		{"https://h.test/hook?t=1#frag", "https://h.test/hook#frag", "t=1", true},
+		{"https://h.test/hook#frag?not-a-query", "https://h.test/hook#frag?not-a-query", "", false},
+	} {
+		shown, query, written := notify.SplitURL(c.raw)
+		if shown != c.shown || query != c.query || written != c.written {
+			t.Errorf("notify.SplitURL(%q) = %q, %q, %v", c.raw, shown, query, written)
+		}
+		if c.query != "" || !c.written {
+			if got := notify.JoinURL(shown, query); got != c.raw {
+				t.Errorf("notify.JoinURL(%q, %q) = %q, want %q", shown, query, got, c.raw)
+			}
+		}
+	}
+}
+
+// Redact hides every secret a receiver might echo, the query whole or
+// value by value, escaped or not.
+func TestRedact(t *testing.T) {
+	s := &notify.Secrets{URLQuery: "token=abc%2Fdef&team=ops-team", HookURL: "https://hooks.slack.com/services/T0/B0/slacksecret", BotToken: "1:bot"}
+	for _, msg := range []string{"got /hook?token=abc%2Fdef&team=ops-team", "token abc/def", "token=abc%2Fdef", "team ops-team",
+		"no route /services/T0/B0/slacksecret", "bot 1:bot"} {
+		got := s.Redact(msg)
+		for _, secret := range []string{"abc%2Fdef", "abc/def", "ops-team", "slacksecret", "1:bot"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("Redact(%q) = %q", msg, got)
+			}
+		}
+	}
+	if got := (*notify.Secrets)(nil).Redact("plain"); got != "plain" {
+		t.Errorf("nil secrets: %q", got)
 	}
 }

@@ -39,7 +39,7 @@ func renderWebhook(c *Channel, s *Secrets, payload []byte, typ, deliveryID strin
 		return Outgoing{}, errors.New("the webhook channel has no active signing secret")
 	}
 	body := withDeliveryID(payload, deliveryID)
-	return Outgoing{Method: "POST", URL: c.Config.URL, Body: body, Header: map[string]string{
+	return Outgoing{Method: "POST", URL: JoinURL(c.Config.URL, s.URLQuery), Body: body, Header: map[string]string{
 		"Content-Type":  "application/json",
 		"User-Agent":    WebhookUserAgent,
 		HeaderSignature: Sign(now, body, secrets),
@@ -296,7 +296,7 @@ func renderNtfy(c *Channel, s *Secrets, n note, server string) (Outgoing, error)
 		return Outgoing{}, errors.New("the ntfy channel has no topic")
 	}
 	if c.Config.URL != "" {
-		server = c.Config.URL
+		server = JoinURL(c.Config.URL, s.URLQuery)
 	}
 	priority := 3 // ntfy's default
 	if n.tone == toneAlert {

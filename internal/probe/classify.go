@@ -132,7 +132,9 @@ func dnsFailure(e *net.DNSError) *failure {
 	case e.IsTimeout:
 		return netDown("DNS: the resolver did not answer for " + name)
 	default:
-		return netDown("DNS: lookup of " + name + " failed (" + e.Err + ")")
+		// Never e.Err itself: it may quote the exchange with the probe's
+		// own resolver, addresses and all.
+		return netDown("DNS: lookup of " + name + " failed" + strings.TrimPrefix(netguard.LookupProblem(e), "the lookup failed"))
 	}
 }
 

@@ -108,8 +108,12 @@ func (c *checkRun) dns(ctx context.Context) *failure {
 	q := dnsmessage.Question{Name: name, Type: qtype, Class: dnsmessage.ClassINET}
 
 	servers, dialer := []string{resolverAddr(c.cfg.Resolver)}, c.p.dialer
+	label := func(server string) string { return "DNS resolver " + server }
 	if c.cfg.Resolver == "" {
 		servers, dialer = systemNameservers(), &net.Dialer{KeepAlive: -1}
+		// The probe's own resolvers are its network's, not the
+		// workspace's: a reason does not name their addresses.
+		label = func(string) string { return "the probe's DNS resolver" }
 	}
 	t0 := time.Now()
 	var (
@@ -127,7 +131,7 @@ func (c *checkRun) dns(ctx context.Context) *failure {
 		if err == nil {
 			break
 		}
-		f = c.resolverFailure(ctx, server, time.Since(t0), err)
+		f = c.resolverFailure(ctx, label(server), time.Since(t0), err)
 		if f.result == monitor.ResultUnknown || ctx.Err() != nil {
 			break
 		}
@@ -140,14 +144,15 @@ func (c *checkRun) dns(ctx context.Context) *failure {
 	return judgeAnswer(msg, q, c.cfg.RecordName, c.cfg.ExpectedValues)
 }
 
-// resolverFailure names a failed exchange with a resolver.
-func (c *checkRun) resolverFailure(ctx context.Context, server string, spent time.Duration, err error) *failure {
+// resolverFailure names a failed exchange with a resolver, which label
+// names ("DNS resolver 192.0.2.53:53").
+func (c *checkRun) resolverFailure(ctx context.Context, label string, spent time.Duration, err error) *failure {
 	if isDeadline(ctx, err) {
-		return netDown(fmt.Sprintf("DNS resolver %s did not answer within %s", server, fmtDuration(spent.Round(100*time.Millisecond))))
+		return netDown(fmt.Sprintf("%s did not answer within %s", label, fmtDuration(spent.Round(100*time.Millisecond))))
 	}
 	f := c.classify(ctx, err, stageQuery, "")
 	if f.result == monitor.ResultDown && f.reason != ReasonBlocked {
-		f.reason = "DNS resolver " + server + ": " + f.reason
+		f.reason = label + ": " + f.reason
 	}
 	return f
 }

@@ -285,6 +285,16 @@ func TestDNSSystemResolver(t *testing.T) {
 	defer func() { systemNameservers = old }()
 	obs := check(t, New(Options{}), dnsMon("", "tocsin.test", "A", "192.0.2.1"))
 	want(t, obs, monitor.ResultUp, "")
+
+	// When the probe's own resolvers fail, the reason says so without
+	// their addresses: they are the probe's network, not the workspace's.
+	a, b := silentUDPPortClosed(t), silentUDPPortClosed(t)
+	systemNameservers = func() []string { return []string{a, b} }
+	obs = check(t, New(Options{}), dnsMon("", "tocsin.test", "A"))
+	want(t, obs, monitor.ResultDown, "the probe's DNS resolver")
+	if strings.Contains(obs.Reason, "127.0.0.1") {
+		t.Errorf("the reason names the probe's resolver: %q", obs.Reason)
+	}
 }
 
 // silentUDPPortClosed returns a local UDP address nothing listens on.

@@ -102,6 +102,15 @@ func (db *DB) ListChannels(ctx context.Context, wsID, after string, limit int) (
 		WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, wsID, after, limit)
 }
 
+// ChannelsWithURLQuery returns up to limit channels of every workspace,
+// with ids after afterID, whose config may hold a URL with a query in
+// plaintext (as stored before queries were sealed), by id.
+func (db *DB) ChannelsWithURLQuery(ctx context.Context, afterID string, limit int) (out []StoredChannel, err error) {
+	defer errs.Wrap(&err, "store.ChannelsWithURLQuery")
+	return queryStoredChannels(ctx, db.w, `SELECT `+channelColumns+`, secrets_sealed FROM notification_channels
+		WHERE id > $1 AND config LIKE $2 ORDER BY id LIMIT $3`, afterID, `%?%`, limit)
+}
+
 // queryStoredChannels reads the channels query selects (channelColumns,
 // then secrets_sealed) with their sealed secrets.
 func queryStoredChannels(ctx context.Context, q queryer, query string, args ...any) ([]StoredChannel, error) {

@@ -82,9 +82,11 @@ func readChannelForm(f url.Values, kind notify.Kind, edit bool) *channelForm {
 	d := &cf.draft
 	d.Name, d.Kind, d.Enabled, d.Events, d.Subjects = v.Name, kind, v.Enabled, v.Events, lines(v.Subjects)
 	has := func(name string) bool { return slices.Contains(webui.ChannelKindFields(string(kind)), name) }
+	queryTyped := false
 	if has("url") {
-		v.URL = cf.text(f, "url")
-		d.Config.URL = strings.TrimSpace(v.URL)
+		d.Config.URL = strings.TrimSpace(cf.text(f, "url"))
+		// The query is a secret: a form shown again keeps the rest.
+		v.URL, _, queryTyped = notify.SplitURL(d.Config.URL)
 	}
 	if has("topic") {
 		v.Topic = cf.text(f, "topic")
@@ -112,7 +114,7 @@ func readChannelForm(f url.Values, kind notify.Kind, edit bool) *channelForm {
 	if typed || !edit {
 		d.Secrets = s
 	}
-	v.Retype = typed
+	v.Retype = typed || queryTyped
 	return cf
 }
 

@@ -68,6 +68,12 @@ func forEachEngine(t *testing.T, opts web.PublicOptions, f func(t *testing.T, e 
 
 func newEnv(t *testing.T, eng storetest.Engine, opts web.PublicOptions) *env {
 	t.Helper()
+	return newEnvWith(t, eng, opts, app.Config{})
+}
+
+// newEnvWith is newEnv with the app's config (its checker is the test's).
+func newEnvWith(t *testing.T, eng storetest.Engine, opts web.PublicOptions, cfg app.Config) *env {
+	t.Helper()
 	ctx := context.Background()
 	url := storetest.URL(t, eng)
 	db := storetest.Open(t, url)
@@ -82,7 +88,8 @@ func newEnv(t *testing.T, eng storetest.Engine, opts web.PublicOptions) *env {
 	c := &clock{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// A checker, for the monitor form's "Test now".
-	a := app.New(db, kr, c.Now, log, app.Config{Checker: probe.New(probe.Options{ProbeID: "test-probe", Region: "test"})})
+	cfg.Checker = probe.New(probe.Options{ProbeID: "test-probe", Region: "test"})
+	a := app.New(db, kr, c.Now, log, cfg)
 	e := &env{t: t, db: db, url: url, app: a, clock: c, seqs: map[string]int64{}}
 	for _, ws := range []string{"ws-a", "ws-b"} {
 		u, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@" + ws + ".test", Workspace: ws, Role: monitor.RoleOwner})

@@ -21,3 +21,20 @@ func (w *WebApp) LiveFeeds() int {
 	defer w.hub.mu.Unlock()
 	return len(w.hub.feeds)
 }
+
+// AppRoutes are the web app's route patterns, from its route table.
+func AppRoutes() []string {
+	var out []string
+	for _, rt := range (&WebApp{}).routeTable() {
+		out = append(out, rt.pattern)
+	}
+	return out
+}
+
+// LiveRecheck has every open stream check its person's access now, as
+// its recheck ticker would.
+func (w *WebApp) LiveRecheck() { w.hub.recheckAll() }
+
+// DefaultLiveRecheck is how often a stream re-checks its person's access
+// when not told.
+const DefaultLiveRecheck = defaultLiveRecheck

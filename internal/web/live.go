@@ -28,12 +28,16 @@ import (
 // A stream starts with a snapshot of every subject (event "snapshot", a
 // JSON array), then an event "state" per change. Events carry no id: a
 // reconnecting browser gets a fresh snapshot, which is what any node can
-// give it. Each stream re-checks its person's session and role every
-// half-minute and ends when they no longer allow monitors:read.
+// give it. A change of a person's access made through this node (removed
+// from the workspace, signed out, signed out everywhere, a new password)
+// ends their streams here at once; every stream also re-checks its
+// person's session and role every few seconds, which is how a change made
+// through another node reaches it, and ends when they no longer allow
+// monitors:read.
 
 const (
 	defaultLivePoll      = 2 * time.Second
-	defaultLiveRecheck   = 30 * time.Second
+	defaultLiveRecheck   = 5 * time.Second
 	defaultLiveKeepAlive = 15 * time.Second
 	// liveRetry is how long a browser waits before reconnecting.
 	liveRetry = 5 * time.Second
@@ -132,10 +136,15 @@ type feed struct {
 	snapshot []byte                   // the "snapshot" event of last, built on demand
 }
 
-// liveSub is one open stream's mailbox.
+// liveSub is one open stream's mailbox, and whose it is.
 type liveSub struct {
 	ch      chan []byte
 	dropped bool // ch was closed: the stream fell behind
+
+	userID, sessionID string
+	end               chan struct{} // closed when the person's access here ends
+	ended             bool          // end is closed; under the feed's mu
+	kick              chan struct{} // asks for a recheck now
 }
 
 // Why a stream cannot open.
@@ -146,7 +155,7 @@ var (
 
 // join adds a stream of the actor's workspace, starting the workspace's
 // poller if it is the first.
-func (h *liveHub) join(actor app.Actor) (*feed, *liveSub, error) {
+func (h *liveHub) join(actor app.Actor, sessionID string) (*feed, *liveSub, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ctx.Err() != nil {
@@ -167,7 +176,8 @@ func (h *liveHub) join(actor app.Actor) (*feed, *liveSub, error) {
 			f.run(ctx)
 		}()
 	}
-	s := &liveSub{ch: make(chan []byte, liveBacklog)}
+	s := &liveSub{ch: make(chan []byte, liveBacklog), userID: actor.UserID, sessionID: sessionID,
+		end: make(chan struct{}), kick: make(chan struct{}, 1)}
 	f.mu.Lock()
 	f.subs[s] = struct{}{}
 	if f.last != nil {
@@ -191,6 +201,57 @@ func (h *liveHub) leave(f *feed, s *liveSub, userID string) {
 	if empty {
 		f.stop()
 		delete(h.feeds, f.ws)
+	}
+}
+
+// endStreams ends at once the open streams that match picks (given the
+// stream and its workspace): their person's access changed through this
+// node. Streams on other nodes end at their next recheck.
+func (h *liveHub) endStreams(match func(s *liveSub, ws string) bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ws, f := range h.feeds {
+		f.mu.Lock()
+		for s := range f.subs {
+			if !s.ended && match(s, ws) {
+				s.ended = true
+				close(s.end)
+			}
+		}
+		f.mu.Unlock()
+	}
+}
+
+// endPerson ends every stream of a person: signed out everywhere, or a
+// new password.
+func (h *liveHub) endPerson(userID string) {
+	h.endStreams(func(s *liveSub, _ string) bool { return s.userID == userID })
+}
+
+// endMember ends a person's streams of one workspace: they left it.
+func (h *liveHub) endMember(userID, ws string) {
+	h.endStreams(func(s *liveSub, in string) bool { return s.userID == userID && in == ws })
+}
+
+// endSession ends the streams of one session: it signed out.
+func (h *liveHub) endSession(sessionID string) {
+	h.endStreams(func(s *liveSub, _ string) bool { return s.sessionID == sessionID })
+}
+
+// recheckAll has every open stream check its person's access now, as its
+// ticker would.
+func (h *liveHub) recheckAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range h.feeds {
+		f.mu.Lock()
+		for s := range f.subs {
+			select {
+			case s.kick <- struct{}{}:
+			default: // one is already asked for
+			}
+		}
+		f.mu.Unlock()
 	}
 }
 
@@ -298,7 +359,7 @@ func (w *WebApp) live(q *request) {
 		return
 	}
 	h := w.hub
-	f, sub, err := h.join(q.actor)
+	f, sub, err := h.join(q.actor, q.ws.Session.ID)
 	if err != nil {
 		// Plain text, not the error page: an EventSource gives up on any
 		// answer but 200 and shows nothing of it (the page stays as it is).
@@ -349,14 +410,26 @@ func (w *WebApp) live(q *request) {
 			if !send([]byte(": keep-alive\n\n")) {
 				return
 			}
+		case <-sub.end: // the person's access changed through this node
+			send(liveEnd)
+			return
 		case <-recheck.C:
 			if !w.mayStillWatch(q) {
-				send([]byte("event: end\ndata: {}\n\n"))
+				send(liveEnd)
+				return
+			}
+		case <-sub.kick:
+			if !w.mayStillWatch(q) {
+				send(liveEnd)
 				return
 			}
 		}
 	}
 }
+
+// liveEnd tells the browser the stream ends for good: its script stops
+// reconnecting.
+var liveEnd = []byte("event: end\ndata: {}\n\n")
 
 // mayStillWatch reports whether the stream's session is still signed in
 // and its person's role here still reads monitors. Like any request, it

@@ -56,6 +56,7 @@ func (mf *monitorForm) number(name, s string) int {
 // the stored monitor's type (an edit cannot change it).
 func readMonitorForm(f url.Values, typ monitor.Type) *monitorForm {
 	mf := &monitorForm{}
+	f = mf.judged(f, unreadText)
 	v := &mf.values
 	if typ == "" {
 		typ = monitor.Type(f.Get("type"))

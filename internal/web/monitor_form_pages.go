@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/webui"
 )
@@ -58,8 +59,13 @@ func (w *WebApp) createMonitor(q *request) {
 }
 
 // storedMonitor is monitor id of the workspace, or false after the
-// error page (a monitor of another workspace is not found).
+// error page (a monitor of another workspace, or anything that is not a
+// monitor's id, is not found before it reaches the database).
 func (w *WebApp) storedMonitor(q *request, id string) (monitor.Monitor, bool) {
+	if !ids.Valid(ids.Monitor, id) {
+		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
+		return monitor.Monitor{}, false
+	}
 	m, err := w.app.GetMonitor(q.ctx(), q.actor, id)
 	if err != nil {
 		w.fail(q.w, q.r, &q.ws, err)

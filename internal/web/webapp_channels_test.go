@@ -32,6 +32,7 @@ type hook struct {
 	body   string // the body of a non-zero answer
 	good   []string
 	bad    int
+	query  string // the last request's query
 }
 
 func newHook(t *testing.T) *hook {
@@ -40,6 +41,7 @@ func newHook(t *testing.T) *hook {
 		body, _ := io.ReadAll(r.Body)
 		h.mu.Lock()
 		defer h.mu.Unlock()
+		h.query = r.URL.RawQuery
 		if h.answer != 0 {
 			w.WriteHeader(h.answer)
 			_, _ = io.WriteString(w, h.body)
@@ -215,19 +217,22 @@ func TestWebAppChannels(t *testing.T) {
 				}
 			}
 		}
-		for _, p := range []*person{owner, viewer} {
+		admin, editor := e.member("admin@a.test", monitor.RoleAdmin), e.member("editor@a.test", monitor.RoleEditor)
+		for _, p := range []*person{owner, admin, editor, viewer} {
+			writer := p == owner || p == admin
 			for _, path := range []string{ws + "/channels", page, slack, ws + "/channels/new?kind=webhook"} {
 				r := p.get(path)
-				if r.status != 200 && !(p == viewer && strings.HasSuffix(path, "kind=webhook") && r.status == 403) {
+				if r.status != 200 && !(!writer && strings.HasSuffix(path, "kind=webhook") && r.status == 403) {
 					t.Errorf("%s %s: %d", p.email, path, r.status)
 				}
-				noSecrets(p.email+" "+path, r.body, secret)
-				// The URL's query may carry a token: only the edit form,
-				// which writers need to change it, shows it whole.
-				if strings.Contains(r.body, "query-secret") && (p == viewer || path == ws+"/channels") {
-					t.Errorf("%s %s shows the URL's query", p.email, path)
-				}
+				// The URL's query may carry a token: it is a secret, shown
+				// to no one, the edit form's writers included.
+				noSecrets(p.email+" "+path, r.body, secret, "query-secret")
 			}
+		}
+		if r := owner.get(page); !strings.Contains(r.body, "A query is stored (never shown)") ||
+			!strings.Contains(r.body, `value="`+h.srv.URL+`/hook"`) {
+			t.Errorf("the edit form does not say a query is stored: %.3000s", r.body)
 		}
 		r = owner.get(ws + "/channels")
 		if !strings.Contains(r.body, strings.TrimPrefix(h.srv.URL, "http://")+"/hook</code>") || !strings.Contains(r.body, "incoming webhook (its URL is kept secret)") ||
@@ -255,6 +260,11 @@ func TestWebAppChannels(t *testing.T) {
 		if good, bad := h.verified(); len(good) != 1 || good[0] != first || bad != 0 {
 			t.Fatalf("the receiver verified %v, refused %d", good, bad)
 		}
+		h.mu.Lock()
+		if h.query != "token=query-secret" {
+			t.Errorf("the delivery went without the URL's query: %q", h.query)
+		}
+		h.mu.Unlock()
 		if r := owner.get(ws + "/channels"); !strings.Contains(r.body, `data-status="succeeded"`) {
 			t.Errorf("the list lacks the last delivery: %.2000s", r.body)
 		}
@@ -289,7 +299,7 @@ func TestWebAppChannels(t *testing.T) {
 		}
 
 		// A receiver's hostile answer is shown escaped and shortened.
-		h.set(fresh, 500, "<b>boom</b>"+strings.Repeat("x", 400))
+		h.set(fresh, 500, "<b>boom</b> no hook at /hook?token=query-secret "+strings.Repeat("x", 400))
 		owner.post(page+"/test", form())
 		d = e.api("GET", "/api/v1/notification-channels/"+ch+"/deliveries", e.keyA, nil, 200)["data"].([]any)
 		failing := d[0].(map[string]any)["id"].(string)
@@ -301,6 +311,10 @@ func TestWebAppChannels(t *testing.T) {
 		if strings.Contains(body, "<b>boom") || !strings.Contains(body, "&lt;b&gt;boom") || strings.Contains(body, strings.Repeat("x", 400)) {
 			t.Errorf("the failed attempt's error is not escaped and shortened")
 		}
+		if !strings.Contains(body, "/hook?[redacted]") {
+			t.Errorf("the receiver's echo of the URL's query is not redacted")
+		}
+		noSecrets("the log of a receiver that echoes its URL", body, "query-secret")
 		if row := regexp.MustCompile(`(?s)data-delivery-id="` + failing + `">.*?</tr>`).FindString(body); !strings.Contains(row, `data-status="pending"`) ||
 			strings.Contains(row, "/redeliver") || !strings.Contains(row, "HTTP 500") || !strings.Contains(row, "next try") {
 			t.Errorf("a pending delivery's row: %s", row)
@@ -347,6 +361,24 @@ func TestWebAppChannels(t *testing.T) {
 			!strings.Contains(r.body, "need an SMTP server") || !strings.Contains(r.body, `name="to"`) {
 			t.Errorf("an e-mail channel without SMTP: %d %.800s", r.status, r.body)
 		}
+
+		// The URL's query: a form shown again asks for it, never shows it;
+		// the URL saved as shown keeps it.
+		r = owner.post(page+"/edit", form("name", "", "url", h.srv.URL+"/hook?token=retyped-secret"))
+		if r.status != 422 || strings.Contains(r.body, "retyped-secret") || !strings.Contains(r.body, "Type the query again") {
+			t.Errorf("an edit with a query shown again: %d %.2000s", r.status, r.body)
+		}
+		if r = owner.post(page+"/edit", form("name", "Ops hook", "url", h.srv.URL+"/hook", "enabled", "on")); r.status != 303 {
+			t.Fatalf("an edit keeping the query: %d %.1000s", r.status, r.body)
+		}
+		h.set(fresh, 0, "")
+		owner.post(page+"/test", form())
+		waitFor(t, "a test after the edit", func() bool { good, _ := h.verified(); return len(good) == 4 })
+		h.mu.Lock()
+		if h.query != "token=query-secret" {
+			t.Errorf("after an edit that kept the URL, the delivery's query: %q", h.query)
+		}
+		h.mu.Unlock()
 
 		// Three mistakes, three messages at their fields.
 		r = owner.post(ws+"/channels", form("kind", "webhook", "name", " ", "url", "ftp://example.com/", "events", "nope"))

@@ -58,6 +58,28 @@ func (u *unread) text(f url.Values, name, msg string) string {
 	return v
 }
 
+// judged is f with every value that is not valid UTF-8 without NUL made
+// empty, its field given the message msg: for a form that reads many
+// fields, judged once where it enters.
+func (u *unread) judged(f url.Values, msg string) url.Values {
+	out := make(url.Values, len(f))
+	for name, vs := range f {
+		if !clean.Valid(name) {
+			continue // no field of ours
+		}
+		kept := make([]string, len(vs))
+		for i, v := range vs {
+			if clean.Valid(v) {
+				kept[i] = v
+			} else {
+				u.fail(name, msg)
+			}
+		}
+		out[name] = kept
+	}
+	return out
+}
+
 // list is f's values of field name but those that are not valid UTF-8
 // without NUL, which give the field the message msg.
 func (u *unread) list(f url.Values, name, msg string) []string {

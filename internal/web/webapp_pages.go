@@ -138,9 +138,17 @@ func (w *WebApp) twoFactor(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (w *WebApp) signOut(rw http.ResponseWriter, r *http.Request) {
+	ws, err := w.session(r)
+	if err != nil {
+		w.fail(rw, r, nil, err)
+		return
+	}
 	if err := w.app.SignOut(r.Context(), w.token(r)); err != nil {
 		w.fail(rw, r, nil, err)
 		return
+	}
+	if ws != nil {
+		w.hub.endSession(ws.Session.ID)
 	}
 	w.clearSession(rw)
 	setFlash(rw, "signed-out")
@@ -174,6 +182,7 @@ func (w *WebApp) changePassword(q *request) {
 		w.fail(q.w, q.r, &q.ws, err)
 		return
 	}
+	w.hub.endPerson(q.ws.User.ID) // every session ended, this one too
 	w.setSession(q.w, token)
 	if q.ws.User.MustChangePassword {
 		// The one-time password is replaced: on to work, as a first sign-in.
@@ -212,6 +221,7 @@ func (w *WebApp) signOutEverywhere(q *request) {
 		w.fail(q.w, q.r, &q.ws, err)
 		return
 	}
+	w.hub.endPerson(q.ws.User.ID)
 	w.clearSession(q.w)
 	q.redirect("/sign-in", "signed-out-all")
 }
@@ -482,6 +492,7 @@ func (w *WebApp) removeMember(q *request) {
 		w.memberFailed(q, err)
 		return
 	}
+	w.hub.endMember(user, q.actor.WorkspaceID)
 	if user == q.ws.User.ID {
 		q.redirect("/", "left")
 		return

@@ -276,6 +276,21 @@ type ChannelSecret struct {
 // KindName is the row's kind as people call it.
 func (r ChannelRow) KindName() string { return ChannelKindName(r.Kind) }
 
+// URLHint is a URL field's hint: about, and that its query is kept
+// secret (a stored one is never shown, and kept while the rest of the URL
+// stays).
+func (f ChannelForm) URLHint(about string) string {
+	about += " A query such as ?token=… is kept secret: never shown again."
+	if f.Values.Retype && f.Errors.Any() {
+		about = "Type the query again if you typed one: secrets are never sent back to the browser. " + about
+	}
+	if f.Edit() && f.Values.Stored("urlQuery") {
+		return "A query is stored (never shown): it is kept while the URL stays as it is; type the URL with a new query to replace it, " +
+			"or end the URL with a bare ? to remove it. " + about
+	}
+	return about
+}
+
 // SecretHint is a secret field's hint: about, and on an edit whether one
 // is stored and that an empty field keeps it.
 func (f ChannelForm) SecretHint(name, about string) string {
