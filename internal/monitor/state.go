@@ -61,6 +61,11 @@ type Transition struct {
 	From, To State
 	At       time.Time
 	Cause    string
+	// Quiet marks a change for the state history only: into UNKNOWN for
+	// an outage of this service, and back from it to the state it
+	// interrupted (DESIGN §7). It writes no event, opens or resolves no
+	// incident, and so tells nobody.
+	Quiet bool
 }
 
 // NewTracker starts a monitor's history.
