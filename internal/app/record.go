@@ -42,8 +42,13 @@ func recordTransition(ctx context.Context, tx *store.Tx, subjectID string, tr mo
 }
 
 // Transition writes the events of subjectID's state change tr, and opens
-// or resolves its incident. A subject deleted meanwhile has none.
+// or resolves its incident. A subject deleted meanwhile has none, and a
+// quiet change (our own outage, and the return from it) none either: it
+// is for the state history only (DESIGN §7).
 func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string, tr monitor.Transition) error {
+	if tr.Quiet {
+		return nil
+	}
 	s, wsID, ok, err := tx.Subject(ctx, subjectID)
 	if err != nil || !ok {
 		return err
