@@ -135,9 +135,9 @@ func latest3(a, b, c time.Time) time.Time {
 // UP). A heartbeat UP or DOWN is UNKNOWN from from (or from its last ping
 // or change, if later): a ping may have come and been lost. The move is
 // quiet, and so is the first verdict after it that returns to the state
-// it interrupted: a ping, or a deadline the service saw pass. One DOWN
-// for a missed run, which waits for no deadline, waits again for the
-// next run after to. A heartbeat that has heard from its job since to
+// it interrupted: a ping, or a deadline the service saw pass. One that
+// waits for no deadline (DOWN for a missed run) waits again for the next
+// run after to. A heartbeat that has heard from its job since to
 // is left alone (that ping said more than the outage can), and PAUSED,
 // MAINTENANCE and PENDING have no known time to lose.
 func (r Runtime) Gap(from, to time.Time, s Settings) (Runtime, *monitor.Transition) {
@@ -149,7 +149,7 @@ func (r Runtime) Gap(from, to time.Time, s Settings) (Runtime, *monitor.Transiti
 	}
 	start := latest3(from, r.Since, r.LastPing)
 	tr := r.outage(start, outageCause(start, to, "a ping"))
-	if r.Late && r.Deadline.IsZero() {
+	if r.Deadline.IsZero() {
 		r.WindowStart = to
 		if e, ok := s.Plan.Next(to); ok {
 			r.Expected, r.Deadline = e.Expected, e.Deadline
