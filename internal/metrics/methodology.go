@@ -54,7 +54,7 @@ func Method() Methodology {
 		},
 		Known:          []string{"UP", "DEGRADED", "DOWN"},
 		Pending:        "Not known: excluded from availability, lowers coverage (no result has arrived yet).",
-		Unknown:        "Not known: excluded from availability, lowers coverage. A monitor is UNKNOWN after two intervals without a known result (its probe could not tell), and over any span in which no Tocsin node was running its checks (recorded when a node notices, never as UP); a heartbeat over spans in which no node was receiving pings.",
+		Unknown:        "Not known: excluded from availability, lowers coverage. A monitor is UNKNOWN after two intervals without a known result (its probe could not tell), and over any span in which no Tocsin node was running its checks (recorded when a node notices, never as UP); a heartbeat from the start of any span in which no node was receiving pings, not from its next deadline; either stays UNKNOWN until a check or a ping says more.",
 		Paused:         "Excluded from availability and coverage; lowers unadjustedAvailability.",
 		Maintenance:    "Excluded from availability and coverage; lowers unadjustedAvailability.",
 		BeforeCreation: "Excluded from every ratio; reported as the beforeCreation duration.",
