@@ -137,8 +137,8 @@ func latest3(a, b, c time.Time) time.Time {
 // quiet, and so is the first verdict after it that returns to the state
 // it interrupted: a ping, or a deadline the service saw pass. One that
 // waits for no deadline (DOWN for a missed run) waits again for the next
-// run after to. A heartbeat that has heard from its job since to
-// is left alone (that ping said more than the outage can), and PAUSED,
+// run after to. A heartbeat that has heard from its job since to is left
+// alone (that ping said more than the outage can), and PAUSED,
 // MAINTENANCE and PENDING have no known time to lose.
 func (r Runtime) Gap(from, to time.Time, s Settings) (Runtime, *monitor.Transition) {
 	if r.State != monitor.StateUp && r.State != monitor.StateDown {
