@@ -496,9 +496,10 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]StateChange, error) {
 			return nil, fmt.Errorf("looking for an outage before this node: %w", err)
 		}
 		if outage {
+			// One not recorded yet is recorded with this one, from its start.
 			if s.outage[1].IsZero() {
 				s.outage[0] = from
-			} // else one not recorded yet: both, from its start
+			}
 			s.outage[1] = s.began
 		}
 		s.began = time.Time{}
