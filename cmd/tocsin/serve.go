@@ -307,12 +307,16 @@ API keys are made in the web app under "API keys", or for scripts:
 	// request path, once the HTTP server has shut down, so every ping a
 	// request brought is stored; the engine stops first, so checks in
 	// flight are recorded as unknown rather than cut off.
+	// Before a request is served: this node records that it receives
+	// pings, and the outage of the service before it, if any, so no ping
+	// comes before that outage on a heartbeat's history.
+	heartbeats := a.StartHeartbeats(ctx, c.NodeName)
 	g, gctx := errgroup.WithContext(ctx)
 	pingCtx, stopPings := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopPings()
 	g.Go(func() error { return a.RunPings(pingCtx) })
 	g.Go(func() error { return checks.Run(gctx) })
-	g.Go(func() error { return a.RunHeartbeats(gctx, c.NodeName) })
+	g.Go(func() error { return heartbeats.Run(gctx) })
 	g.Go(func() error { return a.RunHousekeeping(gctx, 10*time.Minute) })
 	g.Go(func() error { return a.RunRollups(gctx, c.NodeName, time.Minute) })
 	g.Go(func() error { return a.RunSLOAlerts(gctx, c.NodeName, time.Minute) })

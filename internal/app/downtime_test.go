@@ -244,25 +244,24 @@ func testDowntimeConfirmationsThree(t *testing.T, e storetest.Engine) {
 }
 
 // The state history's cursor: a change dated back to the first failed
-// check may share its time with the change before it (the end of a span
-// no node was checking, whose check was that first failure). Paging one
-// change at a time skips neither, and a change written while a reader
-// pages sorts above the pages read (it is never dated before the latest
-// change), so the reader's next pages neither skip nor repeat anything
-// and a fresh first page shows it.
+// check is written while a reader pages; it is never dated before the
+// latest change, so it sorts above the pages read: the reader's next pages
+// neither skip nor repeat anything, and a fresh first page shows it. Ties
+// of time are told apart by the change's order of writing.
 func testDowntimeCursor(t *testing.T, e storetest.Engine) {
 	start := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	env := newDowntimeEnv(t, e, start)
 	m := env.monitor(t, monitor.Thresholds{Confirmations: 2})
 	at := func(s int) time.Time { return start.Add(time.Duration(s) * time.Second) }
 	env.check(t, m, monitor.ResultUp, at(10), at(10))
-	// Due at +20 s, started at +50 s: no node was checking in between;
-	// it failed, the first of a streak.
+	// Due at +20 s, started at +50 s: no node was checking in between
+	// (UNKNOWN from +20 s until a check says more); it failed, the first
+	// of a streak.
 	env.check(t, m, monitor.ResultDown, at(20), at(50))
 
 	first, err := env.a.ListStates(ctx, env.actor, m.ID, PageRequest{Limit: 1})
 	check(t, err)
-	if len(first.Items) != 1 || first.Items[0].To != monitor.StateUp || !first.Items[0].At.Equal(at(50)) || first.NextCursor == "" {
+	if len(first.Items) != 1 || first.Items[0].To != monitor.StateUnknown || !first.Items[0].At.Equal(at(20)) || first.NextCursor == "" {
 		t.Fatalf("first page %+v", first)
 	}
 
@@ -278,19 +277,19 @@ func testDowntimeCursor(t *testing.T, e storetest.Engine) {
 		}
 		p.Cursor = page.NextCursor
 	}
-	if len(rest) != 2 || rest[0].To != monitor.StateUnknown || !rest[0].At.Equal(at(20)) || rest[1].To != monitor.StateUp || !rest[1].At.Equal(at(10)) {
-		t.Errorf("the pages after the first: %+v; want UNKNOWN at +20s, then UP at +10s", rest)
+	if len(rest) != 1 || rest[0].To != monitor.StateUp || !rest[0].At.Equal(at(10)) {
+		t.Errorf("the pages after the first: %+v; want UP at +10s", rest)
 	}
 
 	hist := env.states(t, m, 1)
-	if len(hist) != 4 {
-		t.Fatalf("paged one at a time: %+v, want 4 changes", hist)
+	if len(hist) != 3 {
+		t.Fatalf("paged one at a time: %+v, want 3 changes", hist)
 	}
-	if h := hist[3]; h.From != monitor.StateUp || h.To != monitor.StateDown || !h.At.Equal(at(50)) || !h.ConfirmedAt.Equal(at(60)) {
-		t.Errorf("newest %+v, want UP→DOWN at +50s confirmed at +60s", h)
+	if h := hist[2]; h.From != monitor.StateUnknown || h.To != monitor.StateDown || !h.At.Equal(at(50)) || !h.ConfirmedAt.Equal(at(60)) {
+		t.Errorf("newest %+v, want UNKNOWN→DOWN at +50s confirmed at +60s", h)
 	}
-	if h := hist[2]; h.From != monitor.StateUnknown || h.To != monitor.StateUp || !h.At.Equal(at(50)) {
-		t.Errorf("before it %+v, want the gap's end at +50s", h)
+	if h := hist[1]; h.From != monitor.StateUp || h.To != monitor.StateUnknown || !h.At.Equal(at(20)) || !h.ConfirmedAt.Equal(at(50)) {
+		t.Errorf("before it %+v, want the gap from +20s, confirmed at +50s", h)
 	}
 	if whole := env.states(t, m, 100); !slices.Equal(whole, hist) {
 		t.Errorf("one page %+v, paged one at a time %+v", whole, hist)

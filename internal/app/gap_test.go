@@ -4,7 +4,9 @@ package app
 // more than an interval after its slot ends a span in which no node ran
 // the monitor's checks. The span goes to the state history as UNKNOWN
 // with its cause, and nowhere else: no event, no delivery, no incident
-// opened or resolved. The stale sweep leaves such a monitor to that check.
+// opened or resolved. It stays UNKNOWN until a check says more; the first
+// that returns it to the state before does so quietly too. The stale
+// sweep leaves such a monitor to that check.
 
 import (
 	"testing"
@@ -47,9 +49,11 @@ func history(t *testing.T, db *store.DB, m monitor.Monitor) []monitor.Transition
 	return hist
 }
 
-// A monitor UP whose check due at due starts 3.3 intervals (of 30 s) late:
-// UP→UNKNOWN at due with the gap's cause, confirmed when the check
-// started, UNKNOWN→UP then, and nothing told to anyone.
+// A monitor UP whose check due at due starts 3.3 intervals (of 30 s) late,
+// and finds the gap, so could not tell: UP→UNKNOWN at due with the gap's
+// cause, confirmed when the check started, and UNKNOWN until a check says
+// more. The next check passes: UNKNOWN→UP then, quietly. Nothing of it is
+// told to anyone.
 func testGapUp(t *testing.T, e storetest.Engine) {
 	db, _ := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
@@ -66,15 +70,20 @@ func testGapUp(t *testing.T, e storetest.Engine) {
 	if changes := observeLate(t, db, m, monitor.ResultUnknown, due, started); len(changes) != 0 {
 		t.Fatalf("the gap returned state changes to notify: %+v", changes)
 	}
-	wantEqual(t, history(t, db, m)[1:], []monitor.Transition{
-		{From: monitor.StateUp, To: monitor.StateUnknown, At: due, ConfirmedAt: started,
-			Cause: "no Tocsin node was checking from 2026-03-04T05:07:37Z to 2026-03-04T05:09:16Z"},
-		{From: monitor.StateUnknown, To: monitor.StateUp, At: started,
-			Cause: "checks resumed after no Tocsin node was checking for 1m39s"},
-	})
-	if s := mwState(t, db, m); s != monitor.StateUp {
-		t.Fatalf("state after the gap = %s, want UP", s)
+	gapped := monitor.Transition{From: monitor.StateUp, To: monitor.StateUnknown, At: due, ConfirmedAt: started,
+		Cause: "no Tocsin node was checking from 2026-03-04T05:07:37Z to 2026-03-04T05:09:16Z"}
+	wantEqual(t, history(t, db, m)[1:], []monitor.Transition{gapped})
+	if s := mwState(t, db, m); s != monitor.StateUnknown {
+		t.Fatalf("state after the gap = %s, want UNKNOWN until a check says more", s)
 	}
+
+	// The first check after it passes: back to UP, quietly.
+	next := started.Add(30 * time.Second)
+	if changes := observe(t, db, m, monitor.ResultUp, next); len(changes) != 0 {
+		t.Fatalf("the return from the gap returned state changes to notify: %+v", changes)
+	}
+	wantEqual(t, history(t, db, m)[1:], []monitor.Transition{gapped,
+		{From: monitor.StateUnknown, To: monitor.StateUp, At: next, Cause: "the check passed"}})
 	if ev, dl := outbox(t, db, w.ID, c); ev != events || dl != deliveries {
 		t.Fatalf("the gap wrote %d events and %d deliveries", ev-events, dl-deliveries)
 	}
@@ -84,19 +93,27 @@ func testGapUp(t *testing.T, e storetest.Engine) {
 		t.Fatalf("the gap opened incidents: %+v", incs)
 	}
 
-	// A check on time after it is no gap, and a DOWN after it is news.
-	next := started.Add(30 * time.Second)
-	if changes := observe(t, db, m, monitor.ResultDown, next); len(changes) != 1 || changes[0].From != monitor.StateUp {
+	// A DOWN after it is news.
+	if changes := observe(t, db, m, monitor.ResultDown, next.Add(30*time.Second)); len(changes) != 1 || changes[0].From != monitor.StateUp {
 		t.Fatalf("a failed check after the gap: %+v", changes)
 	}
 	if n := len(history(t, db, m)); n != 4 {
 		t.Fatalf("history has %d changes, want 4", n)
 	}
+
+	// So is a first check after a gap that is not the state before it.
+	m2 := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
+	observe(t, db, m2, monitor.ResultUp, t0.Add(time.Minute))
+	observeLate(t, db, m2, monitor.ResultUnknown, due, started)
+	if changes := observe(t, db, m2, monitor.ResultDown, next); len(changes) != 1 ||
+		changes[0].From != monitor.StateUnknown || changes[0].To != monitor.StateDown {
+		t.Fatalf("a failed check after the gap: %+v", changes)
+	}
 }
 
-// A monitor DOWN with its incident open stays DOWN through a gap, and the
-// incident stays open: the gap resolves nothing. The recovery after it
-// does.
+// A monitor DOWN with its incident open is UNKNOWN through a gap, and the
+// incident stays open: the gap resolves nothing. A failed check after it
+// makes it DOWN again, quietly; the recovery after that is news.
 func testGapDown(t *testing.T, e storetest.Engine) {
 	db, _ := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
@@ -108,9 +125,10 @@ func testGapDown(t *testing.T, e storetest.Engine) {
 	due := t0.Add(90 * time.Second)
 	started := due.Add(10 * time.Minute)
 	observeLate(t, db, m, monitor.ResultUnknown, due, started)
+	observe(t, db, m, monitor.ResultDown, started.Add(30*time.Second))
 	hist := history(t, db, m)
 	if len(hist) != 3 || hist[1].To != monitor.StateUnknown || !hist[1].At.Equal(due) || hist[1].Cause != monitor.GapCause(due, started) ||
-		hist[2].From != monitor.StateUnknown || hist[2].To != monitor.StateDown || !hist[2].At.Equal(started) {
+		hist[2].From != monitor.StateUnknown || hist[2].To != monitor.StateDown || !hist[2].At.Equal(started.Add(30*time.Second)) {
 		t.Fatalf("history %+v", hist)
 	}
 	if ev, dl := outbox(t, db, w.ID, c); ev != events || dl != deliveries {
@@ -122,7 +140,7 @@ func testGapDown(t *testing.T, e storetest.Engine) {
 		t.Fatalf("after the gap: %d open incidents, state %s; want the incident open, DOWN", len(open), mwState(t, db, m))
 	}
 
-	observe(t, db, m, monitor.ResultUp, started.Add(30*time.Second))
+	observe(t, db, m, monitor.ResultUp, started.Add(time.Minute))
 	got, err := db.GetIncident(ctx, w.ID, open[0].ID)
 	check(t, err)
 	if got.Open() {
@@ -169,7 +187,7 @@ func testGapSweep(t *testing.T, e storetest.Engine) {
 	due := last.Add(29 * time.Second)
 	observeLate(t, db, silent, monitor.ResultUnknown, due, last.Add(5*time.Minute))
 	hist := history(t, db, silent)
-	if len(hist) != 3 || hist[1].To != monitor.StateUnknown || hist[1].Cause != monitor.GapCause(due, last.Add(5*time.Minute)) {
+	if len(hist) != 2 || hist[1].To != monitor.StateUnknown || hist[1].Cause != monitor.GapCause(due, last.Add(5*time.Minute)) {
 		t.Fatalf("history %+v", hist)
 	}
 }

@@ -458,6 +458,12 @@ type HeartbeatSweeper struct {
 	owner    string
 	span     int64
 	lastSeen time.Time // when this node's span was last recorded
+	// began is when this node's span began, while it is still to be
+	// asked whether the service was receiving pings before (zero: asked).
+	began time.Time
+	// outage is one that ended as this node's span began, while it is
+	// still to be recorded on the heartbeats (zero: none).
+	outage [2]time.Time
 }
 
 // NewHeartbeatSweeper makes the sweeper of node.
@@ -465,7 +471,9 @@ func (a *App) NewHeartbeatSweeper(node string) *HeartbeatSweeper {
 	return &HeartbeatSweeper{a: a, owner: node + "/" + rand.Text()[:10]}
 }
 
-// Tick records, if it is due, that this node is receiving pings, and
+// Tick records, if it is due, that this node is receiving pings; when
+// that begins a new span, records on the heartbeats the outage of the
+// service before it, if there was one (no node receiving pings); and
 // judges the deadlines that have passed: only up to when this node last
 // knew itself receiving pings, and no later than an acknowledged ping
 // could still be waiting to be stored. It returns the state changes made.
@@ -476,16 +484,39 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]StateChange, error) {
 		if err != nil {
 			return nil, fmt.Errorf("recording that this node receives pings: %w", err)
 		}
+		if id != s.span {
+			s.began = now
+		}
 		s.span, s.lastSeen = id, now
+	}
+	var all []StateChange
+	if !s.began.IsZero() {
+		from, outage, err := a.store.OutageBefore(ctx, s.span, s.began, heartbeat.SpanGap)
+		if err != nil {
+			return nil, fmt.Errorf("looking for an outage before this node: %w", err)
+		}
+		if outage {
+			// One not recorded yet is recorded with this one, from its start.
+			if s.outage[1].IsZero() {
+				s.outage[0] = from
+			}
+			s.outage[1] = s.began
+		}
+		s.began = time.Time{}
+	}
+	if to := s.outage[1]; !to.IsZero() {
+		changes, err := a.recordOutage(ctx, s.outage[0], to)
+		all = append(all, changes...)
+		if err != nil {
+			return all, fmt.Errorf("recording the outage from %s to %s: %w", s.outage[0].Format(time.RFC3339), to.Format(time.RFC3339), err)
+		}
+		s.outage = [2]time.Time{}
 	}
 	at := a.now().Add(-a.cfg.PingWait)
 	if s.lastSeen.Before(at) {
 		at = s.lastSeen
 	}
-	var (
-		all     []StateChange
-		refused []error
-	)
+	var refused []error
 	for {
 		changes, claimed, err := a.sweepHeartbeats(ctx, s.owner, at, 500)
 		all = append(all, changes...)
@@ -501,22 +532,54 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]StateChange, error) {
 	}
 }
 
-// RunHeartbeats runs node's sweeper every second until ctx ends. A failed
-// sweep is logged and tried again a second later, so it returns nil.
-func (a *App) RunHeartbeats(ctx context.Context, node string) error {
+// StartHeartbeats makes node's sweeper and runs its first sweep, which
+// records that this node receives pings and the outage of the service
+// before it, if there was one. serve calls it before it takes requests,
+// so that no ping this node receives comes before that outage is
+// recorded. A failed sweep is logged; Run tries again.
+func (a *App) StartHeartbeats(ctx context.Context, node string) *HeartbeatSweeper {
 	s := a.NewHeartbeatSweeper(node)
+	s.sweep(ctx)
+	return s
+}
+
+// Run sweeps every second until ctx ends, and then records that this
+// node was receiving pings until it stopped. A failed sweep is logged and
+// tried again a second later, so it returns nil.
+func (s *HeartbeatSweeper) Run(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		changes, err := s.Tick(ctx)
-		a.logChanges(changes)
-		if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
-			a.log.Warn("judging heartbeat deadlines", "err", err)
-		}
 		select {
 		case <-ctx.Done():
+			s.stop()
 			return nil
 		case <-tick.C:
 		}
+		s.sweep(ctx)
+	}
+}
+
+// sweep runs Tick, and logs what it did.
+func (s *HeartbeatSweeper) sweep(ctx context.Context) {
+	changes, err := s.Tick(ctx)
+	s.a.logChanges(changes)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+		s.a.log.Warn("judging heartbeat deadlines", "err", err)
+	}
+}
+
+// stop records, as this node stops, that it was receiving pings until
+// now: an outage after it then counts from the stop, not from the span's
+// last record, up to spanEvery before.
+func (s *HeartbeatSweeper) stop() {
+	now := s.a.now()
+	if s.span == 0 || now.Sub(s.lastSeen) > heartbeat.SpanGap {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := s.a.store.TouchSpan(ctx, s.owner, s.span, s.lastSeen, now, heartbeat.SpanGap); err != nil {
+		s.a.log.Warn("recording that this node received pings until it stopped", "err", err)
 	}
 }

@@ -42,13 +42,17 @@ func recordTransition(ctx context.Context, tx *store.Tx, subjectID string, tr mo
 }
 
 // Transition writes the events of subjectID's state change tr, and opens
-// or resolves its incident. A subject deleted meanwhile has none. The
-// events, the incident's id and the deliveries' retries follow when the
-// change was confirmed; the incident's start and, for a recovery, its
-// resolution, when the state began (DESIGN §7): an outage counts from
-// its first failed check, and the incident spans what the state history
-// calls DOWN.
+// or resolves its incident. A subject deleted meanwhile has none, and a
+// quiet change (our own outage, and the return from it) none either: it
+// is for the state history only (DESIGN §7). The events, the incident's
+// id and the deliveries' retries follow when the change was confirmed;
+// the incident's start and, for a recovery, its resolution, when the
+// state began: an outage counts from its first failed check, and the
+// incident spans what the state history calls DOWN.
 func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string, tr monitor.Transition) error {
+	if tr.Quiet {
+		return nil
+	}
 	s, wsID, ok, err := tx.Subject(ctx, subjectID)
 	if err != nil || !ok {
 		return err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
@@ -95,13 +96,18 @@ func (a *App) RecordChecks(ctx context.Context, owner string, batch []monitor.Co
 			}
 			// Our outage before the check goes to the history alone: no
 			// event, no incident, nothing to notify.
-			for _, tr := range gap(rt, c) {
-				if err := tx.AppendStateChange(ctx, rt.MonitorID, tr); err != nil {
+			if tr := gap(rt, c); tr != nil {
+				if err := tx.AppendStateChange(ctx, rt.MonitorID, *tr); err != nil {
 					return err
 				}
 			}
 			if tr := checked(rt, c); tr != nil {
-				changes = append(changes, monitor.StateChange{SubjectID: rt.MonitorID, Transition: *tr})
+				if tr.Quiet, err = endsGap(ctx, tx, rt.MonitorID, *tr); err != nil {
+					return err
+				}
+				if !tr.Quiet {
+					changes = append(changes, monitor.StateChange{SubjectID: rt.MonitorID, Transition: *tr})
+				}
 				if err := recordTransition(ctx, tx, rt.MonitorID, *tr); err != nil {
 					return err
 				}
@@ -119,17 +125,33 @@ func (a *App) RecordChecks(ctx context.Context, owner string, batch []monitor.Co
 // gap moves rt through the span before the finished check c in which no
 // node ran its checks, when c started more than an interval after the slot
 // it was due for (DESIGN §7: our own outages are UNKNOWN, never UP), and
-// returns the transitions: UNKNOWN from that slot, and back when c
-// started. They are for the state history only: the span says nothing of
-// the target, so it opens, resolves and notifies nothing.
-func gap(rt *store.Runtime, c monitor.Completed) []monitor.Transition {
+// returns the transition: UNKNOWN from that slot, until a check says
+// more. It is for the state history only: the span says nothing of the
+// target, so it opens, resolves and notifies nothing.
+func gap(rt *store.Runtime, c monitor.Completed) *monitor.Transition {
 	o := c.Observation
 	if o.Due.IsZero() || rt.Interval <= 0 || o.StartedAt.Sub(o.Due) <= rt.Interval {
 		return nil
 	}
-	var trs []monitor.Transition
-	rt.Tracker, trs = rt.Tracker.Gap(o.Due, o.StartedAt)
-	return trs
+	var tr *monitor.Transition
+	rt.Tracker, tr = rt.Tracker.Gap(o.Due, o.StartedAt)
+	return tr
+}
+
+// endsGap reports whether tr, a check's move of the monitor id, ends a gap
+// in its checks by returning to the state the gap interrupted: it leaves
+// the UNKNOWN the gap left it in (its last change, with GapCause) for the
+// state before it. Nobody was told it had left that state, so nobody is
+// told it is back: the move is for the state history only.
+func endsGap(ctx context.Context, tx *store.Tx, id string, tr monitor.Transition) (bool, error) {
+	if tr.From != monitor.StateUnknown {
+		return false, nil
+	}
+	last, ok, err := tx.LastStateChange(ctx, id)
+	if err != nil || !ok {
+		return false, err
+	}
+	return last.To == monitor.StateUnknown && last.From == tr.To && strings.HasPrefix(last.Cause, monitor.GapCausePrefix), nil
 }
 
 // checked moves rt by the finished check c: its state machine, its latest

@@ -35,6 +35,59 @@ func (a *App) sweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 	return fromStoreChanges(changes), claimed, err
 }
 
+// outageBatch bounds the heartbeats one transaction of recordOutage moves.
+const outageBatch = 500
+
+// recordOutage records an outage of this service, from from to to, on
+// every heartbeat it may have cost a ping (heartbeat.Runtime.Gap): UNKNOWN
+// from its start, for the state history only, in transactions of up to
+// outageBatch heartbeats. It returns the state changes made.
+func (a *App) recordOutage(ctx context.Context, from, to time.Time) ([]StateChange, error) {
+	var all []StateChange
+	for after := int64(0); ; {
+		var (
+			changes []StateChange
+			last    int64
+			n       int
+		)
+		err := a.store.HeartbeatTx(ctx, func(tx *store.Tx) error {
+			changes, last = changes[:0], after
+			hs, err := tx.LockOutageHeartbeats(ctx, to, after, outageBatch)
+			n = len(hs)
+			if err != nil {
+				return err
+			}
+			for _, h := range hs {
+				last = h.Seq
+				settings, err := a.flow.Settings(h.Heartbeat)
+				if err != nil {
+					return err
+				}
+				rt, tr := h.Runtime.Gap(from, to, settings)
+				if tr == nil {
+					continue
+				}
+				if err := tx.SaveHeartbeatRuntime(ctx, h.Seq, rt, settings); err != nil {
+					return err
+				}
+				if err := recordTransition(ctx, tx, h.ID, *tr); err != nil {
+					return err
+				}
+				changes = append(changes, StateChange{SubjectID: h.ID, Transition: *tr})
+			}
+			return nil
+		})
+		if err != nil {
+			return all, err
+		}
+		all = append(all, changes...)
+		if n < outageBatch {
+			return all, nil
+		}
+		after = last
+	}
+}
+
 // fromStoreChanges is changes as app reports them.
 func fromStoreChanges(changes []store.StateChange) []StateChange {
 	if len(changes) == 0 {

@@ -57,6 +57,11 @@ type Runtime struct {
 	// must have been receiving pings from then to the deadline to call its
 	// absence DOWN.
 	WindowStart time.Time
+	// Interrupted is the state an outage of this service interrupted,
+	// while the heartbeat is UNKNOWN for it ("" otherwise): the first
+	// verdict after the outage that returns to it (a ping, or a deadline)
+	// does so quietly, since nobody was told it had been left.
+	Interrupted monitor.State
 }
 
 // New is the runtime of a new heartbeat.
@@ -95,9 +100,62 @@ func (r *Runtime) move(to monitor.State, at time.Time, cause string) *monitor.Tr
 	if r.State == to {
 		return nil
 	}
-	tr := &monitor.Transition{From: r.State, To: to, At: at, Cause: cause}
-	r.State, r.Since = to, at
+	tr := &monitor.Transition{From: r.State, To: to, At: at, Cause: cause,
+		Quiet: r.State == monitor.StateUnknown && to == r.Interrupted}
+	r.State, r.Since, r.Interrupted = to, at, ""
 	return tr
+}
+
+// outage moves the heartbeat to UNKNOWN, quietly, for an outage of this
+// service that began at from (DESIGN §7): from then on, or from its last
+// ping or change of state if one came later, and it remembers the state
+// the outage interrupted. An UNKNOWN heartbeat stays as it is.
+func (r *Runtime) outage(from time.Time, cause string) *monitor.Transition {
+	if r.State == monitor.StateUnknown {
+		return nil
+	}
+	was := r.State
+	tr := r.move(monitor.StateUnknown, latest3(from, r.Since, r.LastPing), cause)
+	tr.Quiet, r.Interrupted = true, was
+	return tr
+}
+
+func latest3(a, b, c time.Time) time.Time {
+	if b.After(a) {
+		a = b
+	}
+	if c.After(a) {
+		a = c
+	}
+	return a
+}
+
+// Gap records an outage of this service, from from to to, in which no
+// node was receiving pings (DESIGN §7: our own outages are UNKNOWN, never
+// UP). A heartbeat UP or DOWN is UNKNOWN from from (or from its last ping
+// or change, if later): a ping may have come and been lost. The move is
+// quiet, and so is the first verdict after it that returns to the state
+// it interrupted: a ping, or a deadline the service saw pass. One that
+// waits for no deadline (DOWN for a missed run) waits again for the next
+// run after to. A heartbeat that has heard from its job since to is left
+// alone (that ping said more than the outage can), and PAUSED,
+// MAINTENANCE and PENDING have no known time to lose.
+func (r Runtime) Gap(from, to time.Time, s Settings) (Runtime, *monitor.Transition) {
+	if r.State != monitor.StateUp && r.State != monitor.StateDown {
+		return r, nil
+	}
+	if !r.Since.Before(to) || !r.LastPing.Before(to) {
+		return r, nil
+	}
+	start := latest3(from, r.Since, r.LastPing)
+	tr := r.outage(start, outageCause(start, to, "a ping"))
+	if r.Deadline.IsZero() {
+		r.WindowStart = to
+		if e, ok := s.Plan.Next(to); ok {
+			r.Expected, r.Deadline = e.Expected, e.Deadline
+		}
+	}
+	return r, tr
 }
 
 // held reports whether the state is one that pings and deadlines do not
@@ -188,9 +246,10 @@ type Coverage func(from, to time.Time) (covered bool, gapFrom, gapTo time.Time)
 // Sweep judges the heartbeat at now: an overrun run and a passed deadline
 // take it DOWN, with the cause; but when the service itself was not
 // receiving pings for part of the time the ping could have come, the
-// missed deadline is UNKNOWN instead (the job may well have run), and the
-// heartbeat waits for its next run. During MAINTENANCE nothing alerts:
-// deadlines pass and are replaced by the next.
+// missed deadline says nothing (the job may well have run): the
+// heartbeat is UNKNOWN from the start of that outage, quietly, as Gap
+// records it, and waits for its next run. During MAINTENANCE nothing
+// alerts: deadlines pass and are replaced by the next.
 func (r Runtime) Sweep(now time.Time, s Settings, covered Coverage) (Runtime, []monitor.Transition) {
 	if r.State == monitor.StatePaused {
 		return r, nil
@@ -213,7 +272,7 @@ func (r Runtime) Sweep(now time.Time, s Settings, covered Coverage) (Runtime, []
 				continue
 			}
 			if ok, gapFrom, gapTo := covered(run.StartedAt, end); !ok {
-				add(r.move(monitor.StateUnknown, end, outageCause(gapFrom, gapTo, "the end of the run started at "+stamp(run.StartedAt))))
+				add(r.outage(gapFrom, outageCause(gapFrom, gapTo, "the end of the run started at "+stamp(run.StartedAt))))
 				continue
 			}
 			add(r.move(monitor.StateDown, end, fmt.Sprintf("overrun: the run started at %s did not end within %s",
@@ -233,7 +292,7 @@ func (r Runtime) Sweep(now time.Time, s Settings, covered Coverage) (Runtime, []
 				r.Expected, r.Deadline = time.Time{}, time.Time{} // DOWN until a ping
 				break
 			}
-			add(r.move(monitor.StateUnknown, deadline, outageCause(gapFrom, gapTo, "the ping expected at "+stamp(expected))))
+			add(r.outage(gapFrom, outageCause(gapFrom, gapTo, "the ping expected at "+stamp(expected))))
 		}
 		// Wait for the next run, listening from this deadline on.
 		from := expected

@@ -266,3 +266,125 @@ func TestSweepCronListensFromTheExpectedRun(t *testing.T) {
 	}
 	wantTransition(t, &trs[0], monitor.StateUnknown, "not receiving pings")
 }
+
+// wantQuiet checks that tr is a move to `to` at at, quiet or not.
+func wantQuiet(t *testing.T, tr *monitor.Transition, to monitor.State, at time.Time, quiet bool) {
+	t.Helper()
+	if tr == nil {
+		t.Fatalf("no transition, want → %s at %v", to, at)
+	}
+	if tr.To != to || !tr.At.Equal(at) || tr.Quiet != quiet {
+		t.Fatalf("transition %s → %s at %v (quiet %v), want → %s at %v (quiet %v)", tr.From, tr.To, tr.At, tr.Quiet, to, at, quiet)
+	}
+}
+
+// An outage of this service is UNKNOWN from its start, quietly; the first
+// verdict after it that agrees with the state it interrupted restores it
+// quietly too, and one that does not is news.
+func TestGap(t *testing.T) {
+	s := settings(t, hourly, 0)
+	up, _, _ := New(rt0, false).Ping(ping(SignalSuccess, -1, "", rt0), s)
+	from, to := rt0.Add(10*time.Minute), rt0.Add(11*time.Minute)
+
+	t.Run("up, then a ping", func(t *testing.T) {
+		r, tr := up.Gap(from, to, s)
+		wantQuiet(t, tr, monitor.StateUnknown, from, true)
+		wantTransition(t, tr, monitor.StateUnknown, "not receiving pings from 2026-02-02T12:10:00Z to 2026-02-02T12:11:00Z")
+		if r.Interrupted != monitor.StateUp || !r.Deadline.Equal(up.Deadline) {
+			t.Fatalf("after the gap: %+v", r)
+		}
+		if again, tr := r.Gap(to, to.Add(time.Minute), s); tr != nil || again.Interrupted != monitor.StateUp {
+			t.Fatalf("a second gap moved an UNKNOWN heartbeat: %+v", tr)
+		}
+		// A start says nothing; the completion after it restores UP.
+		r, tr, _ = r.Ping(ping(SignalStart, -1, "", to.Add(time.Minute)), s)
+		wantTransition(t, tr, "", "")
+		r, tr, _ = r.Ping(ping(SignalSuccess, -1, "", to.Add(2*time.Minute)), s)
+		wantQuiet(t, tr, monitor.StateUp, to.Add(2*time.Minute), true)
+		if r.Interrupted != "" {
+			t.Fatalf("still interrupted: %+v", r)
+		}
+		// And the next change is news again.
+		_, tr, _ = r.Ping(ping(SignalFail, -1, "", to.Add(3*time.Minute)), s)
+		wantQuiet(t, tr, monitor.StateDown, to.Add(3*time.Minute), false)
+	})
+	t.Run("up, then a failure", func(t *testing.T) {
+		r, _ := up.Gap(from, to, s)
+		_, tr, _ := r.Ping(ping(SignalFail, 2, "", to.Add(time.Minute)), s)
+		wantQuiet(t, tr, monitor.StateDown, to.Add(time.Minute), false)
+	})
+	t.Run("up, then a missed run", func(t *testing.T) {
+		r, _ := up.Gap(from, to, s)
+		// The run due by +1:05 could have pinged in the outage: still
+		// UNKNOWN, nothing said. The next, listened for throughout: DOWN.
+		r, trs := r.Sweep(up.Deadline, s, (&coverage{gapFrom: from, gapTo: to}).covered)
+		if len(trs) != 0 || r.State != monitor.StateUnknown {
+			t.Fatalf("the deadline in the outage: %+v, %+v", trs, r)
+		}
+		_, trs = r.Sweep(r.Deadline, s, (&coverage{gapFrom: from, gapTo: to}).covered)
+		if len(trs) != 1 {
+			t.Fatalf("transitions %+v", trs)
+		}
+		wantQuiet(t, &trs[0], monitor.StateDown, rt0.Add(2*time.Hour+5*time.Minute), false)
+	})
+	t.Run("late, then the next run missed too", func(t *testing.T) {
+		late, _ := up.Sweep(up.Deadline, s, (&coverage{}).covered)
+		late.Late = false // the store keeps only what a deadline of zero says
+		outFrom, outTo := up.Deadline.Add(time.Hour), up.Deadline.Add(time.Hour+time.Minute)
+		r, tr := late.Gap(outFrom, outTo, s)
+		wantQuiet(t, tr, monitor.StateUnknown, outFrom, true)
+		// It waits for the run after the outage; missing it, it is DOWN
+		// again, as it was: quietly.
+		if want := outTo.Add(time.Hour + 5*time.Minute); !r.Deadline.Equal(want) || !r.WindowStart.Equal(outTo) {
+			t.Fatalf("deadline %v from %v, want %v from %v", r.Deadline, r.WindowStart, want, outTo)
+		}
+		down, trs := r.Sweep(r.Deadline, s, (&coverage{gapFrom: outFrom, gapTo: outTo}).covered)
+		if len(trs) != 1 {
+			t.Fatalf("transitions %+v", trs)
+		}
+		wantQuiet(t, &trs[0], monitor.StateDown, outTo.Add(time.Hour+5*time.Minute), true)
+		if down.Interrupted != "" {
+			t.Fatalf("after the quiet return: %+v", down)
+		}
+		// A success instead is news: the job recovered.
+		_, tr, _ = r.Ping(ping(SignalSuccess, -1, "", outTo.Add(time.Minute)), s)
+		wantQuiet(t, tr, monitor.StateUp, outTo.Add(time.Minute), false)
+	})
+	t.Run("from the last ping or change", func(t *testing.T) {
+		pinged, _, _ := up.Ping(ping(SignalSuccess, -1, "", from.Add(30*time.Second)), s)
+		_, tr := pinged.Gap(from, to, s)
+		wantQuiet(t, tr, monitor.StateUnknown, from.Add(30*time.Second), true)
+		// Heard from since the outage ended: left alone.
+		pinged, _, _ = up.Ping(ping(SignalSuccess, -1, "", to), s)
+		if r, tr := pinged.Gap(from, to, s); tr != nil || r.State != monitor.StateUp {
+			t.Fatalf("a heartbeat pinged at the outage's end moved: %+v", tr)
+		}
+	})
+	t.Run("nothing to lose", func(t *testing.T) {
+		paused, _ := up.Pause(rt0.Add(time.Minute))
+		held, _ := up.EnterMaintenance(rt0.Add(time.Minute), "window")
+		for _, r := range []Runtime{New(rt0, false), paused, held} {
+			if _, tr := r.Gap(from, to, s); tr != nil {
+				t.Errorf("%s moved: %+v", r.State, tr)
+			}
+		}
+	})
+	t.Run("other moves forget the interruption", func(t *testing.T) {
+		r, _ := up.Gap(from, to, s)
+		r, tr := r.EnterMaintenance(to.Add(time.Minute), "window")
+		wantQuiet(t, tr, monitor.StateMaintenance, to.Add(time.Minute), false)
+		_, tr = r.LeaveMaintenance(to.Add(2*time.Minute), "window ended")
+		wantQuiet(t, tr, monitor.StateUp, to.Add(2*time.Minute), false)
+	})
+	t.Run("a deadline the sweep finds in an outage", func(t *testing.T) {
+		// Without Gap first, the sweep dates the outage from its start.
+		c := &coverage{gapFrom: from, gapTo: to}
+		r, trs := up.Sweep(up.Deadline, s, c.covered)
+		if len(trs) != 1 {
+			t.Fatalf("transitions %+v", trs)
+		}
+		wantQuiet(t, &trs[0], monitor.StateUnknown, from, true)
+		_, tr, _ := r.Ping(ping(SignalSuccess, -1, "", up.Deadline.Add(time.Minute)), s)
+		wantQuiet(t, tr, monitor.StateUp, up.Deadline.Add(time.Minute), true)
+	})
+}

@@ -33,7 +33,7 @@ type Heartbeat struct {
 	Schedule          HeartbeatSchedule `json:"schedule"`
 	MaxRuntimeSeconds int               `json:"maxRuntimeSeconds" doc:"A run that began with /start and has not ended after this long is an overrun (DOWN); 0: no limit."`
 	Paused            bool              `json:"paused"`
-	State             string            `json:"state" enum:"PENDING,UP,DOWN,UNKNOWN,PAUSED,MAINTENANCE" doc:"PENDING until the first ping; DOWN when late, failed or overrun; UNKNOWN when a deadline passed while this service itself was not receiving pings."`
+	State             string            `json:"state" enum:"PENDING,UP,DOWN,UNKNOWN,PAUSED,MAINTENANCE" doc:"PENDING until the first ping; DOWN when late, failed or overrun; UNKNOWN from the start of a span in which this service itself was not receiving pings, until a ping or a deadline says more."`
 	StateSince        stamp.Time        `json:"stateSince"`
 	LastPingAt        *stamp.Time       `json:"lastPingAt" nullable:"true" doc:"The last ping of any kind, ignored ones excepted."`
 	LastStartAt       *stamp.Time       `json:"lastStartAt" nullable:"true"`

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -89,6 +90,7 @@ func TestHeartbeatDeadlines(t *testing.T) {
 		scenario{"late, overrun, failure, recovery", heartbeatDeadlines},
 		scenario{"outage is unknown", heartbeatOutageIsUnknown},
 		scenario{"outage before a cron run", heartbeatOutageBeforeCronRun},
+		scenario{"outage notifies nobody", heartbeatOutageNotifiesNobody},
 		scenario{"two nodes", heartbeatTwoNodes},
 		scenario{"daylight saving", heartbeatDaylightSaving},
 	)
@@ -859,10 +861,10 @@ func heartbeatDeadlines(t *testing.T, e *env, k string, t0 time.Time) {
 		change{monitor.StateUp, recovered, ""})
 }
 
-// heartbeatOutageIsUnknown: a deadline that passes while this service
-// was not receiving pings is UNKNOWN, not DOWN: the ping may have been
-// sent and lost. Once the service has been up for a whole run, a missing
-// ping is late again.
+// heartbeatOutageIsUnknown: while this service was not receiving pings a
+// heartbeat is UNKNOWN, from the start of the outage, and a deadline that
+// passed in it is not DOWN: the ping may have been sent and lost. Once
+// the service has been up for a whole run, a missing ping is late again.
 func heartbeatOutageIsUnknown(t *testing.T, e *env, k string, t0 time.Time) {
 	n := e.node(t, "node-a")
 
@@ -878,7 +880,8 @@ func heartbeatOutageIsUnknown(t *testing.T, e *env, k string, t0 time.Time) {
 		change{monitor.StateDown, t0.Add(90 * time.Second), "late: "})
 
 	// The outage: pinged at t1, the node ticks until t1+30s, and is
-	// back at t1+120s, 30 s after the deadline (t1+90s).
+	// back at t1+120s, 30 s after the deadline (t1+90s): UNKNOWN from
+	// t1+30s, when the node was last seen receiving pings.
 	t1 := t0.Add(time.Hour)
 	n.tick(t1)
 	hb := e.newHeartbeat(t, k, periodic("sees the outage", 60, 30))
@@ -888,8 +891,8 @@ func heartbeatOutageIsUnknown(t *testing.T, e *env, k string, t0 time.Time) {
 	n.tick(t1.Add(120 * time.Second)) // the process was down in between
 	e.wantHeartbeat(t, k, id, monitor.StateUnknown, t1.Add(150*time.Second))
 	e.wantHistory(t, id, change{monitor.StateUp, t1, ""},
-		change{monitor.StateUnknown, t1.Add(90 * time.Second), "unknown: this service was not receiving pings from " +
-			t1.Add(30*time.Second).Format(time.RFC3339) + " to " + t1.Add(90*time.Second).Format(time.RFC3339)})
+		change{monitor.StateUnknown, t1.Add(30 * time.Second), "unknown: this service was not receiving pings from " +
+			t1.Add(30*time.Second).Format(time.RFC3339) + " to " + t1.Add(120*time.Second).Format(time.RFC3339)})
 
 	// Up again and ticking. A ping for the run due by t1+150s counts
 	// from t1+90s on, while the service was still down (and on a period
@@ -903,12 +906,94 @@ func heartbeatOutageIsUnknown(t *testing.T, e *env, k string, t0 time.Time) {
 	n.run(t1.Add(210*time.Second+app.PingWait), 5*time.Second)
 	e.wantHeartbeat(t, k, id, monitor.StateDown, time.Time{})
 	e.wantHistory(t, id, change{monitor.StateUp, t1, ""},
-		change{monitor.StateUnknown, t1.Add(90 * time.Second), "unknown: this service was not receiving pings"},
+		change{monitor.StateUnknown, t1.Add(30 * time.Second), "unknown: this service was not receiving pings"},
 		change{monitor.StateDown, t1.Add(210 * time.Second), "late: "})
 
 	// And a ping brings it back.
 	e.pingOK(t, pingURL, "")
 	e.wantHeartbeat(t, k, id, monitor.StateUp, n.now.Add(90*time.Second))
+}
+
+// heartbeatOutageNotifiesNobody: the service stopped for 65 s. A
+// heartbeat UP is UNKNOWN from the stop, not from its next deadline, and
+// the first ping after the restart brings it back UP; one DOWN is UNKNOWN
+// from the stop too, and DOWN again, its incident open, when the first
+// run after the restart is missed. None of it goes to the outbox or to a
+// channel: only the changes the jobs made before and after do.
+func heartbeatOutageNotifiesNobody(t *testing.T, e *env, k string, t0 time.Time) {
+	rc := newReceiver(t)
+	ch := e.webhookChannel(t, k, rc, nil)
+	events, err := e.db.ListEvents(context.Background(), e.wsA.ID, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after int64
+	if len(events) > 0 {
+		after = events[len(events)-1].Seq
+	}
+	delivered := len(e.deliveries(t, k, ch))
+
+	n := e.node(t, "node-a")
+	n.tick(t0)
+	nightly := e.newHeartbeat(t, k, periodic("nightly", 600, 60))
+	dead := e.newHeartbeat(t, k, periodic("dead", 60, 30))
+	nightlyID, deadID := nightly["id"].(string), dead["id"].(string)
+	e.pingOK(t, nightly["pingUrl"].(string), "")
+	e.pingOK(t, dead["pingUrl"].(string), "")
+	stop := t0.Add(100 * time.Second)
+	n.run(stop, 5*time.Second)
+	e.wantHeartbeat(t, k, deadID, monitor.StateDown, time.Time{})
+
+	restart := stop.Add(65 * time.Second)
+	n.tick(restart)
+	outage := "unknown: this service was not receiving pings from " + stop.Format(time.RFC3339) + " to " + restart.Format(time.RFC3339)
+	e.wantHeartbeat(t, k, nightlyID, monitor.StateUnknown, t0.Add(660*time.Second))
+	e.wantHeartbeat(t, k, deadID, monitor.StateUnknown, restart.Add(90*time.Second))
+	n.tick(restart.Add(5 * time.Second))
+	e.pingOK(t, nightly["pingUrl"].(string), "")
+	n.run(restart.Add(90*time.Second+app.PingWait), 5*time.Second)
+	e.wantHeartbeat(t, k, nightlyID, monitor.StateUp, restart.Add(665*time.Second))
+	e.wantHeartbeat(t, k, deadID, monitor.StateDown, time.Time{})
+	e.wantHistory(t, nightlyID, change{monitor.StateUp, t0, ""},
+		change{monitor.StateUnknown, stop, outage},
+		change{monitor.StateUp, restart.Add(5 * time.Second), "the job reported success"})
+	e.wantHistory(t, deadID, change{monitor.StateUp, t0, ""},
+		change{monitor.StateDown, t0.Add(90 * time.Second), "late: "},
+		change{monitor.StateUnknown, stop, outage},
+		change{monitor.StateDown, restart.Add(90 * time.Second), "late: "})
+
+	// A real change after the outage is news.
+	e.pingOK(t, nightly["pingUrl"].(string), "/fail")
+	events, err = e.db.ListEvents(context.Background(), e.wsA.ID, after, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heard []string
+	for _, ev := range events {
+		var m struct {
+			Data struct {
+				Subject  struct{ Name string }
+				From, To string
+				Incident struct{ Subject struct{ Name string } }
+			}
+		}
+		if err := json.Unmarshal(ev.Payload, &m); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "heartbeat.state_changed" {
+			heard = append(heard, m.Data.Subject.Name+": "+m.Data.From+" → "+m.Data.To)
+		} else {
+			heard = append(heard, m.Data.Incident.Subject.Name+": "+ev.Type)
+		}
+	}
+	want := []string{"nightly: PENDING → UP", "dead: PENDING → UP", "dead: UP → DOWN", "dead: incident.opened",
+		"nightly: UP → DOWN", "nightly: incident.opened"}
+	if !slices.Equal(heard, want) {
+		t.Errorf("the outbox holds\n  %s\nwant\n  %s", strings.Join(heard, "\n  "), strings.Join(want, "\n  "))
+	}
+	if ds := e.deliveries(t, k, ch); len(ds)-delivered != len(want) {
+		t.Errorf("%d deliveries to the channel, want one per event, %d", len(ds)-delivered, len(want))
+	}
 }
 
 func utc2026(mo time.Month, d, h, mi int) time.Time {
@@ -944,8 +1029,9 @@ var daylightSavingNights = []struct {
 // and the deadline can hide a ping that would have kept the heartbeat UP.
 // An outage that ended before the run was expected hides nothing: the
 // missed run is late, DOWN, as the issue asks of the deadline after an
-// outage. A period schedule counts from the ping, so there an outage at
-// any time since the last ping could have hidden one: UNKNOWN.
+// outage (the outage itself is UNKNOWN until then, as always). A period
+// schedule counts from the ping, so there an outage at any time since the
+// last ping could have hidden one: UNKNOWN.
 func heartbeatOutageBeforeCronRun(t *testing.T, e *env, k string, t0 time.Time) {
 	n := e.node(t, "node-a")
 
@@ -965,14 +1051,15 @@ func heartbeatOutageBeforeCronRun(t *testing.T, e *env, k string, t0 time.Time) 
 	n.run(t1.Add(11*time.Minute+app.PingWait), 5*time.Second)
 	e.wantHeartbeat(t, k, cron["id"].(string), monitor.StateDown, time.Time{})
 	e.wantHistory(t, cron["id"].(string), change{monitor.StateUp, t1.Add(30 * time.Second), ""},
+		change{monitor.StateUnknown, t1.Add(2 * time.Minute), "unknown: this service was not receiving pings"},
 		change{monitor.StateDown, t1.Add(11 * time.Minute), "late: "})
 	n.run(t1.Add(11*time.Minute+30*time.Second+app.PingWait), 5*time.Second)
 	e.wantHeartbeat(t, k, period["id"].(string), monitor.StateUnknown, t1.Add(21*time.Minute+30*time.Second))
 
 	// An outage across a deadline: every minute, grace 30 s. Down from
-	// t2+30s to t2+100s, across the deadline of t2+90s: UNKNOWN. The next
-	// run is expected at t2+120s, after the service was back: missed, it
-	// is late at t2+150s.
+	// t2+30s to t2+100s, across the deadline of t2+90s: UNKNOWN from
+	// t2+30s. The next run is expected at t2+120s, after the service was
+	// back: missed, it is late at t2+150s.
 	t2 := t1.Add(time.Hour)
 	n.tick(t2)
 	minutely := e.newHeartbeat(t, k, map[string]any{"name": "minutely", "schedule": map[string]any{"cron": "* * * * *", "graceSeconds": 30}})
@@ -984,7 +1071,7 @@ func heartbeatOutageBeforeCronRun(t *testing.T, e *env, k string, t0 time.Time) 
 	n.run(t2.Add(150*time.Second+app.PingWait), 5*time.Second)
 	e.wantHeartbeat(t, k, id, monitor.StateDown, time.Time{})
 	e.wantHistory(t, id, change{monitor.StateUp, t2, ""},
-		change{monitor.StateUnknown, t2.Add(90 * time.Second), "unknown: this service was not receiving pings"},
+		change{monitor.StateUnknown, t2.Add(30 * time.Second), "unknown: this service was not receiving pings"},
 		change{monitor.StateDown, t2.Add(150 * time.Second), "late: "})
 }
 
@@ -1007,6 +1094,7 @@ func heartbeatTwoNodes(t *testing.T, e *env, k string, t0 time.Time) {
 	// node B keeps receiving pings.
 	b.run(t0.Add(95*time.Second), 5*time.Second)
 	e.wantHeartbeat(t, k, id, monitor.StateDown, time.Time{})
+	b.run(t0.Add(115*time.Second), 5*time.Second)
 	for at := t0.Add(120 * time.Second); at.Before(t0.Add(150 * time.Second)); at = at.Add(5 * time.Second) {
 		both(at)
 	}

@@ -63,9 +63,4 @@ func GapCause(from, to time.Time) string {
 // other unknown results.
 const GapCausePrefix = "no Tocsin node was checking"
 
-// gapEndCause is the cause of the move back, when checks resume.
-func gapEndCause(from, to time.Time) string {
-	return "checks resumed after no Tocsin node was checking for " + to.Sub(from).Round(time.Second).String()
-}
-
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -71,6 +71,11 @@ type Transition struct {
 	At          time.Time
 	ConfirmedAt time.Time
 	Cause       string
+	// Quiet marks a change for the state history only: into UNKNOWN for
+	// an outage of this service, and back from it to the state it
+	// interrupted (DESIGN §7). It writes no event, opens or resolves no
+	// incident, and so tells nobody.
+	Quiet bool
 }
 
 // Confirmed is when the change was confirmed: what its events, alerts
@@ -189,12 +194,13 @@ func (t Tracker) Tick(now time.Time, interval time.Duration) (Tracker, *Transiti
 
 // Gap records a span, from to to, in which no node ran the monitor's
 // checks (DESIGN §7: our own outages are UNKNOWN, never UP): UNKNOWN from
-// from, with GapCause, and back at to to the state the checks had
-// established, which nothing since has contradicted. The streaks stand:
-// no check ran. A paused monitor has no checks to miss, maintenance holds
-// its state, and an UNKNOWN one is unknown already; a span before the
-// current state began is not the current state's to mark.
-func (t Tracker) Gap(from, to time.Time) (Tracker, []Transition) {
+// from, with GapCause, quietly, until a check says more; the first check
+// that returns it to the state the gap interrupted does so quietly too
+// (the caller tells it by the history). The streaks stand: no check ran.
+// A paused monitor has no checks to miss, maintenance holds its state,
+// and an UNKNOWN one is unknown already; a span before the current state
+// began is not the current state's to mark.
+func (t Tracker) Gap(from, to time.Time) (Tracker, *Transition) {
 	switch t.State {
 	case StatePaused, StateMaintenance, StateUnknown:
 		return t, nil
@@ -205,12 +211,9 @@ func (t Tracker) Gap(from, to time.Time) (Tracker, []Transition) {
 	if !to.After(from) {
 		return t, nil
 	}
-	was := t.State
-	t.Since = to
-	return t, []Transition{
-		{From: was, To: StateUnknown, At: from, ConfirmedAt: to, Cause: GapCause(from, to)},
-		{From: StateUnknown, To: was, At: to, Cause: gapEndCause(from, to)},
-	}
+	t, tr := t.moveTo(StateUnknown, from, GapCause(from, to))
+	tr.ConfirmedAt, tr.Quiet = to, true
+	return t, tr
 }
 
 // Pause stops the machine; Resume starts over from PENDING, since nothing

@@ -182,61 +182,57 @@ func TestPauseResumeMaintenance(t *testing.T) {
 }
 
 // TestGap: a span no node was checking is UNKNOWN in the history, with its
-// cause, and the state the checks established comes back at its end; the
-// streaks do not move, since no check ran.
+// cause, quietly, until a check says more; the streaks do not move, since
+// no check ran.
 func TestGap(t *testing.T) {
 	from, to := t0.Add(10*time.Minute), t0.Add(10*time.Minute+33*time.Second)
 	for _, s := range []State{StatePending, StateUp, StateDegraded, StateDown} {
 		tr := Tracker{State: s, Since: t0, Downs: 2, Ups: 0, LastKnown: t0.Add(9 * time.Minute), Last: ResultDown}
-		got, trs := tr.Gap(from, to)
-		if len(trs) != 2 {
-			t.Fatalf("%s: transitions %+v, want two", s, trs)
-		}
+		got, move := tr.Gap(from, to)
 		wantCause := "no Tocsin node was checking from 2026-11-21T12:10:00Z to 2026-11-21T12:10:33Z"
-		if trs[0] != (Transition{From: s, To: StateUnknown, At: from, ConfirmedAt: to, Cause: wantCause}) {
-			t.Errorf("%s: into the gap %+v, want cause %q", s, trs[0], wantCause)
-		}
-		wantEnd := "checks resumed after no Tocsin node was checking for 33s"
-		if trs[1] != (Transition{From: StateUnknown, To: s, At: to, Cause: wantEnd}) {
-			t.Errorf("%s: out of the gap %+v, want cause %q", s, trs[1], wantEnd)
+		if move == nil || *move != (Transition{From: s, To: StateUnknown, At: from, ConfirmedAt: to, Cause: wantCause, Quiet: true}) {
+			t.Errorf("%s: into the gap %+v, want a quiet move with cause %q, confirmed at its end", s, move, wantCause)
 		}
 		want := tr
-		want.Since = to
+		want.State, want.Since = StateUnknown, from
 		if got != want {
 			t.Errorf("%s: tracker %+v, want %+v", s, got, want)
 		}
 	}
 
+	// The check after it moves it as from UNKNOWN: an up check to UP, one
+	// failure short of the confirmations nowhere.
+	tr, _ := Tracker{State: StateUp, Since: t0, LastKnown: t0, Last: ResultUp, Ups: 1}.Gap(from, to)
+	if _, move := tr.Observe(ResultDown, "refused", to, Thresholds{Confirmations: 2}); move != nil {
+		t.Errorf("one failure after the gap: %+v", move)
+	}
+	if _, move := tr.Observe(ResultUp, "", to, Thresholds{}); move == nil || move.From != StateUnknown || move.To != StateUp || !move.At.Equal(to) {
+		t.Errorf("a passing check after the gap: %+v", move)
+	}
+
 	t.Run("no gap to record", func(t *testing.T) {
 		for _, s := range []State{StatePaused, StateMaintenance, StateUnknown} {
 			tr := Tracker{State: s, Since: t0}
-			if got, trs := tr.Gap(from, to); got != tr || trs != nil {
-				t.Errorf("%s: %+v, %+v; want no change", s, got, trs)
+			if got, move := tr.Gap(from, to); got != tr || move != nil {
+				t.Errorf("%s: %+v, %+v; want no change", s, got, move)
 			}
 		}
 		tr := Tracker{State: StateUp, Since: t0}
-		if got, trs := tr.Gap(to, to); got != tr || trs != nil {
-			t.Errorf("an empty span: %+v, %+v", got, trs)
+		if got, move := tr.Gap(to, to); got != tr || move != nil {
+			t.Errorf("an empty span: %+v, %+v", got, move)
 		}
 		// A span over before the current state began.
 		tr = Tracker{State: StateUp, Since: to}
-		if got, trs := tr.Gap(from, to); got != tr || trs != nil {
-			t.Errorf("a span before the state: %+v, %+v", got, trs)
+		if got, move := tr.Gap(from, to); got != tr || move != nil {
+			t.Errorf("a span before the state: %+v, %+v", got, move)
 		}
 	})
 
 	t.Run("begins no earlier than the state", func(t *testing.T) {
 		since := from.Add(3 * time.Second)
-		_, trs := Tracker{State: StateUp, Since: since}.Gap(from, to)
-		if len(trs) != 2 || !trs[0].At.Equal(since) || trs[0].Cause != GapCause(since, to) {
-			t.Fatalf("transitions %+v, want the gap from %v", trs, since)
-		}
-	})
-
-	t.Run("the grace of two intervals counts from its end", func(t *testing.T) {
-		tr, _ := Tracker{State: StateUp, Since: t0, LastKnown: t0, Last: ResultUp, Ups: 1}.Gap(from, to)
-		if _, tick := tr.Tick(to.Add(time.Minute), time.Minute); tick != nil {
-			t.Errorf("ticked to UNKNOWN one interval after the gap: %+v", tick)
+		_, move := Tracker{State: StateUp, Since: since}.Gap(from, to)
+		if move == nil || !move.At.Equal(since) || move.Cause != GapCause(since, to) {
+			t.Fatalf("transition %+v, want the gap from %v", move, since)
 		}
 	})
 }
@@ -318,8 +314,8 @@ func TestOutageDatedFromFirstFailure(t *testing.T) {
 	// Across a gap: the check that ends it is where the outage starts.
 	tr, _ := run(fresh, three, 1, up, down, down)
 	tr, gap := tr.Gap(at(4), at(9))
-	if len(gap) != 2 || !gap[0].ConfirmedAt.Equal(at(9)) {
-		t.Fatalf("gap %+v, want confirmed when it ended", gap)
+	if gap == nil || !gap.ConfirmedAt.Equal(at(9)) || !gap.Quiet || !gap.At.Equal(at(4)) {
+		t.Fatalf("gap %+v, want a quiet UNKNOWN from its start, confirmed when it ended", gap)
 	}
 	tr, trs = run(tr, three, 9, down)
 	wantTrs("across a gap", trs, want{StateDown, at(9), time.Time{}})

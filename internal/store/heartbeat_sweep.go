@@ -33,6 +33,46 @@ func (db *DB) TouchSpan(ctx context.Context, node string, id int64, lastSeen, no
 	return id, err
 }
 
+// OutageBefore reports whether no node was receiving pings just before
+// start, when the span with this id began, and if so since when (from,
+// the last time another span was seen). A span seen within gap of start
+// may be a node still up, which records itself every few seconds: it
+// counts as receiving pings until start. With no span before this one,
+// nothing is known of the time before, and there is no outage to record.
+func (db *DB) OutageBefore(ctx context.Context, id int64, start time.Time, gap time.Duration) (from time.Time, outage bool, err error) {
+	defer errs.Wrap(&err, "store.OutageBefore")
+	var last sql.NullInt64
+	err = db.w.QueryRowContext(ctx, `SELECT MAX(last_seen) FROM service_spans WHERE id <> $1 AND started_at < $2`,
+		id, micros(start)).Scan(&last)
+	if err != nil || !last.Valid {
+		return time.Time{}, false, err
+	}
+	from = fromMicros(last.Int64)
+	return from, from.Before(start.Add(-gap)), nil
+}
+
+// OutageHeartbeat is a heartbeat an outage of this service may have
+// cost a ping, locked, with its runtime.
+type OutageHeartbeat struct {
+	Seq int64
+	heartbeat.Heartbeat
+}
+
+// LockOutageHeartbeats locks and reads, in seq order, up to limit of the
+// heartbeats after seq after that are UP or DOWN and have heard nothing
+// since to, neither a ping nor a change of state: those an outage of this
+// service that ended at to may have cost a ping. Run it in HeartbeatTx,
+// which on SQLite applies the ping journal first.
+func (tx *Tx) LockOutageHeartbeats(ctx context.Context, to time.Time, after int64, limit int) ([]OutageHeartbeat, error) {
+	rows, err := tx.c.QueryContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
+		WHERE r.seq > $1 AND r.state IN ('UP', 'DOWN') AND r.state_since < $2 AND r.last_ping_at < $2
+		ORDER BY r.seq LIMIT $3`+tx.db.d.forUpdateOf("r"), after, micros(to), limit)
+	return collect(rows, err, func(r rowScanner) (OutageHeartbeat, error) {
+		h, err := scanHeartbeat(r)
+		return OutageHeartbeat{Seq: h.Seq, Heartbeat: h.Heartbeat}, err
+	})
+}
+
 // spans returns the service spans that overlap [from, to], by start.
 func (db *DB) spans(ctx context.Context, q queryer, from, to time.Time) ([][2]time.Time, error) {
 	rows, err := q.QueryContext(ctx, `SELECT started_at, last_seen FROM service_spans

@@ -21,7 +21,7 @@ const (
 	heartbeatColumns = `h.id, h.workspace_id, h.name, h.period_s, h.cron, h.timezone, h.grace_s, h.max_runtime_s,
 		h.paused, h.created_at, h.updated_at, h.slo_target, h.slo_period_days, ` + hbRuntimeColumns
 	hbRuntimeColumns = `r.seq, r.state, r.state_since, r.last_ping_at, r.last_start_at, r.last_completion,
-		r.last_exit_code, r.last_duration_us, r.open_runs, r.expected_at, r.deadline_at, r.window_start, r.version`
+		r.last_exit_code, r.last_duration_us, r.open_runs, r.expected_at, r.deadline_at, r.window_start, r.interrupted, r.version`
 	heartbeatFrom = ` FROM heartbeats h JOIN heartbeat_runtime r ON r.heartbeat_id = h.id`
 )
 
@@ -65,7 +65,7 @@ type runtimeCols struct {
 func (c *runtimeCols) dest(h *hbRow) []any {
 	rt := &h.Runtime
 	return []any{&h.Seq, &rt.State, &c.since, &c.lastPing, &c.lastStart, &c.completion, &rt.LastExitCode, &c.duration,
-		&c.open, &c.expected, &c.deadline, &c.window, &h.Version}
+		&c.open, &c.expected, &c.deadline, &c.window, &rt.Interrupted, &h.Version}
 }
 
 func (c *runtimeCols) fill(h *hbRow) error {
@@ -104,7 +104,7 @@ func hbRuntimeValues(rt heartbeat.Runtime, s heartbeat.Settings) ([]any, error) 
 	}
 	return []any{string(rt.State), micros(rt.Since), zeroMicros(rt.LastPing), zeroMicros(rt.LastStart), completionText(rt.LastCompletion),
 		rt.LastExitCode, durationMicros(rt.LastDuration), open, zeroMicros(rt.Expected), zeroMicros(rt.Deadline), zeroMicros(rt.WindowStart),
-		micros(rt.Wake(s))}, nil
+		micros(rt.Wake(s)), string(rt.Interrupted)}, nil
 }
 
 // openRunsJSON is the stored form of a runtime's open runs.
@@ -135,7 +135,7 @@ func durationMicros(d time.Duration) int64 {
 
 const hbRuntimeUpdate = `UPDATE heartbeat_runtime SET state = $2, state_since = $3, last_ping_at = $4,
 	last_start_at = $5, last_completion = $6, last_exit_code = $7, last_duration_us = $8, open_runs = $9,
-	expected_at = $10, deadline_at = $11, window_start = $12, wake_at = $13, version = version + 1,
+	expected_at = $10, deadline_at = $11, window_start = $12, wake_at = $13, interrupted = $14, version = version + 1,
 	sweep_owner = NULL, sweep_until = 0`
 
 // saveHBRuntime writes a heartbeat's runtime row.

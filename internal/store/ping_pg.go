@@ -51,11 +51,11 @@ const (
 		last_ping_at = v.last_ping_at, last_start_at = v.last_start_at, last_completion = v.last_completion,
 		last_exit_code = v.last_exit_code, last_duration_us = v.last_duration_us, open_runs = v.open_runs,
 		expected_at = v.expected_at, deadline_at = v.deadline_at, window_start = v.window_start, wake_at = v.wake_at,
-		version = r.version + 1, sweep_owner = NULL, sweep_until = 0
+		interrupted = v.interrupted, version = r.version + 1, sweep_owner = NULL, sweep_until = 0
 		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::int[],
-			$8::bigint[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[])
+			$8::bigint[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[])
 		AS v(seq, state, state_since, last_ping_at, last_start_at, last_completion, last_exit_code, last_duration_us,
-			open_runs, expected_at, deadline_at, window_start, wake_at)
+			open_runs, expected_at, deadline_at, window_start, wake_at, interrupted)
 		WHERE r.seq = v.seq`
 	pgInsertBlocks = `INSERT INTO ping_blocks (heartbeat_seq, first_id, last_id, first_at, last_at, n, pings)
 		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::int[], $7::text[])`
@@ -305,7 +305,7 @@ func runtimeArrays(moved map[int64]movedRow) ([]any, error) {
 	slices.Sort(seqs)
 	n := len(seqs)
 	var (
-		state, completion, open              = make([]string, n), make([]string, n), make([]string, n)
+		state, completion, open, interrupted = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		since, lastPing, lastStart, duration = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		expected, deadline, window, wake     = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		exitCode                             = make([]int32, n)
@@ -317,12 +317,12 @@ func runtimeArrays(moved map[int64]movedRow) ([]any, error) {
 		if open[i], err = openRunsJSON(rt.Open); err != nil {
 			return nil, err
 		}
-		state[i], completion[i] = string(rt.State), completionText(rt.LastCompletion)
+		state[i], completion[i], interrupted[i] = string(rt.State), completionText(rt.LastCompletion), string(rt.Interrupted)
 		since[i], lastPing[i], lastStart[i], duration[i] = micros(rt.Since), zeroMicros(rt.LastPing), zeroMicros(rt.LastStart), durationMicros(rt.LastDuration)
 		expected[i], deadline[i], window[i], wake[i] = zeroMicros(rt.Expected), zeroMicros(rt.Deadline), zeroMicros(rt.WindowStart), micros(rt.Wake(m.settings))
 		exitCode[i] = int32(rt.LastExitCode)
 	}
-	return []any{seqs, state, since, lastPing, lastStart, completion, exitCode, duration, open, expected, deadline, window, wake}, nil
+	return []any{seqs, state, since, lastPing, lastStart, completion, exitCode, duration, open, expected, deadline, window, wake, interrupted}, nil
 }
 
 // blockArrays are pgInsertBlocks's arguments.

@@ -115,6 +115,22 @@ func (tx *Tx) AppendStateChange(ctx context.Context, subjectID string, tr monito
 	return err
 }
 
+// LastStateChange reads subjectID's latest state change; ok is false
+// when it has none.
+func (tx *Tx) LastStateChange(ctx context.Context, subjectID string) (tr monitor.Transition, ok bool, err error) {
+	var (
+		at       int64
+		from, to string
+	)
+	err = tx.c.QueryRowContext(ctx, `SELECT at, from_state, to_state, cause FROM state_changes
+		WHERE subject_id = $1 ORDER BY at DESC, id DESC LIMIT 1`, subjectID).Scan(&at, &from, &to, &tr.Cause)
+	if errors.Is(err, sql.ErrNoRows) {
+		return tr, false, nil
+	}
+	tr.At, tr.From, tr.To = fromMicros(at), monitor.State(from), monitor.State(to)
+	return tr, err == nil, err
+}
+
 // Subject reads the monitor or heartbeat id: what events call it, and its
 // workspace. ok is false when it is gone.
 func (tx *Tx) Subject(ctx context.Context, id string) (s incident.Subject, wsID string, ok bool, err error) {
