@@ -38,8 +38,8 @@ type engineResult struct {
 	incidents int           // public incidents written
 	pageBytes int           // the main page's HTML
 	cold      []time.Duration
-	quiet     []time.Duration // a page read after a quiet spell, nothing changed
-	touched   []time.Duration // a page read after a quiet spell, changed by another writer
+	quiet     []time.Duration            // a page read after a quiet spell, nothing changed
+	touched   []time.Duration            // a page read after a quiet spell, changed by another writer
 	cached    map[string][]time.Duration // by what: page, summary, badge; sorted
 	bare      []*round
 	tocsin    []*round

@@ -23,13 +23,13 @@ type page struct {
 	mu        sync.Mutex
 	cfg       app.PublicPageConfig // what view was built from
 	view      app.StatusView
-	stamp     string    // app.StatusPageStamp when view was built
-	builtAt   time.Time // when view was made; zero until the first build
-	checkedAt time.Time // when view was last known current: built, or its stamp unchanged
-	changes   uint64    // app.StatusPagesChanged when it was
-	gone      bool      // the page was deleted
-	err       error     // why the last check failed
-	busy      bool      // a check runs
+	stamp     string        // app.StatusPageStamp when view was built
+	builtAt   time.Time     // when view was made; zero until the first build
+	checkedAt time.Time     // when view was last known current: built, or its stamp unchanged
+	changes   uint64        // app.StatusPagesChanged when it was
+	gone      bool          // the page was deleted
+	err       error         // why the last check failed
+	busy      bool          // a check runs
 	wake      chan struct{} // closed once the running check has an answer
 	usedAt    time.Time
 	renders   map[string]*rendered // of view, by what and base
