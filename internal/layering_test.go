@@ -29,8 +29,9 @@ const mod = "github.com/tocsin/tocsin/internal/"
 // The rooms. Every internal package is in exactly one; a new package
 // fails TestLayering until it is placed.
 var (
-	// kernels: small, dependency-free helpers every layer may use.
-	kernels = []string{"errs", "ids", "clean", "ratelimit", "stamp"}
+	// kernels: small, dependency-free helpers every layer may use (and
+	// racedetector, which the tests of every layer may use).
+	kernels = []string{"errs", "ids", "clean", "ratelimit", "stamp", "racedetector"}
 	// domain: the pure model (states, deadlines, recurrences, channel
 	// rendering and signing): no clock, no I/O.
 	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur", "metrics", "statuspage", "webui"}
