@@ -174,7 +174,7 @@ func (a *App) MonitorMetricsEach(ctx context.Context, actor Actor, id string, re
 	if err != nil {
 		return nil, err
 	}
-	return a.metricsEach(ctx, actor.WorkspaceID, metricsSubject{id: m.ID, kind: KindMonitor, name: m.Name,
+	return a.metricsEach(ctx, actor, metricsSubject{id: m.ID, kind: KindMonitor, name: m.Name,
 		created: m.CreatedAt, state: m.State, slo: m.SLO}, reqs)
 }
 
@@ -196,23 +196,35 @@ func (a *App) HeartbeatMetricsEach(ctx context.Context, actor Actor, id string, 
 	if err != nil {
 		return nil, err
 	}
-	return a.metricsEach(ctx, actor.WorkspaceID, metricsSubject{id: h.ID, kind: KindHeartbeat, name: h.Name,
+	return a.metricsEach(ctx, actor, metricsSubject{id: h.ID, kind: KindHeartbeat, name: h.Name,
 		created: h.CreatedAt, state: h.Runtime.State, slo: h.SLO}, reqs)
 }
 
 // metricsEach answers one subject's metrics for each request, all at the
-// same instant.
-func (a *App) metricsEach(ctx context.Context, wsID string, s metricsSubject, reqs []MetricsRequest) ([]SubjectMetrics, error) {
+// same instant. Each request is a response of its own to the budget, and
+// the actor pays for all of them before any is read (metrics_budget.go).
+func (a *App) metricsEach(ctx context.Context, actor Actor, s metricsSubject, reqs []MetricsRequest) ([]SubjectMetrics, error) {
 	now := a.now()
 	spans := make([]metricsQuerySpan, len(reqs))
+	points := 0
 	for i, req := range reqs {
 		from, to, buckets, err := a.spanAt(req, now)
 		if err != nil {
 			return nil, err
 		}
 		spans[i] = metricsQuerySpan{now: now, from: from, to: to, buckets: buckets}
+		p := seriesPoints(len(buckets))
+		if p > a.cfg.MetricsPointsPerResponse {
+			return nil, a.overBudget(p)
+		}
+		points += p
 	}
-	each, err := a.subjectMetricsEach(ctx, wsID, []metricsSubject{s}, spans)
+	release, err := a.admitMetrics(ctx, actor, points)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	each, err := a.subjectMetricsEach(ctx, actor.WorkspaceID, []metricsSubject{s}, spans)
 	if err != nil {
 		return nil, err
 	}
@@ -476,6 +488,12 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 	if err != nil {
 		return Page[SubjectMetrics]{}, err
 	}
+	// A page holds as many subjects as the budget of a response allows.
+	each := seriesPoints(len(span.buckets))
+	if each > a.cfg.MetricsPointsPerResponse {
+		return Page[SubjectMetrics]{}, a.overBudget(each)
+	}
+	limit = min(limit, a.cfg.MetricsPointsPerResponse/each)
 	withHeartbeats := f.Kind == KindHeartbeat || (f.Kind == "" && len(mf.Types) == 0 && mf.Name == "")
 	withMonitors := f.Kind != KindHeartbeat
 	var (
@@ -527,6 +545,11 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 		subjects = subjects[:limit]
 		page.NextCursor = encodeCursor(subjects[limit-1].id)
 	}
+	release, err := a.admitMetrics(ctx, actor, len(subjects)*each)
+	if err != nil {
+		return Page[SubjectMetrics]{}, err
+	}
+	defer release()
 	if page.Items, err = a.subjectMetrics(ctx, actor.WorkspaceID, subjects, span); err != nil {
 		return Page[SubjectMetrics]{}, err
 	}

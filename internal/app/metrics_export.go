@@ -77,6 +77,11 @@ func (a *App) ScrapeMetrics(ctx context.Context, actor Actor) ([]ScrapeSubject, 
 	for i := range out {
 		out[i].Availability = make([]*float64, len(ScrapeWindows))
 	}
+	release, err := a.admitMetrics(ctx, actor, scrapePoints(len(subjects)))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	// The same figures as ListMetrics answers for each window.
 	for w, window := range ScrapeWindows {
 		span, err := a.metricsSpan(MetricsRequest{Window: window})

@@ -60,6 +60,9 @@ type rateBuckets interface {
 	// is returned; when refused nothing changes and the current TAT is
 	// returned (the caller derives Retry-After from it).
 	take(ctx context.Context, bucket string, now time.Time, emission, tolerance time.Duration) (rateDecision, error)
+	// spend is take of one token that costs cost, never leased: for
+	// budgets whose requests cost unequal amounts (metrics points).
+	spend(ctx context.Context, bucket string, now time.Time, cost, tolerance time.Duration) (rateDecision, error)
 	// purge forgets buckets that are full again (TAT before now), which
 	// changes no decision.
 	purge(ctx context.Context, now time.Time) (int64, error)
@@ -93,6 +96,10 @@ func (b localBuckets) take(_ context.Context, bucket string, now time.Time, emis
 	return rateDecision{Allowed: ok, TAT: fromMicros(tat)}, nil
 }
 
+func (b localBuckets) spend(ctx context.Context, bucket string, now time.Time, cost, tolerance time.Duration) (rateDecision, error) {
+	return b.take(ctx, bucket, now, cost, tolerance)
+}
+
 func (b localBuckets) purge(_ context.Context, now time.Time) (int64, error) {
 	return b.m.Purge(now.UnixMicro()), nil
 }
@@ -120,6 +127,14 @@ func (b *sharedBuckets) take(ctx context.Context, bucket string, now time.Time, 
 	tat, k := l.TAT.UnixMicro(), l.N
 	b.leases.put(bucket, nowUS, tat, k-1, nowUS+max(k*em, leaseMinLife.Microseconds()))
 	return rateDecision{Allowed: true, TAT: fromMicros(tat - (k-1)*em)}, nil
+}
+
+func (b *sharedBuckets) spend(ctx context.Context, bucket string, now time.Time, cost, tolerance time.Duration) (rateDecision, error) {
+	if cost <= 0 {
+		return rateDecision{}, errEmission
+	}
+	l, err := b.db.TakeTokens(ctx, bucket, now, cost, tolerance, 1)
+	return rateDecision{Allowed: l.Allowed, TAT: l.TAT}, err
 }
 
 func (b *sharedBuckets) purge(ctx context.Context, now time.Time) (int64, error) {
