@@ -419,8 +419,10 @@ const (
 	rollupPingsDay         = "pings/day"
 )
 
-// checkCounts counts the checks of the monitors seqs in each span, from
-// rollups where they are written and raw rows elsewhere.
+// checkCounts counts the checks of the monitors seqs in each span (in
+// order and adjacent, as a series' buckets are), from rollups where they
+// are written and raw rows elsewhere, a few queries whatever the number
+// of spans (runs).
 func (a *App) checkCounts(ctx context.Context, seqs []int64, spans []metrics.Bucket, progress map[string]time.Time) (map[int64][]checkAgg, error) {
 	out := make(map[int64][]checkAgg, len(seqs))
 	if len(seqs) == 0 {
@@ -429,18 +431,16 @@ func (a *App) checkCounts(ctx context.Context, seqs []int64, spans []metrics.Buc
 	for _, s := range seqs {
 		out[s] = make([]checkAgg, len(spans))
 	}
-	for k, sp := range spans {
-		for _, seg := range plan(sp.Start, sp.End, progress[rollupObservationsHour], progress[rollupObservationsDay]) {
-			if err := a.readChecks(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64) *checkAgg { return &out[seq][k] }); err != nil {
-				return nil, err
-			}
+	for _, seg := range runs(spans, progress[rollupObservationsHour], progress[rollupObservationsDay]) {
+		err := a.readChecks(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64, at time.Time) *checkAgg { return &out[seq][spanOf(spans, at)] })
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// pingCounts counts the pings of the heartbeats seqs in each span, from
-// rollups where they are written and raw rows elsewhere.
+// pingCounts is checkCounts for the pings of the heartbeats seqs.
 func (a *App) pingCounts(ctx context.Context, seqs []int64, spans []metrics.Bucket, progress map[string]time.Time) (map[int64][]pingAgg, error) {
 	out := make(map[int64][]pingAgg, len(seqs))
 	if len(seqs) == 0 {
@@ -449,11 +449,10 @@ func (a *App) pingCounts(ctx context.Context, seqs []int64, spans []metrics.Buck
 	for _, s := range seqs {
 		out[s] = make([]pingAgg, len(spans))
 	}
-	for k, sp := range spans {
-		for _, seg := range plan(sp.Start, sp.End, progress[rollupPingsHour], progress[rollupPingsDay]) {
-			if err := a.readPings(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64) *pingAgg { return &out[seq][k] }); err != nil {
-				return nil, err
-			}
+	for _, seg := range runs(spans, progress[rollupPingsHour], progress[rollupPingsDay]) {
+		err := a.readPings(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64, at time.Time) *pingAgg { return &out[seq][spanOf(spans, at)] })
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
