@@ -219,12 +219,11 @@ func (a *App) metricsEach(ctx context.Context, actor Actor, s metricsSubject, re
 		}
 		points += p
 	}
-	release, err := a.admitMetrics(ctx, actor, points)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	each, err := a.subjectMetricsEach(ctx, actor.WorkspaceID, []metricsSubject{s}, spans)
+	var each [][]SubjectMetrics
+	err := a.priced(ctx, actor, points, func() (err error) {
+		each, err = a.subjectMetricsEach(ctx, actor.WorkspaceID, []metricsSubject{s}, spans)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -544,12 +543,11 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 		subjects = subjects[:limit]
 		page.NextCursor = encodeCursor(subjects[limit-1].id)
 	}
-	release, err := a.admitMetrics(ctx, actor, len(subjects)*each)
+	err = a.priced(ctx, actor, len(subjects)*each, func() (err error) {
+		page.Items, err = a.subjectMetrics(ctx, actor.WorkspaceID, subjects, span)
+		return err
+	})
 	if err != nil {
-		return Page[SubjectMetrics]{}, err
-	}
-	defer release()
-	if page.Items, err = a.subjectMetrics(ctx, actor.WorkspaceID, subjects, span); err != nil {
 		return Page[SubjectMetrics]{}, err
 	}
 	return page, nil

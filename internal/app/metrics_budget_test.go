@@ -24,38 +24,40 @@ func TestHeavyMetricsSlots(t *testing.T) {
 				Config{HeavyMetricsQueries: 2, HeavyMetricsWait: 20 * time.Millisecond})
 			ctx := context.Background()
 			actor := Actor{KeyID: "key_1", WorkspaceID: "ws_1"}
+			ran := 0
+			query := func() error { ran++; return nil }
 			var held []func()
 			for range 2 {
-				release, err := a.admitMetrics(ctx, actor, HeavyMetricsPoints)
+				release, err := a.heavySlot(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
 				held = append(held, release)
 			}
-			_, err := a.admitMetrics(ctx, actor, HeavyMetricsPoints)
+			err := a.priced(ctx, actor, HeavyMetricsPoints, query)
 			var me *errs.Error
-			if !errors.As(err, &me) || me.Kind != errs.KindUnavailable || me.RetryAfter != heavyRetry {
-				t.Fatalf("a third heavy query: %v", err)
+			if !errors.As(err, &me) || me.Kind != errs.KindUnavailable || me.RetryAfter != heavyRetry || ran != 0 {
+				t.Fatalf("a third heavy query: %v (ran %d)", err, ran)
 			}
 			cancelled, cancel := context.WithCancel(ctx)
 			cancel()
-			if _, err := a.admitMetrics(cancelled, actor, HeavyMetricsPoints); !errors.Is(err, context.Canceled) {
-				t.Fatalf("a heavy query whose client left: %v", err)
+			if err := a.priced(cancelled, actor, HeavyMetricsPoints, query); !errors.Is(err, context.Canceled) || ran != 0 {
+				t.Fatalf("a heavy query whose client left: %v (ran %d)", err, ran)
 			}
-			release, err := a.admitMetrics(ctx, actor, HeavyMetricsPoints-1)
-			if err != nil {
-				t.Fatalf("a light query: %v", err)
+			if err := a.priced(ctx, actor, HeavyMetricsPoints-1, query); err != nil || ran != 1 {
+				t.Fatalf("a light query: %v (ran %d)", err, ran)
 			}
-			release()
 			held[0]()
-			release, err = a.admitMetrics(ctx, actor, HeavyMetricsPoints)
-			if err != nil {
-				t.Fatalf("a heavy query once a slot is back: %v", err)
+			if err := a.priced(ctx, actor, HeavyMetricsPoints, query); err != nil || ran != 2 {
+				t.Fatalf("a heavy query once a slot is back: %v (ran %d)", err, ran)
 			}
-			release()
 			held[1]()
 			if len(a.heavy) != 0 {
 				t.Fatalf("%d slots still taken", len(a.heavy))
+			}
+			// A heavy query that panics is an error, not a crash.
+			if err := a.priced(ctx, actor, HeavyMetricsPoints, func() error { panic("boom") }); err == nil || len(a.heavy) != 0 {
+				t.Fatalf("a heavy query that panicked: %v, %d slots taken", err, len(a.heavy))
 			}
 		})
 	}

@@ -77,27 +77,28 @@ func (a *App) ScrapeMetrics(ctx context.Context, actor Actor) ([]ScrapeSubject, 
 	for i := range out {
 		out[i].Availability = make([]*float64, len(ScrapeWindows))
 	}
-	release, err := a.admitMetrics(ctx, actor, scrapePoints(len(subjects)))
+	// The same figures as ListMetrics answers for each window.
+	err := a.priced(ctx, actor, scrapePoints(len(subjects)), func() error {
+		for w, window := range ScrapeWindows {
+			span, err := a.metricsSpan(MetricsRequest{Window: window})
+			if err != nil {
+				return err
+			}
+			for start := 0; start < len(subjects); start += scrapeChunk {
+				chunk := append([]metricsSubject(nil), subjects[start:min(start+scrapeChunk, len(subjects))]...)
+				figures, err := a.subjectMetrics(ctx, actor.WorkspaceID, chunk, span)
+				if err != nil {
+					return err
+				}
+				for i, f := range figures {
+					out[start+i].Availability[w] = f.Figures.Ratios.Availability
+				}
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer release()
-	// The same figures as ListMetrics answers for each window.
-	for w, window := range ScrapeWindows {
-		span, err := a.metricsSpan(MetricsRequest{Window: window})
-		if err != nil {
-			return nil, err
-		}
-		for start := 0; start < len(subjects); start += scrapeChunk {
-			chunk := append([]metricsSubject(nil), subjects[start:min(start+scrapeChunk, len(subjects))]...)
-			figures, err := a.subjectMetrics(ctx, actor.WorkspaceID, chunk, span)
-			if err != nil {
-				return nil, err
-			}
-			for i, f := range figures {
-				out[start+i].Availability[w] = f.Figures.Ratios.Availability
-			}
-		}
 	}
 	return out, nil
 }

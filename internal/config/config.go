@@ -112,7 +112,7 @@ func settings(c *Config, timeout, rate, block, conc, retention, canaries *string
 		{"status-page-rate-limit", "TOCSIN_STATUS_PAGE_RATE_LIMIT", "requests a minute each client address may make to the public status pages (bursts of a quarter of it)", "1200", &c.rawPageRate},
 		{"metrics-points-per-response", "TOCSIN_METRICS_POINTS_PER_RESPONSE", "metrics points one answer may hold: a listing answers fewer subjects, one subject over it is refused", "10000", &c.rawResponsePoints},
 		{"metrics-points-per-minute", "TOCSIN_METRICS_POINTS_PER_MINUTE", "metrics points an API key may spend a minute (a subject's figures are 1 point, each bucket of its series 1 more)", "60000", &c.rawPoints},
-		{"metrics-heavy-queries", "TOCSIN_METRICS_HEAVY_QUERIES", "metrics queries of 1000 points or more this node runs at once; 0: half its CPUs, at least 1", "0", &c.rawHeavy},
+		{"metrics-heavy-queries", "TOCSIN_METRICS_HEAVY_QUERIES", "metrics queries of 100 points or more this node runs at once; 0: half its CPUs, at least 1", "0", &c.rawHeavy},
 		{"probe-canaries", "TOCSIN_PROBE_CANARIES", "comma-separated host:port targets this node should always reach; when a check fails and they fail too, the result is unknown", "", canaries},
 		{"smtp-url", "TOCSIN_SMTP_URL", "SMTP server for e-mail channels: smtp://user:pass@host:587 (STARTTLS; ?tls=none for a local relay) or smtps://user:pass@host:465; default none, e-mail unavailable", "", &c.SMTPURL},
 		{"smtp-from", "TOCSIN_SMTP_FROM", "From address of e-mail notifications, e.g. \"Tocsin <tocsin@example.com>\"; required with smtp-url", "", &c.SMTPFrom},
