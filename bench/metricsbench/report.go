@@ -119,11 +119,11 @@ func report(w io.Writer, c config, m host.Machine, res []*engineResult) {
 	for _, r := range res {
 		fmt.Fprintf(w, " %s median | p90 |", engineName(r.engine))
 	}
-	fmt.Fprintf(w, " answer | checks counted |\n|---|")
+	fmt.Fprintf(w, " answer | gzipped | checks counted |\n|---|")
 	for range res {
 		fmt.Fprintf(w, "---:|---:|")
 	}
-	fmt.Fprintf(w, "---:|---:|\n")
+	fmt.Fprintf(w, "---:|---:|---:|\n")
 	if len(res) > 0 {
 		for i, q := range res[0].queries {
 			fmt.Fprintf(w, "| %s (`%s`) |", q.name, shortPath(q.path))
@@ -131,7 +131,7 @@ func report(w io.Writer, c config, m host.Machine, res []*engineResult) {
 				rq := r.queries[i]
 				fmt.Fprintf(w, " %s | %s |", figure.Dur(rq.percentile(0.5)), figure.Dur(rq.percentile(0.9)))
 			}
-			fmt.Fprintf(w, " %s | %d |\n", kib(q.bytes), q.checks)
+			fmt.Fprintf(w, " %s | %s | %d |\n", kib(q.bytes), kib(q.gzipped), q.checks)
 		}
 	}
 	fmt.Fprintln(w)

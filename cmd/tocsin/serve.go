@@ -218,6 +218,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	a := app.New(db, kr, time.Now, log, withQuotas(c, app.Config{RatePerMinute: c.RatePerMinute, Outbound: outbound,
+		MetricsPointsPerResponse: c.MetricsPointsPerResponse, MetricsPointsPerMinute: c.MetricsPointsPerMinute, HeavyMetricsQueries: c.MetricsHeavyQueries,
 		Checker: prober, RetentionDays: c.RetentionDays, HourlyRetentionDays: c.HourlyRetentionDays,
 		DailyRetentionDays: c.DailyRetentionDays, EmailEnabled: mail != nil}))
 	if err := sealPlaintext(ctx, a, log); err != nil {

@@ -48,16 +48,17 @@ func (g *checkAgg) row(seq int64, bucket time.Time) store.ObservationRollup {
 }
 
 // readChecks feeds the checks of the monitors seqs in [start, end), read
-// from src, into the aggregate agg returns for each monitor.
-func (a *App) readChecks(ctx context.Context, seqs []int64, start, end time.Time, src source, agg func(seq int64) *checkAgg) error {
+// from src, into the aggregate agg returns for each monitor and the time
+// a check or a rollup row starts at.
+func (a *App) readChecks(ctx context.Context, seqs []int64, start, end time.Time, src source, agg func(seq int64, at time.Time) *checkAgg) error {
 	if src == fromRaw {
 		return a.store.EachObservation(ctx, seqs, start, end, func(p store.ObservationPoint) error {
-			agg(p.Seq).point(p)
+			agg(p.Seq, p.At).point(p)
 			return nil
 		})
 	}
 	return a.store.EachObservationRollup(ctx, tierOf(src), seqs, start, end, func(r store.ObservationRollup) error {
-		return agg(r.Seq).rollup(r)
+		return agg(r.Seq, r.Bucket).rollup(r)
 	})
 }
 
@@ -95,15 +96,16 @@ func (g *pingAgg) row(seq int64, bucket time.Time) store.PingRollup {
 }
 
 // readPings feeds the pings of the heartbeats seqs in [start, end), read
-// from src, into the aggregate agg returns for each heartbeat.
-func (a *App) readPings(ctx context.Context, seqs []int64, start, end time.Time, src source, agg func(seq int64) *pingAgg) error {
+// from src, into the aggregate agg returns for each heartbeat and the
+// time a ping or a rollup row starts at.
+func (a *App) readPings(ctx context.Context, seqs []int64, start, end time.Time, src source, agg func(seq int64, at time.Time) *pingAgg) error {
 	if src == fromRaw {
 		return a.store.EachPing(ctx, seqs, start, end, func(p store.PingPoint) error {
-			agg(p.Seq).point(p)
+			agg(p.Seq, p.At).point(p)
 			return nil
 		})
 	}
 	return a.store.EachPingRollup(ctx, tierOf(src), seqs, start, end, func(r store.PingRollup) error {
-		return agg(r.Seq).rollup(r)
+		return agg(r.Seq, r.Bucket).rollup(r)
 	})
 }

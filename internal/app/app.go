@@ -60,6 +60,15 @@ type Config struct {
 	// RetryFirst and RetryMax shape a failed delivery's backoff (defaults
 	// notify.FirstRetry and notify.MaxRetryDelay; tests shorten them).
 	RetryFirst, RetryMax time.Duration
+	// The price of metrics answers (metrics_budget.go): the points one
+	// response may hold (default MetricsPointsPerResponse), the points an
+	// API key may spend a minute (default MetricsPointsPerMinute), and the
+	// heavy metrics queries this node runs at once (default half its
+	// CPUs, at least 1), which a query waits for at most HeavyMetricsWait
+	// (default 10 s).
+	MetricsPointsPerResponse, MetricsPointsPerMinute int
+	HeavyMetricsQueries                              int
+	HeavyMetricsWait                                 time.Duration
 }
 
 func (c *Config) defaults() {
@@ -105,6 +114,7 @@ func (c *Config) defaults() {
 	if c.DefaultMaxStatusPages == 0 {
 		c.DefaultMaxStatusPages = MaxStatusPages
 	}
+	c.metricsDefaults()
 }
 
 // App is the set of use cases over one store.
@@ -143,6 +153,10 @@ type App struct {
 	// pagesChanged moves on whenever this process changes what a public
 	// page is made of (StatusPagesChanged).
 	pagesChanged atomic.Uint64
+
+	// heavy holds a token for each heavy metrics query running on this
+	// node (metrics_budget.go).
+	heavy chan struct{}
 }
 
 // New wires the use cases. now is the clock; tests freeze it. Times are
@@ -153,7 +167,7 @@ func New(db *store.DB, keys *secrets.Keyring, now func() time.Time, log *slog.Lo
 		now = time.Now
 	}
 	a := &App{store: db, keys: keys, now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, log: log, cfg: cfg,
-		rates: newRateBuckets(db), pingLimits: ratelimit.New()}
+		rates: newRateBuckets(db), pingLimits: ratelimit.New(), heavy: make(chan struct{}, cfg.HeavyMetricsQueries)}
 	a.pings.lanes = newLanes(db.PingWriters())
 	a.flow = workflow{now: a.now, plans: &planCache{}}
 	db.SetWorkflow(a.flow)

@@ -174,7 +174,7 @@ func (a *App) MonitorMetricsEach(ctx context.Context, actor Actor, id string, re
 	if err != nil {
 		return nil, err
 	}
-	return a.metricsEach(ctx, actor.WorkspaceID, metricsSubject{id: m.ID, kind: KindMonitor, name: m.Name,
+	return a.metricsEach(ctx, actor, metricsSubject{id: m.ID, kind: KindMonitor, name: m.Name,
 		created: m.CreatedAt, state: m.State, slo: m.SLO}, reqs)
 }
 
@@ -196,23 +196,34 @@ func (a *App) HeartbeatMetricsEach(ctx context.Context, actor Actor, id string, 
 	if err != nil {
 		return nil, err
 	}
-	return a.metricsEach(ctx, actor.WorkspaceID, metricsSubject{id: h.ID, kind: KindHeartbeat, name: h.Name,
+	return a.metricsEach(ctx, actor, metricsSubject{id: h.ID, kind: KindHeartbeat, name: h.Name,
 		created: h.CreatedAt, state: h.Runtime.State, slo: h.SLO}, reqs)
 }
 
 // metricsEach answers one subject's metrics for each request, all at the
-// same instant.
-func (a *App) metricsEach(ctx context.Context, wsID string, s metricsSubject, reqs []MetricsRequest) ([]SubjectMetrics, error) {
+// same instant. Each request is a response of its own to the budget, and
+// the actor pays for all of them before any is read (metrics_budget.go).
+func (a *App) metricsEach(ctx context.Context, actor Actor, s metricsSubject, reqs []MetricsRequest) ([]SubjectMetrics, error) {
 	now := a.now()
 	spans := make([]metricsQuerySpan, len(reqs))
+	points := 0
 	for i, req := range reqs {
 		from, to, buckets, err := a.spanAt(req, now)
 		if err != nil {
 			return nil, err
 		}
 		spans[i] = metricsQuerySpan{now: now, from: from, to: to, buckets: buckets}
+		p := seriesPoints(len(buckets))
+		if p > a.cfg.MetricsPointsPerResponse {
+			return nil, a.overBudget(p)
+		}
+		points += p
 	}
-	each, err := a.subjectMetricsEach(ctx, wsID, []metricsSubject{s}, spans)
+	var each [][]SubjectMetrics
+	err := a.priced(ctx, actor, points, func() (err error) {
+		each, err = a.subjectMetricsEach(ctx, actor.WorkspaceID, []metricsSubject{s}, spans)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -407,8 +418,10 @@ const (
 	rollupPingsDay         = "pings/day"
 )
 
-// checkCounts counts the checks of the monitors seqs in each span, from
-// rollups where they are written and raw rows elsewhere.
+// checkCounts counts the checks of the monitors seqs in each span (in
+// order and adjacent, as a series' buckets are), from rollups where they
+// are written and raw rows elsewhere, a few queries whatever the number
+// of spans (runs).
 func (a *App) checkCounts(ctx context.Context, seqs []int64, spans []metrics.Bucket, progress map[string]time.Time) (map[int64][]checkAgg, error) {
 	out := make(map[int64][]checkAgg, len(seqs))
 	if len(seqs) == 0 {
@@ -417,18 +430,16 @@ func (a *App) checkCounts(ctx context.Context, seqs []int64, spans []metrics.Buc
 	for _, s := range seqs {
 		out[s] = make([]checkAgg, len(spans))
 	}
-	for k, sp := range spans {
-		for _, seg := range plan(sp.Start, sp.End, progress[rollupObservationsHour], progress[rollupObservationsDay]) {
-			if err := a.readChecks(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64) *checkAgg { return &out[seq][k] }); err != nil {
-				return nil, err
-			}
+	for _, seg := range runs(spans, progress[rollupObservationsHour], progress[rollupObservationsDay]) {
+		err := a.readChecks(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64, at time.Time) *checkAgg { return &out[seq][spanOf(spans, at)] })
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// pingCounts counts the pings of the heartbeats seqs in each span, from
-// rollups where they are written and raw rows elsewhere.
+// pingCounts is checkCounts for the pings of the heartbeats seqs.
 func (a *App) pingCounts(ctx context.Context, seqs []int64, spans []metrics.Bucket, progress map[string]time.Time) (map[int64][]pingAgg, error) {
 	out := make(map[int64][]pingAgg, len(seqs))
 	if len(seqs) == 0 {
@@ -437,11 +448,10 @@ func (a *App) pingCounts(ctx context.Context, seqs []int64, spans []metrics.Buck
 	for _, s := range seqs {
 		out[s] = make([]pingAgg, len(spans))
 	}
-	for k, sp := range spans {
-		for _, seg := range plan(sp.Start, sp.End, progress[rollupPingsHour], progress[rollupPingsDay]) {
-			if err := a.readPings(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64) *pingAgg { return &out[seq][k] }); err != nil {
-				return nil, err
-			}
+	for _, seg := range runs(spans, progress[rollupPingsHour], progress[rollupPingsDay]) {
+		err := a.readPings(ctx, seqs, seg.start, seg.end, seg.src, func(seq int64, at time.Time) *pingAgg { return &out[seq][spanOf(spans, at)] })
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -476,6 +486,12 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 	if err != nil {
 		return Page[SubjectMetrics]{}, err
 	}
+	// A page holds as many subjects as the budget of a response allows.
+	each := seriesPoints(len(span.buckets))
+	if each > a.cfg.MetricsPointsPerResponse {
+		return Page[SubjectMetrics]{}, a.overBudget(each)
+	}
+	limit = min(limit, a.cfg.MetricsPointsPerResponse/each)
 	withHeartbeats := f.Kind == KindHeartbeat || (f.Kind == "" && len(mf.Types) == 0 && mf.Name == "")
 	withMonitors := f.Kind != KindHeartbeat
 	var (
@@ -527,7 +543,11 @@ func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p P
 		subjects = subjects[:limit]
 		page.NextCursor = encodeCursor(subjects[limit-1].id)
 	}
-	if page.Items, err = a.subjectMetrics(ctx, actor.WorkspaceID, subjects, span); err != nil {
+	err = a.priced(ctx, actor, len(subjects)*each, func() (err error) {
+		page.Items, err = a.subjectMetrics(ctx, actor.WorkspaceID, subjects, span)
+		return err
+	})
+	if err != nil {
 		return Page[SubjectMetrics]{}, err
 	}
 	return page, nil

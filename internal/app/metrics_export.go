@@ -78,21 +78,27 @@ func (a *App) ScrapeMetrics(ctx context.Context, actor Actor) ([]ScrapeSubject, 
 		out[i].Availability = make([]*float64, len(ScrapeWindows))
 	}
 	// The same figures as ListMetrics answers for each window.
-	for w, window := range ScrapeWindows {
-		span, err := a.metricsSpan(MetricsRequest{Window: window})
-		if err != nil {
-			return nil, err
-		}
-		for start := 0; start < len(subjects); start += scrapeChunk {
-			chunk := append([]metricsSubject(nil), subjects[start:min(start+scrapeChunk, len(subjects))]...)
-			figures, err := a.subjectMetrics(ctx, actor.WorkspaceID, chunk, span)
+	err := a.priced(ctx, actor, scrapePoints(len(subjects)), func() error {
+		for w, window := range ScrapeWindows {
+			span, err := a.metricsSpan(MetricsRequest{Window: window})
 			if err != nil {
-				return nil, err
+				return err
 			}
-			for i, f := range figures {
-				out[start+i].Availability[w] = f.Figures.Ratios.Availability
+			for start := 0; start < len(subjects); start += scrapeChunk {
+				chunk := append([]metricsSubject(nil), subjects[start:min(start+scrapeChunk, len(subjects))]...)
+				figures, err := a.subjectMetrics(ctx, actor.WorkspaceID, chunk, span)
+				if err != nil {
+					return err
+				}
+				for i, f := range figures {
+					out[start+i].Availability[w] = f.Figures.Ratios.Availability
+				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

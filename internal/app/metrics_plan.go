@@ -1,8 +1,10 @@
 package app
 
 import (
+	"sort"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -64,6 +66,32 @@ func plan(from, to, hoursDone, daysDone time.Time) []segment {
 	add(ds, de, fromDays)
 	hours(de, to)
 	return out
+}
+
+// runs plans each of spans (in order and adjacent: a window, or the
+// buckets of a series) and joins the segments of one source that follow
+// each other, across spans too, so a series of 2,160 hours is read in a
+// query or two, not one a bucket. Every row a run reads starts in one
+// segment and lies within it (rollup rows are whole hours or days of it),
+// so the span it starts in (spanOf) is the one it counts for.
+func runs(spans []metrics.Bucket, hoursDone, daysDone time.Time) []segment {
+	var out []segment
+	for _, sp := range spans {
+		for _, seg := range plan(sp.Start, sp.End, hoursDone, daysDone) {
+			if n := len(out); n > 0 && out[n-1].src == seg.src && out[n-1].end.Equal(seg.start) {
+				out[n-1].end = seg.end
+				continue
+			}
+			out = append(out, seg)
+		}
+	}
+	return out
+}
+
+// spanOf is the index of the span of spans (in order and adjacent) that
+// holds at.
+func spanOf(spans []metrics.Bucket, at time.Time) int {
+	return sort.Search(len(spans)-1, func(i int) bool { return at.Before(spans[i].End) })
 }
 
 // ceilTo rounds t up to a multiple of d since the Unix epoch (UTC days

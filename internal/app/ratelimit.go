@@ -63,6 +63,9 @@ type rateBuckets interface {
 	// give gives back one token taken with this emission, as if it had
 	// never been taken.
 	give(ctx context.Context, bucket string, emission time.Duration) error
+	// spend is take of one token that costs cost, never leased: for
+	// budgets whose requests cost unequal amounts (metrics points).
+	spend(ctx context.Context, bucket string, now time.Time, cost, tolerance time.Duration) (rateDecision, error)
 	// purge forgets buckets that are full again (TAT before now), which
 	// changes no decision.
 	purge(ctx context.Context, now time.Time) (int64, error)
@@ -101,6 +104,10 @@ func (b localBuckets) give(_ context.Context, bucket string, emission time.Durat
 	return nil
 }
 
+func (b localBuckets) spend(ctx context.Context, bucket string, now time.Time, cost, tolerance time.Duration) (rateDecision, error) {
+	return b.take(ctx, bucket, now, cost, tolerance)
+}
+
 func (b localBuckets) purge(_ context.Context, now time.Time) (int64, error) {
 	return b.m.Purge(now.UnixMicro()), nil
 }
@@ -135,6 +142,14 @@ func (b *sharedBuckets) take(ctx context.Context, bucket string, now time.Time, 
 // once, so the shared count stays right.
 func (b *sharedBuckets) give(ctx context.Context, bucket string, emission time.Duration) error {
 	return b.db.GiveToken(ctx, bucket, emission)
+}
+
+func (b *sharedBuckets) spend(ctx context.Context, bucket string, now time.Time, cost, tolerance time.Duration) (rateDecision, error) {
+	if cost <= 0 {
+		return rateDecision{}, errEmission
+	}
+	l, err := b.db.TakeTokens(ctx, bucket, now, cost, tolerance, 1)
+	return rateDecision{Allowed: l.Allowed, TAT: l.TAT}, err
 }
 
 func (b *sharedBuckets) purge(ctx context.Context, now time.Time) (int64, error) {

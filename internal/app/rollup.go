@@ -128,7 +128,7 @@ func (a *App) rollBucket(ctx context.Context, r rollup, start, end time.Time) er
 // hours.
 func (a *App) rollObservations(ctx context.Context, tier int, seqs []int64, start, end time.Time) error {
 	aggs := map[int64]*checkAgg{}
-	err := a.readChecks(ctx, seqs, start, end, rollupSource(tier), func(seq int64) *checkAgg {
+	err := a.readChecks(ctx, seqs, start, end, rollupSource(tier), func(seq int64, _ time.Time) *checkAgg {
 		if aggs[seq] == nil {
 			aggs[seq] = &checkAgg{}
 		}
@@ -150,7 +150,7 @@ func (a *App) rollObservations(ctx context.Context, tier int, seqs []int64, star
 // heartbeats seqs that have pings in it.
 func (a *App) rollPings(ctx context.Context, tier int, seqs []int64, start, end time.Time) error {
 	aggs := map[int64]*pingAgg{}
-	err := a.readPings(ctx, seqs, start, end, rollupSource(tier), func(seq int64) *pingAgg {
+	err := a.readPings(ctx, seqs, start, end, rollupSource(tier), func(seq int64, _ time.Time) *pingAgg {
 		if aggs[seq] == nil {
 			aggs[seq] = &pingAgg{}
 		}

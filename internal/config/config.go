@@ -40,6 +40,11 @@ type Config struct {
 	// PageRatePerMinute is each client address's budget on the public
 	// status pages, far above what a person reading them needs.
 	PageRatePerMinute int
+	// MetricsPointsPerResponse bounds a metrics answer's points;
+	// MetricsPointsPerMinute is each API key's budget of them;
+	// MetricsHeavyQueries the large metrics queries this node runs at once
+	// (0: half its CPUs, at least 1).
+	MetricsPointsPerResponse, MetricsPointsPerMinute, MetricsHeavyQueries int
 
 	// BlockPrivateTargets refuses checks (and later webhooks) to loopback,
 	// private, link-local, CGNAT and metadata addresses.
@@ -74,6 +79,7 @@ type Config struct {
 	// As given, to quote in problems; empty for a Config built in code.
 	rawTimeout, rawRate, rawBlock, rawConcurrency, rawRetention, rawCanaries string
 	rawProxies, rawHourly, rawDaily, rawPageRate                             string
+	rawResponsePoints, rawPoints, rawHeavy                                   string
 }
 
 // setting ties a flag to its environment variable.
@@ -104,6 +110,9 @@ func settings(c *Config, timeout, rate, block, conc, retention, canaries *string
 		{"hourly-rollup-retention-days", "TOCSIN_HOURLY_ROLLUP_RETENTION_DAYS", "days hourly metrics rollups are kept (hourly series reach this far back)", "90", &c.rawHourly},
 		{"daily-rollup-retention-days", "TOCSIN_DAILY_ROLLUP_RETENTION_DAYS", "days daily metrics rollups are kept (check counts and latencies reach this far back)", "400", &c.rawDaily},
 		{"status-page-rate-limit", "TOCSIN_STATUS_PAGE_RATE_LIMIT", "requests a minute each client address may make to the public status pages (bursts of a quarter of it)", "1200", &c.rawPageRate},
+		{"metrics-points-per-response", "TOCSIN_METRICS_POINTS_PER_RESPONSE", "metrics points one answer may hold: a listing answers fewer subjects, one subject over it is refused", "10000", &c.rawResponsePoints},
+		{"metrics-points-per-minute", "TOCSIN_METRICS_POINTS_PER_MINUTE", "metrics points an API key may spend a minute (a subject's figures are 1 point, each bucket of its series 1 more)", "60000", &c.rawPoints},
+		{"metrics-heavy-queries", "TOCSIN_METRICS_HEAVY_QUERIES", "metrics queries of 100 points or more this node runs at once; 0: half its CPUs, at least 1", "0", &c.rawHeavy},
 		{"probe-canaries", "TOCSIN_PROBE_CANARIES", "comma-separated host:port targets this node should always reach; when a check fails and they fail too, the result is unknown", "", canaries},
 		{"smtp-url", "TOCSIN_SMTP_URL", "SMTP server for e-mail channels: smtp://user:pass@host:587 (STARTTLS; ?tls=none for a local relay) or smtps://user:pass@host:465; default none, e-mail unavailable", "", &c.SMTPURL},
 		{"smtp-from", "TOCSIN_SMTP_FROM", "From address of e-mail notifications, e.g. \"Tocsin <tocsin@example.com>\"; required with smtp-url", "", &c.SMTPFrom},
@@ -169,6 +178,13 @@ func ParseOnly(name string, args []string, getenv func(string) string, only []st
 	c.HourlyRetentionDays, _ = strconv.Atoi(c.rawHourly)
 	c.DailyRetentionDays, _ = strconv.Atoi(c.rawDaily)
 	c.PageRatePerMinute, _ = strconv.Atoi(c.rawPageRate)
+	c.MetricsPointsPerResponse, _ = strconv.Atoi(c.rawResponsePoints)
+	c.MetricsPointsPerMinute, _ = strconv.Atoi(c.rawPoints)
+	if n, err := strconv.Atoi(c.rawHeavy); err == nil {
+		c.MetricsHeavyQueries = n
+	} else {
+		c.MetricsHeavyQueries = -1 // Validate reports it
+	}
 	for _, cn := range strings.Split(canaries, ",") {
 		if cn = strings.TrimSpace(cn); cn != "" {
 			c.Canaries = append(c.Canaries, cn)
@@ -244,6 +260,20 @@ func (c Config) Validate() error {
 	if c.PageRatePerMinute < 4 || c.PageRatePerMinute > 10_000_000 {
 		p = append(p, fmt.Errorf("status-page-rate-limit: %s must be a whole number from 4 to 10000000", quoted(c.rawPageRate, strconv.Itoa(c.PageRatePerMinute))))
 	}
+	// A response and a scrape of the most subjects (10,000 over 2
+	// windows) must fit a minute's budget, or they could never be answered.
+	least := 20_000
+	if c.MetricsPointsPerResponse < 100 || c.MetricsPointsPerResponse > 1_000_000 {
+		p = append(p, fmt.Errorf("metrics-points-per-response: %s must be a whole number from 100 to 1000000", quoted(c.rawResponsePoints, strconv.Itoa(c.MetricsPointsPerResponse))))
+	} else {
+		least = max(least, c.MetricsPointsPerResponse)
+	}
+	if c.MetricsPointsPerMinute < least || c.MetricsPointsPerMinute > 100_000_000 {
+		p = append(p, fmt.Errorf("metrics-points-per-minute: %s must be a whole number from %d (20000, and at least metrics-points-per-response) to 100000000", quoted(c.rawPoints, strconv.Itoa(c.MetricsPointsPerMinute)), least))
+	}
+	if c.MetricsHeavyQueries < 0 || c.MetricsHeavyQueries > 1024 {
+		p = append(p, fmt.Errorf("metrics-heavy-queries: %s must be a whole number from 0 (half the CPUs) to 1024", quoted(c.rawHeavy, strconv.Itoa(c.MetricsHeavyQueries))))
+	}
 	if _, err := strconv.ParseBool(c.rawBlock); c.rawBlock != "" && err != nil {
 		p = append(p, fmt.Errorf("block-private-targets: %q must be true or false", c.rawBlock))
 	}
@@ -307,8 +337,8 @@ func (c Config) Redacted() string {
 	if c.SecretKeys != "" {
 		keys = fmt.Sprintf("(set, %d keys)", strings.Count(c.SecretKeys, ",")+1)
 	}
-	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min status-page-rate-limit=%d/min block-private-targets=%t trusted-proxies=%s node-name=%s region=%s check-concurrency=%d observation-retention-days=%d hourly-rollup-retention-days=%d daily-rollup-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
-		c.Listen, c.MetricsListen, RedactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.PageRatePerMinute, c.BlockPrivateTargets, c.TrustedProxies,
+	return fmt.Sprintf("listen=%s metrics-listen=%s database=%s data-dir=%s base-url=%s secret-keys=%s log-level=%s log-format=%s shutdown-timeout=%s rate-limit=%d/min status-page-rate-limit=%d/min metrics-points-per-response=%d metrics-points-per-minute=%d metrics-heavy-queries=%d block-private-targets=%t trusted-proxies=%s node-name=%s region=%s check-concurrency=%d observation-retention-days=%d hourly-rollup-retention-days=%d daily-rollup-retention-days=%d probe-canaries=%s smtp-url=%s smtp-from=%q",
+		c.Listen, c.MetricsListen, RedactURL(c.DatabaseURL), c.DataDir, c.BaseURL, keys, c.LogLevel, c.LogFormat, c.ShutdownTimeout, c.RatePerMinute, c.PageRatePerMinute, c.MetricsPointsPerResponse, c.MetricsPointsPerMinute, c.MetricsHeavyQueries, c.BlockPrivateTargets, c.TrustedProxies,
 		c.NodeName, c.Region, c.CheckConcurrency, c.RetentionDays, c.HourlyRetentionDays, c.DailyRetentionDays, strings.Join(c.Canaries, ","), redactSMTP(c.SMTPURL), c.SMTPFrom) +
 		c.redactedQuotas()
 }

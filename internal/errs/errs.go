@@ -8,6 +8,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies an error so the edges (API, web app, CLI) can translate it
@@ -42,6 +43,9 @@ type Error struct {
 	Kind    Kind
 	Message string
 	Fields  []FieldError
+	// RetryAfter, when positive, is how long until the same request may
+	// succeed (KindRateLimited, KindUnavailable).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -27,6 +27,7 @@ func writeErr(ctx huma.Context, err error) {
 		return
 	}
 	ctx.SetHeader("Content-Type", "application/json")
+	_, _ = retryHeader(ctx, "", r)
 	if r.status == 401 {
 		ctx.SetHeader("WWW-Authenticate", `Bearer realm="tocsin"`)
 	}

@@ -31,7 +31,7 @@ func documentHeaders(doc *huma.OpenAPI) {
 				for name, p := range rate {
 					resp.Headers[name] = p
 				}
-				if status == "429" {
+				if _, ok := resp.Headers["Retry-After"]; !ok && (status == "429" || status == "503") {
 					resp.Headers["Retry-After"] = &huma.Param{Description: "Seconds to wait before retrying.", Schema: integer, Required: true}
 				}
 			}

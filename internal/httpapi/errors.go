@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -18,6 +20,8 @@ import (
 type ErrorResponse struct {
 	Err    ErrorObject `json:"error"`
 	status int
+	// retryAfter, when positive, is sent as Retry-After (retryHeader).
+	retryAfter time.Duration
 }
 
 // ErrorObject carries a stable code, a sentence for humans, and where the
@@ -88,7 +92,7 @@ func fromError(ctx context.Context, err error) *ErrorResponse {
 	var me *errs.Error
 	if errors.As(err, &me) {
 		k := kinds[me.Kind]
-		r := &ErrorResponse{status: k.status, Err: ErrorObject{Code: k.code, Message: me.Message}}
+		r := &ErrorResponse{status: k.status, Err: ErrorObject{Code: k.code, Message: me.Message}, retryAfter: me.RetryAfter}
 		for _, f := range me.Fields {
 			r.Err.Details = append(r.Err.Details, fieldDetail(f.Pointer, f.Message))
 		}
@@ -102,6 +106,16 @@ func fromError(ctx context.Context, err error) *ErrorResponse {
 	}
 	loggerFrom(ctx).ErrorContext(ctx, "request failed", "err", err)
 	return &ErrorResponse{status: http.StatusInternalServerError, Err: ErrorObject{Code: "internal", Message: "internal error; quote the requestId when reporting it"}}
+}
+
+// retryHeader sets Retry-After on an error that says when to retry. It
+// is a transformer, so it runs on every error huma writes, before the
+// headers are sent.
+func retryHeader(ctx huma.Context, _ string, v any) (any, error) {
+	if e, ok := v.(*ErrorResponse); ok && e.retryAfter > 0 {
+		ctx.SetHeader("Retry-After", strconv.Itoa(max(1, ceilSeconds(e.retryAfter))))
+	}
+	return v, nil
 }
 
 func fieldDetail(where, msg string) FieldDetail {

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -191,12 +193,29 @@ type metricsListInput struct {
 
 var tagsMetrics = []string{"Metrics"}
 
-const metricsDescription = "Durations by state come from the state history, exact over any window; check counts and latencies from raw observations and their hourly and daily rollups. The methodology object states every formula."
+var metricsDescription = "Durations by state come from the state history, exact over any window; check counts and latencies from raw observations and their hourly and daily rollups. The methodology object states every formula. " +
+	metricsPrice
+
+// metricsPrice is what every metrics operation costs (app/metrics_budget.go).
+var metricsPrice = fmt.Sprintf("Price: a subject's figures are 1 point, and each bucket of its series 1 more. "+
+	"A response holds at most %s points (by default): a listing answers fewer subjects, with nextCursor, and one subject over it alone is a 422 naming query.resolution. "+
+	"An API key spends at most %s points a minute (by default); past it, 429 rate_limited with Retry-After (X-RateLimit-* keep describing the request limit). "+
+	"A query of %s points or more waits for one of the server's slots for large queries, at most %d seconds, then answers 503 unavailable with Retry-After.",
+	thousands(app.MetricsPointsPerResponse), thousands(app.MetricsPointsPerMinute), thousands(app.HeavyMetricsPoints), int(app.HeavyMetricsWait/time.Second))
+
+// thousands writes n with a comma between thousands: 10,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
 
 var opGetMonitorMetrics = op(huma.Operation{OperationID: "getMonitorMetrics", Method: http.MethodGet, Path: Prefix + "/monitors/{id}/metrics",
 	Summary: "Get a monitor's metrics", Description: "Availability, coverage, durations by state, checks by result, latency percentiles and incidents over a window, optionally per hour or day. " + metricsDescription,
 	Tags: tagsMetrics},
-	monitor.ScopeMetricsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+	monitor.ScopeMetricsRead, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
 
 func (s *Server) getMonitorMetrics(ctx context.Context, in *monitorMetricsInput) (*struct{ Body MetricsResponse }, error) {
 	req := in.request()
@@ -210,7 +229,7 @@ func (s *Server) getMonitorMetrics(ctx context.Context, in *monitorMetricsInput)
 var opGetHeartbeatMetrics = op(huma.Operation{OperationID: "getHeartbeatMetrics", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}/metrics",
 	Summary: "Get a heartbeat's metrics", Description: "Availability, coverage, durations by state, pings by signal, run durations and incidents over a window, optionally per hour or day. " + metricsDescription,
 	Tags: tagsMetrics},
-	monitor.ScopeMetricsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+	monitor.ScopeMetricsRead, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
 
 func (s *Server) getHeartbeatMetrics(ctx context.Context, in *heartbeatMetricsInput) (*struct{ Body MetricsResponse }, error) {
 	req := in.request()
@@ -224,7 +243,7 @@ func (s *Server) getHeartbeatMetrics(ctx context.Context, in *heartbeatMetricsIn
 var opListMetrics = op(huma.Operation{OperationID: "listMetrics", Method: http.MethodGet, Path: Prefix + "/metrics",
 	Summary: "List the metrics of every monitor and heartbeat", Description: "One page of subjects by id, heartbeats (hb_…) first, then monitors (mon_…), each with its figures over the window. " + metricsDescription,
 	Tags: tagsMetrics},
-	monitor.ScopeMetricsRead, http.StatusUnprocessableEntity)
+	monitor.ScopeMetricsRead, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
 
 func (s *Server) listMetrics(ctx context.Context, in *metricsListInput) (*struct{ Body MetricsList }, error) {
 	req := in.request()

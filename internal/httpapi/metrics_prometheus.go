@@ -40,9 +40,11 @@ var opScrapeMetrics = scrapeResponse(op(huma.Operation{OperationID: "scrapeMetri
 	Summary: "Scrape the workspace's metrics (Prometheus)",
 	Description: "Every monitor and heartbeat of the workspace in the Prometheus text exposition format 0.0.4, for a Prometheus server's scrape " +
 		"(metrics_path: /api/v1/metrics/prometheus, with the API key as its bearer credentials). Series: " + strings.Join(scrapeSeries, "; ") + ". " +
-		"Label values are escaped as the format requires. Availability follows the methodology of the other metrics operations.",
+		"Label values are escaped as the format requires. Availability follows the methodology of the other metrics operations. " +
+		"Price: 1 point per subject and window, from the same budget as the other metrics operations; past the key's budget, 429 rate_limited with Retry-After; " +
+		"a scrape of " + thousands(app.HeavyMetricsPoints) + " points or more waits for a slot for large queries as they do (503 unavailable with Retry-After).",
 	Tags: tagsMetrics},
-	monitor.ScopeMetricsRead))
+	monitor.ScopeMetricsRead, http.StatusServiceUnavailable))
 
 // scrapeResponse documents the exposition as the 200 response's content.
 func scrapeResponse(o huma.Operation) huma.Operation {

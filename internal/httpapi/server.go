@@ -57,7 +57,7 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 	cfg.SchemasPath = ""
 	cfg.Formats = maps.Clone(cfg.Formats) // huma's defaults are a shared map
 	cfg.Formats[csvType] = csvFormat      // the metrics exports (metrics_export.go)
-	cfg.Transformers = append(cfg.Transformers, csvRows)
+	cfg.Transformers = append(cfg.Transformers, csvRows, retryHeader)
 	cfg.OpenAPIPath = Prefix + "/openapi"
 	cfg.Info.Description = "Monitors web services and scheduled jobs and reports their availability. " +
 		"Errors always use the envelope {error: {code, message, details?, requestId}}."
@@ -100,7 +100,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes+1)
-	s.handler.ServeHTTP(w, r)
+	compressed(w, r, s.handler)
 }
 
 // OpenAPI is the API's document, as served.
