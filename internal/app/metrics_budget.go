@@ -133,10 +133,13 @@ func (a *App) spendPoints(ctx context.Context, actor Actor, points int) error {
 	if actor.KeyID == "" || points <= 0 {
 		return nil
 	}
+	// The bucket holds a minute; a request costs its share of it, in whole
+	// µs (the buckets' unit), rounded up so a large budget's point is
+	// never free.
 	perMinute := a.cfg.MetricsPointsPerMinute
-	emission := time.Minute / time.Duration(perMinute)
-	tolerance := emission * time.Duration(perMinute)
-	cost := emission * time.Duration(points)
+	tolerance := time.Minute
+	us := (int64(points)*tolerance.Microseconds() + int64(perMinute) - 1) / int64(perMinute)
+	cost := time.Duration(us) * time.Microsecond
 	now := a.now()
 	d, err := a.rates.spend(ctx, "pts:"+actor.KeyID, now, cost, tolerance)
 	if err != nil || d.Allowed {

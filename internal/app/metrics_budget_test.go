@@ -62,3 +62,22 @@ func TestHeavyMetricsSlots(t *testing.T) {
 		})
 	}
 }
+
+// TestMetricsPointsLargeBudget: with the largest budget an operator may
+// set (100,000,000 points a minute), a point costs less than the buckets'
+// µs; it is charged one, on every engine, and the minute's worth passes.
+func TestMetricsPointsLargeBudget(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			now := time.Date(2026, 5, 20, 15, 0, 0, 0, time.UTC)
+			a := New(storetest.OpenDB(t, e), nil, func() time.Time { return now }, slog.New(slog.DiscardHandler),
+				Config{MetricsPointsPerMinute: 100_000_000})
+			actor := Actor{KeyID: "key_1", WorkspaceID: "ws_1"}
+			for _, points := range []int{1, 1, 10_000} {
+				if err := a.spendPoints(context.Background(), actor, points); err != nil {
+					t.Fatalf("%d points: %v", points, err)
+				}
+			}
+		})
+	}
+}
