@@ -10,6 +10,7 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/bench/internal/seed"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -120,7 +121,7 @@ func (s *seeder) run(ctx context.Context) (fixture, error) {
 	}
 	s.wsID = boot.WorkspaceID
 	key, err := s.app.CreateKeyForUser(ctx, app.OperatorKeyRequest{Email: app.BootstrapEmail, Workspace: "default",
-		Scopes: []string{string(monitor.ScopeMetricsRead), string(monitor.ScopeMonitorsRead)}, Name: "metricsbench"})
+		Scopes: []string{string(account.ScopeMetricsRead), string(account.ScopeMonitorsRead)}, Name: "metricsbench"})
 	if err != nil {
 		return fx, err
 	}

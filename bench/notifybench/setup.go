@@ -16,8 +16,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
@@ -81,11 +81,11 @@ func createTenants(ctx context.Context, a *app.App, n int, hook func(int) string
 	ts := make([]tenant, n)
 	err := parallel(ctx, n, 4, func(i int) error {
 		u, err := a.CreateUser(ctx, app.UserRequest{Email: fmt.Sprintf("owner%d@notifybench.test", i),
-			Workspace: fmt.Sprintf("notifybench-%d", i), Role: monitor.RoleOwner})
+			Workspace: fmt.Sprintf("notifybench-%d", i), Role: account.RoleOwner})
 		if err != nil {
 			return err
 		}
-		actor := app.Actor{UserID: u.User.ID, WorkspaceID: u.Workspace.ID, Role: monitor.RoleOwner}
+		actor := app.Actor{UserID: u.User.ID, WorkspaceID: u.Workspace.ID, Role: account.RoleOwner}
 		_, secret, err := a.CreateChannel(ctx, actor, app.ChannelDraft{Name: "receiver", Kind: notify.Webhook, Enabled: true,
 			Config: notify.Config{URL: hook(i)}, Events: events})
 		ts[i] = tenant{actor: actor, secret: secret}

@@ -19,6 +19,7 @@ import (
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -108,7 +109,7 @@ func (b *bench) seed(ctx context.Context, dbURL, keys, target string) (fixture, 
 	if boot == nil {
 		return fx, errors.New("the database was not empty")
 	}
-	actor := app.Actor{WorkspaceID: boot.WorkspaceID, Role: monitor.RoleOwner}
+	actor := app.Actor{WorkspaceID: boot.WorkspaceID, Role: account.RoleOwner}
 
 	rng := rand.New(rand.NewPCG(18, 90))
 	monitors, changes, err := seed.WriteMonitors(ctx, db, seed.Monitors{Workspace: boot.WorkspaceID, Count: n,

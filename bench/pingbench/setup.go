@@ -14,9 +14,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -56,7 +56,7 @@ func createHeartbeats(ctx context.Context, dbURL, keys string, n int) ([]string,
 	if boot == nil {
 		return nil, errors.New("the database was not empty")
 	}
-	actor := app.Actor{WorkspaceID: boot.WorkspaceID, Role: monitor.RoleOwner}
+	actor := app.Actor{WorkspaceID: boot.WorkspaceID, Role: account.RoleOwner}
 	tokens := make([]string, n)
 	var (
 		wg   sync.WaitGroup

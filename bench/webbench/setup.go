@@ -12,6 +12,7 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/bench/internal/seed"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
@@ -96,7 +97,7 @@ func (b *bench) seed(ctx context.Context, dbURL, keys, steady, flip string) (fix
 	a := app.New(db, kr, time.Now, slog.New(slog.DiscardHandler), app.Config{})
 	// The owner as `tocsin user create` makes one: a one-time password,
 	// to be changed at the first sign-in.
-	owner, err := a.CreateUser(ctx, app.UserRequest{Email: ownerEmail, Workspace: "webbench", Role: monitor.RoleOwner})
+	owner, err := a.CreateUser(ctx, app.UserRequest{Email: ownerEmail, Workspace: "webbench", Role: account.RoleOwner})
 	if err != nil {
 		return fx, err
 	}
@@ -107,7 +108,7 @@ func (b *bench) seed(ctx context.Context, dbURL, keys, steady, flip string) (fix
 	for i := range (b.c.streams + perPerson - 1) / perPerson {
 		email := fmt.Sprintf("viewer-%02d@webbench.test", i+1)
 		if _, err := a.CreateUser(ctx, app.UserRequest{Email: email, Password: viewerPassword, Workspace: fx.workspace,
-			Role: monitor.RoleViewer}); err != nil {
+			Role: account.RoleViewer}); err != nil {
 			return fx, err
 		}
 		fx.viewers = append(fx.viewers, email)

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -165,7 +165,7 @@ func userCreate(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer db.Close()
-	req := app.UserRequest{Email: email, Workspace: workspace, Role: monitor.Role(role)}
+	req := app.UserRequest{Email: email, Workspace: workspace, Role: account.Role(role)}
 	if pwStdin {
 		b, err := io.ReadAll(io.LimitReader(stdin, 4096))
 		if err != nil {
@@ -280,8 +280,8 @@ func secretKey(args []string, stdout, stderr io.Writer) error {
 }
 
 func scopeList() string {
-	s := make([]string, len(monitor.Scopes))
-	for i, sc := range monitor.Scopes {
+	s := make([]string, len(account.Scopes))
+	for i, sc := range account.Scopes {
 		s[i] = string(sc)
 	}
 	return strings.Join(s, ", ")
@@ -348,7 +348,7 @@ func when(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func joinScopes(s []monitor.Scope) string {
+func joinScopes(s []account.Scope) string {
 	out := make([]string, len(s))
 	for i, sc := range s {
 		out[i] = string(sc)

@@ -1,15 +1,11 @@
 // Package account holds who may act in Tocsin: users, the workspaces they
 // belong to and with what role, and the API keys they act through. These
-// are records, kept by the store and judged by app; roles and scopes, the
-// rules of what each may do, are in package monitor. It is pure: no clock,
-// no I/O.
+// are records, kept by the store and judged by app, beside the rules of
+// what each may do: roles and the scopes they grant (access.go). It is
+// pure: no clock, no I/O.
 package account
 
-import (
-	"time"
-
-	"github.com/tocsin/tocsin/internal/monitor"
-)
+import "time"
 
 // User is an account that signs in to the web app and owns API keys.
 type User struct {
@@ -73,7 +69,7 @@ func (q Quotas) Over(defaults Quotas) Quotas {
 type Membership struct {
 	WorkspaceID string
 	UserID      string
-	Role        monitor.Role
+	Role        Role
 	CreatedAt   time.Time
 }
 
@@ -85,7 +81,7 @@ type APIKey struct {
 	Name        string
 	Hash        []byte // SHA-256 of the secret, unique
 	Prefix      string // first characters of the secret, for display
-	Scopes      []monitor.Scope
+	Scopes      []Scope
 	CreatedAt   time.Time
 	LastUsedAt  time.Time // zero when never used
 	RevokedAt   time.Time // zero when active
@@ -120,7 +116,7 @@ type Invite struct {
 	ID          string // inv_…
 	WorkspaceID string
 	TokenHash   []byte
-	Role        monitor.Role
+	Role        Role
 	CreatedBy   string // user id
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
@@ -133,14 +129,14 @@ type Invite struct {
 type Member struct {
 	UserID   string
 	Email    string
-	Role     monitor.Role
+	Role     Role
 	JoinedAt time.Time
 }
 
 // MemberOf is a workspace a person belongs to, with their role there.
 type MemberOf struct {
 	Workspace Workspace
-	Role      monitor.Role
+	Role      Role
 	JoinedAt  time.Time
 }
 

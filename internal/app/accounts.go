@@ -10,7 +10,6 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
 
@@ -40,7 +39,7 @@ func (a *App) Bootstrap(ctx context.Context) (*Bootstrapped, error) {
 	now := a.now()
 	u := account.User{ID: ids.New(ids.User, now), Email: BootstrapEmail, PasswordHash: hash, MustChangePassword: true, CreatedAt: now}
 	w := a.newWorkspace("Default", "default")
-	created, err := a.store.Bootstrap(ctx, u, w, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: now})
+	created, err := a.store.Bootstrap(ctx, u, w, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleOwner, CreatedAt: now})
 	if err != nil || !created {
 		return nil, err
 	}
@@ -59,7 +58,7 @@ type UserRequest struct {
 	Email     string
 	Password  string // "" → a one-time password is generated
 	Workspace string // id or slug; created (slug = this value) when missing
-	Role      monitor.Role
+	Role      account.Role
 }
 
 // CreatedUser reports a new user, or an existing one (Existing) newly made
@@ -81,7 +80,7 @@ func (a *App) CreateUser(ctx context.Context, req UserRequest) (CreatedUser, err
 	if err != nil || addr.Address != strings.TrimSpace(req.Email) {
 		fields = append(fields, errs.FieldError{Pointer: "email", Message: "must be an e-mail address"})
 	}
-	if _, ok := monitor.ParseRole(string(req.Role)); !ok {
+	if _, ok := account.ParseRole(string(req.Role)); !ok {
 		fields = append(fields, errs.FieldError{Pointer: "role", Message: "must be one of owner, admin, editor, viewer"})
 	}
 	if req.Password != "" && len(req.Password) < 12 {
@@ -187,7 +186,7 @@ type OperatorKeyRequest struct {
 // Each request is still held to the role in the workspace it acts in.
 func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (NewKey, error) {
 	var fields []errs.FieldError
-	var scopes []monitor.Scope
+	var scopes []account.Scope
 	all := slices.Contains(req.Scopes, ScopeAll)
 	if all && len(req.Scopes) > 1 {
 		fields = append(fields, errs.FieldError{Pointer: "scope", Message: `"all" stands alone: give it once and no other scope`})
@@ -196,7 +195,7 @@ func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (New
 		if s == ScopeAll {
 			continue
 		}
-		sc, ok := monitor.ParseScope(s)
+		sc, ok := account.ParseScope(s)
 		if !ok {
 			fields = append(fields, errs.FieldError{Pointer: "scope", Message: fmt.Sprintf("%q is not a scope", s)})
 		}
@@ -218,7 +217,7 @@ func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (New
 	kr := KeyRequest{Name: req.Name, Scopes: scopes}
 	// The role that judges the scopes: the user's in the named workspace,
 	// or, for an account-wide key without one, their strongest anywhere.
-	var role monitor.Role
+	var role account.Role
 	if req.Workspace != "" {
 		ws, err := a.store.Workspace(ctx, req.Workspace)
 		if err != nil {
@@ -238,7 +237,7 @@ func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (New
 			return NewKey{}, err
 		}
 		for _, m := range all {
-			if role == "" || slices.Index(monitor.Roles, m.Role) < slices.Index(monitor.Roles, role) {
+			if role == "" || slices.Index(account.Roles, m.Role) < slices.Index(account.Roles, role) {
 				role = m.Role
 			}
 		}
@@ -258,9 +257,9 @@ func (a *App) CreateKeyForUser(ctx context.Context, req OperatorKeyRequest) (New
 // ScopeAll asks `key create` for every scope the user's role grants.
 const ScopeAll = "all"
 
-func grantedScopes(r monitor.Role) []monitor.Scope {
-	var out []monitor.Scope
-	for _, s := range monitor.Scopes {
+func grantedScopes(r account.Role) []account.Scope {
+	var out []account.Scope
+	for _, s := range account.Scopes {
 		if r.Grants(s) {
 			out = append(out, s)
 		}

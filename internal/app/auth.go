@@ -16,7 +16,6 @@ import (
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -30,15 +29,15 @@ type Actor struct {
 	UserID      string
 	KeyID       string // "" for a web session
 	WorkspaceID string
-	Role        monitor.Role
+	Role        account.Role
 	// Scopes the key carries; ignored for web sessions, which act with their
 	// role's full grant.
-	Scopes []monitor.Scope
+	Scopes []account.Scope
 }
 
 // Require reports whether the actor may act with scope s right now: the key
 // must carry the scope, and its creator's current role must grant it.
-func (a Actor) Require(s monitor.Scope) error {
+func (a Actor) Require(s account.Scope) error {
 	if a.KeyID != "" && !slices.Contains(a.Scopes, s) {
 		return &errs.Error{Kind: errs.KindInsufficientScope, Message: fmt.Sprintf("this API key lacks the scope %s", s)}
 	}
@@ -121,7 +120,7 @@ type NewKey struct {
 type KeyRequest struct {
 	Name        string
 	WorkspaceID string // "" for account-wide
-	Scopes      []monitor.Scope
+	Scopes      []account.Scope
 }
 
 // MaxKeyNameLen bounds an API key's name.
@@ -149,7 +148,7 @@ func (a *App) CreateKey(ctx context.Context, creator Actor, req KeyRequest) (New
 // checkKeyRequest holds a key to the rules the web app and `key create`
 // share: a name of printable text, at least one scope, and only scopes
 // the role grants.
-func checkKeyRequest(role monitor.Role, req KeyRequest) error {
+func checkKeyRequest(role account.Role, req KeyRequest) error {
 	var fields []errs.FieldError
 	if !clean.Valid(req.Name) || utf8.RuneCountInString(req.Name) > MaxKeyNameLen {
 		fields = append(fields, errs.FieldError{Pointer: "/name", Message: fmt.Sprintf("must be printable text of at most %d characters", MaxKeyNameLen)})
@@ -159,7 +158,7 @@ func checkKeyRequest(role monitor.Role, req KeyRequest) error {
 	}
 	var refused []string
 	for i, s := range req.Scopes {
-		if _, ok := monitor.ParseScope(string(s)); !ok {
+		if _, ok := account.ParseScope(string(s)); !ok {
 			fields = append(fields, errs.FieldError{Pointer: fmt.Sprintf("/scopes/%d", i), Message: "is not a scope"})
 		} else if !role.Grants(s) {
 			refused = append(refused, string(s))

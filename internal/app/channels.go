@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -112,7 +112,7 @@ func (a *App) checkChannel(d ChannelDraft, s *notify.Secrets) error {
 // CreateChannel stores a new channel. A webhook channel gets a signing
 // secret, returned here and never again.
 func (a *App) CreateChannel(ctx context.Context, actor Actor, d ChannelDraft) (v ChannelView, signingSecret string, err error) {
-	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+	if err := actor.Require(account.ScopeNotificationsWrite); err != nil {
 		return ChannelView{}, "", err
 	}
 	s := d.Secrets
@@ -164,7 +164,7 @@ func urlQuery(c *notify.Channel, stored string, s *notify.Secrets) bool {
 
 // GetChannel returns one channel of the actor's workspace.
 func (a *App) GetChannel(ctx context.Context, actor Actor, id string) (ChannelView, error) {
-	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+	if err := actor.Require(account.ScopeNotificationsRead); err != nil {
 		return ChannelView{}, err
 	}
 	c, sealed, err := a.store.GetChannel(ctx, actor.WorkspaceID, id)
@@ -176,7 +176,7 @@ func (a *App) GetChannel(ctx context.Context, actor Actor, id string) (ChannelVi
 
 // ListChannels pages through the workspace's channels in creation order.
 func (a *App) ListChannels(ctx context.Context, actor Actor, p PageRequest) (Page[ChannelView], error) {
-	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+	if err := actor.Require(account.ScopeNotificationsRead); err != nil {
 		return Page[ChannelView]{}, err
 	}
 	after, limit, err := p.decode()
@@ -213,7 +213,7 @@ type ChannelUpdate func(cur ChannelView) (ChannelDraft, error)
 // UpdateChannel applies an update, optimistically: if the channel changed
 // in between, it starts over from the new version (a few times).
 func (a *App) UpdateChannel(ctx context.Context, actor Actor, id string, update ChannelUpdate) (ChannelView, error) {
-	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+	if err := actor.Require(account.ScopeNotificationsWrite); err != nil {
 		return ChannelView{}, err
 	}
 	for range 3 {
@@ -287,7 +287,7 @@ func (a *App) changeChannel(ctx context.Context, actor Actor, id string,
 // returned here and never again; the old one signs too for
 // notify.RotationGrace, so receivers can switch without losing events.
 func (a *App) RotateChannelSecret(ctx context.Context, actor Actor, id string) (v ChannelView, secret string, err error) {
-	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+	if err := actor.Require(account.ScopeNotificationsWrite); err != nil {
 		return ChannelView{}, "", err
 	}
 	for range 3 {
@@ -346,7 +346,7 @@ func (a *App) SealChannelQueries(ctx context.Context) (sealed int, err error) {
 
 // DeleteChannel removes a channel; events no longer go to it.
 func (a *App) DeleteChannel(ctx context.Context, actor Actor, id string) error {
-	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+	if err := actor.Require(account.ScopeNotificationsWrite); err != nil {
 		return err
 	}
 	return a.store.DeleteChannel(ctx, actor.WorkspaceID, id)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -44,7 +45,7 @@ type CheckQuery struct {
 // cursor is the start time of the last one seen, so a page boundary stays
 // put while new checks arrive.
 func (a *App) ListChecks(ctx context.Context, actor Actor, id string, q CheckQuery) (Page[monitor.Observation], error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return Page[monitor.Observation]{}, err
 	}
 	before, limit, err := q.decodeTime()
@@ -74,7 +75,7 @@ func (a *App) ListChecks(ctx context.Context, actor Actor, id string, q CheckQue
 // boundary, and a change written meanwhile, which is never dated before
 // the latest one, is above the pages read rather than below the cursor.
 func (a *App) ListStates(ctx context.Context, actor Actor, id string, p PageRequest) (Page[monitor.Transition], error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return Page[monitor.Transition]{}, err
 	}
 	before, limit, err := p.decodeStateCursor()
@@ -135,7 +136,7 @@ func (p PageRequest) decodeTime() (time.Time, int, error) {
 // without saving anything: for trying a configuration before creating it.
 // The response body is never returned, only what the assertions found.
 func (a *App) TestMonitor(ctx context.Context, actor Actor, d monitor.Draft) (monitor.Observation, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return monitor.Observation{}, err
 	}
 	if a.cfg.Checker == nil {

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -249,7 +249,7 @@ func (a *App) outcomeOf(d Attempted) outcome {
 
 // ListDeliveries pages through a channel's deliveries, newest first.
 func (a *App) ListDeliveries(ctx context.Context, actor Actor, channelID, status string, p PageRequest) (Page[*notify.Delivery], error) {
-	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+	if err := actor.Require(account.ScopeNotificationsRead); err != nil {
 		return Page[*notify.Delivery]{}, err
 	}
 	switch notify.Status(status) {
@@ -282,7 +282,7 @@ func (a *App) ListDeliveries(ctx context.Context, actor Actor, channelID, status
 // channel id, in one read; a channel without one, or of another
 // workspace, is absent. At most MaxPageLimit channels at once.
 func (a *App) LastDeliveries(ctx context.Context, actor Actor, channelIDs []string) (map[string]*notify.Delivery, error) {
-	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+	if err := actor.Require(account.ScopeNotificationsRead); err != nil {
 		return nil, err
 	}
 	if len(channelIDs) > MaxPageLimit {
@@ -293,7 +293,7 @@ func (a *App) LastDeliveries(ctx context.Context, actor Actor, channelIDs []stri
 
 // GetDelivery returns one delivery of the actor's workspace.
 func (a *App) GetDelivery(ctx context.Context, actor Actor, id string) (*notify.Delivery, error) {
-	if err := actor.Require(monitor.ScopeNotificationsRead); err != nil {
+	if err := actor.Require(account.ScopeNotificationsRead); err != nil {
 		return nil, err
 	}
 	return a.store.GetDelivery(ctx, actor.WorkspaceID, id)
@@ -302,7 +302,7 @@ func (a *App) GetDelivery(ctx context.Context, actor Actor, id string) (*notify.
 // Redeliver sends a finished delivery again, with the same id, tried
 // for another notify.RetryHorizon.
 func (a *App) Redeliver(ctx context.Context, actor Actor, id string) (*notify.Delivery, error) {
-	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+	if err := actor.Require(account.ScopeNotificationsWrite); err != nil {
 		return nil, err
 	}
 	now := a.stamp()
@@ -328,7 +328,7 @@ type TestChannel struct {
 // returns its delivery, pending: the notifier sends it at once, and the
 // delivery shows how it went.
 func (a *App) TestChannel(ctx context.Context, actor Actor, id string) (*notify.Delivery, error) {
-	if err := actor.Require(monitor.ScopeNotificationsWrite); err != nil {
+	if err := actor.Require(account.ScopeNotificationsWrite); err != nil {
 		return nil, err
 	}
 	c, _, err := a.store.GetChannel(ctx, actor.WorkspaceID, id)

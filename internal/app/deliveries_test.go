@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
@@ -108,16 +109,16 @@ func TestLastDeliveries(t *testing.T) {
 			w, w2 := addWorkspace(t, db, "acme"), addWorkspace(t, db, "globex")
 			busy, quiet := addChannel(t, db, w.ID, nil, nil), addChannel(t, db, w.ID, nil, nil)
 			theirs := addChannel(t, db, w2.ID, nil, nil)
-			owner := Actor{WorkspaceID: w.ID, Role: monitor.RoleOwner}
+			owner := Actor{WorkspaceID: w.ID, Role: account.RoleOwner}
 			var last string
 			for range 3 {
 				d, err := a.TestChannel(ctx, owner, busy)
 				check(t, err)
 				last = d.ID
 			}
-			_, err := a.TestChannel(ctx, Actor{WorkspaceID: w2.ID, Role: monitor.RoleOwner}, theirs)
+			_, err := a.TestChannel(ctx, Actor{WorkspaceID: w2.ID, Role: account.RoleOwner}, theirs)
 			check(t, err)
-			got, err := a.LastDeliveries(ctx, Actor{WorkspaceID: w.ID, Role: monitor.RoleViewer}, []string{busy, quiet, theirs})
+			got, err := a.LastDeliveries(ctx, Actor{WorkspaceID: w.ID, Role: account.RoleViewer}, []string{busy, quiet, theirs})
 			check(t, err)
 			if len(got) != 1 || got[busy] == nil || got[busy].ID != last || got[busy].EventType != incident.Test {
 				t.Fatalf("last deliveries: %+v", got)

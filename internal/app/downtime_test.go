@@ -42,7 +42,7 @@ func newDowntimeEnv(t *testing.T, e storetest.Engine, start time.Time) *downtime
 	w := account.Workspace{ID: ids.New(ids.Workspace, start), Name: "WS downtime", Slug: "downtime", MaxMonitors: 10,
 		MinIntervalSeconds: 10, CreatedAt: start}
 	check(t, env.db.CreateWorkspace(ctx, w))
-	env.actor = Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: monitor.RoleOwner}
+	env.actor = Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: account.RoleOwner}
 	env.channel = addChannel(t, env.db, w.ID, nil, nil)
 	return env
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
@@ -37,7 +38,7 @@ func (a *App) openToken(h *heartbeat.Heartbeat, sealed []byte) error {
 // CreateHeartbeat validates and stores a new heartbeat with a new ping
 // token.
 func (a *App) CreateHeartbeat(ctx context.Context, actor Actor, d heartbeat.Draft) (heartbeat.Heartbeat, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
 	if problems := append(d.Normalize(), SLOProblems(d.SLO)...); len(problems) > 0 {
@@ -70,7 +71,7 @@ func (a *App) CreateHeartbeat(ctx context.Context, actor Actor, d heartbeat.Draf
 // GetHeartbeat returns one heartbeat of the actor's workspace, its token
 // opened for the ping URL.
 func (a *App) GetHeartbeat(ctx context.Context, actor Actor, id string) (heartbeat.Heartbeat, error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
 	return a.getHeartbeat(ctx, actor.WorkspaceID, id)
@@ -87,7 +88,7 @@ func (a *App) getHeartbeat(ctx context.Context, wsID, id string) (heartbeat.Hear
 // ListHeartbeats pages through the workspace's heartbeats that match f,
 // in creation order; the total counts those that match.
 func (a *App) ListHeartbeats(ctx context.Context, actor Actor, f HeartbeatFilter, p PageRequest) (Page[heartbeat.Heartbeat], error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return Page[heartbeat.Heartbeat]{}, err
 	}
 	f, problems := f.normalize()
@@ -126,7 +127,7 @@ type HeartbeatUpdate func(cur heartbeat.Heartbeat) (heartbeat.Draft, error)
 // UpdateHeartbeat applies an update and validates the result as a whole,
 // optimistically: if the heartbeat changed in between, it starts over.
 func (a *App) UpdateHeartbeat(ctx context.Context, actor Actor, id string, update HeartbeatUpdate) (heartbeat.Heartbeat, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
 	for range 3 {
@@ -168,7 +169,7 @@ func later(now, prev time.Time) time.Time {
 // RotateHeartbeatToken gives a heartbeat a new ping URL; the old one stops
 // working at once.
 func (a *App) RotateHeartbeatToken(ctx context.Context, actor Actor, id string) (heartbeat.Heartbeat, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
 	token := heartbeat.NewToken()
@@ -185,7 +186,7 @@ func (a *App) RotateHeartbeatToken(ctx context.Context, actor Actor, id string) 
 // SetHeartbeatPaused pauses (pings are acknowledged but ignored, nothing
 // alerts) or resumes a heartbeat.
 func (a *App) SetHeartbeatPaused(ctx context.Context, actor Actor, id string, paused bool) (heartbeat.Heartbeat, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return heartbeat.Heartbeat{}, err
 	}
 	if err := a.setHeartbeatPaused(ctx, actor.WorkspaceID, id, paused, a.now()); err != nil {
@@ -257,7 +258,7 @@ func (a *App) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bo
 
 // DeleteHeartbeat removes a heartbeat with its pings.
 func (a *App) DeleteHeartbeat(ctx context.Context, actor Actor, id string) error {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return err
 	}
 	defer a.pagesChanged.Add(1) // its components leave the pages
@@ -274,7 +275,7 @@ type PingQuery struct {
 // the position of the last one seen, so a page boundary stays put while
 // new pings arrive.
 func (a *App) ListPings(ctx context.Context, actor Actor, id string, q PingQuery) (Page[heartbeat.PingRecord], error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return Page[heartbeat.PingRecord]{}, err
 	}
 	after, limit, err := q.decode()

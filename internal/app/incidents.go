@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -33,7 +33,7 @@ var IncidentStatusFilters = []string{"open", "acknowledged", "unacknowledged", "
 
 // ListIncidents pages through the workspace's incidents, newest first.
 func (a *App) ListIncidents(ctx context.Context, actor Actor, f IncidentFilter, p PageRequest) (Page[*incident.Incident], error) {
-	if err := actor.Require(monitor.ScopeIncidentsRead); err != nil {
+	if err := actor.Require(account.ScopeIncidentsRead); err != nil {
 		return Page[*incident.Incident]{}, err
 	}
 	var problems []errs.FieldError
@@ -66,7 +66,7 @@ func (a *App) ListIncidents(ctx context.Context, actor Actor, f IncidentFilter, 
 
 // GetIncident returns one incident of the actor's workspace.
 func (a *App) GetIncident(ctx context.Context, actor Actor, id string) (*incident.Incident, error) {
-	if err := actor.Require(monitor.ScopeIncidentsRead); err != nil {
+	if err := actor.Require(account.ScopeIncidentsRead); err != nil {
 		return nil, err
 	}
 	return a.store.GetIncident(ctx, actor.WorkspaceID, id)
@@ -111,7 +111,7 @@ func unknownSubjectsErr(err error, ptr string, requested []string) error {
 
 // CreateIncident stores an incident a person writes, for a status page.
 func (a *App) CreateIncident(ctx context.Context, actor Actor, d IncidentDraft) (*incident.Incident, error) {
-	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+	if err := actor.Require(account.ScopeIncidentsWrite); err != nil {
 		return nil, err
 	}
 	if problems := ValidateIncident(d); len(problems) > 0 {
@@ -204,7 +204,7 @@ type IncidentPatch struct {
 
 // UpdateIncident applies p (incident.updated).
 func (a *App) UpdateIncident(ctx context.Context, actor Actor, id string, p IncidentPatch) (*incident.Incident, error) {
-	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+	if err := actor.Require(account.ScopeIncidentsWrite); err != nil {
 		return nil, err
 	}
 	var problems []errs.FieldError
@@ -265,7 +265,7 @@ func (a *App) UpdateIncident(ctx context.Context, actor Actor, id string, p Inci
 // (status resolved), not a new status: an outage that comes back is a new
 // incident.
 func (a *App) PostIncidentUpdate(ctx context.Context, actor Actor, id string, status incident.Status, message string) (*incident.Incident, error) {
-	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+	if err := actor.Require(account.ScopeIncidentsWrite); err != nil {
 		return nil, err
 	}
 	problems := incident.ValidateMessage("/message", message)
@@ -294,7 +294,7 @@ func (a *App) PostIncidentUpdate(ctx context.Context, actor Actor, id string, st
 // AcknowledgeIncident records that someone is on it (incident.acknowledged,
 // once; acknowledging again changes nothing).
 func (a *App) AcknowledgeIncident(ctx context.Context, actor Actor, id string) (*incident.Incident, error) {
-	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+	if err := actor.Require(account.ScopeIncidentsWrite); err != nil {
 		return nil, err
 	}
 	now := a.stamp()
@@ -311,7 +311,7 @@ func (a *App) AcknowledgeIncident(ctx context.Context, actor Actor, id string) (
 // ResolveIncident resolves an open incident with a last update (message,
 // or a default); resolving a resolved one changes nothing.
 func (a *App) ResolveIncident(ctx context.Context, actor Actor, id, message string) (*incident.Incident, error) {
-	if err := actor.Require(monitor.ScopeIncidentsWrite); err != nil {
+	if err := actor.Require(account.ScopeIncidentsWrite); err != nil {
 		return nil, err
 	}
 	if message == "" {

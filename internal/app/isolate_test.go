@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
@@ -62,11 +62,11 @@ func newTestApp(t *testing.T, eng storetest.Engine, cfg Config) (*App, Actor, st
 			t.Error(err)
 		}
 	})
-	u, err := a.CreateUser(ctx, UserRequest{Email: "owner@a.test", Workspace: "ws-a", Role: monitor.RoleOwner})
+	u, err := a.CreateUser(ctx, UserRequest{Email: "owner@a.test", Workspace: "ws-a", Role: account.RoleOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a, Actor{UserID: u.User.ID, WorkspaceID: u.Workspace.ID, Role: monitor.RoleOwner}, url
+	return a, Actor{UserID: u.User.ID, WorkspaceID: u.Workspace.ID, Role: account.RoleOwner}, url
 }
 
 func TestPingWriterIsolatesRefusedPing(t *testing.T) {

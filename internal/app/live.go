@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -27,7 +28,7 @@ type LiveState struct {
 // sharing the database, so the live view polls this rather than listening
 // in-process.
 func (a *App) WorkspaceStates(ctx context.Context, actor Actor) ([]LiveState, error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return nil, err
 	}
 	a.stateReads.Add(1)

@@ -9,10 +9,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/maintenance"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/recur"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -283,7 +283,7 @@ func storeErr(err error, d MaintenanceDraft) error {
 // and heartbeats enter maintenance at the engine's next sweep, within
 // seconds.
 func (a *App) CreateMaintenanceWindow(ctx context.Context, actor Actor, d MaintenanceDraft) (MaintenanceView, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return MaintenanceView{}, err
 	}
 	now := a.now()
@@ -300,7 +300,7 @@ func (a *App) CreateMaintenanceWindow(ctx context.Context, actor Actor, d Mainte
 
 // GetMaintenanceWindow returns one window of the actor's workspace.
 func (a *App) GetMaintenanceWindow(ctx context.Context, actor Actor, id string) (MaintenanceView, error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return MaintenanceView{}, err
 	}
 	w, err := a.store.GetMaintenanceWindow(ctx, actor.WorkspaceID, id)
@@ -313,7 +313,7 @@ func (a *App) GetMaintenanceWindow(ctx context.Context, actor Actor, id string) 
 // ListMaintenanceWindows pages through the workspace's windows in creation
 // order.
 func (a *App) ListMaintenanceWindows(ctx context.Context, actor Actor, p PageRequest) (Page[MaintenanceView], error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return Page[MaintenanceView]{}, err
 	}
 	after, limit, err := p.decode()
@@ -348,7 +348,7 @@ type MaintenanceUpdate func(cur MaintenanceView) (MaintenanceDraft, error)
 // whole, optimistically like UpdateMonitor: if the window changed in
 // between, it starts over from the new version (a few times).
 func (a *App) UpdateMaintenanceWindow(ctx context.Context, actor Actor, id string, update MaintenanceUpdate) (MaintenanceView, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return MaintenanceView{}, err
 	}
 	for range 3 {
@@ -391,7 +391,7 @@ func (a *App) updateMaintenanceOnce(ctx context.Context, actor Actor, id string,
 // leave maintenance at the engine's next sweep unless another window holds
 // them.
 func (a *App) DeleteMaintenanceWindow(ctx context.Context, actor Actor, id string) error {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return err
 	}
 	return a.store.DeleteMaintenanceWindow(ctx, actor.WorkspaceID, id)

@@ -11,14 +11,13 @@ import (
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
 
 // Workspaces, their members and invitations. People manage them in the
 // web app, acting as an Actor built by WebActor from their session: the
 // same Actor, and the same Require, as an API key's. Managing members is
-// the owners' and admins' (monitor.Role.ManagesKeys), never an API key's.
+// the owners' and admins' (account.Role.ManagesKeys), never an API key's.
 
 const (
 	// InviteLife is how long an invitation link works.
@@ -99,7 +98,7 @@ func (a *App) CreateWorkspace(ctx context.Context, ws WebSession, name string) (
 		if i > 5 {
 			w.Slug = base + "-" + strings.ToLower(w.ID[len(w.ID)-6:])
 		}
-		err := a.store.CreateWorkspaceWithOwner(ctx, w, account.Membership{WorkspaceID: w.ID, UserID: ws.User.ID, Role: monitor.RoleOwner, CreatedAt: now})
+		err := a.store.CreateWorkspaceWithOwner(ctx, w, account.Membership{WorkspaceID: w.ID, UserID: ws.User.ID, Role: account.RoleOwner, CreatedAt: now})
 		if errs.KindOf(err) == errs.KindConflict && i <= 5 {
 			continue // the slug is taken
 		}
@@ -135,15 +134,15 @@ func (a *App) Members(ctx context.Context, actor Actor) ([]account.Member, error
 
 // mayGrant reports whether the actor may give (or take away) role: only
 // owners deal in the owner role.
-func mayGrant(actor Actor, role monitor.Role) error {
-	if role == monitor.RoleOwner && actor.Role != monitor.RoleOwner {
+func mayGrant(actor Actor, role account.Role) error {
+	if role == account.RoleOwner && actor.Role != account.RoleOwner {
 		return &errs.Error{Kind: errs.KindForbidden, Message: "Only owners make or unmake owners."}
 	}
 	return nil
 }
 
-func parseRoleField(s string) (monitor.Role, error) {
-	r, ok := monitor.ParseRole(s)
+func parseRoleField(s string) (account.Role, error) {
+	r, ok := account.ParseRole(s)
 	if !ok {
 		return "", fieldInvalid("/role", "must be one of owner, admin, editor, viewer")
 	}

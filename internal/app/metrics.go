@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/metrics"
@@ -167,7 +168,7 @@ func (a *App) MonitorMetrics(ctx context.Context, actor Actor, id string, req Me
 // order, at one instant: what does not depend on the window (the monitor,
 // the rollups' progress, its objective's budget) is read once.
 func (a *App) MonitorMetricsEach(ctx context.Context, actor Actor, id string, reqs ...MetricsRequest) ([]SubjectMetrics, error) {
-	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+	if err := actor.Require(account.ScopeMetricsRead); err != nil {
 		return nil, err
 	}
 	m, err := a.store.GetMonitor(ctx, actor.WorkspaceID, id)
@@ -189,7 +190,7 @@ func (a *App) HeartbeatMetrics(ctx context.Context, actor Actor, id string, req 
 
 // HeartbeatMetricsEach is MonitorMetricsEach for a heartbeat.
 func (a *App) HeartbeatMetricsEach(ctx context.Context, actor Actor, id string, reqs ...MetricsRequest) ([]SubjectMetrics, error) {
-	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+	if err := actor.Require(account.ScopeMetricsRead); err != nil {
 		return nil, err
 	}
 	h, _, err := a.store.GetHeartbeat(ctx, actor.WorkspaceID, id)
@@ -470,7 +471,7 @@ type MetricsFilter struct {
 // ListMetrics pages through the metrics of every monitor and heartbeat of
 // the workspace, by id: heartbeats (hb_…) first, then monitors (mon_…).
 func (a *App) ListMetrics(ctx context.Context, actor Actor, f MetricsFilter, p PageRequest, req MetricsRequest) (Page[SubjectMetrics], error) {
-	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+	if err := actor.Require(account.ScopeMetricsRead); err != nil {
 		return Page[SubjectMetrics]{}, err
 	}
 	f.Monitor.States = f.States

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -39,7 +40,7 @@ type ScrapeSubject struct {
 // ScrapeMetrics reads every monitor and heartbeat of the actor's
 // workspace, heartbeats first, each by id, up to maxScrapeSubjects.
 func (a *App) ScrapeMetrics(ctx context.Context, actor Actor) ([]ScrapeSubject, error) {
-	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+	if err := actor.Require(account.ScopeMetricsRead); err != nil {
 		return nil, err
 	}
 	var (

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -85,7 +86,7 @@ func (a *App) minInterval(ctx context.Context, actor Actor, d *monitor.Draft) er
 
 // CreateMonitor validates and stores a new monitor.
 func (a *App) CreateMonitor(ctx context.Context, actor Actor, d monitor.Draft) (monitor.Monitor, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return monitor.Monitor{}, err
 	}
 	if problems := a.validate(&d); len(problems) > 0 {
@@ -129,7 +130,7 @@ func (a *App) CreateMonitor(ctx context.Context, actor Actor, d monitor.Draft) (
 
 // GetMonitor returns one monitor of the actor's workspace.
 func (a *App) GetMonitor(ctx context.Context, actor Actor, id string) (monitor.Monitor, error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return monitor.Monitor{}, err
 	}
 	return a.store.GetMonitor(ctx, actor.WorkspaceID, id)
@@ -138,7 +139,7 @@ func (a *App) GetMonitor(ctx context.Context, actor Actor, id string) (monitor.M
 // ListMonitors pages through the workspace's monitors that match f, in
 // creation order; the total counts those that match.
 func (a *App) ListMonitors(ctx context.Context, actor Actor, f MonitorFilter, p PageRequest) (Page[monitor.Monitor], error) {
-	if err := actor.Require(monitor.ScopeMonitorsRead); err != nil {
+	if err := actor.Require(account.ScopeMonitorsRead); err != nil {
 		return Page[monitor.Monitor]{}, err
 	}
 	f, problems := f.normalize()
@@ -190,7 +191,7 @@ type MonitorUpdate func(cur monitor.Monitor) (MonitorChange, error)
 // reads, applies and writes optimistically: if the monitor changed in
 // between, it starts over from the new version (a few times).
 func (a *App) UpdateMonitor(ctx context.Context, actor Actor, id string, update MonitorUpdate) (monitor.Monitor, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return monitor.Monitor{}, err
 	}
 	for range 3 {
@@ -275,7 +276,7 @@ func (a *App) updateOnce(ctx context.Context, actor Actor, id string, update Mon
 // SetPaused pauses (no checks run) or resumes a monitor. Resuming starts
 // over from PENDING: nothing is known until the next check.
 func (a *App) SetPaused(ctx context.Context, actor Actor, id string, paused bool) (monitor.Monitor, error) {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return monitor.Monitor{}, err
 	}
 	if err := a.setPaused(ctx, actor.WorkspaceID, id, paused, a.now()); err != nil {
@@ -316,7 +317,7 @@ func (a *App) setPaused(ctx context.Context, wsID, id string, pause bool, at tim
 
 // DeleteMonitor removes a monitor.
 func (a *App) DeleteMonitor(ctx context.Context, actor Actor, id string) error {
-	if err := actor.Require(monitor.ScopeMonitorsWrite); err != nil {
+	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return err
 	}
 	defer a.pagesChanged.Add(1) // its components leave the pages

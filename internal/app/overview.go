@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -47,7 +48,7 @@ const OverviewMaxAge = time.Minute
 // list of a thousand monitors does not read a month of their state
 // changes on each view.
 func (a *App) WorkspaceOverview(ctx context.Context, actor Actor, kind string, windows ...string) (Overview, error) {
-	if err := actor.Require(monitor.ScopeMetricsRead); err != nil {
+	if err := actor.Require(account.ScopeMetricsRead); err != nil {
 		return Overview{}, err
 	}
 	spans := make([]metricsQuerySpan, len(windows))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/metrics"
@@ -28,7 +29,7 @@ func TestWorkspaceOverview(t *testing.T) {
 			a := New(db, nil, func() time.Time { return now }, slog.New(slog.DiscardHandler), Config{RetentionDays: 30})
 			w := addWorkspace(t, db, "overview")
 			other := addWorkspace(t, db, "other")
-			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: monitor.RoleViewer}
+			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: account.RoleViewer}
 			rng := rand.New(rand.NewPCG(3, 9))
 			// Monitors checked every 8 hours for 40 days with runs of
 			// results, created 13 days apart; another workspace's monitor
@@ -109,7 +110,7 @@ func TestWorkspaceOverview(t *testing.T) {
 				}
 			}
 
-			key := Actor{UserID: "usr_x", KeyID: "key_x", WorkspaceID: w.ID, Role: monitor.RoleOwner, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}}
+			key := Actor{UserID: "usr_x", KeyID: "key_x", WorkspaceID: w.ID, Role: account.RoleOwner, Scopes: []account.Scope{account.ScopeMonitorsRead}}
 			if _, err := a.WorkspaceOverview(ctx, key, KindMonitor, "24h"); errs.KindOf(err) != errs.KindInsufficientScope {
 				t.Errorf("a key without metrics:read: %v", err)
 			}
@@ -139,7 +140,7 @@ func TestWorkspaceOverviewKept(t *testing.T) {
 			now := t0
 			a := New(db, nil, func() time.Time { return now }, slog.New(slog.DiscardHandler), Config{})
 			w := addWorkspace(t, db, "kept")
-			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: monitor.RoleViewer}
+			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: account.RoleViewer}
 			key := overviewKey{workspace: w.ID, kind: KindMonitor, windows: "24h"}
 			m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
 			other := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
@@ -224,7 +225,7 @@ func TestMetricsEach(t *testing.T) {
 			now := t0
 			a := New(db, nil, func() time.Time { return now }, slog.New(slog.DiscardHandler), Config{})
 			w := addWorkspace(t, db, "each")
-			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: monitor.RoleViewer}
+			actor := Actor{UserID: "usr_x", WorkspaceID: w.ID, Role: account.RoleViewer}
 			m := addMonitor(t, db, w.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
 			for i, r := range []monitor.Result{monitor.ResultUp, monitor.ResultDown, monitor.ResultUp, monitor.ResultDegraded, monitor.ResultUp} {
 				now = t0.Add(time.Duration(i+1) * 7 * time.Hour)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store/storetest"
@@ -42,8 +43,8 @@ func testPublicReads(t *testing.T, e storetest.Engine) {
 	a := New(db, nil, func() time.Time { return now }, slog.New(slog.DiscardHandler), Config{})
 	ua, wa := seed(t, db, "acme")
 	ub, wb := seed(t, db, "other")
-	actorA := Actor{UserID: ua.ID, WorkspaceID: wa.ID, Role: monitor.RoleOwner}
-	actorB := Actor{UserID: ub.ID, WorkspaceID: wb.ID, Role: monitor.RoleOwner}
+	actorA := Actor{UserID: ua.ID, WorkspaceID: wa.ID, Role: account.RoleOwner}
+	actorB := Actor{UserID: ub.ID, WorkspaceID: wb.ID, Role: account.RoleOwner}
 	m1 := addMonitor(t, db, wa.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
 	m2 := addMonitor(t, db, wa.ID, monitor.Config{Confirmations: 1, Recoveries: 1})
 	m3 := addMonitor(t, db, wa.ID, monitor.Config{Confirmations: 1, Recoveries: 1}) // not on the page

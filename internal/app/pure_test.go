@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 func TestFingerprintSame(t *testing.T) {
@@ -209,18 +209,18 @@ func requireInvalid(t *testing.T, err error, pointer string) {
 	}
 }
 
-// grants is DESIGN §3 written out, independent of monitor.Role.Grants.
-var grants = map[monitor.Role][]monitor.Scope{
-	monitor.RoleOwner: monitor.Scopes,
-	monitor.RoleAdmin: monitor.Scopes,
-	monitor.RoleEditor: {
-		monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite,
-		monitor.ScopeIncidentsRead, monitor.ScopeIncidentsWrite,
-		monitor.ScopeMetricsRead, monitor.ScopeStatusPagesRead, monitor.ScopeNotificationsRead,
+// grants is DESIGN §3 written out, independent of account.Role.Grants.
+var grants = map[account.Role][]account.Scope{
+	account.RoleOwner: account.Scopes,
+	account.RoleAdmin: account.Scopes,
+	account.RoleEditor: {
+		account.ScopeMonitorsRead, account.ScopeMonitorsWrite,
+		account.ScopeIncidentsRead, account.ScopeIncidentsWrite,
+		account.ScopeMetricsRead, account.ScopeStatusPagesRead, account.ScopeNotificationsRead,
 	},
-	monitor.RoleViewer: {
-		monitor.ScopeMonitorsRead, monitor.ScopeIncidentsRead, monitor.ScopeMetricsRead,
-		monitor.ScopeStatusPagesRead, monitor.ScopeNotificationsRead,
+	account.RoleViewer: {
+		account.ScopeMonitorsRead, account.ScopeIncidentsRead, account.ScopeMetricsRead,
+		account.ScopeStatusPagesRead, account.ScopeNotificationsRead,
 	},
 }
 
@@ -241,38 +241,38 @@ func TestActorRequire(t *testing.T) {
 	cases := []struct {
 		name  string
 		actor Actor
-		scope monitor.Scope
+		scope account.Scope
 		want  errs.Kind
 	}{
 		// API keys: the scope must be on the key and granted by the role.
-		{"key with scope, role grants", Actor{KeyID: "key_1", Role: monitor.RoleEditor, Scopes: []monitor.Scope{monitor.ScopeMonitorsWrite}},
-			monitor.ScopeMonitorsWrite, allowed},
-		{"key lacking scope, role grants", Actor{KeyID: "key_1", Role: monitor.RoleOwner, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}},
-			monitor.ScopeMonitorsWrite, errs.KindInsufficientScope},
-		{"key without scopes", Actor{KeyID: "key_1", Role: monitor.RoleOwner},
-			monitor.ScopeMonitorsRead, errs.KindInsufficientScope},
-		{"key with scope, viewer role", Actor{KeyID: "key_1", Role: monitor.RoleViewer, Scopes: []monitor.Scope{monitor.ScopeMonitorsWrite}},
-			monitor.ScopeMonitorsWrite, errs.KindForbidden},
-		{"key with scope, editor and status pages", Actor{KeyID: "key_1", Role: monitor.RoleEditor, Scopes: monitor.Scopes},
-			monitor.ScopeStatusPagesWrite, errs.KindForbidden},
-		{"key with scope, creator demoted out of the workspace", Actor{KeyID: "key_1", Role: "", Scopes: monitor.Scopes},
-			monitor.ScopeMonitorsRead, errs.KindForbidden},
-		{"key lacking scope and role not granting", Actor{KeyID: "key_1", Role: monitor.RoleViewer, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}},
-			monitor.ScopeMonitorsWrite, errs.KindInsufficientScope},
-		{"read scope does not imply write", Actor{KeyID: "key_1", Role: monitor.RoleAdmin, Scopes: []monitor.Scope{monitor.ScopeIncidentsRead}},
-			monitor.ScopeIncidentsWrite, errs.KindInsufficientScope},
-		{"write scope does not imply read", Actor{KeyID: "key_1", Role: monitor.RoleAdmin, Scopes: []monitor.Scope{monitor.ScopeIncidentsWrite}},
-			monitor.ScopeIncidentsRead, errs.KindInsufficientScope},
+		{"key with scope, role grants", Actor{KeyID: "key_1", Role: account.RoleEditor, Scopes: []account.Scope{account.ScopeMonitorsWrite}},
+			account.ScopeMonitorsWrite, allowed},
+		{"key lacking scope, role grants", Actor{KeyID: "key_1", Role: account.RoleOwner, Scopes: []account.Scope{account.ScopeMonitorsRead}},
+			account.ScopeMonitorsWrite, errs.KindInsufficientScope},
+		{"key without scopes", Actor{KeyID: "key_1", Role: account.RoleOwner},
+			account.ScopeMonitorsRead, errs.KindInsufficientScope},
+		{"key with scope, viewer role", Actor{KeyID: "key_1", Role: account.RoleViewer, Scopes: []account.Scope{account.ScopeMonitorsWrite}},
+			account.ScopeMonitorsWrite, errs.KindForbidden},
+		{"key with scope, editor and status pages", Actor{KeyID: "key_1", Role: account.RoleEditor, Scopes: account.Scopes},
+			account.ScopeStatusPagesWrite, errs.KindForbidden},
+		{"key with scope, creator demoted out of the workspace", Actor{KeyID: "key_1", Role: "", Scopes: account.Scopes},
+			account.ScopeMonitorsRead, errs.KindForbidden},
+		{"key lacking scope and role not granting", Actor{KeyID: "key_1", Role: account.RoleViewer, Scopes: []account.Scope{account.ScopeMonitorsRead}},
+			account.ScopeMonitorsWrite, errs.KindInsufficientScope},
+		{"read scope does not imply write", Actor{KeyID: "key_1", Role: account.RoleAdmin, Scopes: []account.Scope{account.ScopeIncidentsRead}},
+			account.ScopeIncidentsWrite, errs.KindInsufficientScope},
+		{"write scope does not imply read", Actor{KeyID: "key_1", Role: account.RoleAdmin, Scopes: []account.Scope{account.ScopeIncidentsWrite}},
+			account.ScopeIncidentsRead, errs.KindInsufficientScope},
 
 		// Web sessions (KeyID ""): the role alone decides; Scopes are ignored.
-		{"session owner", Actor{Role: monitor.RoleOwner}, monitor.ScopeNotificationsWrite, allowed},
-		{"session editor writes monitors", Actor{Role: monitor.RoleEditor}, monitor.ScopeMonitorsWrite, allowed},
-		{"session editor cannot write channels", Actor{Role: monitor.RoleEditor}, monitor.ScopeNotificationsWrite, errs.KindForbidden},
-		{"session viewer reads", Actor{Role: monitor.RoleViewer}, monitor.ScopeMetricsRead, allowed},
-		{"session viewer cannot write", Actor{Role: monitor.RoleViewer}, monitor.ScopeMonitorsWrite, errs.KindForbidden},
-		{"session scopes do not limit", Actor{Role: monitor.RoleAdmin, Scopes: []monitor.Scope{monitor.ScopeMetricsRead}}, monitor.ScopeMonitorsWrite, allowed},
-		{"session scopes do not extend", Actor{Role: monitor.RoleViewer, Scopes: monitor.Scopes}, monitor.ScopeMonitorsWrite, errs.KindForbidden},
-		{"session without a role", Actor{UserID: "usr_1"}, monitor.ScopeMonitorsRead, errs.KindForbidden},
+		{"session owner", Actor{Role: account.RoleOwner}, account.ScopeNotificationsWrite, allowed},
+		{"session editor writes monitors", Actor{Role: account.RoleEditor}, account.ScopeMonitorsWrite, allowed},
+		{"session editor cannot write channels", Actor{Role: account.RoleEditor}, account.ScopeNotificationsWrite, errs.KindForbidden},
+		{"session viewer reads", Actor{Role: account.RoleViewer}, account.ScopeMetricsRead, allowed},
+		{"session viewer cannot write", Actor{Role: account.RoleViewer}, account.ScopeMonitorsWrite, errs.KindForbidden},
+		{"session scopes do not limit", Actor{Role: account.RoleAdmin, Scopes: []account.Scope{account.ScopeMetricsRead}}, account.ScopeMonitorsWrite, allowed},
+		{"session scopes do not extend", Actor{Role: account.RoleViewer, Scopes: account.Scopes}, account.ScopeMonitorsWrite, errs.KindForbidden},
+		{"session without a role", Actor{UserID: "usr_1"}, account.ScopeMonitorsRead, errs.KindForbidden},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -290,17 +290,17 @@ func TestActorRequire(t *testing.T) {
 // TestActorRequireMatrix: every role × scope, for a web session, a key
 // carrying every scope and a key carrying none of the one asked.
 func TestActorRequireMatrix(t *testing.T) {
-	for _, role := range monitor.Roles {
-		for _, s := range monitor.Scopes {
+	for _, role := range account.Roles {
+		for _, s := range account.Scopes {
 			granted := slices.Contains(grants[role], s)
-			others := slices.DeleteFunc(slices.Clone(monitor.Scopes), func(o monitor.Scope) bool { return o == s })
+			others := slices.DeleteFunc(slices.Clone(account.Scopes), func(o account.Scope) bool { return o == s })
 			cases := []struct {
 				name  string
 				actor Actor
 				want  errs.Kind
 			}{
 				{"session", Actor{UserID: "usr_1", Role: role}, errs.KindForbidden},
-				{"key with every scope", Actor{UserID: "usr_1", KeyID: "key_1", Role: role, Scopes: monitor.Scopes}, errs.KindForbidden},
+				{"key with every scope", Actor{UserID: "usr_1", KeyID: "key_1", Role: role, Scopes: account.Scopes}, errs.KindForbidden},
 				{"key with the other scopes", Actor{UserID: "usr_1", KeyID: "key_1", Role: role, Scopes: others}, errs.KindInsufficientScope},
 			}
 			if granted {

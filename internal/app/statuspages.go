@@ -11,10 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/statuspage"
 	"github.com/tocsin/tocsin/internal/store"
@@ -487,7 +487,7 @@ func (a *App) statusPageStoreErr(ctx context.Context, err error, p statuspage.Co
 
 // CreateStatusPage validates and stores a new page.
 func (a *App) CreateStatusPage(ctx context.Context, actor Actor, d StatusPageDraft) (statuspage.Config, error) {
-	if err := actor.Require(monitor.ScopeStatusPagesWrite); err != nil {
+	if err := actor.Require(account.ScopeStatusPagesWrite); err != nil {
 		return statuspage.Config{}, err
 	}
 	now := a.now().UTC().Truncate(time.Microsecond)
@@ -505,7 +505,7 @@ func (a *App) CreateStatusPage(ctx context.Context, actor Actor, d StatusPageDra
 
 // GetStatusPage returns one page of the actor's workspace.
 func (a *App) GetStatusPage(ctx context.Context, actor Actor, id string) (statuspage.Config, error) {
-	if err := actor.Require(monitor.ScopeStatusPagesRead); err != nil {
+	if err := actor.Require(account.ScopeStatusPagesRead); err != nil {
 		return statuspage.Config{}, err
 	}
 	return a.store.GetStatusPage(ctx, actor.WorkspaceID, id)
@@ -513,7 +513,7 @@ func (a *App) GetStatusPage(ctx context.Context, actor Actor, id string) (status
 
 // ListStatusPages pages through the workspace's pages in creation order.
 func (a *App) ListStatusPages(ctx context.Context, actor Actor, pr PageRequest) (Page[statuspage.Config], error) {
-	if err := actor.Require(monitor.ScopeStatusPagesRead); err != nil {
+	if err := actor.Require(account.ScopeStatusPagesRead); err != nil {
 		return Page[statuspage.Config]{}, err
 	}
 	after, limit, err := pr.decode()
@@ -544,7 +544,7 @@ type StatusPageUpdate func(cur statuspage.Config) (StatusPageDraft, error)
 // optimistically: if the page changed in between, it starts over from the
 // new version (a few times).
 func (a *App) UpdateStatusPage(ctx context.Context, actor Actor, id string, update StatusPageUpdate) (statuspage.Config, error) {
-	if err := actor.Require(monitor.ScopeStatusPagesWrite); err != nil {
+	if err := actor.Require(account.ScopeStatusPagesWrite); err != nil {
 		return statuspage.Config{}, err
 	}
 	for range 3 {
@@ -587,7 +587,7 @@ func (a *App) updateStatusPageOnce(ctx context.Context, actor Actor, id string, 
 // DeleteStatusPage removes a page; its public URLs answer not found at
 // once.
 func (a *App) DeleteStatusPage(ctx context.Context, actor Actor, id string) error {
-	if err := actor.Require(monitor.ScopeStatusPagesWrite); err != nil {
+	if err := actor.Require(account.ScopeStatusPagesWrite); err != nil {
 		return err
 	}
 	defer a.pagesChanged.Add(1)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/statuspage"
 )
@@ -47,7 +47,7 @@ func sniffLogo(data []byte) string {
 // MaxStatusPageLogo bytes of PNG, JPEG, WebP or GIF (ErrLogoType
 // otherwise).
 func (a *App) SetStatusPageLogo(ctx context.Context, actor Actor, id string, data []byte) (statuspage.Config, error) {
-	if err := actor.Require(monitor.ScopeStatusPagesWrite); err != nil {
+	if err := actor.Require(account.ScopeStatusPagesWrite); err != nil {
 		return statuspage.Config{}, err
 	}
 	if len(data) == 0 {
@@ -66,7 +66,7 @@ func (a *App) SetStatusPageLogo(ctx context.Context, actor Actor, id string, dat
 
 // DeleteStatusPageLogo removes the page's logo, if it has one.
 func (a *App) DeleteStatusPageLogo(ctx context.Context, actor Actor, id string) (statuspage.Config, error) {
-	if err := actor.Require(monitor.ScopeStatusPagesWrite); err != nil {
+	if err := actor.Require(account.ScopeStatusPagesWrite); err != nil {
 		return statuspage.Config{}, err
 	}
 	return a.setLogo(ctx, actor, id, "", nil, "")

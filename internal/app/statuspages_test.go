@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/statuspage"
@@ -21,7 +22,7 @@ func TestPublicStatusPage(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			db, a := openWithWorkflow(t, e)
 			w := addWorkspace(t, db, "acme")
-			owner := Actor{WorkspaceID: w.ID, Role: monitor.RoleOwner}
+			owner := Actor{WorkspaceID: w.ID, Role: account.RoleOwner}
 			m := addMonitor(t, db, w.ID, monitor.Config{})
 			hb := storetest.NewHeartbeat(t, db, w.ID, t0, 3600, 0, 0)
 			const secret = "open sesame, please"
@@ -165,21 +166,21 @@ func TestStatusPageScopes(t *testing.T) {
 		actor Actor
 		kind  errs.Kind
 	}{
-		{Actor{WorkspaceID: w.ID, Role: monitor.RoleOwner, KeyID: "k", Scopes: []monitor.Scope{monitor.ScopeStatusPagesRead, monitor.ScopeMonitorsWrite}}, errs.KindInsufficientScope},
-		{Actor{WorkspaceID: w.ID, Role: monitor.RoleEditor}, errs.KindForbidden},
-		{Actor{WorkspaceID: w.ID, Role: monitor.RoleViewer}, errs.KindForbidden},
+		{Actor{WorkspaceID: w.ID, Role: account.RoleOwner, KeyID: "k", Scopes: []account.Scope{account.ScopeStatusPagesRead, account.ScopeMonitorsWrite}}, errs.KindInsufficientScope},
+		{Actor{WorkspaceID: w.ID, Role: account.RoleEditor}, errs.KindForbidden},
+		{Actor{WorkspaceID: w.ID, Role: account.RoleViewer}, errs.KindForbidden},
 	} {
 		if _, err := a.CreateStatusPage(ctx, c.actor, d); errs.KindOf(err) != c.kind {
 			t.Errorf("%+v: %v", c.actor, err)
 		}
 	}
-	admin := Actor{WorkspaceID: w.ID, Role: monitor.RoleAdmin, KeyID: "k", Scopes: []monitor.Scope{monitor.ScopeStatusPagesWrite}}
+	admin := Actor{WorkspaceID: w.ID, Role: account.RoleAdmin, KeyID: "k", Scopes: []account.Scope{account.ScopeStatusPagesWrite}}
 	p, err := a.CreateStatusPage(ctx, admin, d)
 	check(t, err)
 	if _, err := a.GetStatusPage(ctx, admin, p.ID); errs.KindOf(err) != errs.KindInsufficientScope {
 		t.Errorf("read without status_pages:read: %v", err)
 	}
-	viewer := Actor{WorkspaceID: w.ID, Role: monitor.RoleViewer}
+	viewer := Actor{WorkspaceID: w.ID, Role: account.RoleViewer}
 	if _, err := a.GetStatusPage(ctx, viewer, p.ID); err != nil {
 		t.Errorf("a viewer reads: %v", err)
 	}
@@ -194,20 +195,20 @@ func TestStatusPagePreview(t *testing.T) {
 	w := addWorkspace(t, db, "acme")
 	other := addWorkspace(t, db, "other")
 	m := addMonitor(t, db, w.ID, monitor.Config{})
-	owner := Actor{WorkspaceID: w.ID, Role: monitor.RoleOwner}
+	owner := Actor{WorkspaceID: w.ID, Role: account.RoleOwner}
 	p, err := a.CreateStatusPage(ctx, owner, StatusPageDraft{Slug: "acme", Title: "Acme", Visibility: statuspage.Protected,
 		Password: "a long page password", ShowUptime: true, Groups: []StatusPageGroupDraft{{Components: []StatusPageComponentDraft{
 			{MonitorID: m.ID, Name: "Shop"}}}}})
 	check(t, err)
-	v, err := a.StatusPagePreview(ctx, Actor{WorkspaceID: w.ID, Role: monitor.RoleViewer}, p.ID)
+	v, err := a.StatusPagePreview(ctx, Actor{WorkspaceID: w.ID, Role: account.RoleViewer}, p.ID)
 	check(t, err)
 	if v.Page.Title != "Acme" || len(v.Page.Groups) != 1 || v.Page.Groups[0].Components[0].Name != "Shop" {
 		t.Errorf("preview: %+v", v.Page)
 	}
-	if _, err := a.StatusPagePreview(ctx, Actor{WorkspaceID: other.ID, Role: monitor.RoleOwner}, p.ID); errs.KindOf(err) != errs.KindNotFound {
+	if _, err := a.StatusPagePreview(ctx, Actor{WorkspaceID: other.ID, Role: account.RoleOwner}, p.ID); errs.KindOf(err) != errs.KindNotFound {
 		t.Errorf("another workspace's preview: %v", err)
 	}
-	key := Actor{WorkspaceID: w.ID, Role: monitor.RoleOwner, KeyID: "k", Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}}
+	key := Actor{WorkspaceID: w.ID, Role: account.RoleOwner, KeyID: "k", Scopes: []account.Scope{account.ScopeMonitorsRead}}
 	if _, err := a.StatusPagePreview(ctx, key, p.ID); errs.KindOf(err) != errs.KindInsufficientScope {
 		t.Errorf("preview without status_pages:read: %v", err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
@@ -42,7 +41,7 @@ func newWebEnv(t *testing.T, eng storetest.Engine) *webEnv {
 	check(t, err)
 	e := &webEnv{db: storetest.OpenDB(t, eng), clock: time.Now().UTC()}
 	e.a = New(e.db, kr, e.now, slog.New(slog.DiscardHandler), Config{})
-	u, err := e.a.CreateUser(ctx, UserRequest{Email: "owner@acme.test", Password: ownerPassword, Workspace: "acme", Role: monitor.RoleOwner})
+	u, err := e.a.CreateUser(ctx, UserRequest{Email: "owner@acme.test", Password: ownerPassword, Workspace: "acme", Role: account.RoleOwner})
 	check(t, err)
 	e.ws = u.Workspace
 	return e
@@ -184,7 +183,7 @@ func TestOneTimePassword(t *testing.T) {
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			e := newWebEnv(t, eng)
-			u, err := e.a.CreateUser(ctx, UserRequest{Email: "new@acme.test", Workspace: e.ws.ID, Role: monitor.RoleEditor})
+			u, err := e.a.CreateUser(ctx, UserRequest{Email: "new@acme.test", Workspace: e.ws.ID, Role: account.RoleEditor})
 			check(t, err)
 			res, err := e.a.SignIn(ctx, SignInRequest{Email: "new@acme.test", Password: u.GeneratedPassword, ClientAddr: "192.0.2.1"})
 			check(t, err)
@@ -203,7 +202,7 @@ func TestOneTimePassword(t *testing.T) {
 			check(t, err)
 			actor, err := e.a.WebActor(ctx, ws, e.ws.ID)
 			check(t, err)
-			if actor.Role != monitor.RoleEditor || actor.KeyID != "" || actor.UserID != u.User.ID {
+			if actor.Role != account.RoleEditor || actor.KeyID != "" || actor.UserID != u.User.ID {
 				t.Fatalf("actor: %+v", actor)
 			}
 		})
@@ -226,7 +225,7 @@ func TestTwoFactor(t *testing.T) {
 			wantKind(t, "wrong code", err, errs.KindInvalid)
 			_, err = e.a.ConfirmTOTP(ctx, ws, setup.Pending[:len(setup.Pending)-2]+"AA", code(t, setup.Secret, e.now()))
 			wantKind(t, "tampered setup", err, errs.KindInvalid)
-			other, err := e.a.CreateUser(ctx, UserRequest{Email: "other@acme.test", Password: ownerPassword, Workspace: e.ws.ID, Role: monitor.RoleViewer})
+			other, err := e.a.CreateUser(ctx, UserRequest{Email: "other@acme.test", Password: ownerPassword, Workspace: e.ws.ID, Role: account.RoleViewer})
 			check(t, err)
 			_, err = e.a.ConfirmTOTP(ctx, WebSession{User: other.User}, setup.Pending, code(t, setup.Secret, e.now()))
 			wantKind(t, "someone else's setup", err, errs.KindInvalid)
@@ -315,7 +314,7 @@ func TestMembersAndKeys(t *testing.T) {
 			res, m, err := e.a.SignUpWithInvite(ctx, SignUp{Token: inv.Token, Email: "Viewer@Acme.test", Password: "viewer's password",
 				Confirm: "viewer's password", ClientAddr: "192.0.2.3"})
 			check(t, err)
-			if m.Role != monitor.RoleViewer || m.WorkspaceID != e.ws.ID {
+			if m.Role != account.RoleViewer || m.WorkspaceID != e.ws.ID {
 				t.Fatalf("membership: %+v", m)
 			}
 			_, _, err = e.a.SignUpWithInvite(ctx, SignUp{Token: inv.Token, Email: "again@acme.test", Password: "viewer's password",
@@ -328,9 +327,9 @@ func TestMembersAndKeys(t *testing.T) {
 
 			// A viewer makes a read-only key, and is refused a write key
 			// with the reason; nor may they manage members.
-			k, err := e.a.CreateKey(ctx, viewer, KeyRequest{Name: "ci", WorkspaceID: e.ws.ID, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}})
+			k, err := e.a.CreateKey(ctx, viewer, KeyRequest{Name: "ci", WorkspaceID: e.ws.ID, Scopes: []account.Scope{account.ScopeMonitorsRead}})
 			check(t, err)
-			_, err = e.a.CreateKey(ctx, viewer, KeyRequest{Name: "ci", WorkspaceID: e.ws.ID, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite}})
+			_, err = e.a.CreateKey(ctx, viewer, KeyRequest{Name: "ci", WorkspaceID: e.ws.ID, Scopes: []account.Scope{account.ScopeMonitorsRead, account.ScopeMonitorsWrite}})
 			if errs.KindOf(err) != errs.KindForbidden || !strings.Contains(err.Error(), "viewer") || !strings.Contains(err.Error(), "monitors:write") {
 				t.Fatalf("viewer's write key: %v", err)
 			}
@@ -339,7 +338,7 @@ func TestMembersAndKeys(t *testing.T) {
 			wantKind(t, "a viewer changing roles", e.a.ChangeRole(ctx, viewer, owner.UserID, "viewer"), errs.KindForbidden)
 			other := e.a.newWorkspace("Other", "other")
 			check(t, e.db.CreateWorkspace(ctx, other))
-			_, err = e.a.CreateKey(ctx, viewer, KeyRequest{Name: "x", WorkspaceID: other.ID, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}})
+			_, err = e.a.CreateKey(ctx, viewer, KeyRequest{Name: "x", WorkspaceID: other.ID, Scopes: []account.Scope{account.ScopeMonitorsRead}})
 			wantKind(t, "a key bound elsewhere", err, errs.KindForbidden)
 			_, err = e.a.WebActor(ctx, viewerWS, other.ID)
 			wantKind(t, "a workspace the viewer is not in", err, errs.KindNotFound)

@@ -10,9 +10,9 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // metaScope is the Operation.Metadata key holding the scope an operation
@@ -39,7 +39,7 @@ func writeErr(ctx huma.Context, err error) {
 // identify the key, count the request against its rate limit, apply the
 // workspace rules, then require the operation's scope.
 func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
-	scope, _ := ctx.Operation().Metadata[metaScope].(monitor.Scope)
+	scope, _ := ctx.Operation().Metadata[metaScope].(account.Scope)
 	if scope == "" {
 		next(ctx)
 		return

@@ -19,7 +19,7 @@ import (
 // route is one authenticated API operation and what success looks like.
 type route struct {
 	method, path string // {id}: a monitor (or maintenance window) id is filled in
-	scope        monitor.Scope
+	scope        account.Scope
 	body         any
 	ok           int
 }
@@ -30,19 +30,19 @@ var probeDraft = map[string]any{"type": "tcp", "name": "closed", "config": map[s
 func monitorRoutes() []route {
 	create := map[string]any{"type": "tcp", "name": "db", "config": map[string]any{"host": "db.internal", "port": 5432}}
 	return []route{
-		{"GET", "/api/v1/monitors", monitor.ScopeMonitorsRead, nil, 200},
-		{"POST", "/api/v1/monitors", monitor.ScopeMonitorsWrite, create, 201},
-		{"GET", "/api/v1/monitors/{id}", monitor.ScopeMonitorsRead, nil, 200},
-		{"PATCH", "/api/v1/monitors/{id}", monitor.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
-		{"POST", "/api/v1/monitors/{id}/pause", monitor.ScopeMonitorsWrite, nil, 200},
-		{"POST", "/api/v1/monitors/{id}/resume", monitor.ScopeMonitorsWrite, nil, 200},
-		{"GET", "/api/v1/monitors/{id}/checks", monitor.ScopeMonitorsRead, nil, 200},
-		{"GET", "/api/v1/monitors/{id}/states", monitor.ScopeMonitorsRead, nil, 200},
-		{"POST", "/api/v1/monitors/test", monitor.ScopeMonitorsWrite, probeDraft, 200},
-		{"GET", "/api/v1/monitors/{id}/metrics", monitor.ScopeMetricsRead, nil, 200},
-		{"GET", "/api/v1/metrics", monitor.ScopeMetricsRead, nil, 200},
-		{"GET", "/api/v1/metrics/prometheus", monitor.ScopeMetricsRead, nil, 200},
-		{"DELETE", "/api/v1/monitors/{id}", monitor.ScopeMonitorsWrite, nil, 204},
+		{"GET", "/api/v1/monitors", account.ScopeMonitorsRead, nil, 200},
+		{"POST", "/api/v1/monitors", account.ScopeMonitorsWrite, create, 201},
+		{"GET", "/api/v1/monitors/{id}", account.ScopeMonitorsRead, nil, 200},
+		{"PATCH", "/api/v1/monitors/{id}", account.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
+		{"POST", "/api/v1/monitors/{id}/pause", account.ScopeMonitorsWrite, nil, 200},
+		{"POST", "/api/v1/monitors/{id}/resume", account.ScopeMonitorsWrite, nil, 200},
+		{"GET", "/api/v1/monitors/{id}/checks", account.ScopeMonitorsRead, nil, 200},
+		{"GET", "/api/v1/monitors/{id}/states", account.ScopeMonitorsRead, nil, 200},
+		{"POST", "/api/v1/monitors/test", account.ScopeMonitorsWrite, probeDraft, 200},
+		{"GET", "/api/v1/monitors/{id}/metrics", account.ScopeMetricsRead, nil, 200},
+		{"GET", "/api/v1/metrics", account.ScopeMetricsRead, nil, 200},
+		{"GET", "/api/v1/metrics/prometheus", account.ScopeMetricsRead, nil, 200},
+		{"DELETE", "/api/v1/monitors/{id}", account.ScopeMonitorsWrite, nil, 204},
 	}
 }
 
@@ -52,35 +52,35 @@ func maintenanceRoutes(monitorID string) []route {
 	create := map[string]any{"name": "upgrade", "monitorIds": []string{monitorID},
 		"startsAt": time.Now().UTC().Format(time.RFC3339), "endsAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
 	return []route{
-		{"GET", "/api/v1/maintenance-windows", monitor.ScopeMonitorsRead, nil, 200},
-		{"POST", "/api/v1/maintenance-windows", monitor.ScopeMonitorsWrite, create, 201},
-		{"GET", "/api/v1/maintenance-windows/{id}", monitor.ScopeMonitorsRead, nil, 200},
-		{"PATCH", "/api/v1/maintenance-windows/{id}", monitor.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
-		{"DELETE", "/api/v1/maintenance-windows/{id}", monitor.ScopeMonitorsWrite, nil, 204},
+		{"GET", "/api/v1/maintenance-windows", account.ScopeMonitorsRead, nil, 200},
+		{"POST", "/api/v1/maintenance-windows", account.ScopeMonitorsWrite, create, 201},
+		{"GET", "/api/v1/maintenance-windows/{id}", account.ScopeMonitorsRead, nil, 200},
+		{"PATCH", "/api/v1/maintenance-windows/{id}", account.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
+		{"DELETE", "/api/v1/maintenance-windows/{id}", account.ScopeMonitorsWrite, nil, 204},
 	}
 }
 
 func heartbeatRoutes() []route {
 	create := map[string]any{"name": "backup", "schedule": map[string]any{"cron": "30 2 * * *", "timezone": "Europe/Berlin"}}
 	return []route{
-		{"GET", "/api/v1/heartbeats", monitor.ScopeMonitorsRead, nil, 200},
-		{"POST", "/api/v1/heartbeats", monitor.ScopeMonitorsWrite, create, 201},
-		{"GET", "/api/v1/heartbeats/{id}", monitor.ScopeMonitorsRead, nil, 200},
-		{"PATCH", "/api/v1/heartbeats/{id}", monitor.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
-		{"POST", "/api/v1/heartbeats/{id}/pause", monitor.ScopeMonitorsWrite, nil, 200},
-		{"POST", "/api/v1/heartbeats/{id}/resume", monitor.ScopeMonitorsWrite, nil, 200},
-		{"POST", "/api/v1/heartbeats/{id}/rotate-token", monitor.ScopeMonitorsWrite, nil, 200},
-		{"GET", "/api/v1/heartbeats/{id}/pings", monitor.ScopeMonitorsRead, nil, 200},
-		{"GET", "/api/v1/heartbeats/{id}/states", monitor.ScopeMonitorsRead, nil, 200},
-		{"GET", "/api/v1/heartbeats/{id}/metrics", monitor.ScopeMetricsRead, nil, 200},
-		{"DELETE", "/api/v1/heartbeats/{id}", monitor.ScopeMonitorsWrite, nil, 204},
+		{"GET", "/api/v1/heartbeats", account.ScopeMonitorsRead, nil, 200},
+		{"POST", "/api/v1/heartbeats", account.ScopeMonitorsWrite, create, 201},
+		{"GET", "/api/v1/heartbeats/{id}", account.ScopeMonitorsRead, nil, 200},
+		{"PATCH", "/api/v1/heartbeats/{id}", account.ScopeMonitorsWrite, map[string]any{"name": "renamed"}, 200},
+		{"POST", "/api/v1/heartbeats/{id}/pause", account.ScopeMonitorsWrite, nil, 200},
+		{"POST", "/api/v1/heartbeats/{id}/resume", account.ScopeMonitorsWrite, nil, 200},
+		{"POST", "/api/v1/heartbeats/{id}/rotate-token", account.ScopeMonitorsWrite, nil, 200},
+		{"GET", "/api/v1/heartbeats/{id}/pings", account.ScopeMonitorsRead, nil, 200},
+		{"GET", "/api/v1/heartbeats/{id}/states", account.ScopeMonitorsRead, nil, 200},
+		{"GET", "/api/v1/heartbeats/{id}/metrics", account.ScopeMetricsRead, nil, 200},
+		{"DELETE", "/api/v1/heartbeats/{id}", account.ScopeMonitorsWrite, nil, 204},
 	}
 }
 
 // heartbeatIn creates a heartbeat in a workspace, as its owner would.
 func (e *env) heartbeatIn(ws account.Workspace) string {
 	e.t.Helper()
-	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	owner := app.Actor{WorkspaceID: ws.ID, Role: account.RoleOwner}
 	h, err := e.app.CreateHeartbeat(context.Background(), owner, heartbeat.Draft{Name: "seed",
 		Schedule: heartbeat.Schedule{PeriodSeconds: 3600}})
 	if err != nil {
@@ -93,7 +93,7 @@ func (e *env) heartbeatIn(ws account.Workspace) string {
 // owner would.
 func (e *env) windowIn(ws account.Workspace, monitorID string) string {
 	e.t.Helper()
-	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	owner := app.Actor{WorkspaceID: ws.ID, Role: account.RoleOwner}
 	now := time.Now()
 	v, err := e.app.CreateMaintenanceWindow(context.Background(), owner, app.MaintenanceDraft{Name: "seed",
 		StartsAt: now, EndsAt: now.Add(time.Hour), MonitorIDs: []string{monitorID}})
@@ -108,7 +108,7 @@ func (e *env) windowIn(ws account.Workspace, monitorID string) string {
 func (e *env) clearWindows(ws account.Workspace) {
 	e.t.Helper()
 	ctx := context.Background()
-	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	owner := app.Actor{WorkspaceID: ws.ID, Role: account.RoleOwner}
 	for {
 		p, err := e.app.ListMaintenanceWindows(ctx, owner, app.PageRequest{Limit: app.MaxPageLimit})
 		if err != nil {
@@ -154,7 +154,7 @@ func (e *env) allRoutes(ws account.Workspace) (routes []route, targets []string)
 // monitorIn creates a monitor in a workspace, as its owner would.
 func (e *env) monitorIn(ws account.Workspace) string {
 	e.t.Helper()
-	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	owner := app.Actor{WorkspaceID: ws.ID, Role: account.RoleOwner}
 	m, err := e.app.CreateMonitor(context.Background(), owner, monitor.Draft{Type: monitor.TypeTCP, Name: "seed",
 		Config: monitor.Config{Host: "seed.internal", Port: 22}})
 	if err != nil {
@@ -177,9 +177,9 @@ func (r route) target(id string) string { return strings.Replace(r.path, "{id}",
 func TestAuthorizationMatrix(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		scopeSets := [][]monitor.Scope{monitor.Scopes}
-		for _, s := range monitor.Scopes {
-			scopeSets = append(scopeSets, []monitor.Scope{s})
+		scopeSets := [][]account.Scope{account.Scopes}
+		for _, s := range account.Scopes {
+			scopeSets = append(scopeSets, []account.Scope{s})
 		}
 		type kind struct {
 			name        string
@@ -188,15 +188,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		kinds := []kind{{"bound", false, false}, {"bound+header", false, true}, {"account-wide", true, true}}
 		n := 0
-		for _, role := range monitor.Roles {
+		for _, role := range account.Roles {
 			// demoted holds keys made while an owner; they are demoted below.
 			demoted := "demoted-" + string(role) + "@a.test"
-			if _, err := e.app.CreateUser(ctx, app.UserRequest{Email: demoted, Workspace: e.wsA.ID, Role: monitor.RoleOwner}); err != nil {
+			if _, err := e.app.CreateUser(ctx, app.UserRequest{Email: demoted, Workspace: e.wsA.ID, Role: account.RoleOwner}); err != nil {
 				t.Fatal(err)
 			}
 			keys := map[string]string{}
 			for i, scopes := range scopeSets {
-				grants := !slices.ContainsFunc(scopes, func(s monitor.Scope) bool { return !role.Grants(s) })
+				grants := !slices.ContainsFunc(scopes, func(s account.Scope) bool { return !role.Grants(s) })
 				for _, k := range kinds {
 					var s []string
 					for _, sc := range scopes {
@@ -217,8 +217,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if role != monitor.RoleOwner {
-				if err := e.app.ChangeRole(ctx, app.Actor{UserID: "usr_test", WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner}, u.ID, string(role)); err != nil {
+			if role != account.RoleOwner {
+				if err := e.app.ChangeRole(ctx, app.Actor{UserID: "usr_test", WorkspaceID: e.wsA.ID, Role: account.RoleOwner}, u.ID, string(role)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -265,9 +265,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 // key, and keys act only where their owner is a member.
 func TestWorkspaceIsolation(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *env) {
-		owner := e.members[monitor.RoleOwner]
-		bound := e.key(owner, e.wsA.ID, false, monitor.Scopes...)
-		wide := e.key(owner, e.wsA.ID, true, monitor.Scopes...)
+		owner := e.members[account.RoleOwner]
+		bound := e.key(owner, e.wsA.ID, false, account.Scopes...)
+		wide := e.key(owner, e.wsA.ID, true, account.Scopes...)
 		routes, _ := e.allRoutes(e.wsA)
 		for i, r := range routes {
 			_, others := e.allRoutes(e.wsB)
@@ -305,7 +305,7 @@ func TestWorkspaceIsolation(t *testing.T) {
 			}
 		}
 		// Workspace B's owner still sees their monitor.
-		bKey := e.key(e.ownerB, e.wsB.ID, false, monitor.ScopeMonitorsRead)
+		bKey := e.key(e.ownerB, e.wsB.ID, false, account.ScopeMonitorsRead)
 		if res := e.req("GET", "/api/v1/monitors", bKey, nil); res.status != 200 || strings.Contains(string(res.body), e.wsA.ID) {
 			t.Errorf("B's list: %d %s", res.status, res.body)
 		}
@@ -321,8 +321,8 @@ func TestWorkspaceIsolation(t *testing.T) {
 func TestKeyFollowsCreatorRole(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		email := e.members[monitor.RoleEditor]
-		key := e.key(email, e.wsA.ID, false, monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite)
+		email := e.members[account.RoleEditor]
+		key := e.key(email, e.wsA.ID, false, account.ScopeMonitorsRead, account.ScopeMonitorsWrite)
 		create := monitorRoutes()[1]
 		if res := e.req("POST", create.path, key, create.body); res.status != 201 {
 			t.Fatalf("editor create: %d %s", res.status, res.body)
@@ -331,7 +331,7 @@ func TestKeyFollowsCreatorRole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.db.PutMembership(ctx, account.Membership{WorkspaceID: e.wsA.ID, UserID: u.ID, Role: monitor.RoleViewer}); err != nil {
+		if err := e.db.PutMembership(ctx, account.Membership{WorkspaceID: e.wsA.ID, UserID: u.ID, Role: account.RoleViewer}); err != nil {
 			t.Fatal(err)
 		}
 		if res := e.req("POST", create.path, key, create.body); res.status != 403 || res.code(t) != "forbidden" {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/stamp"
 )
@@ -156,7 +156,7 @@ var opCreateNotificationChannel = idempotent(op(huma.Operation{OperationID: "cre
 	Summary: "Create a notification channel", Tags: tagsChannels, DefaultStatus: http.StatusCreated,
 	Description: "Where events go: a signed webhook, e-mail, Slack, Discord, Microsoft Teams, PagerDuty, Telegram or ntfy. " +
 		"A webhook channel's signing secret is in this response only. E-mail channels need an SMTP server configured (else 403 feature_unavailable)."},
-	monitor.ScopeNotificationsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	account.ScopeNotificationsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
 
 func (s *Server) createNotificationChannel(ctx context.Context, in *createInput[ChannelCreate]) (*createdChannel, error) {
@@ -170,7 +170,7 @@ func (s *Server) createNotificationChannel(ctx context.Context, in *createInput[
 
 var opListNotificationChannels = op(huma.Operation{OperationID: "listNotificationChannels", Method: http.MethodGet, Path: Prefix + "/notification-channels",
 	Summary: "List notification channels", Description: "In creation order, oldest first.", Tags: tagsChannels},
-	monitor.ScopeNotificationsRead, http.StatusUnprocessableEntity)
+	account.ScopeNotificationsRead, http.StatusUnprocessableEntity)
 
 func (s *Server) listNotificationChannels(ctx context.Context, in *listInput) (*struct{ Body List[NotificationChannel] }, error) {
 	p, err := s.app.ListChannels(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
@@ -181,7 +181,7 @@ func (s *Server) listNotificationChannels(ctx context.Context, in *listInput) (*
 }
 
 var opGetNotificationChannel = op(huma.Operation{OperationID: "getNotificationChannel", Method: http.MethodGet, Path: Prefix + "/notification-channels/{id}",
-	Summary: "Get a notification channel", Tags: tagsChannels}, monitor.ScopeNotificationsRead, http.StatusNotFound)
+	Summary: "Get a notification channel", Tags: tagsChannels}, account.ScopeNotificationsRead, http.StatusNotFound)
 
 func (s *Server) getNotificationChannel(ctx context.Context, in *ChannelID) (*channelBody, error) {
 	return oneChannel(s.app.GetChannel(ctx, actorFrom(ctx), in.ID))
@@ -189,7 +189,7 @@ func (s *Server) getNotificationChannel(ctx context.Context, in *ChannelID) (*ch
 
 var opUpdateNotificationChannel = op(huma.Operation{OperationID: "updateNotificationChannel", Method: http.MethodPatch, Path: Prefix + "/notification-channels/{id}",
 	Summary: "Update a notification channel", Description: "The fields given replace the stored ones; the result is validated as a whole. The kind cannot change.",
-	Tags: tagsChannels}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	Tags: tagsChannels}, account.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) updateNotificationChannel(ctx context.Context, in *patchChannelInput) (*channelBody, error) {
@@ -200,7 +200,7 @@ func (s *Server) updateNotificationChannel(ctx context.Context, in *patchChannel
 
 var opDeleteNotificationChannel = op(huma.Operation{OperationID: "deleteNotificationChannel", Method: http.MethodDelete, Path: Prefix + "/notification-channels/{id}",
 	Summary: "Delete a notification channel", Tags: tagsChannels, DefaultStatus: http.StatusNoContent},
-	monitor.ScopeNotificationsWrite, http.StatusNotFound)
+	account.ScopeNotificationsWrite, http.StatusNotFound)
 
 func (s *Server) deleteNotificationChannel(ctx context.Context, in *ChannelID) (*struct{}, error) {
 	return nil, s.app.DeleteChannel(ctx, actorFrom(ctx), in.ID)
@@ -210,7 +210,7 @@ var opRotateNotificationChannelSecret = op(huma.Operation{OperationID: "rotateNo
 	Summary: "Rotate a webhook channel's signing secret",
 	Description: "Makes a new signing secret, returned in this response only. For 24 hours deliveries carry signatures by both the new and the old secret " +
 		"(two v1= in X-Service-Signature), so the receiver can switch over without losing events. Other kinds: 409 conflict.",
-	Tags: tagsChannels}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict)
+	Tags: tagsChannels}, account.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict)
 
 func (s *Server) rotateNotificationChannelSecret(ctx context.Context, in *ChannelID) (*channelSecretBody, error) {
 	v, secret, err := s.app.RotateChannelSecret(ctx, actorFrom(ctx), in.ID)

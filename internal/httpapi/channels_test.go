@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/account"
 )
 
 // A webhook channel: its signing secret is shown once, at creation and
@@ -72,11 +72,11 @@ func TestWebhookChannelSecrets(t *testing.T) {
 		}
 
 		// Another workspace, a read-only key, and deletion.
-		kB := e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...)
+		kB := e.key(e.ownerB, e.wsB.ID, false, account.Scopes...)
 		if r = e.req("GET", "/api/v1/notification-channels/"+id, kB, nil); r.status != http.StatusNotFound {
 			t.Errorf("another workspace's channel: %d", r.status)
 		}
-		reader := e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.ScopeNotificationsRead)
+		reader := e.key(e.members[account.RoleOwner], e.wsA.ID, false, account.ScopeNotificationsRead)
 		if r = e.req("POST", "/api/v1/notification-channels/"+id+"/rotate-secret", reader, nil); r.status != http.StatusForbidden || r.code(t) != "insufficient_scope" {
 			t.Errorf("rotating with notifications:read: %d %s", r.status, r.body)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/stamp"
@@ -107,7 +108,7 @@ type testMonitorInput struct {
 
 var opListMonitorChecks = op(huma.Operation{OperationID: "listMonitorChecks", Method: http.MethodGet, Path: Prefix + "/monitors/{id}/checks",
 	Summary: "List a monitor's checks", Description: "Observations, newest first. Raw observations are kept for the retention the operator sets (30 days by default).", Tags: tagsMonitors},
-	monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+	account.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
 
 func (s *Server) listMonitorChecks(ctx context.Context, in *checksInput) (*struct{ Body List[Check] }, error) {
 	p, err := s.app.ListChecks(ctx, actorFrom(ctx), in.ID, app.CheckQuery{
@@ -121,7 +122,7 @@ func (s *Server) listMonitorChecks(ctx context.Context, in *checksInput) (*struc
 
 var opListMonitorStates = op(huma.Operation{OperationID: "listMonitorStates", Method: http.MethodGet, Path: Prefix + "/monitors/{id}/states",
 	Summary: "List a monitor's state history", Description: "Every change of state with its cause, newest first.", Tags: tagsMonitors},
-	monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+	account.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
 
 func (s *Server) listMonitorStates(ctx context.Context, in *statesInput) (*struct{ Body List[StateChange] }, error) {
 	p, err := s.app.ListStates(ctx, actorFrom(ctx), in.ID, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
@@ -135,7 +136,7 @@ var opTestMonitor = op(huma.Operation{OperationID: "testMonitor", Method: http.M
 	Summary:     "Run one check of a monitor configuration now",
 	Description: "Runs one check of the draft (the body of a create) and returns what it found, with each assertion's verdict, without saving anything. The response body of the target is never returned.",
 	Tags:        tagsMonitors},
-	monitor.ScopeMonitorsWrite, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+	account.ScopeMonitorsWrite, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) testMonitor(ctx context.Context, in *testMonitorInput) (*struct{ Body CheckTest }, error) {
 	d, err := in.Body.draft()

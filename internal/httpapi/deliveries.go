@@ -7,8 +7,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/stamp"
 )
@@ -91,7 +91,7 @@ type deliveryBody struct {
 var opListNotificationChannelDeliveries = op(huma.Operation{OperationID: "listNotificationChannelDeliveries", Method: http.MethodGet,
 	Path: Prefix + "/notification-channels/{id}/deliveries", Summary: "List a channel's deliveries",
 	Description: "Newest first, each with its attempts (status, duration, error).", Tags: tagsChannels},
-	monitor.ScopeNotificationsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+	account.ScopeNotificationsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
 
 func (s *Server) listNotificationChannelDeliveries(ctx context.Context, in *listDeliveriesInput) (*struct{ Body List[Delivery] }, error) {
 	p, err := s.app.ListDeliveries(ctx, actorFrom(ctx), in.ID, in.Status, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
@@ -105,14 +105,14 @@ var opTestNotificationChannel = op(huma.Operation{OperationID: "testNotification
 	Path: Prefix + "/notification-channels/{id}/test", Summary: "Send a channel a test event",
 	Description: "Sends a test event to this channel, whatever its filters, and returns its delivery, pending: " +
 		"it goes out at once, and GET /deliveries/{id} shows how it went. A disabled channel: 409 conflict.",
-	Tags: tagsChannels, DefaultStatus: http.StatusAccepted}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict)
+	Tags: tagsChannels, DefaultStatus: http.StatusAccepted}, account.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict)
 
 func (s *Server) testNotificationChannel(ctx context.Context, in *ChannelID) (*deliveryBody, error) {
 	return oneDelivery(s.app.TestChannel(ctx, actorFrom(ctx), in.ID))
 }
 
 var opGetDelivery = op(huma.Operation{OperationID: "getDelivery", Method: http.MethodGet, Path: Prefix + "/deliveries/{id}",
-	Summary: "Get a delivery", Tags: tagsChannels}, monitor.ScopeNotificationsRead, http.StatusNotFound)
+	Summary: "Get a delivery", Tags: tagsChannels}, account.ScopeNotificationsRead, http.StatusNotFound)
 
 func (s *Server) getDelivery(ctx context.Context, in *DeliveryID) (*deliveryBody, error) {
 	return oneDelivery(s.app.GetDelivery(ctx, actorFrom(ctx), in.ID))
@@ -122,7 +122,7 @@ var opRedeliver = op(huma.Operation{OperationID: "redeliver", Method: http.Metho
 	Summary: "Send a delivery again",
 	Description: "Sends a succeeded, failed or held delivery again, with the same id (a receiver that handled it sees a duplicate), " +
 		"retried for another 24 hours. A pending one, or one whose channel is disabled: 409 conflict.",
-	Tags: tagsChannels, DefaultStatus: http.StatusAccepted}, monitor.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict)
+	Tags: tagsChannels, DefaultStatus: http.StatusAccepted}, account.ScopeNotificationsWrite, http.StatusNotFound, http.StatusConflict)
 
 func (s *Server) redeliver(ctx context.Context, in *DeliveryID) (*deliveryBody, error) {
 	return oneDelivery(s.app.Redeliver(ctx, actorFrom(ctx), in.ID))

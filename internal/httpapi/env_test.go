@@ -22,7 +22,6 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/httpapi"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
@@ -65,7 +64,7 @@ type env struct {
 	wsA   account.Workspace
 	wsB   account.Workspace
 	// emails of A's members by role; ownerB owns B.
-	members map[monitor.Role]string
+	members map[account.Role]string
 	ownerB  string
 	check   validator.Validator
 }
@@ -104,8 +103,8 @@ func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
 		cfg.Checker = probe.New(probe.Options{ProbeID: "test-probe", Region: "test", Policy: cfg.Outbound})
 	}
 	a := app.New(db, kr, c.Now, log, cfg)
-	e := &env{t: t, db: db, url: url, kr: kr, app: a, clock: c, members: map[monitor.Role]string{}}
-	for _, r := range monitor.Roles {
+	e := &env{t: t, db: db, url: url, kr: kr, app: a, clock: c, members: map[account.Role]string{}}
+	for _, r := range account.Roles {
 		email := string(r) + "@a.test"
 		u, err := a.CreateUser(ctx, app.UserRequest{Email: email, Workspace: "ws-a", Role: r})
 		if err != nil {
@@ -114,7 +113,7 @@ func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
 		e.wsA = u.Workspace
 		e.members[r] = email
 	}
-	u, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@b.test", Workspace: "ws-b", Role: monitor.RoleOwner})
+	u, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@b.test", Workspace: "ws-b", Role: account.RoleOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +219,7 @@ var validators struct {
 }
 
 // key creates an API key for a user through the operator path.
-func (e *env) key(email, ws string, accountWide bool, scopes ...monitor.Scope) string {
+func (e *env) key(email, ws string, accountWide bool, scopes ...account.Scope) string {
 	e.t.Helper()
 	var s []string
 	for _, sc := range scopes {
@@ -235,7 +234,7 @@ func (e *env) key(email, ws string, accountWide bool, scopes ...monitor.Scope) s
 
 // ownerKey is a full-powered key bound to workspace A.
 func (e *env) ownerKey() string {
-	return e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.Scopes...)
+	return e.key(e.members[account.RoleOwner], e.wsA.ID, false, account.Scopes...)
 }
 
 type response struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
@@ -207,7 +208,7 @@ var tagsHeartbeats = []string{"Heartbeats"}
 var opCreateHeartbeat = idempotent(op(huma.Operation{OperationID: "createHeartbeat", Method: http.MethodPost, Path: Prefix + "/heartbeats",
 	Summary: "Create a heartbeat", Description: "The response holds the ping URL the job must call.", Tags: tagsHeartbeats,
 	DefaultStatus: http.StatusCreated},
-	monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	account.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
 
 func (s *Server) createHeartbeat(ctx context.Context, in *createInput[HeartbeatCreate]) (*createdHeartbeat, error) {
@@ -220,7 +221,7 @@ func (s *Server) createHeartbeat(ctx context.Context, in *createInput[HeartbeatC
 
 var opListHeartbeats = op(huma.Operation{OperationID: "listHeartbeats", Method: http.MethodGet, Path: Prefix + "/heartbeats",
 	Summary: "List heartbeats", Description: "Heartbeats in creation order, oldest first, narrowed by the filters given; total counts those that match.", Tags: tagsHeartbeats},
-	monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity)
+	account.ScopeMonitorsRead, http.StatusUnprocessableEntity)
 
 func (s *Server) listHeartbeats(ctx context.Context, in *heartbeatListInput) (*struct{ Body List[Heartbeat] }, error) {
 	p, err := s.app.ListHeartbeats(ctx, actorFrom(ctx), app.HeartbeatFilter{States: convert[monitor.State](in.State)},
@@ -232,7 +233,7 @@ func (s *Server) listHeartbeats(ctx context.Context, in *heartbeatListInput) (*s
 }
 
 var opGetHeartbeat = op(huma.Operation{OperationID: "getHeartbeat", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}",
-	Summary: "Get a heartbeat", Tags: tagsHeartbeats}, monitor.ScopeMonitorsRead, http.StatusNotFound)
+	Summary: "Get a heartbeat", Tags: tagsHeartbeats}, account.ScopeMonitorsRead, http.StatusNotFound)
 
 func (s *Server) getHeartbeat(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
 	return s.oneHeartbeat(s.app.GetHeartbeat(ctx, actorFrom(ctx), in.ID))
@@ -240,7 +241,7 @@ func (s *Server) getHeartbeat(ctx context.Context, in *HeartbeatID) (*heartbeatB
 
 var opUpdateHeartbeat = op(huma.Operation{OperationID: "updateHeartbeat", Method: http.MethodPatch, Path: Prefix + "/heartbeats/{id}",
 	Summary: "Update a heartbeat", Description: "Changes name, schedule or maximum runtime; the result is validated as a whole. A new schedule moves the next deadline to what it expects after the last ping.", Tags: tagsHeartbeats},
-	monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	account.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) updateHeartbeat(ctx context.Context, in *patchHeartbeatInput) (*heartbeatBody, error) {
@@ -263,7 +264,7 @@ func (s *Server) updateHeartbeat(ctx context.Context, in *patchHeartbeatInput) (
 
 var opDeleteHeartbeat = op(huma.Operation{OperationID: "deleteHeartbeat", Method: http.MethodDelete, Path: Prefix + "/heartbeats/{id}",
 	Summary: "Delete a heartbeat", Description: "Its ping URL stops working; its pings and state history are deleted.", Tags: tagsHeartbeats,
-	DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+	DefaultStatus: http.StatusNoContent}, account.ScopeMonitorsWrite, http.StatusNotFound)
 
 func (s *Server) deleteHeartbeat(ctx context.Context, in *HeartbeatID) (*struct{}, error) {
 	return nil, s.app.DeleteHeartbeat(ctx, actorFrom(ctx), in.ID)
@@ -271,7 +272,7 @@ func (s *Server) deleteHeartbeat(ctx context.Context, in *HeartbeatID) (*struct{
 
 var opPauseHeartbeat = op(huma.Operation{OperationID: "pauseHeartbeat", Method: http.MethodPost, Path: Prefix + "/heartbeats/{id}/pause",
 	Summary: "Pause a heartbeat: pings are acknowledged but ignored, and nothing alerts", Tags: tagsHeartbeats},
-	monitor.ScopeMonitorsWrite, http.StatusNotFound)
+	account.ScopeMonitorsWrite, http.StatusNotFound)
 
 func (s *Server) pauseHeartbeat(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
 	return s.oneHeartbeat(s.app.SetHeartbeatPaused(ctx, actorFrom(ctx), in.ID, true))
@@ -279,7 +280,7 @@ func (s *Server) pauseHeartbeat(ctx context.Context, in *HeartbeatID) (*heartbea
 
 var opResumeHeartbeat = op(huma.Operation{OperationID: "resumeHeartbeat", Method: http.MethodPost, Path: Prefix + "/heartbeats/{id}/resume",
 	Summary: "Resume a paused heartbeat: PENDING, due by its next run if it has ever pinged", Tags: tagsHeartbeats},
-	monitor.ScopeMonitorsWrite, http.StatusNotFound)
+	account.ScopeMonitorsWrite, http.StatusNotFound)
 
 func (s *Server) resumeHeartbeat(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
 	return s.oneHeartbeat(s.app.SetHeartbeatPaused(ctx, actorFrom(ctx), in.ID, false))
@@ -288,7 +289,7 @@ func (s *Server) resumeHeartbeat(ctx context.Context, in *HeartbeatID) (*heartbe
 var opRotateHeartbeatToken = op(huma.Operation{OperationID: "rotateHeartbeatToken", Method: http.MethodPost,
 	Path: Prefix + "/heartbeats/{id}/rotate-token", Summary: "Give a heartbeat a new ping URL",
 	Description: "The old ping URL stops working at once; the response holds the new one.", Tags: tagsHeartbeats},
-	monitor.ScopeMonitorsWrite, http.StatusNotFound)
+	account.ScopeMonitorsWrite, http.StatusNotFound)
 
 func (s *Server) rotateHeartbeatToken(ctx context.Context, in *HeartbeatID) (*heartbeatBody, error) {
 	return s.oneHeartbeat(s.app.RotateHeartbeatToken(ctx, actorFrom(ctx), in.ID))
@@ -296,7 +297,7 @@ func (s *Server) rotateHeartbeatToken(ctx context.Context, in *HeartbeatID) (*he
 
 var opListHeartbeatStates = op(huma.Operation{OperationID: "listHeartbeatStates", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}/states",
 	Summary: "List a heartbeat's state history", Description: "Every change of state with its cause (late, overrun, failure, an outage of this service…), newest first.", Tags: tagsHeartbeats},
-	monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+	account.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
 
 func (s *Server) listHeartbeatStates(ctx context.Context, in *heartbeatStatesInput) (*struct{ Body List[StateChange] }, error) {
 	p, err := s.app.ListStates(ctx, actorFrom(ctx), in.ID, app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
@@ -308,7 +309,7 @@ func (s *Server) listHeartbeatStates(ctx context.Context, in *heartbeatStatesInp
 
 var opListHeartbeatPings = op(huma.Operation{OperationID: "listHeartbeatPings", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}/pings",
 	Summary: "List a heartbeat's pings", Description: "Pings, newest first, with the body each POST carried.", Tags: tagsHeartbeats},
-	monitor.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
+	account.ScopeMonitorsRead, http.StatusNotFound, http.StatusUnprocessableEntity)
 
 func (s *Server) listHeartbeatPings(ctx context.Context, in *pingsInput) (*struct{ Body List[Ping] }, error) {
 	p, err := s.app.ListPings(ctx, actorFrom(ctx), in.ID, app.PingQuery{

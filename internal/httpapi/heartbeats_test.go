@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -1202,7 +1203,7 @@ func heartbeatAccess(t *testing.T, e *env, k string, t0 time.Time) {
 	e.pingOK(t, h["pingUrl"].(string), "")
 	before := e.send(t, "GET", "/api/v1/heartbeats/"+id, k, nil)
 
-	viewer := e.key(e.members[monitor.RoleViewer], e.wsA.ID, false, monitor.ScopeMonitorsRead)
+	viewer := e.key(e.members[account.RoleViewer], e.wsA.ID, false, account.ScopeMonitorsRead)
 	for _, path := range []string{"/api/v1/heartbeats", "/api/v1/heartbeats/" + id, "/api/v1/heartbeats/" + id + "/pings"} {
 		if r := e.send(t, "GET", path, viewer, nil); r.status != 200 {
 			t.Errorf("viewer GET %s: %d %s", path, r.status, r.body)
@@ -1212,7 +1213,7 @@ func heartbeatAccess(t *testing.T, e *env, k string, t0 time.Time) {
 		t.Errorf("viewer POST: %d %s", r.status, r.body)
 	}
 
-	other := e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...)
+	other := e.key(e.ownerB, e.wsB.ID, false, account.Scopes...)
 	for _, c := range []struct {
 		method, path string
 		body         any

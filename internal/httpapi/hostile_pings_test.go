@@ -10,10 +10,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // One tenant's bytes never stop another's pings: workspace A's pings carry
@@ -24,7 +24,7 @@ import (
 func TestHostilePingsCostOthersNothing(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *env) {
 		e.clock.Set(hbT0)
-		kA, kB := e.ownerKey(), e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...)
+		kA, kB := e.ownerKey(), e.key(e.ownerB, e.wsB.ID, false, account.Scopes...)
 		const bHeartbeats, bPings = 4, 90 // within a heartbeat's burst of 100
 		var bIDs, bURLs []string
 		for i := range bHeartbeats {

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/clean"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
@@ -23,7 +23,7 @@ func TestHostileReceiverCostsOthersNothing(t *testing.T) {
 		t.Run(eng.Name, func(t *testing.T) {
 			e := newEnvWith(t, eng, fastRetries)
 			runNotifier(t, e, "node-1")
-			kA, kB := e.ownerKey(), e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...)
+			kA, kB := e.ownerKey(), e.key(e.ownerB, e.wsB.ID, false, account.Scopes...)
 			const failures = 3
 			var calls atomic.Int32
 			hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -17,7 +17,6 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
@@ -67,7 +66,7 @@ func newHostile(t *testing.T, e *env) *hostile {
 		t.Fatalf("openapi.json: %d", r.status)
 	}
 	h := &hostile{e: e, doc: r.json(t)}
-	u, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: "hostile@h.test", Password: "correct horse battery", Workspace: "hostile-0", Role: monitor.RoleOwner})
+	u, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: "hostile@h.test", Password: "correct horse battery", Workspace: "hostile-0", Role: account.RoleOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,10 +151,10 @@ func (h *hostile) fixture(t *testing.T) *fixture {
 	if err := h.e.db.CreateWorkspace(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.e.db.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: h.userID, Role: monitor.RoleOwner, CreatedAt: now}); err != nil {
+	if err := h.e.db.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: h.userID, Role: account.RoleOwner, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{h: h, t: t, ws: ws.ID, key: h.e.key("hostile@h.test", ws.ID, false, monitor.Scopes...), ids: map[string]string{}}
+	return &fixture{h: h, t: t, ws: ws.ID, key: h.e.key("hostile@h.test", ws.ID, false, account.Scopes...), ids: map[string]string{}}
 }
 
 // id returns a real resource's id for a prefix.

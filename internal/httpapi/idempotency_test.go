@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 func (e *env) countMonitors() int {
@@ -52,7 +52,7 @@ func TestIdempotencyKey(t *testing.T) {
 			t.Errorf("different body: %d %s", r.status, r.body)
 		}
 		// Keys are per API key: another key may use the same Idempotency-Key.
-		other := e.key(e.members[monitor.RoleAdmin], e.wsA.ID, false, monitor.ScopeMonitorsWrite)
+		other := e.key(e.members[account.RoleAdmin], e.wsA.ID, false, account.ScopeMonitorsWrite)
 		if r := e.req("POST", "/api/v1/monitors", other, body, "Idempotency-Key", "create-shop"); r.status != 201 || bytes.Equal(r.body, first.body) {
 			t.Errorf("other API key: %d %s", r.status, r.body)
 		}
@@ -116,7 +116,7 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 				t.Error("no request created the monitor")
 			}
 		}
-		p, err := e.app.ListMonitors(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner}, app.MonitorFilter{}, app.PageRequest{Limit: 100})
+		p, err := e.app.ListMonitors(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleOwner}, app.MonitorFilter{}, app.PageRequest{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

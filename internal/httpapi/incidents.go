@@ -7,9 +7,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/incident"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/stamp"
 )
 
@@ -150,7 +150,7 @@ var opCreateIncident = idempotent(op(huma.Operation{OperationID: "createIncident
 	Summary:     "Create an incident",
 	Description: "A manual incident, e.g. for a status page. Incidents also open by themselves when a monitor or heartbeat goes DOWN (origin automatic).",
 	Tags:        tagsIncidents, DefaultStatus: http.StatusCreated},
-	monitor.ScopeIncidentsWrite, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	account.ScopeIncidentsWrite, http.StatusConflict, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
 
 func (s *Server) createIncident(ctx context.Context, in *createInput[IncidentCreate]) (*createdIncident, error) {
@@ -163,7 +163,7 @@ func (s *Server) createIncident(ctx context.Context, in *createInput[IncidentCre
 
 var opListIncidents = op(huma.Operation{OperationID: "listIncidents", Method: http.MethodGet, Path: Prefix + "/incidents",
 	Summary: "List incidents", Description: "Newest first.", Tags: tagsIncidents},
-	monitor.ScopeIncidentsRead, http.StatusUnprocessableEntity)
+	account.ScopeIncidentsRead, http.StatusUnprocessableEntity)
 
 func (s *Server) listIncidents(ctx context.Context, in *listIncidentsInput) (*struct{ Body List[Incident] }, error) {
 	p, err := s.app.ListIncidents(ctx, actorFrom(ctx), app.IncidentFilter{Status: string(in.Status), SubjectID: in.Subject,
@@ -175,7 +175,7 @@ func (s *Server) listIncidents(ctx context.Context, in *listIncidentsInput) (*st
 }
 
 var opGetIncident = op(huma.Operation{OperationID: "getIncident", Method: http.MethodGet, Path: Prefix + "/incidents/{id}",
-	Summary: "Get an incident", Tags: tagsIncidents}, monitor.ScopeIncidentsRead, http.StatusNotFound)
+	Summary: "Get an incident", Tags: tagsIncidents}, account.ScopeIncidentsRead, http.StatusNotFound)
 
 func (s *Server) getIncident(ctx context.Context, in *IncidentID) (*incidentBody, error) {
 	return oneIncident(s.app.GetIncident(ctx, actorFrom(ctx), in.ID))
@@ -183,7 +183,7 @@ func (s *Server) getIncident(ctx context.Context, in *IncidentID) (*incidentBody
 
 var opUpdateIncident = op(huma.Operation{OperationID: "updateIncident", Method: http.MethodPatch, Path: Prefix + "/incidents/{id}",
 	Summary: "Update an incident", Description: "Changes its title, affected monitors or publication (public, publicTitle); any change emits incident.updated. Its status moves by updates.",
-	Tags: tagsIncidents}, monitor.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
+	Tags: tagsIncidents}, account.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) updateIncident(ctx context.Context, in *patchIncidentInput) (*incidentBody, error) {
@@ -194,7 +194,7 @@ func (s *Server) updateIncident(ctx context.Context, in *patchIncidentInput) (*i
 var opPostIncidentUpdate = op(huma.Operation{OperationID: "postIncidentUpdate", Method: http.MethodPost, Path: Prefix + "/incidents/{id}/updates",
 	Summary:     "Post an incident update",
 	Description: "Adds to the timeline and moves the incident to the update's status (incident.updated; incident.resolved when it resolves it). A resolved incident takes further notes with status resolved.",
-	Tags:        tagsIncidents, DefaultStatus: http.StatusCreated}, monitor.ScopeIncidentsWrite, http.StatusNotFound,
+	Tags:        tagsIncidents, DefaultStatus: http.StatusCreated}, account.ScopeIncidentsWrite, http.StatusNotFound,
 	http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) postIncidentUpdate(ctx context.Context, in *postIncidentUpdateInput) (*incidentBody, error) {
@@ -203,7 +203,7 @@ func (s *Server) postIncidentUpdate(ctx context.Context, in *postIncidentUpdateI
 
 var opAcknowledgeIncident = op(huma.Operation{OperationID: "acknowledgeIncident", Method: http.MethodPost, Path: Prefix + "/incidents/{id}/acknowledge",
 	Summary: "Acknowledge an incident", Description: "Records that someone is on it (incident.acknowledged, once). Acknowledging again changes nothing.",
-	Tags: tagsIncidents}, monitor.ScopeIncidentsWrite, http.StatusNotFound)
+	Tags: tagsIncidents}, account.ScopeIncidentsWrite, http.StatusNotFound)
 
 func (s *Server) acknowledgeIncident(ctx context.Context, in *IncidentID) (*incidentBody, error) {
 	return oneIncident(s.app.AcknowledgeIncident(ctx, actorFrom(ctx), in.ID))
@@ -211,7 +211,7 @@ func (s *Server) acknowledgeIncident(ctx context.Context, in *IncidentID) (*inci
 
 var opResolveIncident = op(huma.Operation{OperationID: "resolveIncident", Method: http.MethodPost, Path: Prefix + "/incidents/{id}/resolve",
 	Summary: "Resolve an incident", Description: "Resolves it with a last update (incident.resolved). Resolving a resolved incident changes nothing.",
-	Tags: tagsIncidents}, monitor.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
+	Tags: tagsIncidents}, account.ScopeIncidentsWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) resolveIncident(ctx context.Context, in *resolveIncidentInput) (*incidentBody, error) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/incident"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // outbox lists the types of workspace A's events, oldest first.
@@ -135,14 +135,14 @@ func TestAutomaticIncidentsThroughTheAPI(t *testing.T) {
 			t.Errorf("resolved ones: %s", r.body)
 		}
 
-		kB := e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...)
+		kB := e.key(e.ownerB, e.wsB.ID, false, account.Scopes...)
 		if r = e.req("GET", "/api/v1/incidents/"+manual, kB, nil); r.status != http.StatusNotFound {
 			t.Errorf("another workspace's incident: %d %s", r.status, r.body)
 		}
 		if r = e.req("GET", "/api/v1/incidents", kB, nil); len(r.json(t)["data"].([]any)) != 0 {
 			t.Errorf("workspace B lists A's incidents: %s", r.body)
 		}
-		reader := e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.ScopeIncidentsRead)
+		reader := e.key(e.members[account.RoleOwner], e.wsA.ID, false, account.ScopeIncidentsRead)
 		if r = e.req("POST", "/api/v1/incidents/"+manual+"/resolve", reader, nil); r.status != http.StatusForbidden || r.code(t) != "insufficient_scope" {
 			t.Errorf("resolving with incidents:read only: %d %s", r.status, r.body)
 		}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/stamp"
 )
 
@@ -180,7 +180,7 @@ var opCreateMaintenanceWindow = idempotent(op(huma.Operation{OperationID: "creat
 	Description: "While a window is active its monitors and heartbeats are in MAINTENANCE: checks run and pings are recorded, missed heartbeat deadlines pass, no incident opens and nothing alerts. " +
 		"States follow within seconds of an occurrence's start or end.",
 	Tags: tagsMaintenance, DefaultStatus: http.StatusCreated},
-	monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	account.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
 
 func (s *Server) createMaintenanceWindow(ctx context.Context, in *createInput[MaintenanceWindowCreate]) (*createdMaintenance, error) {
@@ -193,7 +193,7 @@ func (s *Server) createMaintenanceWindow(ctx context.Context, in *createInput[Ma
 
 var opListMaintenanceWindows = op(huma.Operation{OperationID: "listMaintenanceWindows", Method: http.MethodGet, Path: Prefix + "/maintenance-windows",
 	Summary: "List maintenance windows", Description: "Windows in creation order, oldest first.", Tags: tagsMaintenance},
-	monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity)
+	account.ScopeMonitorsRead, http.StatusUnprocessableEntity)
 
 func (s *Server) listMaintenanceWindows(ctx context.Context, in *listInput) (*struct{ Body List[MaintenanceWindow] }, error) {
 	p, err := s.app.ListMaintenanceWindows(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
@@ -204,7 +204,7 @@ func (s *Server) listMaintenanceWindows(ctx context.Context, in *listInput) (*st
 }
 
 var opGetMaintenanceWindow = op(huma.Operation{OperationID: "getMaintenanceWindow", Method: http.MethodGet, Path: Prefix + "/maintenance-windows/{id}",
-	Summary: "Get a maintenance window", Tags: tagsMaintenance}, monitor.ScopeMonitorsRead, http.StatusNotFound)
+	Summary: "Get a maintenance window", Tags: tagsMaintenance}, account.ScopeMonitorsRead, http.StatusNotFound)
 
 func (s *Server) getMaintenanceWindow(ctx context.Context, in *MaintenanceWindowID) (*maintenanceBody, error) {
 	v, err := s.app.GetMaintenanceWindow(ctx, actorFrom(ctx), in.ID)
@@ -218,7 +218,7 @@ var opUpdateMaintenanceWindow = op(huma.Operation{OperationID: "updateMaintenanc
 	Summary:     "Update a maintenance window",
 	Description: "Merges a JSON merge patch into the window and validates the result as a whole. Monitor and heartbeat states follow at the engine's next sweep, within seconds.",
 	Tags:        tagsMaintenance},
-	monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	account.ScopeMonitorsWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) updateMaintenanceWindow(ctx context.Context, in *patchMaintenanceInput) (*maintenanceBody, error) {
@@ -232,7 +232,7 @@ func (s *Server) updateMaintenanceWindow(ctx context.Context, in *patchMaintenan
 var opDeleteMaintenanceWindow = op(huma.Operation{OperationID: "deleteMaintenanceWindow", Method: http.MethodDelete, Path: Prefix + "/maintenance-windows/{id}",
 	Summary:     "Delete a maintenance window",
 	Description: "Its monitors and heartbeats leave MAINTENANCE within seconds, to the state their latest results support, unless another active window holds them.",
-	Tags:        tagsMaintenance, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+	Tags:        tagsMaintenance, DefaultStatus: http.StatusNoContent}, account.ScopeMonitorsWrite, http.StatusNotFound)
 
 func (s *Server) deleteMaintenanceWindow(ctx context.Context, in *MaintenanceWindowID) (*struct{}, error) {
 	return nil, s.app.DeleteMaintenanceWindow(ctx, actorFrom(ctx), in.ID)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -215,7 +216,7 @@ func thousands(n int) string {
 var opGetMonitorMetrics = op(huma.Operation{OperationID: "getMonitorMetrics", Method: http.MethodGet, Path: Prefix + "/monitors/{id}/metrics",
 	Summary: "Get a monitor's metrics", Description: "Availability, coverage, durations by state, checks by result, latency percentiles and incidents over a window, optionally per hour or day. " + metricsDescription,
 	Tags: tagsMetrics},
-	monitor.ScopeMetricsRead, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
+	account.ScopeMetricsRead, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
 
 func (s *Server) getMonitorMetrics(ctx context.Context, in *monitorMetricsInput) (*struct{ Body MetricsResponse }, error) {
 	req := in.request()
@@ -229,7 +230,7 @@ func (s *Server) getMonitorMetrics(ctx context.Context, in *monitorMetricsInput)
 var opGetHeartbeatMetrics = op(huma.Operation{OperationID: "getHeartbeatMetrics", Method: http.MethodGet, Path: Prefix + "/heartbeats/{id}/metrics",
 	Summary: "Get a heartbeat's metrics", Description: "Availability, coverage, durations by state, pings by signal, run durations and incidents over a window, optionally per hour or day. " + metricsDescription,
 	Tags: tagsMetrics},
-	monitor.ScopeMetricsRead, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
+	account.ScopeMetricsRead, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
 
 func (s *Server) getHeartbeatMetrics(ctx context.Context, in *heartbeatMetricsInput) (*struct{ Body MetricsResponse }, error) {
 	req := in.request()
@@ -243,7 +244,7 @@ func (s *Server) getHeartbeatMetrics(ctx context.Context, in *heartbeatMetricsIn
 var opListMetrics = op(huma.Operation{OperationID: "listMetrics", Method: http.MethodGet, Path: Prefix + "/metrics",
 	Summary: "List the metrics of every monitor and heartbeat", Description: "One page of subjects by id, heartbeats (hb_…) first, then monitors (mon_…), each with its figures over the window. " + metricsDescription,
 	Tags: tagsMetrics},
-	monitor.ScopeMetricsRead, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
+	account.ScopeMetricsRead, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
 
 func (s *Server) listMetrics(ctx context.Context, in *metricsListInput) (*struct{ Body MetricsList }, error) {
 	req := in.request()

@@ -18,6 +18,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -312,10 +313,10 @@ func TestPrometheusScrape(t *testing.T) {
 		e.clock.Set(metricsDay.Add(23 * time.Hour))
 		e.pingOK(t, h["pingUrl"].(string), "")
 		e.clock.Set(metricsDay.Add(24 * time.Hour))
-		other := e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...)
+		other := e.key(e.ownerB, e.wsB.ID, false, account.Scopes...)
 		otherID := e.req("POST", "/api/v1/monitors", other, map[string]any{"type": "tcp", "name": "theirs", "config": map[string]any{"host": "b.example", "port": 443}}).json(t)["id"]
 
-		metricsOnly := e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.ScopeMetricsRead)
+		metricsOnly := e.key(e.members[account.RoleOwner], e.wsA.ID, false, account.ScopeMetricsRead)
 		fams := scrape(t, e, metricsOnly)
 		if _, ok := fams["fake_metric"]; ok {
 			t.Error("a name injected a series")
@@ -403,7 +404,7 @@ func TestPrometheusScrape(t *testing.T) {
 			t.Errorf("B's scrape: %d monitor states, %d heartbeat states", len(b["tocsin_monitor_state"].GetMetric()), len(b["tocsin_heartbeat_state"].GetMetric()))
 		}
 
-		noMetrics := e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.ScopeMonitorsRead)
+		noMetrics := e.key(e.members[account.RoleOwner], e.wsA.ID, false, account.ScopeMonitorsRead)
 		if r := e.req("GET", "/api/v1/metrics/prometheus", noMetrics, nil); r.status != 403 || r.code(t) != "insufficient_scope" {
 			t.Errorf("without metrics:read: %d %s", r.status, r.body)
 		}

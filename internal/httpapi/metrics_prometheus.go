@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -44,7 +45,7 @@ var opScrapeMetrics = scrapeResponse(op(huma.Operation{OperationID: "scrapeMetri
 		"Price: 1 point per subject and window, from the same budget as the other metrics operations; past the key's budget, 429 rate_limited with Retry-After; " +
 		"a scrape of " + thousands(app.HeavyMetricsPoints) + " points or more waits for a slot for large queries as they do (503 unavailable with Retry-After).",
 	Tags: tagsMetrics},
-	monitor.ScopeMetricsRead, http.StatusServiceUnavailable))
+	account.ScopeMetricsRead, http.StatusServiceUnavailable))
 
 // scrapeResponse documents the exposition as the 200 response's content.
 func scrapeResponse(o huma.Operation) huma.Operation {

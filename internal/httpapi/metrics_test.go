@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -253,7 +254,7 @@ func TestMetricsRequests(t *testing.T) {
 		if m := getMetrics(t, e, base, k); m.To.Sub(m.From) != 24*time.Hour {
 			t.Errorf("default span %v–%v", m.From, m.To)
 		}
-		noMetrics := e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.ScopeMonitorsRead)
+		noMetrics := e.key(e.members[account.RoleOwner], e.wsA.ID, false, account.ScopeMonitorsRead)
 		if r := e.req("GET", base+"window=24h", noMetrics, nil); r.status != 403 || r.code(t) != "insufficient_scope" {
 			t.Errorf("without metrics:read: %d %s", r.status, r.body)
 		}
@@ -289,7 +290,7 @@ func TestHeartbeatMetricsAndListing(t *testing.T) {
 				t.Fatalf("create: %d %s", r.status, r.body)
 			}
 		}
-		kB := e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...)
+		kB := e.key(e.ownerB, e.wsB.ID, false, account.Scopes...)
 		if r := e.req("POST", "/api/v1/monitors", kB, map[string]any{"type": "tcp", "name": "theirs",
 			"config": map[string]any{"host": "db.internal", "port": 5432}}); r.status != 201 {
 			t.Fatalf("create in B: %d %s", r.status, r.body)

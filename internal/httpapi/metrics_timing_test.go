@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/racedetector"
 )
 
@@ -35,7 +35,7 @@ func TestMetricsHammerTiming(t *testing.T) {
 		hammerKey := e.ownerKey()
 		var bKeys []string
 		for range 8 { // 50 requests a second in all, well inside each key's 600 a minute
-			bKeys = append(bKeys, e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...))
+			bKeys = append(bKeys, e.key(e.ownerB, e.wsB.ID, false, account.Scopes...))
 		}
 		if p, r := listPage(t, e, hammerKey, heaviestMetrics[len("/api/v1/metrics?"):]); r.status != 200 || len(p.Data) != 4 || p.points() != 4*(90*24+1) {
 			t.Fatalf("the heaviest allowed request: %d, %d subjects, %d points", r.status, len(p.Data), p.points())

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -158,8 +159,8 @@ func TestHeaderValuesWriteOnly(t *testing.T) {
 		}
 
 		// Whoever reads the monitor sees the names, never a value.
-		viewer := e.key(e.members[monitor.RoleViewer], e.wsA.ID, false, monitor.ScopeMonitorsRead)
-		readOnly := e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.ScopeMonitorsRead)
+		viewer := e.key(e.members[account.RoleViewer], e.wsA.ID, false, account.ScopeMonitorsRead)
+		readOnly := e.key(e.members[account.RoleOwner], e.wsA.ID, false, account.ScopeMonitorsRead)
 		shown := func(what string, body []byte, cfg map[string]any, want ...string) {
 			t.Helper()
 			for _, s := range secrets {

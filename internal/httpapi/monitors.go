@@ -10,6 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -91,7 +92,7 @@ type patchMonitorInput struct {
 // package-level descriptor that every Server registers, so the error list
 // is clipped: huma appends to it at registration, and an append into
 // spare capacity would write into the array all Servers share.
-func op(o huma.Operation, scope monitor.Scope, problems ...int) huma.Operation {
+func op(o huma.Operation, scope account.Scope, problems ...int) huma.Operation {
 	o.Metadata = map[string]any{metaScope: scope, metaIDs: idParams(o.Path)}
 	o.Security = []map[string][]string{{"apiKey": {string(scope)}}}
 	o.Errors = slices.Clip(append([]int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
@@ -110,7 +111,7 @@ var tagsMonitors = []string{"Monitors"}
 
 var opCreateMonitor = idempotent(op(huma.Operation{OperationID: "createMonitor", Method: http.MethodPost, Path: Prefix + "/monitors",
 	Summary: "Create a monitor", Tags: tagsMonitors, DefaultStatus: http.StatusCreated},
-	monitor.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
+	account.ScopeMonitorsWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
 
 func (s *Server) createMonitor(ctx context.Context, in *createInput[MonitorCreate]) (*createdMonitor, error) {
 	d, err := in.Body.draft()
@@ -126,7 +127,7 @@ func (s *Server) createMonitor(ctx context.Context, in *createInput[MonitorCreat
 
 var opListMonitors = op(huma.Operation{OperationID: "listMonitors", Method: http.MethodGet, Path: Prefix + "/monitors",
 	Summary: "List monitors", Description: "Monitors in creation order, oldest first, narrowed by the filters given; total counts those that match.", Tags: tagsMonitors},
-	monitor.ScopeMonitorsRead, http.StatusUnprocessableEntity)
+	account.ScopeMonitorsRead, http.StatusUnprocessableEntity)
 
 func (s *Server) listMonitors(ctx context.Context, in *monitorListInput) (*monitorList, error) {
 	p, err := s.app.ListMonitors(ctx, actorFrom(ctx), in.filter(), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
@@ -137,7 +138,7 @@ func (s *Server) listMonitors(ctx context.Context, in *monitorListInput) (*monit
 }
 
 var opGetMonitor = op(huma.Operation{OperationID: "getMonitor", Method: http.MethodGet, Path: Prefix + "/monitors/{id}",
-	Summary: "Get a monitor", Tags: tagsMonitors}, monitor.ScopeMonitorsRead, http.StatusNotFound)
+	Summary: "Get a monitor", Tags: tagsMonitors}, account.ScopeMonitorsRead, http.StatusNotFound)
 
 func (s *Server) getMonitor(ctx context.Context, in *MonitorID) (*monitorBody, error) {
 	return oneMonitor(s.app.GetMonitor(ctx, actorFrom(ctx), in.ID))
@@ -145,28 +146,28 @@ func (s *Server) getMonitor(ctx context.Context, in *MonitorID) (*monitorBody, e
 
 var opUpdateMonitor = op(huma.Operation{OperationID: "updateMonitor", Method: http.MethodPatch, Path: Prefix + "/monitors/{id}",
 	Summary: "Update a monitor", Description: "Changes name, interval or config; the result is validated as a whole.", Tags: tagsMonitors},
-	monitor.ScopeMonitorsWrite, http.StatusNotFound, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+	account.ScopeMonitorsWrite, http.StatusNotFound, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) updateMonitor(ctx context.Context, in *patchMonitorInput) (*monitorBody, error) {
 	return oneMonitor(s.app.UpdateMonitor(ctx, actorFrom(ctx), in.ID, s.applyPatch(in.Body)))
 }
 
 var opDeleteMonitor = op(huma.Operation{OperationID: "deleteMonitor", Method: http.MethodDelete, Path: Prefix + "/monitors/{id}",
-	Summary: "Delete a monitor", Tags: tagsMonitors, DefaultStatus: http.StatusNoContent}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+	Summary: "Delete a monitor", Tags: tagsMonitors, DefaultStatus: http.StatusNoContent}, account.ScopeMonitorsWrite, http.StatusNotFound)
 
 func (s *Server) deleteMonitor(ctx context.Context, in *MonitorID) (*struct{}, error) {
 	return nil, s.app.DeleteMonitor(ctx, actorFrom(ctx), in.ID)
 }
 
 var opPauseMonitor = op(huma.Operation{OperationID: "pauseMonitor", Method: http.MethodPost, Path: Prefix + "/monitors/{id}/pause",
-	Summary: "Pause a monitor: no checks run until it is resumed", Tags: tagsMonitors}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+	Summary: "Pause a monitor: no checks run until it is resumed", Tags: tagsMonitors}, account.ScopeMonitorsWrite, http.StatusNotFound)
 
 func (s *Server) pauseMonitor(ctx context.Context, in *MonitorID) (*monitorBody, error) {
 	return oneMonitor(s.app.SetPaused(ctx, actorFrom(ctx), in.ID, true))
 }
 
 var opResumeMonitor = op(huma.Operation{OperationID: "resumeMonitor", Method: http.MethodPost, Path: Prefix + "/monitors/{id}/resume",
-	Summary: "Resume a paused monitor; its state is PENDING until the next result", Tags: tagsMonitors}, monitor.ScopeMonitorsWrite, http.StatusNotFound)
+	Summary: "Resume a paused monitor; its state is PENDING until the next result", Tags: tagsMonitors}, account.ScopeMonitorsWrite, http.StatusNotFound)
 
 func (s *Server) resumeMonitor(ctx context.Context, in *MonitorID) (*monitorBody, error) {
 	return oneMonitor(s.app.SetPaused(ctx, actorFrom(ctx), in.ID, false))

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -16,7 +17,7 @@ import (
 func TestPaginationUnderInserts(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		owner := app.Actor{WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner}
+		owner := app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleOwner}
 		create := func(name string) string {
 			m, err := e.app.CreateMonitor(ctx, owner, monitor.Draft{Type: monitor.TypeHTTP, Name: name,
 				Config: monitor.Config{URL: "https://example.com/" + name}})

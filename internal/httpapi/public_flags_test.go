@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/incident"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // Incidents are private unless published; a public one needs a monitor or
@@ -91,7 +91,7 @@ func TestIncidentPublication(t *testing.T) {
 		}
 
 		// Another workspace's incident is not found, published or not.
-		if r = e.req("PATCH", "/api/v1/incidents/"+id, e.key(e.ownerB, e.wsB.ID, false, monitor.Scopes...), map[string]any{"public": false}); r.status != http.StatusNotFound {
+		if r = e.req("PATCH", "/api/v1/incidents/"+id, e.key(e.ownerB, e.wsB.ID, false, account.Scopes...), map[string]any{"public": false}); r.status != http.StatusNotFound {
 			t.Errorf("patch from another workspace: %d %s", r.status, r.body)
 		}
 	})

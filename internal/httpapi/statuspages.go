@@ -9,9 +9,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/stamp"
 	"github.com/tocsin/tocsin/internal/statuspage"
 )
@@ -243,7 +243,7 @@ var opCreateStatusPage = idempotent(op(huma.Operation{OperationID: "createStatus
 	Summary:     "Create a status page",
 	Description: "A public page at /status/{slug} (and at customDomain, if set) showing the chosen monitors and heartbeats under public names, with their uptime, public incidents and public maintenance windows.",
 	Tags:        tagsStatusPages, DefaultStatus: http.StatusCreated},
-	monitor.ScopeStatusPagesWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	account.ScopeStatusPagesWrite, http.StatusPaymentRequired, http.StatusConflict, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity))
 
 func (s *Server) createStatusPage(ctx context.Context, in *createInput[StatusPageCreate]) (*createdStatusPage, error) {
@@ -256,7 +256,7 @@ func (s *Server) createStatusPage(ctx context.Context, in *createInput[StatusPag
 
 var opListStatusPages = op(huma.Operation{OperationID: "listStatusPages", Method: http.MethodGet, Path: Prefix + "/status-pages",
 	Summary: "List status pages", Description: "Pages in creation order, oldest first.", Tags: tagsStatusPages},
-	monitor.ScopeStatusPagesRead, http.StatusUnprocessableEntity)
+	account.ScopeStatusPagesRead, http.StatusUnprocessableEntity)
 
 func (s *Server) listStatusPages(ctx context.Context, in *listInput) (*struct{ Body List[StatusPage] }, error) {
 	p, err := s.app.ListStatusPages(ctx, actorFrom(ctx), app.PageRequest{Cursor: in.Cursor, Limit: in.Limit})
@@ -267,7 +267,7 @@ func (s *Server) listStatusPages(ctx context.Context, in *listInput) (*struct{ B
 }
 
 var opGetStatusPage = op(huma.Operation{OperationID: "getStatusPage", Method: http.MethodGet, Path: Prefix + "/status-pages/{id}",
-	Summary: "Get a status page", Tags: tagsStatusPages}, monitor.ScopeStatusPagesRead, http.StatusNotFound)
+	Summary: "Get a status page", Tags: tagsStatusPages}, account.ScopeStatusPagesRead, http.StatusNotFound)
 
 func (s *Server) getStatusPage(ctx context.Context, in *StatusPageID) (*statusPageBody, error) {
 	return oneStatusPage(s.app.GetStatusPage(ctx, actorFrom(ctx), in.ID))
@@ -277,7 +277,7 @@ var opUpdateStatusPage = op(huma.Operation{OperationID: "updateStatusPage", Meth
 	Summary:     "Update a status page",
 	Description: "Merges a JSON merge patch into the page and validates the result as a whole.",
 	Tags:        tagsStatusPages},
-	monitor.ScopeStatusPagesWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
+	account.ScopeStatusPagesWrite, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge,
 	http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 
 func (s *Server) updateStatusPage(ctx context.Context, in *patchStatusPageInput) (*statusPageBody, error) {
@@ -286,7 +286,7 @@ func (s *Server) updateStatusPage(ctx context.Context, in *patchStatusPageInput)
 
 var opDeleteStatusPage = op(huma.Operation{OperationID: "deleteStatusPage", Method: http.MethodDelete, Path: Prefix + "/status-pages/{id}",
 	Summary: "Delete a status page", Description: "Its public URLs answer not found from then on.",
-	Tags: tagsStatusPages, DefaultStatus: http.StatusNoContent}, monitor.ScopeStatusPagesWrite, http.StatusNotFound)
+	Tags: tagsStatusPages, DefaultStatus: http.StatusNoContent}, account.ScopeStatusPagesWrite, http.StatusNotFound)
 
 func (s *Server) deleteStatusPage(ctx context.Context, in *StatusPageID) (*struct{}, error) {
 	return nil, s.app.DeleteStatusPage(ctx, actorFrom(ctx), in.ID)
@@ -297,7 +297,7 @@ var opPutStatusPageLogo = op(huma.Operation{OperationID: "putStatusPageLogo", Me
 	Description: "The body is the image itself: PNG, JPEG, WebP or GIF (told by its first bytes, whatever Content-Type says; never SVG), " +
 		"at most 128 KiB. It replaces any logo the page had; the page serves it from this service, never from elsewhere.",
 	Tags: tagsStatusPages},
-	monitor.ScopeStatusPagesWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
+	account.ScopeStatusPagesWrite, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
 	http.StatusUnprocessableEntity)
 
 // metaRawBody marks operations whose body is not JSON: cleanBody leaves
@@ -327,7 +327,7 @@ func (s *Server) putStatusPageLogo(ctx context.Context, in *logoInput) (*statusP
 
 var opDeleteStatusPageLogo = op(huma.Operation{OperationID: "deleteStatusPageLogo", Method: http.MethodDelete, Path: Prefix + "/status-pages/{id}/logo",
 	Summary: "Remove a status page's logo", Description: "Answers the page, without a logo.", Tags: tagsStatusPages},
-	monitor.ScopeStatusPagesWrite, http.StatusNotFound)
+	account.ScopeStatusPagesWrite, http.StatusNotFound)
 
 func (s *Server) deleteStatusPageLogo(ctx context.Context, in *StatusPageID) (*statusPageBody, error) {
 	return oneStatusPage(s.app.DeleteStatusPageLogo(ctx, actorFrom(ctx), in.ID))

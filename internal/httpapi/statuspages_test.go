@@ -12,7 +12,6 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // pngLogo is enough of a PNG for the logo's type to be told from its
@@ -25,13 +24,13 @@ func statusPageRoutes(monitorID string) []route {
 	create := map[string]any{"slug": "matrix-page", "title": "Matrix", "groups": []any{map[string]any{"name": "",
 		"components": []any{map[string]any{"monitorId": monitorID, "name": "API"}}}}}
 	return []route{
-		{"GET", "/api/v1/status-pages", monitor.ScopeStatusPagesRead, nil, 200},
-		{"POST", "/api/v1/status-pages", monitor.ScopeStatusPagesWrite, create, 201},
-		{"GET", "/api/v1/status-pages/{id}", monitor.ScopeStatusPagesRead, nil, 200},
-		{"PATCH", "/api/v1/status-pages/{id}", monitor.ScopeStatusPagesWrite, map[string]any{"title": "renamed"}, 200},
-		{"PUT", "/api/v1/status-pages/{id}/logo", monitor.ScopeStatusPagesWrite, pngLogo, 200},
-		{"DELETE", "/api/v1/status-pages/{id}/logo", monitor.ScopeStatusPagesWrite, nil, 200},
-		{"DELETE", "/api/v1/status-pages/{id}", monitor.ScopeStatusPagesWrite, nil, 204},
+		{"GET", "/api/v1/status-pages", account.ScopeStatusPagesRead, nil, 200},
+		{"POST", "/api/v1/status-pages", account.ScopeStatusPagesWrite, create, 201},
+		{"GET", "/api/v1/status-pages/{id}", account.ScopeStatusPagesRead, nil, 200},
+		{"PATCH", "/api/v1/status-pages/{id}", account.ScopeStatusPagesWrite, map[string]any{"title": "renamed"}, 200},
+		{"PUT", "/api/v1/status-pages/{id}/logo", account.ScopeStatusPagesWrite, pngLogo, 200},
+		{"DELETE", "/api/v1/status-pages/{id}/logo", account.ScopeStatusPagesWrite, nil, 200},
+		{"DELETE", "/api/v1/status-pages/{id}", account.ScopeStatusPagesWrite, nil, 204},
 	}
 }
 
@@ -44,7 +43,7 @@ func freshSlug() string {
 // owner would.
 func (e *env) pageIn(ws account.Workspace, monitorID string) string {
 	e.t.Helper()
-	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	owner := app.Actor{WorkspaceID: ws.ID, Role: account.RoleOwner}
 	p, err := e.app.CreateStatusPage(context.Background(), owner, app.StatusPageDraft{Slug: freshSlug(), Title: "seed",
 		ShowUptime: true, Groups: []app.StatusPageGroupDraft{{Components: []app.StatusPageComponentDraft{{MonitorID: monitorID, Name: "seed"}}}}})
 	if err != nil {
@@ -58,7 +57,7 @@ func (e *env) pageIn(ws account.Workspace, monitorID string) string {
 func (e *env) clearStatusPages(ws account.Workspace) {
 	e.t.Helper()
 	ctx := context.Background()
-	owner := app.Actor{WorkspaceID: ws.ID, Role: monitor.RoleOwner}
+	owner := app.Actor{WorkspaceID: ws.ID, Role: account.RoleOwner}
 	for {
 		p, err := e.app.ListStatusPages(ctx, owner, app.PageRequest{Limit: app.MaxPageLimit})
 		if err != nil {
@@ -232,7 +231,7 @@ func TestStatusPageValidation(t *testing.T) {
 		mine, hb := e.monitorIn(e.wsA), e.heartbeatIn(e.wsA)
 		theirMonitor, theirHeartbeat := e.monitorIn(e.wsB), e.heartbeatIn(e.wsB)
 		// Workspace B holds a slug and a domain.
-		bKey := e.key(e.ownerB, e.wsB.ID, false, monitor.ScopeStatusPagesWrite)
+		bKey := e.key(e.ownerB, e.wsB.ID, false, account.ScopeStatusPagesWrite)
 		takenSlug := freshSlug()
 		if r := e.req("POST", "/api/v1/status-pages", bKey, map[string]any{"slug": takenSlug, "title": "B", "customDomain": "status.b.example"}); r.status != 201 {
 			t.Fatalf("B's page: %d %s", r.status, r.body)
@@ -348,7 +347,7 @@ func TestStatusPageRules(t *testing.T) {
 			if l := e.send(t, "GET", "/api/v1/status-pages", k, nil); strings.Contains(string(l.body), theirs) {
 				t.Errorf("A's list shows B's page: %s", l.body)
 			}
-			bKey := e.key(e.ownerB, e.wsB.ID, false, monitor.ScopeStatusPagesRead)
+			bKey := e.key(e.ownerB, e.wsB.ID, false, account.ScopeStatusPagesRead)
 			if g := e.send(t, "GET", "/api/v1/status-pages/"+theirs, bKey, nil); g.status != 200 || g.json(t)["title"] != "seed" {
 				t.Errorf("B's own page: %d %s", g.status, g.body)
 			}
@@ -438,7 +437,7 @@ func TestStatusPageLogo(t *testing.T) {
 			t.Errorf("the logo's version did not change with its bytes")
 		}
 		// Reading keys may not upload.
-		ro := e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.ScopeStatusPagesRead)
+		ro := e.key(e.members[account.RoleOwner], e.wsA.ID, false, account.ScopeStatusPagesRead)
 		if r := e.req("PUT", "/api/v1/status-pages/"+id+"/logo", ro, pngLogo, "Content-Type", "image/png"); r.status != 403 || r.code(t) != "insufficient_scope" {
 			t.Errorf("read-only key: %d %s", r.status, r.body)
 		}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
@@ -77,7 +77,7 @@ func TestWebhookURLQuerySealed(t *testing.T) {
 			e := newEnvWith(t, eng, fastRetries)
 			runNotifier(t, e, "node-1")
 			k := e.ownerKey()
-			reader := e.key(e.members[monitor.RoleOwner], e.wsA.ID, false, monitor.ScopeNotificationsRead)
+			reader := e.key(e.members[account.RoleOwner], e.wsA.ID, false, account.ScopeNotificationsRead)
 			rc := newTokenReceiver(t)
 			const token = "tok-3f9c1d7a5b2e"
 			base := rc.srv.URL + "/hook"

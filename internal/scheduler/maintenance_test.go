@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
@@ -64,7 +65,7 @@ func TestMaintenanceWindowHoldsState(t *testing.T) {
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
 			paused := addMonitor(t, db, ws, tg.URL, time.Second, 1)
-			_, err := appOf(db).SetPaused(ctx, app.Actor{WorkspaceID: ws, Role: monitor.RoleOwner}, paused.ID, true)
+			_, err := appOf(db).SetPaused(ctx, app.Actor{WorkspaceID: ws, Role: account.RoleOwner}, paused.ID, true)
 			check(t, err)
 			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Maintenance: 100 * time.Millisecond})
 			waitFor(t, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })

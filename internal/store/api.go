@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // This file lists the records the store keeps besides the domain's
@@ -17,7 +16,7 @@ import (
 type KeyGrant struct {
 	Key         account.APIKey
 	WorkspaceID string       // the workspace the request acts in
-	Role        monitor.Role // "" when the creator is not a member of it
+	Role        account.Role // "" when the creator is not a member of it
 }
 
 // IdempotencyScope names one Idempotency-Key of one API key in one workspace.

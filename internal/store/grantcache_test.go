@@ -8,7 +8,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
@@ -34,11 +33,11 @@ func TestGrantCache(t *testing.T) {
 			eventually(t, "the change listener to connect", func() bool { return node1.CachesGrants() && node2.CachesGrants() })
 
 			u, w := seed(t, node1, "cache")
-			check(t, node1.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleEditor, CreatedAt: t0}))
+			check(t, node1.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleEditor, CreatedAt: t0}))
 			k := account.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, WorkspaceID: w.ID, Hash: bytes.Repeat([]byte{9}, 32),
-				Prefix: "tsk_c", Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}, CreatedAt: t0}
+				Prefix: "tsk_c", Scopes: []account.Scope{account.ScopeMonitorsRead}, CreatedAt: t0}
 			check(t, node1.CreateAPIKey(ctx, k))
-			role := func(db *store.DB) monitor.Role {
+			role := func(db *store.DB) account.Role {
 				g, err := db.KeyGrantByHash(ctx, k.Hash, "")
 				check(t, err)
 				if !g.Key.RevokedAt.IsZero() {
@@ -46,8 +45,8 @@ func TestGrantCache(t *testing.T) {
 				}
 				return g.Role
 			}
-			equal(t, role(node1), monitor.RoleEditor)
-			equal(t, role(node2), monitor.RoleEditor)
+			equal(t, role(node1), account.RoleEditor)
+			equal(t, role(node2), account.RoleEditor)
 
 			// The notifications of the writes above reach each node later,
 			// and each clears its cache when it comes; they come in order,
@@ -58,7 +57,7 @@ func TestGrantCache(t *testing.T) {
 			_, err = raw.Exec(`SELECT pg_notify($1, 'settled')`, store.AuthChannel)
 			check(t, err)
 			eventually(t, "node 1 to take the notifications", func() bool { return node1.HeardGrantNotice("settled") })
-			equal(t, role(node1), monitor.RoleEditor)
+			equal(t, role(node1), account.RoleEditor)
 
 			// The cache is really used: a change that notifies nobody is not seen.
 			tx, err := raw.Begin()
@@ -70,22 +69,22 @@ func TestGrantCache(t *testing.T) {
 			_, err = tx.Exec(`ALTER TABLE memberships ENABLE TRIGGER memberships_auth_changed`)
 			check(t, err)
 			check(t, tx.Commit())
-			equal(t, role(node1), monitor.RoleEditor)
+			equal(t, role(node1), account.RoleEditor)
 
 			// A change by hand with the triggers on reaches both nodes.
 			_, err = raw.Exec(`UPDATE memberships SET role = 'viewer' WHERE user_id = $1`, u.ID)
 			check(t, err)
-			eventually(t, "node 1 to see the demotion", func() bool { return role(node1) == monitor.RoleViewer })
-			eventually(t, "node 2 to see the demotion", func() bool { return role(node2) == monitor.RoleViewer })
+			eventually(t, "node 1 to see the demotion", func() bool { return role(node1) == account.RoleViewer })
+			eventually(t, "node 2 to see the demotion", func() bool { return role(node2) == account.RoleViewer })
 
 			// A node's own change is seen by that node at once…
-			check(t, node1.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleAdmin, CreatedAt: t0}))
-			equal(t, role(node1), monitor.RoleAdmin)
+			check(t, node1.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleAdmin, CreatedAt: t0}))
+			equal(t, role(node1), account.RoleAdmin)
 			// …and by the others as soon as the notification arrives.
-			eventually(t, "node 2 to see the promotion", func() bool { return role(node2) == monitor.RoleAdmin })
+			eventually(t, "node 2 to see the promotion", func() bool { return role(node2) == account.RoleAdmin })
 
 			check(t, node2.RevokeAPIKey(ctx, k.ID, t0))
-			equal(t, role(node2), monitor.Role("revoked"))
+			equal(t, role(node2), account.Role("revoked"))
 			eventually(t, "node 1 to see the revocation", func() bool { return role(node1) == "revoked" })
 
 			check(t, node1.DeleteMembership(ctx, w.ID, u.ID))

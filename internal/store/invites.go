@@ -8,7 +8,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // Invitations to a workspace. Only the SHA-256 of an invite's token is
@@ -114,7 +113,7 @@ func (db *DB) AcceptInvite(ctx context.Context, inviteID string, newUser *accoun
 		if err != nil {
 			return classify(err)
 		}
-		m.UserID, m.Role, m.CreatedAt = userID, monitor.Role(role), at
+		m.UserID, m.Role, m.CreatedAt = userID, account.Role(role), at
 		if err := insertMembership(ctx, tx, m); err != nil {
 			if errors.Is(err, ErrConflict) {
 				return ErrAlreadyMember

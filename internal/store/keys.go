@@ -9,7 +9,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // API keys. Only the SHA-256 of a key's secret is stored.
@@ -100,7 +99,7 @@ func (db *DB) TouchAPIKey(ctx context.Context, keyID string, at time.Time) (err 
 	return nil
 }
 
-func joinScopes(s []monitor.Scope) string {
+func joinScopes(s []account.Scope) string {
 	parts := make([]string, len(s))
 	for i, sc := range s {
 		parts[i] = string(sc)
@@ -108,14 +107,14 @@ func joinScopes(s []monitor.Scope) string {
 	return strings.Join(parts, " ")
 }
 
-func splitScopes(s string) []monitor.Scope {
+func splitScopes(s string) []account.Scope {
 	f := strings.Fields(s)
 	if len(f) == 0 {
 		return nil
 	}
-	out := make([]monitor.Scope, len(f))
+	out := make([]account.Scope, len(f))
 	for i, sc := range f {
-		out[i] = monitor.Scope(sc)
+		out[i] = account.Scope(sc)
 	}
 	return out
 }

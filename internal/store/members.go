@@ -8,7 +8,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // A workspace's members, as the web app manages them.
@@ -72,11 +71,11 @@ func (db *DB) MembersOf(ctx context.Context, workspaceID string) (out []account.
 
 // ChangeRole gives a member another role, unless that would leave the
 // workspace without an owner.
-func (db *DB) ChangeRole(ctx context.Context, workspaceID, userID string, role monitor.Role) (err error) {
+func (db *DB) ChangeRole(ctx context.Context, workspaceID, userID string, role account.Role) (err error) {
 	defer errs.Wrap(&err, "store.ChangeRole(%s, %s)", workspaceID, userID)
 	defer db.grants.invalidate()
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		if role != monitor.RoleOwner {
+		if role != account.RoleOwner {
 			if err := db.keepsAnOwner(ctx, tx, workspaceID, userID); err != nil {
 				return err
 			}
@@ -110,7 +109,7 @@ func (db *DB) RemoveMember(ctx context.Context, workspaceID, userID string) (err
 func (db *DB) keepsAnOwner(ctx context.Context, tx *sql.Tx, workspaceID, userID string) error {
 	if db.d.locksRows() {
 		rows, err := tx.QueryContext(ctx, `SELECT user_id FROM memberships
-			WHERE workspace_id = $1 AND role = $2 ORDER BY user_id`+db.d.forUpdate, workspaceID, string(monitor.RoleOwner))
+			WHERE workspace_id = $1 AND role = $2 ORDER BY user_id`+db.d.forUpdate, workspaceID, string(account.RoleOwner))
 		if _, err := collect(rows, err, scanValue[string]); err != nil {
 			return err
 		}
@@ -121,12 +120,12 @@ func (db *DB) keepsAnOwner(ctx context.Context, tx *sql.Tx, workspaceID, userID 
 	var others int
 	err := tx.QueryRowContext(ctx, `SELECT role,
 			(SELECT COUNT(*) FROM memberships o WHERE o.workspace_id = $1 AND o.role = $3 AND o.user_id <> $2)
-		FROM memberships WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID, string(monitor.RoleOwner)).
+		FROM memberships WHERE workspace_id = $1 AND user_id = $2`, workspaceID, userID, string(account.RoleOwner)).
 		Scan(&role, &others)
 	if err != nil {
 		return classify(err)
 	}
-	if monitor.Role(role) == monitor.RoleOwner && others == 0 {
+	if account.Role(role) == account.RoleOwner && others == 0 {
 		return ErrLastOwner
 	}
 	return nil

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
@@ -169,7 +168,7 @@ func TestWriteTurnBesideBusyServer(t *testing.T) {
 		ws := newWorkspace(fmt.Sprintf("ops-%d", i))
 		ws.ID = ids.New(ids.Workspace, time.Now())
 		err = errors.Join(admin.CreateUser(ctx, u), admin.CreateWorkspace(ctx, ws),
-			admin.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
+			admin.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: u.ID, Role: account.RoleOwner, CreatedAt: t0}))
 		release()
 		if err != nil {
 			t.Fatalf("the command's writes beside the busy server: %v", err)

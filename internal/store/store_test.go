@@ -181,7 +181,7 @@ func testUsers(t *testing.T, e storetest.Engine) {
 func bootstrapArgs(i int) (account.User, account.Workspace, account.Membership) {
 	u := newUser(fmt.Sprintf("owner%d@example.com", i))
 	w := newWorkspace(fmt.Sprintf("default-%d", i))
-	return u, w, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}
+	return u, w, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleOwner, CreatedAt: t0}
 }
 
 func testBootstrap(t *testing.T, e storetest.Engine) {
@@ -306,16 +306,16 @@ func testMemberships(t *testing.T, e storetest.Engine) {
 	_, err := db.Membership(ctx, w.ID, u.ID)
 	wantKind(t, err, errs.ErrNotFound)
 
-	m := account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleViewer, CreatedAt: t0}
+	m := account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleViewer, CreatedAt: t0}
 	check(t, db.PutMembership(ctx, m))
 	// A role change keeps the original CreatedAt.
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleAdmin, CreatedAt: t0.Add(time.Hour)}))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleAdmin, CreatedAt: t0.Add(time.Hour)}))
 	got, err := db.Membership(ctx, w.ID, u.ID)
 	check(t, err)
-	m.Role = monitor.RoleAdmin
+	m.Role = account.RoleAdmin
 	equal(t, got, m)
 
-	wantKind(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: "usr_missing", Role: monitor.RoleViewer, CreatedAt: t0}), errs.ErrNotFound)
+	wantKind(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: "usr_missing", Role: account.RoleViewer, CreatedAt: t0}), errs.ErrNotFound)
 
 	check(t, db.DeleteMembership(ctx, w.ID, u.ID))
 	_, err = db.Membership(ctx, w.ID, u.ID)
@@ -328,14 +328,14 @@ func testKeys(t *testing.T, e storetest.Engine) {
 	u, w1 := seed(t, db, "one")
 	w2 := newWorkspace("two")
 	check(t, db.CreateWorkspace(ctx, w2))
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w1.ID, UserID: u.ID, Role: monitor.RoleEditor, CreatedAt: t0}))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w1.ID, UserID: u.ID, Role: account.RoleEditor, CreatedAt: t0}))
 
 	bound := account.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, WorkspaceID: w1.ID, Name: "ci",
 		Hash: bytes.Repeat([]byte{1}, 32), Prefix: "tsk_abc", CreatedAt: t0,
-		Scopes: []monitor.Scope{monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite}}
+		Scopes: []account.Scope{account.ScopeMonitorsRead, account.ScopeMonitorsWrite}}
 	wide := account.APIKey{ID: ids.New(ids.Key, t0), UserID: u.ID, Name: "laptop",
 		Hash: bytes.Repeat([]byte{2}, 32), Prefix: "tsk_def", CreatedAt: t0,
-		Scopes: []monitor.Scope{monitor.ScopeMetricsRead}}
+		Scopes: []account.Scope{account.ScopeMetricsRead}}
 	check(t, db.CreateAPIKey(ctx, bound))
 	check(t, db.CreateAPIKey(ctx, wide))
 	dup := wide
@@ -347,13 +347,13 @@ func testKeys(t *testing.T, e storetest.Engine) {
 		key    account.APIKey
 		ws     string
 		wantWS string
-		role   monitor.Role
+		role   account.Role
 	}{
-		{"bound key, own workspace", bound, "", w1.ID, monitor.RoleEditor},
-		{"bound key, named workspace", bound, w1.ID, w1.ID, monitor.RoleEditor},
+		{"bound key, own workspace", bound, "", w1.ID, account.RoleEditor},
+		{"bound key, named workspace", bound, w1.ID, w1.ID, account.RoleEditor},
 		{"bound key, another workspace", bound, w2.ID, w2.ID, ""},
 		{"account-wide key, no workspace", wide, "", "", ""},
-		{"account-wide key, member", wide, w1.ID, w1.ID, monitor.RoleEditor},
+		{"account-wide key, member", wide, w1.ID, w1.ID, account.RoleEditor},
 		{"account-wide key, non-member", wide, w2.ID, w2.ID, ""},
 	} {
 		g, err := db.KeyGrantByHash(ctx, tc.key.Hash, tc.ws)
@@ -376,7 +376,7 @@ func testKeys(t *testing.T, e storetest.Engine) {
 	g, err := db.KeyGrantByHash(ctx, bound.Hash, "")
 	check(t, err)
 	bound.LastUsedAt, bound.RevokedAt = t0.Add(time.Minute), t0.Add(time.Hour)
-	equal(t, g, store.KeyGrant{Key: bound, WorkspaceID: w1.ID, Role: monitor.RoleEditor})
+	equal(t, g, store.KeyGrant{Key: bound, WorkspaceID: w1.ID, Role: account.RoleEditor})
 
 	// The operator's list: the user's keys, oldest first, revoked included.
 	keys, err := db.ListAPIKeys(ctx, u.ID)
@@ -782,7 +782,7 @@ func seedBeforeQuotas(t testing.TB, db *store.DB, slug string) (account.User, ac
 	w := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: slug, Slug: slug, CreatedAt: t0}
 	check(t, db.CreateUser(ctx, u))
 	check(t, db.CreateWorkspaceBeforeQuotas(ctx, w.ID, slug, 1000, 10, t0))
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleOwner, CreatedAt: t0}))
 	return u, w
 }
 

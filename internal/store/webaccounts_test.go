@@ -14,14 +14,13 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
 // The web app's accounts on every engine. The store takes what app has
 // already validated (a user agent of valid UTF-8 without NUL, trimmed, a
-// role among monitor.Roles…): it checks none of it, so nothing here feeds
+// role among account.Roles…): it checks none of it, so nothing here feeds
 // it hostile input.
 func TestWebAccounts(t *testing.T) {
 	tests := []struct {
@@ -432,32 +431,32 @@ func testWebWorkspaces(t *testing.T, e storetest.Engine) {
 	check(t, db.CreateUser(ctx, ann))
 	beta := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "beta", Slug: "beta", MaxMonitors: 5, CreatedAt: t0}
 	alpha := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "alpha", Slug: "alpha", CreatedAt: t0}
-	check(t, db.CreateWorkspaceWithOwner(ctx, beta, account.Membership{UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
-	check(t, db.CreateWorkspaceWithOwner(ctx, alpha, account.Membership{UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: t0.Add(time.Hour)}))
+	check(t, db.CreateWorkspaceWithOwner(ctx, beta, account.Membership{UserID: u.ID, Role: account.RoleOwner, CreatedAt: t0}))
+	check(t, db.CreateWorkspaceWithOwner(ctx, alpha, account.Membership{UserID: u.ID, Role: account.RoleOwner, CreatedAt: t0.Add(time.Hour)}))
 
 	// The slug is taken: no workspace, no membership.
 	taken := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "again", Slug: "beta", CreatedAt: t0}
-	err := db.CreateWorkspaceWithOwner(ctx, taken, account.Membership{UserID: ann.ID, Role: monitor.RoleOwner, CreatedAt: t0})
+	err := db.CreateWorkspaceWithOwner(ctx, taken, account.Membership{UserID: ann.ID, Role: account.RoleOwner, CreatedAt: t0})
 	wantKind(t, err, store.ErrConflict)
 	_, err = db.Workspace(ctx, taken.ID)
 	wantKind(t, err, errs.ErrNotFound)
 	// An owner who does not exist: no workspace either.
 	lost := newWorkspace("lost")
-	err = db.CreateWorkspaceWithOwner(ctx, lost, account.Membership{UserID: "usr_missing", Role: monitor.RoleOwner, CreatedAt: t0})
+	err = db.CreateWorkspaceWithOwner(ctx, lost, account.Membership{UserID: "usr_missing", Role: account.RoleOwner, CreatedAt: t0})
 	wantKind(t, err, errs.ErrNotFound)
 	_, err = db.Workspace(ctx, lost.ID)
 	wantKind(t, err, errs.ErrNotFound)
 
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: beta.ID, UserID: ann.ID, Role: monitor.RoleViewer, CreatedAt: t0}))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: beta.ID, UserID: ann.ID, Role: account.RoleViewer, CreatedAt: t0}))
 	got, err := db.WorkspacesOf(ctx, u.ID)
 	check(t, err)
 	equal(t, got, []account.MemberOf{
-		{Workspace: alpha, Role: monitor.RoleOwner, JoinedAt: t0.Add(time.Hour)},
-		{Workspace: beta, Role: monitor.RoleOwner, JoinedAt: t0},
+		{Workspace: alpha, Role: account.RoleOwner, JoinedAt: t0.Add(time.Hour)},
+		{Workspace: beta, Role: account.RoleOwner, JoinedAt: t0},
 	})
 	got, err = db.WorkspacesOf(ctx, ann.ID)
 	check(t, err)
-	equal(t, got, []account.MemberOf{{Workspace: beta, Role: monitor.RoleViewer, JoinedAt: t0}})
+	equal(t, got, []account.MemberOf{{Workspace: beta, Role: account.RoleViewer, JoinedAt: t0}})
 	got, err = db.WorkspacesOf(ctx, "usr_missing")
 	check(t, err)
 	equal(t, len(got), 0)
@@ -465,8 +464,8 @@ func testWebWorkspaces(t *testing.T, e storetest.Engine) {
 	members, err := db.MembersOf(ctx, beta.ID)
 	check(t, err)
 	equal(t, members, []account.Member{
-		{UserID: ann.ID, Email: "ann@example.com", Role: monitor.RoleViewer, JoinedAt: t0},
-		{UserID: u.ID, Email: "zed@example.com", Role: monitor.RoleOwner, JoinedAt: t0},
+		{UserID: ann.ID, Email: "ann@example.com", Role: account.RoleViewer, JoinedAt: t0},
+		{UserID: u.ID, Email: "zed@example.com", Role: account.RoleOwner, JoinedAt: t0},
 	})
 }
 
@@ -476,8 +475,8 @@ func testWebLastOwner(t *testing.T, e storetest.Engine) {
 	owner, w := seed(t, db, "acme")
 	bob := newUser("bob@example.com")
 	check(t, db.CreateUser(ctx, bob))
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: bob.ID, Role: monitor.RoleEditor, CreatedAt: t0}))
-	role := func(userID string) monitor.Role {
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: bob.ID, Role: account.RoleEditor, CreatedAt: t0}))
+	role := func(userID string) account.Role {
 		t.Helper()
 		m, err := db.Membership(ctx, w.ID, userID)
 		check(t, err)
@@ -495,30 +494,30 @@ func testWebLastOwner(t *testing.T, e storetest.Engine) {
 		}
 	}
 
-	lastOwner(db.ChangeRole(ctx, w.ID, owner.ID, monitor.RoleAdmin))
+	lastOwner(db.ChangeRole(ctx, w.ID, owner.ID, account.RoleAdmin))
 	lastOwner(db.RemoveMember(ctx, w.ID, owner.ID))
-	equal(t, role(owner.ID), monitor.RoleOwner)
-	check(t, db.ChangeRole(ctx, w.ID, owner.ID, monitor.RoleOwner)) // owner to owner leaves one
+	equal(t, role(owner.ID), account.RoleOwner)
+	check(t, db.ChangeRole(ctx, w.ID, owner.ID, account.RoleOwner)) // owner to owner leaves one
 
-	check(t, db.ChangeRole(ctx, w.ID, bob.ID, monitor.RoleViewer))
-	equal(t, role(bob.ID), monitor.RoleViewer)
-	check(t, db.ChangeRole(ctx, w.ID, bob.ID, monitor.RoleOwner))
+	check(t, db.ChangeRole(ctx, w.ID, bob.ID, account.RoleViewer))
+	equal(t, role(bob.ID), account.RoleViewer)
+	check(t, db.ChangeRole(ctx, w.ID, bob.ID, account.RoleOwner))
 	// Two owners: either may step down, not both.
-	check(t, db.ChangeRole(ctx, w.ID, owner.ID, monitor.RoleAdmin))
+	check(t, db.ChangeRole(ctx, w.ID, owner.ID, account.RoleAdmin))
 	lastOwner(db.RemoveMember(ctx, w.ID, bob.ID))
 	check(t, db.RemoveMember(ctx, w.ID, owner.ID))
 	_, err := db.Membership(ctx, w.ID, owner.ID)
 	wantKind(t, err, errs.ErrNotFound)
 
-	wantKind(t, db.ChangeRole(ctx, w.ID, owner.ID, monitor.RoleViewer), errs.ErrNotFound)
-	wantKind(t, db.ChangeRole(ctx, w.ID, owner.ID, monitor.RoleOwner), errs.ErrNotFound)
+	wantKind(t, db.ChangeRole(ctx, w.ID, owner.ID, account.RoleViewer), errs.ErrNotFound)
+	wantKind(t, db.ChangeRole(ctx, w.ID, owner.ID, account.RoleOwner), errs.ErrNotFound)
 	wantKind(t, db.RemoveMember(ctx, w.ID, owner.ID), errs.ErrNotFound)
 	wantKind(t, db.RemoveMember(ctx, "ws_missing", bob.ID), errs.ErrNotFound)
 	// Another workspace's owners count for nothing here.
 	other, w2 := seed(t, db, "other")
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w2.ID, UserID: bob.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
-	lastOwner(db.ChangeRole(ctx, w.ID, bob.ID, monitor.RoleAdmin))
-	check(t, db.ChangeRole(ctx, w2.ID, other.ID, monitor.RoleAdmin))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w2.ID, UserID: bob.ID, Role: account.RoleOwner, CreatedAt: t0}))
+	lastOwner(db.ChangeRole(ctx, w.ID, bob.ID, account.RoleAdmin))
+	check(t, db.ChangeRole(ctx, w2.ID, other.ID, account.RoleAdmin))
 }
 
 // Two owners demote (or remove) each other at the same moment: one wins,
@@ -531,7 +530,7 @@ func testWebOwnersDemoteEachOther(t *testing.T, e storetest.Engine) {
 		act  func(db *store.DB, wsID, userID string) error
 	}{
 		{"demote", func(db *store.DB, wsID, userID string) error {
-			return db.ChangeRole(ctx, wsID, userID, monitor.RoleEditor)
+			return db.ChangeRole(ctx, wsID, userID, account.RoleEditor)
 		}},
 		{"remove", func(db *store.DB, wsID, userID string) error { return db.RemoveMember(ctx, wsID, userID) }},
 		{"demote-remove", nil},
@@ -542,14 +541,14 @@ func testWebOwnersDemoteEachOther(t *testing.T, e storetest.Engine) {
 			a, w := seed(t, db, "acme")
 			b := newUser("b@example.com")
 			check(t, db.CreateUser(ctx, b))
-			check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: b.ID, Role: monitor.RoleOwner, CreatedAt: t0}))
+			check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: b.ID, Role: account.RoleOwner, CreatedAt: t0}))
 			acts := [2]func() error{
 				func() error { return tc.act(db, w.ID, b.ID) },
 				func() error { return tc.act(db, w.ID, a.ID) },
 			}
 			if tc.act == nil {
 				acts = [2]func() error{
-					func() error { return db.ChangeRole(ctx, w.ID, b.ID, monitor.RoleViewer) },
+					func() error { return db.ChangeRole(ctx, w.ID, b.ID, account.RoleViewer) },
 					func() error { return db.RemoveMember(ctx, w.ID, a.ID) },
 				}
 			}
@@ -582,7 +581,7 @@ func testWebOwnersDemoteEachOther(t *testing.T, e storetest.Engine) {
 			check(t, err)
 			owners := 0
 			for _, m := range members {
-				if m.Role == monitor.RoleOwner {
+				if m.Role == account.RoleOwner {
 					owners++
 				}
 			}
@@ -635,7 +634,7 @@ func rawDB(t *testing.T, url string) *sql.DB {
 	return raw
 }
 
-func newInvite(wsID, createdBy, token string, role monitor.Role, at time.Time, ttl time.Duration) account.Invite {
+func newInvite(wsID, createdBy, token string, role account.Role, at time.Time, ttl time.Duration) account.Invite {
 	return account.Invite{ID: ids.New(ids.Invite, at), WorkspaceID: wsID, TokenHash: hashOf(token), Role: role,
 		CreatedBy: createdBy, CreatedAt: at, ExpiresAt: at.Add(ttl)}
 }
@@ -656,15 +655,15 @@ func testWebInvites(t *testing.T, e storetest.Engine) {
 	owner, w := seed(t, db, "acme")
 	_, w2 := seed(t, db, "other")
 	day := 24 * time.Hour
-	a := newInvite(w.ID, owner.ID, "a", monitor.RoleEditor, t0, day)
-	b := newInvite(w.ID, owner.ID, "b", monitor.RoleViewer, t0.Add(time.Hour), day)
-	short := newInvite(w.ID, owner.ID, "short", monitor.RoleViewer, t0.Add(2*time.Hour), time.Hour)
-	elsewhere := newInvite(w2.ID, owner.ID, "elsewhere", monitor.RoleViewer, t0, day)
+	a := newInvite(w.ID, owner.ID, "a", account.RoleEditor, t0, day)
+	b := newInvite(w.ID, owner.ID, "b", account.RoleViewer, t0.Add(time.Hour), day)
+	short := newInvite(w.ID, owner.ID, "short", account.RoleViewer, t0.Add(2*time.Hour), time.Hour)
+	elsewhere := newInvite(w2.ID, owner.ID, "elsewhere", account.RoleViewer, t0, day)
 	for _, inv := range []account.Invite{a, b, short, elsewhere} {
 		check(t, db.CreateInvite(ctx, inv))
 	}
-	wantKind(t, db.CreateInvite(ctx, newInvite(w.ID, owner.ID, "a", monitor.RoleViewer, t0, day)), store.ErrConflict)
-	wantKind(t, db.CreateInvite(ctx, newInvite("ws_missing", owner.ID, "m", monitor.RoleViewer, t0, day)), errs.ErrNotFound)
+	wantKind(t, db.CreateInvite(ctx, newInvite(w.ID, owner.ID, "a", account.RoleViewer, t0, day)), store.ErrConflict)
+	wantKind(t, db.CreateInvite(ctx, newInvite("ws_missing", owner.ID, "m", account.RoleViewer, t0, day)), errs.ErrNotFound)
 
 	got, err := db.InviteByTokenHash(ctx, hashOf("a"))
 	check(t, err)
@@ -713,12 +712,12 @@ func testWebAcceptInvite(t *testing.T, e storetest.Engine) {
 	}
 
 	// A signed-in person accepts; the invite is used up.
-	inv := newInvite(w.ID, owner.ID, "one", monitor.RoleEditor, t0, day)
+	inv := newInvite(w.ID, owner.ID, "one", account.RoleEditor, t0, day)
 	check(t, db.CreateInvite(ctx, inv))
 	at := t0.Add(time.Hour)
 	m, err := db.AcceptInvite(ctx, inv.ID, nil, bob.ID, at)
 	check(t, err)
-	want := account.Membership{WorkspaceID: w.ID, UserID: bob.ID, Role: monitor.RoleEditor, CreatedAt: at}
+	want := account.Membership{WorkspaceID: w.ID, UserID: bob.ID, Role: account.RoleEditor, CreatedAt: at}
 	equal(t, m, want)
 	got, err := db.Membership(ctx, w.ID, bob.ID)
 	check(t, err)
@@ -738,7 +737,7 @@ func testWebAcceptInvite(t *testing.T, e storetest.Engine) {
 	wantKind(t, err, errs.ErrNotFound)
 
 	// Expired: at its expiry it is no longer pending.
-	late := newInvite(w.ID, owner.ID, "late", monitor.RoleViewer, t0, time.Hour)
+	late := newInvite(w.ID, owner.ID, "late", account.RoleViewer, t0, time.Hour)
 	check(t, db.CreateInvite(ctx, late))
 	_, err = db.AcceptInvite(ctx, late.ID, nil, carol.ID, late.ExpiresAt)
 	gone(err)
@@ -746,24 +745,24 @@ func testWebAcceptInvite(t *testing.T, e storetest.Engine) {
 	gone(err)
 
 	// Already a member: refused, and the invite stays pending.
-	again := newInvite(w.ID, owner.ID, "again", monitor.RoleAdmin, t0, day)
+	again := newInvite(w.ID, owner.ID, "again", account.RoleAdmin, t0, day)
 	check(t, db.CreateInvite(ctx, again))
 	_, err = db.AcceptInvite(ctx, again.ID, nil, bob.ID, at)
 	conflict(err, "you are already a member of this workspace")
 	equal(t, inviteIDs(t, db, w.ID, at), []string{again.ID})
-	equal(t, mustRole(t, db, w.ID, bob.ID), monitor.RoleEditor)
+	equal(t, mustRole(t, db, w.ID, bob.ID), account.RoleEditor)
 
 	// Signing up with the invite.
 	dan := newUser("Dan@Example.com")
 	m, err = db.AcceptInvite(ctx, again.ID, &dan, "", at)
 	check(t, err)
-	equal(t, m, account.Membership{WorkspaceID: w.ID, UserID: dan.ID, Role: monitor.RoleAdmin, CreatedAt: at})
+	equal(t, m, account.Membership{WorkspaceID: w.ID, UserID: dan.ID, Role: account.RoleAdmin, CreatedAt: at})
 	u, err := db.UserByEmail(ctx, "dan@example.com")
 	check(t, err)
 	equal(t, u.ID, dan.ID)
 
 	// Signing up under an e-mail that has an account: nothing is stored.
-	third := newInvite(w.ID, owner.ID, "third", monitor.RoleViewer, t0, day)
+	third := newInvite(w.ID, owner.ID, "third", account.RoleViewer, t0, day)
 	check(t, db.CreateInvite(ctx, third))
 	dup := newUser("BOB@example.com")
 	_, err = db.AcceptInvite(ctx, third.ID, &dup, "", at)
@@ -780,7 +779,7 @@ func testWebAcceptInvite(t *testing.T, e storetest.Engine) {
 	wantKind(t, err, errs.ErrNotFound)
 }
 
-func mustRole(t *testing.T, db *store.DB, wsID, userID string) monitor.Role {
+func mustRole(t *testing.T, db *store.DB, wsID, userID string) account.Role {
 	t.Helper()
 	m, err := db.Membership(ctx, wsID, userID)
 	check(t, err)
@@ -791,7 +790,7 @@ func mustRole(t *testing.T, db *store.DB, wsID, userID string) monitor.Role {
 func testWebAcceptInviteRace(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	owner, w := seed(t, db, "acme")
-	inv := newInvite(w.ID, owner.ID, "one", monitor.RoleViewer, t0, time.Hour)
+	inv := newInvite(w.ID, owner.ID, "one", account.RoleViewer, t0, time.Hour)
 	check(t, db.CreateInvite(ctx, inv))
 	const n = 6
 	var users [n]account.User
@@ -858,7 +857,7 @@ func testWebKeyListings(t *testing.T, e storetest.Engine) {
 	check(t, db.CreateUser(ctx, bob))
 	key := func(userID, wsID, name string, at time.Time) account.APIKey {
 		k := account.APIKey{ID: ids.New(ids.Key, at), UserID: userID, WorkspaceID: wsID, Name: name,
-			Hash: hashOf(name), Prefix: "tsk_" + name, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}, CreatedAt: at}
+			Hash: hashOf(name), Prefix: "tsk_" + name, Scopes: []account.Scope{account.ScopeMonitorsRead}, CreatedAt: at}
 		check(t, db.CreateAPIKey(ctx, k))
 		return k
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -51,7 +52,7 @@ func recordChecks(db *store.DB, owner string, batch []monitor.Completed) ([]moni
 // its owner does through the API.
 func setPaused(db *store.DB, wsID, id string, paused bool, at time.Time) error {
 	a := app.New(db, nil, func() time.Time { return at }, slog.New(slog.DiscardHandler), app.Config{})
-	_, err := a.SetPaused(ctx, app.Actor{WorkspaceID: wsID, Role: monitor.RoleOwner}, id, paused)
+	_, err := a.SetPaused(ctx, app.Actor{WorkspaceID: wsID, Role: account.RoleOwner}, id, paused)
 	return err
 }
 

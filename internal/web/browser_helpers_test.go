@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/browsertest"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // The browser tests' shared steps: a signed-in tab, its audit and the
@@ -27,7 +27,7 @@ func docsImages(t *testing.T) string {
 
 // signedInTab makes a new user with role in e's workspace A, opens a tab
 // of its own and signs the user in through the sign-in form.
-func signedInTab(t *testing.T, browser context.Context, e *env, email string, role monitor.Role) *appTab {
+func signedInTab(t *testing.T, browser context.Context, e *env, email string, role account.Role) *appTab {
 	t.Helper()
 	const pass = "a new user's long passphrase"
 	if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: pass, Workspace: e.wsA.ID, Role: role}); err != nil {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -26,7 +26,7 @@ func TestChannelsInBrowser(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		runDeliverer(t, e)
 		h := newHook(t)
-		tb := signedInTab(t, browser, e, "admin@a.test", monitor.RoleAdmin)
+		tb := signedInTab(t, browser, e, "admin@a.test", account.RoleAdmin)
 
 		ws := "/w/" + e.wsA.ID
 		tb.open(t, ws+"/channels", 200)

@@ -92,7 +92,7 @@ func newEnvWith(t *testing.T, eng storetest.Engine, opts web.PublicOptions, cfg 
 	a := app.New(db, kr, c.Now, log, cfg)
 	e := &env{t: t, db: db, url: url, app: a, clock: c, seqs: map[string]int64{}}
 	for _, ws := range []string{"ws-a", "ws-b"} {
-		u, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@" + ws + ".test", Workspace: ws, Role: monitor.RoleOwner})
+		u, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@" + ws + ".test", Workspace: ws, Role: account.RoleOwner})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func newEnvWith(t *testing.T, eng storetest.Engine, opts web.PublicOptions, cfg 
 
 func scopeNames() []string {
 	var s []string
-	for _, sc := range monitor.Scopes {
+	for _, sc := range account.Scopes {
 		s = append(s, string(sc))
 	}
 	return s

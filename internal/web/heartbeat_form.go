@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/webui"
 )
 
@@ -79,14 +79,14 @@ func (w *WebApp) renderHeartbeatForm(q *request, status int, v webui.HeartbeatFo
 }
 
 func (w *WebApp) newHeartbeat(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsWrite) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
 		return
 	}
 	w.renderHeartbeatForm(q, http.StatusOK, webui.HeartbeatForm{Mode: webui.FormNew, Values: webui.NewHeartbeatValues()})
 }
 
 func (w *WebApp) createHeartbeat(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsWrite) || !q.parse() {
+	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
 		return
 	}
 	hf := readHeartbeatForm(q.r.PostForm)
@@ -105,7 +105,7 @@ func (w *WebApp) createHeartbeat(q *request) {
 }
 
 func (w *WebApp) editHeartbeat(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsWrite) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
 		return
 	}
 	id, ok := w.heartbeatID(q)
@@ -121,7 +121,7 @@ func (w *WebApp) editHeartbeat(q *request) {
 }
 
 func (w *WebApp) updateHeartbeat(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsWrite) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
 		return
 	}
 	id, ok := w.heartbeatID(q)

@@ -16,8 +16,8 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 	"github.com/tocsin/tocsin/internal/web"
 )
@@ -39,7 +39,7 @@ func TestWebAppHostileRoutes(t *testing.T) {
 
 func webHostileRoutes(t *testing.T, e *env) {
 	{
-		p := e.member("hostile@a.test", monitor.RoleOwner)
+		p := e.member("hostile@a.test", account.RoleOwner)
 		h := &webHostile{e: e, p: p, password: "a password for hostile@a.test", fields: templateFields(t)}
 		h.theirs = e.resources(e.keyB, e.wsB.ID, e.actorB())
 		routes := web.AppRoutes()
@@ -72,7 +72,7 @@ type resources map[string]string
 
 // actorB is workspace B's owner.
 func (e *env) actorB() app.Actor {
-	return app.Actor{UserID: e.userID("owner@ws-b.test"), WorkspaceID: e.wsB.ID, Role: monitor.RoleOwner}
+	return app.Actor{UserID: e.userID("owner@ws-b.test"), WorkspaceID: e.wsB.ID, Role: account.RoleOwner}
 }
 
 // resources makes one of everything in workspace ws with key: what a
@@ -94,7 +94,7 @@ func (e *env) resources(key, ws string, owner app.Actor) resources {
 		"groups": []any{map[string]any{"name": "g", "components": []any{map[string]any{"monitorId": r["monitors"], "name": "c"}}}}}, 201)
 	r["status-pages"] = sp["id"].(string)
 	r["component"] = sp["groups"].([]any)[0].(map[string]any)["components"].([]any)[0].(map[string]any)["id"].(string)
-	k, err := e.app.CreateKey(ctx, owner, app.KeyRequest{Name: "k", WorkspaceID: ws, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}})
+	k, err := e.app.CreateKey(ctx, owner, app.KeyRequest{Name: "k", WorkspaceID: ws, Scopes: []account.Scope{account.ScopeMonitorsRead}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func (e *env) resources(key, ws string, owner app.Actor) resources {
 	}
 	r["invite"], r["token"] = inv.Invite.ID, inv.Token
 	email := strings.ToLower(r["monitors"]) + "@member.test"
-	u, err := e.app.CreateUser(ctx, app.UserRequest{Email: email, Password: "a member's password", Workspace: ws, Role: monitor.RoleViewer})
+	u, err := e.app.CreateUser(ctx, app.UserRequest{Email: email, Password: "a member's password", Workspace: ws, Role: account.RoleViewer})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func (h *webHostile) send(t *testing.T, method, path string, form url.Values) (i
 
 // ownerA is the person's actor in workspace A.
 func (h *webHostile) ownerA() app.Actor {
-	return app.Actor{UserID: h.e.userID("hostile@a.test"), WorkspaceID: h.e.wsA.ID, Role: monitor.RoleOwner}
+	return app.Actor{UserID: h.e.userID("hostile@a.test"), WorkspaceID: h.e.wsA.ID, Role: account.RoleOwner}
 }
 
 // control checks the app still serves the person, signing in again when

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -45,7 +46,7 @@ func TestIncidentsInBrowser(t *testing.T) {
 		id := open[0].(map[string]any)["id"].(string)
 		ws := "/w/" + e.wsA.ID
 
-		tb := signedInTab(t, browser, e, "editor@acme.example", monitor.RoleEditor)
+		tb := signedInTab(t, browser, e, "editor@acme.example", account.RoleEditor)
 
 		tb.open(t, ws+"/", 200)
 		tb.load(t, "follow the Incidents link", 200, chromedp.Click(chromedp.CSS(`nav a[href$="/incidents"]`), chromedp.NodeVisible))

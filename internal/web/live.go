@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -351,7 +352,7 @@ func writeEvent(b *bytes.Buffer, name string, v any) {
 
 // live serves GET /w/{ws}/live.
 func (w *WebApp) live(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsRead) {
+	if !w.may(q, account.ScopeMonitorsRead) {
 		return
 	}
 	if q.r.Method == http.MethodHead {
@@ -456,5 +457,5 @@ func (w *WebApp) mayStillWatch(q *request) bool {
 		}
 		return false
 	}
-	return actor.Require(monitor.ScopeMonitorsRead) == nil
+	return actor.Require(account.ScopeMonitorsRead) == nil
 }

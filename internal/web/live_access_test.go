@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
 )
@@ -71,8 +72,8 @@ func TestLiveEndsWithAccess(t *testing.T) {
 		other, there := liveServer(t, e.app, opts)
 		ws := "/w/" + e.wsA.ID
 		mon := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
-		owner := e.member("boss@a.test", monitor.RoleOwner)
-		bystander := e.member("bystander@a.test", monitor.RoleViewer)
+		owner := e.member("boss@a.test", account.RoleOwner)
+		bystander := e.member("bystander@a.test", account.RoleViewer)
 		watch := func(p *person, base string) *stream {
 			t.Helper()
 			s := openStream(t, p.c, base, ws+"/live")
@@ -82,7 +83,7 @@ func TestLiveEndsWithAccess(t *testing.T) {
 		b := watch(bystander, here)
 
 		// Removed from the workspace.
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
 		v1, v2, v3 := watch(viewer, here), watch(viewer, here), watch(viewer, there)
 		if st := postAt(t, owner, here, ws+"/members/"+e.userID("viewer@a.test")+"/remove", url.Values{}); st != http.StatusSeeOther {
 			t.Fatalf("remove: %d", st)
@@ -94,7 +95,7 @@ func TestLiveEndsWithAccess(t *testing.T) {
 		wantEnd(t, v3, "removed, another node")
 
 		// A new password, from one of two browsers.
-		pw := e.member("pw@a.test", monitor.RoleEditor)
+		pw := e.member("pw@a.test", account.RoleEditor)
 		pw2 := e.browser("pw@a.test")
 		pw2.signIn("a password for pw@a.test")
 		p1, p2, p3 := watch(pw, here), watch(pw2, here), watch(pw2, there)
@@ -109,7 +110,7 @@ func TestLiveEndsWithAccess(t *testing.T) {
 		wantEnd(t, p3, "new password, another node")
 
 		// Signed out everywhere.
-		all := e.member("all@a.test", monitor.RoleAdmin)
+		all := e.member("all@a.test", account.RoleAdmin)
 		all2 := e.browser("all@a.test")
 		all2.signIn("a password for all@a.test")
 		a1, a2, a3 := watch(all, here), watch(all2, here), watch(all2, there)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/secrets"
@@ -48,7 +49,7 @@ func BenchmarkLiveStreams(b *testing.B) {
 				b.Fatal(err)
 			}
 			a := app.New(db, kr, time.Now, slog.New(slog.DiscardHandler), app.Config{})
-			owner, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@bench.test", Password: "owner password 1", Workspace: "bench", Role: monitor.RoleOwner})
+			owner, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@bench.test", Password: "owner password 1", Workspace: "bench", Role: account.RoleOwner})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -64,7 +65,7 @@ func BenchmarkLiveStreams(b *testing.B) {
 			var streams []*stream
 			for i := range people {
 				email := fmt.Sprintf("watcher-%d@bench.test", i)
-				if _, err := a.CreateUser(ctx, app.UserRequest{Email: email, Password: "a password for " + email, Workspace: wsID, Role: monitor.RoleViewer}); err != nil {
+				if _, err := a.CreateUser(ctx, app.UserRequest{Email: email, Password: "a password for " + email, Workspace: wsID, Role: account.RoleViewer}); err != nil {
 					b.Fatal(err)
 				}
 				c := signedInClient(b, base, email, "a password for "+email)

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -51,7 +52,7 @@ func TestLiveInBrowser(t *testing.T) {
 			})
 		}
 		_, base := liveServer(t, e.app, web.AppOptions{LivePoll: 50 * time.Millisecond}, page)
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
 		u, err := url.Parse(base)
 		if err != nil {
 			t.Fatal(err)

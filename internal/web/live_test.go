@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -189,7 +190,7 @@ func TestLiveStream(t *testing.T) {
 			"schedule": map[string]any{"periodSeconds": 3600, "graceSeconds": 300}}, 201)
 		job := hb["id"].(string)
 		_, base := liveServer(t, e.app, web.AppOptions{LivePoll: 50 * time.Millisecond, LiveRecheck: 100 * time.Millisecond})
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
 
 		s := openStream(t, viewer.c, base, "/w/"+e.wsA.ID+"/live")
 		h := s.res.Header
@@ -222,7 +223,7 @@ func TestLiveStream(t *testing.T) {
 		}
 
 		// Removed from the workspace, the viewer's stream ends.
-		owner := app.Actor{UserID: e.userID("owner@ws-a.test"), WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner}
+		owner := app.Actor{UserID: e.userID("owner@ws-a.test"), WorkspaceID: e.wsA.ID, Role: account.RoleOwner}
 		if err := e.app.RemoveMember(ctx, owner, e.userID("viewer@a.test")); err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +258,7 @@ func TestLiveSignedOut(t *testing.T) {
 		} else {
 			r.Body.Close()
 		}
-		p := e.member("editor@a.test", monitor.RoleEditor)
+		p := e.member("editor@a.test", account.RoleEditor)
 		s := openStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
 		s.snapshot(t)
 		if r := p.post("/sign-out", url.Values{}); r.status != http.StatusSeeOther {
@@ -280,7 +281,7 @@ func TestLiveFanOut(t *testing.T) {
 		reads := e.app.StateReads()
 		var streams []*stream
 		for i := range 10 {
-			p := e.member(fmt.Sprintf("watcher-%d@a.test", i), monitor.RoleViewer)
+			p := e.member(fmt.Sprintf("watcher-%d@a.test", i), account.RoleViewer)
 			for range 10 {
 				s := openStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
 				if snap := s.snapshot(t); snap[id].State != "PENDING" {
@@ -329,7 +330,7 @@ func TestLiveFanOut(t *testing.T) {
 func TestLiveShutdown(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		w, base := liveServer(t, e.app, web.AppOptions{LivePoll: 50 * time.Millisecond})
-		p := e.member("viewer@a.test", monitor.RoleViewer)
+		p := e.member("viewer@a.test", account.RoleViewer)
 		s := openStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
 		s.snapshot(t)
 		w.Close()

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -24,7 +24,7 @@ func TestMonitorFormInAppBrowser(t *testing.T) {
 	t.Cleanup(target.Close)
 	browser := browsertest.Start(t)
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		tb := signedInTab(t, browser, e, "editor@a.test", monitor.RoleEditor)
+		tb := signedInTab(t, browser, e, "editor@a.test", account.RoleEditor)
 
 		ws := "/w/" + e.wsA.ID
 		tb.open(t, ws+"/monitors/new", 200)

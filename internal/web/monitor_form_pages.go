@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -24,7 +25,7 @@ func (w *WebApp) renderMonitorForm(q *request, status int, v webui.MonitorForm) 
 
 // may refuses, with the error page, a person whose role does not grant
 // scope: the app's own check, made before a form is read or shown.
-func (w *WebApp) may(q *request, scope monitor.Scope) bool {
+func (w *WebApp) may(q *request, scope account.Scope) bool {
 	if err := q.actor.Require(scope); err != nil {
 		w.fail(q.w, q.r, &q.ws, err)
 		return false
@@ -33,14 +34,14 @@ func (w *WebApp) may(q *request, scope monitor.Scope) bool {
 }
 
 func (w *WebApp) newMonitor(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsWrite) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
 		return
 	}
 	w.renderMonitorForm(q, http.StatusOK, webui.MonitorForm{Mode: webui.FormNew, Values: webui.NewMonitorValues()})
 }
 
 func (w *WebApp) createMonitor(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsWrite) || !q.parse() {
+	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
 		return
 	}
 	mf := readMonitorForm(q.r.PostForm, "")
@@ -83,7 +84,7 @@ func withStored(v webui.MonitorValues, m monitor.Monitor) webui.MonitorValues {
 }
 
 func (w *WebApp) editMonitor(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsWrite) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
 		return
 	}
 	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
@@ -94,7 +95,7 @@ func (w *WebApp) editMonitor(q *request) {
 }
 
 func (w *WebApp) updateMonitor(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsWrite) || !q.parse() {
+	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
 		return
 	}
 	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
@@ -118,7 +119,7 @@ func (w *WebApp) updateMonitor(q *request) {
 // testMonitor runs one check of the form's draft and shows the form
 // again, as typed, with what the check found.
 func (w *WebApp) testMonitor(q *request) {
-	if !w.may(q, monitor.ScopeMonitorsWrite) || !q.parse() {
+	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
 		return
 	}
 	v := webui.MonitorForm{Mode: webui.FormNew}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -34,7 +34,7 @@ var monitorLocation = regexp.MustCompile(`^/w/ws_[0-9A-Za-z]+/monitors/(mon_[0-9
 // API shows, with every field the form offers.
 func TestMonitorFormCreates(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		p := e.member("editor@a.test", monitor.RoleEditor)
+		p := e.member("editor@a.test", account.RoleEditor)
 		ws := "/w/" + e.wsA.ID
 		page := p.get(ws + "/monitors/new")
 		if page.status != http.StatusOK || !strings.Contains(page.body, `action="`+ws+`/monitors"`) ||
@@ -116,7 +116,7 @@ func TestMonitorFormCreates(t *testing.T) {
 // answer, with what was typed kept.
 func TestMonitorFormErrors(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		p := e.member("editor@a.test", monitor.RoleEditor)
+		p := e.member("editor@a.test", account.RoleEditor)
 		ws := "/w/" + e.wsA.ID
 		for _, c := range []struct {
 			name string
@@ -176,7 +176,7 @@ func TestMonitorFormTestNow(t *testing.T) {
 	}))
 	t.Cleanup(target.Close)
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		p := e.member("editor@a.test", monitor.RoleEditor)
+		p := e.member("editor@a.test", account.RoleEditor)
 		ws := "/w/" + e.wsA.ID
 		r := p.post(ws+"/monitors/test", httpForm("Trial", target.URL+"/health", "status-codes", "200",
 			"keyword-0", "unreachable", "keyword-0-absent", "on", "assertion-0-path", "$.status", "assertion-0-value", `"up"`,
@@ -211,7 +211,7 @@ func TestMonitorFormTestNow(t *testing.T) {
 func TestMonitorFormEditKeepsSecrets(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		p := e.member("editor@a.test", monitor.RoleEditor)
+		p := e.member("editor@a.test", account.RoleEditor)
 		ws := "/w/" + e.wsA.ID
 		created := e.api("POST", "/api/v1/monitors", e.keyA, map[string]any{"type": "http", "name": "Shop", "config": map[string]any{
 			"url": "https://shop.a.test/", "headers": map[string]string{"X-Api-Key": "stored-header-secret", "X-Trace": "1"},
@@ -275,7 +275,7 @@ func TestMonitorFormEditKeepsSecrets(t *testing.T) {
 // TestMonitorFormViewer: a viewer may not see the form nor send it.
 func TestMonitorFormViewer(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		p := e.member("viewer@a.test", monitor.RoleViewer)
+		p := e.member("viewer@a.test", account.RoleViewer)
 		ws := "/w/" + e.wsA.ID
 		id := e.monitor(e.keyA, "Shop", "https://shop.a.test/", nil)
 		for _, r := range []answer{

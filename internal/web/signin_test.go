@@ -14,8 +14,8 @@ import (
 
 	"github.com/pquerna/otp/totp"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -39,7 +39,7 @@ func TestWebAppSignInLockout(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		const email, password = "owner@lockout.test", "the owner's own password"
 		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: password,
-			Workspace: e.wsA.ID, Role: monitor.RoleEditor}); err != nil {
+			Workspace: e.wsA.ID, Role: account.RoleEditor}); err != nil {
 			t.Fatal(err)
 		}
 		guesser := e.browserFrom(email, "127.0.0.2")
@@ -90,7 +90,7 @@ func TestWebAppTOTPReplay(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		const email = "totp@a.test"
 		password := "a password for " + email
-		p := e.member(email, monitor.RoleViewer)
+		p := e.member(email, account.RoleViewer)
 		// The clock at the start of a step, so a step's codes stay
 		// current while the test runs.
 		const step = 30 * time.Second

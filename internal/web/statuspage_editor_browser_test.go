@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -42,7 +43,7 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 				t.Fatalf("%s: the editor lists %q, want %q", what, got, want)
 			}
 		}
-		tb := signedInTab(t, browser, e, "admin@acme.example", monitor.RoleAdmin)
+		tb := signedInTab(t, browser, e, "admin@acme.example", account.RoleAdmin)
 
 		ws := "/w/" + e.wsA.ID
 		tb.open(t, ws+"/", 200)

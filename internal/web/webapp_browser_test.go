@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -66,7 +67,7 @@ const (
 // and with docs those docs/web.md shows to docs.
 func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs string, shots bool) {
 	ctx := context.Background()
-	created, err := e.app.CreateUser(ctx, app.UserRequest{Email: ownerEmail, Workspace: wsName, Role: monitor.RoleOwner})
+	created, err := e.app.CreateUser(ctx, app.UserRequest{Email: ownerEmail, Workspace: wsName, Role: account.RoleOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,10 +218,10 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		member.open(t, wsPath+"keys", 200)
 		member.want(t, "keys", shown{URL: wsPath + "keys", Heading: "API keys"})
 		// The scopes a viewer may not have are shown, disabled, with why.
-		for _, sc := range monitor.Scopes {
+		for _, sc := range account.Scopes {
 			id := "scope-" + strings.NewReplacer(":", "-", "_", "-").Replace(string(sc))
 			disabled := member.eval(t, fmt.Sprintf(`document.getElementById(%q).disabled`, id)).(bool)
-			if disabled == monitor.RoleViewer.Grants(sc) {
+			if disabled == account.RoleViewer.Grants(sc) {
 				t.Errorf("%s: disabled %v for a viewer", sc, disabled)
 			}
 			if disabled {
@@ -367,7 +368,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 	group(t, "monitors", all, func() {
 		// The owner's monitors: one up with an objective, the editor's db
 		// down; the list, a monitor's page with its charts, and its forms.
-		actor := app.Actor{UserID: ownerID, WorkspaceID: ws, Role: monitor.RoleOwner}
+		actor := app.Actor{UserID: ownerID, WorkspaceID: ws, Role: account.RoleOwner}
 		site, err := e.app.CreateMonitor(ctx, actor, monitor.Draft{Type: monitor.TypeHTTP, Name: "Website",
 			Config: monitor.Config{URL: "https://www.acme.example/"}, SLO: &monitor.SLO{Target: 0.999, PeriodDays: 30}})
 		if err != nil {

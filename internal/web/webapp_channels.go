@@ -7,11 +7,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/webui"
 )
@@ -143,7 +143,7 @@ func (w *WebApp) chooseKind(q *request) {
 }
 
 func (w *WebApp) newChannel(q *request) {
-	if !w.may(q, monitor.ScopeNotificationsWrite) {
+	if !w.may(q, account.ScopeNotificationsWrite) {
 		return
 	}
 	kind := q.r.URL.Query().Get("kind")
@@ -155,7 +155,7 @@ func (w *WebApp) newChannel(q *request) {
 }
 
 func (w *WebApp) createChannel(q *request) {
-	if !w.may(q, monitor.ScopeNotificationsWrite) || !q.parse() {
+	if !w.may(q, account.ScopeNotificationsWrite) || !q.parse() {
 		return
 	}
 	if !knownKind(q.r.PostForm.Get("kind")) {
@@ -267,7 +267,7 @@ func (w *WebApp) renderChannel(q *request, status int, id string, form *webui.Ch
 
 func (w *WebApp) updateChannel(q *request) {
 	id, ok := w.channelID(q)
-	if !ok || !w.may(q, monitor.ScopeNotificationsWrite) || !q.parse() {
+	if !ok || !w.may(q, account.ScopeNotificationsWrite) || !q.parse() {
 		return
 	}
 	cur, err := w.app.GetChannel(q.ctx(), q.actor, id)

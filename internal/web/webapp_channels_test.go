@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/deliver"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/web"
 )
@@ -125,7 +125,7 @@ func TestWebAppChannelsMatrix(t *testing.T) {
 		h.set("", http.StatusNoContent, "")
 		ws := "/w/" + e.wsA.ID
 		n := 0
-		for _, role := range monitor.Roles {
+		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
 			ch := e.api("POST", "/api/v1/notification-channels", e.keyA, map[string]any{"name": "for " + string(role), "kind": "webhook",
 				"config": map[string]any{"url": h.srv.URL + "/hook"}}, 201)["id"].(string)
@@ -133,7 +133,7 @@ func TestWebAppChannelsMatrix(t *testing.T) {
 			waitFor(t, "the test delivery", func() bool {
 				return e.api("GET", "/api/v1/deliveries/"+dlv, e.keyA, nil, 200)["status"] == "succeeded"
 			})
-			read, write := role.Grants(monitor.ScopeNotificationsRead), role.Grants(monitor.ScopeNotificationsWrite)
+			read, write := role.Grants(account.ScopeNotificationsRead), role.Grants(account.ScopeNotificationsWrite)
 			c := ws + "/channels/" + ch
 			n += judge(t, role, p, []action{
 				{"see the channels", "GET", ws + "/channels", nil, read, 200},
@@ -166,8 +166,8 @@ func TestWebAppChannels(t *testing.T) {
 		runDeliverer(t, e)
 		h := newHook(t)
 		ws := "/w/" + e.wsA.ID
-		owner := e.member("owner@a.test", monitor.RoleOwner)
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
+		owner := e.member("owner@a.test", account.RoleOwner)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
 
 		if r := viewer.get(ws + "/channels"); r.status != 200 || !strings.Contains(r.body, "No channels yet") ||
 			!strings.Contains(r.body, `aria-current="page">Notifications</a>`) {
@@ -217,7 +217,7 @@ func TestWebAppChannels(t *testing.T) {
 				}
 			}
 		}
-		admin, editor := e.member("admin@a.test", monitor.RoleAdmin), e.member("editor@a.test", monitor.RoleEditor)
+		admin, editor := e.member("admin@a.test", account.RoleAdmin), e.member("editor@a.test", account.RoleEditor)
 		for _, p := range []*person{owner, admin, editor, viewer} {
 			writer := p == owner || p == admin
 			for _, path := range []string{ws + "/channels", page, slack, ws + "/channels/new?kind=webhook"} {

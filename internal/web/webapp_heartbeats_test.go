@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -42,7 +43,7 @@ func (e *env) ping(u, body string) {
 // hbState is the heartbeat's state as the app reads it.
 func (e *env) hbState(id string) monitor.State {
 	e.t.Helper()
-	h, err := e.app.GetHeartbeat(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: monitor.RoleViewer}, id)
+	h, err := e.app.GetHeartbeat(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleViewer}, id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -57,16 +58,16 @@ func TestWebAppHeartbeatsMatrix(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		ws := "/w/" + e.wsA.ID
-		owner := app.Actor{WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner}
+		owner := app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleOwner}
 		n := 0
-		for _, role := range monitor.Roles {
+		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
 			hb, _ := e.heartbeat(e.keyA, "watched by "+string(role), map[string]any{"periodSeconds": 3600})
 			before, err := e.app.GetHeartbeat(ctx, owner, hb)
 			if err != nil {
 				t.Fatal(err)
 			}
-			writer := role.Grants(monitor.ScopeMonitorsWrite)
+			writer := role.Grants(account.ScopeMonitorsWrite)
 			path := ws + "/heartbeats/" + hb
 			edit := form("name", "renamed by "+string(role), "kind", "cron", "cron", "0 3 * * *", "timezone", "Europe/Berlin", "grace", "600")
 			actions := []action{
@@ -111,8 +112,8 @@ func TestWebAppHeartbeatsMatrix(t *testing.T) {
 func TestWebAppHeartbeats(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
-		editor := e.member("editor@a.test", monitor.RoleEditor)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
+		editor := e.member("editor@a.test", account.RoleEditor)
 
 		if r := viewer.get(ws + "/heartbeats"); r.status != 200 || !strings.Contains(r.body, "No heartbeats yet") ||
 			strings.Contains(r.body, ws+"/heartbeats/new") || !strings.Contains(r.body, `aria-current="page">Heartbeats</a>`) {
@@ -254,7 +255,7 @@ func TestWebAppHeartbeats(t *testing.T) {
 				}
 			}
 		}
-		list, err := e.app.ListHeartbeats(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: monitor.RoleViewer}, app.HeartbeatFilter{}, app.PageRequest{})
+		list, err := e.app.ListHeartbeats(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleViewer}, app.HeartbeatFilter{}, app.PageRequest{})
 		if err != nil || list.Total != 2 {
 			t.Fatalf("the mistakes made heartbeats: %d %v", list.Total, err)
 		}
@@ -282,7 +283,7 @@ func TestWebAppHeartbeats(t *testing.T) {
 		if r := editor.post(ws+"/heartbeats/"+reports+"/edit", form("name", "Reports", "kind", "cron", "cron", "0 6 * * 1", "timezone", "")); r.status != 303 {
 			t.Fatalf("edit: %d %.600s", r.status, r.body)
 		}
-		h, err := e.app.GetHeartbeat(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: monitor.RoleViewer}, reports)
+		h, err := e.app.GetHeartbeat(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleViewer}, reports)
 		if err != nil || h.Schedule.Cron != "0 6 * * 1" || h.Schedule.Timezone != "UTC" || h.Schedule.PeriodSeconds != 0 || h.MaxRuntimeSeconds != 0 || h.SLO != nil {
 			t.Errorf("after the edit: %+v %v", h, err)
 		}
@@ -340,7 +341,7 @@ func snippets(t *testing.T, body string) map[string]string {
 func TestHeartbeatSnippets(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
 		id, pingURL := e.heartbeat(e.keyA, "Every hour", map[string]any{"periodSeconds": 3600})
 		page := viewer.get(ws + "/heartbeats/" + id)
 		if !strings.Contains(page.body, `data-state="PENDING"`) {

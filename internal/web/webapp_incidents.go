@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/webui"
 )
 
@@ -155,7 +155,7 @@ func (w *WebApp) renderIncidents(q *request, status int, form webui.IncidentForm
 	}
 	w.render(q, webui.NavIncidents, status, func(s webui.Shell) ([]byte, error) {
 		v.Shell = s
-		if q.actor.Require(monitor.ScopeIncidentsWrite) == nil {
+		if q.actor.Require(account.ScopeIncidentsWrite) == nil {
 			var err error
 			if v.Subjects, err = w.subjects(q); err != nil {
 				return nil, err
@@ -181,7 +181,7 @@ func (w *WebApp) createIncident(q *request) {
 	var err error
 	var inc *incident.Incident
 	if len(p.bad) > 0 {
-		if err = q.actor.Require(monitor.ScopeIncidentsWrite); err == nil {
+		if err = q.actor.Require(account.ScopeIncidentsWrite); err == nil {
 			err = invalidFields(app.ValidateIncident(d))
 		}
 	} else {
@@ -312,7 +312,7 @@ func (w *WebApp) incidentAction(q *request, flash string, change func(id string,
 
 // mayChangeIncidents is the app's verdict on the actor's role, for a form
 // refused before the app is called.
-func mayChangeIncidents(q *request) error { return q.actor.Require(monitor.ScopeIncidentsWrite) }
+func mayChangeIncidents(q *request) error { return q.actor.Require(account.ScopeIncidentsWrite) }
 
 func (w *WebApp) acknowledgeIncident(q *request) {
 	w.incidentAction(q, "incident-acknowledged", func(id string, _ *posted) error {

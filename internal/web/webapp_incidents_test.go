@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
 )
@@ -36,10 +37,10 @@ func TestWebAppIncidentsMatrix(t *testing.T) {
 		mon := e.monitor(e.keyA, "Website", "https://www.example.com/", nil)
 		theirs := e.manualIncident(e.keyB, "Theirs")
 		n := 0
-		for _, role := range monitor.Roles {
+		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
 			inc := ws + "/incidents/" + e.manualIncident(e.keyA, "For "+string(role))
-			writer := role.Grants(monitor.ScopeIncidentsWrite)
+			writer := role.Grants(account.ScopeIncidentsWrite)
 			n += judge(t, role, p, []action{
 				{"see the incidents", "GET", ws + "/incidents", nil, true, 200},
 				{"see an incident", "GET", inc, nil, true, 200},
@@ -81,8 +82,8 @@ func TestWebAppIncidentsMatrix(t *testing.T) {
 func TestWebAppIncidents(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
-		editor := e.member("editor@a.test", monitor.RoleEditor)
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
+		editor := e.member("editor@a.test", account.RoleEditor)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
 		mon := e.monitor(e.keyA, "Checkout", "https://shop.example.com/", nil)
 		old := e.manualIncident(e.keyA, "Old trouble")
 		e.api("POST", "/api/v1/incidents/"+old+"/resolve", e.keyA, nil, 200)

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/webui"
 )
 
@@ -216,7 +216,7 @@ func (w *WebApp) createMaintenance(q *request) {
 	}
 	mf := readMaintenanceForm(p)
 	if len(p.bad) > 0 {
-		if !w.may(q, monitor.ScopeMonitorsWrite) {
+		if !w.may(q, account.ScopeMonitorsWrite) {
 			return
 		}
 		w.maintenanceRefused(q, "", p, mf, invalidFields(app.ValidateMaintenance(mf.draft, w.app.Now())))
@@ -235,7 +235,7 @@ func (w *WebApp) maintenanceID(q *request) (string, bool) { return w.pathID(q, i
 
 func (w *WebApp) editMaintenance(q *request) {
 	id, ok := w.maintenanceID(q)
-	if !ok || !w.may(q, monitor.ScopeMonitorsWrite) {
+	if !ok || !w.may(q, account.ScopeMonitorsWrite) {
 		return
 	}
 	v, err := w.app.GetMaintenanceWindow(q.ctx(), q.actor, id)
@@ -257,7 +257,7 @@ func (w *WebApp) updateMaintenance(q *request) {
 	}
 	mf := readMaintenanceForm(p)
 	if len(p.bad) > 0 {
-		if !w.may(q, monitor.ScopeMonitorsWrite) {
+		if !w.may(q, account.ScopeMonitorsWrite) {
 			return
 		}
 		if _, err := w.app.GetMaintenanceWindow(q.ctx(), q.actor, id); err != nil {

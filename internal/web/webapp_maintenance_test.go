@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -33,10 +33,10 @@ func TestWebAppMaintenanceMatrix(t *testing.T) {
 		theirs := e.window(e.keyB, "Theirs", e.monitor(e.keyB, "B", "https://b.example.com/", nil))
 		start := e.clock.Now().Add(24 * time.Hour)
 		n := 0
-		for _, role := range monitor.Roles {
+		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
 			mw := ws + "/maintenance/" + e.window(e.keyA, "For "+string(role), mon)
-			writer := role.Grants(monitor.ScopeMonitorsWrite)
+			writer := role.Grants(account.ScopeMonitorsWrite)
 			n += judge(t, role, p, []action{
 				{"see the windows", "GET", ws + "/maintenance", nil, true, 200},
 				{"make a one-off window", "POST", ws + "/maintenance", form("name", "Upgrade by "+string(role), "kind", "one-off",
@@ -59,8 +59,8 @@ func TestWebAppMaintenanceMatrix(t *testing.T) {
 		for _, w := range list {
 			made[w.(map[string]any)["name"].(string)] = w.(map[string]any)
 		}
-		for _, role := range monitor.Roles {
-			writer := role.Grants(monitor.ScopeMonitorsWrite)
+		for _, role := range account.Roles {
+			writer := role.Grants(account.ScopeMonitorsWrite)
 			_, kept := made["For "+string(role)]
 			weekly, made1 := made["Weekly by "+string(role)]
 			if _, ok := made["Upgrade by "+string(role)]; ok != writer || made1 != writer || kept == writer {
@@ -94,8 +94,8 @@ func TestWebAppMaintenanceMatrix(t *testing.T) {
 func TestWebAppMaintenance(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
-		editor := e.member("editor@a.test", monitor.RoleEditor)
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
+		editor := e.member("editor@a.test", account.RoleEditor)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
 		mon := e.monitor(e.keyA, "Checkout", "https://shop.example.com/", nil)
 		hb := e.api("POST", "/api/v1/heartbeats", e.keyA, map[string]any{"name": "Nightly backup",
 			"schedule": map[string]any{"periodSeconds": 3600, "graceSeconds": 300}}, 201)["id"].(string)

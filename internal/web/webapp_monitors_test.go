@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -19,8 +20,8 @@ import (
 func TestWebAppMonitors(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
-		editor := e.member("editor@a.test", monitor.RoleEditor)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
+		editor := e.member("editor@a.test", account.RoleEditor)
 
 		if r := viewer.get(ws + "/monitors"); r.status != 200 || !strings.Contains(r.body, "No monitors yet") ||
 			strings.Contains(r.body, ws+"/monitors/new") {
@@ -137,7 +138,7 @@ func TestWebAppMonitors(t *testing.T) {
 			t.Errorf("an editor's detail lacks the forms: %.3000s", r.body)
 		}
 		ctx := context.Background()
-		actor := app.Actor{WorkspaceID: e.wsA.ID, Role: monitor.RoleViewer}
+		actor := app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleViewer}
 		if r := editor.post(ws+"/monitors/"+db+"/pause", form()); r.status != 303 || r.header.Get("Location") != ws+"/monitors/"+db {
 			t.Fatalf("pause: %d %q", r.status, r.header.Get("Location"))
 		}

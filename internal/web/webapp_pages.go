@@ -10,7 +10,6 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/webui"
 )
 
@@ -375,7 +374,7 @@ func (w *WebApp) createKey(q *request) {
 	f := q.r.PostForm
 	form := webui.KeyForm{Name: f.Get("name"), Binding: f.Get("binding")}
 	for _, s := range f["scope"] {
-		form.Scopes = append(form.Scopes, monitor.Scope(s))
+		form.Scopes = append(form.Scopes, account.Scope(s))
 	}
 	req := app.KeyRequest{Name: form.Name, Scopes: form.Scopes}
 	switch form.Binding {
@@ -416,10 +415,10 @@ func (w *WebApp) revokeKey(q *request) {
 // --- members ---
 
 func (w *WebApp) members(q *request) {
-	w.renderMembers(q, http.StatusOK, monitor.RoleViewer, webui.FormErrors{})
+	w.renderMembers(q, http.StatusOK, account.RoleViewer, webui.FormErrors{})
 }
 
-func (w *WebApp) renderMembers(q *request, status int, role monitor.Role, fe webui.FormErrors) {
+func (w *WebApp) renderMembers(q *request, status int, role account.Role, fe webui.FormErrors) {
 	w.render(q, webui.NavMembers, status, func(s webui.Shell) ([]byte, error) {
 		members, err := w.app.Members(q.ctx(), q.actor)
 		if err != nil {
@@ -454,7 +453,7 @@ func (w *WebApp) invite(q *request) {
 	inv, err := w.app.Invite(q.ctx(), q.actor, role)
 	if err != nil {
 		if fe, ok := formErrors(err, nil); ok {
-			r, _ := monitor.ParseRole(role)
+			r, _ := account.ParseRole(role)
 			w.renderMembers(q, statusOf(err), r, fe)
 			return
 		}
@@ -510,7 +509,7 @@ func (w *WebApp) memberFailed(q *request, err error) {
 				fe.Summary = m
 			}
 		}
-		w.renderMembers(q, statusOf(err), monitor.RoleViewer, webui.FormErrors{Summary: fe.Summary})
+		w.renderMembers(q, statusOf(err), account.RoleViewer, webui.FormErrors{Summary: fe.Summary})
 		return
 	}
 	w.fail(q.w, q.r, &q.ws, err)

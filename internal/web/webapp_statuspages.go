@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/statuspage"
 	"github.com/tocsin/tocsin/internal/webui"
 )
@@ -99,7 +99,7 @@ func (w *WebApp) renderStatusPages(q *request, status int, v webui.StatusPages) 
 }
 
 func (w *WebApp) createStatusPage(q *request) {
-	if !w.may(q, monitor.ScopeStatusPagesWrite) || !q.parse() {
+	if !w.may(q, account.ScopeStatusPagesWrite) || !q.parse() {
 		return
 	}
 	var fe webui.FormErrors
@@ -233,7 +233,7 @@ func (w *WebApp) statusPageEditor(q *request) {
 func (w *WebApp) changePage(q *request, anchor string, change func(cur statuspage.Config, d *app.StatusPageDraft) error,
 	show func(v *webui.StatusPageEditor, fe webui.FormErrors)) {
 	id, ok := w.statusPageID(q)
-	if !ok || !w.may(q, monitor.ScopeStatusPagesWrite) || !q.parse() {
+	if !ok || !w.may(q, account.ScopeStatusPagesWrite) || !q.parse() {
 		return
 	}
 	_, err := w.app.UpdateStatusPage(q.ctx(), q.actor, id, func(cur statuspage.Config) (app.StatusPageDraft, error) {
@@ -308,7 +308,7 @@ func (w *WebApp) unpublishStatusPage(q *request) {
 
 func (w *WebApp) deleteStatusPage(q *request) {
 	id, ok := w.statusPageID(q)
-	if !ok || !w.may(q, monitor.ScopeStatusPagesWrite) {
+	if !ok || !w.may(q, account.ScopeStatusPagesWrite) {
 		return
 	}
 	if err := w.app.DeleteStatusPage(q.ctx(), q.actor, id); err != nil {
@@ -546,7 +546,7 @@ const maxLogoForm = app.MaxStatusPageLogo + 8<<10
 // page's logo, as the API's PUT …/logo does with a body.
 func (w *WebApp) uploadLogo(q *request) {
 	id, ok := w.statusPageID(q)
-	if !ok || !w.may(q, monitor.ScopeStatusPagesWrite) {
+	if !ok || !w.may(q, account.ScopeStatusPagesWrite) {
 		return
 	}
 	refuse := func(msg string) {
@@ -594,7 +594,7 @@ func (w *WebApp) uploadLogo(q *request) {
 
 func (w *WebApp) removeLogo(q *request) {
 	id, ok := w.statusPageID(q)
-	if !ok || !w.may(q, monitor.ScopeStatusPagesWrite) {
+	if !ok || !w.may(q, account.ScopeStatusPagesWrite) {
 		return
 	}
 	if _, err := w.app.DeleteStatusPageLogo(q.ctx(), q.actor, id); err != nil {

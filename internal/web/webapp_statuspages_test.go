@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
@@ -45,9 +46,9 @@ func TestWebAppStatusPagesMatrix(t *testing.T) {
 		m1 := e.monitor(e.keyA, "First", "https://one.example.com/", nil)
 		m2 := e.monitor(e.keyA, "Second", "https://two.example.com/", nil)
 		n := 0
-		for _, role := range monitor.Roles {
+		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
-			write := role.Grants(monitor.ScopeStatusPagesWrite)
+			write := role.Grants(account.ScopeStatusPagesWrite)
 			id, comps := e.apiPage("page-"+string(role), m1)
 			sp := ws + "/status-pages/" + id
 			c := comps[0]
@@ -81,7 +82,7 @@ func TestWebAppStatusPagesMatrix(t *testing.T) {
 		// A member of another workspace: nothing is there.
 		id, comps := e.apiPage("page-other", m1)
 		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: "owner@b.test", Password: "a password for owner@b.test",
-			Workspace: e.wsB.ID, Role: monitor.RoleOwner}); err != nil {
+			Workspace: e.wsB.ID, Role: account.RoleOwner}); err != nil {
 			t.Fatal(err)
 		}
 		other := e.browser("owner@b.test")
@@ -140,7 +141,7 @@ func inOrder(body string, texts ...string) bool {
 func TestWebAppStatusPageReorder(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
-		admin := e.member("admin@a.test", monitor.RoleAdmin)
+		admin := e.member("admin@a.test", account.RoleAdmin)
 		alpha := e.monitor(e.keyA, "alpha-internal", "https://alpha.example.com/", nil)
 		beta := e.monitor(e.keyA, "beta-internal", "https://beta.example.com/", nil)
 		e.record(alpha, "", monitor.ResultUp)
@@ -220,7 +221,7 @@ func TestWebAppStatusPageReorder(t *testing.T) {
 func TestWebAppStatusPageHostileInput(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
-		owner := e.member("owner@a.test", monitor.RoleOwner)
+		owner := e.member("owner@a.test", account.RoleOwner)
 		mine := e.monitor(e.keyA, "Mine", "https://mine.example.com/", nil)
 		theirs := e.monitor(e.keyB, "Theirs", "https://theirs.example.com/", nil)
 		id := editorPage(t, owner.post(ws+"/status-pages", form("title", "Acme", "slug", "acme")))
@@ -336,8 +337,8 @@ func (p *person) upload(path string, file []byte) answer {
 func TestWebAppStatusPageLogo(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
-		owner := e.member("owner@a.test", monitor.RoleOwner)
-		viewer := e.member("viewer@a.test", monitor.RoleViewer)
+		owner := e.member("owner@a.test", account.RoleOwner)
+		viewer := e.member("viewer@a.test", account.RoleViewer)
 		id := editorPage(t, owner.post(ws+"/status-pages", form("title", "Acme", "slug", "acme")))
 		sp := ws + "/status-pages/" + id
 		png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{7}, 100)...)

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -95,7 +95,7 @@ func (p *person) signIn(password string) {
 }
 
 // member adds a person with a known password to workspace A.
-func (e *env) member(email string, role monitor.Role) *person {
+func (e *env) member(email string, role account.Role) *person {
 	e.t.Helper()
 	if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: "a password for " + email,
 		Workspace: e.wsA.ID, Role: role}); err != nil {
@@ -136,7 +136,7 @@ type action struct {
 // each answer that is not what the role deserves; it returns how many
 // requests it made. Each area's matrix test (monitors, heartbeats,
 // incidents, …) calls it with its own actions.
-func judge(t *testing.T, role monitor.Role, p *person, actions []action) int {
+func judge(t *testing.T, role account.Role, p *person, actions []action) int {
 	t.Helper()
 	for _, a := range actions {
 		r := p.do(a.method, a.path, a.form)
@@ -156,23 +156,23 @@ func TestWebAppMatrix(t *testing.T) {
 		ctx := context.Background()
 		ws := "/w/" + e.wsA.ID
 		n := 0
-		for _, role := range monitor.Roles {
+		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
 			manager := role.ManagesKeys()
 			// A colleague whose key, role and membership are acted on.
-			colleague := e.member("colleague-of-"+string(role)+"@a.test", monitor.RoleEditor)
+			colleague := e.member("colleague-of-"+string(role)+"@a.test", account.RoleEditor)
 			ck := secretRE.FindString(colleague.post(ws+"/keys", form("name", "theirs", "binding", "workspace", "scope", "monitors:read")).body)
 			p2, err := e.app.Authenticate(ctx, ck, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			inv, err := e.app.Invite(ctx, app.Actor{UserID: e.userID("owner@ws-a.test"), WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner}, "viewer")
+			inv, err := e.app.Invite(ctx, app.Actor{UserID: e.userID("owner@ws-a.test"), WorkspaceID: e.wsA.ID, Role: account.RoleOwner}, "viewer")
 			if err != nil {
 				t.Fatal(err)
 			}
 			colleagueID := e.userID(colleague.email)
 			mon := e.monitor(e.keyA, "checked by "+string(role), "https://www.example.com/", nil)
-			writer := role.Grants(monitor.ScopeMonitorsWrite)
+			writer := role.Grants(account.ScopeMonitorsWrite)
 			actions := []action{
 				{"see the home", "GET", ws + "/", nil, true, 200},
 				{"see the keys", "GET", ws + "/keys", nil, true, 200},
@@ -180,11 +180,11 @@ func TestWebAppMatrix(t *testing.T) {
 				{"see the account", "GET", "/account", nil, true, 200},
 				{"make a workspace", "POST", "/workspaces", form("name", "own of "+string(role)), true, 303},
 				{"invite a viewer", "POST", ws + "/members/invites", form("role", "viewer"), manager, 201},
-				{"invite an owner", "POST", ws + "/members/invites", form("role", "owner"), role == monitor.RoleOwner, 201},
+				{"invite an owner", "POST", ws + "/members/invites", form("role", "owner"), role == account.RoleOwner, 201},
 				{"withdraw an invitation", "POST", ws + "/members/invites/" + inv.Invite.ID + "/revoke", form(), manager, 303},
 				{"revoke another's key", "POST", ws + "/keys/" + p2.KeyID() + "/revoke", form(), manager, 303},
 				{"change another's role", "POST", ws + "/members/" + colleagueID + "/role", form("role", "viewer"), manager, 303},
-				{"make another an owner", "POST", ws + "/members/" + colleagueID + "/role", form("role", "owner"), role == monitor.RoleOwner, 303},
+				{"make another an owner", "POST", ws + "/members/" + colleagueID + "/role", form("role", "owner"), role == account.RoleOwner, 303},
 				{"remove another", "POST", ws + "/members/" + colleagueID + "/remove", form(), manager, 303},
 				{"see the monitors", "GET", ws + "/monitors", nil, true, 200},
 				{"see a monitor", "GET", ws + "/monitors/" + mon, nil, true, 200},
@@ -192,7 +192,7 @@ func TestWebAppMatrix(t *testing.T) {
 				{"resume a monitor", "POST", ws + "/monitors/" + mon + "/resume", form(), writer, 303},
 				{"delete a monitor", "POST", ws + "/monitors/" + mon + "/delete", form(), writer, 303},
 			}
-			for _, s := range monitor.Scopes {
+			for _, s := range account.Scopes {
 				actions = append(actions, action{"make a key with " + string(s), "POST", ws + "/keys",
 					form("name", "k", "binding", "workspace", "scope", string(s)), role.Grants(s), 201})
 			}
@@ -206,7 +206,7 @@ func TestWebAppMatrix(t *testing.T) {
 			// The key the role makes with everything it may: on the API it
 			// does exactly what the browser let the role do.
 			var all []string
-			for _, s := range monitor.Scopes {
+			for _, s := range account.Scopes {
 				if role.Grants(s) {
 					all = append(all, "scope", string(s))
 				}
@@ -257,7 +257,7 @@ func (e *env) apiReq(method, path, key string, body any, headers ...string) resp
 
 type apiCall struct {
 	method, path string
-	scope        monitor.Scope
+	scope        account.Scope
 	body         any
 	ok           int
 }
@@ -265,16 +265,16 @@ type apiCall struct {
 // apiSample is one API call per scope.
 func apiSample() []apiCall {
 	return []apiCall{
-		{"GET", "/api/v1/monitors", monitor.ScopeMonitorsRead, nil, 200},
-		{"POST", "/api/v1/monitors", monitor.ScopeMonitorsWrite, map[string]any{"type": "tcp", "name": "db",
+		{"GET", "/api/v1/monitors", account.ScopeMonitorsRead, nil, 200},
+		{"POST", "/api/v1/monitors", account.ScopeMonitorsWrite, map[string]any{"type": "tcp", "name": "db",
 			"config": map[string]any{"host": "db.internal", "port": 5432}}, 201},
-		{"GET", "/api/v1/incidents", monitor.ScopeIncidentsRead, nil, 200},
-		{"POST", "/api/v1/incidents", monitor.ScopeIncidentsWrite, map[string]any{"title": "slow", "message": "looking"}, 201},
-		{"GET", "/api/v1/metrics", monitor.ScopeMetricsRead, nil, 200},
-		{"GET", "/api/v1/status-pages", monitor.ScopeStatusPagesRead, nil, 200},
-		{"POST", "/api/v1/status-pages", monitor.ScopeStatusPagesWrite, map[string]any{"slug": "", "title": "x"}, 422},
-		{"GET", "/api/v1/notification-channels", monitor.ScopeNotificationsRead, nil, 200},
-		{"POST", "/api/v1/notification-channels", monitor.ScopeNotificationsWrite, map[string]any{"name": "ops", "kind": "webhook",
+		{"GET", "/api/v1/incidents", account.ScopeIncidentsRead, nil, 200},
+		{"POST", "/api/v1/incidents", account.ScopeIncidentsWrite, map[string]any{"title": "slow", "message": "looking"}, 201},
+		{"GET", "/api/v1/metrics", account.ScopeMetricsRead, nil, 200},
+		{"GET", "/api/v1/status-pages", account.ScopeStatusPagesRead, nil, 200},
+		{"POST", "/api/v1/status-pages", account.ScopeStatusPagesWrite, map[string]any{"slug": "", "title": "x"}, 422},
+		{"GET", "/api/v1/notification-channels", account.ScopeNotificationsRead, nil, 200},
+		{"POST", "/api/v1/notification-channels", account.ScopeNotificationsWrite, map[string]any{"name": "ops", "kind": "webhook",
 			"config": map[string]any{"url": "https://hooks.example.com/tocsin"}, "events": []string{"incident.opened"}}, 201},
 	}
 }
@@ -284,7 +284,7 @@ func apiSample() []apiCall {
 func TestWebAppSignIn(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		u, err := e.app.CreateUser(ctx, app.UserRequest{Email: "new@a.test", Workspace: e.wsA.ID, Role: monitor.RoleEditor})
+		u, err := e.app.CreateUser(ctx, app.UserRequest{Email: "new@a.test", Workspace: e.wsA.ID, Role: account.RoleEditor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +413,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 func TestSecureCookie(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
 		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: "s@a.test", Password: "a long password",
-			Workspace: e.wsA.ID, Role: monitor.RoleViewer}); err != nil {
+			Workspace: e.wsA.ID, Role: account.RoleViewer}); err != nil {
 			t.Fatal(err)
 		}
 		h := web.NewApp(e.app, slog.New(slog.DiscardHandler), web.AppOptions{BaseURL: "https://tocsin.example"})
@@ -441,7 +441,7 @@ func (r *recorder) WriteHeader(s int)           { r.status = s }
 // form's error, never stored, and never a server error, on both engines.
 func TestWebAppHostileInput(t *testing.T) {
 	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
-		p := e.member("h@a.test", monitor.RoleOwner)
+		p := e.member("h@a.test", account.RoleOwner)
 		ws := "/w/" + e.wsA.ID
 		for _, bad := range []string{"nul\x00byte", "bad \xff utf-8", strings.Repeat("long ", 60)} {
 			cases := []struct {
@@ -482,7 +482,7 @@ func TestWebAppHostileInput(t *testing.T) {
 				t.Errorf("sign-up e-mail %q: %d: %.300s", bad, r.status, r.body)
 			}
 		}
-		members, err := e.app.Members(context.Background(), app.Actor{UserID: e.userID("h@a.test"), WorkspaceID: e.wsA.ID, Role: monitor.RoleOwner})
+		members, err := e.app.Members(context.Background(), app.Actor{UserID: e.userID("h@a.test"), WorkspaceID: e.wsA.ID, Role: account.RoleOwner})
 		if err != nil {
 			t.Fatal(err)
 		}

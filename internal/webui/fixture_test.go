@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/webui"
 )
 
@@ -23,13 +23,13 @@ func shell(active webui.Nav) webui.Shell {
 	return webui.Shell{
 		Email: "ada.lovelace@acme.example",
 		Workspaces: []webui.WorkspaceChoice{
-			{ID: wsID, Name: "Acme Cloud", Role: monitor.RoleAdmin},
-			{ID: "ws_01JDQ4M2PA", Name: "Side project", Role: monitor.RoleOwner},
-			{ID: "ws_01JDQ4N7XC", Name: "Globex <Ops> & Co", Role: monitor.RoleViewer},
+			{ID: wsID, Name: "Acme Cloud", Role: account.RoleAdmin},
+			{ID: "ws_01JDQ4M2PA", Name: "Side project", Role: account.RoleOwner},
+			{ID: "ws_01JDQ4N7XC", Name: "Globex <Ops> & Co", Role: account.RoleViewer},
 		},
 		WorkspaceID:   wsID,
 		WorkspaceName: "Acme Cloud",
-		Role:          monitor.RoleAdmin,
+		Role:          account.RoleAdmin,
 		Active:        active,
 		BaseURL:       "https://tocsin.acme.example",
 	}
@@ -39,7 +39,7 @@ func shell(active webui.Nav) webui.Shell {
 func viewer(active webui.Nav) webui.Shell {
 	s := shell(active)
 	s.Email = "grace@acme.example"
-	s.Role = monitor.RoleViewer
+	s.Role = account.RoleViewer
 	return s
 }
 
@@ -47,15 +47,15 @@ func signedOut() webui.Shell { return webui.Shell{BaseURL: "https://tocsin.acme.
 
 func keyRows() (mine, others []webui.KeyRow) {
 	mine = []webui.KeyRow{
-		{ID: "key_01JDQ5A", Name: "deploy pipeline", Prefix: "tsk_AbC123", Scopes: []monitor.Scope{monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite, monitor.ScopeIncidentsWrite},
+		{ID: "key_01JDQ5A", Name: "deploy pipeline", Prefix: "tsk_AbC123", Scopes: []account.Scope{account.ScopeMonitorsRead, account.ScopeMonitorsWrite, account.ScopeIncidentsWrite},
 			CreatorEmail: "ada.lovelace@acme.example", CreatedAt: at(-30, 8, 2), LastUsedAt: at(0, 9, 11)},
-		{ID: "key_01JDQ5B", Name: "Grafana", Prefix: "tsk_Qw9Er8", Scopes: []monitor.Scope{monitor.ScopeMetricsRead}, AccountWide: true,
+		{ID: "key_01JDQ5B", Name: "Grafana", Prefix: "tsk_Qw9Er8", Scopes: []account.Scope{account.ScopeMetricsRead}, AccountWide: true,
 			CreatorEmail: "ada.lovelace@acme.example", CreatedAt: at(-2, 14, 40)},
-		{ID: "key_01JDQ5C", Name: "old laptop", Prefix: "tsk_Zx7Cv6", Scopes: []monitor.Scope{monitor.ScopeMonitorsRead},
+		{ID: "key_01JDQ5C", Name: "old laptop", Prefix: "tsk_Zx7Cv6", Scopes: []account.Scope{account.ScopeMonitorsRead},
 			CreatorEmail: "ada.lovelace@acme.example", CreatedAt: at(-90, 10, 0), LastUsedAt: at(-40, 17, 3), RevokedAt: at(-35, 12, 30)},
 	}
 	others = []webui.KeyRow{
-		{ID: "key_01JDQ5D", Name: "status bot", Prefix: "tsk_Lk3Jh2", Scopes: []monitor.Scope{monitor.ScopeStatusPagesRead, monitor.ScopeIncidentsRead},
+		{ID: "key_01JDQ5D", Name: "status bot", Prefix: "tsk_Lk3Jh2", Scopes: []account.Scope{account.ScopeStatusPagesRead, account.ScopeIncidentsRead},
 			CreatorEmail: "charles.babbage@acme.example", CreatedAt: at(-12, 7, 45), LastUsedAt: at(0, 8, 59)},
 	}
 	return mine, others
@@ -122,14 +122,14 @@ func pages() []uiPage {
 		}, []string{`href="/w/ws_01JDQ4K8Z6/"`, `action="/workspaces"`, `name="name"`, `value="Acme"`, "Globex &lt;Ops&gt; &amp; Co"}},
 		{"home", "/w/ws_01JDQ4K8Z6/", "Acme Cloud", func() ([]byte, error) {
 			s := shell(webui.NavHome)
-			s.Role = monitor.RoleEditor
+			s.Role = account.RoleEditor
 			s.Flash = webui.Flash{Kind: webui.FlashSuccess, Message: "Welcome to Acme Cloud."}
 			return webui.RenderWorkspaceHome(webui.WorkspaceHome{Shell: s, Members: 4, ActiveKeys: 2})
 		}, []string{`href="/w/ws_01JDQ4K8Z6/keys"`, `href="/w/ws_01JDQ4K8Z6/members"`, "<code>monitors:write</code>", `href="/api/v1/openapi.json"`,
 			`role="status"`, "Welcome to Acme Cloud.", `aria-current="page"`}},
 		{"keys", "/w/ws_01JDQ4K8Z6/keys", "API keys", func() ([]byte, error) {
 			return webui.RenderKeys(webui.Keys{Shell: shell(webui.NavKeys), Mine: mine, Others: others,
-				Form:   webui.KeyForm{Name: "deploy", Binding: webui.BindingAccount, Scopes: []monitor.Scope{monitor.ScopeMonitorsRead}},
+				Form:   webui.KeyForm{Name: "deploy", Binding: webui.BindingAccount, Scopes: []account.Scope{account.ScopeMonitorsRead}},
 				Errors: webui.FormErrors{Fields: map[string]string{"scope": "Choose at least one scope."}}})
 		}, []string{`action="/w/ws_01JDQ4K8Z6/keys"`, `name="binding" value="workspace"`, `name="binding" value="account" aria-describedby="binding-account-hint" checked`,
 			`name="scope" value="monitors:read" checked`, `name="scope" value="notifications:write"`, `id="err-scope"`,
@@ -140,32 +140,32 @@ func pages() []uiPage {
 		}, []string{"your role (viewer) does not grant this", `value="monitors:write" disabled`, "You have no keys"}},
 		{"key-created", "/w/ws_01JDQ4K8Z6/keys/created", "Key “deploy pipeline” created", func() ([]byte, error) {
 			return webui.RenderKeyCreated(webui.KeyCreated{Shell: shell(webui.NavKeys), Name: "deploy pipeline", Secret: secret,
-				Scopes: []monitor.Scope{monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite}, AccountWide: true})
+				Scopes: []account.Scope{account.ScopeMonitorsRead, account.ScopeMonitorsWrite}, AccountWide: true})
 		}, []string{`<code id="key-secret" class="secret">` + secret + `</code>`, "shown only now", `curl -H "Authorization: Bearer ` + secret + `" \`,
 			`X-Workspace-Id: ws_01JDQ4K8Z6`, "https://tocsin.acme.example/api/v1/monitors", `data-copy="key-secret"`}},
 		{"members", "/w/ws_01JDQ4K8Z6/members", "Members", func() ([]byte, error) {
 			return webui.RenderMembers(webui.Members{Shell: shell(webui.NavMembers),
 				Members: []webui.MemberRow{
-					{UserID: "usr_01A", Email: "ada.lovelace@acme.example", Role: monitor.RoleAdmin, JoinedAt: at(-200, 9, 0), You: true},
-					{UserID: "usr_01B", Email: "charles.babbage@acme.example", Role: monitor.RoleOwner, JoinedAt: at(-300, 11, 20)},
-					{UserID: "usr_01C", Email: "grace@acme.example", Role: monitor.RoleViewer, JoinedAt: at(-3, 15, 45)},
+					{UserID: "usr_01A", Email: "ada.lovelace@acme.example", Role: account.RoleAdmin, JoinedAt: at(-200, 9, 0), You: true},
+					{UserID: "usr_01B", Email: "charles.babbage@acme.example", Role: account.RoleOwner, JoinedAt: at(-300, 11, 20)},
+					{UserID: "usr_01C", Email: "grace@acme.example", Role: account.RoleViewer, JoinedAt: at(-3, 15, 45)},
 				},
-				Invites:    []webui.InviteRow{{ID: "inv_01X", Role: monitor.RoleEditor, CreatedAt: at(-1, 10, 0), ExpiresAt: at(6, 10, 0), CreatedBy: "ada.lovelace@acme.example"}},
-				InviteRole: monitor.RoleEditor})
+				Invites:    []webui.InviteRow{{ID: "inv_01X", Role: account.RoleEditor, CreatedAt: at(-1, 10, 0), ExpiresAt: at(6, 10, 0), CreatedBy: "ada.lovelace@acme.example"}},
+				InviteRole: account.RoleEditor})
 		}, []string{`action="/w/ws_01JDQ4K8Z6/members/usr_01B/role"`, `<select id="role-usr_01B" name="role">`, `action="/w/ws_01JDQ4K8Z6/members/usr_01C/remove"`,
 			`action="/w/ws_01JDQ4K8Z6/members/invites/inv_01X/revoke"`, `action="/w/ws_01JDQ4K8Z6/members/invites"`, `<option value="editor" selected>`, `<th scope="row" role="rowheader">`}},
 		{"members-viewer", "/w/ws_01JDQ4K8Z6/members/viewer", "Members", func() ([]byte, error) {
 			return webui.RenderMembers(webui.Members{Shell: viewer(webui.NavMembers),
-				Members: []webui.MemberRow{{UserID: "usr_01C", Email: "grace@acme.example", Role: monitor.RoleViewer, JoinedAt: at(-3, 15, 45), You: true}}})
+				Members: []webui.MemberRow{{UserID: "usr_01C", Email: "grace@acme.example", Role: account.RoleViewer, JoinedAt: at(-3, 15, 45), You: true}}})
 		}, []string{"grace@acme.example"}},
 		{"invite-created", "/w/ws_01JDQ4K8Z6/members/invites/created", "Invitation link", func() ([]byte, error) {
-			return webui.RenderInviteCreated(webui.InviteCreated{Shell: shell(webui.NavMembers), Link: "https://tocsin.acme.example/invite/Yh7Kq2Lm9Np4Rs6Tv8Wx0Za3Bc5De7Fg", Role: monitor.RoleEditor, ExpiresAt: at(7, 9, 14)})
+			return webui.RenderInviteCreated(webui.InviteCreated{Shell: shell(webui.NavMembers), Link: "https://tocsin.acme.example/invite/Yh7Kq2Lm9Np4Rs6Tv8Wx0Za3Bc5De7Fg", Role: account.RoleEditor, ExpiresAt: at(7, 9, 14)})
 		}, []string{`id="invite-link"`, "https://tocsin.acme.example/invite/Yh7Kq2Lm9Np4Rs6Tv8Wx0Za3Bc5De7Fg", `data-copy="invite-link"`, "2026-12-03 09:14 UTC"}},
 		{"invite-signed-in", "/invite/in", "Join Acme Cloud", func() ([]byte, error) {
-			return webui.RenderInvite(webui.Invite{Shell: shell(webui.NavNone), Token: "Yh7Kq2Lm9Np4", WorkspaceName: "Acme Cloud", Role: monitor.RoleEditor})
+			return webui.RenderInvite(webui.Invite{Shell: shell(webui.NavNone), Token: "Yh7Kq2Lm9Np4", WorkspaceName: "Acme Cloud", Role: account.RoleEditor})
 		}, []string{`action="/invite/Yh7Kq2Lm9Np4"`, "Join Acme Cloud as editor"}},
 		{"invite-signed-out", "/invite/out", "Join Acme Cloud", func() ([]byte, error) {
-			return webui.RenderInvite(webui.Invite{Shell: signedOut(), Token: "Yh7Kq2Lm9Np4", WorkspaceName: "Acme Cloud", Role: monitor.RoleEditor,
+			return webui.RenderInvite(webui.Invite{Shell: signedOut(), Token: "Yh7Kq2Lm9Np4", WorkspaceName: "Acme Cloud", Role: account.RoleEditor,
 				Email: "new@acme.example", Errors: webui.FormErrors{Fields: map[string]string{"password": "Must be at least 12 characters."}}})
 		}, []string{`action="/invite/Yh7Kq2Lm9Np4"`, `name="email"`, `value="new@acme.example"`, `name="password"`, `name="confirm"`, `href="/sign-in?next=/invite/Yh7Kq2Lm9Np4"`, "I have an account: sign in"}},
 		{"invite-invalid", "/invite/bad", "This invitation does not work", func() ([]byte, error) {

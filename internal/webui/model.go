@@ -3,7 +3,7 @@ package webui
 import (
 	"time"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/account"
 )
 
 // The view models: one struct per page, each with the Shell every page
@@ -62,7 +62,7 @@ type WorkspaceChoice struct {
 	// Name is the workspace's display name.
 	Name string
 	// Role is the person's role in it.
-	Role monitor.Role
+	Role account.Role
 }
 
 // Shell is what every page shares: who is signed in, where they are, and
@@ -81,7 +81,7 @@ type Shell struct {
 	// WorkspaceName is the current workspace's display name.
 	WorkspaceName string
 	// Role is the person's role in the current workspace.
-	Role monitor.Role
+	Role account.Role
 	// Active is the navigation item the page belongs to.
 	Active Nav
 	// Flash is a message shown once above the content; zero for none.
@@ -273,7 +273,7 @@ type KeyRow struct {
 	// followed by "…".
 	Prefix string
 	// Scopes are the key's scopes.
-	Scopes []monitor.Scope
+	Scopes []account.Scope
 	// AccountWide is set for a key that works in every workspace of its
 	// creator (sent with X-Workspace-Id); clear for a key bound to this
 	// workspace.
@@ -303,7 +303,7 @@ type KeyForm struct {
 	// when empty) or BindingAccount.
 	Binding string
 	// Scopes re-fills the checked "scope" boxes.
-	Scopes []monitor.Scope
+	Scopes []account.Scope
 }
 
 // Keys is GET /w/{id}/keys and the answer to a failed POST /w/{id}/keys.
@@ -334,7 +334,7 @@ type KeyCreated struct {
 	// Secret is the key's secret (tsk_…), shown once.
 	Secret string
 	// Scopes are its scopes.
-	Scopes []monitor.Scope
+	Scopes []account.Scope
 	// AccountWide is set for an account-wide key: the example then sends
 	// X-Workspace-Id.
 	AccountWide bool
@@ -347,7 +347,7 @@ type MemberRow struct {
 	// Email is the member's e-mail.
 	Email string
 	// Role is their role.
-	Role monitor.Role
+	Role account.Role
 	// JoinedAt is when they joined.
 	JoinedAt time.Time
 	// You marks the person viewing the page.
@@ -359,7 +359,7 @@ type InviteRow struct {
 	// ID is the invitation's id, in /w/{id}/members/invites/{inviteID}/revoke.
 	ID string
 	// Role is the role it grants.
-	Role monitor.Role
+	Role account.Role
 	// CreatedAt is when it was made.
 	CreatedAt time.Time
 	// ExpiresAt is when it stops working.
@@ -379,7 +379,7 @@ type Members struct {
 	// Invites are the pending invitations (shown to owners and admins).
 	Invites []InviteRow
 	// InviteRole re-fills the invite form's field "role" (default viewer).
-	InviteRole monitor.Role
+	InviteRole account.Role
 	// Errors holds the invite form's messages (field "role").
 	Errors FormErrors
 }
@@ -392,7 +392,7 @@ type InviteCreated struct {
 	// Link is the invitation's full URL (BaseURL + "/invite/" + token).
 	Link string
 	// Role is the role it grants.
-	Role monitor.Role
+	Role account.Role
 	// ExpiresAt is when it stops working.
 	ExpiresAt time.Time
 }
@@ -409,7 +409,7 @@ type Invite struct {
 	// WorkspaceName is the workspace it joins.
 	WorkspaceName string
 	// Role is the role it grants.
-	Role monitor.Role
+	Role account.Role
 	// Email re-fills the sign-up form's e-mail after an error.
 	Email string
 	// Errors holds the form's messages.

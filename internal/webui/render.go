@@ -77,8 +77,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/clean"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // CSP is the Content-Security-Policy to serve the pages with. The
@@ -308,21 +308,21 @@ var funcs = template.FuncMap{
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b))
 	},
 	"field":  newField,
-	"scopes": func() []monitor.Scope { return monitor.Scopes },
-	"roles":  func() []monitor.Role { return monitor.Roles },
-	"grants": func(r monitor.Role, s monitor.Scope) bool { return r.Grants(s) },
-	"granted": func(r monitor.Role) []monitor.Scope {
-		var out []monitor.Scope
-		for _, s := range monitor.Scopes {
+	"scopes": func() []account.Scope { return account.Scopes },
+	"roles":  func() []account.Role { return account.Roles },
+	"grants": func(r account.Role, s account.Scope) bool { return r.Grants(s) },
+	"granted": func(r account.Role) []account.Scope {
+		var out []account.Scope
+		for _, s := range account.Scopes {
 			if r.Grants(s) {
 				out = append(out, s)
 			}
 		}
 		return out
 	},
-	"manages": func(r monitor.Role) bool { return r.ManagesKeys() },
-	"has":     func(ss []monitor.Scope, s monitor.Scope) bool { return slices.Contains(ss, s) },
-	"scopeID": func(s monitor.Scope) string {
+	"manages": func(r account.Role) bool { return r.ManagesKeys() },
+	"has":     func(ss []account.Scope, s account.Scope) bool { return slices.Contains(ss, s) },
+	"scopeID": func(s account.Scope) string {
 		return "scope-" + strings.NewReplacer(":", "-", "_", "-").Replace(string(s))
 	},
 	"scopeSay": scopeWords,
@@ -330,7 +330,7 @@ var funcs = template.FuncMap{
 	"keyRows": func(s Shell, rows []KeyRow, caption string, others bool) keyTable {
 		return keyTable{WorkspaceID: s.WorkspaceID, Caption: caption, Rows: rows, ShowCreator: others}
 	},
-	"join": func(ss []monitor.Scope) string {
+	"join": func(ss []account.Scope) string {
 		out := make([]string, len(ss))
 		for i, s := range ss {
 			out[i] = string(s)
@@ -349,17 +349,17 @@ type keyTable struct {
 }
 
 // scopeWords says what a scope allows, for the workspace's home.
-func scopeWords(s monitor.Scope) string {
-	return map[monitor.Scope]string{
-		monitor.ScopeMonitorsRead:       "see monitors and heartbeats",
-		monitor.ScopeMonitorsWrite:      "create, change and delete monitors and heartbeats",
-		monitor.ScopeIncidentsRead:      "see incidents",
-		monitor.ScopeIncidentsWrite:     "open, update and resolve incidents",
-		monitor.ScopeMetricsRead:        "read response times and uptime",
-		monitor.ScopeStatusPagesRead:    "see status pages",
-		monitor.ScopeStatusPagesWrite:   "create and change status pages",
-		monitor.ScopeNotificationsRead:  "see notification channels",
-		monitor.ScopeNotificationsWrite: "create and change notification channels",
+func scopeWords(s account.Scope) string {
+	return map[account.Scope]string{
+		account.ScopeMonitorsRead:       "see monitors and heartbeats",
+		account.ScopeMonitorsWrite:      "create, change and delete monitors and heartbeats",
+		account.ScopeIncidentsRead:      "see incidents",
+		account.ScopeIncidentsWrite:     "open, update and resolve incidents",
+		account.ScopeMetricsRead:        "read response times and uptime",
+		account.ScopeStatusPagesRead:    "see status pages",
+		account.ScopeStatusPagesWrite:   "create and change status pages",
+		account.ScopeNotificationsRead:  "see notification channels",
+		account.ScopeNotificationsWrite: "create and change notification channels",
 	}[s]
 }
 

@@ -33,7 +33,7 @@ func Seed(t testing.TB, db *store.DB, slug string) (account.User, account.Worksp
 	w := account.Workspace{ID: ids.New(ids.Workspace, T0), Name: "WS " + slug, Slug: slug, CreatedAt: T0}
 	must(t, db.CreateUser(ctx, u))
 	must(t, db.CreateWorkspace(ctx, w))
-	must(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: monitor.RoleOwner, CreatedAt: T0}))
+	must(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleOwner, CreatedAt: T0}))
 	return u, w
 }
 

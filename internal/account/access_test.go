@@ -1,9 +1,9 @@
-package monitor_test
+package account_test
 
 import (
 	"testing"
 
-	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/account"
 )
 
 // TestRoleGrants checks every role against every scope: the table of
@@ -14,26 +14,26 @@ func TestRoleGrants(t *testing.T) {
 		n = false
 	)
 	//                      m:r m:w i:r i:w met s:r s:w n:r n:w
-	want := map[monitor.Role][9]bool{
-		monitor.RoleOwner:  {y, y, y, y, y, y, y, y, y},
-		monitor.RoleAdmin:  {y, y, y, y, y, y, y, y, y},
-		monitor.RoleEditor: {y, y, y, y, y, y, n, y, n},
-		monitor.RoleViewer: {y, n, y, n, y, y, n, y, n},
+	want := map[account.Role][9]bool{
+		account.RoleOwner:  {y, y, y, y, y, y, y, y, y},
+		account.RoleAdmin:  {y, y, y, y, y, y, y, y, y},
+		account.RoleEditor: {y, y, y, y, y, y, n, y, n},
+		account.RoleViewer: {y, n, y, n, y, y, n, y, n},
 		"":                 {n, n, n, n, n, n, n, n, n}, // not a member
 		"superuser":        {n, n, n, n, n, n, n, n, n}, // unknown role
 		"Owner":            {n, n, n, n, n, n, n, n, n}, // roles are case-sensitive
 	}
-	order := []monitor.Scope{
-		monitor.ScopeMonitorsRead, monitor.ScopeMonitorsWrite,
-		monitor.ScopeIncidentsRead, monitor.ScopeIncidentsWrite,
-		monitor.ScopeMetricsRead,
-		monitor.ScopeStatusPagesRead, monitor.ScopeStatusPagesWrite,
-		monitor.ScopeNotificationsRead, monitor.ScopeNotificationsWrite,
+	order := []account.Scope{
+		account.ScopeMonitorsRead, account.ScopeMonitorsWrite,
+		account.ScopeIncidentsRead, account.ScopeIncidentsWrite,
+		account.ScopeMetricsRead,
+		account.ScopeStatusPagesRead, account.ScopeStatusPagesWrite,
+		account.ScopeNotificationsRead, account.ScopeNotificationsWrite,
 	}
-	if len(order) != len(monitor.Scopes) {
-		t.Fatalf("the table covers %d scopes, monitor.Scopes has %d", len(order), len(monitor.Scopes))
+	if len(order) != len(account.Scopes) {
+		t.Fatalf("the table covers %d scopes, account.Scopes has %d", len(order), len(account.Scopes))
 	}
-	for _, r := range monitor.Roles {
+	for _, r := range account.Roles {
 		if _, ok := want[r]; !ok {
 			t.Errorf("role %q is missing from the table", r)
 		}
@@ -49,13 +49,13 @@ func TestRoleGrants(t *testing.T) {
 
 func TestRoleManagesKeys(t *testing.T) {
 	cases := []struct {
-		role monitor.Role
+		role account.Role
 		want bool
 	}{
-		{monitor.RoleOwner, true},
-		{monitor.RoleAdmin, true},
-		{monitor.RoleEditor, false},
-		{monitor.RoleViewer, false},
+		{account.RoleOwner, true},
+		{account.RoleAdmin, true},
+		{account.RoleEditor, false},
+		{account.RoleViewer, false},
 		{"", false},
 		{"ADMIN", false},
 	}
@@ -67,14 +67,14 @@ func TestRoleManagesKeys(t *testing.T) {
 }
 
 func TestScopeIsRead(t *testing.T) {
-	for _, s := range monitor.Scopes {
-		want := s == monitor.ScopeMonitorsRead || s == monitor.ScopeIncidentsRead || s == monitor.ScopeMetricsRead ||
-			s == monitor.ScopeStatusPagesRead || s == monitor.ScopeNotificationsRead
+	for _, s := range account.Scopes {
+		want := s == account.ScopeMonitorsRead || s == account.ScopeIncidentsRead || s == account.ScopeMetricsRead ||
+			s == account.ScopeStatusPagesRead || s == account.ScopeNotificationsRead
 		if got := s.IsRead(); got != want {
 			t.Errorf("Scope(%q).IsRead() = %v, want %v", s, got, want)
 		}
 	}
-	for _, s := range []monitor.Scope{"", ":read", "read", "monitors:reader"} {
+	for _, s := range []account.Scope{"", ":read", "read", "monitors:reader"} {
 		if s.IsRead() {
 			t.Errorf("Scope(%q).IsRead() = true, want false", s)
 		}
@@ -113,7 +113,7 @@ func TestParseScope(t *testing.T) {
 		{"", false},
 	}
 	for _, c := range cases {
-		got, ok := monitor.ParseScope(c.in)
+		got, ok := account.ParseScope(c.in)
 		if ok != c.ok {
 			t.Errorf("ParseScope(%q) ok = %v, want %v", c.in, ok, c.ok)
 		}
@@ -121,8 +121,8 @@ func TestParseScope(t *testing.T) {
 			t.Errorf("ParseScope(%q) = %q", c.in, got)
 		}
 	}
-	for _, s := range monitor.Scopes {
-		if _, ok := monitor.ParseScope(string(s)); !ok {
+	for _, s := range account.Scopes {
+		if _, ok := account.ParseScope(string(s)); !ok {
 			t.Errorf("ParseScope rejects the listed scope %q", s)
 		}
 	}
@@ -146,7 +146,7 @@ func TestParseRole(t *testing.T) {
 		{"", false},
 	}
 	for _, c := range cases {
-		got, ok := monitor.ParseRole(c.in)
+		got, ok := account.ParseRole(c.in)
 		if ok != c.ok {
 			t.Errorf("ParseRole(%q) ok = %v, want %v", c.in, ok, c.ok)
 		}
