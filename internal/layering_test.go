@@ -31,7 +31,7 @@ const mod = "github.com/tocsin/tocsin/internal/"
 var (
 	// kernels: small, dependency-free helpers every layer may use (and
 	// racedetector, which the tests of every layer may use).
-	kernels = []string{"errs", "ids", "clean", "ratelimit", "stamp", "racedetector"}
+	kernels = []string{"errs", "ids", "clean", "ratelimit", "stamp", "racedetector", "wait"}
 	// domain: the pure model (states, deadlines, recurrences, channel
 	// rendering and signing): no clock, no I/O.
 	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur", "metrics", "statuspage", "webui"}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/scheduler"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // TestCausesNameWhatFailed: a monitor checked by the real engine against
@@ -132,7 +133,7 @@ func TestCausesNameWhatFailed(t *testing.T) {
 func (rc *receiver) event(t *testing.T, typ, id, to string) map[string]any {
 	t.Helper()
 	var data map[string]any
-	waitUntil(t, typ+" about "+id, func() bool {
+	wait.For(t, 20*time.Second, typ+" about "+id, func() bool {
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
 		for _, g := range slices.Backward(rc.got) {
@@ -223,5 +224,5 @@ func (e *env) checkUntil(t *testing.T, id, what string, cond func() bool) {
 		cancel()
 		<-done
 	}()
-	waitUntil(t, what, cond)
+	wait.For(t, 20*time.Second, what, cond)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/tocsin/tocsin/internal/netguard"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // services stands in for Slack, Discord, Teams, PagerDuty, Telegram and
@@ -158,7 +159,7 @@ func TestChannelKindsDeliver(t *testing.T) {
 			}
 			inc := e.incidentStory(t, k, "Checkout <b>is</b> down")
 
-			waitUntil(t, "every service to hear the incident", func() bool {
+			wait.For(t, 20*time.Second, "every service to hear the incident", func() bool {
 				return len(svc.bodies("/slack")) == 4 && len(svc.bodies("/discord")) == 4 && len(svc.bodies("/teams")) == 4 &&
 					len(svc.bodies("/pd")) == 3 && len(svc.bodies("/tg/bot123:secret/sendMessage")) == 4 &&
 					len(svc.bodies("/ntfy/")) == 4 && len(sink.messages()) == 4

@@ -17,6 +17,7 @@ import (
 	"github.com/tocsin/tocsin/internal/deliver"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // receiver is a webhook receiver as docs/webhooks.md tells users to
@@ -216,7 +217,7 @@ func (e *env) deliveries(t *testing.T, k, channelID string) []map[string]any {
 func (e *env) settled(t *testing.T, k, channelID string, n int) []map[string]any {
 	t.Helper()
 	var ds []map[string]any
-	waitUntil(t, "the deliveries to settle", func() bool {
+	wait.For(t, 20*time.Second, "the deliveries to settle", func() bool {
 		ds = e.deliveries(t, k, channelID)
 		return len(ds) == n && !slices.ContainsFunc(ds, func(d map[string]any) bool { return d["status"] == "pending" })
 	})
@@ -259,7 +260,7 @@ func TestWebhookDelivery(t *testing.T) {
 			// and in order per incident once it is back.
 			rc.set(http.StatusServiceUnavailable)
 			inc2 := e.incidentStory(t, k, "Search is down")
-			waitUntil(t, "the first delivery of the outage is retried", func() bool {
+			wait.For(t, 20*time.Second, "the first delivery of the outage is retried", func() bool {
 				ds := e.deliveries(t, k, ch)
 				return len(ds) == 8 && ds[4]["attemptCount"].(float64) >= 2
 			})
@@ -285,7 +286,7 @@ func TestWebhookDelivery(t *testing.T) {
 			if r.status != http.StatusAccepted || r.json(t)["status"] != "pending" {
 				t.Fatalf("redeliver: %d %s", r.status, r.body)
 			}
-			waitUntil(t, "the redelivery", func() bool {
+			wait.For(t, 20*time.Second, "the redelivery", func() bool {
 				rc.mu.Lock()
 				defer rc.mu.Unlock()
 				return rc.seen[ds[0]["id"].(string)] == 2
@@ -310,7 +311,7 @@ func TestWebhookDelivery(t *testing.T) {
 			// A 410 Gone disables the channel and fails what was pending.
 			rc.set(http.StatusGone)
 			e.incidentStory(t, k, "Gone")
-			waitUntil(t, "the channel is disabled", func() bool {
+			wait.For(t, 20*time.Second, "the channel is disabled", func() bool {
 				return e.req("GET", "/api/v1/notification-channels/"+ch, k, nil).json(t)["enabled"] == false
 			})
 			c := e.req("GET", "/api/v1/notification-channels/"+ch, k, nil).json(t)
@@ -362,18 +363,6 @@ func TestSlowReceiverHoldsOnlyItself(t *testing.T) {
 			close(release)
 			slow.waitFor(4)
 		})
-	}
-}
-
-// waitUntil polls cond until it holds.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -466,7 +455,7 @@ func TestRateBoundHoldsAStorm(t *testing.T) {
 			if r := e.req("POST", "/api/v1/deliveries/"+heldOne["id"].(string)+"/redeliver", k, nil); r.status != http.StatusAccepted {
 				t.Fatalf("redeliver a held one: %d %s", r.status, r.body)
 			}
-			waitUntil(t, "the held delivery to go", func() bool {
+			wait.For(t, 20*time.Second, "the held delivery to go", func() bool {
 				return e.req("GET", "/api/v1/deliveries/"+heldOne["id"].(string), k, nil).json(t)["status"] == "succeeded"
 			})
 			if d := e.req("GET", "/api/v1/deliveries/"+heldOne["id"].(string), k, nil).json(t); d["heldBy"] != summary["id"] {

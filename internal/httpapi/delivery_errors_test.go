@@ -11,8 +11,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // TestDeliveryErrorsNameHostAndPhase: an attempt that gets no answer says
@@ -60,7 +62,7 @@ func TestDeliveryErrorsNameHostAndPhase(t *testing.T) {
 				id := r.json(t)["id"].(string)
 				dlv := e.req("POST", "/api/v1/notification-channels/"+id+"/test", k, nil).json(t)["id"].(string)
 				var d map[string]any
-				waitUntil(t, "the attempt", func() bool {
+				wait.For(t, 20*time.Second, "the attempt", func() bool {
 					d = e.req("GET", "/api/v1/deliveries/"+dlv, k, nil).json(t)
 					return len(d["attempts"].([]any)) > 0
 				})

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // tokenReceiver is a webhook receiver that takes a delivery only with the
@@ -128,7 +130,7 @@ func TestWebhookURLQuerySealed(t *testing.T) {
 					t.Fatalf("test: %d %s", r.status, r.body)
 				}
 				dlv := r.json(t)["id"].(string)
-				waitUntil(t, "the test delivery's attempt", func() bool {
+				wait.For(t, 20*time.Second, "the test delivery's attempt", func() bool {
 					d := e.req("GET", "/api/v1/deliveries/"+dlv, k, nil).json(t)
 					return len(d["attempts"].([]any)) > 0
 				})

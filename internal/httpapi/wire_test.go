@@ -17,6 +17,7 @@ import (
 	"github.com/tocsin/tocsin/internal/clientaddr"
 	"github.com/tocsin/tocsin/internal/httpapi"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // wireTime is the one format of a time on the wire; looksLikeTime finds
@@ -89,7 +90,7 @@ func TestTimesOnTheWire(t *testing.T) {
 		}
 		// The heartbeat's first ping is a state change too: wait for every
 		// delivery to be done, so attempts and completions are listed.
-		waitUntil(t, "the deliveries to settle", func() bool {
+		wait.For(t, 20*time.Second, "the deliveries to settle", func() bool {
 			ds := e.deliveries(t, k, ch)
 			return len(ds) >= len(storyEvents) && !slices.ContainsFunc(ds, func(d map[string]any) bool { return d["status"] == "pending" })
 		})

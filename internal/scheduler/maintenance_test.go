@@ -16,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // addWindow stores a one-off maintenance window over monitors.
@@ -68,14 +69,14 @@ func TestMaintenanceWindowHoldsState(t *testing.T) {
 			_, err := appOf(db).SetPaused(ctx, app.Actor{WorkspaceID: ws, Role: account.RoleOwner}, paused.ID, true)
 			check(t, err)
 			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Maintenance: 100 * time.Millisecond})
-			waitFor(t, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
+			wait.For(t, 30*time.Second, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 
 			w := addWindow(t, db, ws, time.Now().Add(-time.Minute), time.Now().Add(time.Hour), m.ID, paused.ID)
-			waitFor(t, "MAINTENANCE", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
+			wait.For(t, 30*time.Second, "MAINTENANCE", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
 			began := time.Now()
 
 			tg.status.Store(503)
-			waitFor(t, "three down checks during maintenance", func() bool {
+			wait.For(t, 30*time.Second, "three down checks during maintenance", func() bool {
 				return countResults(observations(t, db, m), monitor.ResultDown, began) >= 3
 			})
 			got := getMonitor(t, db, m)
@@ -84,7 +85,7 @@ func TestMaintenanceWindowHoldsState(t *testing.T) {
 			}
 
 			check(t, db.DeleteMaintenanceWindow(ctx, ws, w.ID))
-			waitFor(t, "DOWN after the window went", func() bool { return getMonitor(t, db, m).State == monitor.StateDown })
+			wait.For(t, 30*time.Second, "DOWN after the window went", func() bool { return getMonitor(t, db, m).State == monitor.StateDown })
 			want := []string{
 				"PENDING→UP: the check passed",
 				"UP→MAINTENANCE: maintenance window " + w.ID + " began",
@@ -117,8 +118,8 @@ func TestMaintenanceWindowEndsOnTime(t *testing.T) {
 			w := addWindow(t, db, ws, time.Now().Add(-time.Second), end, m.ID)
 			// The periodic sweep is far slower than the window is long.
 			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Maintenance: time.Minute})
-			waitFor(t, "MAINTENANCE from the sweep at start", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
-			waitFor(t, "UP after the window", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
+			wait.For(t, 30*time.Second, "MAINTENANCE from the sweep at start", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
+			wait.For(t, 30*time.Second, "UP after the window", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 			hist, err := db.ListStateChanges(ctx, ws, m.ID, time.Time{}, 1)
 			check(t, err)
 			if late := hist[0].At.Sub(end); hist[0].Cause != "maintenance window "+w.ID+" ended" || late < 0 || late > time.Second {
@@ -171,9 +172,9 @@ func TestRecurringMaintenanceWindow(t *testing.T) {
 				t.Fatalf("before the window: %s", s)
 			}
 			clock.Set(time.Date(2020, 5, 2, 0, 30, 0, 0, time.UTC))
-			waitFor(t, "MAINTENANCE on Saturday at 02:30 Berlin", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
+			wait.For(t, 30*time.Second, "MAINTENANCE on Saturday at 02:30 Berlin", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
 			clock.Set(time.Date(2020, 5, 2, 2, 0, 0, 0, time.UTC))
-			waitFor(t, "out of maintenance at 04:00 Berlin", func() bool { return getMonitor(t, db, m).State == monitor.StatePending })
+			wait.For(t, 30*time.Second, "out of maintenance at 04:00 Berlin", func() bool { return getMonitor(t, db, m).State == monitor.StatePending })
 			want := []string{
 				"PENDING→MAINTENANCE: maintenance window " + w.ID + " began",
 				"MAINTENANCE→PENDING: maintenance window " + w.ID + " ended",
@@ -210,7 +211,7 @@ func TestMaintenanceWindowHoldsHeartbeats(t *testing.T) {
 				Duration: 2 * time.Hour, MonitorIDs: []string{m.ID}, HeartbeatIDs: []string{h.ID}, CreatedAt: now, UpdatedAt: now}
 			check(t, db.CreateMaintenanceWindow(ctx, w, 100))
 			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Now: clock.Now, Maintenance: 50 * time.Millisecond})
-			waitFor(t, "heartbeat in MAINTENANCE", func() bool { return state() == monitor.StateMaintenance })
+			wait.For(t, 30*time.Second, "heartbeat in MAINTENANCE", func() bool { return state() == monitor.StateMaintenance })
 			if s := getMonitor(t, db, m).State; s != monitor.StateMaintenance {
 				t.Fatalf("monitor in the same window: %s", s)
 			}
@@ -218,7 +219,7 @@ func TestMaintenanceWindowHoldsHeartbeats(t *testing.T) {
 			prev := w.UpdatedAt
 			w.HeartbeatIDs, w.UpdatedAt = nil, prev.Add(time.Second)
 			check(t, db.UpdateMaintenanceWindow(ctx, w, prev))
-			waitFor(t, "heartbeat out of maintenance", func() bool { return state() == monitor.StatePending })
+			wait.For(t, 30*time.Second, "heartbeat out of maintenance", func() bool { return state() == monitor.StatePending })
 			hist, err := db.ListStateChanges(ctx, ws, h.ID, time.Time{}, 10)
 			check(t, err)
 			var got []string

@@ -21,6 +21,7 @@ import (
 	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 var ctx = context.Background()
@@ -74,17 +75,6 @@ func openDB(t testing.TB, e storetest.Engine) *store.DB {
 	db := storetest.OpenDB(t, e)
 	appOf(db)
 	return db
-}
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func start(t testing.TB, o scheduler.Options) (stop func()) {
@@ -151,14 +141,14 @@ func TestStatesFollowChecks(t *testing.T) {
 			m := addMonitor(t, db, ws, tg.URL, time.Second, 1)
 			start(t, scheduler.Options{Node: "node-a", App: appOf(db)})
 
-			waitFor(t, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
+			wait.For(t, 30*time.Second, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 			got := getMonitor(t, db, m)
 			if got.Last.Result != monitor.ResultUp || got.Last.StatusCode != 200 || got.Last.At.IsZero() {
 				t.Fatalf("last check = %+v", got.Last)
 			}
 
 			tg.status.Store(503)
-			waitFor(t, "DOWN", func() bool { return getMonitor(t, db, m).State == monitor.StateDown })
+			wait.For(t, 30*time.Second, "DOWN", func() bool { return getMonitor(t, db, m).State == monitor.StateDown })
 			obs, err := db.ListObservations(ctx, ws, m.ID, store.ObservationQuery{Limit: 100})
 			check(t, err)
 			// The newest observations: the two downs that confirmed it.
@@ -170,7 +160,7 @@ func TestStatesFollowChecks(t *testing.T) {
 			}
 
 			tg.status.Store(200)
-			waitFor(t, "UP again", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
+			wait.For(t, 30*time.Second, "UP again", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 
 			hist, err := db.ListStateChanges(ctx, ws, m.ID, time.Time{}, 10)
 			check(t, err)
@@ -315,7 +305,7 @@ func TestDeadNodesChecksAreTakenOver(t *testing.T) {
 				t.Fatalf("a held check was claimed twice")
 			}
 			start(t, scheduler.Options{Node: "node-b", App: appOf(db), Lookahead: time.Minute})
-			waitFor(t, "node-b to check the monitor", func() bool { return len(observations(t, db, m)) > 0 })
+			wait.For(t, 30*time.Second, "node-b to check the monitor", func() bool { return len(observations(t, db, m)) > 0 })
 			o := observations(t, db, m)[0]
 			if o.Probe != "node-b" || !o.Due.Equal(claimed[0].Due) {
 				t.Fatalf("observation %+v; want node-b running the slot %v", o, claimed[0].Due)
@@ -397,7 +387,7 @@ func TestMissedStartIsUnknown(t *testing.T) {
 		t.Fatal("a's check never reached its target")
 	}
 	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(200*time.Millisecond)))
-	waitFor(t, "both checks", func() bool { return len(observations(t, db, a)) > 0 && len(observations(t, db, b)) > 0 })
+	wait.For(t, 30*time.Second, "both checks", func() bool { return len(observations(t, db, a)) > 0 && len(observations(t, db, b)) > 0 })
 	results := map[monitor.Result]string{}
 	for _, m := range []monitor.Monitor{a, b} {
 		o := observations(t, db, m)[0]
@@ -484,7 +474,7 @@ func TestSlowTargetDelaysNoOther(t *testing.T) {
 		fast = append(fast, m)
 	}
 	start(t, scheduler.Options{Node: "node-a", App: appOf(db), Lookahead: time.Minute})
-	waitFor(t, "the fast monitors", func() bool {
+	wait.For(t, 30*time.Second, "the fast monitors", func() bool {
 		for _, m := range fast {
 			if len(observations(t, db, m)) == 0 {
 				return false

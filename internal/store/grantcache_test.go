@@ -10,6 +10,7 @@ import (
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // TestGrantCache: on PostgreSQL key grants are cached per node and every
@@ -30,7 +31,7 @@ func TestGrantCache(t *testing.T) {
 				}
 				return
 			}
-			eventually(t, "the change listener to connect", func() bool { return node1.CachesGrants() && node2.CachesGrants() })
+			wait.For(t, 5*time.Second, "the change listener to connect", func() bool { return node1.CachesGrants() && node2.CachesGrants() })
 
 			u, w := seed(t, node1, "cache")
 			check(t, node1.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleEditor, CreatedAt: t0}))
@@ -56,7 +57,7 @@ func TestGrantCache(t *testing.T) {
 			defer raw.Close()
 			_, err = raw.Exec(`SELECT pg_notify($1, 'settled')`, store.AuthChannel)
 			check(t, err)
-			eventually(t, "node 1 to take the notifications", func() bool { return node1.HeardGrantNotice("settled") })
+			wait.For(t, 5*time.Second, "node 1 to take the notifications", func() bool { return node1.HeardGrantNotice("settled") })
 			equal(t, role(node1), account.RoleEditor)
 
 			// The cache is really used: a change that notifies nobody is not seen.
@@ -74,38 +75,26 @@ func TestGrantCache(t *testing.T) {
 			// A change by hand with the triggers on reaches both nodes.
 			_, err = raw.Exec(`UPDATE memberships SET role = 'viewer' WHERE user_id = $1`, u.ID)
 			check(t, err)
-			eventually(t, "node 1 to see the demotion", func() bool { return role(node1) == account.RoleViewer })
-			eventually(t, "node 2 to see the demotion", func() bool { return role(node2) == account.RoleViewer })
+			wait.For(t, 5*time.Second, "node 1 to see the demotion", func() bool { return role(node1) == account.RoleViewer })
+			wait.For(t, 5*time.Second, "node 2 to see the demotion", func() bool { return role(node2) == account.RoleViewer })
 
 			// A node's own change is seen by that node at once…
 			check(t, node1.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: u.ID, Role: account.RoleAdmin, CreatedAt: t0}))
 			equal(t, role(node1), account.RoleAdmin)
 			// …and by the others as soon as the notification arrives.
-			eventually(t, "node 2 to see the promotion", func() bool { return role(node2) == account.RoleAdmin })
+			wait.For(t, 5*time.Second, "node 2 to see the promotion", func() bool { return role(node2) == account.RoleAdmin })
 
 			check(t, node2.RevokeAPIKey(ctx, k.ID, t0))
 			equal(t, role(node2), account.Role("revoked"))
-			eventually(t, "node 1 to see the revocation", func() bool { return role(node1) == "revoked" })
+			wait.For(t, 5*time.Second, "node 1 to see the revocation", func() bool { return role(node1) == "revoked" })
 
 			check(t, node1.DeleteMembership(ctx, w.ID, u.ID))
 			g, err := node2.KeyGrantByHash(ctx, k.Hash, "")
 			check(t, err)
-			eventually(t, "node 2 to see the removal", func() bool {
+			wait.For(t, 5*time.Second, "node 2 to see the removal", func() bool {
 				g, err = node2.KeyGrantByHash(ctx, k.Hash, "")
 				return err == nil && g.Role == ""
 			})
 		})
-	}
-}
-
-// eventually waits up to 5 s for cond: notifications are asynchronous.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

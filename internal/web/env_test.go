@@ -257,18 +257,6 @@ func (e *env) record(id string, reason string, results ...monitor.Result) {
 	}
 }
 
-// waitFor polls until cond holds, for at most 20 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // exec runs SQL on the database directly, beside the store.
 func (e *env) exec(query string) {
 	e.t.Helper()

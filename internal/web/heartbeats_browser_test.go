@@ -4,9 +4,11 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
+	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -71,7 +73,7 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 			e.ping(pingURL, "")
 		}
 		detail, _ := tb.eval(t, `location.pathname`).(string)
-		waitFor(t, "the heartbeat up after a reload", func() bool {
+		wait.For(t, 20*time.Second, "the heartbeat up after a reload", func() bool {
 			tb.open(t, detail, 200)
 			return tb.eval(t, `document.querySelector('[data-heartbeat-id] [data-state]').getAttribute('data-state')`) == "UP"
 		})
@@ -89,7 +91,7 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 		e.ping(syncURL+"/1", "error: the ledger API answered 503")
 		e.ping(pingURL+"/start", "")
 		e.ping(pingURL, "exported 12,408 rows")
-		waitFor(t, "the list's states", func() bool {
+		wait.For(t, 20*time.Second, "the list's states", func() bool {
 			tb.open(t, ws+"/heartbeats", 200)
 			return tb.eval(t, `document.querySelectorAll('[data-state="UP"]').length === 2 && document.querySelectorAll('[data-state="DOWN"]').length === 1`) == true
 		})
@@ -104,7 +106,7 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 		tb.open(t, ws+"/heartbeats", 200)
 		tb.eval(t, `window.notReloaded = true`)
 		e.ping(syncURL, "")
-		waitFor(t, "the live row", func() bool {
+		wait.For(t, 20*time.Second, "the live row", func() bool {
 			return tb.eval(t, `document.querySelectorAll('[data-state="UP"]').length === 3 && window.notReloaded === true`) == true
 		})
 		tb.quiet(t, "live list")

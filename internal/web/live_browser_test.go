@@ -17,6 +17,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web"
 	"github.com/tocsin/tocsin/internal/webui"
 )
@@ -81,14 +82,14 @@ func TestLiveInBrowser(t *testing.T) {
 			return v[0], v[1]
 		}
 		// The page was rendered stale: the snapshot corrects it, quietly.
-		waitFor(t, "the snapshot", func() bool { s, _ := cell(id); return s == "pending" })
+		wait.For(t, 20*time.Second, "the snapshot", func() bool { s, _ := cell(id); return s == "pending" })
 		e.record(id, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
-		waitFor(t, "the row to turn DOWN", func() bool { s, _ := cell(id); return s == "down" })
+		wait.For(t, 20*time.Second, "the row to turn DOWN", func() bool { s, _ := cell(id); return s == "down" })
 		if _, class := cell(id); class != "badge s-down" {
 			t.Errorf("class %q", class)
 		}
 		var said string
-		waitFor(t, "the announcement", func() bool {
+		wait.For(t, 20*time.Second, "the announcement", func() bool {
 			var err error
 			if said, err = chromedp.Run(tab.Ctx, chromedp.Evaluate[string](`document.getElementById("live").textContent`)); err != nil {
 				t.Fatal(err)

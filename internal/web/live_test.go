@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -321,7 +322,7 @@ func TestLiveFanOut(t *testing.T) {
 		for _, s := range streams {
 			s.res.Body.Close()
 		}
-		waitFor(t, "the poller to stop", func() bool { return w.LiveFeeds() == 0 })
+		wait.For(t, 20*time.Second, "the poller to stop", func() bool { return w.LiveFeeds() == 0 })
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -552,7 +553,7 @@ func TestPageLogo(t *testing.T) {
 		}
 		e.clock.Advance(time.Minute) // the cached configuration is read again
 		var src string
-		waitFor(t, "the page to name its logo", func() bool {
+		wait.For(t, 20*time.Second, "the page to name its logo", func() bool {
 			b := e.get("/status/logoed").body
 			i := strings.Index(string(b), "/status/logoed/logo?v=")
 			if i < 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -413,9 +414,9 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 			t.Errorf("the new monitor's badge: %q", got)
 		}
 		e.record(checkout, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
-		waitFor(t, "the new monitor to turn DOWN on the list", func() bool { return badge() == "down" })
+		wait.For(t, 20*time.Second, "the new monitor to turn DOWN on the list", func() bool { return badge() == "down" })
 		e.record(checkout, "", monitor.ResultUp, monitor.ResultUp, monitor.ResultUp)
-		waitFor(t, "the new monitor to turn UP on the list", func() bool { return badge() == "up" })
+		wait.For(t, 20*time.Second, "the new monitor to turn UP on the list", func() bool { return badge() == "up" })
 		if owner.eval(t, `window.sameDocument === true`) != true {
 			t.Error("the list reloaded to show the changes")
 		}

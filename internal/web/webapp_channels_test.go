@@ -16,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/deliver"
 	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -107,7 +108,7 @@ func settled(t *testing.T, p *person, page, dlv, status string) string {
 	t.Helper()
 	re := regexp.MustCompile(`(?s)<tr role="row" data-delivery-id="` + regexp.QuoteMeta(dlv) + `">.*?</tr>`)
 	var last string
-	waitFor(t, "delivery "+dlv+" "+status, func() bool {
+	wait.For(t, 20*time.Second, "delivery "+dlv+" "+status, func() bool {
 		r := p.get(page)
 		last = re.FindString(r.body)
 		return r.status == 200 && strings.Contains(last, `data-status="`+status+`"`)
@@ -130,7 +131,7 @@ func TestWebAppChannelsMatrix(t *testing.T) {
 			ch := e.api("POST", "/api/v1/notification-channels", e.keyA, map[string]any{"name": "for " + string(role), "kind": "webhook",
 				"config": map[string]any{"url": h.srv.URL + "/hook"}}, 201)["id"].(string)
 			dlv := e.api("POST", "/api/v1/notification-channels/"+ch+"/test", e.keyA, nil, 202)["id"].(string)
-			waitFor(t, "the test delivery", func() bool {
+			wait.For(t, 20*time.Second, "the test delivery", func() bool {
 				return e.api("GET", "/api/v1/deliveries/"+dlv, e.keyA, nil, 200)["status"] == "succeeded"
 			})
 			read, write := role.Grants(account.ScopeNotificationsRead), role.Grants(account.ScopeNotificationsWrite)
@@ -281,7 +282,7 @@ func TestWebAppChannels(t *testing.T) {
 		if r := owner.post(ws+"/deliveries/"+first+"/redeliver", form()); r.status != 303 || r.header.Get("Location") != page+"#deliveries-h" {
 			t.Fatalf("redeliver: %d %q", r.status, r.header.Get("Location"))
 		}
-		waitFor(t, "the redelivery", func() bool { good, _ := h.verified(); return len(good) == 2 })
+		wait.For(t, 20*time.Second, "the redelivery", func() bool { good, _ := h.verified(); return len(good) == 2 })
 		if good, bad := h.verified(); good[1] != first || bad != 0 {
 			t.Errorf("redelivered: %v, refused %d", good, bad)
 		}
@@ -291,7 +292,7 @@ func TestWebAppChannels(t *testing.T) {
 		}
 		h.set(secret, 0, "") // the old secret verifies too, during the rotation
 		owner.post(page+"/test", form())
-		waitFor(t, "a test signed by the old secret too", func() bool { good, _ := h.verified(); return len(good) == 3 })
+		wait.For(t, 20*time.Second, "a test signed by the old secret too", func() bool { good, _ := h.verified(); return len(good) == 3 })
 		for _, p := range []*person{owner, viewer} {
 			for _, path := range []string{ws + "/channels", page} {
 				noSecrets(p.email+" "+path+" after the rotation", p.get(path).body, secret, fresh)
@@ -304,7 +305,7 @@ func TestWebAppChannels(t *testing.T) {
 		d = e.api("GET", "/api/v1/notification-channels/"+ch+"/deliveries", e.keyA, nil, 200)["data"].([]any)
 		failing := d[0].(map[string]any)["id"].(string)
 		var body string
-		waitFor(t, "the failed attempt", func() bool {
+		wait.For(t, 20*time.Second, "the failed attempt", func() bool {
 			body = owner.get(page).body
 			return strings.Contains(body, "the receiver answered 500")
 		})
@@ -373,7 +374,7 @@ func TestWebAppChannels(t *testing.T) {
 		}
 		h.set(fresh, 0, "")
 		owner.post(page+"/test", form())
-		waitFor(t, "a test after the edit", func() bool { good, _ := h.verified(); return len(good) == 4 })
+		wait.For(t, 20*time.Second, "a test after the edit", func() bool { good, _ := h.verified(); return len(good) == 4 })
 		h.mu.Lock()
 		if h.query != "token=query-secret" {
 			t.Errorf("after an edit that kept the URL, the delivery's query: %q", h.query)

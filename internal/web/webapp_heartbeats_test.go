@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web"
 )
 
@@ -130,7 +132,7 @@ func TestWebAppHeartbeats(t *testing.T) {
 		long := "<script>alert(1)</script> " + strings.Repeat("copied ", 30) + "\nthe last line"
 		e.ping(backupURL+"/0", long)
 		e.ping(syncURL+"/fail", "disk full")
-		waitFor(t, "the pings' states", func() bool { return e.hbState(backup) == monitor.StateUp && e.hbState(sync) == monitor.StateDown })
+		wait.For(t, 20*time.Second, "the pings' states", func() bool { return e.hbState(backup) == monitor.StateUp && e.hbState(sync) == monitor.StateDown })
 
 		r := viewer.get(ws + "/heartbeats")
 		if r.status != 200 {
@@ -370,7 +372,7 @@ func TestHeartbeatSnippets(t *testing.T) {
 			fields := strings.Fields(s["snippet-curl"])
 			e.ping(fields[len(fields)-1], "")
 		}
-		waitFor(t, "the heartbeat's page to show it up", func() bool {
+		wait.For(t, 20*time.Second, "the heartbeat's page to show it up", func() bool {
 			return strings.Contains(viewer.get(ws+"/heartbeats/"+id).body, `data-state="UP"`)
 		})
 		if r := viewer.get(ws + "/heartbeats/" + id); !strings.Contains(r.body, `<span class="badge sig-success">success</span>`) {
