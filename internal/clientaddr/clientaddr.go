@@ -1,6 +1,6 @@
 // Package clientaddr tells who sent a request: the one answer every
 // per-address limit uses (API requests without a valid key, pings to
-// unknown URLs, and the web app's sign-in and status pages to come).
+// unknown URLs, and the web app's sign-in and the status pages).
 //
 // The direct peer is the client unless it is one of the operator's
 // trusted proxies. Only then are Forwarded (RFC 7239, its for= parameters)

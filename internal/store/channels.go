@@ -163,5 +163,12 @@ func (db *DB) UpdateChannel(ctx context.Context, c notify.Channel, sealed []byte
 // DeleteChannel removes the workspace's channel.
 func (db *DB) DeleteChannel(ctx context.Context, wsID, id string) (err error) {
 	defer errs.Wrap(&err, "store.DeleteChannel(%s)", id)
-	return oneRow(db.w.ExecContext(ctx, `DELETE FROM notification_channels WHERE workspace_id = $1 AND id = $2`, wsID, id))
+	// The deletion takes the channel's deliveries and their attempts with
+	// it, row by row, while a sender may be recording an attempt and
+	// bringing the channel's other deliveries forward, taking the same rows
+	// in another order: PostgreSQL may abort one of the two, and the
+	// deletion tries again.
+	return againIfLost(func() error {
+		return oneRow(db.w.ExecContext(ctx, `DELETE FROM notification_channels WHERE workspace_id = $1 AND id = $2`, wsID, id))
+	})
 }

@@ -57,6 +57,27 @@ func sqliteBusy(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
+// lostRace tells whether PostgreSQL aborted a transaction to settle a
+// race with another one (a deadlock, a serialization failure): the same
+// work, tried again, can succeed.
+func lostRace(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// againIfLost runs write, and again (up to three times in all) while
+// PostgreSQL aborts it to settle a race with another transaction. Only
+// for writes that are whole in themselves: a deletion, one statement.
+func againIfLost(write func() error) error {
+	var err error
+	for range 3 {
+		if err = write(); !lostRace(err) {
+			return err
+		}
+	}
+	return err
+}
+
 // oneRow reports ErrNotFound when an UPDATE or DELETE matched nothing.
 func oneRow(res sql.Result, err error) error {
 	if err != nil {
