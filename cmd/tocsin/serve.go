@@ -318,9 +318,9 @@ API keys are made in the web app under "API keys", or for scripts:
 	g.Go(func() error { return a.RunPings(pingCtx) })
 	g.Go(func() error { return checks.Run(gctx) })
 	g.Go(func() error { return heartbeats.Run(gctx) })
-	g.Go(func() error { return a.RunHousekeeping(gctx, 10*time.Minute) })
-	g.Go(func() error { return a.RunRollups(gctx, c.NodeName, time.Minute) })
-	g.Go(func() error { return a.RunSLOAlerts(gctx, c.NodeName, time.Minute) })
+	g.Go(func() error { return (&scheduler.Housekeeping{App: a, Log: log}).Run(gctx) })
+	g.Go(func() error { return (&scheduler.Rollups{App: a, Owner: c.NodeName, Log: log}).Run(gctx) })
+	g.Go(func() error { return (&scheduler.SLOAlerts{App: a, Owner: c.NodeName, Log: log}).Run(gctx) })
 	g.Go(func() error { return sender.Run(gctx) })
 	g.Go(func() error { return pages.Run(gctx) })
 	g.Go(func() error {
