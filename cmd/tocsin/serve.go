@@ -318,6 +318,7 @@ API keys are made in the web app under "API keys", or for scripts:
 	g.Go(func() error { return a.RunPings(pingCtx) })
 	g.Go(func() error { return checks.Run(gctx) })
 	g.Go(func() error { return heartbeats.Run(gctx) })
+	g.Go(func() error { return (&scheduler.Maintenance{App: a, Log: log.With("component", "scheduler")}).Run(gctx) })
 	g.Go(func() error { return (&scheduler.Housekeeping{App: a, Log: log}).Run(gctx) })
 	g.Go(func() error { return (&scheduler.Rollups{App: a, Owner: c.NodeName, Log: log}).Run(gctx) })
 	g.Go(func() error { return (&scheduler.SLOAlerts{App: a, Owner: c.NodeName, Log: log}).Run(gctx) })
