@@ -1,8 +1,9 @@
-// Package scheduler runs the checks: it claims due checks from
-// the database with a lease, runs each at its slot with bounded
-// concurrency, and hands the observations to one batching writer, which
-// stores them and moves each monitor's state machine. Checking and storing
-// are kept apart, so a slow disk never holds a check slot.
+// The check scheduler: it claims due checks from the database with a
+// lease, runs each at its slot with bounded concurrency, and hands the
+// observations to one batching writer, which stores them and moves each
+// monitor's state machine. Checking and storing are kept apart, so a slow
+// disk never holds a check slot.
+
 package scheduler
 
 import (
