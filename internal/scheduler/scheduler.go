@@ -32,7 +32,7 @@ type Checker interface {
 	Check(ctx context.Context, m monitor.Monitor) monitor.Observation
 }
 
-// Options configure an Scheduler; zero values take the defaults shown.
+// Options configure a Scheduler; zero values take the defaults shown.
 type Options struct {
 	Node    string // lease owner and probe name; unique per process
 	Region  string
@@ -102,7 +102,7 @@ func (o *Options) defaults() {
 	}
 }
 
-// Scheduler is one node's scheduler and writer.
+// Scheduler is one node's check scheduler and its writer.
 type Scheduler struct {
 	o Options
 	// owner holds this process's leases: the node name and a random part,
@@ -117,7 +117,7 @@ type Scheduler struct {
 	checks sync.WaitGroup
 }
 
-// New makes an engine; Run starts it.
+// New makes a check scheduler; Run starts it.
 func New(o Options) *Scheduler {
 	o.defaults()
 	e := &Scheduler{o: o, owner: o.Node + "/" + rand.Text()[:10], sem: make(chan struct{}, o.Concurrency), held: map[int64]*time.Timer{}}
@@ -289,7 +289,7 @@ func (e *Scheduler) openSecrets(m *monitor.Monitor, d monitor.DueCheck) error {
 	}
 	if d.SealedHeaders != nil {
 		if e.o.OpenHeaders == nil {
-			return errors.New("engine: no OpenHeaders for sealed headers")
+			return errors.New("scheduler: no OpenHeaders for sealed headers")
 		}
 		headers, err := e.o.OpenHeaders(m.ID, d.SealedHeaders)
 		if err != nil {

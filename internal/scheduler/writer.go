@@ -27,13 +27,12 @@ type writer struct {
 	max     int           // observations per batch
 	linger  time.Duration // wait after the first of a batch arrives
 
-	mu      sync.Mutex
-	queue   []monitor.Completed
-	since   time.Time // when the oldest queued observation arrived
-	closed  bool
-	wake    chan struct{} // something queued (capacity 1)
-	done    chan struct{} // closed by close
-	changes func([]monitor.StateChange)
+	mu     sync.Mutex
+	queue  []monitor.Completed
+	since  time.Time // when the oldest queued observation arrived
+	closed bool
+	wake   chan struct{} // something queued (capacity 1)
+	done   chan struct{} // closed by close
 }
 
 func newWriter(app App, owner string, log *slog.Logger, m *Metrics, linger time.Duration) *writer {
@@ -151,9 +150,6 @@ func (w *writer) apply(batch []monitor.Completed, closing bool, deadline time.Ti
 			w.metrics.written.Add(float64(len(batch)))
 			for _, c := range changes {
 				w.log.Info("monitor state changed", "monitor", c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
-			}
-			if w.changes != nil {
-				w.changes(changes)
 			}
 			return nil
 		}
