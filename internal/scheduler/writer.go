@@ -33,6 +33,9 @@ type writer struct {
 	closed bool
 	wake   chan struct{} // something queued (capacity 1)
 	done   chan struct{} // closed by close
+	// lingering, when a test sets it, hears the seq of the oldest queued
+	// observation whenever the writer waits for its batch to fill.
+	lingering func(oldest int64)
 }
 
 func newWriter(app App, owner string, log *slog.Logger, m *Metrics, linger time.Duration) *writer {
@@ -86,7 +89,11 @@ func (w *writer) run() {
 		// oldest observation's arrival, so no batch waits more than the
 		// linger, and one that filled during the previous write goes at once.
 		if wait := w.linger - time.Since(w.since); n > 0 && n < w.max && !closed && wait > 0 {
+			oldest := w.queue[0].Seq
 			w.mu.Unlock()
+			if w.lingering != nil {
+				w.lingering(oldest)
+			}
 			w.sleep(wait)
 			continue
 		}
