@@ -31,13 +31,14 @@ type Maintenance struct {
 // Run applies the windows until ctx ends. A failed round is logged and
 // tried again at the next, so it returns nil.
 func (m *Maintenance) Run(ctx context.Context) error {
-	if m.Now == nil {
-		m.Now = time.Now
+	r := *m // with the defaults
+	if r.Now == nil {
+		r.Now = time.Now
 	}
-	if m.Log == nil {
-		m.Log = slog.New(slog.DiscardHandler)
+	if r.Log == nil {
+		r.Log = slog.New(slog.DiscardHandler)
 	}
-	m.Every = or(m.Every, 5*time.Second)
+	r.Every = or(r.Every, 5*time.Second)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -45,7 +46,7 @@ func (m *Maintenance) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			t.Reset(m.apply(ctx))
+			t.Reset(r.apply(ctx))
 		}
 	}
 }
