@@ -12,9 +12,9 @@ import (
 	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
-// TestServeOwnsEveryGoroutine: every goroutine serve starts — the engine,
-// the sweeper, housekeeping, the notifier, the ping writers, the database's
-// own — has ended when serve returns. Nothing is started from a request
+// TestServeOwnsEveryGoroutine: every goroutine serve starts — each
+// runner's (checks, sweeps, rollups, housekeeping, deliveries, the ping
+// writers), the database's own — has ended when serve returns. Nothing is started from a request
 // path and left behind: a ping is taken and stored before the stop.
 func TestServeOwnsEveryGoroutine(t *testing.T) {
 	for _, eng := range storetest.Engines(t) {

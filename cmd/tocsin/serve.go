@@ -273,9 +273,6 @@ API keys are made in the web app under "API keys", or for scripts:
 		log.Info("serving /metrics", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
 	}
 	root.Handle("/", api) // the ping URLs, and the API's JSON 404 for unknown paths
-	checks := scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, App: a, Checker: prober,
-		OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "scheduler"), Metrics: scheduler.NewMetrics(reg),
-		Concurrency: c.CheckConcurrency})
 
 	srv := &http.Server{
 		// The API's paths go to it directly: root, a ServeMux, would
@@ -299,29 +296,37 @@ API keys are made in the web app under "API keys", or for scripts:
 	}
 	srv.RegisterOnShutdown(webApp.Close) // live streams end on their own only when their browser goes
 	log.Info("listening", "addr", "http://"+ln.Addr().String(), "engine", db.Engine())
-	sender := deliver.New(deliver.Options{App: a, Node: c.NodeName, Policy: outbound, Mailer: mail,
-		Log: log.With("component", "deliver"), Metrics: deliver.NewMetrics(reg)})
 
 	// Every runner is owned here: started in one group, stopped by its
 	// context, and awaited before the database closes (deferred above).
 	// The first to fail stops the rest. The ping writers stop last of the
 	// request path, once the HTTP server has shut down, so every ping a
-	// request brought is stored; the engine stops first, so checks in
-	// flight are recorded as unknown rather than cut off.
+	// request brought is stored; the check scheduler stops first, so checks
+	// in flight are recorded as unknown rather than cut off.
 	// Before a request is served: this node records that it receives
 	// pings, and the outage of the service before it, if any, so no ping
 	// comes before that outage on a heartbeat's history.
-	heartbeats := a.StartHeartbeats(ctx, c.NodeName)
+	heartbeats := scheduler.StartHeartbeats(ctx, a, c.NodeName)
+	pings := &scheduler.Pings{App: a}
+	runners := []scheduler.Runner{
+		scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, App: a, Checker: prober,
+			OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "scheduler"),
+			Metrics: scheduler.NewMetrics(reg), Concurrency: c.CheckConcurrency}),
+		heartbeats,
+		&scheduler.Maintenance{App: a, Log: log.With("component", "scheduler")},
+		&scheduler.Rollups{App: a, Owner: c.NodeName, Log: log},
+		&scheduler.SLOAlerts{App: a, Owner: c.NodeName, Log: log},
+		&scheduler.Housekeeping{App: a, Log: log},
+		deliver.New(deliver.Options{App: a, Node: c.NodeName, Policy: outbound, Mailer: mail,
+			Log: log.With("component", "deliver"), Metrics: deliver.NewMetrics(reg)}),
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	pingCtx, stopPings := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopPings()
-	g.Go(func() error { return a.RunPings(pingCtx) })
-	g.Go(func() error { return checks.Run(gctx) })
-	g.Go(func() error { return heartbeats.Run(gctx) })
-	g.Go(func() error { return a.RunHousekeeping(gctx, 10*time.Minute) })
-	g.Go(func() error { return a.RunRollups(gctx, c.NodeName, time.Minute) })
-	g.Go(func() error { return a.RunSLOAlerts(gctx, c.NodeName, time.Minute) })
-	g.Go(func() error { return sender.Run(gctx) })
+	g.Go(func() error { return pings.Run(pingCtx) })
+	for _, r := range runners {
+		g.Go(func() error { return r.Run(gctx) })
+	}
 	g.Go(func() error { return pages.Run(gctx) })
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

@@ -227,35 +227,3 @@ func (a *App) Housekeeping(ctx context.Context) error {
 	}
 	return a.store.DeletePingsBefore(ctx, earliest(cutoff, progress[rollupPingsHour]), now.Add(-heartbeat.KeyTTL), now.Add(-SpanRetention))
 }
-
-// RunHousekeeping calls Housekeeping every interval until ctx ends. A
-// failed round is logged and tried again at the next, so it returns nil.
-func (a *App) RunHousekeeping(ctx context.Context, interval time.Duration) error {
-	return a.every(ctx, interval, interval, "housekeeping", func(ctx context.Context) (bool, error) {
-		return false, a.Housekeeping(ctx)
-	})
-}
-
-// every runs round first after first, then every interval until ctx
-// ends; at once again while a round reports more to do. A failed round
-// is logged as what failed and tried again at the next, so it returns nil.
-func (a *App) every(ctx context.Context, first, interval time.Duration, what string, round func(context.Context) (more bool, err error)) error {
-	t := time.NewTimer(first)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			more, err := round(ctx)
-			if err != nil && ctx.Err() == nil {
-				a.log.WarnContext(ctx, what+" failed", "err", err)
-			}
-			wait := interval
-			if more && err == nil {
-				wait = 0
-			}
-			t.Reset(wait)
-		}
-	}
-}

@@ -25,8 +25,8 @@ import (
 // Limits on maintenance windows.
 const (
 	// MaxMaintenanceWindows is the default bound on one workspace's windows
-	// (Config.DefaultMaxMaintenanceWindows): the engine evaluates every
-	// window every few seconds.
+	// (Config.DefaultMaxMaintenanceWindows): the maintenance runner
+	// evaluates every window every few seconds.
 	MaxMaintenanceWindows = 100
 	// MaxOneOffMaintenance bounds a one-off window; longer is a pause, or
 	// a recurring window.
@@ -280,8 +280,8 @@ func storeErr(err error, d MaintenanceDraft) error {
 }
 
 // CreateMaintenanceWindow validates and stores a new window. Its monitors
-// and heartbeats enter maintenance at the engine's next sweep, within
-// seconds.
+// and heartbeats enter maintenance at the maintenance runner's next
+// round, within seconds.
 func (a *App) CreateMaintenanceWindow(ctx context.Context, actor Actor, d MaintenanceDraft) (MaintenanceView, error) {
 	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return MaintenanceView{}, err
@@ -388,8 +388,8 @@ func (a *App) updateMaintenanceOnce(ctx context.Context, actor Actor, id string,
 }
 
 // DeleteMaintenanceWindow removes a window; its monitors and heartbeats
-// leave maintenance at the engine's next sweep unless another window holds
-// them.
+// leave maintenance at the maintenance runner's next round unless
+// another window holds them.
 func (a *App) DeleteMaintenanceWindow(ctx context.Context, actor Actor, id string) error {
 	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return err

@@ -16,8 +16,8 @@ import (
 )
 
 // The effect of maintenance windows on monitor and heartbeat states. The
-// check scheduler's sweep reads every window (they are few) and hands them
-// to ApplyMaintenance, which works out which monitors and heartbeats an
+// maintenance runner reads every window (they are few) and hands them to
+// ApplyMaintenance, which works out which monitors and heartbeats an
 // active occurrence covers and moves them into and out of MAINTENANCE.
 
 // maintenancePlan is what the maintenance sweep found at now.

@@ -176,13 +176,3 @@ func rollupSource(tier int) source {
 	}
 	return fromRaw
 }
-
-// RunRollups runs a round of rollups every interval until ctx ends, as
-// owner, going on at once while a round finds more to do (catching up). A
-// failed round is logged and tried again at the next, so it returns nil.
-func (a *App) RunRollups(ctx context.Context, owner string, interval time.Duration) error {
-	return a.every(ctx, 0, interval, "rolling up metrics", func(ctx context.Context) (bool, error) {
-		n, err := a.Rollup(ctx, owner)
-		return n > 0, err
-	})
-}

@@ -88,15 +88,6 @@ const sloAlerts = "slo-alerts"
 // sloPage bounds the subjects and alerts read at once.
 const sloPage = 500
 
-// RunSLOAlerts evaluates the burn-rate rules every interval until ctx
-// ends, as owner. A failed round is logged and tried again at the next,
-// so it returns nil.
-func (a *App) RunSLOAlerts(ctx context.Context, owner string, interval time.Duration) error {
-	return a.every(ctx, 0, interval, "evaluating SLO burn rates", func(ctx context.Context) (bool, error) {
-		return false, a.EvaluateSLOAlerts(ctx, owner)
-	})
-}
-
 // EvaluateSLOAlerts runs one round as owner, unless another node holds
 // the turn: every subject with an objective whose rules start firing gets
 // an open alert and a firing event; every open alert whose rules all

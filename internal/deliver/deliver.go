@@ -43,9 +43,18 @@ func (s smtpMailer) Send(ctx context.Context, m *notify.Mail, id string) error {
 	return s.m.Send(ctx, mailer.Message{To: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML, ID: id})
 }
 
+// App is what the sender needs of app: due deliveries claimed with a
+// lease, and the attempts recorded, on the app's clock.
+type App interface {
+	Now() time.Time
+	ReleaseDeliveries(ctx context.Context, owner string) (int64, error)
+	ClaimDeliveries(ctx context.Context, owner string, lease time.Duration, limit int) ([]app.DeliveryJob, error)
+	FinishDeliveries(ctx context.Context, owner string, done []app.Attempted) ([]bool, error)
+}
+
 // Options configure a Sender; zero values take the defaults.
 type Options struct {
-	App  *app.App
+	App  App
 	Node string // names this node's leases and attempts
 	// Policy is the outbound policy every request goes through.
 	Policy netguard.Policy
@@ -74,7 +83,7 @@ type Sender struct {
 	client *http.Client
 }
 
-// New makes a notifier.
+// New makes a sender; Run starts it.
 func New(o Options) *Sender {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 32

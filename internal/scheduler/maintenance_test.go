@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -68,7 +69,8 @@ func TestMaintenanceWindowHoldsState(t *testing.T) {
 			paused := addMonitor(t, db, ws, tg.URL, time.Second, 1)
 			_, err := appOf(db).SetPaused(ctx, app.Actor{WorkspaceID: ws, Role: account.RoleOwner}, paused.ID, true)
 			check(t, err)
-			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Maintenance: 100 * time.Millisecond})
+			start(t, scheduler.Options{Node: "node-a", App: appOf(db)})
+			startMaintenance(t, &scheduler.Maintenance{App: appOf(db), Every: 100 * time.Millisecond})
 			wait.For(t, 30*time.Second, "UP", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 
 			w := addWindow(t, db, ws, time.Now().Add(-time.Minute), time.Now().Add(time.Hour), m.ID, paused.ID)
@@ -104,9 +106,24 @@ func TestMaintenanceWindowHoldsState(t *testing.T) {
 	}
 }
 
-// TestMaintenanceWindowEndsOnTime: the engine sweeps at an occurrence's
-// end, not only every few seconds, and the monitor goes back to what its
-// checks during the window found.
+// startMaintenance runs m until the test ends.
+func startMaintenance(t testing.TB, m *scheduler.Maintenance) {
+	t.Helper()
+	c, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(c)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// TestMaintenanceWindowEndsOnTime: the runner applies the windows at an
+// occurrence's end, not only every few seconds, and the monitor goes back
+// to what its checks during the window found.
 func TestMaintenanceWindowEndsOnTime(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -117,7 +134,8 @@ func TestMaintenanceWindowEndsOnTime(t *testing.T) {
 			end := time.Now().Add(2500 * time.Millisecond)
 			w := addWindow(t, db, ws, time.Now().Add(-time.Second), end, m.ID)
 			// The periodic sweep is far slower than the window is long.
-			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Maintenance: time.Minute})
+			start(t, scheduler.Options{Node: "node-a", App: appOf(db)})
+			startMaintenance(t, &scheduler.Maintenance{App: appOf(db), Every: time.Minute})
 			wait.For(t, 30*time.Second, "MAINTENANCE from the sweep at start", func() bool { return getMonitor(t, db, m).State == monitor.StateMaintenance })
 			wait.For(t, 30*time.Second, "UP after the window", func() bool { return getMonitor(t, db, m).State == monitor.StateUp })
 			hist, err := db.ListStateChanges(ctx, ws, m.ID, time.Time{}, 1)
@@ -132,16 +150,25 @@ func TestMaintenanceWindowEndsOnTime(t *testing.T) {
 	}
 }
 
-// fakeClock is a settable engine clock.
+// fakeClock is a settable runner's clock, which counts how often it was
+// read.
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu    sync.Mutex
+	t     time.Time
+	reads int
 }
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.reads++
 	return c.t
+}
+
+func (c *fakeClock) Reads() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads
 }
 
 func (c *fakeClock) Set(t time.Time) {
@@ -151,8 +178,8 @@ func (c *fakeClock) Set(t time.Time) {
 }
 
 // TestRecurringMaintenanceWindow: a weekly window in a time zone begins and
-// ends with the engine's clock. The clock is set years back, so no check
-// of the monitor falls due and only the windows move its state.
+// ends with the runner's clock. No check of the monitor runs: only the
+// windows move its state.
 func TestRecurringMaintenanceWindow(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
@@ -166,8 +193,10 @@ func TestRecurringMaintenanceWindow(t *testing.T) {
 				Duration: 2 * time.Hour, MonitorIDs: []string{m.ID}, CreatedAt: now, UpdatedAt: now}
 			check(t, db.CreateMaintenanceWindow(ctx, w, 100))
 			clock := &fakeClock{t: time.Date(2020, 5, 1, 23, 59, 0, 0, time.UTC)} // Friday night
-			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Now: clock.Now, Maintenance: 50 * time.Millisecond})
-			time.Sleep(200 * time.Millisecond)
+			startMaintenance(t, &scheduler.Maintenance{App: appOf(db), Now: clock.Now, Every: 50 * time.Millisecond})
+			// A round reads the clock once, at its start: the second read
+			// is the second round's, so the first is done.
+			wait.For(t, 30*time.Second, "a round on Friday night", func() bool { return clock.Reads() >= 2 })
 			if s := getMonitor(t, db, m).State; s != monitor.StatePending {
 				t.Fatalf("before the window: %s", s)
 			}
@@ -186,7 +215,7 @@ func TestRecurringMaintenanceWindow(t *testing.T) {
 	}
 }
 
-// TestMaintenanceWindowHoldsHeartbeats: the engine's sweep moves the
+// TestMaintenanceWindowHoldsHeartbeats: the maintenance runner moves the
 // heartbeats a window names into MAINTENANCE with its monitors, and out
 // when the window stops naming them, saying so.
 func TestMaintenanceWindowHoldsHeartbeats(t *testing.T) {
@@ -204,13 +233,12 @@ func TestMaintenanceWindowHoldsHeartbeats(t *testing.T) {
 				check(t, err)
 				return got.State()
 			}
-			// The clock is years back, so no check of the monitor falls due.
 			clock := &fakeClock{t: time.Date(2020, 5, 2, 0, 30, 0, 0, time.UTC)}
 			w := maintenance.Window{ID: ids.New(ids.Maintenance, now), WorkspaceID: ws, Name: "weekly",
 				StartsAt: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), Cron: "0 2 * * 6", Timezone: "Europe/Berlin",
 				Duration: 2 * time.Hour, MonitorIDs: []string{m.ID}, HeartbeatIDs: []string{h.ID}, CreatedAt: now, UpdatedAt: now}
 			check(t, db.CreateMaintenanceWindow(ctx, w, 100))
-			start(t, scheduler.Options{Node: "node-a", App: appOf(db), Now: clock.Now, Maintenance: 50 * time.Millisecond})
+			startMaintenance(t, &scheduler.Maintenance{App: appOf(db), Now: clock.Now, Every: 50 * time.Millisecond})
 			wait.For(t, 30*time.Second, "heartbeat in MAINTENANCE", func() bool { return state() == monitor.StateMaintenance })
 			if s := getMonitor(t, db, m).State; s != monitor.StateMaintenance {
 				t.Fatalf("monitor in the same window: %s", s)

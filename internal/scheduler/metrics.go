@@ -2,7 +2,7 @@ package scheduler
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// Metrics are the engine's figures for the operator's /metrics.
+// Metrics are the check scheduler's figures for the operator's /metrics.
 type Metrics struct {
 	lag          prometheus.Histogram
 	checks       *prometheus.CounterVec
@@ -16,7 +16,7 @@ type Metrics struct {
 	batchSeconds prometheus.Histogram
 }
 
-// NewMetrics makes the engine's metrics and registers them with reg (nil:
+// NewMetrics makes the check scheduler's metrics and registers them with reg (nil:
 // not registered, for tests).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{

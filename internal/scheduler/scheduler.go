@@ -1,8 +1,9 @@
-// Package scheduler runs the checks: it claims due checks from
-// the database with a lease, runs each at its slot with bounded
-// concurrency, and hands the observations to one batching writer, which
-// stores them and moves each monitor's state machine. Checking and storing
-// are kept apart, so a slow disk never holds a check slot.
+// The check scheduler: it claims due checks from the database with a
+// lease, runs each at its slot with bounded concurrency, and hands the
+// observations to one batching writer, which stores them and moves each
+// monitor's state machine. Checking and storing are kept apart, so a slow
+// disk never holds a check slot.
+
 package scheduler
 
 import (
@@ -10,25 +11,20 @@ import (
 	"crypto/rand"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/tocsin/tocsin/internal/ids"
-	"github.com/tocsin/tocsin/internal/maintenance"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/probe"
 )
 
-// App is how the scheduler records checks and applies maintenance windows:
-// *app.App, the one way to persistence for every runner.
+// App is what the scheduler needs of app: it claims due checks, records
+// them and marks stale monitors unknown.
 type App interface {
 	ClaimDue(ctx context.Context, owner string, now, horizon time.Time, lease time.Duration, limit int) ([]monitor.DueCheck, error)
 	RecordChecks(ctx context.Context, owner string, batch []monitor.Completed) ([]monitor.StateChange, error)
 	ReleaseLeases(ctx context.Context, owner string, seqs []int64) error
 	SweepStale(ctx context.Context, now time.Time) ([]monitor.StateChange, error)
-	AllMaintenanceWindows(ctx context.Context) ([]maintenance.Window, error)
-	ApplyMaintenance(ctx context.Context, windows []maintenance.Window, now time.Time) ([]monitor.StateChange, time.Time, error)
 }
 
 // Checker runs one check; probe.Prober is the real one.
@@ -36,11 +32,11 @@ type Checker interface {
 	Check(ctx context.Context, m monitor.Monitor) monitor.Observation
 }
 
-// Options configure an Scheduler; zero values take the defaults shown.
+// Options configure a Scheduler; zero values take the defaults shown.
 type Options struct {
 	Node    string // lease owner and probe name; unique per process
 	Region  string
-	App     App // records checks, sweeps stale monitors, applies maintenance
+	App     App
 	Checker Checker
 	// OpenAuth decrypts a monitor's sealed credential, in memory, just
 	// before its check runs.
@@ -62,10 +58,6 @@ type Options struct {
 	// Sweep is how often monitors with no known result for two intervals
 	// are marked UNKNOWN; 5s.
 	Sweep time.Duration
-	// Maintenance is how often maintenance windows are applied to monitor
-	// states, at the latest; the sweep also runs at start and at each
-	// occurrence's start and end that it knows of. 5s.
-	Maintenance time.Duration
 	// Backlog is how many observations may wait for the writer before the
 	// scheduler stops claiming more; 20000.
 	Backlog int
@@ -102,9 +94,6 @@ func (o *Options) defaults() {
 	if o.Sweep <= 0 {
 		o.Sweep = 5 * time.Second
 	}
-	if o.Maintenance <= 0 {
-		o.Maintenance = 5 * time.Second
-	}
 	if o.Backlog <= 0 {
 		o.Backlog = 20000
 	}
@@ -113,7 +102,7 @@ func (o *Options) defaults() {
 	}
 }
 
-// Scheduler is one node's scheduler and writer.
+// Scheduler is one node's check scheduler and its writer.
 type Scheduler struct {
 	o Options
 	// owner holds this process's leases: the node name and a random part,
@@ -128,7 +117,7 @@ type Scheduler struct {
 	checks sync.WaitGroup
 }
 
-// New makes an engine; Run starts it.
+// New makes a check scheduler; Run starts it.
 func New(o Options) *Scheduler {
 	o.defaults()
 	e := &Scheduler{o: o, owner: o.Node + "/" + rand.Text()[:10], sem: make(chan struct{}, o.Concurrency), held: map[int64]*time.Timer{}}
@@ -151,10 +140,8 @@ func (e *Scheduler) Run(ctx context.Context) error {
 
 	claim := time.NewTimer(0)
 	sweep := time.NewTicker(e.o.Sweep)
-	maintenance := time.NewTimer(0)
 	defer claim.Stop()
 	defer sweep.Stop()
-	defer maintenance.Stop()
 loop:
 	for {
 		select {
@@ -169,8 +156,6 @@ loop:
 			claim.Reset(wait)
 		case <-sweep.C:
 			e.sweep(ctx)
-		case <-maintenance.C:
-			maintenance.Reset(e.maintenance(ctx))
 		}
 	}
 
@@ -304,7 +289,7 @@ func (e *Scheduler) openSecrets(m *monitor.Monitor, d monitor.DueCheck) error {
 	}
 	if d.SealedHeaders != nil {
 		if e.o.OpenHeaders == nil {
-			return errors.New("engine: no OpenHeaders for sealed headers")
+			return errors.New("scheduler: no OpenHeaders for sealed headers")
 		}
 		headers, err := e.o.OpenHeaders(m.ID, d.SealedHeaders)
 		if err != nil {
@@ -336,44 +321,4 @@ func (e *Scheduler) sweep(ctx context.Context) {
 	for _, c := range changes {
 		e.o.Log.Info("monitor state changed", "monitor", c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
 	}
-}
-
-// maintenance applies the maintenance windows: monitors and heartbeats
-// inside an active occurrence go to MAINTENANCE, those whose windows all
-// ended (or were deleted, or no longer name them) leave it. It returns
-// when to run again: at the next occurrence start or end it knows of, at
-// most Maintenance from now. Like sweep, it writes only states, ids and
-// causes made of them, and what it read from the database: nothing from
-// outside that the database could refuse.
-func (e *Scheduler) maintenance(ctx context.Context) time.Duration {
-	now := e.o.Now()
-	windows, err := e.o.App.AllMaintenanceWindows(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			e.o.Log.Warn("reading maintenance windows", "err", err)
-		}
-		return e.o.Maintenance
-	}
-	changes, boundary, err := e.o.App.ApplyMaintenance(ctx, windows, now)
-	if err != nil && ctx.Err() == nil {
-		e.o.Log.Warn("applying maintenance windows", "err", err)
-	}
-	for _, c := range changes {
-		kind := subjectKind(c.SubjectID)
-		e.o.Log.Info(kind+" state changed", kind, c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
-	}
-	wait := e.o.Maintenance
-	if !boundary.IsZero() {
-		wait = min(wait, max(boundary.Sub(now), time.Millisecond))
-	}
-	return wait
-}
-
-// subjectKind names what a maintenance subject is, by its id's prefix: the
-// subject may no longer be in any window to tell.
-func subjectKind(id string) string {
-	if strings.HasPrefix(id, ids.Heartbeat+"_") {
-		return "heartbeat"
-	}
-	return "monitor"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -75,6 +76,50 @@ func openDB(t testing.TB, e storetest.Engine) *store.DB {
 	db := storetest.OpenDB(t, e)
 	appOf(db)
 	return db
+}
+
+// storedApp is the app over which a writer stores observations; it hands
+// each batch it stored to the test over stored.
+type storedApp struct {
+	*app.App
+	stored chan []monitor.Completed
+}
+
+func (a storedApp) RecordChecks(ctx context.Context, owner string, batch []monitor.Completed) ([]monitor.StateChange, error) {
+	changes, err := a.App.RecordChecks(ctx, owner, batch)
+	if err == nil {
+		select {
+		case a.stored <- batch:
+		default: // the test has all it waited for and reads no more
+		}
+	}
+	return changes, err
+}
+
+func newStored() chan []monitor.Completed { return make(chan []monitor.Completed, 10000) }
+
+// waitStored reads the batches stored until each monitor of need has had
+// need[id] stored observations that count, and fails the test, saying
+// what it waited for, once timeout has passed.
+func waitStored(t testing.TB, stored <-chan []monitor.Completed, timeout time.Duration, what string, need map[string]int, counts func(monitor.Observation) bool) {
+	t.Helper()
+	left := maps.Clone(need)
+	deadline := time.After(timeout)
+	for len(left) > 0 {
+		select {
+		case batch := <-stored:
+			for _, c := range batch {
+				id := c.Observation.MonitorID
+				if _, ok := left[id]; ok && counts(c.Observation) {
+					if left[id]--; left[id] <= 0 {
+						delete(left, id)
+					}
+				}
+			}
+		case <-deadline:
+			t.Fatalf("waited %s for %s, in vain: %d monitors short of it", timeout, what, len(left))
+		}
+	}
 }
 
 func start(t testing.TB, o scheduler.Options) (stop func()) {
@@ -214,9 +259,16 @@ func TestTwoSchedulersCheckEachSlotOnce(t *testing.T) {
 				ms[i] = addMonitor(t, db, ws, tg.URL, interval, 3)
 			}
 			began := time.Now()
-			stopA := start(t, scheduler.Options{Node: "node-a", App: appOf(db)})
-			stopB := start(t, scheduler.Options{Node: "node-b", App: appOf(db2)})
-			time.Sleep(4*interval + interval/2)
+			stored := newStored()
+			stopA := start(t, scheduler.Options{Node: "node-a", App: storedApp{appOf(db), stored}})
+			stopB := start(t, scheduler.Options{Node: "node-b", App: storedApp{appOf(db2), stored}})
+			need := map[string]int{}
+			for _, m := range ms {
+				need[m.ID] = 3
+			}
+			waitStored(t, stored, time.Minute, "three slots of each monitor after the start", need, func(o monitor.Observation) bool {
+				return !o.Due.Before(began.Add(time.Second))
+			})
 			stopA()
 			stopB()
 

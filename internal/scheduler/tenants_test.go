@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,8 +91,15 @@ func TestOneTenantsBytesStopNoOther(t *testing.T) {
 			}
 			reg := prometheus.NewRegistry()
 			// Batches mix both workspaces' observations, as a busy node's do.
-			stop := start(t, scheduler.Options{Node: "node-a", App: appOf(db), Metrics: scheduler.NewMetrics(reg)})
-			time.Sleep(5*interval + interval/2)
+			stored := newStored()
+			stop := start(t, scheduler.Options{Node: "node-a", App: storedApp{appOf(db), stored}, Metrics: scheduler.NewMetrics(reg)})
+			need := map[string]int{}
+			for _, m := range slices.Concat(mineA, mineB) {
+				need[m.ID] = 4
+			}
+			waitStored(t, stored, time.Minute, "four checks of each monitor", need, func(o monitor.Observation) bool {
+				return o.Reason != monitor.ReasonShuttingDown
+			})
 			stop()
 
 			for _, m := range mineB {

@@ -27,13 +27,15 @@ type writer struct {
 	max     int           // observations per batch
 	linger  time.Duration // wait after the first of a batch arrives
 
-	mu      sync.Mutex
-	queue   []monitor.Completed
-	since   time.Time // when the oldest queued observation arrived
-	closed  bool
-	wake    chan struct{} // something queued (capacity 1)
-	done    chan struct{} // closed by close
-	changes func([]monitor.StateChange)
+	mu     sync.Mutex
+	queue  []monitor.Completed
+	since  time.Time // when the oldest queued observation arrived
+	closed bool
+	wake   chan struct{} // something queued (capacity 1)
+	done   chan struct{} // closed by close
+	// lingering, when a test sets it, hears the seq of the oldest queued
+	// observation whenever the writer waits for its batch to fill.
+	lingering func(oldest int64)
 }
 
 func newWriter(app App, owner string, log *slog.Logger, m *Metrics, linger time.Duration) *writer {
@@ -87,7 +89,11 @@ func (w *writer) run() {
 		// oldest observation's arrival, so no batch waits more than the
 		// linger, and one that filled during the previous write goes at once.
 		if wait := w.linger - time.Since(w.since); n > 0 && n < w.max && !closed && wait > 0 {
+			oldest := w.queue[0].Seq
 			w.mu.Unlock()
+			if w.lingering != nil {
+				w.lingering(oldest)
+			}
 			w.sleep(wait)
 			continue
 		}
@@ -151,9 +157,6 @@ func (w *writer) apply(batch []monitor.Completed, closing bool, deadline time.Ti
 			w.metrics.written.Add(float64(len(batch)))
 			for _, c := range changes {
 				w.log.Info("monitor state changed", "monitor", c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
-			}
-			if w.changes != nil {
-				w.changes(changes)
 			}
 			return nil
 		}

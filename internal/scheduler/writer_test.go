@@ -56,6 +56,13 @@ func nextBatch(t *testing.T, s *batchApp) []int64 {
 func TestWriterLingersAfterAWrite(t *testing.T) {
 	st := newBatchApp()
 	w := newWriter(st, "node", slog.New(slog.DiscardHandler), NewMetrics(nil), 500*time.Millisecond)
+	lingering := make(chan int64, 100)
+	w.lingering = func(oldest int64) {
+		select {
+		case lingering <- oldest:
+		default:
+		}
+	}
 	done := make(chan struct{})
 	go func() { defer close(done); w.run() }()
 
@@ -66,7 +73,17 @@ func TestWriterLingersAfterAWrite(t *testing.T) {
 	if b := nextBatch(t, st); !slices.Equal(b, []int64{1}) {
 		t.Fatalf("first batch %v, want [1]", b)
 	}
-	time.Sleep(20 * time.Millisecond) // well within the linger of 2's arrival
+	// The writer waits for others to join 2, within the linger of its
+	// arrival, when 3 comes.
+	for oldest := int64(0); oldest != 2; {
+		select {
+		case oldest = <-lingering:
+		case b := <-st.batches:
+			t.Fatalf("batch %v written at once, without waiting for others to join it", b)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the writer never waited for a batch with 2 to fill")
+		}
+	}
 	w.submit(monitor.Completed{Seq: 3})
 	w.close() // writes what is queued at once
 	if b := nextBatch(t, st); !slices.Equal(b, []int64{2, 3}) {
