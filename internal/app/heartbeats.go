@@ -199,7 +199,7 @@ func (a *App) SetHeartbeatPaused(ctx context.Context, actor Actor, id string, pa
 // caller read it (else store.ErrStale). A new schedule moves a pending
 // deadline to what the new schedule expects after the last report.
 func (a *App) saveHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpdatedAt time.Time) error {
-	return a.store.HeartbeatTx(ctx, func(tx *store.Tx) error {
+	return a.store.HeartbeatTx(ctx, a.steps, func(tx *store.Tx) error {
 		cur, seq, err := tx.LockHeartbeat(ctx, h.WorkspaceID, h.ID)
 		if err != nil {
 			return err
@@ -228,7 +228,7 @@ func (a *App) saveHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpda
 // is due) or resumes a heartbeat, keeping the transition in the state
 // history. It does nothing when the heartbeat is already so.
 func (a *App) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) error {
-	return a.store.HeartbeatTx(ctx, func(tx *store.Tx) error {
+	return a.store.HeartbeatTx(ctx, a.steps, func(tx *store.Tx) error {
 		cur, seq, err := tx.LockHeartbeat(ctx, wsID, id)
 		if err != nil || cur.Paused == paused {
 			return err
@@ -256,13 +256,22 @@ func (a *App) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bo
 	})
 }
 
-// DeleteHeartbeat removes a heartbeat with its pings.
-func (a *App) DeleteHeartbeat(ctx context.Context, actor Actor, id string) error {
+// DeleteHeartbeat removes a heartbeat with its pings and state history,
+// resolving its open incident in the same transaction.
+func (a *App) DeleteHeartbeat(ctx context.Context, actor Actor, id string) (err error) {
+	defer errs.Wrap(&err, "app.DeleteHeartbeat(%s)", id)
 	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return err
 	}
 	defer a.pagesChanged.Add(1) // its components leave the pages
-	return a.store.DeleteHeartbeat(ctx, actor.WorkspaceID, id)
+	return a.store.HeartbeatTx(ctx, a.steps, func(tx *store.Tx) error {
+		// Resolved first; if there is no such heartbeat in the workspace,
+		// the deletion fails and the transaction takes it back.
+		if err := a.flow.Deleted(ctx, tx, id); err != nil {
+			return err
+		}
+		return tx.DeleteHeartbeat(ctx, actor.WorkspaceID, id)
+	})
 }
 
 // PingQuery selects a heartbeat's pings.

@@ -137,7 +137,7 @@ func (a *App) applyMaintenance(ctx context.Context, p maintenancePlan) (changes 
 		return err
 	}
 	if len(heartbeatSeqs) > 0 {
-		err = a.store.HeartbeatTx(ctx, apply) // pings' pending effects first
+		err = a.store.HeartbeatTx(ctx, a.steps, apply) // pings' pending effects first
 	} else {
 		err = a.store.InTx(ctx, apply)
 	}

@@ -315,11 +315,20 @@ func (a *App) setPaused(ctx context.Context, wsID, id string, pause bool, at tim
 	return err
 }
 
-// DeleteMonitor removes a monitor.
-func (a *App) DeleteMonitor(ctx context.Context, actor Actor, id string) error {
+// DeleteMonitor removes a monitor with its observations and state
+// history, resolving its open incident in the same transaction.
+func (a *App) DeleteMonitor(ctx context.Context, actor Actor, id string) (err error) {
+	defer errs.Wrap(&err, "app.DeleteMonitor(%s)", id)
 	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return err
 	}
 	defer a.pagesChanged.Add(1) // its components leave the pages
-	return a.store.DeleteMonitor(ctx, actor.WorkspaceID, id)
+	return a.store.InTx(ctx, func(tx *store.Tx) error {
+		// Resolved first; if there is no such monitor in the workspace,
+		// the deletion fails and the transaction takes it back.
+		if err := a.flow.Deleted(ctx, tx, id); err != nil {
+			return err
+		}
+		return tx.DeleteMonitor(ctx, actor.WorkspaceID, id)
+	})
 }

@@ -21,16 +21,22 @@ import (
 // resolution of its subject's incident with that incident's event, and
 // for every event a delivery to each channel that hears it. The decisions
 // are the domain's (incident.EffectOf, notify.Channel.Hears); the writes
-// are store.Tx's primitives. The store calls these through
-// store.Workflow where it records changes itself (the ping writers).
+// are store.Tx's primitives. Where the store stages pings itself (the
+// ping writers, SQLite's journal), app hands it these with each call
+// (pingSteps).
 
-// workflow is store.Workflow over app's decisions.
+// workflow is app's decisions on recorded changes.
 type workflow struct {
 	now   func() time.Time
 	plans *planCache
 }
 
-var _ store.Workflow = workflow{}
+// pingSteps are w's decisions on pings, as the store takes them: a
+// heartbeat's settings, a ping's move, the keys' lifetime, and the record
+// of a state change.
+func (w workflow) pingSteps() *store.PingSteps {
+	return &store.PingSteps{Settings: w.Settings, Ping: w.Ping, KeyTTL: heartbeat.KeyTTL, Record: recordTransition}
+}
 
 // recordTransition appends tr to subjectID's state history and writes what
 // follows from it.
@@ -198,6 +204,3 @@ func (c *planCache) plan(s heartbeat.Schedule) (heartbeat.Plan, error) {
 	c.mu.Unlock()
 	return plan, nil
 }
-
-// KeyTTL is how long a ping's ?key= makes a retry a no-op.
-func (workflow) KeyTTL() time.Duration { return heartbeat.KeyTTL }

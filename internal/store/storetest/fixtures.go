@@ -67,12 +67,3 @@ func Ping(token string, sig heartbeat.Signal, at time.Time, key, rid string) hea
 	return heartbeat.Arrival{TokenHash: heartbeat.HashToken(token), Ping: heartbeat.Ping{Signal: sig, ExitCode: -1, RunID: rid, At: at},
 		Method: "GET", Client: "127.0.0.1", Key: key}
 }
-
-// Record stores pings through the store's writer, as app's ping writers do
-// (the database needs app's workflow on it).
-func Record(t testing.TB, db *store.DB, pings ...heartbeat.Arrival) []heartbeat.Outcome {
-	t.Helper()
-	outs, _, err := db.RecordPings(context.Background(), pings)
-	must(t, err)
-	return outs
-}
