@@ -81,7 +81,7 @@ func observe(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at
 // observeLate is observe of a check due at due that started at started.
 func observeLate(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, due, started time.Time) []StateChange {
 	t.Helper()
-	check(t, db.SetNextDueForTest(ctx, m.ID, due))
+	storetest.SetNextDue(t, db, m.ID, due)
 	claimed, err := db.ClaimDue(ctx, "node", started, started, time.Microsecond, 1000)
 	check(t, err)
 	i := slices.IndexFunc(claimed, func(d monitor.DueCheck) bool { return d.Monitor.ID == m.ID })

@@ -67,3 +67,18 @@ func Ping(token string, sig heartbeat.Signal, at time.Time, key, rid string) hea
 	return heartbeat.Arrival{TokenHash: heartbeat.HashToken(token), Ping: heartbeat.Ping{Signal: sig, ExitCode: -1, RunID: rid, At: at},
 		Method: "GET", Client: "127.0.0.1", Key: key}
 }
+
+// SetNextDue moves the next check of the monitor monitorID to due, as
+// any writer of its runtime row would (the store's Tx primitives), so
+// that a test can make checks fall due when it needs them to.
+func SetNextDue(t testing.TB, db *store.DB, monitorID string, due time.Time) {
+	t.Helper()
+	must(t, db.InTx(context.Background(), func(tx *store.Tx) error {
+		rt, err := tx.LockRuntime(context.Background(), monitorID)
+		if err != nil {
+			return err
+		}
+		rt.NextDue = due
+		return tx.SaveRuntime(context.Background(), rt)
+	}))
+}
