@@ -12,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/store/pingblock"
+	"github.com/tocsin/tocsin/internal/store/pingjournal"
 )
 
 // Pings: received in batches (group commit). On PostgreSQL each batch is
@@ -118,7 +119,7 @@ func (db *DB) insertPingKeys(ctx context.Context, tx *sql.Tx, newKeys []pingbloc
 // saveHBRuntimes writes the runtime rows a batch moved, in seq order,
 // with the wake times their settings give them (SQLite; PostgreSQL writes
 // them in one statement, pgSaveRuntimes).
-func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*hbRow) error {
+func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*pingjournal.Moved) error {
 	if len(moved) == 0 {
 		return nil
 	}

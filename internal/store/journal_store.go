@@ -101,7 +101,7 @@ func (db *DB) writeSet(ctx context.Context, w *isolation, p *pingjournal.Set) er
 	}
 	for seq, row := range p.Moved {
 		if _, err := w.subject(ctx, "the state of heartbeat "+row.ID, func() error {
-			return db.saveHBRuntimes(ctx, tx, map[int64]*hbRow{seq: row})
+			return db.saveHBRuntimes(ctx, tx, map[int64]*pingjournal.Moved{seq: row})
 		}); err != nil {
 			return err
 		}

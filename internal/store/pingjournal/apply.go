@@ -16,10 +16,10 @@ func (j *Journal) freeze() {
 	if p.n == 0 && len(p.dirty) == 0 {
 		return
 	}
-	p.Moved = make(map[int64]*Row, len(p.dirty))
+	p.Moved = make(map[int64]*Moved, len(p.dirty))
 	for _, e := range p.dirty {
-		row := e.row // the runtime's values are never changed in place
-		p.Moved[e.row.Seq] = &row
+		// The runtime's values are never changed in place.
+		p.Moved[e.row.Seq] = &Moved{Row: e.row, Settings: e.settings}
 	}
 	j.frozen = append(j.frozen, &p)
 	j.pending = Set{gen: p.gen + 1}

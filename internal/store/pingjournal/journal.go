@@ -62,13 +62,17 @@ const (
 
 // Row is a heartbeat as the store reads it with its runtime row: Seq
 // names it in the journal and the ping tables, Version is what a
-// compare-and-set of the runtime row checks. Settings, once the journal
-// has staged a ping on it, are those its state machine ran on (its wake
-// time is computed with them).
+// compare-and-set of the runtime row checks.
 type Row struct {
 	heartbeat.Heartbeat
-	Seq      int64
-	Version  int64
+	Seq     int64
+	Version int64
+}
+
+// Moved is a heartbeat row pings moved, with the settings its state
+// machine ran on (its wake time is computed with them).
+type Moved struct {
+	Row
 	Settings heartbeat.Settings
 }
 
@@ -162,8 +166,9 @@ type Journal struct {
 // entry is a cached heartbeat: its row as the database holds it, plus
 // the pending pings' effect on its runtime.
 type entry struct {
-	row  Row    // with the settings its pings are staged by
-	hash string // its token's hash, once a ping named it
+	row      Row
+	settings heartbeat.Settings // what its pings are staged by
+	hash     string             // its token's hash, once a ping named it
 	// dirty: the runtime has moved since it was read, and the set of that
 	// gen (pending or frozen) is not applied yet.
 	dirty    bool
@@ -180,7 +185,7 @@ type Set struct {
 	Blocks pingblock.Set
 	// Moved holds the dirty heartbeats' rows as they stood when the set
 	// was frozen, by seq: what its transaction writes.
-	Moved    map[int64]*Row
+	Moved    map[int64]*Moved
 	Changes  []Change
 	Keys     map[pingblock.Key]heartbeat.Ack
 	KeyOrder []pingblock.Key // Keys in the order they were staged
@@ -374,7 +379,7 @@ func (j *Journal) forget() {
 // a sweep must then apply the journal first.
 func (j *Journal) dueDirty(now time.Time) bool {
 	due := func(p *Set) bool {
-		return slices.ContainsFunc(p.dirty, func(e *entry) bool { return !e.row.Runtime.Wake(e.row.Settings).After(now) })
+		return slices.ContainsFunc(p.dirty, func(e *entry) bool { return !e.row.Runtime.Wake(e.settings).After(now) })
 	}
 	return due(&j.pending) || slices.ContainsFunc(j.frozen, due)
 }

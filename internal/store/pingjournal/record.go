@@ -134,7 +134,7 @@ func (j *Journal) Record(ctx context.Context, batch []heartbeat.Arrival, steps *
 func (j *Journal) stage(e *entry, rec *heartbeat.PingRecord, steps *Steps) *monitor.Transition {
 	p := &j.pending
 	var tr *monitor.Transition
-	e.row.Runtime, tr = steps.Ping(e.row.Runtime, rec, e.row.Settings)
+	e.row.Runtime, tr = steps.Ping(e.row.Runtime, rec, e.settings)
 	if !rec.Ignored && (!e.dirty || e.dirtyGen != p.gen) {
 		e.dirty, e.dirtyGen = true, p.gen
 		p.dirty = append(p.dirty, e)
@@ -222,14 +222,14 @@ func (j *Journal) cache(h Row, hash string, steps *Steps) (*entry, error) {
 		}
 		return e, nil
 	}
-	var err error
-	if h.Settings, err = steps.Settings(h.Heartbeat); err != nil {
+	settings, err := steps.Settings(h.Heartbeat)
+	if err != nil {
 		return nil, err
 	}
 	if len(j.bySeq) >= maxCached {
 		j.dropClean()
 	}
-	e := &entry{row: h, hash: hash}
+	e := &entry{row: h, settings: settings, hash: hash}
 	j.bySeq[h.Seq] = e
 	if hash != "" {
 		j.byHash[hash] = e
