@@ -210,7 +210,7 @@ func (a *App) saveHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpda
 		if err := tx.UpdateHeartbeat(ctx, h); err != nil {
 			return err
 		}
-		settings, err := a.flow.Settings(h)
+		settings, err := a.flow.settings(h)
 		if err != nil {
 			return err
 		}
@@ -236,7 +236,7 @@ func (a *App) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bo
 		if err := tx.SetHeartbeatPaused(ctx, wsID, id, paused, at); err != nil {
 			return err
 		}
-		settings, err := a.flow.Settings(cur)
+		settings, err := a.flow.settings(cur)
 		if err != nil {
 			return err
 		}
@@ -267,7 +267,7 @@ func (a *App) DeleteHeartbeat(ctx context.Context, actor Actor, id string) (err 
 	return a.store.HeartbeatTx(ctx, a.steps, func(tx *store.Tx) error {
 		// Resolved first; if there is no such heartbeat in the workspace,
 		// the deletion fails and the transaction takes it back.
-		if err := a.flow.Deleted(ctx, tx, id); err != nil {
+		if err := a.flow.deleted(ctx, tx, id); err != nil {
 			return err
 		}
 		return tx.DeleteHeartbeat(ctx, actor.WorkspaceID, id)

@@ -189,7 +189,7 @@ func (w workflow) maintainHeartbeats(ctx context.Context, tx *store.Tx, p mainte
 		return nil, err
 	}
 	for _, h := range locked {
-		settings, err := w.Settings(h.Heartbeat)
+		settings, err := w.settings(h.Heartbeat)
 		if err != nil {
 			return nil, err
 		}

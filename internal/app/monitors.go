@@ -326,7 +326,7 @@ func (a *App) DeleteMonitor(ctx context.Context, actor Actor, id string) (err er
 	return a.store.InTx(ctx, func(tx *store.Tx) error {
 		// Resolved first; if there is no such monitor in the workspace,
 		// the deletion fails and the transaction takes it back.
-		if err := a.flow.Deleted(ctx, tx, id); err != nil {
+		if err := a.flow.deleted(ctx, tx, id); err != nil {
 			return err
 		}
 		return tx.DeleteMonitor(ctx, actor.WorkspaceID, id)

@@ -54,7 +54,7 @@ func (a *App) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 		verdicts := make([]verdict, len(hs))
 		for i, h := range hs {
 			v := verdict{h: h}
-			if v.settings, err = a.flow.Settings(h.Heartbeat); err != nil {
+			if v.settings, err = a.flow.settings(h.Heartbeat); err != nil {
 				return err
 			}
 			v.rt, v.trs = deadlineVerdict(now, h.Runtime, v.settings, covered)
@@ -142,7 +142,7 @@ func (a *App) recordOutage(ctx context.Context, from, to time.Time) ([]StateChan
 			}
 			for _, h := range hs {
 				last = h.Seq
-				settings, err := a.flow.Settings(h.Heartbeat)
+				settings, err := a.flow.settings(h.Heartbeat)
 				if err != nil {
 					return err
 				}
