@@ -258,18 +258,16 @@ func (a *App) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bo
 
 // DeleteHeartbeat removes a heartbeat with its pings and state history,
 // resolving its open incident in the same transaction.
-func (a *App) DeleteHeartbeat(ctx context.Context, actor Actor, id string) (err error) {
-	defer errs.Wrap(&err, "app.DeleteHeartbeat(%s)", id)
+func (a *App) DeleteHeartbeat(ctx context.Context, actor Actor, id string) error {
 	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return err
 	}
 	defer a.pagesChanged.Add(1) // its components leave the pages
-	return a.store.HeartbeatTx(ctx, a.steps, func(tx *store.Tx) error {
-		// Resolved first; if there is no such heartbeat in the workspace,
-		// the deletion fails and the transaction takes it back.
-		if err := a.flow.deleted(ctx, tx, id); err != nil {
-			return err
-		}
+	// In HeartbeatTx: on SQLite the journal's pings are applied first.
+	heartbeatTx := func(ctx context.Context, fn func(*store.Tx) error) error {
+		return a.store.HeartbeatTx(ctx, a.steps, fn)
+	}
+	return a.deleteSubject(ctx, "app.DeleteHeartbeat", id, heartbeatTx, func(tx *store.Tx) error {
 		return tx.DeleteHeartbeat(ctx, actor.WorkspaceID, id)
 	})
 }
