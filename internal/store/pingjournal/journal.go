@@ -29,8 +29,9 @@
 //
 // The package holds the mechanics; the SQL is the store's, reached
 // through Store, and the heartbeat state machine is app's: every call
-// that stages pings (or replays them) is handed app's Steps, and holds
-// them no longer than the call.
+// that stages pings (or replays them) is handed app's Steps, and keeps
+// nothing of them beyond the call but what goes with a state change
+// until it is applied (Change.Follow).
 package pingjournal
 
 import (
@@ -254,8 +255,7 @@ func (j *Journal) Lock() (unlock func()) {
 // Flush applies the journal, so what follows reads every acknowledged
 // ping from the tables. Without steps (nil) it applies what this process
 // staged, but does not replay what a stopped process left: the first
-// call with app's steps does (serve's first sweep, before it takes
-// requests).
+// call with app's steps does (serve makes one before it takes requests).
 func (j *Journal) Flush(ctx context.Context, steps *Steps) error {
 	unlock := j.Lock()
 	defer unlock()
