@@ -45,12 +45,6 @@ func (a *App) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 			return err
 		}
 		covered := heartbeat.SpanCoverage(spans)
-		type verdict struct {
-			h        store.ClaimedHeartbeat
-			rt       heartbeat.Runtime
-			settings heartbeat.Settings
-			trs      []monitor.Transition
-		}
 		verdicts := make([]verdict, len(hs))
 		for i, h := range hs {
 			v := verdict{h: h}
@@ -60,44 +54,63 @@ func (a *App) SweepHeartbeats(ctx context.Context, owner string, now time.Time, 
 			v.rt, v.trs = deadlineVerdict(now, h.Runtime, v.settings, covered)
 			verdicts[i] = v
 		}
-		refused, err := sw.Store(ctx, func(iso *store.Isolated) error {
-			changes = changes[:0]
-			for _, v := range verdicts {
-				var made []StateChange
-				ok, err := iso.Subject(ctx, "the verdict on heartbeat "+v.h.ID, func(tx *store.Tx) error {
-					made = made[:0]
-					stored, err := tx.SaveSweptRuntime(ctx, owner, v.h.Seq, v.h.Version, v.rt, v.settings)
-					if err != nil || !stored {
-						return err // not stored: a ping moved it meanwhile, or another node took it over
-					}
-					for _, tr := range v.trs {
-						made = append(made, StateChange{SubjectID: v.h.ID, Transition: tr})
-						if err := recordTransition(ctx, tx, v.h.ID, tr); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-				if ok {
-					changes = append(changes, made...)
-				}
-			}
-			return nil
-		})
-		switch {
-		case err != nil:
-			changes = nil // nothing was stored
-			return err
-		case refused != nil:
-			return fmt.Errorf("judging heartbeat deadlines: %w", refused)
-		}
-		return nil
+		changes, err = storeVerdicts(ctx, sw, owner, verdicts)
+		return err
 	})
 	slices.SortStableFunc(changes, func(a, b StateChange) int { return a.At.Compare(b.At) })
 	return changes, claimed, err
+}
+
+// verdict is the sweep's on the claimed heartbeat h: its runtime after,
+// with the settings it was judged by, and the state changes that makes.
+type verdict struct {
+	h        store.ClaimedHeartbeat
+	rt       heartbeat.Runtime
+	settings heartbeat.Settings
+	trs      []monitor.Transition
+}
+
+// storeVerdicts stores the verdicts in one transaction, each with a
+// compare-and-set (a ping that moved the heartbeat meanwhile, or another
+// node that took it over, wins), and records their state changes, which
+// it returns. One the database refuses for its content is set aside (its
+// lease keeps it until it is judged again), the others stored, and the
+// error names it; on any other error nothing is stored.
+func storeVerdicts(ctx context.Context, sw *store.Sweep, owner string, verdicts []verdict) (changes []StateChange, err error) {
+	refused, err := sw.Store(ctx, func(iso *store.Isolated) error {
+		changes = changes[:0]
+		for _, v := range verdicts {
+			var made []StateChange
+			ok, err := iso.Subject(ctx, "the verdict on heartbeat "+v.h.ID, func(tx *store.Tx) error {
+				made = made[:0]
+				stored, err := tx.SaveSweptRuntime(ctx, owner, v.h.Seq, v.h.Version, v.rt, v.settings)
+				if err != nil || !stored {
+					return err
+				}
+				for _, tr := range v.trs {
+					made = append(made, StateChange{SubjectID: v.h.ID, Transition: tr})
+					if err := recordTransition(ctx, tx, v.h.ID, tr); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if ok {
+				changes = append(changes, made...)
+			}
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case refused != nil:
+		return changes, fmt.Errorf("judging heartbeat deadlines: %w", refused)
+	}
+	return changes, nil
 }
 
 // sweepFrom is the earliest time a ping to the heartbeats hs could have
