@@ -371,10 +371,12 @@ func storeTypesExported(pkg *types.Package) []string {
 }
 
 // TestStoreDecidesNothing: store runs the SQL app asks for; the decisions
-// (transitions, incidents, bounds, horizons, messages) are app's.
+// (transitions, incidents, bounds, horizons, messages) are app's, and
+// app hands them to the store with each call rather than installing them
+// in it.
 func TestStoreDecidesNothing(t *testing.T) {
 	fset := token.NewFileSet()
-	imp := exportImporter(t, fset, "./store")
+	imp := exportImporter(t, fset, "./store/...")
 	_, info := checkFiles(t, fset, imp, mod+"store", parseDir(t, fset, "store"))
 	if len(info.Uses) < 1000 {
 		t.Fatalf("%d uses found in store; the check would prove nothing", len(info.Uses))
@@ -382,6 +384,119 @@ func TestStoreDecidesNothing(t *testing.T) {
 	for _, v := range policyUses(fset, info) {
 		t.Error(v)
 	}
+	fields := 0
+	for _, dir := range []string{"store", "store/pingjournal", "store/pingblock", "store/filelock"} {
+		files := parseDir(t, fset, dir)
+		_, info := checkFiles(t, fset, imp, mod+dir, files)
+		v, n := installedCallbacks(fset, files, info)
+		fields += n
+		for _, v := range v {
+			t.Error(v)
+		}
+	}
+	if fields < 20 {
+		t.Fatalf("%d field assignments found in store; the check would prove nothing", fields)
+	}
+}
+
+// installedCallbacks lists the behaviour installed in the store's types
+// after construction: an assignment, in anything but a constructor (a
+// function, not a method, named New… or Open…), to a field of func or
+// interface type whose results carry the domain's types (a state, a
+// transition, a heartbeat's settings: decisions). Through such a field
+// the store would call back up into app, which installed it (a Set…
+// method is the usual shape); app hands its decisions with each call
+// instead. It also returns how many field assignments it looked at.
+func installedCallbacks(fset *token.FileSet, files []*ast.File, info *types.Info) (out []string, fields int) {
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			constructor := fn.Recv == nil && slices.ContainsFunc([]string{"New", "new", "Open", "open"}, func(p string) bool {
+				return strings.HasPrefix(fn.Name.Name, p)
+			})
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				as, ok := n.(*ast.AssignStmt)
+				if !ok {
+					return true
+				}
+				for _, lhs := range as.Lhs {
+					sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr)
+					if !ok {
+						continue
+					}
+					s := info.Selections[sel]
+					if s == nil || s.Kind() != types.FieldVal {
+						continue
+					}
+					fields++
+					field := s.Obj()
+					if constructor || field.Pkg() == nil || !strings.HasPrefix(field.Pkg().Path(), mod+"store") || !decides(field.Type()) {
+						continue
+					}
+					out = append(out, fmt.Sprintf("%s: %s sets %s.%s (%s) after construction: behaviour installed in the store that returns the domain's decisions; hand them with each call instead",
+						fset.Position(sel.Pos()), fn.Name.Name, strings.TrimPrefix(types.TypeString(s.Recv(), func(*types.Package) string { return "" }), "*"),
+						field.Name(), types.TypeString(field.Type(), (*types.Package).Name)))
+				}
+				return true
+			})
+		}
+	}
+	slices.Sort(out)
+	return out, fields
+}
+
+// decides reports whether t is a func or an interface that returns one of
+// the domain's types.
+func decides(t types.Type) bool {
+	returnsDomain := func(sig *types.Signature) bool {
+		for v := range sig.Results().Variables() {
+			if mentionsDomain(v.Type()) {
+				return true
+			}
+		}
+		return false
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Signature:
+		return returnsDomain(u)
+	case *types.Interface:
+		for m := range u.Methods() {
+			if returnsDomain(m.Signature()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mentionsDomain reports whether t is, or is made of (pointers, slices,
+// maps, type arguments), a type of the domain.
+func mentionsDomain(t types.Type) bool {
+	switch t := t.(type) {
+	case *types.Named:
+		if p := t.Obj().Pkg(); p != nil && slices.Contains(prefixed(domain), p.Path()) {
+			return true
+		}
+		for a := range t.TypeArgs().Types() {
+			if mentionsDomain(a) {
+				return true
+			}
+		}
+	case *types.Alias:
+		return mentionsDomain(types.Unalias(t))
+	case *types.Pointer:
+		return mentionsDomain(t.Elem())
+	case *types.Slice:
+		return mentionsDomain(t.Elem())
+	case *types.Array:
+		return mentionsDomain(t.Elem())
+	case *types.Map:
+		return mentionsDomain(t.Key()) || mentionsDomain(t.Elem())
+	}
+	return false
 }
 
 // TestAppShowsNoStoreType: what app exports is free of store types, so
@@ -449,6 +564,51 @@ var _ notify.Channel
 	for _, fine := range []string{"incident.Resolved", "notify.Channel", "monitor.ResultDown"} {
 		if strings.Contains(got, fine) {
 			t.Errorf("%s (an enum value or a type) reported as a decision:\n%s", fine, got)
+		}
+	}
+
+	installed := `package store
+import (
+	"time"
+	"github.com/tocsin/tocsin/internal/heartbeat"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+type Rules interface {
+	Settings(h heartbeat.Heartbeat) (heartbeat.Settings, error)
+}
+type Judge func(rt heartbeat.Runtime) (heartbeat.Runtime, []monitor.Transition)
+type Sink interface{ Close() error }
+type DB struct {
+	rules Rules
+	judge Judge
+	sink  Sink
+	now   func() time.Time
+}
+func Open(r Rules) *DB {
+	db := &DB{}
+	db.rules = r
+	return db
+}
+func (db *DB) SetRules(r Rules)               { db.rules = r }
+func (db *DB) Sweep(j Judge)                  { db.judge = j }
+func (db *DB) SetSink(s Sink)                 { db.sink = s }
+func (db *DB) SetClock(now func() time.Time)  { db.now = now }
+func (db *DB) Ping(r Rules) (heartbeat.Settings, error) { return r.Settings(heartbeat.Heartbeat{}) }
+`
+	f, err = parser.ParseFile(fset, "installed.go", installed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []*ast.File{f}
+	_, info = checkFiles(t, fset, exportImporter(t, fset, "./heartbeat", "./monitor"), mod+"store", files)
+	v, _ := installedCallbacks(fset, files, info)
+	got = strings.Join(v, "\n")
+	if len(v) != 2 || !strings.Contains(got, "SetRules sets DB.rules") || !strings.Contains(got, "Sweep sets DB.judge") {
+		t.Errorf("callbacks installed after construction: want SetRules and Sweep reported; reported:\n%s", got)
+	}
+	for _, fine := range []string{"Open", "sink", "now", "Ping"} {
+		if strings.Contains(got, fine) {
+			t.Errorf("%s reported: set in a constructor, returning no decision, or a decision passed with a call:\n%s", fine, got)
 		}
 	}
 

@@ -129,9 +129,11 @@ type App struct {
 	// a busy key costs one write a minute, not one per request.
 	touched sync.Map // key id → time.Time
 
-	// flow is the workflow of recorded changes (record.go), which the
-	// store also runs where it records changes itself.
+	// flow is the workflow of recorded changes (record.go).
 	flow workflow
+	// steps are app's decisions on pings (record.go), handed to the store
+	// with each call that stages or applies them.
+	steps *store.PingSteps
 
 	// rates are the API keys' rate-limit buckets (ratelimit.go).
 	rates       rateBuckets
@@ -170,7 +172,7 @@ func New(db *store.DB, keys *secrets.Keyring, now func() time.Time, log *slog.Lo
 		rates: newRateBuckets(db), pingLimits: ratelimit.New(), heavy: make(chan struct{}, cfg.HeavyMetricsQueries)}
 	a.pings.lanes = newLanes(db.PingWriters())
 	a.flow = workflow{now: a.now, plans: &planCache{}}
-	db.SetWorkflow(a.flow)
+	a.steps = a.flow.pingSteps()
 	return a
 }
 

@@ -68,7 +68,7 @@ func (env *downtimeEnv) monitorEvery(t *testing.T, interval int, th monitor.Thre
 func (env *downtimeEnv) check(t *testing.T, m monitor.Monitor, r monitor.Result, due, started time.Time) {
 	t.Helper()
 	env.now = started
-	check(t, env.db.SetNextDueForTest(ctx, m.ID, due))
+	storetest.SetNextDue(t, env.db, m.ID, due)
 	claimed, err := env.a.ClaimDue(ctx, "node", started, started, time.Minute, 1000)
 	check(t, err)
 	i := slices.IndexFunc(claimed, func(d monitor.DueCheck) bool { return d.Monitor.ID == m.ID })

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -75,7 +76,7 @@ func testJournalEdits(t *testing.T, e storetest.Engine) {
 
 	// Deleting takes the pings, applied or pending, with the heartbeat.
 	record(t, db, ping(fresh, heartbeat.SignalSuccess, t0.Add(10*time.Second), "", ""))
-	check(t, db.DeleteHeartbeat(ctx, w.ID, h.ID))
+	check(t, a.DeleteHeartbeat(ctx, Actor{WorkspaceID: w.ID, Role: account.RoleOwner}, h.ID))
 	outs = record(t, db, ping(fresh, heartbeat.SignalSuccess, t0.Add(11*time.Second), "", ""))
 	if outs[0].Found {
 		t.Errorf("a deleted heartbeat took a ping: %+v", outs[0])

@@ -199,7 +199,7 @@ func (a *App) SetHeartbeatPaused(ctx context.Context, actor Actor, id string, pa
 // caller read it (else store.ErrStale). A new schedule moves a pending
 // deadline to what the new schedule expects after the last report.
 func (a *App) saveHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpdatedAt time.Time) error {
-	return a.store.HeartbeatTx(ctx, func(tx *store.Tx) error {
+	return a.store.HeartbeatTx(ctx, a.steps, func(tx *store.Tx) error {
 		cur, seq, err := tx.LockHeartbeat(ctx, h.WorkspaceID, h.ID)
 		if err != nil {
 			return err
@@ -210,7 +210,7 @@ func (a *App) saveHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpda
 		if err := tx.UpdateHeartbeat(ctx, h); err != nil {
 			return err
 		}
-		settings, err := a.flow.Settings(h)
+		settings, err := a.flow.settings(h)
 		if err != nil {
 			return err
 		}
@@ -228,7 +228,7 @@ func (a *App) saveHeartbeat(ctx context.Context, h heartbeat.Heartbeat, prevUpda
 // is due) or resumes a heartbeat, keeping the transition in the state
 // history. It does nothing when the heartbeat is already so.
 func (a *App) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bool, at time.Time) error {
-	return a.store.HeartbeatTx(ctx, func(tx *store.Tx) error {
+	return a.store.HeartbeatTx(ctx, a.steps, func(tx *store.Tx) error {
 		cur, seq, err := tx.LockHeartbeat(ctx, wsID, id)
 		if err != nil || cur.Paused == paused {
 			return err
@@ -236,7 +236,7 @@ func (a *App) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bo
 		if err := tx.SetHeartbeatPaused(ctx, wsID, id, paused, at); err != nil {
 			return err
 		}
-		settings, err := a.flow.Settings(cur)
+		settings, err := a.flow.settings(cur)
 		if err != nil {
 			return err
 		}
@@ -256,13 +256,20 @@ func (a *App) setHeartbeatPaused(ctx context.Context, wsID, id string, paused bo
 	})
 }
 
-// DeleteHeartbeat removes a heartbeat with its pings.
+// DeleteHeartbeat removes a heartbeat with its pings and state history,
+// resolving its open incident in the same transaction.
 func (a *App) DeleteHeartbeat(ctx context.Context, actor Actor, id string) error {
 	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return err
 	}
 	defer a.pagesChanged.Add(1) // its components leave the pages
-	return a.store.DeleteHeartbeat(ctx, actor.WorkspaceID, id)
+	// In HeartbeatTx: on SQLite the journal's pings are applied first.
+	heartbeatTx := func(ctx context.Context, fn func(*store.Tx) error) error {
+		return a.store.HeartbeatTx(ctx, a.steps, fn)
+	}
+	return a.deleteSubject(ctx, "app.DeleteHeartbeat", id, heartbeatTx, func(tx *store.Tx) error {
+		return tx.DeleteHeartbeat(ctx, actor.WorkspaceID, id)
+	})
 }
 
 // PingQuery selects a heartbeat's pings.

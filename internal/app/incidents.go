@@ -155,7 +155,7 @@ type incidentChange func(inc *incident.Incident) (event string, update *incident
 // transaction that locks the incident. It returns the incident as
 // written.
 func (a *App) changeIncident(ctx context.Context, wsID, id string, change incidentChange) (inc *incident.Incident, err error) {
-	if err := a.store.FlushPings(ctx); err != nil { // a ping's incident is in the journal until applied
+	if err := a.store.FlushPings(ctx, a.steps); err != nil { // a ping's incident is in the journal until applied
 		return nil, err
 	}
 	err = a.store.InTx(ctx, func(tx *store.Tx) error {

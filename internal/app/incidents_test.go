@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -158,7 +159,7 @@ func testHeartbeatIncidents(t *testing.T, e storetest.Engine) {
 	if len(open) != 1 {
 		t.Fatalf("%d open incidents after the job failed again", len(open))
 	}
-	check(t, db.DeleteHeartbeat(ctx, w.ID, h.ID))
+	check(t, a.DeleteHeartbeat(ctx, Actor{WorkspaceID: w.ID, Role: account.RoleOwner}, h.ID))
 	got, err = db.GetIncident(ctx, w.ID, open[0].ID)
 	check(t, err)
 	if got.Open() || got.Updates[len(got.Updates)-1].Message != "job was deleted" {

@@ -137,7 +137,7 @@ func (a *App) applyMaintenance(ctx context.Context, p maintenancePlan) (changes 
 		return err
 	}
 	if len(heartbeatSeqs) > 0 {
-		err = a.store.HeartbeatTx(ctx, apply) // pings' pending effects first
+		err = a.store.HeartbeatTx(ctx, a.steps, apply) // pings' pending effects first
 	} else {
 		err = a.store.InTx(ctx, apply)
 	}
@@ -189,7 +189,7 @@ func (w workflow) maintainHeartbeats(ctx context.Context, tx *store.Tx, p mainte
 		return nil, err
 	}
 	for _, h := range locked {
-		settings, err := w.Settings(h.Heartbeat)
+		settings, err := w.settings(h.Heartbeat)
 		if err != nil {
 			return nil, err
 		}

@@ -271,13 +271,13 @@ func mwAddHeartbeat(t *testing.T, db *store.DB, wsID string, paused bool) heartb
 // the state changes it made.
 func mwPing(t *testing.T, db *store.DB, h heartbeat.Heartbeat, sig heartbeat.Signal, at time.Time) []StateChange {
 	t.Helper()
-	outs, changes, err := db.RecordPings(ctx, []heartbeat.Arrival{{TokenHash: heartbeat.HashToken(h.ID),
+	outs, changes, err := newApp(db).RecordPings(ctx, []heartbeat.Arrival{{TokenHash: heartbeat.HashToken(h.ID),
 		Ping: heartbeat.Ping{Signal: sig, ExitCode: -1, At: at}, Method: "POST", Client: "127.0.0.1"}})
 	check(t, err)
 	if !outs[0].Found {
 		t.Fatalf("ping of %s not found", h.ID)
 	}
-	return fromStoreChanges(changes)
+	return changes
 }
 
 func mwRuntime(t *testing.T, db *store.DB, h heartbeat.Heartbeat) heartbeat.Runtime {
@@ -333,7 +333,7 @@ func testApplyMaintenanceHeartbeats(t *testing.T, e storetest.Engine) {
 	}
 	sweep := func(at time.Time) []StateChange {
 		live(at)
-		changes, _, err := a.sweepHeartbeats(ctx, "node", at, 100)
+		changes, _, err := a.SweepHeartbeats(ctx, "node", at, 100)
 		check(t, err)
 		return changes
 	}

@@ -315,11 +315,29 @@ func (a *App) setPaused(ctx context.Context, wsID, id string, pause bool, at tim
 	return err
 }
 
-// DeleteMonitor removes a monitor.
+// DeleteMonitor removes a monitor with its observations and state
+// history, resolving its open incident in the same transaction.
 func (a *App) DeleteMonitor(ctx context.Context, actor Actor, id string) error {
 	if err := actor.Require(account.ScopeMonitorsWrite); err != nil {
 		return err
 	}
 	defer a.pagesChanged.Add(1) // its components leave the pages
-	return a.store.DeleteMonitor(ctx, actor.WorkspaceID, id)
+	return a.deleteSubject(ctx, "app.DeleteMonitor", id, a.store.InTx, func(tx *store.Tx) error {
+		return tx.DeleteMonitor(ctx, actor.WorkspaceID, id)
+	})
+}
+
+// deleteSubject deletes the monitor or heartbeat id with del, in a
+// transaction begun by inTx, resolving its open incident first: nothing is
+// left to recover. If del finds no such subject in the workspace, the
+// transaction takes the resolution back.
+func (a *App) deleteSubject(ctx context.Context, op, id string, inTx func(context.Context, func(*store.Tx) error) error,
+	del func(*store.Tx) error) (err error) {
+	defer errs.Wrap(&err, "%s(%s)", op, id)
+	return inTx(ctx, func(tx *store.Tx) error {
+		if err := a.flow.deleted(ctx, tx, id); err != nil {
+			return err
+		}
+		return del(tx)
+	})
 }

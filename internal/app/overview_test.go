@@ -65,7 +65,7 @@ func TestWorkspaceOverview(t *testing.T) {
 				}
 				pings = append(pings, ping(h.Token, sig, at, "", ""))
 			}
-			_, _, err := db.RecordPings(ctx, pings)
+			_, _, err := newApp(db).RecordPings(ctx, pings)
 			check(t, err)
 			now = start.Add(40*24*time.Hour + 5*time.Minute)
 
@@ -232,7 +232,7 @@ func TestMetricsEach(t *testing.T) {
 				observe(t, db, m, r, now)
 			}
 			h := newHeartbeat(t, db, w.ID, t0, 3600, 300, 0)
-			_, _, err := db.RecordPings(ctx, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Hour), "", ""),
+			_, _, err := newApp(db).RecordPings(ctx, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Hour), "", ""),
 				ping(h.Token, heartbeat.SignalFail, t0.Add(20*time.Hour), "", "")})
 			check(t, err)
 			now = t0.Add(50 * time.Hour)

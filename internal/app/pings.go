@@ -338,7 +338,7 @@ func (a *App) writePings(ctx context.Context, l *pingLane) {
 // applyPings applies the store's pending pings if they are due, and
 // returns when they will be next (zero: none pending).
 func (a *App) applyPings() time.Time {
-	next, err := a.store.ApplyPings(context.Background())
+	next, err := a.ApplyPings(context.Background())
 	if err != nil {
 		a.log.Warn("applying pings", "err", err)
 		return time.Now().Add(time.Second)
@@ -370,7 +370,7 @@ func (a *App) writePingBatch(l *pingLane, batch []*pingReq) {
 	// is answered within its wait and the sweeper's margin holds.
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	outs, changes, err := a.store.RecordPings(ctx, ins)
+	outs, changes, err := a.RecordPings(ctx, ins)
 	if store.IsDataError(err) {
 		a.isolatePings(ctx, live)
 		return
@@ -385,7 +385,31 @@ func (a *App) writePingBatch(l *pingLane, batch []*pingReq) {
 	for i, r := range live {
 		r.done <- pingResult{out: outs[i]}
 	}
-	a.logChanges(fromStoreChanges(changes))
+	a.logChanges(changes)
+}
+
+// RecordPings stores a batch of pings at once, as a ping writer does:
+// each moves its heartbeat's state machine by app's decisions, and each
+// state change is recorded with what follows from it. It returns each
+// ping's outcome and the state changes made; when it returns without an
+// error every recorded ping is durable.
+func (a *App) RecordPings(ctx context.Context, batch []heartbeat.Arrival) ([]heartbeat.Outcome, []StateChange, error) {
+	return a.store.RecordPings(ctx, a.steps, batch)
+}
+
+// ApplyPings starts applying the pings the store holds back (SQLite's
+// journal), beside the ping writer, if they are due, and returns when
+// they will be next (zero: none pending) and the error of an apply that
+// failed since the last call. The ping writers call it between batches.
+func (a *App) ApplyPings(ctx context.Context) (time.Time, error) {
+	return a.store.ApplyPings(ctx, a.steps)
+}
+
+// FlushPings applies every acknowledged ping the store holds back, so
+// that what follows reads them from the tables, replaying first what a
+// stopped process left in SQLite's journal.
+func (a *App) FlushPings(ctx context.Context) error {
+	return a.store.FlushPings(ctx, a.steps)
 }
 
 // isolatePings stores the pings of a batch the database refused for what
@@ -403,7 +427,7 @@ func (a *App) isolatePings(ctx context.Context, live []*pingReq) {
 	for i, r := range live {
 		r.done <- res[i]
 	}
-	a.logChanges(fromStoreChanges(changes))
+	a.logChanges(changes)
 }
 
 // storeApart stores ins and puts each one's answer in res. A batch the
@@ -411,8 +435,8 @@ func (a *App) isolatePings(ctx context.Context, live []*pingReq) {
 // way; a single ping refused is stored cleaned once more, and if it is
 // still refused, answered with that error alone. A data error is never
 // retried as it was, so this ends after about 2·log2(len(ins)) batches.
-func (a *App) storeApart(ctx context.Context, ins []heartbeat.Arrival, res []pingResult) []store.StateChange {
-	outs, changes, err := a.store.RecordPings(ctx, ins)
+func (a *App) storeApart(ctx context.Context, ins []heartbeat.Arrival, res []pingResult) []StateChange {
+	outs, changes, err := a.RecordPings(ctx, ins)
 	switch {
 	case err == nil:
 		for i := range res {
@@ -429,7 +453,7 @@ func (a *App) storeApart(ctx context.Context, ins []heartbeat.Arrival, res []pin
 		h := len(ins) / 2
 		return append(a.storeApart(ctx, ins[:h], res[:h]), a.storeApart(ctx, ins[h:], res[h:])...)
 	}
-	outs, changes, cerr := a.store.RecordPings(ctx, []heartbeat.Arrival{ins[0].Clean()})
+	outs, changes, cerr := a.RecordPings(ctx, []heartbeat.Arrival{ins[0].Clean()})
 	switch {
 	case cerr == nil:
 		a.log.Warn("a ping the database refused was stored cleaned", "err", err)
@@ -518,7 +542,7 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]StateChange, error) {
 	}
 	var refused []error
 	for {
-		changes, claimed, err := a.sweepHeartbeats(ctx, s.owner, at, 500)
+		changes, claimed, err := a.SweepHeartbeats(ctx, s.owner, at, 500)
 		all = append(all, changes...)
 		// A verdict the database refused is set aside, leased, while the
 		// others were stored: the sweep goes on to the next heartbeats.
@@ -538,6 +562,11 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]StateChange, error) {
 // so that no ping this node receives comes before that outage is
 // recorded. A failed sweep is logged; Run tries again.
 func (a *App) StartHeartbeats(ctx context.Context, node string) *HeartbeatSweeper {
+	// What a stopped process left in the ping journal is replayed first,
+	// so reads see it from the start (the sweep would replay it too).
+	if err := a.FlushPings(ctx); err != nil {
+		a.log.Warn("replaying the pings a stopped process left", "err", err)
+	}
 	s := a.NewHeartbeatSweeper(node)
 	s.sweep(ctx)
 	return s

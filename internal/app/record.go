@@ -21,16 +21,22 @@ import (
 // resolution of its subject's incident with that incident's event, and
 // for every event a delivery to each channel that hears it. The decisions
 // are the domain's (incident.EffectOf, notify.Channel.Hears); the writes
-// are store.Tx's primitives. The store calls these through
-// store.Workflow where it records changes itself (the ping writers).
+// are store.Tx's primitives. Where the store stages pings itself (the
+// ping writers, SQLite's journal), app hands it these with each call
+// (pingSteps).
 
-// workflow is store.Workflow over app's decisions.
+// workflow is app's decisions on recorded changes.
 type workflow struct {
 	now   func() time.Time
 	plans *planCache
 }
 
-var _ store.Workflow = workflow{}
+// pingSteps are w's decisions on pings, as the store takes them: a
+// heartbeat's settings, a ping's move, the keys' lifetime, and the record
+// of a state change.
+func (w workflow) pingSteps() *store.PingSteps {
+	return &store.PingSteps{Settings: w.settings, Ping: w.ping, KeyTTL: heartbeat.KeyTTL, Record: recordTransition}
+}
 
 // recordTransition appends tr to subjectID's state history and writes what
 // follows from it.
@@ -38,10 +44,10 @@ func recordTransition(ctx context.Context, tx *store.Tx, subjectID string, tr mo
 	if err := tx.AppendStateChange(ctx, subjectID, tr); err != nil {
 		return err
 	}
-	return workflow{}.Transition(ctx, tx, subjectID, tr)
+	return workflow{}.transition(ctx, tx, subjectID, tr)
 }
 
-// Transition writes the events of subjectID's state change tr, and opens
+// transition writes the events of subjectID's state change tr, and opens
 // or resolves its incident. A subject deleted meanwhile has none, and a
 // quiet change (our own outage, and the return from it) none either: it
 // is for the state history only (DESIGN §7). The events, the incident's
@@ -49,7 +55,7 @@ func recordTransition(ctx context.Context, tx *store.Tx, subjectID string, tr mo
 // the incident's start and, for a recovery, its resolution, when the
 // state began: an outage counts from its first failed check, and the
 // incident spans what the state history calls DOWN.
-func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string, tr monitor.Transition) error {
+func (w workflow) transition(ctx context.Context, tx *store.Tx, subjectID string, tr monitor.Transition) error {
 	if tr.Quiet {
 		return nil
 	}
@@ -60,7 +66,7 @@ func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string
 	confirmed := tr.Confirmed()
 	ev := incident.Event{ID: ids.New(ids.Event, confirmed), Type: incident.StateChangedType(subjectID), CreatedAt: confirmed,
 		WorkspaceID: wsID, Data: incident.StateChangeData{Subject: s, From: tr.From, To: tr.To, Cause: tr.Cause, At: tr.At, ConfirmedAt: confirmed}}
-	if err := w.Event(ctx, tx, ev, subjectID, "", []string{subjectID}); err != nil {
+	if err := w.event(ctx, tx, ev, subjectID, "", []string{subjectID}); err != nil {
 		return err
 	}
 	open, _, err := tx.OpenIncident(ctx, subjectID)
@@ -89,9 +95,9 @@ func (w workflow) Transition(ctx context.Context, tx *store.Tx, subjectID string
 	return nil
 }
 
-// Deleted resolves the open incident of a subject being deleted (in its
+// deleted resolves the open incident of a subject being deleted (in its
 // transaction, before its row goes): nothing is left to recover.
-func (w workflow) Deleted(ctx context.Context, tx *store.Tx, subjectID string) error {
+func (w workflow) deleted(ctx context.Context, tx *store.Tx, subjectID string) error {
 	open, name, err := tx.OpenIncident(ctx, subjectID)
 	if err != nil || open == "" {
 		return err
@@ -123,15 +129,15 @@ func (w workflow) incidentEvent(ctx context.Context, tx *store.Tx, typ string, i
 		subjectID = inc.Subject.ID
 		subjects = append(subjects, subjectID)
 	}
-	return w.Event(ctx, tx, incident.Event{ID: ids.New(ids.Event, at), Type: typ, CreatedAt: at, WorkspaceID: inc.WorkspaceID,
+	return w.event(ctx, tx, incident.Event{ID: ids.New(ids.Event, at), Type: typ, CreatedAt: at, WorkspaceID: inc.WorkspaceID,
 		Data: incident.IncidentData{Incident: inc}}, subjectID, inc.ID, subjects)
 }
 
-// Event adds ev to the outbox with a delivery to each enabled channel of
+// event adds ev to the outbox with a delivery to each enabled channel of
 // its workspace that hears it (about these subjects). Deliveries of one
 // incident, or of one subject's state changes, go out in order, and are
 // tried until notify.RetryHorizon has passed.
-func (workflow) Event(ctx context.Context, tx *store.Tx, ev incident.Event, subjectID, incidentID string, subjects []string) error {
+func (workflow) event(ctx context.Context, tx *store.Tx, ev incident.Event, subjectID, incidentID string, subjects []string) error {
 	if err := tx.InsertEvent(ctx, ev, subjectID, incidentID); err != nil {
 		return err
 	}
@@ -150,9 +156,9 @@ func (workflow) Event(ctx context.Context, tx *store.Tx, ev incident.Event, subj
 	return nil
 }
 
-// Settings is what h's state machine runs on: its schedule compiled (once
+// settings is what h's state machine runs on: its schedule compiled (once
 // per distinct schedule, see planCache) and its bounds.
-func (w workflow) Settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
+func (w workflow) settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
 	plan, err := w.plans.plan(h.Schedule)
 	if err != nil {
 		return heartbeat.Settings{}, fmt.Errorf("schedule of %s: %w", h.ID, err)
@@ -160,9 +166,9 @@ func (w workflow) Settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
 	return heartbeat.Settings{Plan: plan, MaxRuntime: time.Duration(h.MaxRuntimeSeconds) * time.Second}, nil
 }
 
-// Ping moves rt by the ping rec and notes in rec what it did: the run's
+// ping moves rt by the ping rec and notes in rec what it did: the run's
 // duration, or that the heartbeat is paused and the ping ignored.
-func (workflow) Ping(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition) {
+func (workflow) ping(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition) {
 	if rt.State == monitor.StatePaused {
 		rec.Ignored = true
 		return rt, nil
@@ -198,6 +204,3 @@ func (c *planCache) plan(s heartbeat.Schedule) (heartbeat.Plan, error) {
 	c.mu.Unlock()
 	return plan, nil
 }
-
-// KeyTTL is how long a ping's ?key= makes a retry a no-op.
-func (workflow) KeyTTL() time.Duration { return heartbeat.KeyTTL }

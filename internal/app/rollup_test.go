@@ -57,7 +57,7 @@ func testRollupsEqualRaw(t *testing.T, e storetest.Engine) {
 		sig := []heartbeat.Signal{heartbeat.SignalStart, heartbeat.SignalSuccess, heartbeat.SignalFail}[rng.IntN(3)]
 		pings = append(pings, ping(h.Token, sig, at, "", ""))
 	}
-	_, _, err := db.RecordPings(ctx, pings)
+	_, _, err := newApp(db).RecordPings(ctx, pings)
 	check(t, err)
 
 	now = start.Add(74 * time.Hour)

@@ -227,7 +227,7 @@ func (a *App) openSLOAlert(ctx context.Context, s store.SLOSubject, rule metrics
 			return err
 		}
 		data.Subject = subj
-		return a.flow.Event(ctx, tx, incident.Event{ID: ids.New(ids.Event, now), Type: incident.SLOBurnRate, CreatedAt: now,
+		return a.flow.event(ctx, tx, incident.Event{ID: ids.New(ids.Event, now), Type: incident.SLOBurnRate, CreatedAt: now,
 			WorkspaceID: wsID, Data: data}, s.ID, "", []string{s.ID})
 	})
 }
@@ -264,7 +264,7 @@ func (a *App) resolveSLOAlert(ctx context.Context, al store.SLOAlert, s *store.S
 			return err // deleted: nobody is left to tell
 		}
 		data.Subject = subj
-		return a.flow.Event(ctx, tx, incident.Event{ID: ids.New(ids.Event, now), Type: incident.SLOBurnRate, CreatedAt: now,
+		return a.flow.event(ctx, tx, incident.Event{ID: ids.New(ids.Event, now), Type: incident.SLOBurnRate, CreatedAt: now,
 			WorkspaceID: wsID, Data: data}, al.SubjectID, "", []string{al.SubjectID})
 	})
 }

@@ -1,10 +1,9 @@
 package app
 
 // Fixtures of the workflow tests (incidents, events, deliveries, the
-// sweeps): rows
-// written straight through the store, as a scheduler or a ping writer
-// would, on a database with app's workflow installed, which decides what
-// each change writes beyond its rows.
+// sweeps): rows written straight through the store, and checks and pings
+// recorded through app, as a scheduler or a ping writer would, whose
+// workflow decides what each change writes beyond its rows.
 
 import (
 	"context"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
@@ -28,8 +28,7 @@ var (
 	t0 = storetest.T0
 )
 
-// openWithWorkflow opens a fresh database with an app over it, whose
-// workflow it installs.
+// openWithWorkflow opens a fresh database with an app over it.
 func openWithWorkflow(t *testing.T, e storetest.Engine) (*store.DB, *App) {
 	t.Helper()
 	db := storetest.OpenDB(t, e)
@@ -82,7 +81,7 @@ func observe(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, at
 // observeLate is observe of a check due at due that started at started.
 func observeLate(t *testing.T, db *store.DB, m monitor.Monitor, r monitor.Result, due, started time.Time) []StateChange {
 	t.Helper()
-	check(t, db.SetNextDueForTest(ctx, m.ID, due))
+	storetest.SetNextDue(t, db, m.ID, due)
 	claimed, err := db.ClaimDue(ctx, "node", started, started, time.Microsecond, 1000)
 	check(t, err)
 	i := slices.IndexFunc(claimed, func(d monitor.DueCheck) bool { return d.Monitor.ID == m.ID })
@@ -102,5 +101,13 @@ var (
 	addMonitor   = storetest.AddMonitor
 	newHeartbeat = storetest.NewHeartbeat
 	ping         = storetest.Ping
-	record       = storetest.Record
 )
+
+// record stores pings through app, as its ping writers do, and fails the
+// test if they are not.
+func record(t testing.TB, db *store.DB, pings ...heartbeat.Arrival) []heartbeat.Outcome {
+	t.Helper()
+	outs, _, err := newApp(db).RecordPings(ctx, pings)
+	check(t, err)
+	return outs
+}

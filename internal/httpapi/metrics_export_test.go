@@ -20,6 +20,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store/storetest"
 )
 
 // hostileName is a name a spreadsheet would run as a formula, with the
@@ -443,9 +444,7 @@ func TestCertificateExpiry(t *testing.T) {
 		ctx := context.Background()
 		for i, exp := range []time.Time{expiry, {}} { // the second check's handshake failed
 			at := time.Now().Add(time.Duration(i) * time.Minute).UTC().Truncate(time.Microsecond)
-			if err := e.db.SetNextDueForTest(ctx, id, at); err != nil {
-				t.Fatal(err)
-			}
+			storetest.SetNextDue(t, e.db, id, at)
 			due, err := e.app.ClaimDue(ctx, "n", at, at, time.Minute, 100)
 			if err != nil || len(due) != 1 {
 				t.Fatalf("claim: %v %d", err, len(due))

@@ -12,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/store/pingblock"
+	"github.com/tocsin/tocsin/internal/store/pingjournal"
 )
 
 // Pings: received in batches (group commit). On PostgreSQL each batch is
@@ -25,24 +26,25 @@ import (
 const pingLookupSQLite = `SELECT ` + heartbeatColumns + `, h.token_hash` + heartbeatFrom + ` WHERE h.token_hash = $1`
 
 // RecordPings stores a batch of pings and returns each one's outcome and
-// the state changes they made. Pings apply in the batch's order; a ping
-// whose key the heartbeat saw within the workflow's KeyTTL (earlier in the
+// the state changes they made. Pings apply in the batch's order, each
+// moving its heartbeat by steps, which also record each state change; a
+// ping whose key the heartbeat saw within steps.KeyTTL (earlier in the
 // batch too) is replayed, not recorded again. When it returns without an
 // error every recorded ping is durable.
-func (db *DB) RecordPings(ctx context.Context, batch []heartbeat.Arrival) (outs []heartbeat.Outcome, changes []StateChange, err error) {
+func (db *DB) RecordPings(ctx context.Context, steps *PingSteps, batch []heartbeat.Arrival) (outs []heartbeat.Outcome, changes []StateChange, err error) {
 	defer errs.Wrap(&err, "store.RecordPings(%d)", len(batch))
 	if len(batch) == 0 {
 		return nil, nil, nil
 	}
 	if db.journal != nil {
-		return db.journalPings(ctx, batch)
+		return db.journalPings(ctx, steps, batch)
 	}
-	return db.pgPings(ctx, batch)
+	return db.pgPings(ctx, steps, batch)
 }
 
 // journalPings stores a batch of pings in the SQLite journal.
-func (db *DB) journalPings(ctx context.Context, batch []heartbeat.Arrival) ([]heartbeat.Outcome, []StateChange, error) {
-	outs, made, err := db.journal.Record(ctx, batch)
+func (db *DB) journalPings(ctx context.Context, steps *PingSteps, batch []heartbeat.Arrival) ([]heartbeat.Outcome, []StateChange, error) {
+	outs, made, err := db.journal.Record(ctx, batch, steps.journal())
 	if err != nil || len(made) == 0 {
 		return outs, nil, err
 	}
@@ -114,9 +116,10 @@ func (db *DB) insertPingKeys(ctx context.Context, tx *sql.Tx, newKeys []pingbloc
 	return nil
 }
 
-// saveHBRuntimes writes the runtime rows a batch moved, in seq order
-// (SQLite; PostgreSQL writes them in one statement, pgSaveRuntimes).
-func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*hbRow) error {
+// saveHBRuntimes writes the runtime rows a batch moved, in seq order,
+// with the wake times their settings give them (SQLite; PostgreSQL writes
+// them in one statement, pgSaveRuntimes).
+func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*pingjournal.Moved) error {
 	if len(moved) == 0 {
 		return nil
 	}
@@ -132,11 +135,7 @@ func (db *DB) saveHBRuntimes(ctx context.Context, tx *sql.Tx, moved map[int64]*h
 	defer st.Close()
 	for _, seq := range seqs {
 		h := moved[seq]
-		settings, err := db.settings(h.Heartbeat)
-		if err != nil {
-			return err
-		}
-		vals, err := hbRuntimeValues(h.Runtime, settings)
+		vals, err := hbRuntimeValues(h.Runtime, h.Settings)
 		if err != nil {
 			return err
 		}

@@ -3,14 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
-	"github.com/tocsin/tocsin/internal/monitor"
 )
 
 // The heartbeat deadline sweeper, and the record of when this service was
@@ -84,157 +81,113 @@ func (db *DB) spans(ctx context.Context, q queryer, from, to time.Time) ([][2]ti
 	})
 }
 
-// storeVerdict stores a sweep's verdict on h if the row is as it was
-// judged (version) and still leased to owner, and its state changes,
-// which it adds to made.
-func (db *DB) storeVerdict(ctx context.Context, tx *sql.Tx, owner string, h hbRow, settings heartbeat.Settings,
-	trs []monitor.Transition, made *[]StateChange) error {
-	vals, err := hbRuntimeValues(h.Runtime, settings)
-	if err != nil {
-		return err
-	}
-	n := len(vals) + 1
-	res, err := tx.ExecContext(ctx, hbRuntimeUpdate+` WHERE seq = $1 AND version = $`+strconv.Itoa(n+1)+
-		` AND sweep_owner = $`+strconv.Itoa(n+2), append(append([]any{h.Seq}, vals...), h.Version, owner)...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return err // a ping moved it meanwhile, or another node took it over: theirs stands
-	}
-	for i := range trs {
-		tr := trs[i]
-		*made = append(*made, StateChange{SubjectID: h.ID, Transition: tr})
-		if err := db.recordTransition(ctx, tx, h.ID, &tr); err != nil {
-			return err
-		}
-	}
-	return nil
+// Sweep is a deadline sweep under way (SweepHeartbeats): what it may do
+// while pings are held off.
+type Sweep struct {
+	db *DB
+	// onClaim, with a journal, applies pending pings that moved a claimed
+	// heartbeat before it is read.
+	onClaim func(seqs []int64) error
 }
 
-// SweptHeartbeat is a heartbeat a sweep claimed, as read once claimed,
-// with its compiled schedule.
-type SweptHeartbeat struct {
-	heartbeat.Heartbeat
-	Settings heartbeat.Settings
-}
-
-// SweepJudge gives the verdict on a claimed heartbeat, knowing when this
-// service was receiving pings (the service spans, each [start, last seen],
-// by start): its runtime after, and the state changes that makes. The
-// sweep's caller decides it (app); the store stores it.
-type SweepJudge func(h SweptHeartbeat, spans [][2]time.Time) (heartbeat.Runtime, []monitor.Transition)
-
-// SweepHeartbeats has judge give its verdict on up to limit heartbeats
-// whose deadline or overrun has come by now: it leases them to owner
-// (other nodes skip them), reads them and when this service was receiving
-// pings, and stores each verdict with a compare-and-set on the row's
-// version, so a ping that arrived meanwhile wins. The caller must have
-// touched its own span at now. It returns the state changes stored and
-// how many heartbeats were claimed; a verdict the database refuses for
-// its content is set aside, the others stored, and the error (a
-// *RefusedError, IsDataError) names it.
-func (db *DB) SweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int,
-	judge SweepJudge) (changes []StateChange, claimed int, err error) {
+// SweepHeartbeats runs sweep, which claims the heartbeats whose deadline
+// or overrun has come by now and stores verdicts on them, with pings held
+// off. Pings of SQLite's journal not applied yet may have moved what is
+// due: they are applied first if a heartbeat they moved is due, and again
+// once the sweep has claimed one they moved; steps replay what a stopped
+// process left (FlushPings).
+func (db *DB) SweepHeartbeats(ctx context.Context, steps *PingSteps, now time.Time, sweep func(*Sweep) error) (err error) {
 	defer errs.Wrap(&err, "store.SweepHeartbeats")
 	if db.journal == nil {
-		return db.sweepHeartbeats(ctx, owner, now, lease, limit, judge, nil)
+		return sweep(&Sweep{db: db})
 	}
-	// Pings not applied yet may have moved what is due: the journal holds
-	// them off, and applies them if a heartbeat they moved is due or
-	// claimed.
-	err = db.journal.Sweep(ctx, now, func(onClaim func(seqs []int64) error) error {
-		changes, claimed, err = db.sweepHeartbeats(ctx, owner, now, lease, limit, judge, onClaim)
-		return err
+	return db.journal.Sweep(ctx, steps.journal(), now, func(onClaim func(seqs []int64) error) error {
+		return sweep(&Sweep{db: db, onClaim: onClaim})
 	})
-	return changes, claimed, err
 }
 
-// sweepHeartbeats is SweepHeartbeats with the ping journal, if any, held
-// off: onClaim (nil without a journal) is told what the sweep claimed
-// before it reads them.
-func (db *DB) sweepHeartbeats(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int,
-	judge SweepJudge, onClaim func(seqs []int64) error) (changes []StateChange, claimed int, err error) {
-	q := db.d.claims.sweeps
-	rows, err := db.w.QueryContext(ctx, q, owner, micros(now), micros(now.Add(lease)), limit)
+// ClaimedHeartbeat is a heartbeat a sweep claimed, as read once claimed:
+// storing a verdict on it checks that its runtime row is still at
+// Version.
+type ClaimedHeartbeat struct {
+	heartbeat.Heartbeat
+	Seq     int64
+	Version int64
+}
+
+// Claim leases to owner, until lease past now, up to limit heartbeats
+// whose deadline or overrun has come by now (other nodes skip them), and
+// reads them, by seq.
+func (s *Sweep) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]ClaimedHeartbeat, error) {
+	db := s.db
+	rows, err := db.w.QueryContext(ctx, db.d.claims.sweeps, owner, micros(now), micros(now.Add(lease)), limit)
 	seqs, err := collect(rows, err, scanValue[int64])
 	if err != nil || len(seqs) == 0 {
-		return nil, 0, err
+		return nil, err
 	}
-	if onClaim != nil {
-		if err := onClaim(seqs); err != nil {
-			return nil, 0, err
+	if s.onClaim != nil {
+		if err := s.onClaim(seqs); err != nil {
+			return nil, err
 		}
 	}
 	args := make([]any, len(seqs))
 	for i, s := range seqs {
 		args[i] = s
 	}
-
-	// Judged outside any transaction.
 	rows, err = db.w.QueryContext(ctx, `SELECT `+heartbeatColumns+heartbeatFrom+`
 		WHERE r.seq IN (`+placeholders(1, len(seqs))+`) ORDER BY r.seq`, args...)
-	hbs, err := collect(rows, err, func(r rowScanner) (hbRow, error) { return scanHeartbeat(r) })
-	if err != nil {
-		return nil, 0, err
-	}
-	earliest := now
-	for _, h := range hbs {
-		if ws := h.Runtime.WindowStart; !ws.IsZero() && ws.Before(earliest) {
-			earliest = ws
-		}
-		for _, run := range h.Runtime.Open {
-			if run.StartedAt.Before(earliest) {
-				earliest = run.StartedAt
-			}
-		}
-	}
-	spans, err := db.spans(ctx, db.w, earliest, now)
-	if err != nil {
-		return nil, 0, err
-	}
-	type verdict struct {
-		h        hbRow
-		settings heartbeat.Settings
-		trs      []monitor.Transition
-	}
-	var verdicts []verdict
-	for _, h := range hbs {
-		settings, err := db.settings(h.Heartbeat)
-		if err != nil {
-			return nil, 0, err
-		}
-		var trs []monitor.Transition
-		h.Runtime, trs = judge(SweptHeartbeat{h.Heartbeat, settings}, spans)
-		verdicts = append(verdicts, verdict{h, settings, trs})
-	}
-
-	// One heartbeat whose verdict the database refuses for its content is
-	// set aside (its lease keeps it until it is judged again), not every
-	// verdict of the sweep with it.
-	refused, err := db.isolating(ctx, func(w *isolation) error {
-		changes = changes[:0]
-		for _, v := range verdicts {
-			var made []StateChange
-			ok, err := w.subject(ctx, "the verdict on heartbeat "+v.h.ID, func() error {
-				made = made[:0]
-				return db.storeVerdict(ctx, w.tx, owner, v.h, v.settings, v.trs, &made)
-			})
-			if err != nil {
-				return err
-			}
-			if ok {
-				changes = append(changes, made...)
-			}
-		}
-		return nil
+	return collect(rows, err, func(r rowScanner) (ClaimedHeartbeat, error) {
+		h, err := scanHeartbeat(r)
+		return ClaimedHeartbeat{Heartbeat: h.Heartbeat, Seq: h.Seq, Version: h.Version}, err
 	})
-	switch {
-	case err != nil:
-		return nil, len(seqs), err // nothing was stored
-	case refused != nil:
-		err = fmt.Errorf("judging heartbeat deadlines: %w", refused)
+}
+
+// Spans returns when this service was receiving pings between from and
+// to: the service spans that overlap them, each [start, last seen], by
+// start.
+func (s *Sweep) Spans(ctx context.Context, from, to time.Time) ([][2]time.Time, error) {
+	return s.db.spans(ctx, s.db.w, from, to)
+}
+
+// Store runs write, which stores the sweep's verdicts, in one
+// transaction. One heartbeat whose verdict the database refuses for its
+// content is set aside (its lease keeps it until it is judged again), not
+// every verdict of the sweep with it: write runs again with each
+// heartbeat isolated (Isolated.Subject), and refused (a *RefusedError)
+// names what was set aside.
+func (s *Sweep) Store(ctx context.Context, write func(*Isolated) error) (refused, err error) {
+	return s.db.isolating(ctx, func(w *isolation) error { return write(&Isolated{db: s.db, w: w}) })
+}
+
+// Isolated is a transaction that writes many subjects' rows, straight or
+// each subject in a savepoint (isolate.go).
+type Isolated struct {
+	db *DB
+	w  *isolation
+}
+
+// Subject writes one subject's rows with write, in the transaction.
+// Isolating, a data error rolls them back alone and is noted; it reports
+// whether they were written.
+func (i *Isolated) Subject(ctx context.Context, what string, write func(*Tx) error) (bool, error) {
+	return i.w.subject(ctx, what, func() error { return write(&Tx{db: i.db, c: i.w.tx}) })
+}
+
+// SaveSweptRuntime writes rt as the runtime row seq, with the wake time s
+// gives it, if the row is still at version and leased to owner. It
+// reports whether it was: a ping moved it meanwhile, or another node took
+// it over, and theirs stands.
+func (tx *Tx) SaveSweptRuntime(ctx context.Context, owner string, seq, version int64, rt heartbeat.Runtime, s heartbeat.Settings) (bool, error) {
+	vals, err := hbRuntimeValues(rt, s)
+	if err != nil {
+		return false, err
 	}
-	slices.SortStableFunc(changes, func(a, b StateChange) int { return a.At.Compare(b.At) })
-	return changes, len(seqs), err
+	n := len(vals) + 1
+	res, err := tx.c.ExecContext(ctx, hbRuntimeUpdate+` WHERE seq = $1 AND version = $`+strconv.Itoa(n+1)+
+		` AND sweep_owner = $`+strconv.Itoa(n+2), append(append([]any{seq}, vals...), version, owner)...)
+	if err != nil {
+		return false, err
+	}
+	affected, err := res.RowsAffected()
+	return affected > 0, err
 }

@@ -25,16 +25,6 @@ func newHeartbeats(t testing.TB, db *store.DB, wsID string, n int) []heartbeat.H
 	return hbs
 }
 
-// sweepDeadlines is the deadline sweep at now with the domain's verdict,
-// as app gives it: the tests here are of the store's part (claims, leases,
-// coverage, the compare-and-set).
-func sweepDeadlines(db *store.DB, owner string, now time.Time, lease time.Duration, limit int) ([]store.StateChange, int, error) {
-	return db.SweepHeartbeats(ctx, owner, now, lease, limit,
-		func(h store.SweptHeartbeat, spans [][2]time.Time) (heartbeat.Runtime, []monitor.Transition) {
-			return h.Runtime.Sweep(now, h.Settings, heartbeat.SpanCoverage(spans))
-		})
-}
-
 func getHeartbeat(t *testing.T, db *store.DB, wsID, id string) heartbeat.Heartbeat {
 	t.Helper()
 	h, _, err := db.GetHeartbeat(ctx, wsID, id)
@@ -63,7 +53,7 @@ func testHeartbeatPings(t *testing.T, e storetest.Engine) {
 	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 30)
-	outs, changes, err := db.RecordPings(ctx, []heartbeat.Arrival{
+	outs, changes, err := recordPings(db, []heartbeat.Arrival{
 		ping(h.Token, heartbeat.SignalStart, t0.Add(time.Second), "", "r1"),
 		ping("no-such-token-at-all-here", heartbeat.SignalSuccess, t0.Add(2*time.Second), "", ""),
 		ping(h.Token, heartbeat.SignalSuccess, t0.Add(3*time.Second), "k1", "r1"),
@@ -83,7 +73,7 @@ func testHeartbeatPings(t *testing.T, e storetest.Engine) {
 		t.Errorf("changes %+v, want PENDING → UP", changes)
 	}
 	// The same key in a later batch is still a replay.
-	outs, _, err = db.RecordPings(ctx, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalFail, t0.Add(5*time.Second), "k1", "")})
+	outs, _, err = recordPings(db, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalFail, t0.Add(5*time.Second), "k1", "")})
 	check(t, err)
 	if !outs[0].Replayed || outs[0].Ack.Signal != "success" {
 		t.Errorf("later retry %+v, want the replayed success", outs[0])
@@ -136,7 +126,7 @@ func testPingWriters(t *testing.T, e storetest.Engine) {
 					batch[perBatch-1].Key = fmt.Sprintf("w%d-0-%d", g, (perBatch-1)%len(hbs))
 					batch[perBatch-1].TokenHash = heartbeat.HashToken(hbs[(perBatch-1)%len(hbs)].Token)
 				}
-				outs, _, err := db.RecordPings(ctx, batch)
+				outs, _, err := recordPings(db, batch)
 				if err != nil {
 					errs <- err
 					return
@@ -205,7 +195,7 @@ func testPingIDsAfterLocks(t *testing.T, e storetest.Engine) {
 
 	first := make(chan error, 1)
 	go func() {
-		_, _, err := db.RecordPings(ctx, []heartbeat.Arrival{
+		_, _, err := recordPings(db, []heartbeat.Arrival{
 			ping(a.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", ""),
 			ping(b.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", ""),
 		})
@@ -224,7 +214,7 @@ func testPingIDsAfterLocks(t *testing.T, e storetest.Engine) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	_, _, err = db.RecordPings(ctx, []heartbeat.Arrival{ping(b.Token, heartbeat.SignalSuccess, t0.Add(2*time.Second), "", "")})
+	_, _, err = recordPings(db, []heartbeat.Arrival{ping(b.Token, heartbeat.SignalSuccess, t0.Add(2*time.Second), "", "")})
 	check(t, err)
 	check(t, holder.Rollback())
 	check(t, <-first)
@@ -268,7 +258,7 @@ func testHeartbeatSweepTwoNodes(t *testing.T, e storetest.Engine) {
 		hbs = append(hbs, h)
 		batch = append(batch, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Duration(i)*time.Millisecond), "", ""))
 	}
-	_, _, err := nodes[0].RecordPings(ctx, batch)
+	_, _, err := recordPings(nodes[0], batch)
 	check(t, err)
 	// Both nodes were receiving pings throughout.
 	var spans [2]int64
@@ -288,7 +278,7 @@ func testHeartbeatSweepTwoNodes(t *testing.T, e storetest.Engine) {
 	for i, db := range nodes {
 		wg.Go(func() {
 			for {
-				ch, claimed, err := sweepDeadlines(db, fmt.Sprint("node-", i), judge, time.Minute, 7)
+				ch, claimed, err := sweepDeadlines(db, fmt.Sprint("node-", i), judge, 7)
 				if err != nil {
 					t.Error(err)
 					return
@@ -327,7 +317,7 @@ func testHeartbeatOutage(t *testing.T, e storetest.Engine) {
 	db := openWithWorkflow(t, e)
 	_, w := seed(t, db, "acme")
 	h := newHeartbeat(t, db, w.ID, t0, 60, 10, 0)
-	_, _, err := db.RecordPings(ctx, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0, "", "")})
+	_, _, err := recordPings(db, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0, "", "")})
 	check(t, err)
 	var prev time.Time // the last touch
 	touch := func(span int64, from, to time.Time) int64 {
@@ -345,7 +335,7 @@ func testHeartbeatOutage(t *testing.T, e storetest.Engine) {
 	if span2 == span {
 		t.Fatal("a span went on across a 90 s silence")
 	}
-	changes, _, err := sweepDeadlines(db, "node", t0.Add(2*time.Minute), time.Minute, 10)
+	changes, _, err := sweepDeadlines(db, "node", t0.Add(2*time.Minute), 10)
 	check(t, err)
 	if len(changes) != 1 || changes[0].To != monitor.StateUnknown || !strings.Contains(changes[0].Cause, "not receiving pings") {
 		t.Fatalf("changes %+v, want UNKNOWN for the outage", changes)
@@ -358,7 +348,7 @@ func testHeartbeatOutage(t *testing.T, e storetest.Engine) {
 	// have come before 120 s, in the outage: UNKNOWN still. The one after
 	// (due by 190 s) had a node listening all along: DOWN.
 	touch(span2, t0.Add(2*time.Minute), t0.Add(4*time.Minute))
-	changes, _, err = sweepDeadlines(db, "node", t0.Add(4*time.Minute), time.Minute, 10)
+	changes, _, err = sweepDeadlines(db, "node", t0.Add(4*time.Minute), 10)
 	check(t, err)
 	if len(changes) != 1 || changes[0].To != monitor.StateDown || !strings.HasPrefix(changes[0].Cause, "late") {
 		t.Fatalf("changes %+v, want DOWN for being late", changes)

@@ -257,10 +257,11 @@ func (db *DB) lockHeartbeat(ctx context.Context, q rowQueryer, wsID, id string) 
 }
 
 // HeartbeatTx runs fn in a write transaction over heartbeat rows. On
-// SQLite the journal's pings are applied first and held off until it ends,
-// so that fn reads the rows as the pings left them.
-func (db *DB) HeartbeatTx(ctx context.Context, fn func(*Tx) error) error {
-	return db.heartbeatWrite(ctx, func() error { return db.InTx(ctx, fn) })
+// SQLite the journal's pings are applied first (steps replay what a
+// stopped process left, as FlushPings) and held off until it ends, so
+// that fn reads the rows as the pings left them.
+func (db *DB) HeartbeatTx(ctx context.Context, steps *PingSteps, fn func(*Tx) error) error {
+	return db.heartbeatWrite(ctx, steps, func() error { return db.InTx(ctx, fn) })
 }
 
 // LockHeartbeat reads the workspace's heartbeat id with its runtime, the
@@ -305,37 +306,29 @@ func (tx *Tx) SaveHeartbeatRuntime(ctx context.Context, seq int64, rt heartbeat.
 // stops working when this commits.
 func (db *DB) RotateHeartbeatToken(ctx context.Context, wsID, id string, tokenHash, tokenSealed []byte, at time.Time) (err error) {
 	defer errs.Wrap(&err, "store.RotateHeartbeatToken(%s)", id)
-	return db.heartbeatWrite(ctx, func() error {
+	return db.heartbeatWrite(ctx, nil, func() error {
 		return oneRow(db.w.ExecContext(ctx, `UPDATE heartbeats SET token_hash = $3, token_sealed = $4, updated_at = $5
 			WHERE workspace_id = $1 AND id = $2`, wsID, id, tokenHash, tokenSealed, micros(at)))
 	})
 }
 
-// DeleteHeartbeat removes a heartbeat with its pings and state history.
-func (db *DB) DeleteHeartbeat(ctx context.Context, wsID, id string) (err error) {
-	defer errs.Wrap(&err, "store.DeleteHeartbeat(%s)", id)
-	return db.heartbeatWrite(ctx, func() error { return db.deleteHeartbeat(ctx, wsID, id) })
-}
-
-func (db *DB) deleteHeartbeat(ctx context.Context, wsID, id string) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		var seq int64
-		err := tx.QueryRowContext(ctx, `SELECT r.seq`+heartbeatFrom+` WHERE h.workspace_id = $1 AND h.id = $2`,
-			wsID, id).Scan(&seq)
-		if err != nil {
-			return classify(err)
-		}
-		for _, q := range []string{`DELETE FROM ping_blocks WHERE heartbeat_seq = $1`, `DELETE FROM ping_keys WHERE heartbeat_seq = $1`} {
-			if _, err := tx.ExecContext(ctx, q, seq); err != nil {
-				return err
-			}
-		}
-		if err := (&Tx{db: db, c: tx}).deleted(ctx, id); err != nil {
+// DeleteHeartbeat removes the workspace's heartbeat id with its pings and
+// state history (errs.ErrNotFound if there is none); run it in
+// HeartbeatTx, which on SQLite applies the ping journal first.
+func (tx *Tx) DeleteHeartbeat(ctx context.Context, wsID, id string) error {
+	var seq int64
+	err := tx.c.QueryRowContext(ctx, `SELECT r.seq`+heartbeatFrom+` WHERE h.workspace_id = $1 AND h.id = $2`,
+		wsID, id).Scan(&seq)
+	if err != nil {
+		return classify(err)
+	}
+	for _, q := range []string{`DELETE FROM ping_blocks WHERE heartbeat_seq = $1`, `DELETE FROM ping_keys WHERE heartbeat_seq = $1`} {
+		if _, err := tx.c.ExecContext(ctx, q, seq); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM state_changes WHERE subject_id = $1`, id); err != nil {
-			return err
-		}
-		return oneRow(tx.ExecContext(ctx, `DELETE FROM heartbeats WHERE workspace_id = $1 AND id = $2`, wsID, id))
-	})
+	}
+	if _, err := tx.c.ExecContext(ctx, `DELETE FROM state_changes WHERE subject_id = $1`, id); err != nil {
+		return err
+	}
+	return oneRow(tx.c.ExecContext(ctx, `DELETE FROM heartbeats WHERE workspace_id = $1 AND id = $2`, wsID, id))
 }

@@ -33,7 +33,7 @@ func TestSweepSetsRefusedVerdictAside(t *testing.T) {
 			for i, h := range hbs {
 				batch = append(batch, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Duration(i)*time.Millisecond), "", ""))
 			}
-			_, _, err = db.RecordPings(ctx, batch)
+			_, _, err = recordPings(db, batch)
 			check(t, err)
 			_, err = db.CountPings(ctx) // applies SQLite's journal before the trigger exists
 			check(t, err)
@@ -45,7 +45,7 @@ func TestSweepSetsRefusedVerdictAside(t *testing.T) {
 			bad := hbs[2]
 			storetest.Refuse(t, url, "state_changes", "NEW.subject_id = '"+bad.ID+"'")
 
-			changes, claimed, err := sweepDeadlines(db, "node", t0.Add(2*time.Minute), time.Minute, 500)
+			changes, claimed, err := sweepDeadlines(db, "node", t0.Add(2*time.Minute), 500)
 			var refused *store.RefusedError
 			if !errors.As(err, &refused) || len(refused.Rows) != 1 || !strings.Contains(err.Error(), bad.ID) || !store.IsDataError(err) {
 				t.Fatalf("sweep: %v, want the refused verdict on %s named alone", err, bad.ID)
@@ -97,7 +97,7 @@ func TestPingApplySetsRefusedBlockAside(t *testing.T) {
 		}
 		batch = append(batch, p)
 	}
-	outs, _, err := db.RecordPings(ctx, batch)
+	outs, _, err := recordPings(db, batch)
 	check(t, err)
 	for i, o := range outs {
 		if !o.Found || o.Replayed {
@@ -108,7 +108,7 @@ func TestPingApplySetsRefusedBlockAside(t *testing.T) {
 		t.Fatalf("after the apply: %d pings stored, %v; want the 3 not refused", n, err)
 	}
 	var refused *store.RefusedError
-	if _, err := db.ApplyPings(ctx); !errors.As(err, &refused) || len(refused.Rows) != 1 || !strings.Contains(err.Error(), "pings of heartbeat") {
+	if _, err := applyPings(db); !errors.As(err, &refused) || len(refused.Rows) != 1 || !strings.Contains(err.Error(), "pings of heartbeat") {
 		t.Errorf("ApplyPings: %v, want the refused block reported", err)
 	}
 	// The journal goes on: later pings are applied, keys replay.
@@ -116,12 +116,12 @@ func TestPingApplySetsRefusedBlockAside(t *testing.T) {
 	for i, h := range hbs {
 		batch = append(batch, ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Minute+time.Duration(i)*time.Millisecond), "k2", ""))
 	}
-	_, _, err = db.RecordPings(ctx, batch)
+	_, _, err = recordPings(db, batch)
 	check(t, err)
 	if n, err := db.CountPings(ctx); err != nil || n != 7 {
 		t.Fatalf("after a second batch: %d pings stored, %v; want 7", n, err)
 	}
-	outs, _, err = db.RecordPings(ctx, batch[:1])
+	outs, _, err = recordPings(db, batch[:1])
 	check(t, err)
 	if !outs[0].Replayed {
 		t.Errorf("a retry after the apply: %+v, want replayed", outs[0])

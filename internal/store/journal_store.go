@@ -86,7 +86,7 @@ func (db *DB) writeSet(ctx context.Context, w *isolation, p *pingjournal.Set) er
 		}
 		for i := range p.Changes {
 			c := &p.Changes[i]
-			if err := db.recordTransition(ctx, tx, c.SubjectID, &c.Transition); err != nil {
+			if err := db.recordChange(ctx, tx, c); err != nil {
 				return err
 			}
 		}
@@ -101,7 +101,7 @@ func (db *DB) writeSet(ctx context.Context, w *isolation, p *pingjournal.Set) er
 	}
 	for seq, row := range p.Moved {
 		if _, err := w.subject(ctx, "the state of heartbeat "+row.ID, func() error {
-			return db.saveHBRuntimes(ctx, tx, map[int64]*hbRow{seq: row})
+			return db.saveHBRuntimes(ctx, tx, map[int64]*pingjournal.Moved{seq: row})
 		}); err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func (db *DB) writeSet(ctx context.Context, w *isolation, p *pingjournal.Set) er
 	for i := range p.Changes {
 		c := &p.Changes[i]
 		if _, err := w.subject(ctx, "a state change of heartbeat "+c.SubjectID, func() error {
-			return db.recordTransition(ctx, tx, c.SubjectID, &c.Transition)
+			return db.recordChange(ctx, tx, c)
 		}); err != nil {
 			return err
 		}
@@ -160,24 +160,35 @@ func (s journalStore) Claim() error {
 }
 
 // FlushPings applies the ping journal, if any, so what follows reads
-// every acknowledged ping from the tables (a ping's incident, say).
-func (db *DB) FlushPings(ctx context.Context) error { return db.flushPings(ctx) }
+// every acknowledged ping from the tables (a ping's incident, say),
+// replaying by steps what a stopped process left in it.
+func (db *DB) FlushPings(ctx context.Context, steps *PingSteps) (err error) {
+	defer errs.Wrap(&err, "store.FlushPings")
+	if db.journal == nil {
+		return nil
+	}
+	return db.journal.Flush(ctx, steps.journal())
+}
 
+// flushPings is FlushPings before a read: it applies what this process
+// journaled (what a stopped process left is replayed by the first call
+// that brings app's steps; serve makes one before it takes requests).
 func (db *DB) flushPings(ctx context.Context) error {
 	if db.journal == nil {
 		return nil
 	}
-	return db.journal.Flush(ctx)
+	return db.journal.Flush(ctx, nil)
 }
 
 // heartbeatWrite runs fn, which writes heartbeat rows other than by pings,
-// with the ping journal applied first and no ping staged until fn
-// returns (pingjournal's Hold). On PostgreSQL it just runs fn.
-func (db *DB) heartbeatWrite(ctx context.Context, fn func() error) error {
+// with the ping journal applied first (as FlushPings with steps, or as
+// flushPings with none) and no ping staged until fn returns
+// (pingjournal's Hold). On PostgreSQL it just runs fn.
+func (db *DB) heartbeatWrite(ctx context.Context, steps *PingSteps, fn func() error) error {
 	if db.journal == nil {
 		return fn()
 	}
-	return db.journal.Hold(ctx, fn)
+	return db.journal.Hold(ctx, steps.journal(), fn)
 }
 
 // ApplyPings starts applying the ping journal, beside the ping writer, if
@@ -186,12 +197,12 @@ func (db *DB) heartbeatWrite(ctx context.Context, fn func() error) error {
 // It returns when to call again if no ping comes first (zero: nothing is
 // pending), and the error of an apply that failed since the last call;
 // PostgreSQL has no journal.
-func (db *DB) ApplyPings(ctx context.Context) (next time.Time, err error) {
+func (db *DB) ApplyPings(ctx context.Context, steps *PingSteps) (next time.Time, err error) {
 	defer errs.Wrap(&err, "store.ApplyPings")
 	if db.journal == nil {
 		return time.Time{}, nil
 	}
-	return db.journal.ApplyDue(ctx)
+	return db.journal.ApplyDue(ctx, steps.journal())
 }
 
 // HoldPings holds off every writer of pings until release: the journal's

@@ -114,7 +114,7 @@ func testMaintenanceWindows(t *testing.T, e storetest.Engine) {
 	equal(t, got, one)
 
 	// Deleting a monitor takes it out of its windows.
-	check(t, db.DeleteMonitor(ctx, w.ID, m2.ID))
+	check(t, deleteMonitor(db, w.ID, m2.ID))
 	got, err = db.GetMaintenanceWindow(ctx, w.ID, one.ID)
 	check(t, err)
 	if len(got.MonitorIDs) != 0 {
@@ -265,7 +265,7 @@ func testMaintenanceHeartbeatWindows(t *testing.T, e storetest.Engine) {
 	equal(t, all, []maintenance.Window{both, only})
 
 	// Deleting a heartbeat takes it out of its windows.
-	check(t, db.DeleteHeartbeat(ctx, w.ID, h2.ID))
+	check(t, deleteHeartbeat(db, w.ID, h2.ID))
 	got, err = db.GetMaintenanceWindow(ctx, w.ID, both.ID)
 	check(t, err)
 	if len(got.HeartbeatIDs) != 0 || !slices.Equal(got.MonitorIDs, []string{m.ID}) {

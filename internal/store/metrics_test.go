@@ -163,7 +163,7 @@ func TestEachPing(t *testing.T) {
 				}
 				batch = append(batch, ping(hb.Token, sig, t0.Add(time.Duration(k)*time.Minute), "", fmt.Sprint("r", k/3)))
 			}
-			_, _, err := db.RecordPings(ctx, batch)
+			_, _, err := recordPings(db, batch)
 			check(t, err)
 			seqs, err := db.SubjectSeqs(ctx, true, 0, 10)
 			check(t, err)

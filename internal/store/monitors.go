@@ -252,27 +252,22 @@ func (tx *Tx) SetMonitorPaused(ctx context.Context, wsID, id string, paused bool
 		WHERE workspace_id = $1 AND id = $2 AND paused <> $3`, wsID, id, paused, micros(at)))
 }
 
-// DeleteMonitor removes a monitor with its observations and state history.
-func (db *DB) DeleteMonitor(ctx context.Context, wsID, id string) (err error) {
-	defer errs.Wrap(&err, "store.DeleteMonitor(%s)", id)
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		var seq int64
-		err := tx.QueryRowContext(ctx, `SELECT r.seq FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id
-			WHERE m.workspace_id = $1 AND m.id = $2`, wsID, id).Scan(&seq)
-		if err != nil {
-			return classify(err)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM observations WHERE monitor_seq = $1`, seq); err != nil {
-			return err
-		}
-		if err := (&Tx{db: db, c: tx}).deleted(ctx, id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM state_changes WHERE subject_id = $1`, id); err != nil {
-			return err
-		}
-		return oneRow(tx.ExecContext(ctx, `DELETE FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id))
-	})
+// DeleteMonitor removes the workspace's monitor id with its observations
+// and state history (errs.ErrNotFound if there is none).
+func (tx *Tx) DeleteMonitor(ctx context.Context, wsID, id string) error {
+	var seq int64
+	err := tx.c.QueryRowContext(ctx, `SELECT r.seq FROM monitors m JOIN monitor_runtime r ON r.monitor_id = m.id
+		WHERE m.workspace_id = $1 AND m.id = $2`, wsID, id).Scan(&seq)
+	if err != nil {
+		return classify(err)
+	}
+	if _, err := tx.c.ExecContext(ctx, `DELETE FROM observations WHERE monitor_seq = $1`, seq); err != nil {
+		return err
+	}
+	if _, err := tx.c.ExecContext(ctx, `DELETE FROM state_changes WHERE subject_id = $1`, id); err != nil {
+		return err
+	}
+	return oneRow(tx.c.ExecContext(ctx, `DELETE FROM monitors WHERE workspace_id = $1 AND id = $2`, wsID, id))
 }
 
 // MonitorAuth returns the monitor's sealed credential, nil when it has none.

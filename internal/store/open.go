@@ -1,9 +1,9 @@
 // Package store keeps Tocsin's records in SQLite or PostgreSQL through one
 // database/sql code path: the same $n-placeholder SQL on both engines, with a
 // few dialect hooks where the engines differ (dialect.go). It decides
-// nothing: the workflows are app's, run over a Tx's primitives (tx.go),
-// and where the store records changes itself (the ping writers) it asks
-// the Workflow app installs.
+// nothing: the workflows are app's, run over a Tx's primitives (tx.go);
+// where it stages pings itself (the ping writers, SQLite's journal) it
+// runs the PingSteps app hands each call.
 package store
 
 import (
@@ -49,8 +49,6 @@ type DB struct {
 	// journal holds SQLite's pings until they are applied; nil on
 	// PostgreSQL.
 	journal *pingjournal.Journal
-	// workflow is what a recorded change writes beyond its rows (tx.go).
-	workflow Workflow
 	// locks are the lock files beside a SQLite database (see Claim and
 	// WriteTurn); nil on PostgreSQL.
 	locks *filelock.Locks

@@ -50,14 +50,14 @@ func BenchmarkRecordPings(b *testing.B) {
 						Ping:   heartbeat.Ping{Signal: heartbeat.SignalSuccess, ExitCode: -1, At: at},
 						Method: "GET", Client: "127.0.0.1", UserAgent: "Go-http-client/1.1"}
 				}
-				outs, _, err := db.RecordPings(ctx, batch)
+				outs, _, err := recordPings(db, batch)
 				if err != nil {
 					b.Fatal(err)
 				}
 				if !outs[0].Found {
 					b.Fatal("a ping found no heartbeat")
 				}
-				if _, err := db.ApplyPings(ctx); err != nil {
+				if _, err := applyPings(db); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -107,7 +107,7 @@ func BenchmarkPingBatches(b *testing.B) {
 		for _, t := range tokens[i : i+100] {
 			batch = append(batch, arrival(t))
 		}
-		if _, _, err := db.RecordPings(ctx, batch); err != nil {
+		if _, _, err := recordPings(db, batch); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -120,7 +120,7 @@ func BenchmarkPingBatches(b *testing.B) {
 				for i := range batch {
 					batch[i] = arrival(tokens[rand.IntN(heartbeats)])
 				}
-				if _, _, err := db.RecordPings(ctx, batch); err != nil {
+				if _, _, err := recordPings(db, batch); err != nil {
 					b.Fatal(err)
 				}
 			}

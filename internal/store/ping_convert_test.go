@@ -83,7 +83,7 @@ func TestPingRowsConvertToBlocks(t *testing.T) {
 			if len(o) != 1 || !o[0].Ignored {
 				t.Errorf("the other heartbeat's pings: %+v", o)
 			}
-			outs, _, err := db.RecordPings(ctx, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0.Add(4*time.Second), "", "")})
+			outs, _, err := recordPings(db, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0.Add(4*time.Second), "", "")})
 			check(t, err)
 			if !outs[0].Found {
 				t.Fatal("a ping after the migration was not taken")

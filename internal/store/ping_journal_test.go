@@ -39,12 +39,16 @@ func openForCrash(t *testing.T, e storetest.Engine) (string, *store.DB, account.
 }
 
 // reopen opens the database at u again, as a restarted process would,
-// until the test ends.
+// until the test ends: serve migrates it, and app replays the pings a
+// stopped process left before the node takes requests.
 func reopen(t *testing.T, u string) *store.DB {
 	t.Helper()
 	db, err := openStore(ctx, u)
 	check(t, err)
 	t.Cleanup(func() { db.Close() })
+	_, err = db.Migrate(ctx)
+	check(t, err)
+	check(t, appOf(db).FlushPings(ctx))
 	return db
 }
 
@@ -107,7 +111,7 @@ func testJournalSweep(t *testing.T, e storetest.Engine) {
 		ping(onTime.Token, heartbeat.SignalSuccess, t0, "", ""),
 		ping(late.Token, heartbeat.SignalSuccess, t0, "", ""),
 		ping(overrun.Token, heartbeat.SignalSuccess, t0, "", ""))
-	_, _, err := sweepDeadlines(db, "n", t0.Add(time.Second), time.Minute, 100) // applies nothing: none due
+	_, _, err := sweepDeadlines(db, "n", t0.Add(time.Second), 100) // applies nothing: none due
 	check(t, err)
 	record(t, db,
 		ping(onTime.Token, heartbeat.SignalSuccess, t0.Add(50*time.Second), "", ""),
@@ -117,7 +121,7 @@ func testJournalSweep(t *testing.T, e storetest.Engine) {
 		span, err = db.TouchSpan(ctx, "n", span, at.Add(-5*time.Second), at, heartbeat.SpanGap)
 		check(t, err)
 	}
-	changes, _, err := sweepDeadlines(db, "n", t0.Add(70*time.Second), time.Minute, 100)
+	changes, _, err := sweepDeadlines(db, "n", t0.Add(70*time.Second), 100)
 	check(t, err)
 	got := map[string]string{}
 	for _, c := range changes {
@@ -145,7 +149,7 @@ func testJournalSecondProcess(t *testing.T, e storetest.Engine) {
 	second, err := openStore(ctx, u)
 	check(t, err)
 	t.Cleanup(func() { second.Close() })
-	_, _, err = second.RecordPings(ctx, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", "")})
+	_, _, err = recordPings(second, []heartbeat.Arrival{ping(h.Token, heartbeat.SignalSuccess, t0.Add(time.Second), "", "")})
 	if e.Name == store.EngineSQLite {
 		if err == nil || !strings.Contains(err.Error(), "another process receives pings") {
 			t.Fatalf("a second process recorded pings into SQLite: err %v", err)
@@ -218,7 +222,7 @@ func testJournalBeside(t *testing.T, e storetest.Engine) {
 			batch = append(batch, ping(h.Token, sig, at, "", ""))
 		}
 		record(t, db, batch...)
-		if _, err := db.ApplyPings(ctx); err != nil {
+		if _, err := applyPings(db); err != nil {
 			t.Fatalf("round %d: %v", r, err)
 		}
 	}

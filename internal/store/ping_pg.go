@@ -67,7 +67,7 @@ const (
 )
 
 // pgPings is RecordPings on PostgreSQL.
-func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []heartbeat.Outcome, changes []StateChange, err error) {
+func (db *DB) pgPings(ctx context.Context, steps *PingSteps, batch []heartbeat.Arrival) (outs []heartbeat.Outcome, changes []StateChange, err error) {
 	conn, err := db.w.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -120,7 +120,7 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 			return rows.Err()
 		})
 		if len(keyNames) > 0 {
-			b.Queue(pgRecentKeys, hashes, keyNames, micros(batch[0].Ping.At.Add(-db.workflow.KeyTTL()))).Query(func(rows pgx.Rows) error {
+			b.Queue(pgRecentKeys, hashes, keyNames, micros(batch[0].Ping.At.Add(-steps.KeyTTL))).Query(func(rows pgx.Rows) error {
 				for rows.Next() {
 					if err := scanPingKey(rows, keys); err != nil {
 						return err
@@ -155,17 +155,17 @@ func (db *DB) pgPings(ctx context.Context, batch []heartbeat.Arrival) (outs []he
 			outs[i].Ack, outs[i].Replayed = ack, true
 			continue
 		}
-		settings, err := db.settings(h.Heartbeat)
+		settings, err := steps.Settings(h.Heartbeat)
 		if err != nil {
 			return nil, nil, err
 		}
 		rec := pingblock.Record(ids[0], in)
 		ids = ids[1:]
 		var tr *monitor.Transition
-		h.Runtime, tr = db.workflow.Ping(h.Runtime, &rec, settings)
+		h.Runtime, tr = steps.Ping(h.Runtime, &rec, settings)
 		if tr != nil {
 			changes = append(changes, StateChange{SubjectID: h.ID, Transition: *tr})
-			if err := db.recordTransition(ctx, conn, h.ID, tr); err != nil {
+			if err := steps.Record(ctx, &Tx{db: db, c: conn}, h.ID, *tr); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -133,7 +133,7 @@ func testStatusPages(t *testing.T, e storetest.Engine) {
 	wantKind(t, db.UpdateStatusPage(ctx, other2, up.UpdatedAt), errs.ErrNotFound)
 
 	// Deleting the heartbeat takes it off the page.
-	check(t, db.DeleteHeartbeat(ctx, w.ID, hb.ID))
+	check(t, deleteHeartbeat(db, w.ID, hb.ID))
 	got, err = db.GetStatusPage(ctx, w.ID, p.ID)
 	check(t, err)
 	if len(got.Groups) != 1 || len(got.Groups[0].Components) != 0 {
@@ -279,7 +279,7 @@ func testStatusPagesStamp(t *testing.T, e storetest.Engine) {
 	}
 	check(t, db.CreateMaintenanceWindow(ctx, oneOff(w.ID, m.ID), 10))
 	step("maintenance window")
-	check(t, db.DeleteMonitor(ctx, w.ID, m.ID))
+	check(t, deleteMonitor(db, w.ID, m.ID))
 	step("monitor deleted")
 	check(t, db.DeleteStatusPage(ctx, w.ID, p.ID))
 	step("page deleted")

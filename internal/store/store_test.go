@@ -441,7 +441,7 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	wantKind(t, err, errs.ErrNotFound)
 	_, err = db.MonitorHeaders(ctx, other.ID, m.ID)
 	wantKind(t, err, errs.ErrNotFound)
-	wantKind(t, db.DeleteMonitor(ctx, other.ID, m.ID), errs.ErrNotFound)
+	wantKind(t, deleteMonitor(db, other.ID, m.ID), errs.ErrNotFound)
 	moved := m
 	moved.WorkspaceID = other.ID
 	wantKind(t, db.UpdateMonitor(ctx, moved, store.Sealed{}, keepAll, m.UpdatedAt), errs.ErrNotFound)
@@ -505,10 +505,10 @@ func testMonitors(t *testing.T, e storetest.Engine) {
 	if n != 1 {
 		t.Fatalf("CountMonitors = %d, want 1", n)
 	}
-	check(t, db.DeleteMonitor(ctx, w.ID, m.ID))
+	check(t, deleteMonitor(db, w.ID, m.ID))
 	_, err = db.GetMonitor(ctx, w.ID, m.ID)
 	wantKind(t, err, errs.ErrNotFound)
-	wantKind(t, db.DeleteMonitor(ctx, w.ID, m.ID), errs.ErrNotFound)
+	wantKind(t, deleteMonitor(db, w.ID, m.ID), errs.ErrNotFound)
 	wantKind(t, db.UpdateMonitor(ctx, m, store.Sealed{}, keepAll, m.UpdatedAt), errs.ErrNotFound)
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/heartbeat"
@@ -12,11 +13,12 @@ import (
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
+	"github.com/tocsin/tocsin/internal/store/pingjournal"
 )
 
 // Tx is a write transaction handed to the workflows above the store
-// (app/record.go): the small primitives a recorded change is made of, SQL
-// and nothing else. It runs on a *sql.Tx, or on the connection of a
+// (app's): the small primitives a recorded change is made of, SQL and
+// nothing else. It runs on a *sql.Tx, or on the connection of a
 // transaction begun in a pipeline (PostgreSQL's pings, ping_pg.go).
 type Tx struct {
 	db *DB
@@ -29,78 +31,47 @@ func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error { return fn(&Tx{db: db, c: tx}) })
 }
 
-// Workflow is what a recorded change writes beyond its own rows: the
-// events, incident and outbox deliveries of a state change, decided above
-// the store (app) and run in the transaction that makes the change, so a
-// change, its incident and their events commit together or not at all
-// (DESIGN §6). The store calls it where it records changes itself (the
-// ping writers, which stage pings in ways only the store knows) and
-// decides nothing of it. Without one, only the rows themselves are
-// written, and heartbeats cannot be moved (errNoWorkflow).
-type Workflow interface {
-	// Transition follows the state change tr of subjectID, once appended
-	// to the state history.
-	Transition(ctx context.Context, tx *Tx, subjectID string, tr monitor.Transition) error
-	// Deleted runs before subjectID's row is deleted.
-	Deleted(ctx context.Context, tx *Tx, subjectID string) error
+// PingSteps are app's decisions on pings, handed to each call that
+// stages, replays or applies them (the ping writers, the deadline sweep,
+// the writers of heartbeat rows): what a heartbeat's state machine runs
+// on, how a ping moves it, how long a key makes a retry a no-op, and how
+// a state change is recorded. The store keeps none of them beyond the
+// call, but for Record, which goes with each state change a ping made
+// until it is written: on SQLite, by the journal's apply.
+type PingSteps struct {
 	// Settings is what h's state machine runs on: its compiled schedule
 	// and bounds.
-	Settings(h heartbeat.Heartbeat) (heartbeat.Settings, error)
+	Settings func(h heartbeat.Heartbeat) (heartbeat.Settings, error)
 	// Ping moves rt by the ping rec and notes in rec what it did (the
 	// run's duration, or that it was ignored), returning the transition
 	// it made.
-	Ping(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition)
+	Ping func(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition)
 	// KeyTTL is how long a ping's key makes a retry a no-op.
-	KeyTTL() time.Duration
+	KeyTTL time.Duration
+	// Record writes the state change tr of subjectID in tx: its row in
+	// the state history and what follows from it (events, incident).
+	Record RecordFunc
 }
 
-// errNoWorkflow: a state change and a heartbeat's state machine are
-// recorded only by app's rules; a store opened without app refuses them
-// rather than write half of what they mean.
-var errNoWorkflow = errors.New("store: no workflow installed (app.New installs it)")
+// RecordFunc writes the state change tr of subjectID in tx (PingSteps).
+type RecordFunc func(ctx context.Context, tx *Tx, subjectID string, tr monitor.Transition) error
 
-// settings is what h's state machine runs on, by the workflow's rules.
-func (db *DB) settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
-	if db.workflow == nil {
-		return heartbeat.Settings{}, errNoWorkflow
-	}
-	return db.workflow.Settings(h)
-}
-
-// SetWorkflow installs w; app does so when it is built over the store.
-func (db *DB) SetWorkflow(w Workflow) {
-	db.workflow = w
-	if db.journal != nil {
-		db.journal.SetRules(w)
-	}
-}
-
-// transition appends tr to subjectID's state history and lets the
-// workflow follow it.
-func (tx *Tx) transition(ctx context.Context, subjectID string, tr *monitor.Transition) error {
-	if tr == nil {
+// journal is s as the ping journal takes it; nil for none.
+func (s *PingSteps) journal() *pingjournal.Steps {
+	if s == nil {
 		return nil
 	}
-	if err := tx.AppendStateChange(ctx, subjectID, *tr); err != nil {
-		return err
-	}
-	if w := tx.db.workflow; w != nil {
-		return w.Transition(ctx, tx, subjectID, *tr)
-	}
-	return errNoWorkflow
+	return &pingjournal.Steps{Settings: s.Settings, Ping: s.Ping, KeyTTL: s.KeyTTL, Follow: s.Record}
 }
 
-// deleted lets the workflow see subjectID go.
-func (tx *Tx) deleted(ctx context.Context, subjectID string) error {
-	if w := tx.db.workflow; w != nil {
-		return w.Deleted(ctx, tx, subjectID)
+// recordChange writes the state change c a ping made, in the transaction
+// on c, by the RecordFunc that was handed on with it.
+func (db *DB) recordChange(ctx context.Context, conn txConn, c *pingjournal.Change) error {
+	record, ok := c.Follow.(RecordFunc)
+	if !ok || record == nil {
+		return fmt.Errorf("a state change of %s staged without a way to record it", c.SubjectID)
 	}
-	return errNoWorkflow
-}
-
-// recordTransition is transition on a connection of the store's own.
-func (db *DB) recordTransition(ctx context.Context, c txConn, subjectID string, tr *monitor.Transition) error {
-	return (&Tx{db: db, c: c}).transition(ctx, subjectID, tr)
+	return record(ctx, &Tx{db: db, c: conn}, c.SubjectID, c.Transition)
 }
 
 // AppendStateChange adds tr to subjectID's state history, with when it

@@ -16,10 +16,10 @@ func (j *Journal) freeze() {
 	if p.n == 0 && len(p.dirty) == 0 {
 		return
 	}
-	p.Moved = make(map[int64]*Row, len(p.dirty))
+	p.Moved = make(map[int64]*Moved, len(p.dirty))
 	for _, e := range p.dirty {
-		row := e.row // the runtime's values are never changed in place
-		p.Moved[e.row.Seq] = &row
+		// The runtime's values are never changed in place.
+		p.Moved[e.row.Seq] = &Moved{Row: e.row, Settings: e.settings}
 	}
 	j.frozen = append(j.frozen, &p)
 	j.pending = Set{gen: p.gen + 1}
@@ -118,13 +118,13 @@ func (j *Journal) applyBeside() {
 // ping in it changed a state. The ping writer calls it between batches.
 // It returns when to call again if no ping comes first (zero: nothing is
 // pending), and the error of an apply that failed since the last call.
-func (j *Journal) ApplyDue(ctx context.Context) (next time.Time, err error) {
+func (j *Journal) ApplyDue(ctx context.Context, steps *Steps) (next time.Time, err error) {
 	if !j.mu.TryLock() {
 		// Held off by another writer: the ping writer does not wait here.
 		return time.Now().Add(50 * time.Millisecond), nil
 	}
 	defer j.mu.Unlock()
-	if err := j.load(ctx); err != nil {
+	if err := j.load(ctx, steps); err != nil {
 		return time.Time{}, err
 	}
 	if err := j.failed; err != nil {

@@ -28,8 +28,10 @@
 // applying (held by the one apply under way) before mu.
 //
 // The package holds the mechanics; the SQL is the store's, reached
-// through Store, and the heartbeat state machine is app's, reached
-// through Rules.
+// through Store, and the heartbeat state machine is app's: every call
+// that stages pings (or replays them) is handed app's Steps, and keeps
+// nothing of them beyond the call but what goes with a state change
+// until it is applied (Change.Follow).
 package pingjournal
 
 import (
@@ -68,10 +70,21 @@ type Row struct {
 	Version int64
 }
 
-// Change is a state change a ping made.
+// Moved is a heartbeat row pings moved, with the settings its state
+// machine ran on (its wake time is computed with them).
+type Moved struct {
+	Row
+	Settings heartbeat.Settings
+}
+
+// Change is a state change a ping made, with Follow, what the call that
+// staged the ping asked to be written with it (opaque here: the store's
+// record of the change and what follows from it, from app's Steps). The
+// transaction that applies the change writes it.
 type Change struct {
 	SubjectID  string
 	Transition monitor.Transition
+	Follow     any
 }
 
 // Batch is a journal batch as written: its id and encoded pings
@@ -81,16 +94,20 @@ type Batch struct {
 	Payload []byte
 }
 
-// Rules are the heartbeat state machine's, which the journal stages pings
-// by (app's, installed in the store as its workflow).
-type Rules interface {
+// Steps are the heartbeat state machine's decisions, app's, which the
+// journal stages pings by: handed to each call that stages or replays
+// pings, never kept beyond it (but for Follow, kept with the change it
+// is for until that is applied).
+type Steps struct {
 	// Settings is what h's state machine runs on.
-	Settings(h heartbeat.Heartbeat) (heartbeat.Settings, error)
+	Settings func(h heartbeat.Heartbeat) (heartbeat.Settings, error)
 	// Ping moves rt by the ping rec and notes in rec what it did,
 	// returning the transition it made.
-	Ping(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition)
+	Ping func(rt heartbeat.Runtime, rec *heartbeat.PingRecord, s heartbeat.Settings) (heartbeat.Runtime, *monitor.Transition)
 	// KeyTTL is how long a ping's key makes a retry a no-op.
-	KeyTTL() time.Duration
+	KeyTTL time.Duration
+	// Follow goes with every state change staged (Change.Follow).
+	Follow any
 }
 
 // Store is the SQL the journal runs on: the store's.
@@ -106,7 +123,7 @@ type Store interface {
 	// the heartbeat of the i-th ping (0 for none).
 	RecentKeys(ctx context.Context, batch []heartbeat.Arrival, seqOf func(i int) int64, since time.Time) (map[pingblock.Key]heartbeat.Ack, error)
 	// Write writes the sets into blocks, runtime rows, state history (with
-	// what the workflow writes for each change) and keys, and the
+	// what each change's Follow writes) and keys, and the
 	// watermark applied, in one transaction; if legacy, it removes the
 	// table's batches up to applied too. A row the database refuses for
 	// its content does not hold the others back: the rest is written, and
@@ -120,8 +137,9 @@ type Store interface {
 	Claim() error
 }
 
-// errNoRules: pings are staged only by app's rules.
-var errNoRules = errors.New("pingjournal: no heartbeat rules installed (app.New installs them)")
+// errNoSteps: the journal a stopped process left is replayed only by a
+// call that brings app's Steps.
+var errNoSteps = errors.New("pingjournal: the journal is not replayed yet")
 
 // Journal is the ping journal of one SQLite database.
 type Journal struct {
@@ -131,7 +149,6 @@ type Journal struct {
 	entries []*entry
 
 	store     Store
-	rules     Rules
 	path      string // the SQLite database's
 	applying  sync.Mutex
 	mu        ctxMutex
@@ -151,8 +168,8 @@ type Journal struct {
 // the pending pings' effect on its runtime.
 type entry struct {
 	row      Row
-	settings heartbeat.Settings
-	hash     string // its token's hash, once a ping named it
+	settings heartbeat.Settings // what its pings are staged by
+	hash     string             // its token's hash, once a ping named it
 	// dirty: the runtime has moved since it was read, and the set of that
 	// gen (pending or frozen) is not applied yet.
 	dirty    bool
@@ -169,7 +186,7 @@ type Set struct {
 	Blocks pingblock.Set
 	// Moved holds the dirty heartbeats' rows as they stood when the set
 	// was frozen, by seq: what its transaction writes.
-	Moved    map[int64]*Row
+	Moved    map[int64]*Moved
 	Changes  []Change
 	Keys     map[pingblock.Key]heartbeat.Ack
 	KeyOrder []pingblock.Key // Keys in the order they were staged
@@ -188,18 +205,6 @@ type Set struct {
 func New(path string, s Store) *Journal {
 	return &Journal{store: s, path: path, mu: newCtxMutex(), files: journalFiles{db: path},
 		byHash: map[string]*entry{}, bySeq: map[int64]*entry{}}
-}
-
-// SetRules installs the heartbeat rules pings are staged by, before the
-// first ping.
-func (j *Journal) SetRules(r Rules) { j.rules = r }
-
-// settings is what h's state machine runs on, by the rules.
-func (j *Journal) settings(h heartbeat.Heartbeat) (heartbeat.Settings, error) {
-	if j.rules == nil {
-		return heartbeat.Settings{}, errNoRules
-	}
-	return j.rules.Settings(h)
 }
 
 // ctxMutex is a mutex whose Lock can give up when a context ends.
@@ -248,27 +253,32 @@ func (j *Journal) Lock() (unlock func()) {
 }
 
 // Flush applies the journal, so what follows reads every acknowledged
-// ping from the tables.
-func (j *Journal) Flush(ctx context.Context) error {
+// ping from the tables. Without steps (nil) it applies what this process
+// staged, but does not replay what a stopped process left: the first
+// call with app's steps does (serve makes one before it takes requests).
+func (j *Journal) Flush(ctx context.Context, steps *Steps) error {
 	unlock := j.Lock()
 	defer unlock()
-	return j.flushLocked(ctx)
+	return j.flushLocked(ctx, steps)
 }
 
-func (j *Journal) flushLocked(ctx context.Context) error {
-	if err := j.load(ctx); err != nil {
+func (j *Journal) flushLocked(ctx context.Context, steps *Steps) error {
+	if err := j.load(ctx, steps); errors.Is(err, errNoSteps) {
+		return nil // nothing of this process's is pending
+	} else if err != nil {
 		return err
 	}
 	return j.apply(ctx)
 }
 
 // Hold runs fn, which writes heartbeat rows other than by pings, with the
-// journal applied first and no ping staged until fn returns; then the
-// cached heartbeats are dropped, so pings read them anew.
-func (j *Journal) Hold(ctx context.Context, fn func() error) error {
+// journal applied first (as Flush, with steps or without) and no ping
+// staged until fn returns; then the cached heartbeats are dropped, so
+// pings read them anew.
+func (j *Journal) Hold(ctx context.Context, steps *Steps, fn func() error) error {
 	unlock := j.Lock()
 	defer unlock()
-	if err := j.flushLocked(ctx); err != nil {
+	if err := j.flushLocked(ctx, steps); err != nil {
 		return err
 	}
 	defer j.forget()
@@ -281,10 +291,10 @@ func (j *Journal) Hold(ctx context.Context, fn func() error) error {
 // heartbeat they moved is due, and again once sweep has claimed (called
 // claimed with the seqs it claimed) one they moved. The claimed
 // heartbeats are dropped from the cache when sweep returns.
-func (j *Journal) Sweep(ctx context.Context, now time.Time, sweep func(claimed func(seqs []int64) error) error) error {
+func (j *Journal) Sweep(ctx context.Context, steps *Steps, now time.Time, sweep func(claimed func(seqs []int64) error) error) error {
 	unlock := j.Lock()
 	defer unlock()
-	if err := j.load(ctx); err != nil {
+	if err := j.load(ctx, steps); err != nil {
 		return err
 	}
 	if j.dueDirty(now) {

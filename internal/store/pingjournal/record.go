@@ -20,10 +20,10 @@ type plannedPing struct {
 
 // Record stores a batch of pings in the journal and returns each one's
 // outcome and the state changes they made. Pings apply in the batch's
-// order; a ping whose key the heartbeat saw within the rules' KeyTTL
-// (earlier in the batch too) is replayed, not recorded again. When it
-// returns without an error every recorded ping is durable.
-func (j *Journal) Record(ctx context.Context, batch []heartbeat.Arrival) ([]heartbeat.Outcome, []Change, error) {
+// order, each moved by steps; a ping whose key the heartbeat saw within
+// steps.KeyTTL (earlier in the batch too) is replayed, not recorded
+// again. When it returns without an error every recorded ping is durable.
+func (j *Journal) Record(ctx context.Context, batch []heartbeat.Arrival, steps *Steps) ([]heartbeat.Outcome, []Change, error) {
 	if len(batch) >= 1<<IDShift {
 		return nil, nil, fmt.Errorf("a batch of %d pings; at most %d", len(batch), 1<<IDShift-1)
 	}
@@ -33,7 +33,7 @@ func (j *Journal) Record(ctx context.Context, batch []heartbeat.Arrival) ([]hear
 		return nil, nil, err
 	}
 	defer j.mu.Unlock()
-	if err := j.load(ctx); err != nil {
+	if err := j.load(ctx, steps); err != nil {
 		return nil, nil, err
 	}
 	var (
@@ -49,7 +49,7 @@ func (j *Journal) Record(ctx context.Context, batch []heartbeat.Arrival) ([]hear
 	// written against. A heartbeat a set not yet applied moved is cached,
 	// and its keys are in memory.
 	err := func() error {
-		entries, err := j.entriesByToken(ctx, batch)
+		entries, err := j.entriesByToken(ctx, batch, steps)
 		if err != nil {
 			return err
 		}
@@ -60,7 +60,7 @@ func (j *Journal) Record(ctx context.Context, batch []heartbeat.Arrival) ([]hear
 				}
 			}
 			return 0
-		}, batch[0].Ping.At.Add(-j.rules.KeyTTL()))
+		}, batch[0].Ping.At.Add(-steps.KeyTTL))
 		if err != nil {
 			return err
 		}
@@ -110,9 +110,9 @@ func (j *Journal) Record(ctx context.Context, batch []heartbeat.Arrival) ([]hear
 	var changes []Change
 	for _, p := range plan {
 		rec := p.rec
-		tr := j.stage(p.e, &rec)
+		tr := j.stage(p.e, &rec, steps)
 		if tr != nil {
-			changes = append(changes, Change{SubjectID: p.e.row.ID, Transition: *tr})
+			changes = append(changes, Change{SubjectID: p.e.row.ID, Transition: *tr, Follow: steps.Follow})
 		}
 		outs[p.i].Ack = pingblock.AckOf(p.e.row.ID, &rec)
 		if rec.Key != "" {
@@ -128,18 +128,19 @@ func (j *Journal) Record(ctx context.Context, batch []heartbeat.Arrival) ([]hear
 	return outs, changes, nil
 }
 
-// stage applies a committed ping to its heartbeat's cached runtime and
-// adds it to the pending block, returning the transition it made.
-func (j *Journal) stage(e *entry, rec *heartbeat.PingRecord) *monitor.Transition {
+// stage applies a committed ping to its heartbeat's cached runtime by
+// steps and adds it to the pending block, returning the transition it
+// made.
+func (j *Journal) stage(e *entry, rec *heartbeat.PingRecord, steps *Steps) *monitor.Transition {
 	p := &j.pending
 	var tr *monitor.Transition
-	e.row.Runtime, tr = j.rules.Ping(e.row.Runtime, rec, e.settings)
+	e.row.Runtime, tr = steps.Ping(e.row.Runtime, rec, e.settings)
 	if !rec.Ignored && (!e.dirty || e.dirtyGen != p.gen) {
 		e.dirty, e.dirtyGen = true, p.gen
 		p.dirty = append(p.dirty, e)
 	}
 	if tr != nil {
-		p.Changes = append(p.Changes, Change{SubjectID: e.row.ID, Transition: *tr})
+		p.Changes = append(p.Changes, Change{SubjectID: e.row.ID, Transition: *tr, Follow: steps.Follow})
 	}
 	if p.n == 0 {
 		p.since = time.Now()
@@ -177,7 +178,7 @@ func (p *Set) addKey(k pingblock.Key, ack heartbeat.Ack) {
 
 // entriesByToken returns the cached heartbeats the batch's tokens name,
 // reading those not cached.
-func (j *Journal) entriesByToken(ctx context.Context, batch []heartbeat.Arrival) ([]*entry, error) {
+func (j *Journal) entriesByToken(ctx context.Context, batch []heartbeat.Arrival, steps *Steps) ([]*entry, error) {
 	out := j.entries[:0]
 	for range batch {
 		out = append(out, nil)
@@ -203,16 +204,17 @@ func (j *Journal) entriesByToken(ctx context.Context, batch []heartbeat.Arrival)
 			absent[string(in.TokenHash)] = true
 			continue
 		}
-		if out[i], err = j.cache(h, string(in.TokenHash)); err != nil {
+		if out[i], err = j.cache(h, string(in.TokenHash), steps); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// cache keeps h, read from the database, unless its entry is already
-// cached (a dirty entry is newer than any row).
-func (j *Journal) cache(h Row, hash string) (*entry, error) {
+// cache keeps h, read from the database, with the settings steps give
+// it, unless its entry is already cached (a dirty entry is newer than
+// any row).
+func (j *Journal) cache(h Row, hash string, steps *Steps) (*entry, error) {
 	if e := j.bySeq[h.Seq]; e != nil {
 		if hash != "" && e.hash == "" {
 			e.hash = hash
@@ -220,7 +222,7 @@ func (j *Journal) cache(h Row, hash string) (*entry, error) {
 		}
 		return e, nil
 	}
-	settings, err := j.settings(h.Heartbeat)
+	settings, err := steps.Settings(h.Heartbeat)
 	if err != nil {
 		return nil, err
 	}

@@ -10,10 +10,15 @@ import (
 
 // load, once, learns the next batch id and replays the batches a stopped
 // process left in the journal (its files, and the table a process of the
-// version before wrote them to), then applies them. The caller holds mu.
-func (j *Journal) load(ctx context.Context) error {
+// version before wrote them to) by steps, then applies them. Without
+// steps (nil) it does nothing until a call brings them: errNoSteps. The
+// caller holds mu.
+func (j *Journal) load(ctx context.Context, steps *Steps) error {
 	if j.loaded {
 		return nil
+	}
+	if steps == nil {
+		return errNoSteps
 	}
 	// The pending pings are this process's alone: serve claimed the
 	// database at start; anything else that takes pings claims it now.
@@ -57,7 +62,7 @@ func (j *Journal) load(ctx context.Context) error {
 	}
 	for _, b := range batches {
 		for _, je := range b.entries {
-			e, err := j.entryBySeq(ctx, je.seq)
+			e, err := j.entryBySeq(ctx, je.seq, steps)
 			if err != nil {
 				return err
 			}
@@ -66,7 +71,7 @@ func (j *Journal) load(ctx context.Context) error {
 			}
 			// Staging works out again what the ping did, from the same rows.
 			rec := je.rec
-			j.stage(e, &rec)
+			j.stage(e, &rec, steps)
 			if rec.Key != "" {
 				j.pending.addKey(pingblock.Key{Seq: e.row.Seq, Key: rec.Key}, pingblock.AckOf(e.row.ID, &rec))
 			}
@@ -80,7 +85,7 @@ func (j *Journal) load(ctx context.Context) error {
 
 // entryBySeq returns the cached heartbeat with this seq, reading it if
 // it is not cached; nil if there is none.
-func (j *Journal) entryBySeq(ctx context.Context, seq int64) (*entry, error) {
+func (j *Journal) entryBySeq(ctx context.Context, seq int64, steps *Steps) (*entry, error) {
 	if e := j.bySeq[seq]; e != nil {
 		return e, nil
 	}
@@ -88,7 +93,7 @@ func (j *Journal) entryBySeq(ctx context.Context, seq int64) (*entry, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	return j.cache(h, "")
+	return j.cache(h, "", steps)
 }
 
 // LegacyBatch is batch as a process of the version before wrote it to

@@ -68,11 +68,17 @@ func Ping(token string, sig heartbeat.Signal, at time.Time, key, rid string) hea
 		Method: "GET", Client: "127.0.0.1", Key: key}
 }
 
-// Record stores pings through the store's writer, as app's ping writers do
-// (the database needs app's workflow on it).
-func Record(t testing.TB, db *store.DB, pings ...heartbeat.Arrival) []heartbeat.Outcome {
+// SetNextDue moves the next check of the monitor monitorID to due, as
+// any writer of its runtime row would (the store's Tx primitives), so
+// that a test can make checks fall due when it needs them to.
+func SetNextDue(t testing.TB, db *store.DB, monitorID string, due time.Time) {
 	t.Helper()
-	outs, _, err := db.RecordPings(context.Background(), pings)
-	must(t, err)
-	return outs
+	must(t, db.InTx(context.Background(), func(tx *store.Tx) error {
+		rt, err := tx.LockRuntime(context.Background(), monitorID)
+		if err != nil {
+			return err
+		}
+		rt.NextDue = due
+		return tx.SaveRuntime(context.Background(), rt)
+	}))
 }
