@@ -341,7 +341,7 @@ func TestDeadNodesChecksAreTakenOver(t *testing.T) {
 			ws := workspace(t, db)
 			tg := newTarget(t)
 			m := addMonitor(t, db, ws, tg.URL, 10*time.Second, 5)
-			check(t, db.SetNextDueForTest(ctx, m.ID, time.Now().Add(100*time.Millisecond)))
+			storetest.SetNextDue(t, db, m.ID, time.Now().Add(100*time.Millisecond))
 			// The dead node claims the first slot (looking far ahead) with a
 			// short lease, and never reports back.
 			now := time.Now()
@@ -389,7 +389,7 @@ func TestShutdownCancelsChecksAsUnknown(t *testing.T) {
 			t.Cleanup(slow.Close)
 			t.Cleanup(func() { close(release) })
 			m := addMonitor(t, db, ws, slow.URL, 10*time.Second, 9)
-			check(t, db.SetNextDueForTest(ctx, m.ID, time.Now().Add(100*time.Millisecond)))
+			storetest.SetNextDue(t, db, m.ID, time.Now().Add(100*time.Millisecond))
 			stop := start(t, scheduler.Options{Node: "node-a", App: appOf(db), Lookahead: time.Minute})
 			<-entered
 			stop()
@@ -430,15 +430,15 @@ func TestMissedStartIsUnknown(t *testing.T) {
 	// in five, and b's newest observation was up).
 	a := addMonitor(t, db, ws, blocker.URL, 10*time.Second, 4)
 	b := addMonitor(t, db, ws, tg.URL, 24*time.Hour, 1)
-	check(t, db.SetNextDueForTest(ctx, a.ID, time.Now()))
-	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(time.Hour))) // beyond the lookahead: not claimed yet
+	storetest.SetNextDue(t, db, a.ID, time.Now())
+	storetest.SetNextDue(t, db, b.ID, time.Now().Add(time.Hour)) // beyond the lookahead: not claimed yet
 	start(t, scheduler.Options{Node: "node-a", App: appOf(db), Concurrency: 1, Lookahead: time.Minute})
 	select {
 	case <-holding:
 	case <-time.After(30 * time.Second):
 		t.Fatal("a's check never reached its target")
 	}
-	check(t, db.SetNextDueForTest(ctx, b.ID, time.Now().Add(200*time.Millisecond)))
+	storetest.SetNextDue(t, db, b.ID, time.Now().Add(200*time.Millisecond))
 	wait.For(t, 30*time.Second, "both checks", func() bool { return len(observations(t, db, a)) > 0 && len(observations(t, db, b)) > 0 })
 	results := map[monitor.Result]string{}
 	for _, m := range []monitor.Monitor{a, b} {
@@ -518,11 +518,11 @@ func TestSlowTargetDelaysNoOther(t *testing.T) {
 	tg := newTarget(t)
 	due := time.Now().Add(200 * time.Millisecond)
 	slow := addMonitor(t, db, ws, hanging.URL, 30*time.Second, 20)
-	check(t, db.SetNextDueForTest(ctx, slow.ID, due))
+	storetest.SetNextDue(t, db, slow.ID, due)
 	var fast []monitor.Monitor
 	for range 20 {
 		m := addMonitor(t, db, ws, tg.URL, 30*time.Second, 20)
-		check(t, db.SetNextDueForTest(ctx, m.ID, due))
+		storetest.SetNextDue(t, db, m.ID, due)
 		fast = append(fast, m)
 	}
 	start(t, scheduler.Options{Node: "node-a", App: appOf(db), Lookahead: time.Minute})
