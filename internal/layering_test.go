@@ -41,12 +41,12 @@ var (
 	// app: the use cases and workflows.
 	appLayer = []string{"app"}
 	// edges and runners: the API, background loops, delivery.
-	edges = []string{"httpapi", "scheduler", "deliver", "web"}
+	edges = []string{"httpapi", "scheduler", "deliver", "web", "web/public"}
 )
 
 // ioPkgs is what the domain and the kernels must not reach, even transitively.
 var ioPkgs = []string{"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "scheduler",
-	mod + "deliver", mod + "probe", mod + "netguard", mod + "mailer", mod + "secrets", mod + "config", mod + "web"}
+	mod + "deliver", mod + "probe", mod + "netguard", mod + "mailer", mod + "secrets", mod + "config", mod + "web", mod + "web/public"}
 
 // directRules: what a package must not import itself.
 var directRules = map[string][]string{
@@ -54,14 +54,16 @@ var directRules = map[string][]string{
 	"web":       {mod + "store", "database/sql", mod + "config", mod + "scheduler", mod + "deliver"},
 	"scheduler": {mod + "store", "database/sql", "net/http", mod + "httpapi", mod + "config"},
 	"deliver":   {mod + "store", "database/sql", mod + "httpapi", mod + "config", mod + "scheduler"},
-	"app":       {"net/http", mod + "httpapi", mod + "web", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe"},
-	"store":     {mod + "app", mod + "httpapi", mod + "web", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe", "net/http"},
+	"app":       {"net/http", mod + "httpapi", mod + "web", mod + "web/public", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe"},
+	"store":     {mod + "app", mod + "httpapi", mod + "web", mod + "web/public", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe", "net/http"},
 	"probe":     {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 	"mailer":    {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 	"secrets":   {mod + "store", mod + "app", mod + "httpapi"},
 	"netguard":  {mod + "store", mod + "app", mod + "httpapi"},
 	// filelock coordinates processes beside a database file: no SQL.
 	"store/filelock": {"database/sql", mod + "store", mod + "app"},
+	// The web's products: the signed-in console and the public pages.
+	"web/public": {mod + "store", "database/sql", mod + "config", mod + "scheduler", mod + "deliver", mod + "web"},
 }
 
 type pkgInfo struct {

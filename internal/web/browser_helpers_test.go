@@ -6,7 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/browsertest"
@@ -63,4 +67,35 @@ func (tb *appTab) document(t *testing.T, docs, name string) {
 	if docs != "" {
 		browsertest.Write(t, docs, "web-"+name+".png", tb.Screenshot(t, true))
 	}
+}
+
+// scripts turns the page's JavaScript on or off.
+func scripts(t *testing.T, tb *browsertest.Tab, on bool) {
+	t.Helper()
+	run(t, tb, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !on})
+		return err
+	}))
+}
+
+// run runs actions in the tab, for at most 30 seconds.
+func run(t *testing.T, tb *browsertest.Tab, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tb.Ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// visibleText is the text of the first element sel selects, as shown.
+func visibleText(t *testing.T, tb *browsertest.Tab, sel string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tb.Ctx, 30*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // TestChannelsInBrowser: in Chromium, as served, an admin makes a
@@ -23,7 +23,7 @@ func TestChannelsInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
 	docs := docsImages(t)
 	browser := browsertest.Start(t)
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		runDeliverer(t, e)
 		h := newHook(t)
 		tb := signedInTab(t, browser, e, "admin@a.test", account.RoleAdmin)

@@ -23,6 +23,7 @@ import (
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // clock is the test's settable time source; zero follows real time.
@@ -50,7 +51,7 @@ type env struct {
 	db    *store.DB
 	url   string
 	app   *app.App
-	pages *web.Public
+	pages *public.Pages
 	srv   *httptest.Server
 	clock *clock
 	wsA   account.Workspace
@@ -60,19 +61,19 @@ type env struct {
 	seqs  map[string]int64 // monitors claimed by record's writer
 }
 
-func forEachEngine(t *testing.T, opts web.PublicOptions, f func(t *testing.T, e *env)) {
+func forEachEngine(t *testing.T, opts public.Options, f func(t *testing.T, e *env)) {
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) { f(t, newEnv(t, eng, opts)) })
 	}
 }
 
-func newEnv(t *testing.T, eng storetest.Engine, opts web.PublicOptions) *env {
+func newEnv(t *testing.T, eng storetest.Engine, opts public.Options) *env {
 	t.Helper()
 	return newEnvWith(t, eng, opts, app.Config{})
 }
 
 // newEnvWith is newEnv with the app's config (its checker is the test's).
-func newEnvWith(t *testing.T, eng storetest.Engine, opts web.PublicOptions, cfg app.Config) *env {
+func newEnvWith(t *testing.T, eng storetest.Engine, opts public.Options, cfg app.Config) *env {
 	t.Helper()
 	ctx := context.Background()
 	url := storetest.URL(t, eng)
@@ -111,10 +112,10 @@ func newEnvWith(t *testing.T, eng storetest.Engine, opts web.PublicOptions, cfg 
 	base := "http://" + e.srv.Listener.Addr().String()
 	api := httpapi.New(a, log, httpapi.Options{BaseURL: base})
 	opts.BaseURL, opts.Now = base, c.Now
-	e.pages = web.NewPublic(a, log, opts)
+	e.pages = public.New(a, log, opts)
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
-	mux.Handle(web.StatusPrefix, e.pages)
+	mux.Handle(public.StatusPrefix, e.pages)
 	web.NewApp(a, log, web.AppOptions{BaseURL: base}).Mount(mux)
 	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e.pages.ServeDomain(w, r) {

@@ -9,7 +9,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/wait"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // TestHeartbeatsInBrowser: in Chromium, as served, an editor creates a
@@ -25,7 +25,7 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
 	docs := docsImages(t)
 	browser := browsertest.Start(t)
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		tb := signedInTab(t, browser, e, "editor@a.test", account.RoleEditor)
 
 		ws := "/w/" + e.wsA.ID

@@ -20,6 +20,7 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/store/storetest"
 	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // TestWebAppHostileRoutes walks the web app's route table and sends every
@@ -32,7 +33,7 @@ import (
 func TestWebAppHostileRoutes(t *testing.T) {
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
-			webHostileRoutes(t, newEnvWith(t, eng, web.PublicOptions{}, app.Config{RatePerMinute: 1_000_000, DefaultMaxStatusPages: 1000, DefaultMaxChannels: 1000, DefaultMaxMaintenanceWindows: 1000}))
+			webHostileRoutes(t, newEnvWith(t, eng, public.Options{}, app.Config{RatePerMinute: 1_000_000, DefaultMaxStatusPages: 1000, DefaultMaxChannels: 1000, DefaultMaxMaintenanceWindows: 1000}))
 		})
 	}
 }

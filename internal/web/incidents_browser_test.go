@@ -10,7 +10,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // TestIncidentsInBrowser: in Chromium, as served, a monitor goes DOWN and
@@ -26,7 +26,7 @@ func TestIncidentsInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
 	docs := docsImages(t)
 	browser := browsertest.Start(t)
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		// write fills a textarea.
 		write := func(tb *appTab, sel, value string) { t.Helper(); tb.Fill(t, sel, value) }
 		timeline := func(tb *appTab) string { t.Helper(); return tb.text(t, "ol.timeline") }

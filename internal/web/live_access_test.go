@@ -10,6 +10,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // postAt posts a form as p, to the server at base.
@@ -66,7 +67,7 @@ func TestLiveEndsWithAccess(t *testing.T) {
 	if web.DefaultLiveRecheck > 5*time.Second {
 		t.Errorf("streams recheck every %v, more than 5 s", web.DefaultLiveRecheck)
 	}
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		opts := web.AppOptions{LivePoll: time.Hour, LiveRecheck: time.Hour}
 		node, here := liveServer(t, e.app, opts)
 		other, there := liveServer(t, e.app, opts)

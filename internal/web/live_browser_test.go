@@ -19,6 +19,7 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 	"github.com/tocsin/tocsin/internal/webui"
 )
 
@@ -37,7 +38,7 @@ var livePage = template.Must(template.New("").Parse(`<!doctype html>
 // so in the live region; a row the stream does not know stays as it is.
 func TestLiveInBrowser(t *testing.T) {
 	browser := browsertest.Start(t)
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		id := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
 		var script string
 		for _, p := range webui.AssetPaths() {

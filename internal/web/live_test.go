@@ -20,6 +20,7 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // liveServer serves the web app (and any routes of the test's) over a's
@@ -183,7 +184,7 @@ func (s *stream) stateOf(t testing.TB, id string) liveState {
 // the server's read and write timeouts, and ends once the viewer is
 // removed from the workspace.
 func TestLiveStream(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		db := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
 		e.monitor(e.keyB, "elsewhere", "http://b.invalid/", nil)
@@ -251,7 +252,7 @@ func TestLiveStream(t *testing.T) {
 
 // TestLiveSignedOut: a stream needs a session, and ends with it.
 func TestLiveSignedOut(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		_, base := liveServer(t, e.app, web.AppOptions{LivePoll: 50 * time.Millisecond, LiveRecheck: 100 * time.Millisecond})
 		stranger := e.browser("nobody@a.test")
 		if r := getStream(t, stranger.c, base, "/w/"+e.wsA.ID+"/live"); r.StatusCode != http.StatusSeeOther {
@@ -275,7 +276,7 @@ func TestLiveSignedOut(t *testing.T) {
 // (one read a tick, counted by the app), and each gets every change; a
 // person may hold ten open, no more.
 func TestLiveFanOut(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		id := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
 		// The ticker never fires: every read below is one the test makes.
 		w, base := liveServer(t, e.app, web.AppOptions{LivePoll: time.Hour})
@@ -329,7 +330,7 @@ func TestLiveFanOut(t *testing.T) {
 // TestLiveShutdown: closing the web app, as serve does when the server
 // shuts down, ends every stream and refuses new ones.
 func TestLiveShutdown(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		w, base := liveServer(t, e.app, web.AppOptions{LivePoll: 50 * time.Millisecond})
 		p := e.member("viewer@a.test", account.RoleViewer)
 		s := openStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")

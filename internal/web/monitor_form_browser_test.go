@@ -8,7 +8,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // TestMonitorFormInAppBrowser: in Chromium, as served, an editor tries a
@@ -23,7 +23,7 @@ func TestMonitorFormInAppBrowser(t *testing.T) {
 	}))
 	t.Cleanup(target.Close)
 	browser := browsertest.Start(t)
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		tb := signedInTab(t, browser, e, "editor@a.test", account.RoleEditor)
 
 		ws := "/w/" + e.wsA.ID

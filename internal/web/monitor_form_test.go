@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/account"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // httpForm is a filled-in form for an HTTP monitor of url.
@@ -33,7 +33,7 @@ var monitorLocation = regexp.MustCompile(`^/w/ws_[0-9A-Za-z]+/monitors/(mon_[0-9
 // TestMonitorFormCreates: a monitor made with the form is the monitor the
 // API shows, with every field the form offers.
 func TestMonitorFormCreates(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("editor@a.test", account.RoleEditor)
 		ws := "/w/" + e.wsA.ID
 		page := p.get(ws + "/monitors/new")
@@ -115,7 +115,7 @@ func TestMonitorFormCreates(t *testing.T) {
 // TestMonitorFormErrors: every mistake is shown at its field, in one
 // answer, with what was typed kept.
 func TestMonitorFormErrors(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("editor@a.test", account.RoleEditor)
 		ws := "/w/" + e.wsA.ID
 		for _, c := range []struct {
@@ -175,7 +175,7 @@ func TestMonitorFormTestNow(t *testing.T) {
 		_, _ = w.Write([]byte(`{"status":"up","detail":"database unreachable"}`))
 	}))
 	t.Cleanup(target.Close)
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("editor@a.test", account.RoleEditor)
 		ws := "/w/" + e.wsA.ID
 		r := p.post(ws+"/monitors/test", httpForm("Trial", target.URL+"/health", "status-codes", "200",
@@ -209,7 +209,7 @@ func TestMonitorFormTestNow(t *testing.T) {
 // TestMonitorFormEditKeepsSecrets: an edit that leaves the secret fields
 // empty keeps the stored credential and headers, and no page shows them.
 func TestMonitorFormEditKeepsSecrets(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		p := e.member("editor@a.test", account.RoleEditor)
 		ws := "/w/" + e.wsA.ID
@@ -274,7 +274,7 @@ func TestMonitorFormEditKeepsSecrets(t *testing.T) {
 
 // TestMonitorFormViewer: a viewer may not see the form nor send it.
 func TestMonitorFormViewer(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("viewer@a.test", account.RoleViewer)
 		ws := "/w/" + e.wsA.ID
 		id := e.monitor(e.keyA, "Shop", "https://shop.a.test/", nil)

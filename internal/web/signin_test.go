@@ -16,7 +16,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // browserFrom is a browser whose connections come from addr, a loopback
@@ -36,7 +36,7 @@ func (e *env) browserFrom(email, addr string) *person {
 // limit and is refused; all the while the owner signs in from another
 // address with the right password.
 func TestWebAppSignInLockout(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		const email, password = "owner@lockout.test", "the owner's own password"
 		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: password,
 			Workspace: e.wsA.ID, Role: account.RoleEditor}); err != nil {
@@ -87,7 +87,7 @@ var (
 // the same code twice in its step signs in once, a code of the next step
 // passes, and of two browsers racing with one code, one gets in.
 func TestWebAppTOTPReplay(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		const email = "totp@a.test"
 		password := "a password for " + email
 		p := e.member(email, account.RoleViewer)

@@ -10,7 +10,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // TestStatusPageEditorInBrowser: in Chromium, as served, an admin makes a
@@ -27,7 +27,7 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
 	docs := docsImages(t)
 	browser := browsertest.Start(t)
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		site := e.monitor(e.keyA, "www-prod-1", "https://www.acme.example/", nil)
 		shop := e.monitor(e.keyA, "checkout-api", "https://api.acme.example/checkout", nil)
 		e.record(site, "", monitor.ResultUp, monitor.ResultUp)

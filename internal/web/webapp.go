@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -537,4 +538,29 @@ func (w *WebApp) asset(rw http.ResponseWriter, r *http.Request) {
 	rw.Header().Set("Content-Type", ctype)
 	rw.Header().Set("Cache-Control", immutableCache)
 	_, _ = rw.Write(body)
+}
+
+// immutableCache is for assets named by their content.
+const immutableCache = "public, max-age=31536000, immutable"
+
+func securityHeaders(h http.Header, csp string) {
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+}
+
+func plain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg))
+}
+
+// hostOnly is a Host header's name, lower case, without its port.
+func hostOnly(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	return strings.TrimSuffix(strings.ToLower(h), ".")
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/wait"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // TestWebAppInBrowser drives the web app as served (its headers, cookies,
@@ -46,7 +46,7 @@ func TestWebAppInBrowser(t *testing.T) {
 	docs := docsImages(t)
 	browser := browsertest.Start(t)
 	first := true
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		shots := first // the pages look the same on both engines
 		first = false
 		if !shots {

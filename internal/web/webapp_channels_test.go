@@ -17,7 +17,7 @@ import (
 	"github.com/tocsin/tocsin/internal/deliver"
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/wait"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // hook is a webhook receiver as the webhook guide tells users to write
@@ -120,7 +120,7 @@ func settled(t *testing.T, p *person, page, dlv, status string) string {
 // pages, over HTTP: reading takes notifications:read, the rest
 // notifications:write, as on the API.
 func TestWebAppChannelsMatrix(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		runDeliverer(t, e)
 		h := newHook(t)
 		h.set("", http.StatusNoContent, "")
@@ -163,7 +163,7 @@ func TestWebAppChannelsMatrix(t *testing.T) {
 // sends again; no page but the once-shown ones carries a secret; and the
 // form puts every mistake, hostile bytes too, at its field.
 func TestWebAppChannels(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		runDeliverer(t, e)
 		h := newHook(t)
 		ws := "/w/" + e.wsA.ID

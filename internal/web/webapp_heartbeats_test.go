@@ -15,7 +15,7 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/wait"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // heartbeat creates a heartbeat in the workspace of key with the schedule
@@ -57,7 +57,7 @@ func (e *env) hbState(id string) monitor.State {
 // create, edit, pause, resume, delete or give a new ping URL; an editor,
 // an admin and an owner may. What a refused role tried changed nothing.
 func TestWebAppHeartbeatsMatrix(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		ws := "/w/" + e.wsA.ID
 		owner := app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleOwner}
@@ -112,7 +112,7 @@ func TestWebAppHeartbeatsMatrix(t *testing.T) {
 // with every mistake at its field, and hostile bytes are answered with a
 // field's message.
 func TestWebAppHeartbeats(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 		editor := e.member("editor@a.test", account.RoleEditor)
@@ -341,7 +341,7 @@ func snippets(t *testing.T, body string) map[string]string {
 // URL, and the curl snippet, run as it is shown, turns the heartbeat UP on
 // its page.
 func TestHeartbeatSnippets(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 		id, pingURL := e.heartbeat(e.keyA, "Every hour", map[string]any{"periodSeconds": 3600})

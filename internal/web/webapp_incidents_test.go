@@ -9,7 +9,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // manualIncident opens a manual incident in the workspace of key.
@@ -32,7 +32,7 @@ func fieldErrors(body string) map[string]string {
 // editors and above write (incidents:write); another workspace's incident
 // is not found for anyone.
 func TestWebAppIncidentsMatrix(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		mon := e.monitor(e.keyA, "Website", "https://www.example.com/", nil)
 		theirs := e.manualIncident(e.keyB, "Theirs")
@@ -80,7 +80,7 @@ func TestWebAppIncidentsMatrix(t *testing.T) {
 // refused forms show every message at its field, and hostile text is a
 // field's message, never a server error or stored.
 func TestWebAppIncidents(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		editor := e.member("editor@a.test", account.RoleEditor)
 		viewer := e.member("viewer@a.test", account.RoleViewer)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // window creates a one-off maintenance window over monitor mon through
@@ -27,7 +27,7 @@ func wall(t time.Time) string { return t.UTC().Format("2006-01-02T15:04") }
 // editors and above write (monitors:write); another workspace's window is
 // not found for anyone.
 func TestWebAppMaintenanceMatrix(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		mon := e.monitor(e.keyA, "Website", "https://www.example.com/", nil)
 		theirs := e.window(e.keyB, "Theirs", e.monitor(e.keyB, "B", "https://b.example.com/", nil))
@@ -92,7 +92,7 @@ func TestWebAppMaintenanceMatrix(t *testing.T) {
 // forms show every message at its field; hostile text is a field's
 // message, never a server error or stored.
 func TestWebAppMaintenance(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		editor := e.member("editor@a.test", account.RoleEditor)
 		viewer := e.member("viewer@a.test", account.RoleViewer)

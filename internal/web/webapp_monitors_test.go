@@ -11,14 +11,14 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // TestWebAppMonitors: the monitor list and a monitor's page show what the
 // checks found, the filters narrow the list, and only roles that may
 // change monitors pause, resume and delete them.
 func TestWebAppMonitors(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 		editor := e.member("editor@a.test", account.RoleEditor)

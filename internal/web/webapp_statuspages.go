@@ -16,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/statuspage"
+	"github.com/tocsin/tocsin/internal/web/public"
 	"github.com/tocsin/tocsin/internal/webui"
 )
 
@@ -530,7 +531,7 @@ func (w *WebApp) statusPagePreview(q *request) {
 	}
 	// The public page's assets, theme and logo are served under its
 	// address whatever its visibility.
-	b, err := statuspage.RenderPage(v.Page, statuspage.Options{Base: StatusPrefix + v.Page.Slug})
+	b, err := public.RenderPage(v.Page, public.Location{Base: public.StatusPrefix + v.Page.Slug})
 	h := q.w.Header()
 	h.Set("Content-Security-Policy", previewCSP)
 	h.Set("X-Frame-Options", "SAMEORIGIN")

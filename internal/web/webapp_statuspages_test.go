@@ -13,7 +13,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // apiPage makes a status page in workspace A over the API, showing the
@@ -41,7 +41,7 @@ func (e *env) apiPage(slug string, monitors ...string) (string, []string) {
 // API key of theirs would) change pages, the others read them, and a
 // member of another workspace finds nothing.
 func TestWebAppStatusPagesMatrix(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		m1 := e.monitor(e.keyA, "First", "https://one.example.com/", nil)
 		m2 := e.monitor(e.keyA, "Second", "https://two.example.com/", nil)
@@ -139,7 +139,7 @@ func inOrder(body string, texts ...string) bool {
 // another group — and readers of the public page, signed out, see it in
 // that order, as the preview showed it.
 func TestWebAppStatusPageReorder(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		admin := e.member("admin@a.test", account.RoleAdmin)
 		alpha := e.monitor(e.keyA, "alpha-internal", "https://alpha.example.com/", nil)
@@ -219,7 +219,7 @@ func TestWebAppStatusPageReorder(t *testing.T) {
 // message at its field or not found, never a server error; and the page's
 // password is never shown.
 func TestWebAppStatusPageHostileInput(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		owner := e.member("owner@a.test", account.RoleOwner)
 		mine := e.monitor(e.keyA, "Mine", "https://mine.example.com/", nil)
@@ -335,7 +335,7 @@ func (p *person) upload(path string, file []byte) answer {
 // public page serves it; what is not an image, or too big, gets a message
 // at the field; a viewer may not upload or remove one.
 func TestWebAppStatusPageLogo(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ws := "/w/" + e.wsA.ID
 		owner := e.member("owner@a.test", account.RoleOwner)
 		viewer := e.member("viewer@a.test", account.RoleViewer)

@@ -19,6 +19,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // person is a browser over HTTP: a cookie jar, redirects not followed, so
@@ -152,7 +153,7 @@ func judge(t *testing.T, role account.Role, p *person, actions []action) int {
 }
 
 func TestWebAppMatrix(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		ws := "/w/" + e.wsA.ID
 		n := 0
@@ -282,7 +283,7 @@ func apiSample() []apiCall {
 // TestWebAppSignIn: the sign-in page's answers, its cookie, its limits,
 // the forced password change, and cross-site forms.
 func TestWebAppSignIn(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		u, err := e.app.CreateUser(ctx, app.UserRequest{Email: "new@a.test", Workspace: e.wsA.ID, Role: account.RoleEditor})
 		if err != nil {
@@ -411,7 +412,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 // TestSecureCookie: behind https the session cookie is Secure and
 // __Host- named.
 func TestSecureCookie(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: "s@a.test", Password: "a long password",
 			Workspace: e.wsA.ID, Role: account.RoleViewer}); err != nil {
 			t.Fatal(err)
@@ -440,7 +441,7 @@ func (r *recorder) WriteHeader(s int)           { r.status = s }
 // TestWebAppHostileInput: bytes no person types are refused with the
 // form's error, never stored, and never a server error, on both engines.
 func TestWebAppHostileInput(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("h@a.test", account.RoleOwner)
 		ws := "/w/" + e.wsA.ID
 		for _, bad := range []string{"nul\x00byte", "bad \xff utf-8", strings.Repeat("long ", 60)} {

@@ -1,4 +1,4 @@
-package web
+package public
 
 import (
 	"crypto/hmac"
@@ -37,7 +37,7 @@ func sessionMAC(cfg app.PublicPageConfig, exp int64) string {
 }
 
 // signedIn reports whether r carries a live session of the page cfg.
-func (p *Public) signedIn(r *http.Request, cfg app.PublicPageConfig) bool {
+func (p *Pages) signedIn(r *http.Request, cfg app.PublicPageConfig) bool {
 	if cfg.PasswordHash == "" {
 		return false // protected, but no password set: nobody gets in
 	}
@@ -57,7 +57,7 @@ func (p *Public) signedIn(r *http.Request, cfg app.PublicPageConfig) bool {
 var crossOrigin = http.NewCrossOriginProtection()
 
 // signIn answers POST …/password.
-func (p *Public) signIn(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, base string) {
+func (p *Pages) signIn(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, base string) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		plain(w, http.StatusMethodNotAllowed, "Method not allowed.\n")
@@ -99,8 +99,8 @@ func (p *Public) signIn(w http.ResponseWriter, r *http.Request, cfg app.PublicPa
 
 // askPassword answers with the page's password form: its title and logo,
 // nothing else of it.
-func (p *Public) askPassword(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, base string, failed bool, status int) {
-	body, err := statuspage.RenderPassword(p.app.StatusPageHeader(cfg), statuspage.Options{Base: base}, failed)
+func (p *Pages) askPassword(w http.ResponseWriter, r *http.Request, cfg app.PublicPageConfig, base string, failed bool, status int) {
+	body, err := RenderPassword(p.app.StatusPageHeader(cfg), Location{Base: base}, failed)
 	if err != nil {
 		p.log.Error("status page password form", "page", cfg.ID, "err", err)
 		plain(w, http.StatusInternalServerError, "This status page could not be shown.\n")

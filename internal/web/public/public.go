@@ -1,6 +1,7 @@
-// Package web serves what people read in a browser: the public status
-// pages (this file and its neighbours) and, later, the web app. It reaches
-// the database only through package app.
+// Package public serves the public status pages: /status/{slug} and
+// custom domains, with their history, summary.json, Atom feed, badges,
+// password form and assets, rendered here from the statuspage model. It
+// reaches the database only through package app.
 //
 // A status page must tell the truth and stay up while everything else is
 // on fire. Every page lives in a cache, rendered from one app.StatusView,
@@ -15,7 +16,7 @@
 // last good render served, with its Age and its "Updated" time. The
 // public routes never touch the API's keys or rate limits; they have a
 // per-address limit of their own, far above human use.
-package web
+package public
 
 import (
 	"context"
@@ -38,8 +39,8 @@ import (
 // StatusPrefix is the path every status page lives under, by slug.
 const StatusPrefix = "/status/"
 
-// PublicOptions tune the public pages; zero values take the defaults.
-type PublicOptions struct {
+// Options tune the public pages; zero values take the defaults.
+type Options struct {
 	// BaseURL is where readers reach the service; requests for its host
 	// are never taken for a custom domain.
 	BaseURL string
@@ -71,11 +72,11 @@ type PublicOptions struct {
 	Now func() time.Time
 }
 
-// Public serves /status/{slug}/… and pages' custom domains.
-type Public struct {
+// Pages serves /status/{slug}/… and pages' custom domains.
+type Pages struct {
 	app      *app.App
 	log      *slog.Logger
-	opts     PublicOptions
+	opts     Options
 	baseHost string
 	secure   bool // cookies need HTTPS: the base URL is https
 	limits   *ratelimit.Memory
@@ -87,8 +88,8 @@ type Public struct {
 	closed bool
 }
 
-// NewPublic returns the public pages' handler.
-func NewPublic(a *app.App, log *slog.Logger, opts PublicOptions) *Public {
+// New returns the public pages' handler.
+func New(a *app.App, log *slog.Logger, opts Options) *Pages {
 	if opts.Fresh <= 0 {
 		opts.Fresh = 5 * time.Second
 	}
@@ -110,7 +111,7 @@ func NewPublic(a *app.App, log *slog.Logger, opts PublicOptions) *Public {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Public{app: a, log: log, opts: opts, limits: ratelimit.New(),
+	p := &Pages{app: a, log: log, opts: opts, limits: ratelimit.New(),
 		pages: map[string]*page{}, slugs: map[string]*lookup{}, hosts: map[string]*lookup{}}
 	if i := strings.Index(opts.BaseURL, "://"); i >= 0 {
 		p.secure = strings.HasPrefix(opts.BaseURL, "https://")
@@ -133,7 +134,7 @@ func hostOnly(h string) string {
 
 // customDomain reports whether host may name a page's custom domain: a
 // dotted name that is not an address and not the service's own host.
-func (p *Public) customDomain(host string) bool {
+func (p *Pages) customDomain(host string) bool {
 	if host == "" || host == p.baseHost || !strings.Contains(host, ".") || len(host) > 253 {
 		return false
 	}
@@ -145,7 +146,7 @@ func (p *Public) customDomain(host string) bool {
 
 // ServeDomain serves r when its Host is a page's custom domain, and
 // reports whether it did. A request for any other host is left alone.
-func (p *Public) ServeDomain(w http.ResponseWriter, r *http.Request) bool {
+func (p *Pages) ServeDomain(w http.ResponseWriter, r *http.Request) bool {
 	host := hostOnly(r.Host)
 	if !p.customDomain(host) {
 		return false
@@ -161,7 +162,7 @@ func (p *Public) ServeDomain(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // ServeHTTP serves /status/{slug}/….
-func (p *Public) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, StatusPrefix)
 	if !ok {
 		p.notFound(w, r)
@@ -233,7 +234,7 @@ const maxLookups = 10000
 // missing or when this process has changed a page since it was read (the
 // caller waits, for at most Wait after the first read), or in the
 // background when it is older than Check.
-func (p *Public) find(ctx context.Context, m map[string]*lookup, key string, domain bool,
+func (p *Pages) find(ctx context.Context, m map[string]*lookup, key string, domain bool,
 	read func(context.Context) (app.PublicPageConfig, error)) *lookup {
 	now := p.opts.Now()
 	changes := p.app.StatusPagesChanged()
@@ -273,7 +274,7 @@ func (p *Public) find(ctx context.Context, m map[string]*lookup, key string, dom
 }
 
 // awaitLookup reads l anew, waiting for at most Wait.
-func (p *Public) awaitLookup(ctx context.Context, l *lookup) {
+func (p *Pages) awaitLookup(ctx context.Context, l *lookup) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -290,7 +291,7 @@ func (p *Public) awaitLookup(ctx context.Context, l *lookup) {
 
 // readLookup reads l anew. A failed read keeps what l had: a page goes on
 // being served while its database is away.
-func (p *Public) readLookup(l *lookup, first bool) {
+func (p *Pages) readLookup(l *lookup, first bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.Timeout)
 	defer cancel()
 	changes := p.app.StatusPagesChanged()
@@ -331,7 +332,7 @@ func (l *lookup) current() (app.PublicPageConfig, error) {
 // (fresh), and its configuration. When the page turns out to have been
 // deleted, renamed or moved to another domain since l was read, l is read
 // again, once.
-func (p *Public) current(ctx context.Context, l *lookup) (*page, app.PublicPageConfig, error) {
+func (p *Pages) current(ctx context.Context, l *lookup) (*page, app.PublicPageConfig, error) {
 	for try := 0; ; try++ {
 		cfg, err := l.current()
 		if err != nil {
@@ -356,7 +357,7 @@ func (p *Public) current(ctx context.Context, l *lookup) (*page, app.PublicPageC
 
 // allow spends one request of the client's budget; false means the
 // request has been answered with 429.
-func (p *Public) allow(w http.ResponseWriter, r *http.Request) bool {
+func (p *Pages) allow(w http.ResponseWriter, r *http.Request) bool {
 	st := p.limits.Take("addr|"+p.opts.TrustedProxies.Client(r), p.opts.Now(), p.opts.PerMinute, p.opts.Burst)
 	if st.OK {
 		return true
@@ -369,7 +370,7 @@ func (p *Public) allow(w http.ResponseWriter, r *http.Request) bool {
 
 // Run drops, every minute, the pages and lookups nobody has asked for in
 // ten minutes, until ctx ends.
-func (p *Public) Run(ctx context.Context) error {
+func (p *Pages) Run(ctx context.Context) error {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
@@ -382,7 +383,7 @@ func (p *Public) Run(ctx context.Context) error {
 	}
 }
 
-func (p *Public) forget(before time.Time) {
+func (p *Pages) forget(before time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, pg := range p.pages {

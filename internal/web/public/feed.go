@@ -1,4 +1,4 @@
-package statuspage
+package public
 
 import (
 	"encoding/xml"
@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
 // Feed renders an Atom 1.0 feed (RFC 4287) of a page's incidents: an
@@ -18,7 +20,7 @@ import (
 // entry's updated is its latest update; the feed's the latest of its
 // entries (the page's render time when there are none), so an unchanged
 // history renders the same bytes.
-func Feed(p Page, incidents []Incident, pageURL string) ([]byte, error) {
+func Feed(p statuspage.Page, incidents []statuspage.Incident, pageURL string) ([]byte, error) {
 	host, path := tagParts(pageURL)
 	f := atomFeed{
 		NS:    "http://www.w3.org/2005/Atom",
@@ -33,12 +35,12 @@ func Feed(p Page, incidents []Incident, pageURL string) ([]byte, error) {
 	}
 	var latest time.Time
 	for _, in := range incidents {
-		up := lastUpdate(in)
+		up := in.LastUpdate()
 		if up.After(latest) {
 			latest = up
 		}
 		title := in.Title
-		if in.Stage == Resolved || !in.ResolvedAt.IsZero() {
+		if in.Stage == statuspage.Resolved || !in.ResolvedAt.IsZero() {
 			title = "Resolved: " + title
 		}
 		f.Entries = append(f.Entries, atomEntry{
@@ -63,7 +65,7 @@ func Feed(p Page, incidents []Incident, pageURL string) ([]byte, error) {
 }
 
 // updatesText is an incident's updates as plain text, newest first.
-func updatesText(in Incident) string {
+func updatesText(in statuspage.Incident) string {
 	var b strings.Builder
 	for i, u := range newestFirst(in.Updates) {
 		if i > 0 {
@@ -125,3 +127,5 @@ type atomText struct {
 	Type string `xml:"type,attr"`
 	Text string `xml:",chardata"`
 }
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,4 +1,4 @@
-package statuspage_test
+package public_test
 
 import (
 	"fmt"

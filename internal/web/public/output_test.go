@@ -1,4 +1,4 @@
-package statuspage_test
+package public_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/statuspage"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // evil is a name an operator (or someone who took over their account)
@@ -49,12 +50,12 @@ func hostile() statuspage.Page {
 
 func TestHostileTextIsEscapedEverywhere(t *testing.T) {
 	p := hostile()
-	page, err := statuspage.RenderPage(p, acme)
+	page, err := public.RenderPage(p, acme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist, _ := statuspage.RenderHistory(statuspage.History{Page: p, Incidents: p.Incidents}, acme)
-	pw, _ := statuspage.RenderPassword(p, acme, true)
+	hist, _ := public.RenderHistory(statuspage.History{Page: p, Incidents: p.Incidents}, acme)
+	pw, _ := public.RenderPassword(p, acme, true)
 	for name, html := range map[string][]byte{"page": page, "history": hist, "password": pw} {
 		for _, raw := range []string{"<script", "<img src=x", `"x")`, "]]>"} {
 			if bytes.Contains(html, []byte(raw)) {
@@ -87,7 +88,7 @@ func TestHostileTextIsEscapedEverywhere(t *testing.T) {
 		t.Errorf("summary.json does not carry the text as it is: %+v", s)
 	}
 
-	feed, err := statuspage.Feed(p, p.Incidents, "https://status.example/status/acme")
+	feed, err := public.Feed(p, p.Incidents, "https://status.example/status/acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestHostileTextIsEscapedEverywhere(t *testing.T) {
 	}
 
 	c := p.Groups[0].Components[0]
-	for _, svg := range [][]byte{statuspage.StateBadge(c), statuspage.Badge(evil, evil, statuspage.BadgeColor(`#fff"/><script>`))} {
+	for _, svg := range [][]byte{public.StateBadge(c), public.Badge(evil, evil, public.BadgeColor(`#fff"/><script>`))} {
 		if bytes.Contains(svg, []byte("<script")) {
 			t.Errorf("badge carries markup: %s", svg)
 		}
@@ -281,11 +282,11 @@ func TestFeed(t *testing.T) {
 	h := history()
 	incidents := append(fixture().Incidents, h.Incidents...)
 	url := "https://status.example/status/acme"
-	b, err := statuspage.Feed(h.Page, incidents, url)
+	b, err := public.Feed(h.Page, incidents, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := statuspage.Feed(h.Page, incidents, url)
+	again, _ := public.Feed(h.Page, incidents, url)
 	if !bytes.Equal(b, again) {
 		t.Error("two renders of one feed differ")
 	}
@@ -317,7 +318,7 @@ func TestFeed(t *testing.T) {
 	}
 
 	// No incidents: still a valid feed, updated when the page was rendered.
-	b, _ = statuspage.Feed(h.Page, nil, url)
+	b, _ = public.Feed(h.Page, nil, url)
 	if f := decodeFeed(t, b); len(f.Entries) != 0 || f.Updated != "2026-11-26T09:30:00Z" {
 		t.Errorf("empty feed = %+v", f)
 	}
@@ -352,10 +353,10 @@ func decodeBadge(t *testing.T, b []byte) badge {
 }
 
 func TestBadge(t *testing.T) {
-	short := decodeBadge(t, statuspage.Badge("api", "up", statuspage.BadgeBrightGreen))
-	long := decodeBadge(t, statuspage.Badge("api", "degraded performance", statuspage.BadgeYellow))
-	wide := decodeBadge(t, statuspage.Badge("api", "WWWW", statuspage.BadgeYellow))
-	narrow := decodeBadge(t, statuspage.Badge("api", "iiii", statuspage.BadgeYellow))
+	short := decodeBadge(t, public.Badge("api", "up", public.BadgeBrightGreen))
+	long := decodeBadge(t, public.Badge("api", "degraded performance", public.BadgeYellow))
+	wide := decodeBadge(t, public.Badge("api", "WWWW", public.BadgeYellow))
+	narrow := decodeBadge(t, public.Badge("api", "iiii", public.BadgeYellow))
 	if short.Title != "api: up" || short.Texts[1].Text != "api" || short.Texts[3].Text != "up" {
 		t.Errorf("badge = %+v", short)
 	}
@@ -367,7 +368,7 @@ func TestBadge(t *testing.T) {
 	if short.Width < 44 || short.Width > 52 {
 		t.Errorf("api|up is %d px wide", short.Width)
 	}
-	if got := decodeBadge(t, statuspage.Badge("a", "b", "url(#x)")).Rects[1].Fill; got != string(statuspage.BadgeGrey) {
+	if got := decodeBadge(t, public.Badge("a", "b", "url(#x)")).Rects[1].Fill; got != string(public.BadgeGrey) {
 		t.Errorf("an invalid colour became %q", got)
 	}
 
@@ -376,34 +377,34 @@ func TestBadge(t *testing.T) {
 		c           statuspage.Component
 		title, fill string
 	}{
-		{c, "REST API: outage", string(statuspage.BadgeRed)},
-		{statuspage.Component{Name: "X", Status: statuspage.Operational}, "X: operational", string(statuspage.BadgeBrightGreen)},
-		{statuspage.Component{Name: "X", Status: statuspage.NoData}, "X: no data", string(statuspage.BadgeGrey)},
-		{statuspage.Component{Name: "X", Status: statuspage.UnderMaint}, "X: under maintenance", string(statuspage.BadgeBlue)},
+		{c, "REST API: outage", string(public.BadgeRed)},
+		{statuspage.Component{Name: "X", Status: statuspage.Operational}, "X: operational", string(public.BadgeBrightGreen)},
+		{statuspage.Component{Name: "X", Status: statuspage.NoData}, "X: no data", string(public.BadgeGrey)},
+		{statuspage.Component{Name: "X", Status: statuspage.UnderMaint}, "X: under maintenance", string(public.BadgeBlue)},
 	} {
-		b := decodeBadge(t, statuspage.StateBadge(tc.c))
+		b := decodeBadge(t, public.StateBadge(tc.c))
 		if b.Title != tc.title || b.Rects[1].Fill != tc.fill {
 			t.Errorf("StateBadge = %q %s, want %q %s", b.Title, b.Rects[1].Fill, tc.title, tc.fill)
 		}
 	}
 	for window, want := range map[string]string{"7d": "REST API uptime 7d: 99.871 %", "24h": "REST API uptime 24h: no data", "30d": "REST API uptime 30d: no data"} {
-		svg, err := statuspage.UptimeBadge(c, window)
+		svg, err := public.UptimeBadge(c, window)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b := decodeBadge(t, svg)
-		wantFill := string(statuspage.BadgeGreen)
+		wantFill := string(public.BadgeGreen)
 		if strings.HasSuffix(want, "no data") {
-			wantFill = string(statuspage.BadgeGrey)
+			wantFill = string(public.BadgeGrey)
 		}
 		if b.Title != want || b.Rects[1].Fill != wantFill {
 			t.Errorf("UptimeBadge(%s) = %q %s, want %q %s", window, b.Title, b.Rects[1].Fill, want, wantFill)
 		}
 	}
-	if _, err := statuspage.UptimeBadge(c, "90d"); !errors.Is(err, statuspage.ErrUnknownWindow) {
+	if _, err := public.UptimeBadge(c, "90d"); !errors.Is(err, public.ErrUnknownWindow) {
 		t.Errorf("UptimeBadge(90d) error %v", err)
 	}
-	if !regexp.MustCompile(`^<svg [^>]*width="` + strconv.Itoa(short.Width) + `"`).Match(statuspage.Badge("api", "up", statuspage.BadgeBrightGreen)) {
+	if !regexp.MustCompile(`^<svg [^>]*width="` + strconv.Itoa(short.Width) + `"`).Match(public.Badge("api", "up", public.BadgeBrightGreen)) {
 		t.Error("the badge does not start with its svg element")
 	}
 }

@@ -1,4 +1,4 @@
-package web_test
+package public_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // TestServedPagesInBrowser: the pages as the server serves them (its
@@ -23,7 +23,7 @@ import (
 func TestServedPagesInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
 	browser := browsertest.Start(t)
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "ledger-db", "http://127.0.0.1:9/", nil)
 		d := e.monitor(e.keyA, "queue", "http://127.0.0.1:9/q", nil)
 		e.record(m, "x", monitor.ResultUp, monitor.ResultUp)

@@ -1,4 +1,4 @@
-package web_test
+package public_test
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/wait"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // page creates a status page in the workspace of key from body.
@@ -51,7 +51,7 @@ func componentIDs(page map[string]any) map[string]string {
 // with its components in readers' words, and its summary, feed and badges
 // beside it, with the security and cache headers of a public page.
 func TestPublicPage(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		api := e.monitor(e.keyA, "api-prod", "http://127.0.0.1:9/health", nil)
 		web := e.monitor(e.keyA, "web-prod", "http://127.0.0.1:9/", nil)
 		fresh := e.monitor(e.keyA, "fresh", "http://127.0.0.1:9/new", nil)
@@ -173,7 +173,7 @@ func TestPublicPage(t *testing.T) {
 // TestWholeAndPartialAnswers: a page is sent whole in one answer with its
 // length, and ranges, HEAD and preconditions are answered as HTTP says.
 func TestWholeAndPartialAnswers(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		api := e.monitor(e.keyA, "api-prod", "http://127.0.0.1:9/health", nil)
 		e.page(e.keyA, map[string]any{"slug": "acme", "title": "Acme status",
 			"groups": []any{map[string]any{"name": "Core", "components": []any{component("monitorId", api, "Public API", "")}}}})
@@ -214,7 +214,7 @@ func TestWholeAndPartialAnswers(t *testing.T) {
 // with nothing changed is served from the cache (its Age says how long
 // ago it was known current).
 func TestPageFollowsStateChanges(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		e.record(m, "x", monitor.ResultUp)
 		created := e.page(e.keyA, map[string]any{"slug": "flips", "title": "Flips",
@@ -263,7 +263,7 @@ func TestPageFollowsStateChanges(t *testing.T) {
 // node, which this process cannot hear of, shows on the first request
 // once the bound has passed.
 func TestPageFollowsConfigChanges(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		api := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		queue := e.monitor(e.keyA, "queue", "http://127.0.0.1:9/q", nil)
 		e.record(api, "x", monitor.ResultUp)
@@ -291,7 +291,7 @@ func TestPageFollowsConfigChanges(t *testing.T) {
 // until the reader signs in; the session cookie is scoped to the page and
 // ends when the password changes; guesses are rate-limited.
 func TestPasswordPage(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "db", "http://127.0.0.1:9/", nil)
 		e.record(m, "x", monitor.ResultUp)
 		p := e.page(e.keyA, map[string]any{"slug": "inner", "title": "Inner status", "visibility": "password", "password": "correct horse",
@@ -364,7 +364,7 @@ func TestPasswordPage(t *testing.T) {
 // TestPageSurvivesTheDatabase: once rendered, a page goes on being served,
 // with its age, while the tables it is read from are gone.
 func TestPageSurvivesTheDatabase(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{Timeout: 2 * time.Second}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{Timeout: 2 * time.Second}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		e.record(m, "x", monitor.ResultUp)
 		e.page(e.keyA, map[string]any{"slug": "sturdy", "title": "Sturdy",
@@ -397,7 +397,7 @@ func TestPageSurvivesTheDatabase(t *testing.T) {
 // TestCustomDomain: a page with a custom domain is served at that host's
 // root; other hosts are not taken for it.
 func TestCustomDomain(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		e.record(m, "x", monitor.ResultUp)
 		e.page(e.keyA, map[string]any{"slug": "dom", "title": "Domain page", "customDomain": "status.acme.test",
@@ -423,7 +423,7 @@ func TestCustomDomain(t *testing.T) {
 // TestPublicRateLimit: the public routes have their own per-address limit,
 // apart from the API's keys.
 func TestPublicRateLimit(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{PerMinute: 60, Burst: 5}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{PerMinute: 60, Burst: 5}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		e.page(e.keyA, map[string]any{"slug": "busy", "title": "Busy",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
@@ -446,7 +446,7 @@ func TestPublicRateLimit(t *testing.T) {
 // text written for readers: none of the private strings, no workspace id
 // and no monitor or heartbeat id.
 func TestPublicPagesNeverLeak(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		k := e.keyA
 		m := e.monitor(k, "internal-db-primary-7q", "http://secret-host-7f3a.internal:8443/private-path-9k",
 			map[string]string{"X-Secret-Header": "hunter2-value-5d"})
@@ -534,7 +534,7 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 // TestPageLogo: an uploaded logo is served from the page's path with its
 // type, cached forever under its version, and the page names it.
 func TestPageLogo(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		p := e.page(e.keyA, map[string]any{"slug": "logoed", "title": "Logoed",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
@@ -575,7 +575,7 @@ func TestPageLogo(t *testing.T) {
 // with its own ETag, and the same page once inflated; one that does not
 // gets it as it is; both are told the answer varies by Accept-Encoding.
 func TestCompressedAnswers(t *testing.T) {
-	forEachEngine(t, web.PublicOptions{}, func(t *testing.T, e *env) {
+	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		e.record(m, "x", monitor.ResultUp)
 		e.page(e.keyA, map[string]any{"slug": "zipped", "title": "Zipped",

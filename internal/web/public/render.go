@@ -1,4 +1,4 @@
-package statuspage
+package public
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
 // The HTML is built for a strict Content-Security-Policy (default-src
@@ -22,15 +24,15 @@ import (
 //go:embed templates/*.html assets/style.css assets/icon.svg
 var files embed.FS
 
-// Options says where the page lives.
-type Options struct {
+// Location says where the page lives.
+type Location struct {
 	// Base is the path prefix of the page's URLs: "/status/acme", or ""
 	// when the page is served at the root of its custom domain. Every
 	// link and asset URL of a rendered page starts with it.
 	Base string
 }
 
-func (o Options) home() string {
+func (o Location) home() string {
 	if o.Base == "" {
 		return "/"
 	}
@@ -115,26 +117,26 @@ func ThemePath(accent string) string {
 
 // view is what the templates see.
 type view struct {
-	Page      Page
+	Page      statuspage.Page
 	Base      string
 	Home      string
 	Style     string
 	Theme     string
 	Logo      string
 	Icon      string
-	Headline  Headline
-	Active    []Maintenance
-	Scheduled []Maintenance
+	Headline  statuspage.Headline
+	Active    []statuspage.Maintenance
+	Scheduled []statuspage.Maintenance
 	Names     map[string]string // component id → name
 	// History
 	Month        time.Time
-	Past         []Incident
+	Past         []statuspage.Incident
 	Older, Newer time.Time
 	// Password
 	Failed bool
 }
 
-func newView(p Page, o Options) view {
+func newView(p statuspage.Page, o Location) view {
 	v := view{
 		Page:  p,
 		Base:  o.Base,
@@ -157,7 +159,7 @@ func newView(p Page, o Options) view {
 }
 
 // RenderPage renders a status page.
-func RenderPage(p Page, o Options) ([]byte, error) {
+func RenderPage(p statuspage.Page, o Location) ([]byte, error) {
 	v := newView(p, o)
 	v.Headline = p.Headline()
 	for _, m := range p.Maintenance {
@@ -172,7 +174,7 @@ func RenderPage(p Page, o Options) ([]byte, error) {
 
 // RenderHistory renders one month of a page's past incidents, with
 // links to the neighbouring months that hold some (?month=YYYY-MM).
-func RenderHistory(h History, o Options) ([]byte, error) {
+func RenderHistory(h statuspage.History, o Location) ([]byte, error) {
 	v := newView(h.Page, o)
 	v.Month, v.Past, v.Older, v.Newer = h.Month.UTC(), h.Incidents, h.Older.UTC(), h.Newer.UTC()
 	return execute("history.html", v)
@@ -182,8 +184,8 @@ func RenderHistory(h History, o Options) ([]byte, error) {
 // password (POSTed as "password" to Base+"/password"); failed says the
 // last attempt was wrong. Only the page's title, logo and accent appear:
 // nothing else of a protected page.
-func RenderPassword(p Page, o Options, failed bool) ([]byte, error) {
-	v := newView(Page{Title: p.Title, LogoVersion: p.LogoVersion, Accent: p.Accent}, o)
+func RenderPassword(p statuspage.Page, o Location, failed bool) ([]byte, error) {
+	v := newView(statuspage.Page{Title: p.Title, LogoVersion: p.LogoVersion, Accent: p.Accent}, o)
 	v.Failed = failed
 	return execute("password.html", v)
 }
@@ -213,7 +215,7 @@ var funcs = template.FuncMap{
 	"monthOf":  func(t time.Time) string { return t.UTC().Format("January 2006") },
 	"monthArg": func(t time.Time) string { return t.UTC().Format("2006-01") },
 	"bar":      bar,
-	"uptime":   UptimeText,
+	"uptime":   statuspage.UptimeText,
 	"newest":   newestFirst,
 	"lower":    strings.ToLower,
 	"groupID":  func(i int) string { return fmt.Sprintf("group-%d", i+1) },
@@ -226,7 +228,7 @@ var funcs = template.FuncMap{
 		}
 		return strings.Join(out, ", ")
 	},
-	"lastDays": func(days []Day) string {
+	"lastDays": func(days []statuspage.Day) string {
 		if len(days) == 1 {
 			return "today"
 		}
@@ -239,13 +241,13 @@ var funcs = template.FuncMap{
 // here rather than in the template, because 4,500 days through the
 // template's escapers cost ten times more (a page of 50 components); the
 // text is escaped here, and the class comes from a fixed set.
-func bar(days []Day) template.HTML {
+func bar(days []statuspage.Day) template.HTML {
 	var b strings.Builder
 	b.Grow(len(days) * 200)
 	for _, d := range days {
-		text := template.HTMLEscapeString(DayText(d))
+		text := template.HTMLEscapeString(statuspage.DayText(d))
 		b.WriteString(`<li class="day `)
-		b.WriteString(DayClass(d))
+		b.WriteString(statuspage.DayClass(d))
 		b.WriteString(`" title="`)
 		b.WriteString(text)
 		b.WriteString(`"><span class="vh">`)
@@ -257,7 +259,7 @@ func bar(days []Day) template.HTML {
 
 // newestFirst lists an incident's updates newest first: the latest word
 // is what a reader came for.
-func newestFirst(us []Update) []Update {
+func newestFirst(us []statuspage.Update) []statuspage.Update {
 	out := slices.Clone(us)
 	slices.Reverse(out)
 	return out

@@ -1,4 +1,4 @@
-package web
+package public
 
 import (
 	"bytes"
@@ -94,7 +94,7 @@ var errNotBuilt = errors.New("status page not rendered yet")
 // process since, waits for that, for at most Wait; then, or when the
 // database fails, the last good render is served, with its age. The first
 // render is waited for up to Timeout.
-func (p *Public) fresh(ctx context.Context, cfg app.PublicPageConfig) (*page, app.PublicPageConfig, error) {
+func (p *Pages) fresh(ctx context.Context, cfg app.PublicPageConfig) (*page, app.PublicPageConfig, error) {
 	now := p.opts.Now()
 	changes := p.app.StatusPagesChanged()
 	p.mu.Lock()
@@ -153,7 +153,7 @@ func (p *Public) fresh(ctx context.Context, cfg app.PublicPageConfig) (*page, ap
 // served while it is rendered again for the clock. A failed check keeps
 // the last good view: readers go on seeing it, with its age, while the
 // database is slow or away.
-func (p *Public) check(pg *page, changes uint64) {
+func (p *Pages) check(pg *page, changes uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.Timeout)
 	defer cancel()
 	now := p.opts.Now()

@@ -1,4 +1,4 @@
-package web
+package public
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ const (
 
 // serve answers a request for the page l under base ("" on a custom
 // domain), for the path sub below it.
-func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, sub string) {
+func (p *Pages) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, sub string) {
 	if !p.allow(w, r) {
 		return
 	}
@@ -57,7 +57,7 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 	}
 	// The stylesheet and icon are the same for every page: no lookup.
 	if strings.HasPrefix(sub, "/assets/") {
-		body, ctype, ok := statuspage.Asset(sub)
+		body, ctype, ok := Asset(sub)
 		if !ok {
 			p.notFound(w, r)
 			return
@@ -80,11 +80,11 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 	}
 	switch {
 	case strings.HasPrefix(sub, "/theme-") && strings.HasSuffix(sub, ".css"):
-		if sub != statuspage.ThemePath(cfg.Accent) {
+		if sub != ThemePath(cfg.Accent) {
 			p.notFound(w, r)
 			return
 		}
-		p.send(w, r, newRendered(statuspage.Theme(cfg.Accent), "text/css; charset=utf-8", time.Time{}), immutableCache, time.Time{})
+		p.send(w, r, newRendered(Theme(cfg.Accent), "text/css; charset=utf-8", time.Time{}), immutableCache, time.Time{})
 		return
 	case sub == "/logo":
 		p.serveLogo(w, r, pg, cfg)
@@ -109,7 +109,7 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 	switch sub {
 	case "/":
 		p.sendView(w, r, pg, "html|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
-			b, err := statuspage.RenderPage(v.Page, statuspage.Options{Base: base})
+			b, err := RenderPage(v.Page, Location{Base: base})
 			return b, "text/html; charset=utf-8", err
 		})
 	case "/summary.json":
@@ -122,7 +122,7 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 		})
 	case "/history.atom":
 		p.sendView(w, r, pg, "atom|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
-			b, err := statuspage.Feed(v.Page, v.Recent, p.pageURL(r, base))
+			b, err := Feed(v.Page, v.Recent, p.pageURL(r, base))
 			return b, "application/atom+xml; charset=utf-8", err
 		})
 	case "/history":
@@ -133,7 +133,7 @@ func (p *Public) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, 
 }
 
 // pageURL is the page's absolute URL as this request reached it.
-func (p *Public) pageURL(r *http.Request, base string) string {
+func (p *Pages) pageURL(r *http.Request, base string) string {
 	if base != "" && p.opts.BaseURL != "" {
 		return strings.TrimSuffix(p.opts.BaseURL, "/") + base
 	}
@@ -145,7 +145,7 @@ func (p *Public) pageURL(r *http.Request, base string) string {
 }
 
 // sendView sends what render makes of the page's current view.
-func (p *Public) sendView(w http.ResponseWriter, r *http.Request, pg *page, key, cache string,
+func (p *Pages) sendView(w http.ResponseWriter, r *http.Request, pg *page, key, cache string,
 	render func(app.StatusView, app.PublicPageConfig) ([]byte, string, error)) {
 	rd, asOf, err := pg.rendering(key, render)
 	if err != nil {
@@ -159,7 +159,7 @@ func (p *Public) sendView(w http.ResponseWriter, r *http.Request, pg *page, key,
 // send writes rd, answering conditional requests, with its Age when it
 // is a render of a view: the time since asOf, when what it shows was last
 // known current.
-func (p *Public) send(w http.ResponseWriter, r *http.Request, rd *rendered, cache string, asOf time.Time) {
+func (p *Pages) send(w http.ResponseWriter, r *http.Request, rd *rendered, cache string, asOf time.Time) {
 	h := w.Header()
 	if rd.compressible() {
 		h.Add("Vary", "Accept-Encoding")
@@ -222,7 +222,7 @@ func plain(w http.ResponseWriter, status int, msg string) {
 	_, _ = w.Write([]byte(msg))
 }
 
-func (p *Public) notFound(w http.ResponseWriter, r *http.Request) {
+func (p *Pages) notFound(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w.Header(), pageCSP)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -232,11 +232,11 @@ func (p *Public) notFound(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-var notFoundPage = statuspage.RenderNotFound()
+var notFoundPage = RenderNotFound()
 
 // unavailable answers when a page cannot be shown: not found, or never
 // rendered because the database is away.
-func (p *Public) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+func (p *Pages) unavailable(w http.ResponseWriter, r *http.Request, err error) {
 	if errs.KindOf(err) == errs.KindNotFound {
 		p.notFound(w, r)
 		return
@@ -251,7 +251,7 @@ func (p *Public) unavailable(w http.ResponseWriter, r *http.Request, err error) 
 
 // serveBadge answers /badge/{component}.svg: the component's state, or with
 // ?uptime=24h|7d|30d its availability over that span.
-func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, pg *page, name string) {
+func (p *Pages) serveBadge(w http.ResponseWriter, r *http.Request, pg *page, name string) {
 	id, ok := strings.CutSuffix(name, ".svg")
 	window := r.URL.Query().Get("uptime")
 	if !ok || (window != "" && window != "24h" && window != "7d" && window != "30d") {
@@ -265,9 +265,9 @@ func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, pg *page, na
 					continue
 				}
 				if window == "" {
-					return statuspage.StateBadge(c), "image/svg+xml", nil
+					return StateBadge(c), "image/svg+xml", nil
 				}
-				b, err := statuspage.UptimeBadge(c, window)
+				b, err := UptimeBadge(c, window)
 				return b, "image/svg+xml", err
 			}
 		}
@@ -284,7 +284,7 @@ func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, pg *page, na
 
 // serveLogo answers /logo?v=…: the page's uploaded logo, cached forever
 // under its version.
-func (p *Public) serveLogo(w http.ResponseWriter, r *http.Request, pg *page, cfg app.PublicPageConfig) {
+func (p *Pages) serveLogo(w http.ResponseWriter, r *http.Request, pg *page, cfg app.PublicPageConfig) {
 	if cfg.LogoVersion == "" {
 		p.notFound(w, r)
 		return
@@ -312,7 +312,7 @@ func (p *Public) serveLogo(w http.ResponseWriter, r *http.Request, pg *page, cfg
 }
 
 // serveHistory answers /history?month=YYYY-MM (default: this month).
-func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, pg *page, cfg app.PublicPageConfig, base, cache string) {
+func (p *Pages) serveHistory(w http.ResponseWriter, r *http.Request, pg *page, cfg app.PublicPageConfig, base, cache string) {
 	now := p.opts.Now().UTC()
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	if q := r.URL.Query().Get("month"); q != "" {
@@ -333,7 +333,7 @@ func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, pg *page, 
 		cancel()
 		var body []byte
 		if err == nil {
-			body, err = statuspage.RenderHistory(h, statuspage.Options{Base: base})
+			body, err = RenderHistory(h, Location{Base: base})
 		}
 		switch {
 		case err == nil:

@@ -1,4 +1,4 @@
-package statuspage_test
+package public_test
 
 import (
 	"io"
@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/statuspage"
+	"github.com/tocsin/tocsin/internal/web/public"
 	"golang.org/x/net/html"
 )
 
-var acme = statuspage.Options{Base: "/status/acme"}
+var acme = public.Location{Base: "/status/acme"}
 
-func render(t *testing.T, p statuspage.Page, o statuspage.Options) string {
+func render(t *testing.T, p statuspage.Page, o public.Location) string {
 	t.Helper()
-	b, err := statuspage.RenderPage(p, o)
+	b, err := public.RenderPage(p, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,11 +181,11 @@ func TestURLsStartAtBase(t *testing.T) {
 	for _, base := range []string{"/status/acme", ""} {
 		p := fixture()
 		p.LogoVersion = "v7"
-		o := statuspage.Options{Base: base}
+		o := public.Location{Base: base}
 		html := render(t, p, o)
 		for _, want := range []string{
-			`<link rel="stylesheet" href="` + base + statuspage.StylesheetPath() + `">`,
-			`<link rel="stylesheet" href="` + base + statuspage.ThemePath(p.Accent) + `">`,
+			`<link rel="stylesheet" href="` + base + public.StylesheetPath() + `">`,
+			`<link rel="stylesheet" href="` + base + public.ThemePath(p.Accent) + `">`,
 			`<img src="` + base + `/logo?v=v7" alt="Acme Cloud">`,
 			`<link rel="alternate" type="application/atom+xml" title="Acme Cloud: incidents" href="` + base + `/history.atom">`,
 			`href="` + base + `/summary.json"`,
@@ -209,42 +210,42 @@ func TestURLsStartAtBase(t *testing.T) {
 }
 
 func TestStylesheetAndThemeAreContentAddressed(t *testing.T) {
-	css := statuspage.Stylesheet()
+	css := public.Stylesheet()
 	if !strings.Contains(string(css), "prefers-color-scheme: dark") {
 		t.Error("the stylesheet has no dark mode")
 	}
-	if !regexp.MustCompile(`^/assets/style-[0-9a-f]{12}\.css$`).MatchString(statuspage.StylesheetPath()) {
-		t.Errorf("StylesheetPath = %q", statuspage.StylesheetPath())
+	if !regexp.MustCompile(`^/assets/style-[0-9a-f]{12}\.css$`).MatchString(public.StylesheetPath()) {
+		t.Errorf("StylesheetPath = %q", public.StylesheetPath())
 	}
 	css[0] = 'X' // a copy: the served stylesheet is unchanged
-	if statuspage.Stylesheet()[0] == 'X' {
+	if public.Stylesheet()[0] == 'X' {
 		t.Error("Stylesheet returns its own bytes")
 	}
-	if got := string(statuspage.Theme("#8250DF")); got != ":root{--accent:#8250df}\n" {
+	if got := string(public.Theme("#8250DF")); got != ":root{--accent:#8250df}\n" {
 		t.Errorf("Theme = %q", got)
 	}
 	for _, bad := range []string{"", "red", "#fff;}body{display:none", "#12345g"} {
-		if got := string(statuspage.Theme(bad)); got != ":root{--accent:"+statuspage.DefaultAccent+"}\n" {
+		if got := string(public.Theme(bad)); got != ":root{--accent:"+public.DefaultAccent+"}\n" {
 			t.Errorf("Theme(%q) = %q, want the default", bad, got)
 		}
 	}
-	a, b := statuspage.ThemePath("#8250df"), statuspage.ThemePath("#1a7f37")
+	a, b := public.ThemePath("#8250df"), public.ThemePath("#1a7f37")
 	if a == b || !regexp.MustCompile(`^/theme-[0-9a-f]{12}\.css$`).MatchString(a) {
 		t.Errorf("ThemePath = %q and %q", a, b)
 	}
-	if statuspage.ThemePath("#8250DF") != a {
+	if public.ThemePath("#8250DF") != a {
 		t.Error("an accent's case changes its theme's name")
 	}
 }
 
 func TestNoScriptNoInlineStyle(t *testing.T) {
 	h := history()
-	pw, _ := statuspage.RenderPassword(fixture(), acme, true)
-	hist, _ := statuspage.RenderHistory(h, acme)
-	hostileHist, _ := statuspage.RenderHistory(statuspage.History{Page: hostile(), Incidents: hostile().Incidents}, acme)
+	pw, _ := public.RenderPassword(fixture(), acme, true)
+	hist, _ := public.RenderHistory(h, acme)
+	hostileHist, _ := public.RenderHistory(statuspage.History{Page: hostile(), Incidents: hostile().Incidents}, acme)
 	for name, html := range map[string]string{
 		"page": render(t, fixture(), acme), "history": string(hist), "password": string(pw),
-		"not found": string(statuspage.RenderNotFound()), "hostile page": render(t, hostile(), acme),
+		"not found": string(public.RenderNotFound()), "hostile page": render(t, hostile(), acme),
 		"hostile history": string(hostileHist),
 	} {
 		checkMarkup(t, name, html)
@@ -297,7 +298,7 @@ func TestPasswordPageShowsNothingOfThePage(t *testing.T) {
 	p := fixture()
 	p.LogoVersion = "v1"
 	for _, failed := range []bool{false, true} {
-		b, err := statuspage.RenderPassword(p, acme, failed)
+		b, err := public.RenderPassword(p, acme, failed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,7 +308,7 @@ func TestPasswordPageShowsNothingOfThePage(t *testing.T) {
 			`<label for="password">Password</label>`,
 			`type="password" id="password" name="password"`,
 			`<img src="/status/acme/logo?v=v1" alt="Acme Cloud">`,
-			statuspage.ThemePath(p.Accent),
+			public.ThemePath(p.Accent),
 		} {
 			if !strings.Contains(html, want) {
 				t.Errorf("failed=%v: lacks %q", failed, want)
@@ -326,7 +327,7 @@ func TestPasswordPageShowsNothingOfThePage(t *testing.T) {
 
 func TestHistoryPage(t *testing.T) {
 	h := history()
-	b, err := statuspage.RenderHistory(h, acme)
+	b, err := public.RenderHistory(h, acme)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +346,7 @@ func TestHistoryPage(t *testing.T) {
 		}
 	}
 	h.Incidents, h.Older, h.Newer = nil, time.Time{}, time.Time{}
-	b, _ = statuspage.RenderHistory(h, statuspage.Options{})
+	b, _ = public.RenderHistory(h, public.Location{})
 	html = string(b)
 	if !strings.Contains(html, "No incidents were reported in October 2026.") || strings.Contains(html, "?month=") {
 		t.Errorf("an empty month without neighbours:\n%s", html)
@@ -356,22 +357,22 @@ func TestHistoryPage(t *testing.T) {
 }
 
 func TestAssets(t *testing.T) {
-	for _, path := range []string{statuspage.StylesheetPath(), statuspage.IconPath()} {
-		body, typ, ok := statuspage.Asset(path)
+	for _, path := range []string{public.StylesheetPath(), public.IconPath()} {
+		body, typ, ok := public.Asset(path)
 		if !ok || len(body) == 0 || typ == "" {
 			t.Errorf("Asset(%q) = %d bytes, %q, %v", path, len(body), typ, ok)
 		}
 	}
-	if body, _, _ := statuspage.Asset(statuspage.StylesheetPath()); string(body) != string(statuspage.Stylesheet()) {
+	if body, _, _ := public.Asset(public.StylesheetPath()); string(body) != string(public.Stylesheet()) {
 		t.Error("the stylesheet asset is not the stylesheet")
 	}
 	for _, path := range []string{"/assets/style.css", "/assets/../render.go", "/assets/icon.svg", ""} {
-		if _, _, ok := statuspage.Asset(path); ok {
+		if _, _, ok := public.Asset(path); ok {
 			t.Errorf("Asset(%q) serves something", path)
 		}
 	}
 	html := render(t, fixture(), acme)
-	if !strings.Contains(html, `<link rel="icon" href="/status/acme`+statuspage.IconPath()+`">`) {
+	if !strings.Contains(html, `<link rel="icon" href="/status/acme`+public.IconPath()+`">`) {
 		t.Error("a page without a logo does not name the icon")
 	}
 }
@@ -399,7 +400,7 @@ func BenchmarkRenderPage(b *testing.B) {
 	p.Groups = []statuspage.Group{g}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := statuspage.RenderPage(p, acme); err != nil {
+		if _, err := public.RenderPage(p, acme); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package statuspage
+package public
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
 // BadgeColor is a badge's message colour, "#rgb" or "#rrggbb".
@@ -55,16 +57,16 @@ func Badge(label, message string, color BadgeColor) []byte {
 }
 
 // StateBadge is a component's state: its name and its status in words.
-func StateBadge(c Component) []byte {
+func StateBadge(c statuspage.Component) []byte {
 	color := BadgeGrey
 	switch c.Status {
-	case Operational:
+	case statuspage.Operational:
 		color = BadgeBrightGreen
-	case Degraded:
+	case statuspage.Degraded:
 		color = BadgeYellow
-	case Outage:
+	case statuspage.Outage:
 		color = BadgeRed
-	case UnderMaint:
+	case statuspage.UnderMaint:
 		color = BadgeBlue
 	}
 	return Badge(c.Name, c.Status.Words(), color)
@@ -76,7 +78,7 @@ var ErrUnknownWindow = errors.New("statuspage: uptime window is not 24h, 7d or 3
 
 // UptimeBadge is a component's availability over 24h, 7d or 30d: "no
 // data" in grey when nothing is known.
-func UptimeBadge(c Component, window string) ([]byte, error) {
+func UptimeBadge(c statuspage.Component, window string) ([]byte, error) {
 	var u *float64
 	switch window {
 	case "24h":
@@ -103,7 +105,7 @@ func UptimeBadge(c Component, window string) ([]byte, error) {
 	case a >= 0.90:
 		color = BadgeOrange
 	}
-	return Badge(label, Percent(*u), color), nil
+	return Badge(label, statuspage.Percent(*u), color), nil
 }
 
 func colorOr(c BadgeColor) BadgeColor {

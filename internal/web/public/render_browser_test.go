@@ -1,4 +1,4 @@
-package statuspage_test
+package public_test
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/tocsin/tocsin/internal/browsertest"
-	"github.com/tocsin/tocsin/internal/statuspage"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 // The browser tests load the rendered pages in a real headless Chromium,
@@ -210,24 +210,24 @@ const logo = `<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40" vi
 func newPageServer(t *testing.T) *pageServer {
 	t.Helper()
 	p := fixture()
-	o := statuspage.Options{Base: "/status/acme"}
-	page, err := statuspage.RenderPage(p, o)
+	o := public.Location{Base: "/status/acme"}
+	page, err := public.RenderPage(p, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist, err := statuspage.RenderHistory(history(), o)
+	hist, err := public.RenderHistory(history(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	docs := p
 	docs.Maintenance = nil
-	docsPage, err := statuspage.RenderPage(docs, o)
+	docsPage, err := public.RenderPage(docs, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	withLogo := p
 	withLogo.LogoVersion = "1"
-	pw, err := statuspage.RenderPassword(withLogo, o, true)
+	pw, err := public.RenderPassword(withLogo, o, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,16 +235,16 @@ func newPageServer(t *testing.T) *pageServer {
 		typ  string
 		body []byte
 	}{
-		"/status/acme":                                  {"text/html; charset=utf-8", page},
-		"/status/acme/docs":                             {"text/html; charset=utf-8", docsPage},
-		"/status/acme/history":                          {"text/html; charset=utf-8", hist},
-		"/status/acme/password":                         {"text/html; charset=utf-8", pw},
-		"/status/acme" + statuspage.StylesheetPath():    {"text/css; charset=utf-8", statuspage.Stylesheet()},
-		"/status/acme" + statuspage.ThemePath(p.Accent): {"text/css; charset=utf-8", statuspage.Theme(p.Accent)},
-		"/status/acme/logo":                             {"image/svg+xml", []byte(logo)},
-		"/control-js":                                   {"text/html; charset=utf-8", []byte(`<!doctype html><html lang="en"><title>control</title><link rel="icon" href="/status/acme` + statuspage.IconPath() + `"><script>document.documentElement.dataset.js = "ran"</script>`)},
-		"/control-axe":                                  {"text/html; charset=utf-8", []byte(`<!doctype html><html><title>control</title><link rel="icon" href="/status/acme` + statuspage.IconPath() + `"><img src="/status/acme/logo">`)},
-		"/control":                                      {"text/html; charset=utf-8", []byte(`<!doctype html><html lang="en"><title>control</title><link rel="icon" href="/status/acme` + statuspage.IconPath() + `"><p style="color:red">inline style</p>`)},
+		"/status/acme":                              {"text/html; charset=utf-8", page},
+		"/status/acme/docs":                         {"text/html; charset=utf-8", docsPage},
+		"/status/acme/history":                      {"text/html; charset=utf-8", hist},
+		"/status/acme/password":                     {"text/html; charset=utf-8", pw},
+		"/status/acme" + public.StylesheetPath():    {"text/css; charset=utf-8", public.Stylesheet()},
+		"/status/acme" + public.ThemePath(p.Accent): {"text/css; charset=utf-8", public.Theme(p.Accent)},
+		"/status/acme/logo":                         {"image/svg+xml", []byte(logo)},
+		"/control-js":                               {"text/html; charset=utf-8", []byte(`<!doctype html><html lang="en"><title>control</title><link rel="icon" href="/status/acme` + public.IconPath() + `"><script>document.documentElement.dataset.js = "ran"</script>`)},
+		"/control-axe":                              {"text/html; charset=utf-8", []byte(`<!doctype html><html><title>control</title><link rel="icon" href="/status/acme` + public.IconPath() + `"><img src="/status/acme/logo">`)},
+		"/control":                                  {"text/html; charset=utf-8", []byte(`<!doctype html><html lang="en"><title>control</title><link rel="icon" href="/status/acme` + public.IconPath() + `"><p style="color:red">inline style</p>`)},
 	}
 	s := &pageServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -256,7 +256,7 @@ func newPageServer(t *testing.T) *pageServer {
 			h.Del("Content-Security-Policy")
 		}
 		f, ok := files[r.URL.Path]
-		if body, typ, isAsset := statuspage.Asset(strings.TrimPrefix(r.URL.Path, "/status/acme")); isAsset {
+		if body, typ, isAsset := public.Asset(strings.TrimPrefix(r.URL.Path, "/status/acme")); isAsset {
 			f.typ, f.body, ok = typ, body, true
 		}
 		if !ok {
