@@ -32,7 +32,7 @@ import (
 	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/console"
 	"github.com/tocsin/tocsin/internal/web/public"
 )
 
@@ -250,7 +250,7 @@ API keys are made in the web app under "API keys", or for scripts:
 	root := http.NewServeMux()
 	root.Handle(httpapi.Prefix+"/", api)
 	root.Handle(public.StatusPrefix, pages)
-	webApp := web.NewApp(a, log.With("component", "web"), web.AppOptions{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
+	webApp := console.New(a, log.With("component", "web"), console.Options{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
 	webApp.Mount(root)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")

@@ -23,7 +23,7 @@ import (
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/console"
 	"github.com/tocsin/tocsin/internal/web/public"
 )
 
@@ -117,7 +117,7 @@ func newEnvWith(t *testing.T, eng storetest.Engine, opts public.Options, cfg app
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
 	mux.Handle(public.StatusPrefix, e.pages)
-	web.NewApp(a, log, web.AppOptions{BaseURL: base}).Mount(mux)
+	console.New(a, log, console.Options{BaseURL: base}).Mount(mux)
 	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e.pages.ServeDomain(w, r) {
 			return

@@ -1,0 +1,160 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/heartbeat"
+)
+
+// The heartbeat form (HeartbeatForm) read into what the API's
+// heartbeat body becomes: a heartbeat.Draft, for a create or as the whole
+// of an edit. Only the chosen schedule's fields are read. Numbers and text
+// are read as the monitor form reads them (monitorForm's number and slo),
+// and a field that cannot be read is reported with the draft's own
+// problems, so one answer lists every mistake.
+
+// heartbeatForm is a submitted heartbeat form.
+type heartbeatForm struct {
+	values HeartbeatValues
+	draft  heartbeat.Draft
+	// nums reads the numbers and holds the fields that could not be read.
+	nums monitorForm
+}
+
+// readHeartbeatForm reads a posted heartbeat form. Text that is not valid
+// UTF-8 without NUL is refused at its field, where it enters.
+func readHeartbeatForm(f url.Values) *heartbeatForm {
+	hf := &heartbeatForm{}
+	get := func(name string) string { return hf.nums.text(f, name, unreadText) }
+	v := &hf.values
+	*v = HeartbeatValues{Name: get("name"), Kind: get("kind"), Period: get("period"), Grace: get("grace"), Cron: get("cron"),
+		Timezone: get("timezone"), MaxRuntime: get("max-runtime"), SLOTarget: get("slo-target"), SLOPeriod: get("slo-period"),
+		Paused: f.Get("paused") != ""}
+	if v.Kind != "cron" {
+		v.Kind = "period"
+	}
+	d := &hf.draft
+	d.Name, d.Paused = v.Name, v.Paused
+	if v.Kind == "cron" {
+		d.Schedule.Cron, d.Schedule.Timezone = v.Cron, v.Timezone
+	} else {
+		d.Schedule.PeriodSeconds = hf.nums.number("period", v.Period)
+	}
+	d.Schedule.GraceSeconds = hf.nums.number("grace", v.Grace)
+	d.MaxRuntimeSeconds = hf.nums.number("max-runtime", v.MaxRuntime)
+	d.SLO = hf.nums.slo(v.SLOTarget, v.SLOPeriod)
+	return hf
+}
+
+// problems are the form's unreadable fields plus what the draft's own
+// validation finds, when any field could not be read: the app is then
+// not called, and the answer still lists every mistake.
+func (hf *heartbeatForm) problems() FormErrors {
+	if len(hf.nums.bad) == 0 {
+		return FormErrors{}
+	}
+	d := hf.draft
+	fields := append(d.Normalize(), app.SLOProblems(d.SLO)...)
+	return hf.errors(&errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: fields})
+}
+
+// errors are the form's messages for an app error, with the fields that
+// could not be read.
+func (hf *heartbeatForm) errors(err error) FormErrors {
+	return appFieldErrors(err, hf.nums.bad, func(ptr string) string { return HeartbeatField(ptr, hf.values.Kind) },
+		HeartbeatFieldMessage)
+}
+
+// renderHeartbeatForm answers with the form.
+func (w *Server) renderHeartbeatForm(q *request, status int, v HeartbeatForm) {
+	w.render(q, NavHeartbeats, status, func(s Shell) ([]byte, error) {
+		v.Shell = s
+		return RenderHeartbeatForm(v)
+	})
+}
+
+func (w *Server) newHeartbeat(q *request) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
+		return
+	}
+	w.renderHeartbeatForm(q, http.StatusOK, HeartbeatForm{Mode: FormNew, Values: NewHeartbeatValues()})
+}
+
+func (w *Server) createHeartbeat(q *request) {
+	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
+		return
+	}
+	hf := readHeartbeatForm(q.r.PostForm)
+	v := HeartbeatForm{Mode: FormNew, Values: hf.values}
+	if fe := hf.problems(); fe.Any() {
+		v.Errors = fe
+		w.renderHeartbeatForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	h, err := w.app.CreateHeartbeat(q.ctx(), q.actor, hf.draft)
+	if err != nil {
+		w.heartbeatFormFailed(q, v, hf, err)
+		return
+	}
+	q.redirect(heartbeatPath(q.actor.WorkspaceID, h.ID)+"#url-h", "heartbeat-created")
+}
+
+func (w *Server) editHeartbeat(q *request) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
+		return
+	}
+	id, ok := w.heartbeatID(q)
+	if !ok {
+		return
+	}
+	h, err := w.app.GetHeartbeat(q.ctx(), q.actor, id)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	w.renderHeartbeatForm(q, http.StatusOK, HeartbeatForm{Mode: FormEdit, ID: h.ID, Values: HeartbeatFormValues(h)})
+}
+
+func (w *Server) updateHeartbeat(q *request) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
+		return
+	}
+	id, ok := w.heartbeatID(q)
+	if !ok || !q.parse() {
+		return
+	}
+	hf := readHeartbeatForm(q.r.PostForm)
+	v := HeartbeatForm{Mode: FormEdit, ID: id, Values: hf.values}
+	if fe := hf.problems(); fe.Any() {
+		v.Errors = fe
+		w.renderHeartbeatForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	// The form holds every field the API's PATCH may change: the edit is
+	// the whole draft, pause state as stored.
+	_, err := w.app.UpdateHeartbeat(q.ctx(), q.actor, id, func(cur heartbeat.Heartbeat) (heartbeat.Draft, error) {
+		d := hf.draft
+		d.Paused = cur.Paused
+		return d, nil
+	})
+	if err != nil {
+		w.heartbeatFormFailed(q, v, hf, err)
+		return
+	}
+	q.redirect(heartbeatPath(q.actor.WorkspaceID, id), "heartbeat-saved")
+}
+
+// heartbeatFormFailed shows the form again with the app's objections, or
+// the error page for an error that is not the person's to fix.
+func (w *Server) heartbeatFormFailed(q *request, v HeartbeatForm, hf *heartbeatForm, err error) {
+	if _, ok := formErrors(err, nil); !ok || statusOf(err) == http.StatusForbidden || statusOf(err) == http.StatusNotFound {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	v.Errors = hf.errors(err)
+	w.renderHeartbeatForm(q, statusOf(err), v)
+}
