@@ -1,10 +1,25 @@
 package console
 
+// The channel form: GET /w/{ws}/channels/new (without ?kind= a choice of
+// kinds, with it the form), POSTed to /w/{ws}/channels; a channel's edit
+// form is on its page (channel.go).
+//
+// The form's field names: kind (hidden), name, enabled, events (one per
+// ticked event type), subjects (ids, one a line), url (webhook, ntfy),
+// topic (ntfy), chat-id (telegram), to (email: addresses, one a line),
+// and the write-only secrets hook-url (slack, discord, msteams),
+// routing-key (pagerduty), bot-token (telegram), access-token (ntfy).
+// Secrets are never written back into the form, nor shown anywhere but
+// a webhook's signing secret on the channel_secret.html page, once.
+
 import (
+	"errors"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/notify"
@@ -135,4 +150,180 @@ func (cf *channelForm) errors(err error) FormErrors {
 		}
 		return ""
 	}, func(name, msg string) string { return channelLabels[name] + " " + msg + "." })
+}
+
+// ChannelForm is the channel form: a new channel's, or the edit form on
+// a channel's page.
+type ChannelForm struct {
+	// Shell: set Shell.Active to NavChannels.
+	Shell Shell
+	// Mode is FormNew or FormEdit; ID the channel's id when editing.
+	Mode FormMode
+	ID   string
+	// Values re-fill the form; Values.Kind "" offers the choice of kinds.
+	Values ChannelValues
+	// EventTypes are the event types a channel may choose.
+	EventTypes []string
+	// Errors holds the form's messages by field name.
+	Errors FormErrors
+}
+
+// ChannelValues are what the channel form shows: typed or stored, never
+// a secret.
+type ChannelValues struct {
+	Kind    string
+	Name    string
+	Enabled bool
+	// URL, Topic, ChatID: the kind's settings; To and Subjects one a line.
+	URL, Topic, ChatID, To, Subjects string
+	// Events are the ticked event types; none: every type.
+	Events []string
+	// SecretsSet names the stored secrets (an edit): hookUrl,
+	// routingKey, botToken, accessToken, signingSecret.
+	SecretsSet []string
+	// Retype says a secret was typed into a form that came back with
+	// errors: it is not sent back, so it must be typed again.
+	Retype bool
+}
+
+// Has says whether the kind's form has field name.
+func (v ChannelValues) Has(name string) bool { return slices.Contains(kindFields[v.Kind], name) }
+
+// Hears says whether event type e is ticked.
+func (v ChannelValues) Hears(e string) bool { return slices.Contains(v.Events, e) }
+
+// Stored says whether secret name (the API's: "hookUrl"…) is stored.
+func (v ChannelValues) Stored(name string) bool { return slices.Contains(v.SecretsSet, name) }
+
+// Edit reports whether the form edits a stored channel.
+func (f ChannelForm) Edit() bool { return f.Mode == FormEdit }
+
+// KindName is the form's kind as people call it.
+func (f ChannelForm) KindName() string { return ChannelKindName(f.Values.Kind) }
+
+// Kinds are the kinds to choose from.
+func (f ChannelForm) Kinds() []ChannelKind { return ChannelKinds }
+
+// Action is where the form posts.
+func (f ChannelForm) Action() string {
+	if f.Edit() {
+		return "/w/" + f.Shell.WorkspaceID + "/channels/" + f.ID + "/edit"
+	}
+	return "/w/" + f.Shell.WorkspaceID + "/channels"
+}
+
+// URLHint is a URL field's hint: about, and that its query is kept
+// secret (a stored one is never shown, and kept while the rest of the URL
+// stays).
+func (f ChannelForm) URLHint(about string) string {
+	about += " A query such as ?token=… is kept secret: never shown again."
+	if f.Values.Retype && f.Errors.Any() {
+		about = "Type the query again if you typed one: secrets are never sent back to the browser. " + about
+	}
+	if f.Edit() && f.Values.Stored("urlQuery") {
+		return "A query is stored (never shown): it is kept while the URL stays as it is; type the URL with a new query to replace it, " +
+			"or end the URL with a bare ? to remove it. " + about
+	}
+	return about
+}
+
+// SecretHint is a secret field's hint: about, and on an edit whether one
+// is stored and that an empty field keeps it.
+func (f ChannelForm) SecretHint(name, about string) string {
+	if f.Values.Retype && f.Errors.Any() {
+		about = "Type it again if you typed it: secrets are never sent back to the browser. " + about
+	}
+	if f.Edit() && f.Values.Stored(name) {
+		return "One is stored (never shown): leave this empty to keep it, or type a new one to replace it. " + about
+	}
+	return about
+}
+
+// RenderChannelForm renders the new channel's form (or the choice of
+// kinds).
+func RenderChannelForm(v ChannelForm) ([]byte, error) { return execute("channel_form.html", v) }
+
+// renderChannelForm answers with the new channel's form.
+func (w *Server) renderChannelForm(q *request, status int, v ChannelForm) {
+	v.EventTypes = notify.ChoosableEvents()
+	w.render(q, NavChannels, status, func(s Shell) ([]byte, error) {
+		v.Shell = s
+		return RenderChannelForm(v)
+	})
+}
+
+// knownKind says whether s is a kind of channel.
+func knownKind(s string) bool { return slices.Contains(notify.Kinds, notify.Kind(s)) }
+
+// chooseKind answers with the choice of kinds, saying the one asked for
+// is none.
+func (w *Server) chooseKind(q *request) {
+	w.renderChannelForm(q, http.StatusUnprocessableEntity, ChannelForm{Mode: FormNew,
+		Errors: FormErrors{Summary: "That is not a kind of channel: choose one below."}})
+}
+
+func (w *Server) newChannel(q *request) {
+	if !w.may(q, account.ScopeNotificationsWrite) {
+		return
+	}
+	kind := q.r.URL.Query().Get("kind")
+	if kind != "" && !knownKind(kind) {
+		w.chooseKind(q)
+		return
+	}
+	w.renderChannelForm(q, http.StatusOK, ChannelForm{Mode: FormNew, Values: ChannelValues{Kind: kind, Enabled: true}})
+}
+
+func (w *Server) createChannel(q *request) {
+	if !w.may(q, account.ScopeNotificationsWrite) || !q.parse() {
+		return
+	}
+	if !knownKind(q.r.PostForm.Get("kind")) {
+		w.chooseKind(q)
+		return
+	}
+	cf := readChannelForm(q.r.PostForm, "", false)
+	v := ChannelForm{Mode: FormNew, Values: cf.values}
+	if fe := cf.problems(); fe.Any() {
+		v.Errors = fe
+		w.renderChannelForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	c, secret, err := w.app.CreateChannel(q.ctx(), q.actor, cf.draft)
+	if err != nil {
+		if fe, status, ok := w.channelFormFailed(q, cf, err); ok {
+			v.Errors = fe
+			w.renderChannelForm(q, status, v)
+		}
+		return
+	}
+	if secret == "" {
+		q.redirect(channelPath(q.actor.WorkspaceID, c.ID), "channel-created")
+		return
+	}
+	w.render(q, NavChannels, http.StatusCreated, func(s Shell) ([]byte, error) {
+		return RenderChannelSecret(ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret})
+	})
+}
+
+// channelFormFailed is the form's messages for the app's objections, or
+// false after the error page for an error that is not the person's to
+// fix.
+func (w *Server) channelFormFailed(q *request, cf *channelForm, err error) (FormErrors, int, bool) {
+	var e *errs.Error
+	if errs.KindOf(err) == errs.KindFeatureUnavailable && errors.As(err, &e) { // e-mail without an SMTP server
+		return FormErrors{Summary: e.Message}, http.StatusForbidden, true
+	}
+	if _, ok := formErrors(err, nil); !ok || statusOf(err) == http.StatusForbidden || statusOf(err) == http.StatusNotFound {
+		w.fail(q.w, q.r, &q.ws, err)
+		return FormErrors{}, 0, false
+	}
+	return cf.errors(err), statusOf(err), true
+}
+
+// channelValues are the edit form's values of a stored channel.
+func channelValues(c app.ChannelView) ChannelValues {
+	return ChannelValues{Kind: string(c.Kind), Name: c.Name, Enabled: c.Enabled, URL: c.Config.URL, Topic: c.Config.Topic,
+		ChatID: c.Config.ChatID, To: strings.Join(c.Config.To, "\n"), Subjects: strings.Join(c.Subjects, "\n"),
+		Events: slices.Clone(c.Events), SecretsSet: slices.Clone(c.SecretsSet)}
 }

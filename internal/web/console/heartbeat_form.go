@@ -3,6 +3,8 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
@@ -157,4 +159,137 @@ func (w *Server) heartbeatFormFailed(q *request, v HeartbeatForm, hf *heartbeatF
 	}
 	v.Errors = hf.errors(err)
 	w.renderHeartbeatForm(q, statusOf(err), v)
+}
+
+// HeartbeatForm is the create or edit form of a heartbeat: GET
+// /w/{ws}/heartbeats/new and /w/{ws}/heartbeats/{id}/edit, POSTed to
+// /w/{ws}/heartbeats (create) or /w/{ws}/heartbeats/{id}/edit (update).
+// Field names: name, kind (period or cron), period (seconds), grace
+// (seconds), cron, timezone, max-runtime (seconds), slo-target (percent),
+// slo-period (days), paused (new only).
+type HeartbeatForm struct {
+	// Shell: the workspace is Shell.WorkspaceID.
+	Shell Shell
+	// Mode is FormNew or FormEdit.
+	Mode FormMode
+	// ID is the heartbeat's id when editing.
+	ID string
+	// Values re-fill the form.
+	Values HeartbeatValues
+	// Errors holds the fields' messages, by the field names above (see
+	// HeartbeatField for the API's pointers).
+	Errors FormErrors
+}
+
+// HeartbeatValues are the form's values as typed (or as stored, for an
+// edit). Numbers are text, so a bad one comes back as typed.
+type HeartbeatValues struct {
+	Name string
+	// Kind is "period" or "cron": which of the schedule's fields count.
+	Kind                 string
+	Period, Grace        string
+	Cron, Timezone       string
+	MaxRuntime           string
+	SLOTarget, SLOPeriod string
+	Paused               bool
+}
+
+// Edit reports whether the form edits a stored heartbeat.
+func (f HeartbeatForm) Edit() bool { return f.Mode == FormEdit }
+
+// Action is where the form POSTs to save.
+func (f HeartbeatForm) Action() string {
+	if f.Edit() {
+		return "/w/" + f.Shell.WorkspaceID + "/heartbeats/" + f.ID + "/edit"
+	}
+	return "/w/" + f.Shell.WorkspaceID + "/heartbeats"
+}
+
+// NewHeartbeatValues are the values of an empty form: an hourly job with
+// the API's default grace.
+func NewHeartbeatValues() HeartbeatValues {
+	return HeartbeatValues{Kind: "period", Period: "3600", Grace: strconv.Itoa(heartbeat.DefaultGraceSeconds), Timezone: "UTC"}
+}
+
+// HeartbeatFormValues are a stored heartbeat's values for its edit form.
+func HeartbeatFormValues(h heartbeat.Heartbeat) HeartbeatValues {
+	s := h.Schedule
+	v := HeartbeatValues{Name: h.Name, Kind: "period", Grace: strconv.Itoa(s.GraceSeconds), Paused: h.Paused, Timezone: "UTC"}
+	if s.Cron != "" {
+		v.Kind, v.Cron, v.Timezone = "cron", s.Cron, s.Timezone
+	} else {
+		v.Period = strconv.Itoa(s.PeriodSeconds)
+	}
+	if h.MaxRuntimeSeconds > 0 {
+		v.MaxRuntime = strconv.Itoa(h.MaxRuntimeSeconds)
+	}
+	if o := h.SLO; o != nil {
+		v.SLOTarget = strconv.FormatFloat(o.Target*100, 'f', -1, 64)
+		v.SLOPeriod = strconv.Itoa(o.PeriodDays)
+	}
+	return v
+}
+
+// HeartbeatField is the form field where the message of a field error
+// with JSON pointer ptr (as heartbeat.Draft.Normalize and the app name
+// them) belongs; kind is the schedule's ("period" or "cron"). "" means
+// the error has no field of its own.
+func HeartbeatField(ptr, kind string) string {
+	switch ptr {
+	case "/name":
+		return "name"
+	case "/schedule":
+		if kind == "cron" {
+			return "cron"
+		}
+		return "period"
+	case "/schedule/periodSeconds":
+		return "period"
+	case "/schedule/cron":
+		return "cron"
+	case "/schedule/timezone":
+		return "timezone"
+	case "/schedule/graceSeconds":
+		return "grace"
+	case "/maxRuntimeSeconds":
+		return "max-runtime"
+	case "/slo/periodDays":
+		return "slo-period"
+	}
+	if strings.HasPrefix(ptr, "/slo") {
+		return "slo-target"
+	}
+	return ""
+}
+
+// heartbeatLabels name the form's fields in messages.
+var heartbeatLabels = map[string]string{
+	"name": "Name", "kind": "Schedule", "period": "Period", "grace": "Grace", "cron": "Cron expression", "timezone": "Time zone",
+	"max-runtime": "Maximum run time", "slo-target": "SLO target", "slo-period": "SLO period",
+}
+
+// HeartbeatFieldMessage is a message for field name as a sentence that
+// names the field ("Period must be between 60 and 31536000."), so it
+// reads alone in the error summary too. The schedule's "must have
+// periodSeconds or cron" reads as the empty field it is.
+func HeartbeatFieldMessage(name, msg string) string {
+	if strings.HasPrefix(msg, "must have periodSeconds or cron") || strings.HasPrefix(msg, "must have either") {
+		msg = "must not be empty"
+	}
+	msg = strings.TrimSuffix(strings.TrimSpace(msg), ".") + "."
+	if label := heartbeatLabels[name]; label != "" {
+		return label + " " + msg
+	}
+	return msg
+}
+
+// RenderHeartbeatForm renders the heartbeat form (new or edit).
+func RenderHeartbeatForm(v HeartbeatForm) ([]byte, error) {
+	if v.Mode == "" {
+		v.Mode = FormNew
+	}
+	if v.Values.Kind != "cron" {
+		v.Values.Kind = "period"
+	}
+	return execute("heartbeat_form.html", v)
 }

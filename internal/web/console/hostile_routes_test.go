@@ -411,7 +411,7 @@ var fieldRE = regexp.MustCompile(`name="([A-Za-z0-9_.\-\[\]]+)"`)
 // templateFields are the form fields the web app's templates name.
 func templateFields(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("../webui/templates/*.html")
+	files, err := filepath.Glob("templates/*.html")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no templates: %v", err)
 	}

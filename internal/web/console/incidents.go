@@ -1,12 +1,17 @@
 package console
 
 import (
-	"fmt"
-	"html/template"
+	"cmp"
+	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/incident"
 )
 
 // The incident and maintenance window pages and their helpers. Which
@@ -32,243 +37,226 @@ import (
 // RenderIncidents renders GET /w/{ws}/incidents.
 func RenderIncidents(v Incidents) ([]byte, error) { return execute("incidents.html", v) }
 
-// RenderIncident renders GET /w/{ws}/incidents/{id}.
-func RenderIncident(v IncidentDetail) ([]byte, error) { return execute("incident.html", v) }
-
-// RenderMaintenance renders GET /w/{ws}/maintenance and a window's edit
-// page.
-func RenderMaintenance(v Maintenance) ([]byte, error) { return execute("maintenance.html", v) }
-
-// IncidentStatuses are the statuses an update may give, in order.
-var IncidentStatuses = []string{"investigating", "identified", "monitoring", "resolved"}
-
-// incidentFuncs are the templates' helpers for these pages.
-var incidentFuncs = template.FuncMap{
-	"lasted":      LastedText,
-	"recurrence":  RecurrenceText,
-	"incClass":    incidentClass,
-	"in":          func(list []string, s string) bool { return slices.Contains(list, s) },
-	"newStatuses": func() []string { return IncidentStatuses[:3] },
-	"local":       func(t time.Time, tz string) string { return LocalText(t, tz) },
-	"dict":        dict,
-	// statusChoices are the statuses an update may give: a resolved
-	// incident takes notes with status resolved only.
-	"statusChoices": func(open bool) []string {
-		if open {
-			return IncidentStatuses
-		}
-		return IncidentStatuses[3:]
-	},
-	"updateHint": func(public bool) string {
-		if public {
-			return "Status page readers see it exactly as written."
-		}
-		return "Resolved resolves the incident."
-	},
+// Incidents is GET /w/{ws}/incidents.
+type Incidents struct {
+	// Shell: set Shell.Active to NavIncidents; roles that grant
+	// incidents:write see the "New incident" form.
+	Shell Shell
+	// Open are the incidents not resolved, newest first; Resolved one
+	// page of the resolved ones, newest first.
+	Open, Resolved []IncidentRow
+	// NextPage is the local URL of the next page of resolved incidents
+	// ("" on the last).
+	NextPage string
+	// Subjects are the workspace's monitors and heartbeats the form
+	// offers as affected.
+	Subjects []Subject
+	// Form re-fills the form; Errors are its messages.
+	Form   IncidentForm
+	Errors FormErrors
+	// ListErrors is a message about the list's link (the page's cursor).
+	ListErrors FormErrors
 }
 
-// dict builds a map from name/value pairs, to hand a partial several
-// values.
-func dict(kv ...any) (map[string]any, error) {
-	if len(kv)%2 != 0 {
-		return nil, fmt.Errorf("webui: dict: odd arguments")
+// Subject is a monitor or heartbeat of the workspace, as the pages name
+// it and the forms offer it.
+type Subject struct {
+	// ID is its id (mon_… or hb_…).
+	ID string
+	// Name is its name.
+	Name string
+	// Heartbeat says it is a heartbeat, not a monitor.
+	Heartbeat bool
+}
+
+// Path is the subject's page under the workspace ws.
+func (s Subject) Path(ws string) string {
+	if s.Heartbeat {
+		return "/w/" + ws + "/heartbeats/" + s.ID
 	}
-	m := make(map[string]any, len(kv)/2)
-	for i := 0; i < len(kv); i += 2 {
-		k, ok := kv[i].(string)
-		if !ok {
-			return nil, fmt.Errorf("webui: dict: key %T", kv[i])
+	return "/w/" + ws + "/monitors/" + s.ID
+}
+
+// IncidentRow is one incident in the list.
+type IncidentRow struct {
+	// ID is its id (inc_…), in /w/{ws}/incidents/{id}.
+	ID string
+	// Title is its title.
+	Title string
+	// Subject is the monitor or heartbeat whose outage it is; nil for a
+	// manual incident.
+	Subject *Subject
+	// State is "open", "acknowledged" or "resolved".
+	State string
+	// Status is its latest update's status (investigating, identified,
+	// monitoring, resolved).
+	Status string
+	// StartedAt is when it began; Duration how long it lasted, or has
+	// lasted so far while open.
+	StartedAt time.Time
+	Duration  time.Duration
+	// Public says status pages show it.
+	Public bool
+}
+
+// IncidentForm re-fills the "New incident" form (fields "title",
+// "status", "message", "public", "public-title", "affected").
+type IncidentForm struct {
+	Title, Status, Message, PublicTitle string
+	Public                              bool
+	Affected                            []string
+}
+
+// maxOpenIncidents bounds the open incidents the list shows (one per
+// subject at most, plus manual ones).
+const maxOpenIncidents = 500
+
+// subjects are the workspace's monitors and heartbeats by name.
+func (w *Server) subjects(q *request) ([]Subject, error) {
+	var out []Subject
+	page := app.PageRequest{Limit: app.MaxPageLimit}
+	for {
+		p, err := w.app.ListMonitors(q.ctx(), q.actor, app.MonitorFilter{}, page)
+		if err != nil {
+			return nil, err
 		}
-		m[k] = kv[i+1]
+		for _, m := range p.Items {
+			out = append(out, Subject{ID: m.ID, Name: m.Name})
+		}
+		if page.Cursor = p.NextCursor; page.Cursor == "" {
+			break
+		}
 	}
-	return m, nil
+	page = app.PageRequest{Limit: app.MaxPageLimit}
+	for {
+		p, err := w.app.ListHeartbeats(q.ctx(), q.actor, app.HeartbeatFilter{}, page)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range p.Items {
+			out = append(out, Subject{ID: h.ID, Name: h.Name, Heartbeat: true})
+		}
+		if page.Cursor = p.NextCursor; page.Cursor == "" {
+			break
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Subject) int {
+		return cmp.Or(cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
 }
 
-// incidentClass is the badge class of an incident's state or status.
-func incidentClass(s string) string {
-	switch s {
-	case "open", "investigating":
-		return "badge s-down"
-	case "acknowledged", "identified", "monitoring":
-		return "badge s-degraded"
-	case "resolved":
-		return "badge s-up"
-	}
-	return "badge s-unknown"
-}
-
-// LastedText writes how long something lasted: "45 s", "12 min",
-// "3 h 5 min", "2 d 4 h".
-func LastedText(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
+// incidentState is open, acknowledged or resolved.
+func incidentState(inc *incident.Incident) string {
 	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d/time.Second)) + " s"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + " min"
-	case d < 24*time.Hour:
-		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-		if m == 0 {
-			return strconv.Itoa(h) + " h"
-		}
-		return fmt.Sprintf("%d h %d min", h, m)
+	case !inc.Open():
+		return "resolved"
+	case inc.AcknowledgedAt != nil:
+		return "acknowledged"
 	}
-	days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
-	if h == 0 {
-		return strconv.Itoa(days) + " d"
-	}
-	return fmt.Sprintf("%d d %d h", days, h)
+	return "open"
 }
 
-// LocalText writes an instant as the wall time of the zone tz ("" or an
-// unknown zone: UTC): "2026-11-28 02:00 Europe/Berlin".
-func LocalText(t time.Time, tz string) string {
-	loc, err := time.LoadLocation(tz)
-	if tz == "" || tz == "Local" || err != nil {
-		return TimeText(t)
+func subjectOf(s *incident.Subject) *Subject {
+	if s == nil {
+		return nil
 	}
-	return t.In(loc).Format("2006-01-02 15:04 ") + tz
+	return &Subject{ID: s.ID, Name: s.Name, Heartbeat: s.Type == "heartbeat"}
 }
 
-var weekdays = map[string]string{"0": "Sunday", "1": "Monday", "2": "Tuesday", "3": "Wednesday", "4": "Thursday", "5": "Friday",
-	"6": "Saturday", "7": "Sunday", "SUN": "Sunday", "MON": "Monday", "TUE": "Tuesday", "WED": "Wednesday", "THU": "Thursday",
-	"FRI": "Friday", "SAT": "Saturday", "SU": "Sunday", "MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thursday",
-	"FR": "Friday", "SA": "Saturday"}
-
-// dayList says a comma-separated list of weekdays, or "" when one is not
-// a plain weekday.
-func dayList(s string) string {
-	var out []string
-	for _, d := range strings.Split(strings.ToUpper(s), ",") {
-		name, ok := weekdays[d]
-		if !ok {
-			return ""
-		}
-		out = append(out, name)
+func incidentRows(in []*incident.Incident, now time.Time) []IncidentRow {
+	out := make([]IncidentRow, 0, len(in))
+	for _, inc := range in {
+		out = append(out, IncidentRow{ID: inc.ID, Title: inc.Title, Subject: subjectOf(inc.Subject), State: incidentState(inc),
+			Status: string(inc.Status), StartedAt: inc.StartedAt, Duration: lasted(inc, now), Public: inc.Public})
 	}
-	if len(out) > 1 {
-		return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
-	}
-	return out[0]
+	return out
 }
 
-// number reports whether s is a plain whole number below max.
-func number(s string, max int) bool {
-	n, err := strconv.Atoi(s)
-	return err == nil && n >= 0 && n < max && strconv.Itoa(n) == s
+// badLink is the message for a list's link whose cursor does not work.
+const badLink = "This link to a page of the list does not work; here is the first page."
+
+func (w *Server) incidents(q *request) {
+	w.renderIncidents(q, http.StatusOK, IncidentForm{Status: string(incident.Investigating)}, FormErrors{})
 }
 
-func clock(hour, minute string) string {
-	h, _ := strconv.Atoi(hour)
-	m, _ := strconv.Atoi(minute)
-	return fmt.Sprintf("%02d:%02d", h, m)
-}
-
-func ordinal(n string) string {
-	switch {
-	case strings.HasSuffix(n, "11"), strings.HasSuffix(n, "12"), strings.HasSuffix(n, "13"):
-		return n + "th"
-	case strings.HasSuffix(n, "1"):
-		return n + "st"
-	case strings.HasSuffix(n, "2"):
-		return n + "nd"
-	case strings.HasSuffix(n, "3"):
-		return n + "rd"
+func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe FormErrors) {
+	v := Incidents{Form: form, Errors: fe}
+	cursor := q.r.URL.Query().Get("cursor")
+	if !clean.Valid(cursor) {
+		cursor, v.ListErrors.Summary = "", badLink
 	}
-	return n + "th"
-}
-
-// RecurrenceText says when a recurring window's occurrences begin, in
-// words where the rule is a common one ("every Saturday at 02:00"), else
-// the rule as written ("cron 0 2 L * *").
-func RecurrenceText(cron, rrule string) string {
-	if cron != "" {
-		if s := cronWords(strings.TrimSpace(cron)); s != "" {
-			return s
+	now := w.app.Now()
+	open := app.PageRequest{Limit: app.MaxPageLimit}
+	for len(v.Open) < maxOpenIncidents {
+		p, err := w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "open"}, open)
+		if err != nil {
+			w.fail(q.w, q.r, &q.ws, err)
+			return
 		}
-		return "cron " + cron
-	}
-	if s := rruleWords(strings.TrimSpace(rrule)); s != "" {
-		return s
-	}
-	return "rule " + rrule
-}
-
-func cronWords(expr string) string {
-	switch strings.ToLower(expr) {
-	case "@hourly":
-		return "every hour, on the hour"
-	case "@daily", "@midnight":
-		return "every day at 00:00"
-	case "@weekly":
-		return "every Sunday at 00:00"
-	case "@monthly":
-		return "on the 1st of every month at 00:00"
-	case "@yearly", "@annually":
-		return "every 1 January at 00:00"
-	}
-	f := strings.Fields(expr)
-	if len(f) != 5 || !number(f[0], 60) || !number(f[1], 24) || f[3] != "*" {
-		return ""
-	}
-	at := " at " + clock(f[1], f[0])
-	switch {
-	case f[2] == "*" && f[4] == "*":
-		return "every day" + at
-	case f[2] == "*":
-		if days := dayList(f[4]); days != "" {
-			return "every " + days + at
-		}
-	case f[4] == "*" && number(f[2], 32) && f[2] != "0":
-		return "on the " + ordinal(f[2]) + " of every month" + at
-	}
-	return ""
-}
-
-func rruleWords(rule string) string {
-	parts := map[string]string{}
-	for _, p := range strings.Split(strings.TrimPrefix(strings.ToUpper(rule), "RRULE:"), ";") {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok {
-			return ""
-		}
-		parts[k] = v
-	}
-	hour, minute := parts["BYHOUR"], parts["BYMINUTE"]
-	if !number(hour, 24) || !number(minute, 60) {
-		return ""
-	}
-	at := " at " + clock(hour, minute)
-	every, interval := "every ", parts["INTERVAL"]
-	if interval != "" && interval != "1" {
-		if !number(interval, 1000) {
-			return ""
-		}
-		every = "every " + ordinal(interval) + " "
-	}
-	for k := range parts {
-		if !slices.Contains([]string{"FREQ", "INTERVAL", "BYDAY", "BYHOUR", "BYMINUTE", "BYMONTHDAY", "BYSECOND"}, k) {
-			return "" // COUNT, UNTIL, BYSETPOS…: say it as written
+		v.Open = append(v.Open, incidentRows(p.Items, now)...)
+		if open.Cursor = p.NextCursor; open.Cursor == "" {
+			break
 		}
 	}
-	switch parts["FREQ"] {
-	case "DAILY":
-		if parts["BYDAY"] == "" && parts["BYMONTHDAY"] == "" {
-			return every + "day" + at
-		}
-	case "WEEKLY":
-		if days := dayList(parts["BYDAY"]); days != "" && parts["BYMONTHDAY"] == "" {
-			if every == "every " {
-				return "every " + days + at
+	resolved, err := w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "resolved"}, app.PageRequest{Cursor: cursor, Limit: listPageSize})
+	if errs.KindOf(err) == errs.KindInvalid && cursor != "" {
+		v.ListErrors.Summary = badLink
+		resolved, err = w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "resolved"}, app.PageRequest{Limit: listPageSize})
+	}
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	v.Resolved = incidentRows(resolved.Items, now)
+	if resolved.NextCursor != "" {
+		v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/incidents", resolved.NextCursor, nil)
+	}
+	if v.ListErrors.Any() && status == http.StatusOK {
+		status = http.StatusUnprocessableEntity
+	}
+	w.render(q, NavIncidents, status, func(s Shell) ([]byte, error) {
+		v.Shell = s
+		if q.actor.Require(account.ScopeIncidentsWrite) == nil {
+			var err error
+			if v.Subjects, err = w.subjects(q); err != nil {
+				return nil, err
 			}
-			return every + "week on " + days + at
 		}
-	case "MONTHLY":
-		if d := parts["BYMONTHDAY"]; number(d, 32) && d != "0" && parts["BYDAY"] == "" {
-			return "on the " + ordinal(d) + " of " + every + "month" + at
-		}
+		return RenderIncidents(v)
+	})
+}
+
+// incidentFields are the incident forms' fields by the API's names.
+var incidentFields = map[string]string{"title": "title", "status": "status", "message": "message",
+	"affectedMonitors": "affected", "public": "public", "publicTitle": "public-title"}
+
+func (w *Server) createIncident(q *request) {
+	p, ok := q.posted()
+	if !ok {
+		return
 	}
-	return ""
+	form := IncidentForm{Title: p.get("title"), Status: p.get("status"), Message: p.get("message"),
+		PublicTitle: p.get("public-title"), Public: p.f.Get("public") != "", Affected: p.list("affected")}
+	d := app.IncidentDraft{Title: form.Title, Status: incident.Status(form.Status), Message: form.Message,
+		AffectedMonitors: form.Affected, Public: form.Public, PublicTitle: form.PublicTitle}
+	var err error
+	var inc *incident.Incident
+	if len(p.bad) > 0 {
+		if err = q.actor.Require(account.ScopeIncidentsWrite); err == nil {
+			err = invalidFields(app.ValidateIncident(d))
+		}
+	} else {
+		inc, err = w.app.CreateIncident(q.ctx(), q.actor, d)
+	}
+	if err != nil || len(p.bad) > 0 {
+		fe, ok := p.errors(err, incidentFields)
+		if !ok {
+			w.fail(q.w, q.r, &q.ws, err)
+			return
+		}
+		w.renderIncidents(q, http.StatusUnprocessableEntity, form, fe)
+		return
+	}
+	q.redirect(incidentPath(q.actor.WorkspaceID, inc.ID), "incident-created")
 }

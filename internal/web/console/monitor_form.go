@@ -1,14 +1,42 @@
 package console
 
+// The monitor form: GET /w/{id}/monitors/new and /w/{id}/monitors/{mid}/edit,
+// POSTed to /w/{id}/monitors (create), /w/{id}/monitors/{mid}/edit (update)
+// or, by its "Test now" button, /w/{id}/monitors/test. It offers every
+// field of the API's monitor body as text (numbers too, so a bad one comes
+// back as typed). One form holds a fieldset per type; the stylesheet shows
+// only the chosen type's, and without it every fieldset shows, each named
+// by its type. Field names:
+//
+//	every type  type, name, interval, timeout, degraded-latency,
+//	            confirmations, recoveries, paused (new only), slo-target
+//	            (percent), slo-period (days)
+//	http        url, method, headers ("Name: value" lines), header-remove
+//	            (stored names, edit only), body, follow-redirects,
+//	            status-codes ("200-299, 304"), keyword-N, keyword-N-absent,
+//	            keyword-N-nocase, assertion-N-path, assertion-N-operator,
+//	            assertion-N-value, auth-type, auth-username, auth-password,
+//	            auth-token, auth-header, auth-value
+//	tcp         tcp-host, tcp-port, send, expect
+//	dns         record-name, record-type, expected-values (one a line),
+//	            resolver
+//	tls         tls-host, tls-port, server-name, degraded-expiry,
+//	            down-expiry
+//
+// Hidden fields "mode" (new or edit) and "id" let "Test now" come back to
+// the same form.
+
 import (
-	"encoding/json"
 	"fmt"
-	"net/url"
+	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/errs"
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -19,290 +47,599 @@ import (
 // one that is no number is a field error, reported with the draft's own
 // problems so one answer lists every mistake.
 
-// maxFormRows bounds the repeatable rows read from a form.
-const maxFormRows = 100
-
-// monitorForm is a submitted monitor form.
-type monitorForm struct {
-	values MonitorValues
-	draft  monitor.Draft
-	// keywordRows and assertionRows are the form rows of the draft's
-	// keyword and JSON assertions (blank rows are skipped).
-	keywordRows, assertionRows []int
-	// headers are the "Name: value" lines typed.
-	headers map[string]string
-	// unread holds the fields that could not be read.
-	unread
-	// authSecret says a secret of the chosen credential type was typed.
-	authSecret bool
+// MonitorForm is the create or edit form of a monitor, and its answer to
+// "Test now".
+type MonitorForm struct {
+	// Shell: the workspace is Shell.WorkspaceID.
+	Shell Shell
+	// Mode is FormNew or FormEdit.
+	Mode FormMode
+	// ID is the monitor's id when editing.
+	ID string
+	// Values re-fill the form.
+	Values MonitorValues
+	// Errors holds the fields' messages, by the field names above (see
+	// MonitorField for the API's pointers).
+	Errors FormErrors
+	// Test is what "Test now" found; nil: not tested.
+	Test *TestResult
 }
 
-// number reads an optional whole number; empty is 0 (the default).
-func (mf *monitorForm) number(name, s string) int {
-	s = strings.TrimSpace(strings.ReplaceAll(s, "_", ""))
-	if s == "" {
-		return 0
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		mf.fail(name, "must be a whole number")
-		return 0
-	}
-	return n
+// TrailingBlankRows is how many empty keyword and JSON assertion rows the
+// form offers after the filled ones.
+const TrailingBlankRows = 3
+
+// KeywordRow is one keyword check of the form.
+type KeywordRow struct {
+	Keyword string
+	// Absent: the keyword must not be in the body.
+	Absent bool
+	// NoCase: letter case is ignored.
+	NoCase bool
 }
 
-// readMonitorForm reads a posted monitor form; typ, when not empty, is
-// the stored monitor's type (an edit cannot change it).
-func readMonitorForm(f url.Values, typ monitor.Type) *monitorForm {
-	mf := &monitorForm{}
-	f = mf.judged(f, unreadText)
-	v := &mf.values
-	if typ == "" {
-		typ = monitor.Type(f.Get("type"))
-	}
-	*v = MonitorValues{Type: string(typ), Name: f.Get("name"), Interval: f.Get("interval"), Timeout: f.Get("timeout"),
-		DegradedLatency: f.Get("degraded-latency"), Confirmations: f.Get("confirmations"), Recoveries: f.Get("recoveries"),
-		Paused: f.Get("paused") != "", SLOTarget: f.Get("slo-target"), SLOPeriod: f.Get("slo-period"),
-		URL: f.Get("url"), Method: f.Get("method"), Headers: f.Get("headers"), HeaderRemove: f["header-remove"], Body: f.Get("body"),
-		FollowRedirects: f.Get("follow-redirects") != "", StatusCodes: f.Get("status-codes"),
-		AuthType: f.Get("auth-type"), AuthUsername: f.Get("auth-username"), AuthHeader: f.Get("auth-header"),
-		TCPHost: f.Get("tcp-host"), TCPPort: f.Get("tcp-port"), Send: f.Get("send"), Expect: f.Get("expect"),
-		RecordName: f.Get("record-name"), RecordType: f.Get("record-type"), ExpectedValues: f.Get("expected-values"), Resolver: f.Get("resolver"),
-		TLSHost: f.Get("tls-host"), TLSPort: f.Get("tls-port"), ServerName: f.Get("server-name"),
-		DegradedExpiry: f.Get("degraded-expiry"), DownExpiry: f.Get("down-expiry")}
-	for i := 0; i < maxFormRows && f.Has(fmt.Sprintf("keyword-%d", i)); i++ {
-		n := fmt.Sprintf("keyword-%d", i)
-		v.Keywords = append(v.Keywords, KeywordRow{Keyword: f.Get(n), Absent: f.Get(n+"-absent") != "", NoCase: f.Get(n+"-nocase") != ""})
-	}
-	for i := 0; i < maxFormRows && f.Has(fmt.Sprintf("assertion-%d-path", i)); i++ {
-		n := fmt.Sprintf("assertion-%d-", i)
-		v.Assertions = append(v.Assertions, AssertionRow{Path: f.Get(n + "path"), Operator: f.Get(n + "operator"), Value: f.Get(n + "value")})
-	}
+// Blank reports whether the row holds nothing to check.
+func (r KeywordRow) Blank() bool { return strings.TrimSpace(r.Keyword) == "" }
 
-	d := &mf.draft
-	c := &d.Config
-	d.Type, d.Name, d.Paused = typ, v.Name, v.Paused
-	d.IntervalSeconds = mf.number("interval", v.Interval)
-	c.TimeoutSeconds = mf.number("timeout", v.Timeout)
-	c.DegradedLatencyMs = mf.number("degraded-latency", v.DegradedLatency)
-	c.Confirmations = mf.number("confirmations", v.Confirmations)
-	c.Recoveries = mf.number("recoveries", v.Recoveries)
-	d.SLO = mf.slo(v.SLOTarget, v.SLOPeriod)
-	switch typ {
-	case monitor.TypeHTTP:
-		mf.http(f)
+// AssertionRow is one JSON path assertion of the form; Value is JSON as
+// typed (text that is no JSON counts as a string).
+type AssertionRow struct {
+	Path, Operator, Value string
+}
+
+// Blank reports whether the row holds nothing to check.
+func (r AssertionRow) Blank() bool {
+	return strings.TrimSpace(r.Path) == "" && strings.TrimSpace(r.Value) == ""
+}
+
+// MonitorValues are the form's values as typed (or as stored, for an
+// edit). Secrets are never among them: the password, token and header
+// value fields are always empty, and Auth*Set says what is stored.
+type MonitorValues struct {
+	Type                 string
+	Name                 string
+	Interval             string
+	Timeout              string
+	DegradedLatency      string
+	Confirmations        string
+	Recoveries           string
+	Paused               bool
+	SLOTarget, SLOPeriod string
+
+	// http
+	URL             string
+	Method          string
+	Headers         string   // "Name: value" lines typed now; never the stored values
+	HeadersSet      []string // names of the stored headers (edit)
+	HeaderRemove    []string // stored names ticked for removal
+	Body            string
+	FollowRedirects bool
+	StatusCodes     string
+	Keywords        []KeywordRow
+	Assertions      []AssertionRow
+	AuthType        string // "", basic, bearer, header
+	AuthUsername    string
+	AuthHeader      string
+	// What the stored credential holds (edit): its secret fields then say
+	// "set — leave empty to keep".
+	AuthStored      string // stored auth type, "" for none
+	AuthPasswordSet bool
+	AuthTokenSet    bool
+	AuthValueSet    bool
+	// AuthRetype says a secret was typed in the form this one answers:
+	// it is not sent back, so it must be typed again to be saved.
+	AuthRetype bool
+
+	// tcp
+	TCPHost, TCPPort, Send, Expect string
+	// dns
+	RecordName, RecordType, ExpectedValues, Resolver string
+	// tls
+	TLSHost, TLSPort, ServerName, DegradedExpiry, DownExpiry string
+}
+
+// MonitorFormValues are the form's values for a stored monitor, with its
+// secrets left out.
+func MonitorFormValues(m monitor.Monitor) MonitorValues {
+	c := m.Config
+	num := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.Itoa(n)
+	}
+	v := MonitorValues{Type: string(m.Type), Name: m.Name, Interval: num(m.IntervalSeconds), Timeout: num(c.TimeoutSeconds),
+		DegradedLatency: num(c.DegradedLatencyMs), Confirmations: num(c.Confirmations), Recoveries: num(c.Recoveries), Paused: m.Paused,
+		URL: c.URL, Method: c.Method, HeadersSet: c.HeadersSet, Body: c.Body, FollowRedirects: c.FollowRedirects == nil || *c.FollowRedirects,
+		RecordName: c.RecordName, RecordType: c.RecordType, ExpectedValues: strings.Join(c.ExpectedValues, "\n"), Resolver: c.Resolver,
+		Send: c.Send, Expect: c.Expect, ServerName: c.ServerName, DegradedExpiry: num(c.DegradedExpiryDays), DownExpiry: num(c.DownExpiryDays)}
+	switch m.Type {
 	case monitor.TypeTCP:
-		c.Host, c.Port = strings.TrimSpace(v.TCPHost), mf.number("tcp-port", v.TCPPort)
-		c.Send, c.Expect = v.Send, v.Expect
-	case monitor.TypeDNS:
-		c.RecordName, c.RecordType, c.Resolver = strings.TrimSpace(v.RecordName), v.RecordType, strings.TrimSpace(v.Resolver)
-		for _, line := range strings.Split(v.ExpectedValues, "\n") {
-			if line = strings.TrimSpace(line); line != "" {
-				c.ExpectedValues = append(c.ExpectedValues, line)
+		v.TCPHost, v.TCPPort = c.Host, num(c.Port)
+	case monitor.TypeTLS:
+		v.TLSHost, v.TLSPort = c.Host, num(c.Port)
+	}
+	var codes []string
+	for _, r := range c.ExpectedStatusCodes {
+		if r.From == r.To {
+			codes = append(codes, strconv.Itoa(r.From))
+		} else {
+			codes = append(codes, fmt.Sprintf("%d-%d", r.From, r.To))
+		}
+	}
+	v.StatusCodes = strings.Join(codes, ", ")
+	for _, k := range c.KeywordAssertions {
+		v.Keywords = append(v.Keywords, KeywordRow{Keyword: k.Keyword, Absent: !k.Present, NoCase: !k.CaseSensitive})
+	}
+	for _, a := range c.JSONAssertions {
+		v.Assertions = append(v.Assertions, AssertionRow{Path: a.Path, Operator: string(a.Operator), Value: string(a.Value)})
+	}
+	if p := c.AuthSet; p != nil {
+		v.AuthType, v.AuthStored, v.AuthUsername, v.AuthHeader = string(p.Type), string(p.Type), p.Username, p.Header
+		v.AuthPasswordSet, v.AuthTokenSet, v.AuthValueSet = p.PasswordSet, p.TokenSet, p.ValueSet
+	}
+	if m.SLO != nil {
+		v.SLOTarget = strconv.FormatFloat(m.SLO.Target*100, 'g', 12, 64)
+		v.SLOPeriod = strconv.Itoa(m.SLO.PeriodDays)
+	}
+	return v
+}
+
+// TestAssertion is one assertion's verdict in a test's result.
+type TestAssertion struct {
+	// Label names the assertion: "Status code", "Keyword “ok” present",
+	// "JSON $.status equals "up"".
+	Label  string
+	Passed bool
+	// Reason says why it failed; empty when it passed.
+	Reason string
+}
+
+// TestResult is what "Test now" found: one check of the form's draft.
+type TestResult struct {
+	// Result is up, degraded, down or unknown.
+	Result monitor.Result
+	// Reason says why it is not up.
+	Reason     string
+	Latency    time.Duration
+	StatusCode int       // 0: none (other types, or no response)
+	CertExpiry time.Time // zero: none
+	Assertions []TestAssertion
+}
+
+// NewTestResult describes an observation of a check of config c, naming
+// each assertion by what it checks.
+func NewTestResult(o monitor.Observation, c monitor.Config) *TestResult {
+	t := &TestResult{Result: o.Result, Reason: o.Reason, Latency: o.Latency, StatusCode: o.StatusCode, CertExpiry: o.CertExpiry}
+	for _, a := range o.Assertions {
+		ta := TestAssertion{Passed: a.Passed, Reason: a.Reason}
+		switch a.Kind {
+		case "status":
+			ta.Label = "Status code is " + statusCodesText(c.ExpectedStatusCodes)
+		case "keyword":
+			ta.Label = fmt.Sprintf("Keyword %d", a.Index+1)
+			if a.Index < len(c.KeywordAssertions) {
+				k := c.KeywordAssertions[a.Index]
+				ta.Label = fmt.Sprintf("Keyword “%s” %s", k.Keyword, map[bool]string{true: "present", false: "absent"}[k.Present])
+			}
+		case "json":
+			ta.Label = fmt.Sprintf("JSON assertion %d", a.Index+1)
+			if a.Index < len(c.JSONAssertions) {
+				j := c.JSONAssertions[a.Index]
+				ta.Label = strings.TrimSpace(fmt.Sprintf("JSON %s %s %s", j.Path, j.Operator, j.Value))
+			}
+		default:
+			ta.Label = a.Kind
+		}
+		t.Assertions = append(t.Assertions, ta)
+	}
+	return t
+}
+
+func statusCodesText(rs []monitor.StatusRange) string {
+	if len(rs) == 0 {
+		rs = monitor.DefaultExpectedStatus
+	}
+	var out []string
+	for _, r := range rs {
+		if r.From == r.To {
+			out = append(out, strconv.Itoa(r.From))
+		} else {
+			out = append(out, fmt.Sprintf("%d–%d", r.From, r.To))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// Edit reports whether the form edits a stored monitor.
+func (f MonitorForm) Edit() bool { return f.Mode == FormEdit }
+
+// Action is where the form POSTs to save.
+func (f MonitorForm) Action() string {
+	if f.Edit() {
+		return "/w/" + f.Shell.WorkspaceID + "/monitors/" + f.ID + "/edit"
+	}
+	return "/w/" + f.Shell.WorkspaceID + "/monitors"
+}
+
+// MonitorField is the form field where the message of a field error
+// with JSON pointer ptr (as monitor.Draft.Normalize and the app name
+// them) belongs, for a monitor of type t. keywordRows and assertionRows
+// give the form row of each keyword and JSON assertion of the draft (the
+// form skips blank rows). "" means the error has no field of its own.
+func MonitorField(t monitor.Type, ptr string, keywordRows, assertionRows []int) string {
+	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	row := func(rows []int, s string) (int, bool) {
+		i, err := strconv.Atoi(s)
+		if err != nil || i < 0 {
+			return 0, false
+		}
+		if i < len(rows) {
+			return rows[i], true
+		}
+		return i, true
+	}
+	switch parts[0] {
+	case "name", "type", "paused":
+		return parts[0]
+	case "intervalSeconds":
+		return "interval"
+	case "slo":
+		if len(parts) > 1 && parts[1] == "periodDays" {
+			return "slo-period"
+		}
+		return "slo-target"
+	case "config":
+	default:
+		return ""
+	}
+	if len(parts) < 2 {
+		return ""
+	}
+	switch name := parts[1]; name {
+	case "url", "method", "body", "send", "expect", "resolver", "confirmations", "recoveries":
+		return name
+	case "headers", "headersSet":
+		return "headers"
+	case "followRedirects":
+		return "follow-redirects"
+	case "expectedStatusCodes":
+		return "status-codes"
+	case "keywordAssertions":
+		if len(parts) > 2 {
+			if r, ok := row(keywordRows, parts[2]); ok {
+				return fmt.Sprintf("keyword-%d", r)
 			}
 		}
-	case monitor.TypeTLS:
-		c.Host, c.Port = strings.TrimSpace(v.TLSHost), mf.number("tls-port", v.TLSPort)
-		c.ServerName = strings.TrimSpace(v.ServerName)
-		c.DegradedExpiryDays = mf.number("degraded-expiry", v.DegradedExpiry)
-		c.DownExpiryDays = mf.number("down-expiry", v.DownExpiry)
-	}
-	return mf
-}
-
-// slo reads the objective: a percentage and days; both empty is none.
-func (mf *monitorForm) slo(target, period string) *monitor.SLO {
-	target = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(target), "%"))
-	if target == "" && strings.TrimSpace(period) == "" {
-		return nil
-	}
-	s := &monitor.SLO{PeriodDays: mf.number("slo-period", period)}
-	if target != "" {
-		// "99.9" → 0.999, rounded once from the decimal (no 0.9990000000000001).
-		t, err := strconv.ParseFloat(target+"e-2", 64)
-		if err != nil || strings.ContainsAny(target, "eE") {
-			mf.fail("slo-target", "must be a percentage such as 99.9")
+		return "keyword-0"
+	case "jsonAssertions":
+		if len(parts) > 2 {
+			if r, ok := row(assertionRows, parts[2]); ok {
+				sub := "path"
+				if len(parts) > 3 && (parts[3] == "operator" || parts[3] == "value") {
+					sub = parts[3]
+				}
+				return fmt.Sprintf("assertion-%d-%s", r, sub)
+			}
 		}
-		s.Target = t
-	}
-	if _, bad := mf.bad["slo-target"]; bad {
-		s.Target = 0.5 // valid, so the objective's other field is still checked alone
-	}
-	return s
-}
-
-func (mf *monitorForm) http(f url.Values) {
-	v, c := &mf.values, &mf.draft.Config
-	c.URL, c.Method, c.Body = strings.TrimSpace(v.URL), v.Method, v.Body
-	follow := v.FollowRedirects
-	c.FollowRedirects = &follow
-	for i, line := range strings.Split(v.Headers, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
+		return "assertion-0-path"
+	case "degradedLatencyMs":
+		return "degraded-latency"
+	case "timeoutSeconds":
+		return "timeout"
+	case "auth":
+		if len(parts) > 2 && parts[2] != "type" {
+			return "auth-" + parts[2]
 		}
-		name, value, ok := strings.Cut(line, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			mf.fail("headers", fmt.Sprintf("line %d is not “Name: value”", i+1))
-			continue
+		return "auth-type"
+	case "host", "port":
+		if t == monitor.TypeTLS {
+			return "tls-" + name
 		}
-		if mf.headers == nil {
-			mf.headers = map[string]string{}
-		}
-		mf.headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
-	}
-	c.Headers = mf.headers
-	for _, part := range strings.Split(v.StatusCodes, ",") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		r, problem := monitor.ParseStatusRange(part)
-		if problem != "" {
-			mf.fail("status-codes", fmt.Sprintf("%q %s", part, problem))
-			continue
-		}
-		c.ExpectedStatusCodes = append(c.ExpectedStatusCodes, r)
-	}
-	for i, k := range v.Keywords {
-		if k.Blank() {
-			continue
-		}
-		mf.keywordRows = append(mf.keywordRows, i)
-		c.KeywordAssertions = append(c.KeywordAssertions, monitor.KeywordAssertion{Keyword: k.Keyword, Present: !k.Absent, CaseSensitive: !k.NoCase})
-	}
-	for i, a := range v.Assertions {
-		if a.Blank() {
-			continue
-		}
-		mf.assertionRows = append(mf.assertionRows, i)
-		c.JSONAssertions = append(c.JSONAssertions, monitor.JSONAssertion{Path: strings.TrimSpace(a.Path), Operator: monitor.Operator(a.Operator),
-			Value: jsonValue(a.Value)})
-	}
-	// Only the chosen credential's fields: others may hold what was typed
-	// before the choice changed.
-	secret := func(name string) string {
-		s := f.Get(name)
-		if s != "" {
-			mf.authSecret = true
-		}
-		return s
-	}
-	defer func() { v.AuthRetype = mf.authSecret }()
-	switch t := monitor.AuthType(v.AuthType); t {
-	case "":
-	case monitor.AuthBasic:
-		mf.draft.Auth = &monitor.Auth{Type: t, Username: v.AuthUsername, Password: secret("auth-password")}
-	case monitor.AuthBearer:
-		mf.draft.Auth = &monitor.Auth{Type: t, Token: secret("auth-token")}
-	case monitor.AuthHeader:
-		mf.draft.Auth = &monitor.Auth{Type: t, Header: strings.TrimSpace(v.AuthHeader), Value: secret("auth-value")}
-	default:
-		mf.draft.Auth = &monitor.Auth{Type: t}
-	}
-}
-
-// kept stands in for a stored secret of type t in a check of the form
-// alone, when the secret belongs to type want.
-func kept(t, want monitor.AuthType) string {
-	if t == want {
-		return "kept"
+		return "tcp-" + name
+	case "recordName":
+		return "record-name"
+	case "recordType":
+		return "record-type"
+	case "expectedValues":
+		return "expected-values"
+	case "serverName":
+		return "server-name"
+	case "degradedExpiryDays":
+		return "degraded-expiry"
+	case "downExpiryDays":
+		return "down-expiry"
 	}
 	return ""
 }
 
-// jsonValue is a typed assertion value as JSON: JSON as it is, other
-// text as a string, nothing as absent.
-func jsonValue(s string) json.RawMessage {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil
+// rows pads the form's rows with blanks, so TrailingBlankRows empty rows
+// follow the last filled one, as far as monitor.MaxAssertions allows.
+func padRows[R interface{ Blank() bool }](rows []R) []R {
+	blank := 0
+	for i := len(rows) - 1; i >= 0 && rows[i].Blank(); i-- {
+		blank++
 	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
+	var zero R
+	for ; blank < TrailingBlankRows && len(rows) < monitor.MaxAssertions; blank++ {
+		rows = append(rows, zero)
 	}
-	b, _ := json.Marshal(s)
-	return b
+	return rows
 }
 
-// problems are the form's unreadable fields plus what the draft's own
-// validation finds, when any field could not be read: the app is then
-// not called, and the answer still lists every mistake. stored is the
-// credential an edited monitor keeps when its secret is not typed again.
-func (mf *monitorForm) problems(stored *monitor.AuthPresence) FormErrors {
-	if len(mf.bad) == 0 {
-		return FormErrors{}
+// formRow is one numbered row of a repeatable group, for the template.
+type formRow[R any] struct {
+	Name   string // field name prefix: "keyword-0", "assertion-2"
+	Number int    // 1-based, for labels
+	Row    R
+}
+
+func numbered[R any](prefix string, rows []R) []formRow[R] {
+	out := make([]formRow[R], len(rows))
+	for i, r := range rows {
+		out[i] = formRow[R]{Name: fmt.Sprintf("%s-%d", prefix, i), Number: i + 1, Row: r}
+	}
+	return out
+}
+
+// KeywordRows are the keyword rows to show: the form's, then blanks.
+func (f MonitorForm) KeywordRows() []formRow[KeywordRow] {
+	return numbered("keyword", padRows(slices.Clone(f.Values.Keywords)))
+}
+
+// AssertionRows are the JSON assertion rows to show: the form's, then
+// blanks.
+func (f MonitorForm) AssertionRows() []formRow[AssertionRow] {
+	return numbered("assertion", padRows(slices.Clone(f.Values.Assertions)))
+}
+
+// Types are the monitor types to choose from.
+func (MonitorForm) Types() []monitor.Type { return monitor.Types }
+
+// Methods are the HTTP methods to choose from.
+func (MonitorForm) Methods() []string { return monitor.HTTPMethods }
+
+// Operators are the JSON assertion operators to choose from.
+func (MonitorForm) Operators() []monitor.Operator { return monitor.Operators }
+
+// AuthTypes are the credentials to choose from; "" is none.
+func (MonitorForm) AuthTypes() []struct{ Value, Label string } {
+	return []struct{ Value, Label string }{{"", "none"}, {string(monitor.AuthBasic), "basic (user name and password)"},
+		{string(monitor.AuthBearer), "bearer token"}, {string(monitor.AuthHeader), "a header and its value"}}
+}
+
+// RecordTypes are the DNS record types to choose from.
+func (MonitorForm) RecordTypes() []string { return monitor.DNSRecordTypes }
+
+// Removing reports whether stored header name is ticked for removal.
+func (f MonitorForm) Removing(name string) bool { return slices.Contains(f.Values.HeaderRemove, name) }
+
+// HeadersHint explains the headers field; stored values are kept.
+func (f MonitorForm) HeadersHint() string {
+	if len(f.Values.HeadersSet) > 0 {
+		return "One “Name: value” a line. Stored headers keep their values unless named here or removed below."
+	}
+	return "One “Name: value” a line, e.g. Accept: application/json."
+}
+
+// SecretHint is the hint of a write-only field: whether a value is stored.
+func (f MonitorForm) SecretHint(set bool) string {
+	switch {
+	case set:
+		return "set — leave empty to keep"
+	case f.Values.AuthRetype:
+		return "Type it again to save it: secrets are never sent back to the browser."
+	}
+	return ""
+}
+
+// LatencyText is the check's duration in words.
+func (t TestResult) LatencyText() string { return LatencyText(t.Latency) }
+
+// RenderMonitorForm renders the monitor form (new, edit, or after "Test
+// now").
+func RenderMonitorForm(v MonitorForm) ([]byte, error) {
+	if v.Mode == "" {
+		v.Mode = FormNew
+	}
+	if v.Values.Method == "" {
+		v.Values.Method = "GET"
+	}
+	if v.Values.RecordType == "" {
+		v.Values.RecordType = "A"
+	}
+	return execute("monitor_form.html", v)
+}
+
+// NewMonitorValues are the values of an empty form: an HTTP monitor with
+// the API's defaults where a control needs one.
+func NewMonitorValues() MonitorValues {
+	return MonitorValues{Type: string(monitor.TypeHTTP), Method: "GET", FollowRedirects: true, RecordType: "A"}
+}
+
+// monitorLabels name the form's fields in messages.
+var monitorLabels = map[string]string{
+	"type": "Type", "name": "Name", "interval": "Check interval", "timeout": "Timeout", "degraded-latency": "Degraded latency",
+	"confirmations": "Failures before down", "recoveries": "Successes before up", "paused": "Paused",
+	"slo-target": "SLO target", "slo-period": "SLO period", "url": "URL", "method": "Method", "headers": "Request headers",
+	"body": "Request body", "follow-redirects": "Follow redirects", "status-codes": "Expected status codes",
+	"auth-type": "Credentials", "auth-username": "User name", "auth-password": "Password", "auth-token": "Token",
+	"auth-header": "Header name", "auth-value": "Header value", "tcp-host": "Host", "tcp-port": "Port", "send": "Send",
+	"expect": "Expect", "record-name": "Name to resolve", "record-type": "Record type", "expected-values": "Expected values",
+	"resolver": "Resolver", "tls-host": "Host", "tls-port": "Port", "server-name": "Server name",
+	"degraded-expiry": "Degraded expiry", "down-expiry": "Down expiry",
+}
+
+// MonitorFieldMessage is a message for field name as a sentence that
+// names the field ("URL must be an absolute http or https URL."), so it
+// reads alone in the error summary too.
+func MonitorFieldMessage(name, msg string) string {
+	label := monitorLabels[name]
+	var row int
+	var part string
+	switch {
+	case label != "":
+	case strings.HasPrefix(name, "keyword-"):
+		if _, err := fmt.Sscanf(name, "keyword-%d", &row); err == nil {
+			label = fmt.Sprintf("Keyword %d", row+1)
+		}
+	case strings.HasPrefix(name, "assertion-"):
+		if _, err := fmt.Sscanf(strings.ReplaceAll(name, "-", " "), "assertion %d %s", &row, &part); err == nil {
+			label = fmt.Sprintf("%s %d", map[string]string{"path": "Path", "operator": "Operator", "value": "Value"}[part], row+1)
+		}
+	}
+	msg = strings.TrimSuffix(strings.TrimSpace(msg), ".") + "."
+	if label == "" {
+		return msg
+	}
+	return label + " " + msg
+}
+
+func monitorPath(ws, id string) string { return "/w/" + ws + "/monitors/" + id }
+
+// renderMonitorForm answers with the form.
+func (w *Server) renderMonitorForm(q *request, status int, v MonitorForm) {
+	w.render(q, NavNone, status, func(s Shell) ([]byte, error) {
+		v.Shell = s
+		return RenderMonitorForm(v)
+	})
+}
+
+func (w *Server) newMonitor(q *request) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
+		return
+	}
+	w.renderMonitorForm(q, http.StatusOK, MonitorForm{Mode: FormNew, Values: NewMonitorValues()})
+}
+
+func (w *Server) createMonitor(q *request) {
+	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
+		return
+	}
+	mf := readMonitorForm(q.r.PostForm, "")
+	v := MonitorForm{Mode: FormNew, Values: mf.values}
+	if fe := mf.problems(nil); fe.Any() {
+		v.Errors = fe
+		w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	m, err := w.app.CreateMonitor(q.ctx(), q.actor, mf.draft)
+	if err != nil {
+		w.monitorFormFailed(q, v, mf, err)
+		return
+	}
+	q.redirect(monitorPath(q.actor.WorkspaceID, m.ID), "monitor-created")
+}
+
+// storedMonitor is monitor id of the workspace, or false after the
+// error page (a monitor of another workspace, or anything that is not a
+// monitor's id, is not found before it reaches the database).
+func (w *Server) storedMonitor(q *request, id string) (monitor.Monitor, bool) {
+	if !ids.Valid(ids.Monitor, id) {
+		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
+		return monitor.Monitor{}, false
+	}
+	m, err := w.app.GetMonitor(q.ctx(), q.actor, id)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return m, false
+	}
+	return m, true
+}
+
+// withStored adds to typed values what the form shows of m's stored
+// secrets: which are set, never their values.
+func withStored(v MonitorValues, m monitor.Monitor) MonitorValues {
+	s := MonitorFormValues(m)
+	v.HeadersSet, v.AuthStored, v.AuthPasswordSet, v.AuthTokenSet, v.AuthValueSet = s.HeadersSet, s.AuthStored, s.AuthPasswordSet, s.AuthTokenSet, s.AuthValueSet
+	return v
+}
+
+func (w *Server) editMonitor(q *request) {
+	if !w.may(q, account.ScopeMonitorsWrite) {
+		return
+	}
+	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
+	if !ok {
+		return
+	}
+	w.renderMonitorForm(q, http.StatusOK, MonitorForm{Mode: FormEdit, ID: m.ID, Values: MonitorFormValues(m)})
+}
+
+func (w *Server) updateMonitor(q *request) {
+	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
+		return
+	}
+	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
+	if !ok {
+		return
+	}
+	mf := readMonitorForm(q.r.PostForm, m.Type)
+	v := MonitorForm{Mode: FormEdit, ID: m.ID, Values: withStored(mf.values, m)}
+	if fe := mf.problems(m.Config.AuthSet); fe.Any() {
+		v.Errors = fe
+		w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
+		return
+	}
+	if _, err := w.app.UpdateMonitor(q.ctx(), q.actor, m.ID, mf.update()); err != nil {
+		w.monitorFormFailed(q, v, mf, err)
+		return
+	}
+	q.redirect(monitorPath(q.actor.WorkspaceID, m.ID), "monitor-saved")
+}
+
+// testMonitor runs one check of the form's draft and shows the form
+// again, as typed, with what the check found.
+func (w *Server) testMonitor(q *request) {
+	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
+		return
+	}
+	v := MonitorForm{Mode: FormNew}
+	var stored *monitor.Monitor
+	if q.r.PostForm.Get("mode") == string(FormEdit) {
+		m, ok := w.storedMonitor(q, q.r.PostForm.Get("id"))
+		if !ok {
+			return
+		}
+		v.Mode, v.ID, stored = FormEdit, m.ID, &m
+	}
+	var mf *monitorForm
+	var auth *monitor.AuthPresence
+	if stored != nil {
+		mf = readMonitorForm(q.r.PostForm, stored.Type)
+		v.Values, auth = withStored(mf.values, *stored), stored.Config.AuthSet
+	} else {
+		mf = readMonitorForm(q.r.PostForm, "")
+		v.Values = mf.values
+	}
+	mf.draft = mf.testDraft(auth)
+	if fe := mf.problems(nil); fe.Any() {
+		v.Errors = fe
+		w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
+		return
 	}
 	d := mf.draft
-	d.Config = d.Config.Clone()
-	if d.Auth != nil {
-		a := *d.Auth
-		if stored != nil && stored.Type == a.Type && !mf.authSecret {
-			a.Password, a.Token, a.Value = kept(a.Type, monitor.AuthBasic), kept(a.Type, monitor.AuthBearer), kept(a.Type, monitor.AuthHeader)
-		}
-		d.Auth = &a
+	obs, err := w.app.TestMonitor(q.ctx(), q.actor, d)
+	if err != nil {
+		w.monitorFormFailed(q, v, mf, err)
+		return
 	}
-	fields := append(d.Normalize(), app.SLOProblems(d.SLO)...)
-	return mf.errors(&errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: fields})
+	v.Test = NewTestResult(obs, d.Config)
+	w.renderMonitorForm(q, http.StatusOK, v)
 }
 
-// errors are the form's messages for an app error, with the fields that
-// could not be read.
-func (mf *monitorForm) errors(err error) FormErrors {
-	return appFieldErrors(err, mf.bad, func(ptr string) string {
-		return MonitorField(mf.draft.Type, ptr, mf.keywordRows, mf.assertionRows)
-	}, MonitorFieldMessage)
-}
-
-// update is the edit of stored monitor the form asks for. Write-only
-// secrets stay as stored unless typed again: an empty password, token or
-// header value keeps the stored one; credentials "none" removes it.
-// Stored headers keep their values unless named again or ticked for
-// removal.
-func (mf *monitorForm) update() app.MonitorUpdate {
-	return func(cur monitor.Monitor) (app.MonitorChange, error) {
-		d := mf.draft
-		d.Type, d.Paused = cur.Type, cur.Paused
-		d.Config.Headers = nil // app merges the patch into the stored values
-		ch := app.MonitorChange{Draft: d, Auth: app.AuthReplace}
-		for name, value := range mf.headers {
-			if ch.Headers.Set == nil {
-				ch.Headers.Set = map[string]*string{}
-			}
-			ch.Headers.Set[name] = &value
-		}
-		for _, name := range mf.values.HeaderRemove {
-			if _, typed := mf.headers[name]; !typed {
-				if ch.Headers.Set == nil {
-					ch.Headers.Set = map[string]*string{}
-				}
-				ch.Headers.Set[name] = nil
-			}
-		}
-		stored, auth := cur.Config.AuthSet, d.Auth
-		switch {
-		case auth == nil && stored == nil:
-			ch.Auth = app.AuthKeep
-		case auth == nil:
-			ch.Auth = app.AuthRemove
-		case stored != nil && stored.Type == auth.Type && !mf.authSecret:
-			if auth.Username != stored.Username || auth.Header != stored.Header {
-				field := map[monitor.AuthType]string{monitor.AuthBasic: "password", monitor.AuthHeader: "value"}[auth.Type]
-				return ch, &errs.Error{Kind: errs.KindInvalid, Message: "the request has invalid fields", Fields: []errs.FieldError{
-					{Pointer: "/config/auth/" + field, Message: "must be typed again to change the credential (the stored one is never shown)"}}}
-			}
-			ch.Auth, ch.Draft.Auth = app.AuthKeep, nil
-		}
-		return ch, nil
+// monitorFormFailed shows the form again with the app's objections, or
+// the error page for an error that is not the person's to fix.
+func (w *Server) monitorFormFailed(q *request, v MonitorForm, mf *monitorForm, err error) {
+	if errs.KindOf(err) == errs.KindFeatureUnavailable { // a node that runs no checks cannot test
+		v.Errors = FormErrors{Summary: "This server runs no checks, so it cannot test one: save the monitor and see its first result."}
+		w.renderMonitorForm(q, http.StatusServiceUnavailable, v)
+		return
 	}
-}
-
-// testDraft is the draft "Test now" checks. On an edit form a stored
-// credential that is not typed again is left out (it is never read back
-// out of the store for a test).
-func (mf *monitorForm) testDraft(stored *monitor.AuthPresence) monitor.Draft {
-	d := mf.draft
-	if a := d.Auth; a != nil && stored != nil && stored.Type == a.Type && !mf.authSecret {
-		d.Auth = nil
+	if _, ok := formErrors(err, nil); !ok || statusOf(err) == http.StatusForbidden || statusOf(err) == http.StatusNotFound {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
 	}
-	return d
+	v.Errors = mf.errors(err)
+	w.renderMonitorForm(q, statusOf(err), v)
 }

@@ -1,13 +1,15 @@
 package console
 
 import (
-	"fmt"
-	"html/template"
-	"math"
-	"strconv"
+	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/clean"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -19,380 +21,197 @@ import (
 // RenderMonitors renders GET /w/{ws}/monitors.
 func RenderMonitors(v Monitors) ([]byte, error) { return execute("monitors.html", v) }
 
-// RenderMonitor renders GET /w/{ws}/monitors/{id}.
-func RenderMonitor(v MonitorDetail) ([]byte, error) { return execute("monitor.html", v) }
-
-// monitorFuncs are the templates' helpers for the monitor pages.
-var monitorFuncs = template.FuncMap{
-	"pct":          PercentText,
-	"ms":           LatencyText,
-	"msp":          func(v *float64) string { return millisText(v) },
-	"every":        IntervalText,
-	"stateText":    StateText,
-	"stateClass":   stateClass,
-	"resultClass":  func(r monitor.Result) string { return stateClass(monitor.State(strings.ToUpper(string(r)))) },
-	"latencyChart": LatencyChart,
-	"uptimeBar":    UptimeBar,
-	"states":       func() []monitor.State { return monitor.States },
-	"types":        func() []monitor.Type { return monitor.Types },
-	"lower":        func(s monitor.State) string { return strings.ToLower(string(s)) },
-	"budget":       budgetText,
-	"rate":         func(v *float64) string { return rateText(v) },
-	"target":       func(t float64) string { return strconv.FormatFloat(math.Round(t*1e5)/1e3, 'f', -1, 64) + " %" },
-	"left":         leftText,
+// Monitors is GET /w/{ws}/monitors.
+type Monitors struct {
+	// Shell: set Shell.Active to NavMonitors; roles that grant
+	// monitors:write see the "New monitor" button.
+	Shell Shell
+	// Availability24h and Availability30d are the workspace's overall
+	// availability over its monitors (0 to 1); nil when nothing was known.
+	Availability24h, Availability30d *float64
+	// Counts are the workspace's monitors by state, whatever the filter,
+	// in the order to show them.
+	Counts []StateCount
+	// Filter re-fills the filter form.
+	Filter MonitorFilterForm
+	// Errors holds a filter's message (fields "state", "type", "q").
+	Errors FormErrors
+	// Rows are the monitors that match the filter, one page of them.
+	Rows []MonitorRow
+	// Matching is how many monitors match the filter in all.
+	Matching int
+	// Any says the workspace has a monitor at all: without one, the page
+	// shows how to create the first.
+	Any bool
+	// NextPage is the local URL of the next page ("" on the last).
+	NextPage string
 }
 
-// PercentText writes an availability (0 to 1) as "99.95 %", never
-// rounding up to 100 % what was not; nil (or not a number) is "no data".
-func PercentText(v *float64) string {
-	f, ok := finite(v)
-	if !ok {
-		return "no data"
-	}
-	f = min(max(f, 0), 1)
-	if f == 1 {
-		return "100 %"
-	}
-	return strconv.FormatFloat(math.Floor(f*10000+1e-6)/100, 'f', 2, 64) + " %"
+// StateCount is how many of the workspace's monitors are in a state.
+type StateCount struct {
+	State monitor.State
+	Count int
 }
 
-// LatencyText writes a latency: "42 ms", "1.25 s".
-func LatencyText(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	if d < 10*time.Second {
-		return strconv.FormatInt(int64((d+time.Millisecond/2)/time.Millisecond), 10) + " ms"
-	}
-	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+// MonitorFilterForm re-fills the list's filter form (GET, fields
+// "state", "type" and "q"); empty fields filter nothing.
+type MonitorFilterForm struct {
+	// State is a monitor.State in lower case ("down"), or "".
+	State string
+	// Type is a monitor.Type ("http"), or "".
+	Type string
+	// Q is the text the name contains.
+	Q string
 }
 
-// millisText writes a latency given in milliseconds; nil is "no data".
-func millisText(v *float64) string {
-	f, ok := finite(v)
-	if !ok {
-		return "no data"
-	}
-	return LatencyText(time.Duration(min(max(f, 0), maxChartMs) * float64(time.Millisecond)))
+// Active reports whether any filter is set.
+func (f MonitorFilterForm) Active() bool { return f.State != "" || f.Type != "" || f.Q != "" }
+
+// MonitorRow is one monitor in the list.
+type MonitorRow struct {
+	// ID is the monitor's id (mon_…), in /w/{ws}/monitors/{id} and the
+	// row's data-monitor-id.
+	ID string
+	// Name is its name.
+	Name string
+	// Type is its type.
+	Type monitor.Type
+	// Target is what it checks: the URL, or host:port.
+	Target string
+	// Interval is how often it checks.
+	Interval time.Duration
+	// State is its current state (the state cell's data-state).
+	State monitor.State
+	// LastCheckAt is when it was last checked; zero shows "never".
+	LastCheckAt time.Time
+	// LastLatency is the last check's latency.
+	LastLatency time.Duration
+	// Availability24h is its availability over the last 24 hours (0 to
+	// 1); nil when nothing was known.
+	Availability24h *float64
 }
 
-// IntervalText writes a check interval: "30 s", "1 min", "90 s", "1 h".
-func IntervalText(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "—"
-	case d%time.Hour == 0:
-		return strconv.Itoa(int(d/time.Hour)) + " h"
-	case d%time.Minute == 0:
-		return strconv.Itoa(int(d/time.Minute)) + " min"
-	}
-	return strconv.Itoa(int((d+time.Second/2)/time.Second)) + " s"
-}
+// listPageSize is how many monitors the list shows at once.
+const listPageSize = 100
 
-// StateText is a state as the pages say it: "up", "down", "paused".
-func StateText(s monitor.State) string {
-	if s == "" {
-		return "unknown"
-	}
-	return strings.ToLower(string(s))
-}
+// countedStates are the states the list always counts, in order; the
+// others are counted when a monitor is in them.
+var countedStates = []monitor.State{monitor.StateUp, monitor.StateDown, monitor.StateDegraded, monitor.StateUnknown, monitor.StatePaused}
 
-// stateClass is a state badge's class; the text always says the state
-// too, colour is never alone.
-func stateClass(s monitor.State) string {
-	switch s {
-	case monitor.StateUp:
-		return "badge s-up"
-	case monitor.StateDown:
-		return "badge s-down"
-	case monitor.StateDegraded:
-		return "badge s-degraded"
-	case monitor.StatePaused:
-		return "badge s-paused"
-	case monitor.StateMaintenance:
-		return "badge s-maintenance"
+func (w *Server) monitors(q *request) {
+	query := q.r.URL.Query()
+	// The query's text is judged here, where it enters, as the API's edge
+	// does: no byte of it that is not valid UTF-8 without NUL goes on.
+	var fe FormErrors
+	get := func(name string) string { return judgedText(query, &fe, name, name) }
+	form := MonitorFilterForm{State: strings.ToLower(get("state")), Type: get("type"), Q: get("q")}
+	cursor := get("cursor")
+	filter := app.MonitorFilter{Name: form.Q}
+	if form.State != "" {
+		filter.States = []monitor.State{monitor.State(strings.ToUpper(form.State))}
 	}
-	return "badge s-unknown"
-}
-
-func budgetText(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d < time.Minute {
-		return strconv.Itoa(int(d/time.Second)) + " s"
+	if form.Type != "" {
+		filter.Types = []monitor.Type{monitor.Type(form.Type)}
 	}
-	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-	if h == 0 {
-		return strconv.Itoa(m) + " min"
-	}
-	return fmt.Sprintf("%d h %d min", h, m)
-}
-
-// leftText writes the share of an error budget left; negative when it
-// is overspent.
-func leftText(v *float64) string {
-	f, ok := finite(v)
-	if !ok {
-		return "no data"
-	}
-	s := strconv.FormatFloat(math.Round(f*1000)/10, 'f', 1, 64) + " %"
-	if f < 0 {
-		s += " (overspent)"
-	}
-	return s
-}
-
-func rateText(v *float64) string {
-	f, ok := finite(v)
-	if !ok {
-		return "no data"
-	}
-	return strconv.FormatFloat(max(f, 0), 'f', 2, 64) + "×"
-}
-
-// finite is *v when v holds a real number.
-func finite(v *float64) (float64, bool) {
-	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
-		return 0, false
-	}
-	return *v, true
-}
-
-// maxChartMs caps a latency on the chart (ten hours): a wild value draws
-// at the top instead of breaking the scale.
-const maxChartMs = 36e6
-
-// The latency chart's geometry, in the SVG's user units.
-const (
-	chartW, chartH             = 600.0, 200.0
-	padL, padR, padTop, padBot = 8.0, 8.0, 26.0, 26.0
-)
-
-// LatencyChart draws the latency buckets as an inline SVG line chart:
-// the median and the 95th percentile over the buckets, oldest first,
-// each line broken where a bucket had no check, a lone bucket drawn as a
-// dot. NaN, infinite and missing values are gaps; negative values count
-// as 0; huge ones are capped. It is an image with an aria-label that sums
-// it up; the page lists the numbers in a table beside it.
-func LatencyChart(points []LatencyPoint) template.HTML {
-	type pt struct {
-		p50, p95 float64
-		has50    bool
-		has95    bool
-	}
-	clean := func(v *float64) (float64, bool) {
-		f, ok := finite(v)
-		return min(max(f, 0), maxChartMs), ok
-	}
-	pts := make([]pt, len(points))
-	top, lo50, hi50, hi95, gaps, any95 := 0.0, math.Inf(1), 0.0, 0.0, 0, false
-	for i, p := range points {
-		var q pt
-		q.p50, q.has50 = clean(p.P50)
-		q.p95, q.has95 = clean(p.P95)
-		if q.has50 {
-			top, lo50, hi50 = max(top, q.p50), min(lo50, q.p50), max(hi50, q.p50)
-		}
-		if q.has95 {
-			top, hi95, any95 = max(top, q.p95), max(hi95, q.p95), true
-		}
-		if !q.has50 && !q.has95 {
-			gaps++
-		}
-		pts[i] = q
-	}
-	var b strings.Builder
-	if len(points) == 0 || gaps == len(points) {
-		label := "Response time: no checks in this period."
-		fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s">`, num(chartW), num(chartH), esc(label))
-		fmt.Fprintf(&b, `<rect class="chart-frame" x="%s" y="%s" width="%s" height="%s"/>`, num(padL), num(padTop), num(chartW-padL-padR), num(chartH-padTop-padBot))
-		fmt.Fprintf(&b, `<text class="chart-empty" x="%s" y="%s" text-anchor="middle">No checks in this period</text></svg>`,
-			num(padL+(chartW-padL-padR)/2), num(padTop+(chartH-padTop-padBot)/2))
-		return template.HTML(b.String())
-	}
-	yMax := niceCeil(top)
-	plotW, plotH := chartW-padL-padR, chartH-padTop-padBot
-	x := func(i int) float64 { return padL + (float64(i)+0.5)*plotW/float64(len(pts)) }
-	y := func(v float64) float64 { return padTop + plotH - v/yMax*plotH }
-
-	label := fmt.Sprintf("Response time by hour, %s to %s: ", TimeText(points[0].Start), TimeText(points[len(points)-1].End))
-	var says []string
-	if !math.IsInf(lo50, 1) {
-		says = append(says, fmt.Sprintf("median between %s and %s", msText(lo50), msText(hi50)))
-	}
-	if any95 {
-		says = append(says, fmt.Sprintf("95th percentile at most %s", msText(hi95)))
-	}
-	label += strings.Join(says, ", ")
-	if gaps > 0 {
-		label += fmt.Sprintf("; no checks in %d of %d hours", gaps, len(points))
-	}
-	label += "."
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s">`, num(chartW), num(chartH), esc(label))
-	for _, f := range []float64{0, 0.5, 1} {
-		yy := y(yMax * f)
-		fmt.Fprintf(&b, `<line class="chart-grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(padL), num(yy), num(chartW-padR), num(yy))
-		// The label sits above its line, inside the plot: no margin to
-		// guess the width of, at any text size.
-		fmt.Fprintf(&b, `<text class="chart-label" x="%s" y="%s">%s</text>`, num(padL), num(yy-5), esc(msText(yMax*f)))
-	}
-	for _, i := range labelIndexes(len(points)) {
-		// Each names the start of its hour, from where that hour begins.
-		fmt.Fprintf(&b, `<text class="chart-label" x="%s" y="%s">%s</text>`,
-			num(padL+float64(i)*plotW/float64(len(pts))), num(chartH-6), points[i].Start.UTC().Format("15:04"))
-	}
-	line := func(class string, val func(pt) (float64, bool)) {
-		var d strings.Builder
-		var dots []int
-		for i := range pts {
-			v, ok := val(pts[i])
-			if !ok {
-				continue
+	page := app.PageRequest{Cursor: cursor, Limit: listPageSize}
+	var list app.Page[monitor.Monitor]
+	if !fe.Any() {
+		var err error
+		if list, err = w.app.ListMonitors(q.ctx(), q.actor, filter, page); err != nil {
+			if errs.KindOf(err) != errs.KindInvalid {
+				w.fail(q.w, q.r, &q.ws, err)
+				return
 			}
-			prev := i > 0 && has(val, pts[i-1])
-			next := i+1 < len(pts) && has(val, pts[i+1])
-			switch {
-			case !prev && !next:
-				dots = append(dots, i)
-			case !prev:
-				fmt.Fprintf(&d, "M%s %s", num(x(i)), num(y(v)))
-			default:
-				fmt.Fprintf(&d, "L%s %s", num(x(i)), num(y(v)))
-			}
-		}
-		if d.Len() > 0 {
-			fmt.Fprintf(&b, `<path class="%s" d="%s" fill="none"/>`, class, d.String())
-		}
-		for _, i := range dots {
-			v, _ := val(pts[i])
-			fmt.Fprintf(&b, `<circle class="%s-dot" cx="%s" cy="%s" r="3"/>`, class, num(x(i)), num(y(v)))
+			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"})
 		}
 	}
-	line("chart-p95", func(p pt) (float64, bool) { return p.p95, p.has95 })
-	line("chart-p50", func(p pt) (float64, bool) { return p.p50, p.has50 })
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+	keepFilterFields(&fe, "state", "type", "q")
+	status := http.StatusOK
+	if fe.Any() {
+		status = http.StatusUnprocessableEntity
+	}
+	w.render(q, NavMonitors, status, func(s Shell) ([]byte, error) {
+		s.Live = liveURL(q)
+		v := Monitors{Shell: s, Filter: form, Errors: fe}
+		// The counts, the overall figures and each row's 24 hours come
+		// from one overview, read in two queries however many monitors.
+		ov, err := w.app.WorkspaceOverview(q.ctx(), q.actor, app.KindMonitor, "24h", "30d")
+		if err != nil {
+			return nil, err
+		}
+		v.Counts, v.Any = stateCounts(ov.States, countedStates)
+		day, month := ov.Windows[0], ov.Windows[1]
+		v.Availability24h, v.Availability30d = day.All, month.All
+		if fe.Any() {
+			return RenderMonitors(v)
+		}
+		byID := day.Of
+		for _, m := range list.Items {
+			v.Rows = append(v.Rows, MonitorRow{ID: m.ID, Name: m.Name, Type: m.Type, Target: target(m), Interval: m.Interval(),
+				State: m.State, LastCheckAt: m.Last.At, LastLatency: m.Last.Latency, Availability24h: byID[m.ID]})
+		}
+		v.Matching = list.Total
+		if list.NextCursor != "" {
+			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/monitors", list.NextCursor, map[string]string{"state": form.State, "type": form.Type, "q": form.Q})
+		}
+		return RenderMonitors(v)
+	})
 }
 
-func has[T any](val func(T) (float64, bool), p T) bool {
-	_, ok := val(p)
-	return ok
+// judgedText is vals' field name, judged where it enters: text that is
+// not valid UTF-8 without NUL goes no further, reads as empty and gets a
+// message at field.
+func judgedText(vals url.Values, fe *FormErrors, name, field string) string {
+	v := vals.Get(name)
+	if !clean.Valid(v) {
+		if fe.Fields == nil {
+			fe.Fields = map[string]string{}
+		}
+		fe.Fields[field] = invalidText
+		return ""
+	}
+	return v
 }
 
-// labelIndexes are the buckets whose start the x axis names: the first,
-// about every sixth, and never two too close.
-func labelIndexes(n int) []int {
-	if n <= 0 {
-		return nil
+// keepFilterFields keeps fe's messages of a list's filter form's fields;
+// a message of any other field is the page's cursor's: the link does not
+// work, and the list starts from its first page.
+func keepFilterFields(fe *FormErrors, fields ...string) {
+	for name := range fe.Fields {
+		if !slices.Contains(fields, name) {
+			delete(fe.Fields, name)
+			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
+		}
 	}
-	step := max(1, (n+3)/4)
-	var out []int
-	for i := 0; i < n; i += step {
-		out = append(out, i)
-	}
-	return out
 }
 
-// niceCeil is the least of 1, 2 or 5 × 10ⁿ at or above v (v > 0), the
-// chart's top; 1 ms at least.
-func niceCeil(v float64) float64 {
-	if !(v > 1) {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= v {
-			return m * p
+// nextPageURL is the link to a list's next page at path: its cursor and
+// the filter's fields that are set.
+func nextPageURL(path, cursor string, filter map[string]string) string {
+	next := url.Values{"cursor": {cursor}}
+	for k, val := range filter {
+		if val != "" {
+			next.Set(k, val)
 		}
 	}
-	return 10 * p
+	return path + "?" + next.Encode()
 }
 
-func msText(v float64) string {
-	return LatencyText(time.Duration(min(max(v, 0), maxChartMs) * float64(time.Millisecond)))
+// stateCounts counts subjects by state: those of counted always, in
+// order, then any other state one is in. some says there is one.
+func stateCounts(states []app.LiveState, counted []monitor.State) (out []StateCount, some bool) {
+	n := map[monitor.State]int{}
+	for _, s := range states {
+		n[s.State]++
+		some = true
+	}
+	for _, st := range counted {
+		out = append(out, StateCount{State: st, Count: n[st]})
+	}
+	for _, st := range monitor.States {
+		if n[st] > 0 && !slices.Contains(counted, st) {
+			out = append(out, StateCount{State: st, Count: n[st]})
+		}
+	}
+	return out, some
 }
-
-// num writes a coordinate with at most one decimal.
-func num(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		f = 0
-	}
-	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64)
-}
-
-func esc(s string) string { return template.HTMLEscapeString(s) }
-
-// The uptime bar's geometry: a rect per day, in user units; the SVG
-// stretches to its box (preserveAspectRatio="none").
-const (
-	barDayW, barGap, barH = 6.0, 2.0, 32.0
-)
-
-// Availability thresholds of the uptime bar's colours (the title of
-// each day says the figure).
-const (
-	goodAvailability = 0.999
-	fairAvailability = 0.99
-)
-
-// UptimeBar draws one rect per day, oldest first, coloured by its
-// availability (grey for no data), each with a <title> naming the day and
-// the figure; an image whose aria-label sums the days up.
-func UptimeBar(days []UptimeDay) template.HTML {
-	var b strings.Builder
-	if len(days) == 0 {
-		fmt.Fprintf(&b, `<svg class="uptime" viewBox="0 0 1 %s" preserveAspectRatio="none" role="img" aria-label="No days to show."></svg>`, num(barH))
-		return template.HTML(b.String())
-	}
-	known, below := 0, 0
-	worst, worstDay := 2.0, time.Time{}
-	for _, d := range days {
-		f, ok := finite(d.Availability)
-		if !ok {
-			continue
-		}
-		f = min(max(f, 0), 1)
-		known++
-		if f < goodAvailability {
-			below++
-		}
-		if f < worst {
-			worst, worstDay = f, d.Day
-		}
-	}
-	label := fmt.Sprintf("Availability by day, %s to %s: ", dayText(days[0].Day), dayText(days[len(days)-1].Day))
-	if known == 0 {
-		label += "no data on any day."
-	} else {
-		label += fmt.Sprintf("%d of %d days with data", known, len(days))
-		if below == 0 {
-			label += fmt.Sprintf(", all at or above %s.", PercentText(ptr(goodAvailability)))
-		} else {
-			label += fmt.Sprintf(", %d below %s; lowest %s on %s.", below, PercentText(ptr(goodAvailability)), PercentText(&worst), dayText(worstDay))
-		}
-	}
-	w := float64(len(days))*(barDayW+barGap) - barGap
-	fmt.Fprintf(&b, `<svg class="uptime" viewBox="0 0 %s %s" preserveAspectRatio="none" role="img" aria-label="%s">`, num(w), num(barH), esc(label))
-	for i, d := range days {
-		class, say := "u-none", "no data"
-		if f, ok := finite(d.Availability); ok {
-			f = min(max(f, 0), 1)
-			say = PercentText(&f) + " available"
-			switch {
-			case f >= goodAvailability:
-				class = "u-good"
-			case f >= fairAvailability:
-				class = "u-fair"
-			default:
-				class = "u-bad"
-			}
-		}
-		fmt.Fprintf(&b, `<rect class="%s" x="%s" y="0" width="%s" height="%s"><title>%s: %s</title></rect>`,
-			class, num(float64(i)*(barDayW+barGap)), num(barDayW), num(barH), dayText(d.Day), esc(say))
-	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
-}
-
-func dayText(t time.Time) string { return t.UTC().Format("2006-01-02") }
-
-func ptr(f float64) *float64 { return &f }

@@ -4,152 +4,112 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
-	"strings"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/metrics"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
-// The monitor pages, read side: the list and one monitor's page, and the
-// forms on it that pause, resume and delete.
+// MonitorDetail is GET /w/{ws}/monitors/{id}.
+type MonitorDetail struct {
+	// Shell: set Shell.Active to NavMonitors; roles that grant
+	// monitors:write get pause/resume, edit and delete.
+	Shell Shell
+	// ID, Name, Type, Target and Interval describe the monitor.
+	ID       string
+	Name     string
+	Type     monitor.Type
+	Target   string
+	Interval time.Duration
+	// State is its current state, since StateSince.
+	State      monitor.State
+	StateSince time.Time
+	// Paused says it is paused (no checks run).
+	Paused bool
+	// Cause is the last check's reason ("" when it passed or none ran).
+	Cause string
+	// LastCheckAt is when it was last checked; zero shows "never".
+	LastCheckAt time.Time
+	// LastLatency is the last check's latency.
+	LastLatency time.Duration
+	// Availability24h, Availability30d and Availability90d (0 to 1); nil
+	// when nothing was known.
+	Availability24h, Availability30d, Availability90d *float64
+	// Latency is the chart's hourly buckets of the last 24 hours, oldest
+	// first.
+	Latency []LatencyPoint
+	// Uptime is the bar's days, oldest first.
+	Uptime []UptimeDay
+	// SLO is the objective and its budget; nil when none is set.
+	SLO *SLOView
+	// Checks are the most recent checks, newest first.
+	Checks []CheckRow
+	// States are the most recent state changes, newest first.
+	States []StateRow
+}
 
-// listPageSize is how many monitors the list shows at once.
-const listPageSize = 100
+// LatencyPoint is one bucket of the latency chart: the percentiles of
+// the checks in [Start, End), in milliseconds; nil when there was no
+// check.
+type LatencyPoint struct {
+	Start, End time.Time
+	P50, P95   *float64
+}
+
+// UptimeDay is one day of the uptime bar: its availability (0 to 1),
+// nil for no data.
+type UptimeDay struct {
+	Day          time.Time
+	Availability *float64
+}
+
+// CheckRow is one recent check.
+type CheckRow struct {
+	At         time.Time
+	Result     monitor.Result
+	Latency    time.Duration
+	StatusCode int // 0: none
+	Reason     string
+}
+
+// StateRow is one change in the state history: At is when the new state
+// began, ConfirmedAt when the checks confirmed it, if later (an outage
+// dated from its first failed check); zero otherwise.
+type StateRow struct {
+	At          time.Time
+	ConfirmedAt time.Time
+	From, To    monitor.State
+	Cause       string
+}
+
+// SLOView is an objective and its error budget over the period ending
+// now.
+type SLOView struct {
+	// Target is the share of known time to be UP or DEGRADED (0.999).
+	Target     float64
+	PeriodDays int
+	// Allowed is the budget of down time, Spent what was used of it.
+	Allowed, Spent time.Duration
+	// Left is the fraction of the budget left (negative when overspent);
+	// nil when nothing was known.
+	Left *float64
+	// BurnRate1h and BurnRate6h: 1 spends exactly the budget over the
+	// period; nil when nothing was known.
+	BurnRate1h, BurnRate6h *float64
+}
+
+// RenderMonitor renders GET /w/{ws}/monitors/{id}.
+func RenderMonitor(v MonitorDetail) ([]byte, error) { return execute("monitor.html", v) }
 
 // uptimeDays is how many days the uptime bar shows, today the last.
 const uptimeDays = 90
 
 // recentRows is how many checks and state changes a monitor's page shows.
 const recentRows = 20
-
-// countedStates are the states the list always counts, in order; the
-// others are counted when a monitor is in them.
-var countedStates = []monitor.State{monitor.StateUp, monitor.StateDown, monitor.StateDegraded, monitor.StateUnknown, monitor.StatePaused}
-
-func (w *Server) monitors(q *request) {
-	query := q.r.URL.Query()
-	// The query's text is judged here, where it enters, as the API's edge
-	// does: no byte of it that is not valid UTF-8 without NUL goes on.
-	var fe FormErrors
-	get := func(name string) string { return judgedText(query, &fe, name, name) }
-	form := MonitorFilterForm{State: strings.ToLower(get("state")), Type: get("type"), Q: get("q")}
-	cursor := get("cursor")
-	filter := app.MonitorFilter{Name: form.Q}
-	if form.State != "" {
-		filter.States = []monitor.State{monitor.State(strings.ToUpper(form.State))}
-	}
-	if form.Type != "" {
-		filter.Types = []monitor.Type{monitor.Type(form.Type)}
-	}
-	page := app.PageRequest{Cursor: cursor, Limit: listPageSize}
-	var list app.Page[monitor.Monitor]
-	if !fe.Any() {
-		var err error
-		if list, err = w.app.ListMonitors(q.ctx(), q.actor, filter, page); err != nil {
-			if errs.KindOf(err) != errs.KindInvalid {
-				w.fail(q.w, q.r, &q.ws, err)
-				return
-			}
-			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"})
-		}
-	}
-	keepFilterFields(&fe, "state", "type", "q")
-	status := http.StatusOK
-	if fe.Any() {
-		status = http.StatusUnprocessableEntity
-	}
-	w.render(q, NavMonitors, status, func(s Shell) ([]byte, error) {
-		s.Live = liveURL(q)
-		v := Monitors{Shell: s, Filter: form, Errors: fe}
-		// The counts, the overall figures and each row's 24 hours come
-		// from one overview, read in two queries however many monitors.
-		ov, err := w.app.WorkspaceOverview(q.ctx(), q.actor, app.KindMonitor, "24h", "30d")
-		if err != nil {
-			return nil, err
-		}
-		v.Counts, v.Any = stateCounts(ov.States, countedStates)
-		day, month := ov.Windows[0], ov.Windows[1]
-		v.Availability24h, v.Availability30d = day.All, month.All
-		if fe.Any() {
-			return RenderMonitors(v)
-		}
-		byID := day.Of
-		for _, m := range list.Items {
-			v.Rows = append(v.Rows, MonitorRow{ID: m.ID, Name: m.Name, Type: m.Type, Target: target(m), Interval: m.Interval(),
-				State: m.State, LastCheckAt: m.Last.At, LastLatency: m.Last.Latency, Availability24h: byID[m.ID]})
-		}
-		v.Matching = list.Total
-		if list.NextCursor != "" {
-			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/monitors", list.NextCursor, map[string]string{"state": form.State, "type": form.Type, "q": form.Q})
-		}
-		return RenderMonitors(v)
-	})
-}
-
-// judgedText is vals' field name, judged where it enters: text that is
-// not valid UTF-8 without NUL goes no further, reads as empty and gets a
-// message at field.
-func judgedText(vals url.Values, fe *FormErrors, name, field string) string {
-	v := vals.Get(name)
-	if !clean.Valid(v) {
-		if fe.Fields == nil {
-			fe.Fields = map[string]string{}
-		}
-		fe.Fields[field] = invalidText
-		return ""
-	}
-	return v
-}
-
-// keepFilterFields keeps fe's messages of a list's filter form's fields;
-// a message of any other field is the page's cursor's: the link does not
-// work, and the list starts from its first page.
-func keepFilterFields(fe *FormErrors, fields ...string) {
-	for name := range fe.Fields {
-		if !slices.Contains(fields, name) {
-			delete(fe.Fields, name)
-			fe.Summary = "This link to a page of the list does not work; the filter above starts from the first page."
-		}
-	}
-}
-
-// nextPageURL is the link to a list's next page at path: its cursor and
-// the filter's fields that are set.
-func nextPageURL(path, cursor string, filter map[string]string) string {
-	next := url.Values{"cursor": {cursor}}
-	for k, val := range filter {
-		if val != "" {
-			next.Set(k, val)
-		}
-	}
-	return path + "?" + next.Encode()
-}
-
-// stateCounts counts subjects by state: those of counted always, in
-// order, then any other state one is in. some says there is one.
-func stateCounts(states []app.LiveState, counted []monitor.State) (out []StateCount, some bool) {
-	n := map[monitor.State]int{}
-	for _, s := range states {
-		n[s.State]++
-		some = true
-	}
-	for _, st := range counted {
-		out = append(out, StateCount{State: st, Count: n[st]})
-	}
-	for _, st := range monitor.States {
-		if n[st] > 0 && !slices.Contains(counted, st) {
-			out = append(out, StateCount{State: st, Count: n[st]})
-		}
-	}
-	return out, some
-}
 
 // target is what a monitor checks, as the pages show it.
 func target(m monitor.Monitor) string {
@@ -285,7 +245,8 @@ func (w *Server) stateRows(q *request, id string) ([]StateRow, error) {
 	return rows, nil
 }
 
-func (w *Server) pauseMonitor(q *request)  { w.setPaused(q, true) }
+func (w *Server) pauseMonitor(q *request) { w.setPaused(q, true) }
+
 func (w *Server) resumeMonitor(q *request) { w.setPaused(q, false) }
 
 func (w *Server) setPaused(q *request, paused bool) {

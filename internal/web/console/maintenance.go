@@ -14,10 +14,66 @@ import (
 	"github.com/tocsin/tocsin/internal/ids"
 )
 
-// The maintenance window pages: the list with its create form, a
-// window's edit form, and deleting one, over the app functions the API's
-// maintenance-windows routes call. The app says whether a window is
-// active and when it next begins.
+// Maintenance is GET /w/{ws}/maintenance, and the edit page of one window
+// (GET /w/{ws}/maintenance/{id}/edit) when EditID is set.
+type Maintenance struct {
+	// Shell: set Shell.Active to NavMaintenance; roles that grant
+	// monitors:write see the forms.
+	Shell Shell
+	Rows  []MaintenanceRow
+	// NextPage is the local URL of the list's next page ("" on the last).
+	NextPage string
+	// Subjects are the workspace's monitors and heartbeats the form
+	// offers.
+	Subjects []Subject
+	// EditID is the window being edited; "" on the list with its create
+	// form.
+	EditID string
+	Form   MaintenanceForm
+	Errors FormErrors
+	// ListErrors is a message about the list's link (the page's cursor).
+	ListErrors FormErrors
+}
+
+// MaintenanceRow is one maintenance window in the list.
+type MaintenanceRow struct {
+	ID          string
+	Name        string
+	Description string
+	// Covers are its monitors and heartbeats, by name.
+	Covers []Subject
+	// Recurring windows have Cron or RRule, read in Timezone, each
+	// occurrence lasting Duration, none beginning after Until (zero: no
+	// end), none before StartsAt (zero: no start to mention); one-off
+	// windows run StartsAt to EndsAt.
+	Recurring        bool
+	StartsAt, EndsAt time.Time
+	Cron, RRule      string
+	Timezone         string
+	Duration         time.Duration
+	Until            time.Time
+	Public           bool
+	// Active says an occurrence is in progress, ending at CurrentEndsAt;
+	// NextStartAt is when the next begins (zero: none is left).
+	Active        bool
+	CurrentEndsAt time.Time
+	NextStartAt   time.Time
+}
+
+// MaintenanceForm re-fills the maintenance window form (fields "name",
+// "description", "kind" (one-off or recurring), "starts", "ends",
+// "timezone", "cron", "rrule", "duration", "until", "monitor",
+// "heartbeat", "public"). Times are as typed, "2026-11-28T02:00", read
+// in Timezone.
+type MaintenanceForm struct {
+	Name, Description, Kind, Starts, Ends, Timezone, Cron, RRule, Duration, Until string
+	Monitors, Heartbeats                                                          []string
+	Public                                                                        bool
+}
+
+// RenderMaintenance renders GET /w/{ws}/maintenance and a window's edit
+// page.
+func RenderMaintenance(v Maintenance) ([]byte, error) { return execute("maintenance.html", v) }
 
 // localLayout is how a datetime-local field writes a wall time.
 const localLayout = "2006-01-02T15:04"

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"cmp"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,194 +8,70 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 )
 
-// The incident pages: the list with the "New incident" form, and one
-// incident's page with its timeline and the forms that acknowledge,
-// update, resolve and change it, each over the app function the API's
-// route beside it calls.
-
-// The flashes of the incident and maintenance pages.
-func init() {
-	for code, msg := range map[string]string{
-		"incident-created":      "The incident is open. Its first update is on the timeline.",
-		"incident-acknowledged": "The incident is acknowledged.",
-		"incident-updated":      "The update is posted.",
-		"incident-resolved":     "The incident is resolved.",
-		"incident-saved":        "The incident's settings are saved.",
-		"maintenance-created":   "The maintenance window is created. What it covers enters maintenance within seconds of its start.",
-		"maintenance-saved":     "The maintenance window is saved.",
-		"maintenance-deleted":   "The maintenance window is deleted.",
-	} {
-		flashes[code] = Flash{Kind: FlashSuccess, Message: msg}
-	}
+// IncidentDetail is GET /w/{ws}/incidents/{id}.
+type IncidentDetail struct {
+	// Shell: set Shell.Active to NavIncidents; roles that grant
+	// incidents:write see the forms.
+	Shell   Shell
+	ID      string
+	Title   string
+	Subject *Subject
+	Cause   string
+	State   string
+	Status  string
+	Public  bool
+	// PublicTitle is the title status page readers see; "" for none.
+	PublicTitle                 string
+	StartedAt                   time.Time
+	AcknowledgedAt, ResolvedAt  time.Time // zero: not yet
+	Duration                    time.Duration
+	Affected                    []Subject
+	Timeline                    []TimelineEntry // oldest first
+	Subjects                    []Subject       // offered by the settings form
+	UpdateStatus, UpdateMessage string          // re-fill the update form
+	ResolveMessage              string          // re-fills the resolve form
+	Settings                    IncidentSettings
+	// UpdateErrors, ResolveErrors and SettingsErrors are the messages of
+	// the update ("update-status", "update-message"), resolve
+	// ("resolve-message") and settings forms.
+	UpdateErrors, ResolveErrors, SettingsErrors FormErrors
 }
 
-// maxOpenIncidents bounds the open incidents the list shows (one per
-// subject at most, plus manual ones).
-const maxOpenIncidents = 500
+// Open reports whether the incident is not resolved.
+func (d IncidentDetail) Open() bool { return d.ResolvedAt.IsZero() }
 
-// subjects are the workspace's monitors and heartbeats by name.
-func (w *Server) subjects(q *request) ([]Subject, error) {
-	var out []Subject
-	page := app.PageRequest{Limit: app.MaxPageLimit}
-	for {
-		p, err := w.app.ListMonitors(q.ctx(), q.actor, app.MonitorFilter{}, page)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range p.Items {
-			out = append(out, Subject{ID: m.ID, Name: m.Name})
-		}
-		if page.Cursor = p.NextCursor; page.Cursor == "" {
-			break
-		}
-	}
-	page = app.PageRequest{Limit: app.MaxPageLimit}
-	for {
-		p, err := w.app.ListHeartbeats(q.ctx(), q.actor, app.HeartbeatFilter{}, page)
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range p.Items {
-			out = append(out, Subject{ID: h.ID, Name: h.Name, Heartbeat: true})
-		}
-		if page.Cursor = p.NextCursor; page.Cursor == "" {
-			break
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Subject) int {
-		return cmp.Or(cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.ID, b.ID))
-	})
-	return out, nil
+// TimelineEntry is one line of an incident's timeline: an update people
+// or Tocsin posted, or an event (opened, acknowledged, resolved).
+type TimelineEntry struct {
+	At time.Time
+	// Event is "opened", "acknowledged" or "resolved" for an event, ""
+	// for an update.
+	Event string
+	// By says who: "Tocsin" for what the service did by itself, "" when
+	// not recorded.
+	By string
+	// Status and Message are an update's.
+	Status, Message string
+	// Automatic marks an update Tocsin wrote (never shown on status
+	// pages).
+	Automatic bool
 }
 
-// incidentState is open, acknowledged or resolved.
-func incidentState(inc *incident.Incident) string {
-	switch {
-	case !inc.Open():
-		return "resolved"
-	case inc.AcknowledgedAt != nil:
-		return "acknowledged"
-	}
-	return "open"
+// IncidentSettings re-fills the incident's settings form (fields
+// "title", "public", "public-title", "affected").
+type IncidentSettings struct {
+	Title, PublicTitle string
+	Public             bool
+	Affected           []string
 }
 
-// lasted is how long inc lasted, or has so far.
-func lasted(inc *incident.Incident, now time.Time) time.Duration {
-	if inc.ResolvedAt != nil {
-		return inc.ResolvedAt.Sub(inc.StartedAt)
-	}
-	return now.Sub(inc.StartedAt)
-}
-
-func subjectOf(s *incident.Subject) *Subject {
-	if s == nil {
-		return nil
-	}
-	return &Subject{ID: s.ID, Name: s.Name, Heartbeat: s.Type == "heartbeat"}
-}
-
-func incidentRows(in []*incident.Incident, now time.Time) []IncidentRow {
-	out := make([]IncidentRow, 0, len(in))
-	for _, inc := range in {
-		out = append(out, IncidentRow{ID: inc.ID, Title: inc.Title, Subject: subjectOf(inc.Subject), State: incidentState(inc),
-			Status: string(inc.Status), StartedAt: inc.StartedAt, Duration: lasted(inc, now), Public: inc.Public})
-	}
-	return out
-}
-
-// badLink is the message for a list's link whose cursor does not work.
-const badLink = "This link to a page of the list does not work; here is the first page."
-
-func (w *Server) incidents(q *request) {
-	w.renderIncidents(q, http.StatusOK, IncidentForm{Status: string(incident.Investigating)}, FormErrors{})
-}
-
-func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe FormErrors) {
-	v := Incidents{Form: form, Errors: fe}
-	cursor := q.r.URL.Query().Get("cursor")
-	if !clean.Valid(cursor) {
-		cursor, v.ListErrors.Summary = "", badLink
-	}
-	now := w.app.Now()
-	open := app.PageRequest{Limit: app.MaxPageLimit}
-	for len(v.Open) < maxOpenIncidents {
-		p, err := w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "open"}, open)
-		if err != nil {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
-		}
-		v.Open = append(v.Open, incidentRows(p.Items, now)...)
-		if open.Cursor = p.NextCursor; open.Cursor == "" {
-			break
-		}
-	}
-	resolved, err := w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "resolved"}, app.PageRequest{Cursor: cursor, Limit: listPageSize})
-	if errs.KindOf(err) == errs.KindInvalid && cursor != "" {
-		v.ListErrors.Summary = badLink
-		resolved, err = w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "resolved"}, app.PageRequest{Limit: listPageSize})
-	}
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
-	}
-	v.Resolved = incidentRows(resolved.Items, now)
-	if resolved.NextCursor != "" {
-		v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/incidents", resolved.NextCursor, nil)
-	}
-	if v.ListErrors.Any() && status == http.StatusOK {
-		status = http.StatusUnprocessableEntity
-	}
-	w.render(q, NavIncidents, status, func(s Shell) ([]byte, error) {
-		v.Shell = s
-		if q.actor.Require(account.ScopeIncidentsWrite) == nil {
-			var err error
-			if v.Subjects, err = w.subjects(q); err != nil {
-				return nil, err
-			}
-		}
-		return RenderIncidents(v)
-	})
-}
-
-// incidentFields are the incident forms' fields by the API's names.
-var incidentFields = map[string]string{"title": "title", "status": "status", "message": "message",
-	"affectedMonitors": "affected", "public": "public", "publicTitle": "public-title"}
-
-func (w *Server) createIncident(q *request) {
-	p, ok := q.posted()
-	if !ok {
-		return
-	}
-	form := IncidentForm{Title: p.get("title"), Status: p.get("status"), Message: p.get("message"),
-		PublicTitle: p.get("public-title"), Public: p.f.Get("public") != "", Affected: p.list("affected")}
-	d := app.IncidentDraft{Title: form.Title, Status: incident.Status(form.Status), Message: form.Message,
-		AffectedMonitors: form.Affected, Public: form.Public, PublicTitle: form.PublicTitle}
-	var err error
-	var inc *incident.Incident
-	if len(p.bad) > 0 {
-		if err = q.actor.Require(account.ScopeIncidentsWrite); err == nil {
-			err = invalidFields(app.ValidateIncident(d))
-		}
-	} else {
-		inc, err = w.app.CreateIncident(q.ctx(), q.actor, d)
-	}
-	if err != nil || len(p.bad) > 0 {
-		fe, ok := p.errors(err, incidentFields)
-		if !ok {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
-		}
-		w.renderIncidents(q, http.StatusUnprocessableEntity, form, fe)
-		return
-	}
-	q.redirect(incidentPath(q.actor.WorkspaceID, inc.ID), "incident-created")
-}
+// RenderIncident renders GET /w/{ws}/incidents/{id}.
+func RenderIncident(v IncidentDetail) ([]byte, error) { return execute("incident.html", v) }
 
 func incidentPath(ws, id string) string { return "/w/" + ws + "/incidents/" + id }
 

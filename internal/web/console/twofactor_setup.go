@@ -1,0 +1,89 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
+)
+
+// TwoFactorSetup is GET/POST /account/two-factor/setup: the secret to
+// enter in an authenticator app, and field "code" to confirm it.
+type TwoFactorSetup struct {
+	// Shell: set Shell.Active to NavAccount.
+	Shell Shell
+	// Secret is the TOTP secret in base32 (shown in groups of four).
+	Secret string
+	// URI is the otpauth:// URI of the secret, shown as text to copy.
+	URI string
+	// QRCode is the URI as a QR code (PNG) for the app's camera; nil
+	// shows none.
+	QRCode []byte
+	// Pending is the sealed secret the form sends back (hidden field
+	// "pending") with the first code.
+	Pending string
+	// Errors holds a wrong confirmation code's message (field "code").
+	Errors FormErrors
+}
+
+// RecoveryCodes is the page after a second factor was confirmed: the
+// recovery codes, shown once.
+type RecoveryCodes struct {
+	// Shell: set Shell.Active to NavAccount.
+	Shell Shell
+	// Codes are the recovery codes, each shown on its own line.
+	Codes []string
+}
+
+// RenderTwoFactorSetup renders GET/POST /account/two-factor/setup.
+func RenderTwoFactorSetup(v TwoFactorSetup) ([]byte, error) {
+	return execute("twofactor_setup.html", v)
+}
+
+// RenderRecoveryCodes renders the recovery codes after a second factor
+// was confirmed.
+func RenderRecoveryCodes(v RecoveryCodes) ([]byte, error) {
+	return execute("recovery_codes.html", v)
+}
+
+func (w *Server) twoFactorSetupPage(q *request) {
+	setup, err := w.app.BeginTOTP(q.ctx(), q.ws)
+	if err != nil {
+		w.fail(q.w, q.r, &q.ws, err)
+		return
+	}
+	w.renderSetup(q, http.StatusOK, setup, FormErrors{})
+}
+
+func (w *Server) renderSetup(q *request, status int, setup app.TOTPSetup, fe FormErrors) {
+	w.render(q, NavAccount, status, func(s Shell) ([]byte, error) {
+		return RenderTwoFactorSetup(TwoFactorSetup{Shell: s, Secret: setup.Secret, URI: setup.URI,
+			QRCode: setup.QRCode, Pending: setup.Pending, Errors: fe})
+	})
+}
+
+func (w *Server) twoFactorSetup(q *request) {
+	if !q.parse() {
+		return
+	}
+	codes, err := w.app.ConfirmTOTP(q.ctx(), q.ws, q.r.PostForm.Get("pending"), q.r.PostForm.Get("code"))
+	if err != nil {
+		fe, ok := formErrors(err, nil)
+		if !ok || errs.KindOf(err) != errs.KindInvalid {
+			w.fail(q.w, q.r, &q.ws, err)
+			return
+		}
+		// A fresh secret: the old one was shown with a wrong code.
+		setup, serr := w.app.BeginTOTP(q.ctx(), q.ws)
+		if serr != nil {
+			w.fail(q.w, q.r, &q.ws, serr)
+			return
+		}
+		fe.Summary = "That code did not match, so here is a new secret. Scan it again and type the code it shows."
+		w.renderSetup(q, statusOf(err), setup, fe)
+		return
+	}
+	w.render(q, NavAccount, http.StatusOK, func(s Shell) ([]byte, error) {
+		return RenderRecoveryCodes(RecoveryCodes{Shell: s, Codes: codes})
+	})
+}
