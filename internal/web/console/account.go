@@ -40,8 +40,7 @@ type SessionRow struct {
 	Current bool
 }
 
-// RenderAccount renders GET /account.
-func RenderAccount(v Account) ([]byte, error) { return execute("account.html", v) }
+func (Account) template() string { return "account.html" }
 
 func (w *Server) account(q *request) {
 	w.renderAccount(q, http.StatusOK, FormErrors{})
@@ -63,7 +62,7 @@ func (w *Server) renderAccount(q *request, status int, disable FormErrors) {
 			v.Sessions = append(v.Sessions, SessionRow{UserAgent: ss.UserAgent, Address: ss.ClientAddr,
 				CreatedAt: ss.CreatedAt, LastSeenAt: ss.LastSeenAt, Current: ss.ID == q.ws.Session.ID})
 		}
-		return RenderAccount(v)
+		return render(v)
 	})
 }
 

@@ -54,7 +54,7 @@ func TestMonitorFormInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("bearer chosen", "type-http", "auth-bearer")
-	browsertest.Write(t, browsertest.Artifacts(t, "webui"), "monitor-new-bearer-phone-nojs.png", tb.Screenshot(t, true))
+	browsertest.Write(t, browsertest.Artifacts(t, "console"), "monitor-new-bearer-phone-nojs.png", tb.Screenshot(t, true))
 
 	tb.Fill(t, `#f-name`, "Shop")
 	tb.Fill(t, `#f-url`, "https://shop.example/")

@@ -24,7 +24,7 @@ import (
 // Chromium, served under console.CSP, as people use them: on a desktop and
 // a phone, light and dark, with and without JavaScript, by keyboard, and
 // through axe-core's accessibility audit. Screenshots go to
-// browsertest.Artifacts(t, "webui").
+// browsertest.Artifacts(t, "console").
 //
 //	TOCSIN_TEST_BROWSER=/path/to/chromium  the browser
 //	TOCSIN_TEST_BROWSER_REQUIRED=1         fail instead of skipping without
@@ -33,7 +33,7 @@ import (
 
 func TestWebUIInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
-	art := browsertest.Artifacts(t, "webui")
+	art := browsertest.Artifacts(t, "console")
 	t.Logf("screenshots in %s", art)
 	srv := newUIServer(t)
 

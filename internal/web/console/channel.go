@@ -118,16 +118,14 @@ func (d DeliveryView) Last() *AttemptView {
 	return &d.Attempts[len(d.Attempts)-1]
 }
 
-// RenderChannel renders GET /w/{ws}/channels/{id}.
-func RenderChannel(v ChannelDetail) ([]byte, error) {
+func (ChannelDetail) template() string { return "channel.html" }
+
+func (v ChannelDetail) withDefaults() view {
 	v.Form.Shell = v.Shell
-	return execute("channel.html", v)
+	return v
 }
 
-// RenderChannelSecret renders a webhook channel's signing secret, once.
-func RenderChannelSecret(v ChannelSecret) ([]byte, error) {
-	return execute("channel_secret.html", v)
-}
+func (ChannelSecret) template() string { return "channel_secret.html" }
 
 // deliveriesPageSize is how many deliveries a channel's page shows at once.
 const deliveriesPageSize = 20
@@ -196,7 +194,7 @@ func (w *Server) renderChannel(q *request, status int, id string, form *ChannelF
 	}
 	w.render(q, NavChannels, status, func(s Shell) ([]byte, error) {
 		v.Shell = s
-		return RenderChannel(v)
+		return render(v)
 	})
 }
 
@@ -267,7 +265,7 @@ func (w *Server) rotateChannel(q *request) {
 		return
 	}
 	w.render(q, NavChannels, http.StatusOK, func(s Shell) ([]byte, error) {
-		return RenderChannelSecret(ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret, Rotated: true,
+		return render(ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret, Rotated: true,
 			OldUntil: c.UpdatedAt.Add(notify.RotationGrace)})
 	})
 }

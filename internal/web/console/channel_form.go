@@ -239,16 +239,14 @@ func (f ChannelForm) SecretHint(name, about string) string {
 	return about
 }
 
-// RenderChannelForm renders the new channel's form (or the choice of
-// kinds).
-func RenderChannelForm(v ChannelForm) ([]byte, error) { return execute("channel_form.html", v) }
+func (ChannelForm) template() string { return "channel_form.html" }
 
 // renderChannelForm answers with the new channel's form.
 func (w *Server) renderChannelForm(q *request, status int, v ChannelForm) {
 	v.EventTypes = notify.ChoosableEvents()
 	w.render(q, NavChannels, status, func(s Shell) ([]byte, error) {
 		v.Shell = s
-		return RenderChannelForm(v)
+		return render(v)
 	})
 }
 
@@ -302,7 +300,7 @@ func (w *Server) createChannel(q *request) {
 		return
 	}
 	w.render(q, NavChannels, http.StatusCreated, func(s Shell) ([]byte, error) {
-		return RenderChannelSecret(ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret})
+		return render(ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret})
 	})
 }
 

@@ -12,8 +12,7 @@ import (
 	"github.com/tocsin/tocsin/internal/notify"
 )
 
-// RenderChannels renders GET /w/{ws}/channels.
-func RenderChannels(v Channels) ([]byte, error) { return execute("channels.html", v) }
+func (Channels) template() string { return "channels.html" }
 
 // Channels is GET /w/{ws}/channels.
 type Channels struct {
@@ -182,6 +181,6 @@ func (w *Server) channels(q *request) {
 		if list.NextCursor != "" {
 			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/channels", list.NextCursor, nil)
 		}
-		return RenderChannels(v)
+		return render(v)
 	})
 }

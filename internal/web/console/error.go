@@ -54,7 +54,7 @@ func (w *Server) errorPage(rw http.ResponseWriter, r *http.Request, ws *app.WebS
 			v.Shell = s
 		}
 	}
-	b, err := RenderError(v)
+	b, err := render(v)
 	w.html(rw, r, status, b, err)
 }
 
@@ -71,8 +71,9 @@ type Error struct {
 	Message string
 }
 
-// RenderError renders an error page. Title and Message default by Status.
-func RenderError(v Error) ([]byte, error) {
+func (Error) template() string { return "error.html" }
+
+func (v Error) withDefaults() view {
 	title, msg := errorWords(v.Status)
 	if v.Title == "" {
 		v.Title = title
@@ -80,7 +81,7 @@ func RenderError(v Error) ([]byte, error) {
 	if v.Message == "" {
 		v.Message = msg
 	}
-	return execute("error.html", v)
+	return v
 }
 
 func errorWords(status int) (title, message string) {

@@ -38,3 +38,6 @@ func (w *Server) LiveRecheck() { w.hub.recheckAll() }
 // DefaultLiveRecheck is how often a stream re-checks its person's access
 // when not told.
 const DefaultLiveRecheck = defaultLiveRecheck
+
+// Render renders the page of view model v, as its handler does.
+func Render(v view) ([]byte, error) { return render(v) }

@@ -26,7 +26,7 @@ func channelPages() []uiPage {
 	ds := deliveries()
 	return []uiPage{
 		{"channels", "/w/ws_01JDQ4K8Z6/channels", "Notification channels", func() ([]byte, error) {
-			return console.RenderChannels(console.Channels{Shell: shell(console.NavChannels), Total: 3, NextPage: "/w/ws_01JDQ4K8Z6/channels?cursor=abc",
+			return console.Render(console.Channels{Shell: shell(console.NavChannels), Total: 3, NextPage: "/w/ws_01JDQ4K8Z6/channels?cursor=abc",
 				Rows: []console.ChannelRow{
 					{ID: "nch_01JDQ7A", Name: "Ops <hook>", Kind: "webhook", Target: "https://hooks.acme.example/tocsin", Enabled: true, Last: &ds[2]},
 					{ID: "nch_01JDQ7B", Name: "On call", Kind: "pagerduty", Target: "Events API v2 integration (its key is kept secret)",
@@ -36,19 +36,19 @@ func channelPages() []uiPage {
 		}, []string{`href="/w/ws_01JDQ4K8Z6/channels/new"`, `data-channel-id="nch_01JDQ7A"`, "Ops &lt;hook&gt;", "Microsoft Teams", "PagerDuty",
 			`data-status="succeeded"`, ">delivered<", "HTTP 204", "410 Gone", "none yet", `aria-current="page">Notifications</a>`, `rel="next"`}},
 		{"channels-empty", "/w/ws_01JDQ4K8Z6/channels/empty", "Notification channels", func() ([]byte, error) {
-			return console.RenderChannels(console.Channels{Shell: viewer(console.NavChannels)})
+			return console.Render(console.Channels{Shell: viewer(console.NavChannels)})
 		}, []string{"No channels yet", "ask an admin or an owner"}},
 		{"channel-kinds", "/w/ws_01JDQ4K8Z6/channels/new", "New channel", func() ([]byte, error) {
-			return console.RenderChannelForm(console.ChannelForm{Shell: shell(console.NavChannels), Mode: console.FormNew, EventTypes: channelEvents})
+			return console.Render(console.ChannelForm{Shell: shell(console.NavChannels), Mode: console.FormNew, EventTypes: channelEvents})
 		}, []string{`href="/w/ws_01JDQ4K8Z6/channels/new?kind=webhook"`, `href="/w/ws_01JDQ4K8Z6/channels/new?kind=ntfy"`, "Microsoft Teams"}},
 		{"channel-form", "/w/ws_01JDQ4K8Z6/channels/new-telegram", "New Telegram channel", func() ([]byte, error) {
-			return console.RenderChannelForm(console.ChannelForm{Shell: shell(console.NavChannels), Mode: console.FormNew, EventTypes: channelEvents,
+			return console.Render(console.ChannelForm{Shell: shell(console.NavChannels), Mode: console.FormNew, EventTypes: channelEvents,
 				Values: console.ChannelValues{Kind: "telegram", Name: "Phones <all>", Enabled: true, ChatID: "@acme", Events: []string{"incident.opened"}},
 				Errors: console.FormErrors{Fields: map[string]string{"bot-token": "Bot token must be a bot token.", "name": "Name is wrong.", "events": "Events are wrong."}}})
 		}, []string{`action="/w/ws_01JDQ4K8Z6/channels"`, `name="kind" value="telegram"`, `name="chat-id"`, `value="@acme"`, `name="bot-token" type="password"`,
 			`id="err-bot-token"`, `id="err-events"`, `value="incident.opened" checked`, `value="Phones &lt;all&gt;"`, `name="enabled" value="on" checked`}},
 		{"channel", "/w/ws_01JDQ4K8Z6/channels/nch_01JDQ7A", "Ops <hook>", func() ([]byte, error) {
-			return console.RenderChannel(console.ChannelDetail{Shell: shell(console.NavChannels), ID: "nch_01JDQ7A", Name: "Ops <hook>", Kind: "webhook",
+			return console.Render(console.ChannelDetail{Shell: shell(console.NavChannels), ID: "nch_01JDQ7A", Name: "Ops <hook>", Kind: "webhook",
 				Target: "https://hooks.acme.example/tocsin", Enabled: true, CreatedAt: at(-3, 10, 0), Deliveries: ds,
 				NextPage: "/w/ws_01JDQ4K8Z6/channels/nch_01JDQ7A?cursor=x",
 				Form: console.ChannelForm{Mode: console.FormEdit, ID: "nch_01JDQ7A", EventTypes: channelEvents,
@@ -58,11 +58,11 @@ func channelPages() []uiPage {
 			`action="/w/ws_01JDQ4K8Z6/deliveries/dlv_01JDQ7B/redeliver"`, `action="/w/ws_01JDQ4K8Z6/deliveries/dlv_01JDQ7A/redeliver"`,
 			"&lt;script&gt;alert(1)", "HTTP 500", "no answer", "next try", `rel="next"`, "Rotate signing secret"}},
 		{"channel-viewer", "/w/ws_01JDQ4K8Z6/channels/nch_01JDQ7B", "On call", func() ([]byte, error) {
-			return console.RenderChannel(console.ChannelDetail{Shell: viewer(console.NavChannels), ID: "nch_01JDQ7B", Name: "On call", Kind: "pagerduty",
+			return console.Render(console.ChannelDetail{Shell: viewer(console.NavChannels), ID: "nch_01JDQ7B", Name: "On call", Kind: "pagerduty",
 				Target: "Events API v2 integration (its key is kept secret)", DisabledReason: "the receiver answered 410 Gone", CreatedAt: at(-3, 10, 0)})
 		}, []string{"No deliveries yet.", ">disabled</span>", "410 Gone"}},
 		{"channel-secret", "/w/ws_01JDQ4K8Z6/channels/nch_01JDQ7A/rotate", "New signing secret for “Ops <hook>”", func() ([]byte, error) {
-			return console.RenderChannelSecret(console.ChannelSecret{Shell: shell(console.NavChannels), ID: "nch_01JDQ7A", Name: "Ops <hook>",
+			return console.Render(console.ChannelSecret{Shell: shell(console.NavChannels), ID: "nch_01JDQ7A", Name: "Ops <hook>",
 				Secret: "whsec_ABCDEFGHIJKLMNOPQRSTUVWXYZ234567ABCDEFGHIJKLMNOPQRST", Rotated: true, OldUntil: at(1, 9, 0)})
 		}, []string{"whsec_ABCDEFGHIJKLMNOPQRSTUVWXYZ234567ABCDEFGHIJKLMNOPQRST", "shown only now", "The old secret still signs until", `data-copy="signing-secret"`}},
 	}
@@ -95,7 +95,7 @@ func TestChannelPagesMarkup(t *testing.T) {
 func TestChannelFormFields(t *testing.T) {
 	all := []string{"url", "topic", "chat-id", "to", "hook-url", "routing-key", "bot-token", "access-token"}
 	for _, k := range console.ChannelKinds {
-		b, err := console.RenderChannelForm(console.ChannelForm{Shell: shell(console.NavChannels), Mode: console.FormNew,
+		b, err := console.Render(console.ChannelForm{Shell: shell(console.NavChannels), Mode: console.FormNew,
 			Values: console.ChannelValues{Kind: k.Kind}, EventTypes: channelEvents})
 		if err != nil {
 			t.Fatal(err)
@@ -110,7 +110,7 @@ func TestChannelFormFields(t *testing.T) {
 			}
 		}
 	}
-	b, err := console.RenderChannel(console.ChannelDetail{Shell: shell(console.NavChannels), ID: "nch_1", Name: "chat", Kind: "slack", Enabled: true,
+	b, err := console.Render(console.ChannelDetail{Shell: shell(console.NavChannels), ID: "nch_1", Name: "chat", Kind: "slack", Enabled: true,
 		Form: console.ChannelForm{Mode: console.FormEdit, ID: "nch_1", Values: console.ChannelValues{Kind: "slack", Name: "chat", SecretsSet: []string{"hookUrl"}}}})
 	if err != nil {
 		t.Fatal(err)

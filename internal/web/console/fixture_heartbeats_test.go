@@ -49,22 +49,22 @@ func heartbeatDetail() console.HeartbeatDetail {
 func heartbeatPages() []uiPage {
 	return []uiPage{
 		{"heartbeats", "/w/ws_01JDQ4K8Z6/heartbeats", "Heartbeats", func() ([]byte, error) {
-			return console.RenderHeartbeats(console.Heartbeats{Shell: shell(console.NavHeartbeats), Counts: stateCounts(), Rows: heartbeatRows(),
+			return console.Render(console.Heartbeats{Shell: shell(console.NavHeartbeats), Counts: stateCounts(), Rows: heartbeatRows(),
 				Matching: 3, Any: true})
 		}, []string{`href="/w/ws_01JDQ4K8Z6/heartbeats/new"`, `data-heartbeat-id="hb_01JDQ7A"`, `data-state="DOWN"`, `data-name="Invoice sync &lt;eu&gt;"`,
 			"cron 30 2 * * * (Europe/Berlin)", "every 5 min", "every 24 h", "30 min", "never", `role="search"`, `method="get"`, `name="state"`,
 			`name="q"`, `aria-current="page">Heartbeats</a>`, "3 heartbeats."}},
 		{"heartbeats-filtered", "/w/ws_01JDQ4K8Z6/heartbeats/filtered", "Heartbeats", func() ([]byte, error) {
-			return console.RenderHeartbeats(console.Heartbeats{Shell: viewer(console.NavHeartbeats), Counts: stateCounts(), Any: true,
+			return console.Render(console.Heartbeats{Shell: viewer(console.NavHeartbeats), Counts: stateCounts(), Any: true,
 				Filter: console.HeartbeatFilterForm{State: "down", Q: "sync <x>"},
 				Errors: console.FormErrors{Fields: map[string]string{"q": "Must be valid UTF-8 text without NUL."}}})
 		}, []string{`<option value="down" selected>down</option>`, `value="sync &lt;x&gt;"`, `id="err-q"`, `aria-invalid="true"`,
 			"No heartbeat matches", "0 of the workspace"}},
 		{"heartbeats-empty", "/w/ws_01JDQ4K8Z6/heartbeats/empty", "Heartbeats", func() ([]byte, error) {
-			return console.RenderHeartbeats(console.Heartbeats{Shell: viewer(console.NavHeartbeats), Counts: []console.StateCount{{State: monitor.StateUp}}})
+			return console.Render(console.Heartbeats{Shell: viewer(console.NavHeartbeats), Counts: []console.StateCount{{State: monitor.StateUp}}})
 		}, []string{"No heartbeats yet", "may look but not create"}},
 		{"heartbeat", "/w/ws_01JDQ4K8Z6/heartbeats/hb_01JDQ7B", "Invoice sync <eu>", func() ([]byte, error) {
-			return console.RenderHeartbeat(heartbeatDetail())
+			return console.Render(heartbeatDetail())
 		}, []string{`action="/w/ws_01JDQ4K8Z6/heartbeats/hb_01JDQ7B/pause"`, `href="/w/ws_01JDQ4K8Z6/heartbeats/hb_01JDQ7B/edit"`,
 			`action="/w/ws_01JDQ4K8Z6/heartbeats/hb_01JDQ7B/delete" data-confirm=`, `action="/w/ws_01JDQ4K8Z6/heartbeats/hb_01JDQ7B/rotate" data-confirm=`,
 			`<code id="ping-url" class="secret uri">` + pingURL + `</code>`, `data-copy="ping-url"`, `data-copy="snippet-curl"`,
@@ -74,19 +74,19 @@ func heartbeatPages() []uiPage {
 			"Cut at 10 KiB when received.", "(ignored: paused)", `title="curl/8.5.0">curl 8</span>`, "2001:db8::1", `<svg class="uptime"`, "99.5 %", "over 30 days",
 			`data-heartbeat-id="hb_01JDQ7B"`, `data-state="DOWN"`}},
 		{"heartbeat-viewer", "/w/ws_01JDQ4K8Z6/heartbeats/hb_01JDQ7C", "Reports", func() ([]byte, error) {
-			return console.RenderHeartbeat(console.HeartbeatDetail{Shell: viewer(console.NavHeartbeats), ID: "hb_01JDQ7C", Name: "Reports",
+			return console.Render(console.HeartbeatDetail{Shell: viewer(console.NavHeartbeats), ID: "hb_01JDQ7C", Name: "Reports",
 				Schedule: heartbeat.Schedule{Cron: "0 6 * * 1-5", Timezone: "UTC", GraceSeconds: 300}, State: monitor.StatePending,
 				StateSince: at(0, 7, 0), PingURL: pingURL, LastExitCode: -1, LastDuration: -1})
 		}, []string{"No pings yet", "No state changes yet.", "none yet", "no limit", "0 6 * * 1-5 curl", "OnCalendar=daily"}},
 		{"heartbeat-new", "/w/ws_01JDQ4K8Z6/heartbeats/new", "New heartbeat", func() ([]byte, error) {
-			return console.RenderHeartbeatForm(console.HeartbeatForm{Shell: shell(console.NavHeartbeats), Values: console.NewHeartbeatValues()})
+			return console.Render(console.HeartbeatForm{Shell: shell(console.NavHeartbeats), Values: console.NewHeartbeatValues()})
 		}, []string{`action="/w/ws_01JDQ4K8Z6/heartbeats"`, `id="kind-period" name="kind" value="period" checked`, `value="3600"`, `value="300"`,
 			`name="cron"`, `name="timezone"`, `name="max-runtime"`, `name="slo-target"`, `name="slo-period"`, `name="paused"`, "Create heartbeat"}},
 		{"heartbeat-edit", "/w/ws_01JDQ4K8Z6/heartbeats/hb_01JDQ7A/edit", "Edit Nightly backup", func() ([]byte, error) {
 			h := heartbeat.Heartbeat{ID: "hb_01JDQ7A", Name: "Nightly backup", MaxRuntimeSeconds: 3600,
 				Schedule: heartbeat.Schedule{Cron: "30 2 * * *", Timezone: "Europe/Berlin", GraceSeconds: 1800},
 				SLO:      &monitor.SLO{Target: 0.999, PeriodDays: 30}}
-			return console.RenderHeartbeatForm(console.HeartbeatForm{Shell: shell(console.NavHeartbeats), Mode: console.FormEdit, ID: h.ID,
+			return console.Render(console.HeartbeatForm{Shell: shell(console.NavHeartbeats), Mode: console.FormEdit, ID: h.ID,
 				Values: console.HeartbeatFormValues(h), Errors: console.FormErrors{Fields: map[string]string{
 					"cron": console.HeartbeatFieldMessage("cron", "must have periodSeconds or cron"), "grace": "Grace must be a whole number."}}})
 		}, []string{`action="/w/ws_01JDQ4K8Z6/heartbeats/hb_01JDQ7A/edit"`, `id="kind-cron" name="kind" value="cron" checked`, `value="30 2 * * *"`,

@@ -17,7 +17,7 @@ func incidentPages() []uiPage {
 	checkout := &console.Subject{ID: "mon_01JDQ6B", Name: "Checkout API <v2>"}
 	return []uiPage{
 		{"incidents", ws + "/incidents", "Incidents", func() ([]byte, error) {
-			return console.RenderIncidents(console.Incidents{Shell: shell(console.NavIncidents),
+			return console.Render(console.Incidents{Shell: shell(console.NavIncidents),
 				Open: []console.IncidentRow{{ID: "inc_01JDQ8A", Title: "Checkout API <v2> is down", Subject: checkout, State: "open",
 					Status: "investigating", StartedAt: at(0, 8, 52), Duration: 22 * time.Minute}},
 				Resolved: []console.IncidentRow{{ID: "inc_01JDQ8B", Title: "Slow logins", State: "resolved", Status: "resolved",
@@ -31,7 +31,7 @@ func incidentPages() []uiPage {
 			`id="err-public"`, `value="hb_01JDQ7A" checked`, `<option value="identified" selected>`, `rel="next"`,
 			`href="` + ws + `/incidents" aria-current="page"`}},
 		{"incident", ws + "/incidents/inc_01JDQ8A", "Checkout API <v2> is down", func() ([]byte, error) {
-			return console.RenderIncident(console.IncidentDetail{Shell: shell(console.NavIncidents), ID: "inc_01JDQ8A", Title: "Checkout API <v2> is down",
+			return console.Render(console.IncidentDetail{Shell: shell(console.NavIncidents), ID: "inc_01JDQ8A", Title: "Checkout API <v2> is down",
 				Subject: checkout, Cause: "HTTP 503: status 503 is not among the expected codes", State: "acknowledged", Status: "identified",
 				StartedAt: at(0, 8, 52), AcknowledgedAt: at(0, 8, 55), Duration: 22 * time.Minute,
 				Affected: []console.Subject{{ID: "mon_01JDQ6A", Name: "Website"}},
@@ -49,7 +49,7 @@ func incidentPages() []uiPage {
 			"The payment provider &lt;times out&gt;.", "never shown on status pages", `id="err-update-message"`, `id="err-resolve-message"`,
 			`id="err-public-title"`, `<option value="monitoring" selected>`, `value="mon_01JDQ6A" checked`}},
 		{"maintenance", ws + "/maintenance", "Maintenance windows", func() ([]byte, error) {
-			return console.RenderMaintenance(console.Maintenance{Shell: shell(console.NavMaintenance), Subjects: fixtureSubjects(),
+			return console.Render(console.Maintenance{Shell: shell(console.NavMaintenance), Subjects: fixtureSubjects(),
 				Rows: []console.MaintenanceRow{
 					{ID: "mw_01JDQ9A", Name: "Database upgrade", Description: "Postgres 18 <major>", Covers: []console.Subject{{ID: "mon_01JDQ6B", Name: "Checkout API <v2>"}},
 						StartsAt: at(0, 9, 0), EndsAt: at(0, 11, 0), Active: true, CurrentEndsAt: at(0, 11, 0)},
@@ -64,7 +64,7 @@ func incidentPages() []uiPage {
 			`id="err-duration"`, `id="kind-recurring" name="kind" value="recurring" checked`, `value="mon_01JDQ6A" checked`,
 			`href="` + ws + `/maintenance" aria-current="page"`}},
 		{"maintenance-edit", ws + "/maintenance/mw_01JDQ9B/edit", "Edit Weekly patching", func() ([]byte, error) {
-			return console.RenderMaintenance(console.Maintenance{Shell: shell(console.NavMaintenance), Subjects: fixtureSubjects(), EditID: "mw_01JDQ9B",
+			return console.Render(console.Maintenance{Shell: shell(console.NavMaintenance), Subjects: fixtureSubjects(), EditID: "mw_01JDQ9B",
 				Form: console.MaintenanceForm{Name: "Weekly patching", Kind: "recurring", Timezone: "Europe/Berlin", Cron: "30 2 * * 6", Duration: "90",
 					Heartbeats: []string{"hb_01JDQ7A"}}})
 		}, []string{`action="` + ws + `/maintenance/mw_01JDQ9B/edit"`, `value="30 2 * * 6"`, `value="hb_01JDQ7A" checked`, "Cancel"}},

@@ -31,7 +31,7 @@ func monitorFormPages() []uiPage {
 	}
 	return []uiPage{
 		{"monitor-new", "/w/ws_01JDQ4K8Z6/monitors/new", "New monitor", func() ([]byte, error) {
-			return console.RenderMonitorForm(form(console.NavNone))
+			return console.Render(form(console.NavNone))
 		}, []string{`action="/w/ws_01JDQ4K8Z6/monitors"`, `formaction="/w/ws_01JDQ4K8Z6/monitors/test"`, `name="type" value="http" checked`,
 			`name="type" value="tcp"`, `name="type" value="dns"`, `name="type" value="tls"`, `name="url"`, `name="method"`, `name="headers"`,
 			`name="body"`, `name="status-codes"`, `name="keyword-2"`, `name="assertion-2-path"`, `name="assertion-2-operator"`, `name="assertion-2-value"`,
@@ -44,11 +44,11 @@ func monitorFormPages() []uiPage {
 			f.Values.Assertions = []console.AssertionRow{{Path: "$.a", Operator: "equals", Value: "1"}, {Path: "$[", Operator: "equals", Value: "1"}}
 			f.Errors = console.FormErrors{Fields: map[string]string{"name": "must not be empty", "url": "must be an absolute http or https URL",
 				"interval": "must be a whole number of seconds", "assertion-1-path": "is not an RFC 9535 JSONPath"}}
-			return console.RenderMonitorForm(f)
+			return console.Render(f)
 		}, []string{`id="err-name"`, `id="err-url"`, `id="err-interval"`, `id="err-assertion-1-path"`, `href="#f-assertion-1-path"`,
 			`aria-describedby="hint-url err-url"`, `value="soon"`, `name="assertion-4-path"`}},
 		{"monitor-edit", "/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6A4B2/edit", "Edit Checkout API", func() ([]byte, error) {
-			return console.RenderMonitorForm(console.MonitorForm{Shell: shell(console.NavNone), Mode: console.FormEdit, ID: monID,
+			return console.Render(console.MonitorForm{Shell: shell(console.NavNone), Mode: console.FormEdit, ID: monID,
 				Values: console.MonitorFormValues(storedMonitor())})
 		}, []string{`action="/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6A4B2/edit"`, `type="hidden" name="type" value="http"`, `value="Checkout API"`,
 			`value="200-299, 304"`, `name="header-remove" value="X-Api-Key"`, "set — leave empty to keep", `value="probe"`,
@@ -57,7 +57,7 @@ func monitorFormPages() []uiPage {
 		{"monitor-edit-tcp", "/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6T/edit", "Edit Mail relay", func() ([]byte, error) {
 			m := monitor.Monitor{ID: "mon_01JDQ6T", Type: monitor.TypeTCP, Name: "Mail relay", IntervalSeconds: 60,
 				Config: monitor.Config{Host: "mail.acme.example", Port: 25, Expect: "220", TimeoutSeconds: 10}}
-			return console.RenderMonitorForm(console.MonitorForm{Shell: shell(console.NavNone), Mode: console.FormEdit, ID: m.ID, Values: console.MonitorFormValues(m)})
+			return console.Render(console.MonitorForm{Shell: shell(console.NavNone), Mode: console.FormEdit, ID: m.ID, Values: console.MonitorFormValues(m)})
 		}, []string{`name="tcp-host" type="text" value="mail.acme.example"`, `value="25"`, `value="220"`}},
 		{"monitor-test", "/w/ws_01JDQ4K8Z6/monitors/test", "New monitor", func() ([]byte, error) {
 			f := form(console.NavNone)
@@ -69,7 +69,7 @@ func monitorFormPages() []uiPage {
 					{Kind: "status", Reason: "status 500 is not among the expected codes"},
 					{Kind: "keyword", Index: 0, Passed: true}, {Kind: "keyword", Index: 1, Passed: true},
 					{Kind: "json", Index: 0, Reason: `$.status selected "down", not "up"`}, {Kind: "json", Index: 1, Passed: true}}}, v.Config)
-			return console.RenderMonitorForm(f)
+			return console.Render(f)
 		}, []string{"Test result:", "✗ Failed:</strong> Status code is 200–299, 304 — status 500 is not among the expected codes",
 			"✓ Passed:</strong> Keyword “ok” present", "✓ Passed:</strong> Keyword “error” absent", "✗ Failed:</strong> JSON $.status equals &#34;up&#34;",
 			"42 ms", "Nothing was saved."}},

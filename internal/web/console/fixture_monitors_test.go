@@ -96,29 +96,29 @@ func monitorDetail() console.MonitorDetail {
 func monitorPages() []uiPage {
 	return []uiPage{
 		{"monitors", "/w/ws_01JDQ4K8Z6/monitors", "Monitors", func() ([]byte, error) {
-			return console.RenderMonitors(console.Monitors{Shell: shell(console.NavMonitors), Availability24h: f64(0.98765), Availability30d: f64(0.999),
+			return console.Render(console.Monitors{Shell: shell(console.NavMonitors), Availability24h: f64(0.98765), Availability30d: f64(0.999),
 				Counts: stateCounts(), Rows: monitorRows(), Matching: 5, Any: true, NextPage: "/w/ws_01JDQ4K8Z6/monitors?cursor=abc"})
 		}, []string{`href="/w/ws_01JDQ4K8Z6/monitors/new"`, `data-monitor-id="mon_01JDQ6A"`, `data-state="DOWN"`, `<span class="badge s-down">down</span>`,
 			`href="/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6B"`, "Checkout API &lt;v2&gt;", "db.internal:5432", "98.76 %", "99.90 %", "99.99 %", "100 %",
 			"30 s", "5 min", "1 h", "182 ms", "10.0 s", "never", `role="search"`, `method="get"`, `name="state"`, `name="type"`, `name="q"`,
 			`<option value="down">down</option>`, `aria-current="page">Monitors</a>`, `rel="next"`}},
 		{"monitors-filtered", "/w/ws_01JDQ4K8Z6/monitors/filtered", "Monitors", func() ([]byte, error) {
-			return console.RenderMonitors(console.Monitors{Shell: viewer(console.NavMonitors), Counts: stateCounts(), Any: true,
+			return console.Render(console.Monitors{Shell: viewer(console.NavMonitors), Counts: stateCounts(), Any: true,
 				Filter: console.MonitorFilterForm{State: "down", Type: "tcp", Q: "db <x>"}})
 		}, []string{`<option value="down" selected>down</option>`, `<option value="tcp" selected>tcp</option>`, `value="db &lt;x&gt;"`,
 			"No monitor matches", "0 of the workspace", "no data"}},
 		{"monitors-empty", "/w/ws_01JDQ4K8Z6/monitors/empty", "Monitors", func() ([]byte, error) {
-			return console.RenderMonitors(console.Monitors{Shell: shell(console.NavMonitors), Counts: []console.StateCount{{State: monitor.StateUp}}})
+			return console.Render(console.Monitors{Shell: shell(console.NavMonitors), Counts: []console.StateCount{{State: monitor.StateUp}}})
 		}, []string{"No monitors yet", `href="/w/ws_01JDQ4K8Z6/monitors/new"`}},
 		{"monitor", "/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6B", "Checkout API <v2>", func() ([]byte, error) {
-			return console.RenderMonitor(monitorDetail())
+			return console.Render(monitorDetail())
 		}, []string{`action="/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6B/pause"`, `href="/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6B/edit"`,
 			`action="/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6B/delete" data-confirm=`, `<svg class="chart"`, `role="img"`, `<svg class="uptime"`,
 			`<title>2026-10-08: 97.12 % available</title>`, `<title>2026-08-29: no data</title>`, "status 503 not in 200-299", "since",
 			"99.9 %", "-34.3 % (overspent)", "43 min", "12.00×", "HTTP 503", "after 2 consecutive failed checks", `<caption>Response time by hour</caption>`,
 			`data-state="DOWN"`, `href="/w/ws_01JDQ4K8Z6/monitors"`}},
 		{"monitor-viewer", "/w/ws_01JDQ4K8Z6/monitors/mon_01JDQ6D", "Certificate", func() ([]byte, error) {
-			return console.RenderMonitor(console.MonitorDetail{Shell: viewer(console.NavMonitors), ID: "mon_01JDQ6D", Name: "Certificate", Type: monitor.TypeTLS,
+			return console.Render(console.MonitorDetail{Shell: viewer(console.NavMonitors), ID: "mon_01JDQ6D", Name: "Certificate", Type: monitor.TypeTLS,
 				Target: "acme.example:443", Interval: time.Hour, State: monitor.StatePaused, StateSince: at(-3, 12, 0), Paused: true})
 		}, []string{"No checks in this period", "No checks yet.", "No state changes yet.", `<span class="badge s-paused">paused</span>`, "no data"}},
 	}

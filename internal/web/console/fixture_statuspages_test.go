@@ -22,17 +22,17 @@ func statusPageEditor() console.StatusPageEditor {
 func statusPagePages() []uiPage {
 	return []uiPage{
 		{"status-pages", "/w/ws_01JDQ4K8Z6/status-pages", "Status pages", func() ([]byte, error) {
-			return console.RenderStatusPages(console.StatusPages{Shell: shell(console.NavStatusPages), Rows: []console.StatusPageRow{
+			return console.Render(console.StatusPages{Shell: shell(console.NavStatusPages), Rows: []console.StatusPageRow{
 				{ID: "sp_01JDQ7A", Title: "Acme <status>", Slug: "acme", CustomDomain: "status.acme.example", Components: 3},
 				{ID: "sp_01JDQ7B", Title: "Internal", Slug: "internal", Protected: true}},
 				Slug: "Bad slug", Errors: console.FormErrors{Fields: map[string]string{"slug": "must be 2 to 63 lower-case letters"}}})
 		}, []string{`href="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A"`, `href="/status/acme"`, "Acme &lt;status&gt;", "status.acme.example",
 			`action="/w/ws_01JDQ4K8Z6/status-pages"`, `value="Bad slug"`, `id="err-slug"`, `aria-current="page">Status pages</a>`, ">password</span>"}},
 		{"status-pages-viewer", "/w/ws_01JDQ4K8Z6/status-pages/empty", "Status pages", func() ([]byte, error) {
-			return console.RenderStatusPages(console.StatusPages{Shell: viewer(console.NavStatusPages)})
+			return console.Render(console.StatusPages{Shell: viewer(console.NavStatusPages)})
 		}, []string{"No status pages yet", "may look but not create"}},
 		{"status-page-editor", "/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A", "Acme <status>", func() ([]byte, error) {
-			return console.RenderStatusPageEditor(statusPageEditor())
+			return console.Render(statusPageEditor())
 		}, []string{`action="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A"`, `name="password" type="password"`, "status.acme.example. CNAME tocsin.acme.example.",
 			`action="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A/components/spc_01B/move"`, `name="dir" value="up"`, `name="dir" value="down"`,
 			`action="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A/unpublish"`, `src="/w/ws_01JDQ4K8Z6/status-pages/sp_01JDQ7A/preview?v=abc"`,

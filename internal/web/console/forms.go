@@ -63,21 +63,21 @@ func (f field) Mandatory() field {
 func newField(kv ...any) (field, error) {
 	var f field
 	if len(kv)%2 != 0 {
-		return f, fmt.Errorf("webui: field: odd arguments")
+		return f, fmt.Errorf("console: field: odd arguments")
 	}
 	for i := 0; i < len(kv); i += 2 {
 		k, _ := kv[i].(string)
 		if k == "Errors" {
 			e, ok := kv[i+1].(FormErrors)
 			if !ok {
-				return f, fmt.Errorf("webui: field: Errors is %T", kv[i+1])
+				return f, fmt.Errorf("console: field: Errors is %T", kv[i+1])
 			}
 			f.Errors = e
 			continue
 		}
 		v, ok := kv[i+1].(string)
 		if !ok {
-			return f, fmt.Errorf("webui: field: %s is %T", k, kv[i+1])
+			return f, fmt.Errorf("console: field: %s is %T", k, kv[i+1])
 		}
 		switch k {
 		case "Name":
@@ -99,7 +99,7 @@ func newField(kv ...any) (field, error) {
 		case "Mode":
 			f.Mode = v
 		default:
-			return f, fmt.Errorf("webui: field: unknown key %q", k)
+			return f, fmt.Errorf("console: field: unknown key %q", k)
 		}
 	}
 	if f.Type == "" {

@@ -237,8 +237,7 @@ func onCalendar(cron string) (string, bool) {
 	return "*-*-* " + h + ":" + m + ":00", true
 }
 
-// RenderHeartbeat renders GET /w/{ws}/heartbeats/{id}.
-func RenderHeartbeat(v HeartbeatDetail) ([]byte, error) { return execute("heartbeat.html", v) }
+func (HeartbeatDetail) template() string { return "heartbeat.html" }
 
 func heartbeatPath(ws, id string) string { return "/w/" + ws + "/heartbeats/" + id }
 
@@ -289,7 +288,7 @@ func (w *Server) heartbeatPage(q *request) {
 		if len(v.States) > 0 && v.States[0].To == rt.State && rt.State != monitor.StateUp {
 			v.Cause = v.States[0].Cause
 		}
-		return RenderHeartbeat(v)
+		return render(v)
 	})
 }
 

@@ -75,7 +75,7 @@ func (hf *heartbeatForm) errors(err error) FormErrors {
 func (w *Server) renderHeartbeatForm(q *request, status int, v HeartbeatForm) {
 	w.render(q, NavHeartbeats, status, func(s Shell) ([]byte, error) {
 		v.Shell = s
-		return RenderHeartbeatForm(v)
+		return render(v)
 	})
 }
 
@@ -283,13 +283,14 @@ func HeartbeatFieldMessage(name, msg string) string {
 	return msg
 }
 
-// RenderHeartbeatForm renders the heartbeat form (new or edit).
-func RenderHeartbeatForm(v HeartbeatForm) ([]byte, error) {
+func (HeartbeatForm) template() string { return "heartbeat_form.html" }
+
+func (v HeartbeatForm) withDefaults() view {
 	if v.Mode == "" {
 		v.Mode = FormNew
 	}
 	if v.Values.Kind != "cron" {
 		v.Values.Kind = "period"
 	}
-	return execute("heartbeat_form.html", v)
+	return v
 }

@@ -14,8 +14,7 @@ import (
 // The heartbeat pages' helpers: the schedule as text, and the snippets
 // that call a ping URL from a shell, a crontab, systemd and PowerShell.
 
-// RenderHeartbeats renders GET /w/{ws}/heartbeats.
-func RenderHeartbeats(v Heartbeats) ([]byte, error) { return execute("heartbeats.html", v) }
+func (Heartbeats) template() string { return "heartbeats.html" }
 
 // ScheduleText is the row's schedule as text.
 func (r HeartbeatRow) ScheduleText() string { return ScheduleText(r.Schedule) }
@@ -119,7 +118,7 @@ func (w *Server) heartbeats(q *request) {
 		v.Counts, v.Any = stateCounts(ov.States, heartbeatStates)
 		v.Availability24h, v.Availability30d = ov.Windows[0].All, ov.Windows[1].All
 		if fe.Any() {
-			return RenderHeartbeats(v)
+			return render(v)
 		}
 		for _, h := range list.Items {
 			v.Rows = append(v.Rows, HeartbeatRow{ID: h.ID, Name: h.Name, Schedule: h.Schedule, State: h.State(),
@@ -129,6 +128,6 @@ func (w *Server) heartbeats(q *request) {
 		if list.NextCursor != "" {
 			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/heartbeats", list.NextCursor, map[string]string{"state": form.State, "q": form.Q})
 		}
-		return RenderHeartbeats(v)
+		return render(v)
 	})
 }

@@ -14,8 +14,7 @@ type WorkspaceHome struct {
 	ActiveKeys int
 }
 
-// RenderWorkspaceHome renders GET /w/{id}/.
-func RenderWorkspaceHome(v WorkspaceHome) ([]byte, error) { return execute("home.html", v) }
+func (WorkspaceHome) template() string { return "home.html" }
 
 func (w *Server) home(q *request) {
 	w.render(q, NavHome, http.StatusOK, func(s Shell) ([]byte, error) {
@@ -33,6 +32,6 @@ func (w *Server) home(q *request) {
 				active++
 			}
 		}
-		return RenderWorkspaceHome(WorkspaceHome{Shell: s, Members: len(members), ActiveKeys: active})
+		return render(WorkspaceHome{Shell: s, Members: len(members), ActiveKeys: active})
 	})
 }

@@ -13,6 +13,10 @@ import (
 	"github.com/tocsin/tocsin/internal/incident"
 )
 
+// One incident's page. Its forms POST …/acknowledge, …/updates
+// (update-status, update-message), …/resolve (resolve-message) and …/edit
+// (title, affected…, public, public-title).
+
 // IncidentDetail is GET /w/{ws}/incidents/{id}.
 type IncidentDetail struct {
 	// Shell: set Shell.Active to NavIncidents; roles that grant
@@ -70,8 +74,7 @@ type IncidentSettings struct {
 	Affected           []string
 }
 
-// RenderIncident renders GET /w/{ws}/incidents/{id}.
-func RenderIncident(v IncidentDetail) ([]byte, error) { return execute("incident.html", v) }
+func (IncidentDetail) template() string { return "incident.html" }
 
 func incidentPath(ws, id string) string { return "/w/" + ws + "/incidents/" + id }
 
@@ -125,7 +128,7 @@ func (w *Server) renderIncident(q *request, status int, id string, fill func(*In
 		if fill != nil {
 			fill(&v)
 		}
-		return RenderIncident(v)
+		return render(v)
 	})
 }
 

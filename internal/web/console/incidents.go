@@ -14,28 +14,10 @@ import (
 	"github.com/tocsin/tocsin/internal/incident"
 )
 
-// The incident and maintenance window pages and their helpers. Which
-// function renders which route (form field names in parentheses):
-//
-//	GET/POST /w/{id}/incidents              RenderIncidents (title, status,
-//	                                        message, affected…, public,
-//	                                        public-title; list: GET cursor)
-//	GET /w/{id}/incidents/{incID}           RenderIncident; its forms POST
-//	                                        …/acknowledge, …/updates
-//	                                        (update-status, update-message),
-//	                                        …/resolve (resolve-message) and
-//	                                        …/edit (title, affected…, public,
-//	                                        public-title)
-//	GET/POST /w/{id}/maintenance            RenderMaintenance (name,
-//	                                        description, kind, timezone,
-//	                                        starts, ends, cron, rrule,
-//	                                        duration, until, monitor…,
-//	                                        heartbeat…, public); delete: POST
-//	                                        /w/{id}/maintenance/{mwID}/delete
-//	GET/POST /w/{id}/maintenance/{mwID}/edit RenderMaintenance with EditID
+// The incidents list, with its "New incident" form (title, status,
+// message, affected…, public, public-title); the list pages by GET cursor.
 
-// RenderIncidents renders GET /w/{ws}/incidents.
-func RenderIncidents(v Incidents) ([]byte, error) { return execute("incidents.html", v) }
+func (Incidents) template() string { return "incidents.html" }
 
 // Incidents is GET /w/{ws}/incidents.
 type Incidents struct {
@@ -223,7 +205,7 @@ func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe F
 				return nil, err
 			}
 		}
-		return RenderIncidents(v)
+		return render(v)
 	})
 }
 

@@ -34,14 +34,9 @@ type InviteInvalid struct {
 	Shell Shell
 }
 
-// RenderInvite renders GET/POST /invite/{token}.
-func RenderInvite(v Invite) ([]byte, error) { return execute("invite.html", v) }
+func (Invite) template() string { return "invite.html" }
 
-// RenderInviteInvalid renders the page of an invitation that does not
-// work (unknown, used, revoked or expired).
-func RenderInviteInvalid(v InviteInvalid) ([]byte, error) {
-	return execute("invite_invalid.html", v)
-}
+func (InviteInvalid) template() string { return "invite_invalid.html" }
 
 func (w *Server) invitePage(rw http.ResponseWriter, r *http.Request) {
 	w.renderInvite(rw, r, http.StatusOK, "", FormErrors{})
@@ -64,7 +59,7 @@ func (w *Server) renderInvite(rw http.ResponseWriter, r *http.Request, status in
 	token := r.PathValue("token")
 	v, err := w.app.OpenInvite(r.Context(), token)
 	if errs.KindOf(err) == errs.KindNotFound {
-		b, rerr := RenderInviteInvalid(InviteInvalid{Shell: shell})
+		b, rerr := render(InviteInvalid{Shell: shell})
 		w.html(rw, r, http.StatusNotFound, b, rerr)
 		return
 	}
@@ -72,7 +67,7 @@ func (w *Server) renderInvite(rw http.ResponseWriter, r *http.Request, status in
 		w.fail(rw, r, ws, err)
 		return
 	}
-	b, err := RenderInvite(Invite{Shell: shell, Token: token, WorkspaceName: v.Workspace.Name, Role: v.Invite.Role,
+	b, err := render(Invite{Shell: shell, Token: token, WorkspaceName: v.Workspace.Name, Role: v.Invite.Role,
 		Email: email, Errors: fe})
 	w.html(rw, r, status, b, err)
 }

@@ -95,11 +95,9 @@ type keyTable struct {
 	ShowCreator          bool
 }
 
-// RenderKeys renders GET /w/{id}/keys.
-func RenderKeys(v Keys) ([]byte, error) { return execute("keys.html", v) }
+func (Keys) template() string { return "keys.html" }
 
-// RenderKeyCreated renders a new key's secret, once.
-func RenderKeyCreated(v KeyCreated) ([]byte, error) { return execute("key_created.html", v) }
+func (KeyCreated) template() string { return "key_created.html" }
 
 func (w *Server) keys(q *request) {
 	w.renderKeys(q, http.StatusOK, KeyForm{}, FormErrors{})
@@ -121,7 +119,7 @@ func (w *Server) renderKeys(q *request, status int, form KeyForm, fe FormErrors)
 		if err != nil {
 			return nil, err
 		}
-		return RenderKeys(Keys{Shell: s, Mine: keyRows(keys.Mine), Others: keyRows(keys.Others), Form: form, Errors: fe})
+		return render(Keys{Shell: s, Mine: keyRows(keys.Mine), Others: keyRows(keys.Others), Form: form, Errors: fe})
 	})
 }
 
@@ -157,7 +155,7 @@ func (w *Server) createKey(q *request) {
 		return
 	}
 	w.render(q, NavKeys, http.StatusCreated, func(s Shell) ([]byte, error) {
-		return RenderKeyCreated(KeyCreated{Shell: s, Name: k.Key.Name, Secret: k.Secret, Scopes: k.Key.Scopes,
+		return render(KeyCreated{Shell: s, Name: k.Key.Name, Secret: k.Secret, Scopes: k.Key.Scopes,
 			AccountWide: k.Key.WorkspaceID == ""})
 	})
 }

@@ -12,7 +12,7 @@ import (
 func TestLiveAttribute(t *testing.T) {
 	s := shell(console.NavHome)
 	s.Live = "/w/" + wsID + "/live"
-	b, err := console.RenderWorkspaceHome(console.WorkspaceHome{Shell: s})
+	b, err := console.Render(console.WorkspaceHome{Shell: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,11 +20,11 @@ func TestLiveAttribute(t *testing.T) {
 		t.Errorf("no data-live on <main>:\n%s", b)
 	}
 	s.Live = `/w/x"><script>`
-	if b, _ = console.RenderWorkspaceHome(console.WorkspaceHome{Shell: s}); strings.Contains(string(b), `"><script>`) {
+	if b, _ = console.Render(console.WorkspaceHome{Shell: s}); strings.Contains(string(b), `"><script>`) {
 		t.Error("data-live is not escaped")
 	}
 	s.Live = ""
-	if b, _ = console.RenderWorkspaceHome(console.WorkspaceHome{Shell: s}); strings.Contains(string(b), "data-live") {
+	if b, _ = console.Render(console.WorkspaceHome{Shell: s}); strings.Contains(string(b), "data-live") {
 		t.Error("data-live without a stream")
 	}
 }

@@ -14,6 +14,11 @@ import (
 	"github.com/tocsin/tocsin/internal/ids"
 )
 
+// The maintenance windows page, /w/{ws}/maintenance, and a window's edit
+// page, …/{id}/edit (the same page with EditID). The form's fields: name,
+// description, kind, timezone, starts, ends, cron, rrule, duration, until,
+// monitor…, heartbeat…, public; delete: POST …/{id}/delete.
+
 // Maintenance is GET /w/{ws}/maintenance, and the edit page of one window
 // (GET /w/{ws}/maintenance/{id}/edit) when EditID is set.
 type Maintenance struct {
@@ -71,9 +76,7 @@ type MaintenanceForm struct {
 	Public                                                                        bool
 }
 
-// RenderMaintenance renders GET /w/{ws}/maintenance and a window's edit
-// page.
-func RenderMaintenance(v Maintenance) ([]byte, error) { return execute("maintenance.html", v) }
+func (Maintenance) template() string { return "maintenance.html" }
 
 // localLayout is how a datetime-local field writes a wall time.
 const localLayout = "2006-01-02T15:04"
@@ -249,7 +252,7 @@ func (w *Server) renderMaintenance(q *request, status int, editID string, form M
 	}
 	w.render(q, NavMaintenance, status, func(s Shell) ([]byte, error) {
 		v.Shell = s
-		return RenderMaintenance(v)
+		return render(v)
 	})
 }
 

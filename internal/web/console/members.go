@@ -65,13 +65,9 @@ type InviteCreated struct {
 	ExpiresAt time.Time
 }
 
-// RenderMembers renders GET /w/{id}/members.
-func RenderMembers(v Members) ([]byte, error) { return execute("members.html", v) }
+func (Members) template() string { return "members.html" }
 
-// RenderInviteCreated renders a new invitation's link, once.
-func RenderInviteCreated(v InviteCreated) ([]byte, error) {
-	return execute("invite_created.html", v)
-}
+func (InviteCreated) template() string { return "invite_created.html" }
 
 func (w *Server) members(q *request) {
 	w.renderMembers(q, http.StatusOK, account.RoleViewer, FormErrors{})
@@ -100,7 +96,7 @@ func (w *Server) renderMembers(q *request, status int, role account.Role, fe For
 					ExpiresAt: inv.ExpiresAt, CreatedBy: emails[inv.CreatedBy]})
 			}
 		}
-		return RenderMembers(v)
+		return render(v)
 	})
 }
 
@@ -120,7 +116,7 @@ func (w *Server) invite(q *request) {
 		return
 	}
 	w.render(q, NavMembers, http.StatusCreated, func(s Shell) ([]byte, error) {
-		return RenderInviteCreated(InviteCreated{Shell: s, Link: w.base + "/invite/" + inv.Token,
+		return render(InviteCreated{Shell: s, Link: w.base + "/invite/" + inv.Token,
 			Role: inv.Invite.Role, ExpiresAt: inv.Invite.ExpiresAt})
 	})
 }

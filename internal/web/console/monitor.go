@@ -102,8 +102,7 @@ type SLOView struct {
 	BurnRate1h, BurnRate6h *float64
 }
 
-// RenderMonitor renders GET /w/{ws}/monitors/{id}.
-func RenderMonitor(v MonitorDetail) ([]byte, error) { return execute("monitor.html", v) }
+func (MonitorDetail) template() string { return "monitor.html" }
 
 // uptimeDays is how many days the uptime bar shows, today the last.
 const uptimeDays = 90
@@ -186,7 +185,7 @@ func (w *Server) monitorPage(q *request) {
 		if v.States, err = w.stateRows(q, id); err != nil {
 			return nil, err
 		}
-		return RenderMonitor(v)
+		return render(v)
 	})
 }
 

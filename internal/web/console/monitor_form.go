@@ -436,9 +436,9 @@ func (f MonitorForm) SecretHint(set bool) string {
 // LatencyText is the check's duration in words.
 func (t TestResult) LatencyText() string { return LatencyText(t.Latency) }
 
-// RenderMonitorForm renders the monitor form (new, edit, or after "Test
-// now").
-func RenderMonitorForm(v MonitorForm) ([]byte, error) {
+func (MonitorForm) template() string { return "monitor_form.html" }
+
+func (v MonitorForm) withDefaults() view {
 	if v.Mode == "" {
 		v.Mode = FormNew
 	}
@@ -448,7 +448,7 @@ func RenderMonitorForm(v MonitorForm) ([]byte, error) {
 	if v.Values.RecordType == "" {
 		v.Values.RecordType = "A"
 	}
-	return execute("monitor_form.html", v)
+	return v
 }
 
 // NewMonitorValues are the values of an empty form: an HTTP monitor with
@@ -501,7 +501,7 @@ func monitorPath(ws, id string) string { return "/w/" + ws + "/monitors/" + id }
 func (w *Server) renderMonitorForm(q *request, status int, v MonitorForm) {
 	w.render(q, NavNone, status, func(s Shell) ([]byte, error) {
 		v.Shell = s
-		return RenderMonitorForm(v)
+		return render(v)
 	})
 }
 

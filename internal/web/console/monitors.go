@@ -18,8 +18,7 @@ import (
 // attribute: presentation attributes and app.css's classes only, so it
 // renders under the CSP and follows the colour scheme.
 
-// RenderMonitors renders GET /w/{ws}/monitors.
-func RenderMonitors(v Monitors) ([]byte, error) { return execute("monitors.html", v) }
+func (Monitors) template() string { return "monitors.html" }
 
 // Monitors is GET /w/{ws}/monitors.
 type Monitors struct {
@@ -143,7 +142,7 @@ func (w *Server) monitors(q *request) {
 		day, month := ov.Windows[0], ov.Windows[1]
 		v.Availability24h, v.Availability30d = day.All, month.All
 		if fe.Any() {
-			return RenderMonitors(v)
+			return render(v)
 		}
 		byID := day.Of
 		for _, m := range list.Items {
@@ -154,7 +153,7 @@ func (w *Server) monitors(q *request) {
 		if list.NextCursor != "" {
 			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/monitors", list.NextCursor, map[string]string{"state": form.State, "type": form.Type, "q": form.Q})
 		}
-		return RenderMonitors(v)
+		return render(v)
 	})
 }
 

@@ -259,7 +259,7 @@ func TestStateHistoryShowsConfirmation(t *testing.T) {
 		{At: at(0, 8, 52), ConfirmedAt: at(0, 8, 54), From: "UP", To: "DOWN", Cause: "refused (after 3 consecutive failed checks)"},
 		{At: at(-1, 8, 0), From: "PENDING", To: "UP", Cause: "the check passed"},
 	}
-	b, err := console.RenderMonitor(d)
+	b, err := console.Render(d)
 	if err != nil {
 		t.Fatal(err)
 	}

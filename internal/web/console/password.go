@@ -17,8 +17,7 @@ type Password struct {
 	Errors FormErrors
 }
 
-// RenderPassword renders GET/POST /account/password.
-func RenderPassword(v Password) ([]byte, error) { return execute("password.html", v) }
+func (Password) template() string { return "password.html" }
 
 func (w *Server) passwordPage(q *request) {
 	w.renderPassword(q, http.StatusOK, FormErrors{})
@@ -26,7 +25,7 @@ func (w *Server) passwordPage(q *request) {
 
 func (w *Server) renderPassword(q *request, status int, fe FormErrors) {
 	w.render(q, NavAccount, status, func(s Shell) ([]byte, error) {
-		return RenderPassword(Password{Shell: s, Errors: fe})
+		return render(Password{Shell: s, Errors: fe})
 	})
 }
 

@@ -155,10 +155,24 @@ var pages = func() map[string]*template.Template {
 	return out
 }()
 
+// A view is a page's view model: it names its template. A view that
+// has defaults (a form's mode, an error page's words) fills them in
+// withDefaults before it is rendered.
+type view interface{ template() string }
+
+// render renders the page v: its template, with the layout and the
+// partials.
+func render(v view) ([]byte, error) {
+	if d, ok := v.(interface{ withDefaults() view }); ok {
+		v = d.withDefaults()
+	}
+	return execute(v.template(), v)
+}
+
 func execute(name string, v any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := pages[name].ExecuteTemplate(&b, "page", v); err != nil {
-		return nil, fmt.Errorf("webui: render %s: %w", name, err)
+		return nil, fmt.Errorf("console: render %s: %w", name, err)
 	}
 	return b.Bytes(), nil
 }

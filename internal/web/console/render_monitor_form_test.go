@@ -12,7 +12,7 @@ import (
 
 func renderForm(t *testing.T, v console.MonitorForm) string {
 	t.Helper()
-	b, err := console.RenderMonitorForm(v)
+	b, err := console.Render(v)
 	if err != nil {
 		t.Fatal(err)
 	}

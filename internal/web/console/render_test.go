@@ -264,7 +264,7 @@ func TestPasswordsAreNotRefilled(t *testing.T) {
 
 func TestConfirmations(t *testing.T) {
 	mine, _ := keyRows()
-	b, err := console.RenderKeys(console.Keys{Shell: shell(console.NavKeys), Mine: mine})
+	b, err := console.Render(console.Keys{Shell: shell(console.NavKeys), Mine: mine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestConfirmations(t *testing.T) {
 	if strings.Contains(out, "key_01JDQ5C/revoke") {
 		t.Error("a revoked key offers to be revoked")
 	}
-	b, err = console.RenderKeys(console.Keys{Shell: viewer(console.NavKeys), Mine: mine})
+	b, err = console.Render(console.Keys{Shell: viewer(console.NavKeys), Mine: mine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestHelpers(t *testing.T) {
 
 func TestErrorDefaults(t *testing.T) {
 	for status, want := range map[int]string{403: "Not allowed", 404: "Page not found", 429: "Too many requests", 500: "Something went wrong", 502: "Something went wrong"} {
-		b, err := console.RenderError(console.Error{Shell: signedOut(), Status: status})
+		b, err := console.Render(console.Error{Shell: signedOut(), Status: status})
 		if err != nil {
 			t.Fatal(err)
 		}

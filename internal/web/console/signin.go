@@ -26,10 +26,11 @@ type SignIn struct {
 	RetryAfter time.Duration
 }
 
-// RenderSignIn renders GET/POST /sign-in.
-func RenderSignIn(v SignIn) ([]byte, error) {
+func (SignIn) template() string { return "signin.html" }
+
+func (v SignIn) withDefaults() view {
 	v.Shell.bare = true
-	return execute("signin.html", v)
+	return v
 }
 
 func (w *Server) signInPage(rw http.ResponseWriter, r *http.Request) {
@@ -41,7 +42,7 @@ func (w *Server) signInPage(rw http.ResponseWriter, r *http.Request) {
 		http.Redirect(rw, r, next, http.StatusSeeOther)
 		return
 	}
-	b, err := RenderSignIn(SignIn{Shell: Shell{Flash: w.takeFlash(rw, r)}, Next: next})
+	b, err := render(SignIn{Shell: Shell{Flash: w.takeFlash(rw, r)}, Next: next})
 	w.html(rw, r, http.StatusOK, b, err)
 }
 
@@ -58,12 +59,12 @@ func (w *Server) signIn(rw http.ResponseWriter, r *http.Request) {
 	case res.RetryAfter > 0:
 		v.RetryAfter = res.RetryAfter
 		rw.Header().Set("Retry-After", retryAfter(res.RetryAfter))
-		b, rerr := RenderSignIn(v)
+		b, rerr := render(v)
 		w.html(rw, r, http.StatusTooManyRequests, b, rerr)
 		return
 	case errs.KindOf(err) == errs.KindUnauthenticated:
 		v.Errors = FormErrors{Summary: err.(*errs.Error).Message}
-		b, rerr := RenderSignIn(v)
+		b, rerr := render(v)
 		w.html(rw, r, http.StatusUnauthorized, b, rerr)
 		return
 	case err != nil:

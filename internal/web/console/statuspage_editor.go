@@ -107,11 +107,7 @@ func (v StatusPageEditor) Path() string {
 	return "/w/" + v.Shell.WorkspaceID + "/status-pages/" + v.ID
 }
 
-// RenderStatusPageEditor renders GET /w/{ws}/status-pages/{id}. Serve it
-// with EditorCSP: its preview is a frame of this site.
-func RenderStatusPageEditor(v StatusPageEditor) ([]byte, error) {
-	return execute("statuspage_editor.html", v)
-}
+func (StatusPageEditor) template() string { return "statuspage_editor.html" }
 
 // EditorCSP is CSP with frames of the app's own pages allowed: the status
 // page editor shows its preview in one.
@@ -238,7 +234,7 @@ func (w *Server) renderEditor(q *request, status int, p statuspage.Config, edit 
 		if edit != nil {
 			edit(&v)
 		}
-		return RenderStatusPageEditor(v)
+		return render(v)
 	})
 }
 

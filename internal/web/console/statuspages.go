@@ -10,8 +10,7 @@ import (
 	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
-// RenderStatusPages renders GET /w/{ws}/status-pages.
-func RenderStatusPages(v StatusPages) ([]byte, error) { return execute("statuspages.html", v) }
+func (StatusPages) template() string { return "statuspages.html" }
 
 // StatusPages is GET /w/{ws}/status-pages; a failed POST of its "New
 // status page" form (fields "title", "slug") shows it again with the
@@ -75,7 +74,7 @@ func (w *Server) renderStatusPages(q *request, status int, v StatusPages) {
 			}
 			page.Cursor = list.NextCursor
 		}
-		return RenderStatusPages(v)
+		return render(v)
 	})
 }
 

@@ -21,10 +21,11 @@ type TwoFactor struct {
 	RetryAfter time.Duration
 }
 
-// RenderTwoFactor renders GET/POST /sign-in/two-factor.
-func RenderTwoFactor(v TwoFactor) ([]byte, error) {
+func (TwoFactor) template() string { return "twofactor.html" }
+
+func (v TwoFactor) withDefaults() view {
 	v.Shell.bare = true
-	return execute("twofactor.html", v)
+	return v
 }
 
 func (w *Server) twoFactorPage(rw http.ResponseWriter, r *http.Request) {
@@ -32,7 +33,7 @@ func (w *Server) twoFactorPage(rw http.ResponseWriter, r *http.Request) {
 		http.Redirect(rw, r, "/sign-in", http.StatusSeeOther)
 		return
 	}
-	b, err := RenderTwoFactor(TwoFactor{})
+	b, err := render(TwoFactor{})
 	w.html(rw, r, http.StatusOK, b, err)
 }
 
@@ -45,14 +46,14 @@ func (w *Server) twoFactor(rw http.ResponseWriter, r *http.Request) {
 	switch {
 	case res.RetryAfter > 0:
 		rw.Header().Set("Retry-After", retryAfter(res.RetryAfter))
-		b, rerr := RenderTwoFactor(TwoFactor{RetryAfter: res.RetryAfter})
+		b, rerr := render(TwoFactor{RetryAfter: res.RetryAfter})
 		w.html(rw, r, http.StatusTooManyRequests, b, rerr)
 		return
 	case errors.Is(err, app.ErrNoSession):
 		http.Redirect(rw, r, "/sign-in", http.StatusSeeOther)
 		return
 	case errs.KindOf(err) == errs.KindUnauthenticated:
-		b, rerr := RenderTwoFactor(TwoFactor{Errors: FormErrors{Fields: map[string]string{"code": err.(*errs.Error).Message}}})
+		b, rerr := render(TwoFactor{Errors: FormErrors{Fields: map[string]string{"code": err.(*errs.Error).Message}}})
 		w.html(rw, r, http.StatusUnauthorized, b, rerr)
 		return
 	case err != nil:

@@ -35,16 +35,9 @@ type RecoveryCodes struct {
 	Codes []string
 }
 
-// RenderTwoFactorSetup renders GET/POST /account/two-factor/setup.
-func RenderTwoFactorSetup(v TwoFactorSetup) ([]byte, error) {
-	return execute("twofactor_setup.html", v)
-}
+func (TwoFactorSetup) template() string { return "twofactor_setup.html" }
 
-// RenderRecoveryCodes renders the recovery codes after a second factor
-// was confirmed.
-func RenderRecoveryCodes(v RecoveryCodes) ([]byte, error) {
-	return execute("recovery_codes.html", v)
-}
+func (RecoveryCodes) template() string { return "recovery_codes.html" }
 
 func (w *Server) twoFactorSetupPage(q *request) {
 	setup, err := w.app.BeginTOTP(q.ctx(), q.ws)
@@ -57,7 +50,7 @@ func (w *Server) twoFactorSetupPage(q *request) {
 
 func (w *Server) renderSetup(q *request, status int, setup app.TOTPSetup, fe FormErrors) {
 	w.render(q, NavAccount, status, func(s Shell) ([]byte, error) {
-		return RenderTwoFactorSetup(TwoFactorSetup{Shell: s, Secret: setup.Secret, URI: setup.URI,
+		return render(TwoFactorSetup{Shell: s, Secret: setup.Secret, URI: setup.URI,
 			QRCode: setup.QRCode, Pending: setup.Pending, Errors: fe})
 	})
 }
@@ -84,6 +77,6 @@ func (w *Server) twoFactorSetup(q *request) {
 		return
 	}
 	w.render(q, NavAccount, http.StatusOK, func(s Shell) ([]byte, error) {
-		return RenderRecoveryCodes(RecoveryCodes{Shell: s, Codes: codes})
+		return render(RecoveryCodes{Shell: s, Codes: codes})
 	})
 }

@@ -452,13 +452,13 @@ func incidentClass(s string) string {
 // values.
 func dict(kv ...any) (map[string]any, error) {
 	if len(kv)%2 != 0 {
-		return nil, fmt.Errorf("webui: dict: odd arguments")
+		return nil, fmt.Errorf("console: dict: odd arguments")
 	}
 	m := make(map[string]any, len(kv)/2)
 	for i := 0; i < len(kv); i += 2 {
 		k, ok := kv[i].(string)
 		if !ok {
-			return nil, fmt.Errorf("webui: dict: key %T", kv[i])
+			return nil, fmt.Errorf("console: dict: key %T", kv[i])
 		}
 		m[k] = kv[i+1]
 	}

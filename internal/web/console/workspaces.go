@@ -15,8 +15,7 @@ type Workspaces struct {
 	Errors FormErrors
 }
 
-// RenderWorkspaces renders GET /workspaces.
-func RenderWorkspaces(v Workspaces) ([]byte, error) { return execute("workspaces.html", v) }
+func (Workspaces) template() string { return "workspaces.html" }
 
 // root sends the person to the workspace they last worked in.
 func (w *Server) root(q *request) {
@@ -36,7 +35,7 @@ func (w *Server) workspaces(q *request) { w.renderWorkspaces(q, http.StatusOK, "
 
 func (w *Server) renderWorkspaces(q *request, status int, name string, fe FormErrors) {
 	w.render(q, NavWorkspaces, status, func(s Shell) ([]byte, error) {
-		return RenderWorkspaces(Workspaces{Shell: s, List: s.Workspaces, Name: name, Errors: fe})
+		return render(Workspaces{Shell: s, List: s.Workspaces, Name: name, Errors: fe})
 	})
 }
 
