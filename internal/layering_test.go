@@ -40,7 +40,8 @@ var (
 	adapters = []string{"clientaddr", "browsertest", "store", "store/storetest", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
 	// app: the use cases and workflows.
 	appLayer = []string{"app"}
-	// edges and runners: the API, background loops, delivery.
+	// edges and runners: the API, the web console and the public pages,
+	// background loops, delivery.
 	edges = []string{"httpapi", "scheduler", "deliver", "web/console", "web/public"}
 )
 
@@ -412,6 +413,12 @@ func TestLayeringCatchesViolations(t *testing.T) {
 	}
 	if v := importViolations("httpapi", []string{"net/http", mod + "app", mod + "store"}); len(v) != 1 {
 		t.Errorf("httpapi importing store: %q", v)
+	}
+	if v := importViolations("web/console", []string{"net/http", mod + "app", mod + "web/public", mod + "store"}); len(v) != 1 || !strings.Contains(v[0], "store") {
+		t.Errorf("the console importing store: %q", v)
+	}
+	if v := importViolations("web/public", []string{"net/http", mod + "app", mod + "web/console"}); len(v) != 1 {
+		t.Errorf("the public pages importing the console: %q", v)
 	}
 	if v := importViolations("scheduler", []string{mod + "app", "database/sql"}); len(v) != 1 {
 		t.Errorf("a runner reaching the database past app: %q", v)

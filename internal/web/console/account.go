@@ -25,6 +25,8 @@ type Account struct {
 	Sessions []SessionRow
 }
 
+func (Account) template() string { return "account.html" }
+
 // SessionRow is one signed-in browser of the person.
 type SessionRow struct {
 	// UserAgent is the browser's user agent as it sent it ("" shows
@@ -40,14 +42,12 @@ type SessionRow struct {
 	Current bool
 }
 
-func (Account) template() string { return "account.html" }
-
-func (w *Server) account(q *request) {
-	w.renderAccount(q, http.StatusOK, FormErrors{})
+func (w *Server) account(q *request) error {
+	return w.renderAccount(q, http.StatusOK, FormErrors{})
 }
 
-func (w *Server) renderAccount(q *request, status int, disable FormErrors) {
-	w.render(q, NavAccount, status, func(s Shell) ([]byte, error) {
+func (w *Server) renderAccount(q *request, status int, disable FormErrors) error {
+	return w.servePage(q, NavAccount, status, func(s Shell) (view, error) {
 		tf, err := w.app.TwoFactor(q.ctx(), q.ws)
 		if err != nil {
 			return nil, err
@@ -62,31 +62,28 @@ func (w *Server) renderAccount(q *request, status int, disable FormErrors) {
 			v.Sessions = append(v.Sessions, SessionRow{UserAgent: ss.UserAgent, Address: ss.ClientAddr,
 				CreatedAt: ss.CreatedAt, LastSeenAt: ss.LastSeenAt, Current: ss.ID == q.ws.Session.ID})
 		}
-		return render(v)
+		return v, nil
 	})
 }
 
-func (w *Server) signOutEverywhere(q *request) {
+func (w *Server) signOutEverywhere(q *request) error {
 	if _, err := w.app.SignOutEverywhere(q.ctx(), q.ws); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	w.hub.endPerson(q.ws.User.ID)
 	w.clearSession(q.w)
-	q.redirect("/sign-in", "signed-out-all")
+	return q.redirect("/sign-in", "signed-out-all")
 }
 
-func (w *Server) twoFactorDisable(q *request) {
-	if !q.parse() {
-		return
+func (w *Server) twoFactorDisable(q *request) error {
+	if err := q.parse(); err != nil {
+		return err
 	}
 	if err := w.app.DisableTOTP(q.ctx(), q.ws, q.r.PostForm.Get("password"), w.client(q.r)); err != nil {
 		if fe, ok := formErrors(err, nil); ok {
-			w.renderAccount(q, statusOf(err), fe)
-			return
+			return w.renderAccount(q, statusOf(err), fe)
 		}
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect("/account", "two-factor-off")
+	return q.redirect("/account", "two-factor-off")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/tocsin/tocsin/internal/browsertest"
+	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web/console"
 )
 
@@ -381,13 +382,7 @@ func (s *uiServer) posts(path string) int {
 // await waits until a POST to path arrived (or a minute passed).
 func (s *uiServer) await(t *testing.T, path string) {
 	t.Helper()
-	for range 600 {
-		if s.posts(path) > 0 {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("no POST to %s arrived", path)
+	wait.For(t, time.Minute, "a POST to "+path, func() bool { return s.posts(path) > 0 })
 }
 
 func (s *uiServer) form(path string) string {

@@ -32,6 +32,8 @@ type ChannelDetail struct {
 	DeliveriesNote string
 }
 
+func (ChannelDetail) template() string { return "channel.html" }
+
 // KindName is the channel's kind as people call it.
 func (d ChannelDetail) KindName() string { return ChannelKindName(d.Kind) }
 
@@ -48,6 +50,8 @@ type ChannelSecret struct {
 	Rotated  bool
 	OldUntil time.Time
 }
+
+func (ChannelSecret) template() string { return "channel_secret.html" }
 
 // AttemptView is one attempt at a delivery.
 type AttemptView struct {
@@ -118,14 +122,11 @@ func (d DeliveryView) Last() *AttemptView {
 	return &d.Attempts[len(d.Attempts)-1]
 }
 
-func (ChannelDetail) template() string { return "channel.html" }
-
+// withDefaults gives the edit form the page's shell.
 func (v ChannelDetail) withDefaults() view {
 	v.Form.Shell = v.Shell
 	return v
 }
-
-func (ChannelSecret) template() string { return "channel_secret.html" }
 
 // deliveriesPageSize is how many deliveries a channel's page shows at once.
 const deliveriesPageSize = 20
@@ -141,21 +142,20 @@ func deliveryView(d *notify.Delivery) DeliveryView {
 	return v
 }
 
-func (w *Server) channelPage(q *request) {
-	id, ok := w.channelID(q)
-	if !ok {
-		return
+func (w *Server) channelPage(q *request) error {
+	id, err := w.channelID(q)
+	if err != nil {
+		return err
 	}
-	w.renderChannel(q, http.StatusOK, id, nil)
+	return w.renderChannel(q, http.StatusOK, id, nil)
 }
 
 // renderChannel answers with channel id's page; form, when not nil, is
 // the edit form as typed, with its errors.
-func (w *Server) renderChannel(q *request, status int, id string, form *ChannelForm) {
+func (w *Server) renderChannel(q *request, status int, id string, form *ChannelForm) error {
 	c, err := w.app.GetChannel(q.ctx(), q.actor, id)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	note := ""
 	cursor := q.r.URL.Query().Get("cursor")
@@ -171,8 +171,7 @@ func (w *Server) renderChannel(q *request, status int, id string, form *ChannelF
 		list, err = w.app.ListDeliveries(q.ctx(), q.actor, id, "", app.PageRequest{Limit: deliveriesPageSize})
 	}
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	if note != "" && status == http.StatusOK {
 		status = http.StatusUnprocessableEntity
@@ -192,28 +191,32 @@ func (w *Server) renderChannel(q *request, status int, id string, form *ChannelF
 	if list.NextCursor != "" {
 		v.NextPage = nextPageURL(channelPath(q.actor.WorkspaceID, id), list.NextCursor, nil)
 	}
-	w.render(q, NavChannels, status, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavChannels, status, func(s Shell) (view, error) {
 		v.Shell = s
-		return render(v)
+		return v, nil
 	})
 }
 
-func (w *Server) updateChannel(q *request) {
-	id, ok := w.channelID(q)
-	if !ok || !w.may(q, account.ScopeNotificationsWrite) || !q.parse() {
-		return
+func (w *Server) updateChannel(q *request) error {
+	id, err := w.channelID(q)
+	if err != nil {
+		return err
+	}
+	if err := w.may(q, account.ScopeNotificationsWrite); err != nil {
+		return err
+	}
+	if err := q.parse(); err != nil {
+		return err
 	}
 	cur, err := w.app.GetChannel(q.ctx(), q.actor, id)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	cf := readChannelForm(q.r.PostForm, cur.Kind, true)
 	v := ChannelForm{Values: cf.values}
 	if fe := cf.problems(); fe.Any() {
 		v.Errors = fe
-		w.renderChannel(q, http.StatusUnprocessableEntity, id, &v)
-		return
+		return w.renderChannel(q, http.StatusUnprocessableEntity, id, &v)
 	}
 	_, err = w.app.UpdateChannel(q.ctx(), q.actor, id, func(cur app.ChannelView) (app.ChannelDraft, error) {
 		d := cf.draft
@@ -221,64 +224,61 @@ func (w *Server) updateChannel(q *request) {
 		return d, nil
 	})
 	if err != nil {
-		if fe, status, ok := w.channelFormFailed(q, cf, err); ok {
+		if fe, status, ok := channelFormFailed(cf, err); ok {
 			v.Errors = fe
-			w.renderChannel(q, status, id, &v)
+			return w.renderChannel(q, status, id, &v)
 		}
-		return
+		return err
 	}
-	q.redirect(channelPath(q.actor.WorkspaceID, id), "channel-saved")
+	return q.redirect(channelPath(q.actor.WorkspaceID, id), "channel-saved")
 }
 
-func (w *Server) deleteChannel(q *request) {
-	id, ok := w.channelID(q)
-	if !ok {
-		return
+func (w *Server) deleteChannel(q *request) error {
+	id, err := w.channelID(q)
+	if err != nil {
+		return err
 	}
 	if err := w.app.DeleteChannel(q.ctx(), q.actor, id); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/channels", "channel-deleted")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/channels", "channel-deleted")
 }
 
-func (w *Server) testChannel(q *request) {
-	id, ok := w.channelID(q)
-	if !ok {
-		return
+func (w *Server) testChannel(q *request) error {
+	id, err := w.channelID(q)
+	if err != nil {
+		return err
 	}
 	if _, err := w.app.TestChannel(q.ctx(), q.actor, id); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect(channelPath(q.actor.WorkspaceID, id)+"#deliveries-h", "channel-tested")
+	return q.redirect(channelPath(q.actor.WorkspaceID, id)+"#deliveries-h", "channel-tested")
 }
 
-func (w *Server) rotateChannel(q *request) {
-	id, ok := w.channelID(q)
-	if !ok {
-		return
+func (w *Server) rotateChannel(q *request) error {
+	id, err := w.channelID(q)
+	if err != nil {
+		return err
 	}
 	c, secret, err := w.app.RotateChannelSecret(q.ctx(), q.actor, id)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	w.render(q, NavChannels, http.StatusOK, func(s Shell) ([]byte, error) {
-		return render(ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret, Rotated: true,
-			OldUntil: c.UpdatedAt.Add(notify.RotationGrace)})
+	return w.servePage(q, NavChannels, http.StatusOK, func(s Shell) (view, error) {
+		return ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret, Rotated: true,
+			OldUntil: c.UpdatedAt.Add(notify.RotationGrace)}, nil
 	})
 }
 
-func (w *Server) redeliver(q *request) {
-	id, ok := w.pathID(q, ids.Delivery)
-	if !ok {
-		return
+func (w *Server) redeliver(q *request) error {
+	id, err := w.pathID(q, ids.Delivery)
+	if err != nil {
+		return err
 	}
+
 	d, err := w.app.Redeliver(q.ctx(), q.actor, id)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect(channelPath(q.actor.WorkspaceID, d.ChannelID)+"#deliveries-h", "redelivered")
+	return q.redirect(channelPath(q.actor.WorkspaceID, d.ChannelID)+"#deliveries-h", "redelivered")
 }

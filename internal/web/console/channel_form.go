@@ -168,6 +168,8 @@ type ChannelForm struct {
 	Errors FormErrors
 }
 
+func (ChannelForm) template() string { return "channel_form.html" }
+
 // ChannelValues are what the channel form shows: typed or stored, never
 // a secret.
 type ChannelValues struct {
@@ -239,14 +241,12 @@ func (f ChannelForm) SecretHint(name, about string) string {
 	return about
 }
 
-func (ChannelForm) template() string { return "channel_form.html" }
-
 // renderChannelForm answers with the new channel's form.
-func (w *Server) renderChannelForm(q *request, status int, v ChannelForm) {
+func (w *Server) renderChannelForm(q *request, status int, v ChannelForm) error {
 	v.EventTypes = notify.ChoosableEvents()
-	w.render(q, NavChannels, status, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavChannels, status, func(s Shell) (view, error) {
 		v.Shell = s
-		return render(v)
+		return v, nil
 	})
 }
 
@@ -255,65 +255,63 @@ func knownKind(s string) bool { return slices.Contains(notify.Kinds, notify.Kind
 
 // chooseKind answers with the choice of kinds, saying the one asked for
 // is none.
-func (w *Server) chooseKind(q *request) {
-	w.renderChannelForm(q, http.StatusUnprocessableEntity, ChannelForm{Mode: FormNew,
+func (w *Server) chooseKind(q *request) error {
+	return w.renderChannelForm(q, http.StatusUnprocessableEntity, ChannelForm{Mode: FormNew,
 		Errors: FormErrors{Summary: "That is not a kind of channel: choose one below."}})
 }
 
-func (w *Server) newChannel(q *request) {
-	if !w.may(q, account.ScopeNotificationsWrite) {
-		return
+func (w *Server) newChannel(q *request) error {
+	if err := w.may(q, account.ScopeNotificationsWrite); err != nil {
+		return err
 	}
 	kind := q.r.URL.Query().Get("kind")
 	if kind != "" && !knownKind(kind) {
-		w.chooseKind(q)
-		return
+		return w.chooseKind(q)
 	}
-	w.renderChannelForm(q, http.StatusOK, ChannelForm{Mode: FormNew, Values: ChannelValues{Kind: kind, Enabled: true}})
+	return w.renderChannelForm(q, http.StatusOK, ChannelForm{Mode: FormNew, Values: ChannelValues{Kind: kind, Enabled: true}})
 }
 
-func (w *Server) createChannel(q *request) {
-	if !w.may(q, account.ScopeNotificationsWrite) || !q.parse() {
-		return
+func (w *Server) createChannel(q *request) error {
+	if err := w.may(q, account.ScopeNotificationsWrite); err != nil {
+		return err
+	}
+	if err := q.parse(); err != nil {
+		return err
 	}
 	if !knownKind(q.r.PostForm.Get("kind")) {
-		w.chooseKind(q)
-		return
+		return w.chooseKind(q)
 	}
 	cf := readChannelForm(q.r.PostForm, "", false)
 	v := ChannelForm{Mode: FormNew, Values: cf.values}
 	if fe := cf.problems(); fe.Any() {
 		v.Errors = fe
-		w.renderChannelForm(q, http.StatusUnprocessableEntity, v)
-		return
+		return w.renderChannelForm(q, http.StatusUnprocessableEntity, v)
 	}
 	c, secret, err := w.app.CreateChannel(q.ctx(), q.actor, cf.draft)
 	if err != nil {
-		if fe, status, ok := w.channelFormFailed(q, cf, err); ok {
+		if fe, status, ok := channelFormFailed(cf, err); ok {
 			v.Errors = fe
-			w.renderChannelForm(q, status, v)
+			return w.renderChannelForm(q, status, v)
 		}
-		return
+		return err
 	}
 	if secret == "" {
-		q.redirect(channelPath(q.actor.WorkspaceID, c.ID), "channel-created")
-		return
+		return q.redirect(channelPath(q.actor.WorkspaceID, c.ID), "channel-created")
 	}
-	w.render(q, NavChannels, http.StatusCreated, func(s Shell) ([]byte, error) {
-		return render(ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret})
+	return w.servePage(q, NavChannels, http.StatusCreated, func(s Shell) (view, error) {
+		return ChannelSecret{Shell: s, ID: c.ID, Name: c.Name, Secret: secret}, nil
 	})
 }
 
-// channelFormFailed is the form's messages for the app's objections, or
-// false after the error page for an error that is not the person's to
-// fix.
-func (w *Server) channelFormFailed(q *request, cf *channelForm, err error) (FormErrors, int, bool) {
+// channelFormFailed is the form's messages for the app's objections and
+// the status to show them with, or false for an error that is not the
+// person's to fix.
+func channelFormFailed(cf *channelForm, err error) (FormErrors, int, bool) {
 	var e *errs.Error
 	if errs.KindOf(err) == errs.KindFeatureUnavailable && errors.As(err, &e) { // e-mail without an SMTP server
 		return FormErrors{Summary: e.Message}, http.StatusForbidden, true
 	}
 	if _, ok := formErrors(err, nil); !ok || statusOf(err) == http.StatusForbidden || statusOf(err) == http.StatusNotFound {
-		w.fail(q.w, q.r, &q.ws, err)
 		return FormErrors{}, 0, false
 	}
 	return cf.errors(err), statusOf(err), true

@@ -12,8 +12,6 @@ import (
 	"github.com/tocsin/tocsin/internal/notify"
 )
 
-func (Channels) template() string { return "channels.html" }
-
 // Channels is GET /w/{ws}/channels.
 type Channels struct {
 	// Shell: set Shell.Active to NavChannels; notifications:write in
@@ -28,6 +26,8 @@ type Channels struct {
 	// Errors holds the message of a link to a page that does not work.
 	Errors FormErrors
 }
+
+func (Channels) template() string { return "channels.html" }
 
 // ChannelRow is one channel in the list.
 type ChannelRow struct {
@@ -101,7 +101,7 @@ func channelPath(ws, id string) string { return "/w/" + ws + "/channels/" + id }
 
 // channelID is the path's channel id; anything that is not one is not
 // found, before it reaches the database.
-func (w *Server) channelID(q *request) (string, bool) { return w.pathID(q, ids.Channel) }
+func (w *Server) channelID(q *request) (string, error) { return w.pathID(q, ids.Channel) }
 
 // channelTarget is where a channel sends, as the pages may show it:
 // never a secret, and of a URL only its scheme, host and path (a query
@@ -136,7 +136,7 @@ func safeURL(raw string) string {
 	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }
 
-func (w *Server) channels(q *request) {
+func (w *Server) channels(q *request) error {
 	cursor := q.r.URL.Query().Get("cursor")
 	var fe FormErrors
 	bad := func() {
@@ -152,14 +152,13 @@ func (w *Server) channels(q *request) {
 		list, err = w.app.ListChannels(q.ctx(), q.actor, app.PageRequest{Limit: listPageSize})
 	}
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	status := http.StatusOK
 	if fe.Any() {
 		status = http.StatusUnprocessableEntity
 	}
-	w.render(q, NavChannels, status, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavChannels, status, func(s Shell) (view, error) {
 		v := Channels{Shell: s, Total: list.Total, Errors: fe}
 		chIDs := make([]string, len(list.Items))
 		for i, c := range list.Items {
@@ -181,6 +180,6 @@ func (w *Server) channels(q *request) {
 		if list.NextCursor != "" {
 			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/channels", list.NextCursor, nil)
 		}
-		return render(v)
+		return v, nil
 	})
 }

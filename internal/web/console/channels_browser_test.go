@@ -7,6 +7,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/browsertest"
+	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web/public"
 )
 
@@ -63,16 +64,11 @@ func TestChannelsInBrowser(t *testing.T) {
 		if got := tb.page(t).Flash; !strings.Contains(got, "A test event is on its way") {
 			t.Errorf("the flash after a test: %q", got)
 		}
-		status := ""
-		deadline := time.Now().Add(20 * time.Second)
-		for status != "succeeded" {
-			if time.Now().After(deadline) {
-				t.Fatalf("the test delivery is still %q", status)
-			}
-			time.Sleep(100 * time.Millisecond)
+		wait.For(t, 20*time.Second, "the test delivery to succeed", func() bool {
 			tb.open(t, page, 200)
-			status, _ = tb.eval(t, `(document.querySelector('[data-delivery-id] [data-status]') || {dataset: {}}).dataset.status || ''`).(string)
-		}
+			status, _ := tb.eval(t, `(document.querySelector('[data-delivery-id] [data-status]') || {dataset: {}}).dataset.status || ''`).(string)
+			return status == "succeeded"
+		})
 		if got := tb.text(t, "[data-delivery-id]"); !strings.Contains(got, "delivered") || !strings.Contains(got, "HTTP 204") || !strings.Contains(got, "test") {
 			t.Errorf("the delivery's row: %q", got)
 		}

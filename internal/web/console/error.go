@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/errs"
 )
 
@@ -31,31 +30,58 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// fail answers with the error page for err; unexpected errors are logged
-// and shown without their text.
-func (w *Server) fail(rw http.ResponseWriter, r *http.Request, ws *app.WebSession, err error) {
+// A refusal is an error with an answer of its own: a status and the
+// error page's title and message, or a plain text.
+type refusal struct {
+	status         int
+	title, message string
+	text           string // the answer in text/plain, when set
+}
+
+func (e *refusal) Error() string { return e.message + e.text }
+
+// refuse is the error page with status, title and message (empty for the
+// status's defaults).
+func refuse(status int, title, message string) error {
+	return &refusal{status: status, title: title, message: message}
+}
+
+// serveError answers with the error page for err; unexpected errors are
+// logged and shown without their text. It is the one error writer: every
+// handler's error comes here.
+func (w *Server) serveError(q *request, err error) {
+	var rf *refusal
+	if errors.As(err, &rf) {
+		if rf.text != "" {
+			plain(q.w, rf.status, rf.text)
+			return
+		}
+		w.errorPage(q, rf.status, rf.title, rf.message)
+		return
+	}
 	status := statusOf(err)
 	msg := ""
 	var e *errs.Error
 	if status == http.StatusInternalServerError || !errors.As(err, &e) {
-		w.log.ErrorContext(r.Context(), "web app", "path", r.URL.Path, "err", err)
+		w.log.ErrorContext(q.ctx(), "web app", "path", q.r.URL.Path, "err", err)
 		status = http.StatusInternalServerError
 	} else if status != http.StatusNotFound {
 		msg = e.Message
 	}
-	w.errorPage(rw, r, ws, status, "", msg)
+	w.errorPage(q, status, "", msg)
 }
 
-func (w *Server) errorPage(rw http.ResponseWriter, r *http.Request, ws *app.WebSession, status int, title, msg string) {
+// errorPage answers with the error page, in the shell of the person
+// signed in, if any.
+func (w *Server) errorPage(q *request, status int, title, msg string) {
 	v := Error{Status: status, Title: title, Message: msg}
-	if ws != nil && !ws.User.MustChangePassword {
-		q := &request{w: rw, r: r, ws: *ws}
-		if s, err := w.shell(q, NavNone); err == nil {
+	if ws := q.session(); ws != nil && !ws.User.MustChangePassword {
+		if s, err := w.shell(&request{w: q.w, r: q.r, ws: *ws}, NavNone); err == nil {
 			v.Shell = s
 		}
 	}
 	b, err := render(v)
-	w.html(rw, r, status, b, err)
+	w.html(q.w, q.r, status, b, err)
 }
 
 // Error is an error page.
@@ -73,6 +99,7 @@ type Error struct {
 
 func (Error) template() string { return "error.html" }
 
+// withDefaults words the page by its status where it says nothing.
 func (v Error) withDefaults() view {
 	title, msg := errorWords(v.Status)
 	if v.Title == "" {

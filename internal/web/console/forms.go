@@ -168,11 +168,11 @@ type posted struct {
 	unread
 }
 
-func (q *request) posted() (*posted, bool) {
-	if !q.parse() {
-		return nil, false
+func (q *request) posted() (*posted, error) {
+	if err := q.parse(); err != nil {
+		return nil, err
 	}
-	return &posted{f: q.r.PostForm}, true
+	return &posted{f: q.r.PostForm}, nil
 }
 
 // unread holds a form's fields that could not be read, by form field

@@ -54,6 +54,8 @@ type HeartbeatDetail struct {
 	States []StateRow
 }
 
+func (HeartbeatDetail) template() string { return "heartbeat.html" }
+
 // ScheduleText is the heartbeat's schedule as text.
 func (d HeartbeatDetail) ScheduleText() string { return ScheduleText(d.Schedule) }
 
@@ -237,23 +239,21 @@ func onCalendar(cron string) (string, bool) {
 	return "*-*-* " + h + ":" + m + ":00", true
 }
 
-func (HeartbeatDetail) template() string { return "heartbeat.html" }
-
 func heartbeatPath(ws, id string) string { return "/w/" + ws + "/heartbeats/" + id }
 
 // heartbeatID is the path's heartbeat id; anything that is not one is not
 // found, before it reaches the database.
-func (w *Server) heartbeatID(q *request) (string, bool) { return w.pathID(q, ids.Heartbeat) }
+func (w *Server) heartbeatID(q *request) (string, error) { return w.pathID(q, ids.Heartbeat) }
 
 // pingURL is the full ping URL of a token, as the API gives it.
 func (w *Server) pingURL(token string) string { return w.base + "/ping/" + token }
 
-func (w *Server) heartbeatPage(q *request) {
-	id, ok := w.heartbeatID(q)
-	if !ok {
-		return
+func (w *Server) heartbeatPage(q *request) error {
+	id, err := w.heartbeatID(q)
+	if err != nil {
+		return err
 	}
-	w.render(q, NavHeartbeats, http.StatusOK, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavHeartbeats, http.StatusOK, func(s Shell) (view, error) {
 		s.Live = liveURL(q)
 		h, err := w.app.GetHeartbeat(q.ctx(), q.actor, id)
 		if err != nil {
@@ -288,52 +288,49 @@ func (w *Server) heartbeatPage(q *request) {
 		if len(v.States) > 0 && v.States[0].To == rt.State && rt.State != monitor.StateUp {
 			v.Cause = v.States[0].Cause
 		}
-		return render(v)
+		return v, nil
 	})
 }
 
-func (w *Server) pauseHeartbeat(q *request) { w.setHeartbeatPaused(q, true) }
+func (w *Server) pauseHeartbeat(q *request) error { return w.setHeartbeatPaused(q, true) }
 
-func (w *Server) resumeHeartbeat(q *request) { w.setHeartbeatPaused(q, false) }
+func (w *Server) resumeHeartbeat(q *request) error { return w.setHeartbeatPaused(q, false) }
 
-func (w *Server) setHeartbeatPaused(q *request, paused bool) {
-	id, ok := w.heartbeatID(q)
-	if !ok {
-		return
+func (w *Server) setHeartbeatPaused(q *request, paused bool) error {
+	id, err := w.heartbeatID(q)
+	if err != nil {
+		return err
 	}
 	if _, err := w.app.SetHeartbeatPaused(q.ctx(), q.actor, id, paused); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	flash := "heartbeat-resumed"
 	if paused {
 		flash = "heartbeat-paused"
 	}
-	q.redirect(heartbeatPath(q.actor.WorkspaceID, id), flash)
+	return q.redirect(heartbeatPath(q.actor.WorkspaceID, id), flash)
 }
 
-func (w *Server) deleteHeartbeat(q *request) {
-	id, ok := w.heartbeatID(q)
-	if !ok {
-		return
+func (w *Server) deleteHeartbeat(q *request) error {
+	id, err := w.heartbeatID(q)
+	if err != nil {
+		return err
 	}
 	if err := w.app.DeleteHeartbeat(q.ctx(), q.actor, id); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/heartbeats", "heartbeat-deleted")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/heartbeats", "heartbeat-deleted")
 }
 
 // rotateHeartbeat gives the heartbeat a new ping URL; its page, where the
 // redirect leads, shows it.
-func (w *Server) rotateHeartbeat(q *request) {
-	id, ok := w.heartbeatID(q)
-	if !ok {
-		return
+func (w *Server) rotateHeartbeat(q *request) error {
+	id, err := w.heartbeatID(q)
+	if err != nil {
+		return err
 	}
 	if _, err := w.app.RotateHeartbeatToken(q.ctx(), q.actor, id); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect(heartbeatPath(q.actor.WorkspaceID, id)+"#url-h", "heartbeat-rotated")
+	return q.redirect(heartbeatPath(q.actor.WorkspaceID, id)+"#url-h", "heartbeat-rotated")
 }

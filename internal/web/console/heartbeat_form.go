@@ -72,93 +72,93 @@ func (hf *heartbeatForm) errors(err error) FormErrors {
 }
 
 // renderHeartbeatForm answers with the form.
-func (w *Server) renderHeartbeatForm(q *request, status int, v HeartbeatForm) {
-	w.render(q, NavHeartbeats, status, func(s Shell) ([]byte, error) {
+func (w *Server) renderHeartbeatForm(q *request, status int, v HeartbeatForm) error {
+	return w.servePage(q, NavHeartbeats, status, func(s Shell) (view, error) {
 		v.Shell = s
-		return render(v)
+		return v, nil
 	})
 }
 
-func (w *Server) newHeartbeat(q *request) {
-	if !w.may(q, account.ScopeMonitorsWrite) {
-		return
+func (w *Server) newHeartbeat(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
 	}
-	w.renderHeartbeatForm(q, http.StatusOK, HeartbeatForm{Mode: FormNew, Values: NewHeartbeatValues()})
+	return w.renderHeartbeatForm(q, http.StatusOK, HeartbeatForm{Mode: FormNew, Values: NewHeartbeatValues()})
 }
 
-func (w *Server) createHeartbeat(q *request) {
-	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
-		return
+func (w *Server) createHeartbeat(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
+	}
+	if err := q.parse(); err != nil {
+		return err
 	}
 	hf := readHeartbeatForm(q.r.PostForm)
 	v := HeartbeatForm{Mode: FormNew, Values: hf.values}
 	if fe := hf.problems(); fe.Any() {
 		v.Errors = fe
-		w.renderHeartbeatForm(q, http.StatusUnprocessableEntity, v)
-		return
+		return w.renderHeartbeatForm(q, http.StatusUnprocessableEntity, v)
 	}
 	h, err := w.app.CreateHeartbeat(q.ctx(), q.actor, hf.draft)
 	if err != nil {
-		w.heartbeatFormFailed(q, v, hf, err)
-		return
+		return w.heartbeatFormFailed(q, v, hf, err)
 	}
-	q.redirect(heartbeatPath(q.actor.WorkspaceID, h.ID)+"#url-h", "heartbeat-created")
+	return q.redirect(heartbeatPath(q.actor.WorkspaceID, h.ID)+"#url-h", "heartbeat-created")
 }
 
-func (w *Server) editHeartbeat(q *request) {
-	if !w.may(q, account.ScopeMonitorsWrite) {
-		return
+func (w *Server) editHeartbeat(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
 	}
-	id, ok := w.heartbeatID(q)
-	if !ok {
-		return
+	id, err := w.heartbeatID(q)
+	if err != nil {
+		return err
 	}
 	h, err := w.app.GetHeartbeat(q.ctx(), q.actor, id)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	w.renderHeartbeatForm(q, http.StatusOK, HeartbeatForm{Mode: FormEdit, ID: h.ID, Values: HeartbeatFormValues(h)})
+	return w.renderHeartbeatForm(q, http.StatusOK, HeartbeatForm{Mode: FormEdit, ID: h.ID, Values: HeartbeatFormValues(h)})
 }
 
-func (w *Server) updateHeartbeat(q *request) {
-	if !w.may(q, account.ScopeMonitorsWrite) {
-		return
+func (w *Server) updateHeartbeat(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
 	}
-	id, ok := w.heartbeatID(q)
-	if !ok || !q.parse() {
-		return
+	id, err := w.heartbeatID(q)
+	if err != nil {
+		return err
+	}
+	if err := q.parse(); err != nil {
+		return err
 	}
 	hf := readHeartbeatForm(q.r.PostForm)
 	v := HeartbeatForm{Mode: FormEdit, ID: id, Values: hf.values}
 	if fe := hf.problems(); fe.Any() {
 		v.Errors = fe
-		w.renderHeartbeatForm(q, http.StatusUnprocessableEntity, v)
-		return
+		return w.renderHeartbeatForm(q, http.StatusUnprocessableEntity, v)
 	}
 	// The form holds every field the API's PATCH may change: the edit is
 	// the whole draft, pause state as stored.
-	_, err := w.app.UpdateHeartbeat(q.ctx(), q.actor, id, func(cur heartbeat.Heartbeat) (heartbeat.Draft, error) {
+	_, err = w.app.UpdateHeartbeat(q.ctx(), q.actor, id, func(cur heartbeat.Heartbeat) (heartbeat.Draft, error) {
 		d := hf.draft
 		d.Paused = cur.Paused
 		return d, nil
 	})
 	if err != nil {
-		w.heartbeatFormFailed(q, v, hf, err)
-		return
+		return w.heartbeatFormFailed(q, v, hf, err)
 	}
-	q.redirect(heartbeatPath(q.actor.WorkspaceID, id), "heartbeat-saved")
+	return q.redirect(heartbeatPath(q.actor.WorkspaceID, id), "heartbeat-saved")
 }
 
 // heartbeatFormFailed shows the form again with the app's objections, or
 // the error page for an error that is not the person's to fix.
-func (w *Server) heartbeatFormFailed(q *request, v HeartbeatForm, hf *heartbeatForm, err error) {
+func (w *Server) heartbeatFormFailed(q *request, v HeartbeatForm, hf *heartbeatForm, err error) error {
 	if _, ok := formErrors(err, nil); !ok || statusOf(err) == http.StatusForbidden || statusOf(err) == http.StatusNotFound {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	v.Errors = hf.errors(err)
-	w.renderHeartbeatForm(q, statusOf(err), v)
+	return w.renderHeartbeatForm(q, statusOf(err), v)
 }
 
 // HeartbeatForm is the create or edit form of a heartbeat: GET
@@ -180,6 +180,8 @@ type HeartbeatForm struct {
 	// HeartbeatField for the API's pointers).
 	Errors FormErrors
 }
+
+func (HeartbeatForm) template() string { return "heartbeat_form.html" }
 
 // HeartbeatValues are the form's values as typed (or as stored, for an
 // edit). Numbers are text, so a bad one comes back as typed.
@@ -283,8 +285,8 @@ func HeartbeatFieldMessage(name, msg string) string {
 	return msg
 }
 
-func (HeartbeatForm) template() string { return "heartbeat_form.html" }
-
+// withDefaults makes a form without a mode a new one, and a schedule
+// that is not cron a period.
 func (v HeartbeatForm) withDefaults() view {
 	if v.Mode == "" {
 		v.Mode = FormNew

@@ -14,8 +14,6 @@ import (
 // The heartbeat pages' helpers: the schedule as text, and the snippets
 // that call a ping URL from a shell, a crontab, systemd and PowerShell.
 
-func (Heartbeats) template() string { return "heartbeats.html" }
-
 // ScheduleText is the row's schedule as text.
 func (r HeartbeatRow) ScheduleText() string { return ScheduleText(r.Schedule) }
 
@@ -45,6 +43,8 @@ type Heartbeats struct {
 	// NextPage is the local URL of the next page ("" on the last).
 	NextPage string
 }
+
+func (Heartbeats) template() string { return "heartbeats.html" }
 
 // HeartbeatFilterForm re-fills the list's filter form (GET, fields
 // "state" and "q"); empty fields filter nothing.
@@ -80,7 +80,7 @@ type HeartbeatRow struct {
 // order; the others are counted when a heartbeat is in them.
 var heartbeatStates = []monitor.State{monitor.StateUp, monitor.StateDown, monitor.StatePending, monitor.StatePaused}
 
-func (w *Server) heartbeats(q *request) {
+func (w *Server) heartbeats(q *request) error {
 	query := q.r.URL.Query()
 	// The query's text is judged here, where it enters.
 	var fe FormErrors
@@ -97,8 +97,7 @@ func (w *Server) heartbeats(q *request) {
 		var err error
 		if list, err = w.app.ListHeartbeats(q.ctx(), q.actor, filter, page); err != nil {
 			if errs.KindOf(err) != errs.KindInvalid {
-				w.fail(q.w, q.r, &q.ws, err)
-				return
+				return err
 			}
 			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.q": "q"})
 		}
@@ -108,7 +107,7 @@ func (w *Server) heartbeats(q *request) {
 	if fe.Any() {
 		status = http.StatusUnprocessableEntity
 	}
-	w.render(q, NavHeartbeats, status, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavHeartbeats, status, func(s Shell) (view, error) {
 		s.Live = liveURL(q)
 		v := Heartbeats{Shell: s, Filter: form, Errors: fe}
 		ov, err := w.app.WorkspaceOverview(q.ctx(), q.actor, app.KindHeartbeat, "24h", "30d")
@@ -118,7 +117,7 @@ func (w *Server) heartbeats(q *request) {
 		v.Counts, v.Any = stateCounts(ov.States, heartbeatStates)
 		v.Availability24h, v.Availability30d = ov.Windows[0].All, ov.Windows[1].All
 		if fe.Any() {
-			return render(v)
+			return v, nil
 		}
 		for _, h := range list.Items {
 			v.Rows = append(v.Rows, HeartbeatRow{ID: h.ID, Name: h.Name, Schedule: h.Schedule, State: h.State(),
@@ -128,6 +127,6 @@ func (w *Server) heartbeats(q *request) {
 		if list.NextCursor != "" {
 			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/heartbeats", list.NextCursor, map[string]string{"state": form.State, "q": form.Q})
 		}
-		return render(v)
+		return v, nil
 	})
 }

@@ -16,8 +16,8 @@ type WorkspaceHome struct {
 
 func (WorkspaceHome) template() string { return "home.html" }
 
-func (w *Server) home(q *request) {
-	w.render(q, NavHome, http.StatusOK, func(s Shell) ([]byte, error) {
+func (w *Server) home(q *request) error {
+	return w.servePage(q, NavHome, http.StatusOK, func(s Shell) (view, error) {
 		members, err := w.app.Members(q.ctx(), q.actor)
 		if err != nil {
 			return nil, err
@@ -32,6 +32,6 @@ func (w *Server) home(q *request) {
 				active++
 			}
 		}
-		return render(WorkspaceHome{Shell: s, Members: len(members), ActiveKeys: active})
+		return WorkspaceHome{Shell: s, Members: len(members), ActiveKeys: active}, nil
 	})
 }

@@ -46,6 +46,8 @@ type IncidentDetail struct {
 	UpdateErrors, ResolveErrors, SettingsErrors FormErrors
 }
 
+func (IncidentDetail) template() string { return "incident.html" }
+
 // Open reports whether the incident is not resolved.
 func (d IncidentDetail) Open() bool { return d.ResolvedAt.IsZero() }
 
@@ -74,31 +76,28 @@ type IncidentSettings struct {
 	Affected           []string
 }
 
-func (IncidentDetail) template() string { return "incident.html" }
-
 func incidentPath(ws, id string) string { return "/w/" + ws + "/incidents/" + id }
 
 // incidentID is the path's incident id; anything that is not one is not
 // found, before it reaches the database.
-func (w *Server) incidentID(q *request) (string, bool) { return w.pathID(q, ids.Incident) }
+func (w *Server) incidentID(q *request) (string, error) { return w.pathID(q, ids.Incident) }
 
-func (w *Server) incidentPage(q *request) {
-	id, ok := w.incidentID(q)
-	if !ok {
-		return
+func (w *Server) incidentPage(q *request) error {
+	id, err := w.incidentID(q)
+	if err != nil {
+		return err
 	}
-	w.renderIncident(q, http.StatusOK, id, nil)
+	return w.renderIncident(q, http.StatusOK, id, nil)
 }
 
 // renderIncident answers with incident id's page; fill, when not nil,
 // puts a refused form's values and messages back.
-func (w *Server) renderIncident(q *request, status int, id string, fill func(*IncidentDetail)) {
+func (w *Server) renderIncident(q *request, status int, id string, fill func(*IncidentDetail)) error {
 	inc, err := w.app.GetIncident(q.ctx(), q.actor, id)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	w.render(q, NavIncidents, status, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavIncidents, status, func(s Shell) (view, error) {
 		subjects, err := w.subjects(q)
 		if err != nil {
 			return nil, err
@@ -128,7 +127,7 @@ func (w *Server) renderIncident(q *request, status int, id string, fill func(*In
 		if fill != nil {
 			fill(&v)
 		}
-		return render(v)
+		return v, nil
 	})
 }
 
@@ -165,41 +164,39 @@ func timeline(inc *incident.Incident) []TimelineEntry {
 // incidentAction runs one change of the path's incident and redirects to
 // its page with flash; a refused form is shown again with its messages.
 func (w *Server) incidentAction(q *request, flash string, change func(id string, p *posted) error,
-	refused func(v *IncidentDetail, p *posted, fe FormErrors), fieldOf map[string]string) {
-	id, ok := w.incidentID(q)
-	if !ok {
-		return
+	refused func(v *IncidentDetail, p *posted, fe FormErrors), fieldOf map[string]string) error {
+	id, err := w.incidentID(q)
+	if err != nil {
+		return err
 	}
-	p, ok := q.posted()
-	if !ok {
-		return
+	p, err := q.posted()
+	if err != nil {
+		return err
 	}
-	err := change(id, p)
+	err = change(id, p)
 	if err == nil && len(p.bad) == 0 {
-		q.redirect(incidentPath(q.actor.WorkspaceID, id), flash)
-		return
+		return q.redirect(incidentPath(q.actor.WorkspaceID, id), flash)
 	}
 	fe, ok := p.errors(err, fieldOf)
 	if !ok {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	w.renderIncident(q, http.StatusUnprocessableEntity, id, func(v *IncidentDetail) { refused(v, p, fe) })
+	return w.renderIncident(q, http.StatusUnprocessableEntity, id, func(v *IncidentDetail) { refused(v, p, fe) })
 }
 
 // mayChangeIncidents is the app's verdict on the actor's role, for a form
 // refused before the app is called.
 func mayChangeIncidents(q *request) error { return q.actor.Require(account.ScopeIncidentsWrite) }
 
-func (w *Server) acknowledgeIncident(q *request) {
-	w.incidentAction(q, "incident-acknowledged", func(id string, _ *posted) error {
+func (w *Server) acknowledgeIncident(q *request) error {
+	return w.incidentAction(q, "incident-acknowledged", func(id string, _ *posted) error {
 		_, err := w.app.AcknowledgeIncident(q.ctx(), q.actor, id)
 		return err
 	}, func(v *IncidentDetail, _ *posted, fe FormErrors) { v.UpdateErrors = fe }, nil)
 }
 
-func (w *Server) resolveIncident(q *request) {
-	w.incidentAction(q, "incident-resolved", func(id string, p *posted) error {
+func (w *Server) resolveIncident(q *request) error {
+	return w.incidentAction(q, "incident-resolved", func(id string, p *posted) error {
 		msg := p.get("resolve-message")
 		if len(p.bad) > 0 {
 			return mayChangeIncidents(q)
@@ -211,8 +208,8 @@ func (w *Server) resolveIncident(q *request) {
 	}, map[string]string{"message": "resolve-message"})
 }
 
-func (w *Server) postIncidentUpdate(q *request) {
-	w.incidentAction(q, "incident-updated", func(id string, p *posted) error {
+func (w *Server) postIncidentUpdate(q *request) error {
+	return w.incidentAction(q, "incident-updated", func(id string, p *posted) error {
 		status, msg := p.get("update-status"), p.get("update-message")
 		if len(p.bad) > 0 {
 			if err := mayChangeIncidents(q); err != nil {
@@ -234,12 +231,12 @@ func (w *Server) postIncidentUpdate(q *request) {
 	}, map[string]string{"status": "update-status", "message": "update-message"})
 }
 
-func (w *Server) updateIncident(q *request) {
+func (w *Server) updateIncident(q *request) error {
 	read := func(p *posted) IncidentSettings {
 		return IncidentSettings{Title: p.get("title"), PublicTitle: p.get("public-title"), Public: p.f.Get("public") != "",
 			Affected: p.list("affected")}
 	}
-	w.incidentAction(q, "incident-saved", func(id string, p *posted) error {
+	return w.incidentAction(q, "incident-saved", func(id string, p *posted) error {
 		f := read(p)
 		if len(p.bad) > 0 {
 			if err := mayChangeIncidents(q); err != nil {

@@ -17,8 +17,6 @@ import (
 // The incidents list, with its "New incident" form (title, status,
 // message, affected…, public, public-title); the list pages by GET cursor.
 
-func (Incidents) template() string { return "incidents.html" }
-
 // Incidents is GET /w/{ws}/incidents.
 type Incidents struct {
 	// Shell: set Shell.Active to NavIncidents; roles that grant
@@ -39,6 +37,8 @@ type Incidents struct {
 	// ListErrors is a message about the list's link (the page's cursor).
 	ListErrors FormErrors
 }
+
+func (Incidents) template() string { return "incidents.html" }
 
 // Subject is a monitor or heartbeat of the workspace, as the pages name
 // it and the forms offer it.
@@ -158,11 +158,11 @@ func incidentRows(in []*incident.Incident, now time.Time) []IncidentRow {
 // badLink is the message for a list's link whose cursor does not work.
 const badLink = "This link to a page of the list does not work; here is the first page."
 
-func (w *Server) incidents(q *request) {
-	w.renderIncidents(q, http.StatusOK, IncidentForm{Status: string(incident.Investigating)}, FormErrors{})
+func (w *Server) incidents(q *request) error {
+	return w.renderIncidents(q, http.StatusOK, IncidentForm{Status: string(incident.Investigating)}, FormErrors{})
 }
 
-func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe FormErrors) {
+func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe FormErrors) error {
 	v := Incidents{Form: form, Errors: fe}
 	cursor := q.r.URL.Query().Get("cursor")
 	if !clean.Valid(cursor) {
@@ -173,8 +173,7 @@ func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe F
 	for len(v.Open) < maxOpenIncidents {
 		p, err := w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "open"}, open)
 		if err != nil {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
 		v.Open = append(v.Open, incidentRows(p.Items, now)...)
 		if open.Cursor = p.NextCursor; open.Cursor == "" {
@@ -187,8 +186,7 @@ func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe F
 		resolved, err = w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "resolved"}, app.PageRequest{Limit: listPageSize})
 	}
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	v.Resolved = incidentRows(resolved.Items, now)
 	if resolved.NextCursor != "" {
@@ -197,7 +195,7 @@ func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe F
 	if v.ListErrors.Any() && status == http.StatusOK {
 		status = http.StatusUnprocessableEntity
 	}
-	w.render(q, NavIncidents, status, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavIncidents, status, func(s Shell) (view, error) {
 		v.Shell = s
 		if q.actor.Require(account.ScopeIncidentsWrite) == nil {
 			var err error
@@ -205,7 +203,7 @@ func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe F
 				return nil, err
 			}
 		}
-		return render(v)
+		return v, nil
 	})
 }
 
@@ -213,16 +211,16 @@ func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe F
 var incidentFields = map[string]string{"title": "title", "status": "status", "message": "message",
 	"affectedMonitors": "affected", "public": "public", "publicTitle": "public-title"}
 
-func (w *Server) createIncident(q *request) {
-	p, ok := q.posted()
-	if !ok {
-		return
+func (w *Server) createIncident(q *request) error {
+	p, err := q.posted()
+	if err != nil {
+		return err
 	}
 	form := IncidentForm{Title: p.get("title"), Status: p.get("status"), Message: p.get("message"),
 		PublicTitle: p.get("public-title"), Public: p.f.Get("public") != "", Affected: p.list("affected")}
 	d := app.IncidentDraft{Title: form.Title, Status: incident.Status(form.Status), Message: form.Message,
 		AffectedMonitors: form.Affected, Public: form.Public, PublicTitle: form.PublicTitle}
-	var err error
+
 	var inc *incident.Incident
 	if len(p.bad) > 0 {
 		if err = q.actor.Require(account.ScopeIncidentsWrite); err == nil {
@@ -234,11 +232,9 @@ func (w *Server) createIncident(q *request) {
 	if err != nil || len(p.bad) > 0 {
 		fe, ok := p.errors(err, incidentFields)
 		if !ok {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
-		w.renderIncidents(q, http.StatusUnprocessableEntity, form, fe)
-		return
+		return w.renderIncidents(q, http.StatusUnprocessableEntity, form, fe)
 	}
-	q.redirect(incidentPath(q.actor.WorkspaceID, inc.ID), "incident-created")
+	return q.redirect(incidentPath(q.actor.WorkspaceID, inc.ID), "incident-created")
 }

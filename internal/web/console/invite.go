@@ -27,6 +27,8 @@ type Invite struct {
 	Errors FormErrors
 }
 
+func (Invite) template() string { return "invite.html" }
+
 // InviteInvalid is GET/POST /invite/{token} for an unknown, used,
 // revoked or expired invitation.
 type InviteInvalid struct {
@@ -34,95 +36,82 @@ type InviteInvalid struct {
 	Shell Shell
 }
 
-func (Invite) template() string { return "invite.html" }
-
 func (InviteInvalid) template() string { return "invite_invalid.html" }
 
-func (w *Server) invitePage(rw http.ResponseWriter, r *http.Request) {
-	w.renderInvite(rw, r, http.StatusOK, "", FormErrors{})
+func (w *Server) invitePage(q *request) error {
+	return w.renderInvite(q, http.StatusOK, "", FormErrors{})
 }
 
-func (w *Server) renderInvite(rw http.ResponseWriter, r *http.Request, status int, email string, fe FormErrors) {
-	ws, err := w.session(r)
+// renderInvite answers with the invitation's page, in the shell of the
+// person signed in, if any.
+func (w *Server) renderInvite(q *request, status int, email string, fe FormErrors) error {
+	ws, err := w.session(q.r)
 	if err != nil {
-		w.fail(rw, r, nil, err)
-		return
+		return err
 	}
 	var shell Shell
 	if ws != nil {
-		q := &request{w: rw, r: r, ws: *ws}
+		q.ws = *ws
 		if shell, err = w.shell(q, NavNone); err != nil {
-			w.fail(rw, r, ws, err)
-			return
+			return err
 		}
 	}
-	token := r.PathValue("token")
-	v, err := w.app.OpenInvite(r.Context(), token)
+	token := q.r.PathValue("token")
+	v, err := w.app.OpenInvite(q.ctx(), token)
 	if errs.KindOf(err) == errs.KindNotFound {
-		b, rerr := render(InviteInvalid{Shell: shell})
-		w.html(rw, r, http.StatusNotFound, b, rerr)
-		return
+		return w.serveBare(q, http.StatusNotFound, InviteInvalid{Shell: shell})
 	}
 	if err != nil {
-		w.fail(rw, r, ws, err)
-		return
+		return err
 	}
-	b, err := render(Invite{Shell: shell, Token: token, WorkspaceName: v.Workspace.Name, Role: v.Invite.Role,
+	return w.serveBare(q, status, Invite{Shell: shell, Token: token, WorkspaceName: v.Workspace.Name, Role: v.Invite.Role,
 		Email: email, Errors: fe})
-	w.html(rw, r, status, b, err)
 }
 
-func (w *Server) acceptInvite(rw http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		w.errorPage(rw, r, nil, http.StatusBadRequest, "", "The form could not be read.")
-		return
+func (w *Server) acceptInvite(q *request) error {
+	if err := q.r.ParseForm(); err != nil {
+		return refuse(http.StatusBadRequest, "", "The form could not be read.")
 	}
-	token := r.PathValue("token")
-	ws, err := w.session(r)
+	token := q.r.PathValue("token")
+	ws, err := w.session(q.r)
 	if err != nil {
-		w.fail(rw, r, nil, err)
-		return
+		return err
 	}
 	if ws != nil {
 		if ws.User.MustChangePassword {
-			http.Redirect(rw, r, "/account/password", http.StatusSeeOther)
-			return
+			http.Redirect(q.w, q.r, "/account/password", http.StatusSeeOther)
+			return nil
 		}
-		m, err := w.app.AcceptInvite(r.Context(), *ws, token)
+		m, err := w.app.AcceptInvite(q.ctx(), *ws, token)
 		if err != nil {
 			if fe, ok := formErrors(err, nil); ok && errs.KindOf(err) != errs.KindNotFound {
-				w.renderInvite(rw, r, statusOf(err), "", fe)
-				return
+				return w.renderInvite(q, statusOf(err), "", fe)
 			}
-			w.renderInvite(rw, r, http.StatusNotFound, "", FormErrors{})
-			return
+			return w.renderInvite(q, http.StatusNotFound, "", FormErrors{})
 		}
-		setFlash(rw, "joined")
-		http.Redirect(rw, r, "/w/"+m.WorkspaceID+"/", http.StatusSeeOther)
-		return
+		setFlash(q.w, "joined")
+		http.Redirect(q.w, q.r, "/w/"+m.WorkspaceID+"/", http.StatusSeeOther)
+		return nil
 	}
-	f := r.PostForm
-	res, m, err := w.app.SignUpWithInvite(r.Context(), app.SignUp{Token: token, Email: f.Get("email"), Password: f.Get("password"),
-		Confirm: f.Get("confirm"), ClientAddr: w.client(r), UserAgent: r.UserAgent()})
+	f := q.r.PostForm
+	res, m, err := w.app.SignUpWithInvite(q.ctx(), app.SignUp{Token: token, Email: f.Get("email"), Password: f.Get("password"),
+		Confirm: f.Get("confirm"), ClientAddr: w.client(q.r), UserAgent: q.r.UserAgent()})
 	switch {
 	case res.RetryAfter > 0:
-		rw.Header().Set("Retry-After", retryAfter(res.RetryAfter))
-		w.renderInvite(rw, r, http.StatusTooManyRequests, f.Get("email"),
+		q.w.Header().Set("Retry-After", retryAfter(res.RetryAfter))
+		return w.renderInvite(q, http.StatusTooManyRequests, f.Get("email"),
 			FormErrors{Summary: "Too many attempts from your address. Try again in " + WaitText(res.RetryAfter) + "."})
-		return
 	case err != nil:
 		if fe, ok := formErrors(err, nil); ok && errs.KindOf(err) != errs.KindNotFound {
-			w.renderInvite(rw, r, statusOf(err), f.Get("email"), fe)
-			return
+			return w.renderInvite(q, statusOf(err), f.Get("email"), fe)
 		}
 		if errs.KindOf(err) == errs.KindNotFound {
-			w.renderInvite(rw, r, http.StatusNotFound, "", FormErrors{})
-			return
+			return w.renderInvite(q, http.StatusNotFound, "", FormErrors{})
 		}
-		w.fail(rw, r, nil, err)
-		return
+		return err
 	}
-	w.setSession(rw, res.Token)
-	setFlash(rw, "joined")
-	http.Redirect(rw, r, "/w/"+m.WorkspaceID+"/", http.StatusSeeOther)
+	w.setSession(q.w, res.Token)
+	setFlash(q.w, "joined")
+	http.Redirect(q.w, q.r, "/w/"+m.WorkspaceID+"/", http.StatusSeeOther)
+	return nil
 }

@@ -26,6 +26,8 @@ type Keys struct {
 	Errors FormErrors
 }
 
+func (Keys) template() string { return "keys.html" }
+
 // KeyRow is one API key in a key list.
 type KeyRow struct {
 	// ID is the key's id, in /w/{id}/keys/{keyID}/revoke.
@@ -86,6 +88,8 @@ type KeyCreated struct {
 	AccountWide bool
 }
 
+func (KeyCreated) template() string { return "key_created.html" }
+
 // keyTable is a list of keys for the "keytable" template; the creator's
 // column is only in the list of other members' keys (one's own keys are
 // one's own).
@@ -95,12 +99,8 @@ type keyTable struct {
 	ShowCreator          bool
 }
 
-func (Keys) template() string { return "keys.html" }
-
-func (KeyCreated) template() string { return "key_created.html" }
-
-func (w *Server) keys(q *request) {
-	w.renderKeys(q, http.StatusOK, KeyForm{}, FormErrors{})
+func (w *Server) keys(q *request) error {
+	return w.renderKeys(q, http.StatusOK, KeyForm{}, FormErrors{})
 }
 
 func keyRows(in []account.KeyListing) []KeyRow {
@@ -113,19 +113,19 @@ func keyRows(in []account.KeyListing) []KeyRow {
 	return out
 }
 
-func (w *Server) renderKeys(q *request, status int, form KeyForm, fe FormErrors) {
-	w.render(q, NavKeys, status, func(s Shell) ([]byte, error) {
+func (w *Server) renderKeys(q *request, status int, form KeyForm, fe FormErrors) error {
+	return w.servePage(q, NavKeys, status, func(s Shell) (view, error) {
 		keys, err := w.app.ListKeys(q.ctx(), q.actor)
 		if err != nil {
 			return nil, err
 		}
-		return render(Keys{Shell: s, Mine: keyRows(keys.Mine), Others: keyRows(keys.Others), Form: form, Errors: fe})
+		return Keys{Shell: s, Mine: keyRows(keys.Mine), Others: keyRows(keys.Others), Form: form, Errors: fe}, nil
 	})
 }
 
-func (w *Server) createKey(q *request) {
-	if !q.parse() {
-		return
+func (w *Server) createKey(q *request) error {
+	if err := q.parse(); err != nil {
+		return err
 	}
 	f := q.r.PostForm
 	form := KeyForm{Name: f.Get("name"), Binding: f.Get("binding")}
@@ -138,32 +138,28 @@ func (w *Server) createKey(q *request) {
 		req.WorkspaceID = q.actor.WorkspaceID
 	case BindingAccount:
 	default:
-		w.renderKeys(q, http.StatusUnprocessableEntity, form, FormErrors{Fields: map[string]string{"binding": "must be this workspace or every workspace"}})
-		return
+		return w.renderKeys(q, http.StatusUnprocessableEntity, form, FormErrors{Fields: map[string]string{"binding": "must be this workspace or every workspace"}})
 	}
 	k, err := w.app.CreateKey(q.ctx(), q.actor, req)
 	if err != nil {
 		fe, ok := formErrors(err, map[string]string{"scopes": "scope"})
 		if !ok {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
 		if errs.KindOf(err) == errs.KindForbidden {
 			fe.Fields = map[string]string{"scope": fe.Summary}
 		}
-		w.renderKeys(q, statusOf(err), form, fe)
-		return
+		return w.renderKeys(q, statusOf(err), form, fe)
 	}
-	w.render(q, NavKeys, http.StatusCreated, func(s Shell) ([]byte, error) {
-		return render(KeyCreated{Shell: s, Name: k.Key.Name, Secret: k.Secret, Scopes: k.Key.Scopes,
-			AccountWide: k.Key.WorkspaceID == ""})
+	return w.servePage(q, NavKeys, http.StatusCreated, func(s Shell) (view, error) {
+		return KeyCreated{Shell: s, Name: k.Key.Name, Secret: k.Secret, Scopes: k.Key.Scopes,
+			AccountWide: k.Key.WorkspaceID == ""}, nil
 	})
 }
 
-func (w *Server) revokeKey(q *request) {
+func (w *Server) revokeKey(q *request) error {
 	if err := w.app.RevokeKeyAs(q.ctx(), q.actor, q.r.PathValue("key")); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/keys", "key-revoked")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/keys", "key-revoked")
 }

@@ -351,13 +351,13 @@ func writeEvent(b *bytes.Buffer, name string, v any) {
 }
 
 // live serves GET /w/{ws}/live.
-func (w *Server) live(q *request) {
-	if !w.may(q, account.ScopeMonitorsRead) {
-		return
+func (w *Server) live(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsRead); err != nil {
+		return err
 	}
 	if q.r.Method == http.MethodHead {
 		q.w.Header().Set("Content-Type", "text/event-stream")
-		return
+		return nil
 	}
 	h := w.hub
 	f, sub, err := h.join(q.actor, q.ws.Session.ID)
@@ -365,8 +365,7 @@ func (w *Server) live(q *request) {
 		// Plain text, not the error page: an EventSource gives up on any
 		// answer but 200 and shows nothing of it (the page stays as it is).
 		q.w.Header().Set("Retry-After", "30")
-		plain(q.w, statusOf(err), err.(*errs.Error).Message+"\n")
-		return
+		return &refusal{status: statusOf(err), text: err.(*errs.Error).Message + "\n"}
 	}
 	defer h.leave(f, sub, q.actor.UserID)
 
@@ -390,7 +389,7 @@ func (w *Server) live(q *request) {
 		return rc.Flush() == nil
 	}
 	if !send([]byte("retry: " + strconv.FormatInt(liveRetry.Milliseconds(), 10) + "\n\n")) {
-		return
+		return nil
 	}
 	ctx := q.ctx()
 	keepAlive := time.NewTicker(h.keepAlive)
@@ -400,29 +399,29 @@ func (w *Server) live(q *request) {
 	for {
 		select {
 		case <-ctx.Done(): // the client went away
-			return
+			return nil
 		case <-h.ctx.Done(): // the server shuts down
-			return
+			return nil
 		case msg, open := <-sub.ch:
 			if !open || !send(msg) {
-				return
+				return nil
 			}
 		case <-keepAlive.C:
 			if !send([]byte(": keep-alive\n\n")) {
-				return
+				return nil
 			}
 		case <-sub.end: // the person's access changed through this node
 			send(liveEnd)
-			return
+			return nil
 		case <-recheck.C:
 			if !w.mayStillWatch(q) {
 				send(liveEnd)
-				return
+				return nil
 			}
 		case <-sub.kick:
 			if !w.mayStillWatch(q) {
 				send(liveEnd)
-				return
+				return nil
 			}
 		}
 	}

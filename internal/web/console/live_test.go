@@ -29,6 +29,13 @@ import (
 // cookie names a host, not a port.
 func liveServer(t testing.TB, a *app.App, opts console.Options, routes ...func(*http.ServeMux)) (*console.Server, string) {
 	t.Helper()
+	return liveServerTimeout(t, a, opts, 2*time.Second, routes...)
+}
+
+// liveServerTimeout is liveServer with the server's read and write
+// timeouts.
+func liveServerTimeout(t testing.TB, a *app.App, opts console.Options, timeout time.Duration, routes ...func(*http.ServeMux)) (*console.Server, string) {
+	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	opts.BaseURL = "http://" + srv.Listener.Addr().String()
 	w := console.New(a, slog.New(slog.DiscardHandler), opts)
@@ -38,7 +45,7 @@ func liveServer(t testing.TB, a *app.App, opts console.Options, routes ...func(*
 		r(mux)
 	}
 	srv.Config.Handler = mux
-	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 2*time.Second, 2*time.Second
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = timeout, timeout
 	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(w.Close) // before srv.Close, which waits for every request
@@ -191,7 +198,10 @@ func TestLiveStream(t *testing.T) {
 		hb := e.api("POST", "/api/v1/heartbeats", e.keyA, map[string]any{"name": "backup",
 			"schedule": map[string]any{"periodSeconds": 3600, "graceSeconds": 300}}, 201)
 		job := hb["id"].(string)
-		_, base := liveServer(t, e.app, console.Options{LivePoll: 50 * time.Millisecond, LiveRecheck: 100 * time.Millisecond})
+		// The server's timeouts are short, so that a stream outlives them
+		// soon.
+		const timeout = time.Second
+		_, base := liveServerTimeout(t, e.app, console.Options{LivePoll: 50 * time.Millisecond, LiveRecheck: 100 * time.Millisecond}, timeout)
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 
 		s := openStream(t, viewer.c, base, "/w/"+e.wsA.ID+"/live")
@@ -216,8 +226,8 @@ func TestLiveStream(t *testing.T) {
 		if st := s.stateOf(t, job); st.State != "UP" || st.Kind != "heartbeat" || st.LastCheckAt == nil {
 			t.Errorf("after a ping: %+v", st)
 		}
-		// Past the server's timeouts (2 s), events still come.
-		time.Sleep(5 * time.Second)
+		// Past the server's timeouts, events still come.
+		time.Sleep(timeout + timeout/2)
 		e.record(db, "", monitor.ResultUp)
 		st := s.stateOf(t, db)
 		if st.State != "UP" || st.LastCheckAt == nil || st.LatencyMs == nil || *st.LatencyMs != 42 || st.Reason != "" {

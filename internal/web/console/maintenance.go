@@ -40,6 +40,8 @@ type Maintenance struct {
 	ListErrors FormErrors
 }
 
+func (Maintenance) template() string { return "maintenance.html" }
+
 // MaintenanceRow is one maintenance window in the list.
 type MaintenanceRow struct {
 	ID          string
@@ -75,8 +77,6 @@ type MaintenanceForm struct {
 	Monitors, Heartbeats                                                          []string
 	Public                                                                        bool
 }
-
-func (Maintenance) template() string { return "maintenance.html" }
 
 // localLayout is how a datetime-local field writes a wall time.
 const localLayout = "2006-01-02T15:04"
@@ -195,18 +195,17 @@ func formOf(v app.MaintenanceView) MaintenanceForm {
 	return f
 }
 
-func (w *Server) maintenance(q *request) {
-	w.renderMaintenance(q, http.StatusOK, "", MaintenanceForm{Kind: "one-off", Timezone: "UTC"}, FormErrors{})
+func (w *Server) maintenance(q *request) error {
+	return w.renderMaintenance(q, http.StatusOK, "", MaintenanceForm{Kind: "one-off", Timezone: "UTC"}, FormErrors{})
 }
 
 // renderMaintenance answers with the list and its create form, or with
 // window editID's edit form.
-func (w *Server) renderMaintenance(q *request, status int, editID string, form MaintenanceForm, fe FormErrors) {
+func (w *Server) renderMaintenance(q *request, status int, editID string, form MaintenanceForm, fe FormErrors) error {
 	v := Maintenance{EditID: editID, Form: form, Errors: fe}
 	subjects, err := w.subjects(q)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	v.Subjects = subjects
 	if editID == "" {
@@ -224,8 +223,7 @@ func (w *Server) renderMaintenance(q *request, status int, editID string, form M
 			list, err = w.app.ListMaintenanceWindows(q.ctx(), q.actor, app.PageRequest{Limit: listPageSize})
 		}
 		if err != nil {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
 		for _, m := range list.Items {
 			row := MaintenanceRow{ID: m.ID, Name: m.Name, Description: m.Description, Recurring: m.Recurring(),
@@ -250,82 +248,79 @@ func (w *Server) renderMaintenance(q *request, status int, editID string, form M
 			status = http.StatusUnprocessableEntity
 		}
 	}
-	w.render(q, NavMaintenance, status, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavMaintenance, status, func(s Shell) (view, error) {
 		v.Shell = s
-		return render(v)
+		return v, nil
 	})
 }
 
 // maintenanceRefused shows the form again with its messages, or the
 // error page for an error that is not the person's to fix.
-func (w *Server) maintenanceRefused(q *request, editID string, p *posted, mf maintenanceForm, err error) {
+func (w *Server) maintenanceRefused(q *request, editID string, p *posted, mf maintenanceForm, err error) error {
 	fe, ok := maintenanceErrors(p, err)
 	if !ok {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	w.renderMaintenance(q, http.StatusUnprocessableEntity, editID, mf.values, fe)
+	return w.renderMaintenance(q, http.StatusUnprocessableEntity, editID, mf.values, fe)
 }
 
-func (w *Server) createMaintenance(q *request) {
-	p, ok := q.posted()
-	if !ok {
-		return
+func (w *Server) createMaintenance(q *request) error {
+	p, err := q.posted()
+	if err != nil {
+		return err
 	}
 	mf := readMaintenanceForm(p)
 	if len(p.bad) > 0 {
-		if !w.may(q, account.ScopeMonitorsWrite) {
-			return
+		if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+			return err
 		}
-		w.maintenanceRefused(q, "", p, mf, invalidFields(app.ValidateMaintenance(mf.draft, w.app.Now())))
-		return
+		return w.maintenanceRefused(q, "", p, mf, invalidFields(app.ValidateMaintenance(mf.draft, w.app.Now())))
 	}
 	if _, err := w.app.CreateMaintenanceWindow(q.ctx(), q.actor, mf.draft); err != nil {
-		w.maintenanceRefused(q, "", p, mf, err)
-		return
+		return w.maintenanceRefused(q, "", p, mf, err)
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/maintenance", "maintenance-created")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/maintenance", "maintenance-created")
 }
 
 // maintenanceID is the path's window id; anything that is not one is not
 // found.
-func (w *Server) maintenanceID(q *request) (string, bool) { return w.pathID(q, ids.Maintenance) }
+func (w *Server) maintenanceID(q *request) (string, error) { return w.pathID(q, ids.Maintenance) }
 
-func (w *Server) editMaintenance(q *request) {
-	id, ok := w.maintenanceID(q)
-	if !ok || !w.may(q, account.ScopeMonitorsWrite) {
-		return
+func (w *Server) editMaintenance(q *request) error {
+	id, err := w.maintenanceID(q)
+	if err != nil {
+		return err
+	}
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
 	}
 	v, err := w.app.GetMaintenanceWindow(q.ctx(), q.actor, id)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	w.renderMaintenance(q, http.StatusOK, id, formOf(v), FormErrors{})
+	return w.renderMaintenance(q, http.StatusOK, id, formOf(v), FormErrors{})
 }
 
-func (w *Server) updateMaintenance(q *request) {
-	id, ok := w.maintenanceID(q)
-	if !ok {
-		return
+func (w *Server) updateMaintenance(q *request) error {
+	id, err := w.maintenanceID(q)
+	if err != nil {
+		return err
 	}
-	p, ok := q.posted()
-	if !ok {
-		return
+	p, err := q.posted()
+	if err != nil {
+		return err
 	}
 	mf := readMaintenanceForm(p)
 	if len(p.bad) > 0 {
-		if !w.may(q, account.ScopeMonitorsWrite) {
-			return
+		if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+			return err
 		}
 		if _, err := w.app.GetMaintenanceWindow(q.ctx(), q.actor, id); err != nil {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
-		w.maintenanceRefused(q, id, p, mf, invalidFields(app.ValidateMaintenance(mf.draft, w.app.Now())))
-		return
+		return w.maintenanceRefused(q, id, p, mf, invalidFields(app.ValidateMaintenance(mf.draft, w.app.Now())))
 	}
-	_, err := w.app.UpdateMaintenanceWindow(q.ctx(), q.actor, id, func(cur app.MaintenanceView) (app.MaintenanceDraft, error) {
+	_, err = w.app.UpdateMaintenanceWindow(q.ctx(), q.actor, id, func(cur app.MaintenanceView) (app.MaintenanceDraft, error) {
 		d := mf.draft
 		// The form shows times to the minute: a time left as shown keeps
 		// the stored one, so an edit of the name leaves the timing alone.
@@ -344,20 +339,18 @@ func (w *Server) updateMaintenance(q *request) {
 		return d, nil
 	})
 	if err != nil {
-		w.maintenanceRefused(q, id, p, mf, err)
-		return
+		return w.maintenanceRefused(q, id, p, mf, err)
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/maintenance", "maintenance-saved")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/maintenance", "maintenance-saved")
 }
 
-func (w *Server) deleteMaintenance(q *request) {
-	id, ok := w.maintenanceID(q)
-	if !ok {
-		return
+func (w *Server) deleteMaintenance(q *request) error {
+	id, err := w.maintenanceID(q)
+	if err != nil {
+		return err
 	}
 	if err := w.app.DeleteMaintenanceWindow(q.ctx(), q.actor, id); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/maintenance", "maintenance-deleted")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/maintenance", "maintenance-deleted")
 }

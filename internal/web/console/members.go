@@ -24,6 +24,8 @@ type Members struct {
 	Errors FormErrors
 }
 
+func (Members) template() string { return "members.html" }
+
 // MemberRow is one member of the workspace.
 type MemberRow struct {
 	// UserID is the member's user id, in /w/{id}/members/{userID}/….
@@ -65,16 +67,14 @@ type InviteCreated struct {
 	ExpiresAt time.Time
 }
 
-func (Members) template() string { return "members.html" }
-
 func (InviteCreated) template() string { return "invite_created.html" }
 
-func (w *Server) members(q *request) {
-	w.renderMembers(q, http.StatusOK, account.RoleViewer, FormErrors{})
+func (w *Server) members(q *request) error {
+	return w.renderMembers(q, http.StatusOK, account.RoleViewer, FormErrors{})
 }
 
-func (w *Server) renderMembers(q *request, status int, role account.Role, fe FormErrors) {
-	w.render(q, NavMembers, status, func(s Shell) ([]byte, error) {
+func (w *Server) renderMembers(q *request, status int, role account.Role, fe FormErrors) error {
+	return w.servePage(q, NavMembers, status, func(s Shell) (view, error) {
 		members, err := w.app.Members(q.ctx(), q.actor)
 		if err != nil {
 			return nil, err
@@ -96,67 +96,61 @@ func (w *Server) renderMembers(q *request, status int, role account.Role, fe For
 					ExpiresAt: inv.ExpiresAt, CreatedBy: emails[inv.CreatedBy]})
 			}
 		}
-		return render(v)
+		return v, nil
 	})
 }
 
-func (w *Server) invite(q *request) {
-	if !q.parse() {
-		return
+func (w *Server) invite(q *request) error {
+	if err := q.parse(); err != nil {
+		return err
 	}
 	role := q.r.PostForm.Get("role")
 	inv, err := w.app.Invite(q.ctx(), q.actor, role)
 	if err != nil {
 		if fe, ok := formErrors(err, nil); ok {
 			r, _ := account.ParseRole(role)
-			w.renderMembers(q, statusOf(err), r, fe)
-			return
+			return w.renderMembers(q, statusOf(err), r, fe)
 		}
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	w.render(q, NavMembers, http.StatusCreated, func(s Shell) ([]byte, error) {
-		return render(InviteCreated{Shell: s, Link: w.base + "/invite/" + inv.Token,
-			Role: inv.Invite.Role, ExpiresAt: inv.Invite.ExpiresAt})
+	return w.servePage(q, NavMembers, http.StatusCreated, func(s Shell) (view, error) {
+		return InviteCreated{Shell: s, Link: w.base + "/invite/" + inv.Token,
+			Role: inv.Invite.Role, ExpiresAt: inv.Invite.ExpiresAt}, nil
 	})
 }
 
-func (w *Server) revokeInvite(q *request) {
+func (w *Server) revokeInvite(q *request) error {
 	if err := w.app.RevokeInvite(q.ctx(), q.actor, q.r.PathValue("invite")); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/members", "invite-revoked")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/members", "invite-revoked")
 }
 
-func (w *Server) changeRole(q *request) {
-	if !q.parse() {
-		return
+func (w *Server) changeRole(q *request) error {
+	if err := q.parse(); err != nil {
+		return err
 	}
 	if err := w.app.ChangeRole(q.ctx(), q.actor, q.r.PathValue("user"), q.r.PostForm.Get("role")); err != nil {
-		w.memberFailed(q, err)
-		return
+		return w.memberFailed(q, err)
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/members", "role-changed")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/members", "role-changed")
 }
 
-func (w *Server) removeMember(q *request) {
+func (w *Server) removeMember(q *request) error {
 	user := q.r.PathValue("user")
 	if err := w.app.RemoveMember(q.ctx(), q.actor, user); err != nil {
-		w.memberFailed(q, err)
-		return
+		return w.memberFailed(q, err)
 	}
 	w.hub.endMember(user, q.actor.WorkspaceID)
 	if user == q.ws.User.ID {
-		q.redirect("/", "left")
-		return
+		return q.redirect("/", "left")
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/members", "member-removed")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/members", "member-removed")
 }
 
 // memberFailed shows why a change to a member was refused on the members
 // page itself (the last owner, a role only owners give).
-func (w *Server) memberFailed(q *request, err error) {
+func (w *Server) memberFailed(q *request, err error) error {
 	if k := errs.KindOf(err); k == errs.KindConflict || k == errs.KindInvalid || (k == errs.KindForbidden && q.actor.Role.ManagesKeys()) {
 		fe, _ := formErrors(err, map[string]string{"role": "member-role"})
 		for _, m := range fe.Fields {
@@ -164,8 +158,7 @@ func (w *Server) memberFailed(q *request, err error) {
 				fe.Summary = m
 			}
 		}
-		w.renderMembers(q, statusOf(err), account.RoleViewer, FormErrors{Summary: fe.Summary})
-		return
+		return w.renderMembers(q, statusOf(err), account.RoleViewer, FormErrors{Summary: fe.Summary})
 	}
-	w.fail(q.w, q.r, &q.ws, err)
+	return err
 }

@@ -52,6 +52,8 @@ type MonitorDetail struct {
 	States []StateRow
 }
 
+func (MonitorDetail) template() string { return "monitor.html" }
+
 // LatencyPoint is one bucket of the latency chart: the percentiles of
 // the checks in [Start, End), in milliseconds; nil when there was no
 // check.
@@ -102,8 +104,6 @@ type SLOView struct {
 	BurnRate1h, BurnRate6h *float64
 }
 
-func (MonitorDetail) template() string { return "monitor.html" }
-
 // uptimeDays is how many days the uptime bar shows, today the last.
 const uptimeDays = 90
 
@@ -133,25 +133,24 @@ func target(m monitor.Monitor) string {
 
 // monitorID is the path's monitor id; anything that is not one is not
 // found, before it reaches the database.
-func (w *Server) monitorID(q *request) (string, bool) { return w.pathID(q, ids.Monitor) }
+func (w *Server) monitorID(q *request) (string, error) { return w.pathID(q, ids.Monitor) }
 
 // pathID is the path's id of the kind prefix names; anything that is not
 // one is not found, before it reaches the database.
-func (w *Server) pathID(q *request, prefix string) (string, bool) {
+func (w *Server) pathID(q *request, prefix string) (string, error) {
 	id := q.r.PathValue("id")
 	if !ids.Valid(prefix, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return "", false
+		return "", errs.ErrNotFound
 	}
-	return id, true
+	return id, nil
 }
 
-func (w *Server) monitorPage(q *request) {
-	id, ok := w.monitorID(q)
-	if !ok {
-		return
+func (w *Server) monitorPage(q *request) error {
+	id, err := w.monitorID(q)
+	if err != nil {
+		return err
 	}
-	w.render(q, NavMonitors, http.StatusOK, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavMonitors, http.StatusOK, func(s Shell) (view, error) {
 		s.Live = liveURL(q)
 		m, err := w.app.GetMonitor(q.ctx(), q.actor, id)
 		if err != nil {
@@ -185,7 +184,7 @@ func (w *Server) monitorPage(q *request) {
 		if v.States, err = w.stateRows(q, id); err != nil {
 			return nil, err
 		}
-		return render(v)
+		return v, nil
 	})
 }
 
@@ -244,36 +243,34 @@ func (w *Server) stateRows(q *request, id string) ([]StateRow, error) {
 	return rows, nil
 }
 
-func (w *Server) pauseMonitor(q *request) { w.setPaused(q, true) }
+func (w *Server) pauseMonitor(q *request) error { return w.setPaused(q, true) }
 
-func (w *Server) resumeMonitor(q *request) { w.setPaused(q, false) }
+func (w *Server) resumeMonitor(q *request) error { return w.setPaused(q, false) }
 
-func (w *Server) setPaused(q *request, paused bool) {
-	id, ok := w.monitorID(q)
-	if !ok {
-		return
+func (w *Server) setPaused(q *request, paused bool) error {
+	id, err := w.monitorID(q)
+	if err != nil {
+		return err
 	}
 	if _, err := w.app.SetPaused(q.ctx(), q.actor, id, paused); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	flash := "monitor-resumed"
 	if paused {
 		flash = "monitor-paused"
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/monitors/"+id, flash)
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/monitors/"+id, flash)
 }
 
-func (w *Server) deleteMonitor(q *request) {
-	id, ok := w.monitorID(q)
-	if !ok {
-		return
+func (w *Server) deleteMonitor(q *request) error {
+	id, err := w.monitorID(q)
+	if err != nil {
+		return err
 	}
 	if err := w.app.DeleteMonitor(q.ctx(), q.actor, id); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect("/w/"+q.actor.WorkspaceID+"/monitors", "monitor-deleted")
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/monitors", "monitor-deleted")
 }
 
 // liveURL is the workspace's stream of state changes, which the list and

@@ -65,6 +65,8 @@ type MonitorForm struct {
 	Test *TestResult
 }
 
+func (MonitorForm) template() string { return "monitor_form.html" }
+
 // TrailingBlankRows is how many empty keyword and JSON assertion rows the
 // form offers after the filled ones.
 const TrailingBlankRows = 3
@@ -436,8 +438,8 @@ func (f MonitorForm) SecretHint(set bool) string {
 // LatencyText is the check's duration in words.
 func (t TestResult) LatencyText() string { return LatencyText(t.Latency) }
 
-func (MonitorForm) template() string { return "monitor_form.html" }
-
+// withDefaults makes a form without a mode a new one, with GET and
+// record type A where none is chosen.
 func (v MonitorForm) withDefaults() view {
 	if v.Mode == "" {
 		v.Mode = FormNew
@@ -498,53 +500,48 @@ func MonitorFieldMessage(name, msg string) string {
 func monitorPath(ws, id string) string { return "/w/" + ws + "/monitors/" + id }
 
 // renderMonitorForm answers with the form.
-func (w *Server) renderMonitorForm(q *request, status int, v MonitorForm) {
-	w.render(q, NavNone, status, func(s Shell) ([]byte, error) {
+func (w *Server) renderMonitorForm(q *request, status int, v MonitorForm) error {
+	return w.servePage(q, NavNone, status, func(s Shell) (view, error) {
 		v.Shell = s
-		return render(v)
+		return v, nil
 	})
 }
 
-func (w *Server) newMonitor(q *request) {
-	if !w.may(q, account.ScopeMonitorsWrite) {
-		return
+func (w *Server) newMonitor(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
 	}
-	w.renderMonitorForm(q, http.StatusOK, MonitorForm{Mode: FormNew, Values: NewMonitorValues()})
+	return w.renderMonitorForm(q, http.StatusOK, MonitorForm{Mode: FormNew, Values: NewMonitorValues()})
 }
 
-func (w *Server) createMonitor(q *request) {
-	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
-		return
+func (w *Server) createMonitor(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
+	}
+	if err := q.parse(); err != nil {
+		return err
 	}
 	mf := readMonitorForm(q.r.PostForm, "")
 	v := MonitorForm{Mode: FormNew, Values: mf.values}
 	if fe := mf.problems(nil); fe.Any() {
 		v.Errors = fe
-		w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
-		return
+		return w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
 	}
 	m, err := w.app.CreateMonitor(q.ctx(), q.actor, mf.draft)
 	if err != nil {
-		w.monitorFormFailed(q, v, mf, err)
-		return
+		return w.monitorFormFailed(q, v, mf, err)
 	}
-	q.redirect(monitorPath(q.actor.WorkspaceID, m.ID), "monitor-created")
+	return q.redirect(monitorPath(q.actor.WorkspaceID, m.ID), "monitor-created")
 }
 
-// storedMonitor is monitor id of the workspace, or false after the
-// error page (a monitor of another workspace, or anything that is not a
-// monitor's id, is not found before it reaches the database).
-func (w *Server) storedMonitor(q *request, id string) (monitor.Monitor, bool) {
+// storedMonitor is monitor id of the workspace (a monitor of another
+// workspace, or anything that is not a monitor's id, is not found before
+// it reaches the database).
+func (w *Server) storedMonitor(q *request, id string) (monitor.Monitor, error) {
 	if !ids.Valid(ids.Monitor, id) {
-		w.fail(q.w, q.r, &q.ws, errs.ErrNotFound)
-		return monitor.Monitor{}, false
+		return monitor.Monitor{}, errs.ErrNotFound
 	}
-	m, err := w.app.GetMonitor(q.ctx(), q.actor, id)
-	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return m, false
-	}
-	return m, true
+	return w.app.GetMonitor(q.ctx(), q.actor, id)
 }
 
 // withStored adds to typed values what the form shows of m's stored
@@ -555,51 +552,55 @@ func withStored(v MonitorValues, m monitor.Monitor) MonitorValues {
 	return v
 }
 
-func (w *Server) editMonitor(q *request) {
-	if !w.may(q, account.ScopeMonitorsWrite) {
-		return
+func (w *Server) editMonitor(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
 	}
-	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
-	if !ok {
-		return
+	m, err := w.storedMonitor(q, q.r.PathValue("id"))
+	if err != nil {
+		return err
 	}
-	w.renderMonitorForm(q, http.StatusOK, MonitorForm{Mode: FormEdit, ID: m.ID, Values: MonitorFormValues(m)})
+	return w.renderMonitorForm(q, http.StatusOK, MonitorForm{Mode: FormEdit, ID: m.ID, Values: MonitorFormValues(m)})
 }
 
-func (w *Server) updateMonitor(q *request) {
-	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
-		return
+func (w *Server) updateMonitor(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
 	}
-	m, ok := w.storedMonitor(q, q.r.PathValue("id"))
-	if !ok {
-		return
+	if err := q.parse(); err != nil {
+		return err
+	}
+	m, err := w.storedMonitor(q, q.r.PathValue("id"))
+	if err != nil {
+		return err
 	}
 	mf := readMonitorForm(q.r.PostForm, m.Type)
 	v := MonitorForm{Mode: FormEdit, ID: m.ID, Values: withStored(mf.values, m)}
 	if fe := mf.problems(m.Config.AuthSet); fe.Any() {
 		v.Errors = fe
-		w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
-		return
+		return w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
 	}
 	if _, err := w.app.UpdateMonitor(q.ctx(), q.actor, m.ID, mf.update()); err != nil {
-		w.monitorFormFailed(q, v, mf, err)
-		return
+		return w.monitorFormFailed(q, v, mf, err)
 	}
-	q.redirect(monitorPath(q.actor.WorkspaceID, m.ID), "monitor-saved")
+	return q.redirect(monitorPath(q.actor.WorkspaceID, m.ID), "monitor-saved")
 }
 
 // testMonitor runs one check of the form's draft and shows the form
 // again, as typed, with what the check found.
-func (w *Server) testMonitor(q *request) {
-	if !w.may(q, account.ScopeMonitorsWrite) || !q.parse() {
-		return
+func (w *Server) testMonitor(q *request) error {
+	if err := w.may(q, account.ScopeMonitorsWrite); err != nil {
+		return err
+	}
+	if err := q.parse(); err != nil {
+		return err
 	}
 	v := MonitorForm{Mode: FormNew}
 	var stored *monitor.Monitor
 	if q.r.PostForm.Get("mode") == string(FormEdit) {
-		m, ok := w.storedMonitor(q, q.r.PostForm.Get("id"))
-		if !ok {
-			return
+		m, err := w.storedMonitor(q, q.r.PostForm.Get("id"))
+		if err != nil {
+			return err
 		}
 		v.Mode, v.ID, stored = FormEdit, m.ID, &m
 	}
@@ -615,31 +616,27 @@ func (w *Server) testMonitor(q *request) {
 	mf.draft = mf.testDraft(auth)
 	if fe := mf.problems(nil); fe.Any() {
 		v.Errors = fe
-		w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
-		return
+		return w.renderMonitorForm(q, http.StatusUnprocessableEntity, v)
 	}
 	d := mf.draft
 	obs, err := w.app.TestMonitor(q.ctx(), q.actor, d)
 	if err != nil {
-		w.monitorFormFailed(q, v, mf, err)
-		return
+		return w.monitorFormFailed(q, v, mf, err)
 	}
 	v.Test = NewTestResult(obs, d.Config)
-	w.renderMonitorForm(q, http.StatusOK, v)
+	return w.renderMonitorForm(q, http.StatusOK, v)
 }
 
 // monitorFormFailed shows the form again with the app's objections, or
 // the error page for an error that is not the person's to fix.
-func (w *Server) monitorFormFailed(q *request, v MonitorForm, mf *monitorForm, err error) {
+func (w *Server) monitorFormFailed(q *request, v MonitorForm, mf *monitorForm, err error) error {
 	if errs.KindOf(err) == errs.KindFeatureUnavailable { // a node that runs no checks cannot test
 		v.Errors = FormErrors{Summary: "This server runs no checks, so it cannot test one: save the monitor and see its first result."}
-		w.renderMonitorForm(q, http.StatusServiceUnavailable, v)
-		return
+		return w.renderMonitorForm(q, http.StatusServiceUnavailable, v)
 	}
 	if _, ok := formErrors(err, nil); !ok || statusOf(err) == http.StatusForbidden || statusOf(err) == http.StatusNotFound {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	v.Errors = mf.errors(err)
-	w.renderMonitorForm(q, statusOf(err), v)
+	return w.renderMonitorForm(q, statusOf(err), v)
 }

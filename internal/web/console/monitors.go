@@ -18,8 +18,6 @@ import (
 // attribute: presentation attributes and app.css's classes only, so it
 // renders under the CSP and follows the colour scheme.
 
-func (Monitors) template() string { return "monitors.html" }
-
 // Monitors is GET /w/{ws}/monitors.
 type Monitors struct {
 	// Shell: set Shell.Active to NavMonitors; roles that grant
@@ -45,6 +43,8 @@ type Monitors struct {
 	// NextPage is the local URL of the next page ("" on the last).
 	NextPage string
 }
+
+func (Monitors) template() string { return "monitors.html" }
 
 // StateCount is how many of the workspace's monitors are in a state.
 type StateCount struct {
@@ -97,7 +97,7 @@ const listPageSize = 100
 // others are counted when a monitor is in them.
 var countedStates = []monitor.State{monitor.StateUp, monitor.StateDown, monitor.StateDegraded, monitor.StateUnknown, monitor.StatePaused}
 
-func (w *Server) monitors(q *request) {
+func (w *Server) monitors(q *request) error {
 	query := q.r.URL.Query()
 	// The query's text is judged here, where it enters, as the API's edge
 	// does: no byte of it that is not valid UTF-8 without NUL goes on.
@@ -118,8 +118,7 @@ func (w *Server) monitors(q *request) {
 		var err error
 		if list, err = w.app.ListMonitors(q.ctx(), q.actor, filter, page); err != nil {
 			if errs.KindOf(err) != errs.KindInvalid {
-				w.fail(q.w, q.r, &q.ws, err)
-				return
+				return err
 			}
 			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"})
 		}
@@ -129,7 +128,7 @@ func (w *Server) monitors(q *request) {
 	if fe.Any() {
 		status = http.StatusUnprocessableEntity
 	}
-	w.render(q, NavMonitors, status, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavMonitors, status, func(s Shell) (view, error) {
 		s.Live = liveURL(q)
 		v := Monitors{Shell: s, Filter: form, Errors: fe}
 		// The counts, the overall figures and each row's 24 hours come
@@ -142,7 +141,7 @@ func (w *Server) monitors(q *request) {
 		day, month := ov.Windows[0], ov.Windows[1]
 		v.Availability24h, v.Availability30d = day.All, month.All
 		if fe.Any() {
-			return render(v)
+			return v, nil
 		}
 		byID := day.Of
 		for _, m := range list.Items {
@@ -153,7 +152,7 @@ func (w *Server) monitors(q *request) {
 		if list.NextCursor != "" {
 			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/monitors", list.NextCursor, map[string]string{"state": form.State, "type": form.Type, "q": form.Q})
 		}
-		return render(v)
+		return v, nil
 	})
 }
 

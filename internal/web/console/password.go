@@ -19,37 +19,34 @@ type Password struct {
 
 func (Password) template() string { return "password.html" }
 
-func (w *Server) passwordPage(q *request) {
-	w.renderPassword(q, http.StatusOK, FormErrors{})
+func (w *Server) passwordPage(q *request) error {
+	return w.renderPassword(q, http.StatusOK, FormErrors{})
 }
 
-func (w *Server) renderPassword(q *request, status int, fe FormErrors) {
-	w.render(q, NavAccount, status, func(s Shell) ([]byte, error) {
-		return render(Password{Shell: s, Errors: fe})
+func (w *Server) renderPassword(q *request, status int, fe FormErrors) error {
+	return w.servePage(q, NavAccount, status, func(s Shell) (view, error) {
+		return Password{Shell: s, Errors: fe}, nil
 	})
 }
 
-func (w *Server) changePassword(q *request) {
-	if !q.parse() {
-		return
+func (w *Server) changePassword(q *request) error {
+	if err := q.parse(); err != nil {
+		return err
 	}
 	f := q.r.PostForm
 	token, err := w.app.ChangePassword(q.ctx(), q.ws, app.PasswordChange{Current: f.Get("current"), New: f.Get("new"),
 		Confirm: f.Get("confirm"), ClientAddr: w.client(q.r), UserAgent: q.r.UserAgent()})
 	if err != nil {
 		if fe, ok := formErrors(err, nil); ok {
-			w.renderPassword(q, statusOf(err), fe)
-			return
+			return w.renderPassword(q, statusOf(err), fe)
 		}
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	w.hub.endPerson(q.ws.User.ID) // every session ended, this one too
 	w.setSession(q.w, token)
 	if q.ws.User.MustChangePassword {
 		// The one-time password is replaced: on to work, as a first sign-in.
-		q.redirect("/", "password-set")
-		return
+		return q.redirect("/", "password-set")
 	}
-	q.redirect("/account", "password-changed")
+	return q.redirect("/account", "password-changed")
 }

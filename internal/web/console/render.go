@@ -225,20 +225,31 @@ var incidentFuncs = template.FuncMap{
 // IncidentStatuses are the statuses an update may give, in order.
 var IncidentStatuses = []string{"investigating", "identified", "monitoring", "resolved"}
 
-// render answers with a signed-in page: view gets the shell for nav and
-// renders the page, reading what it needs; any error becomes the error
-// page.
-func (w *Server) render(q *request, nav Nav, status int, view func(Shell) ([]byte, error)) {
+// servePage answers with a signed-in page: build gets the shell for nav
+// and makes the page's view model, reading what it needs.
+func (w *Server) servePage(q *request, nav Nav, status int, build func(Shell) (view, error)) error {
 	s, err := w.shell(q, nav)
-	var b []byte
-	if err == nil {
-		b, err = view(s)
-	}
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
+	}
+	v, err := build(s)
+	if err != nil {
+		return err
+	}
+	b, err := render(v)
+	if err != nil {
+		return err
 	}
 	w.html(q.w, q.r, status, b, nil)
+	return nil
+}
+
+// serveBare answers with a page outside the signed-in shell (signing in,
+// an invitation).
+func (w *Server) serveBare(q *request, status int, v view) error {
+	b, err := render(v)
+	w.html(q.w, q.r, status, b, err)
+	return nil
 }
 
 // html writes a rendered page.

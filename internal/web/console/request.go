@@ -13,8 +13,8 @@ import (
 	"github.com/tocsin/tocsin/internal/errs"
 )
 
-// request is one signed-in request: who, and, on workspace pages, acting
-// as whom.
+// request is one request to a page: on signed-in pages who asks, and on
+// workspace pages acting as whom.
 type request struct {
 	w     http.ResponseWriter
 	r     *http.Request
@@ -23,6 +23,31 @@ type request struct {
 }
 
 func (q *request) ctx() context.Context { return q.r.Context() }
+
+// session is the signed-in person's session, or nil on a page for people
+// signed out.
+func (q *request) session() *app.WebSession {
+	if q.ws.Session.ID == "" {
+		return nil
+	}
+	return &q.ws
+}
+
+// A handler answers one request to a page. The error it returns is
+// answered by serveError, the one error writer: handlers never write
+// their own.
+type handler func(*request) error
+
+// handle makes h an http.HandlerFunc: the one place where a page's error
+// becomes its answer.
+func (w *Server) handle(h handler) http.HandlerFunc {
+	return func(rw http.ResponseWriter, r *http.Request) {
+		q := &request{w: rw, r: r}
+		if err := h(q); err != nil {
+			w.serveError(q, err)
+		}
+	}
+}
 
 // session is the signed-in person of r, or nil.
 func (w *Server) session(r *http.Request) (*app.WebSession, error) {
@@ -42,47 +67,46 @@ func (w *Server) session(r *http.Request) (*app.WebSession, error) {
 
 // anySession runs h for a signed-in person, even one who must still
 // change a one-time password; others are sent to sign in.
-func (w *Server) anySession(h func(*request)) http.HandlerFunc {
-	return func(rw http.ResponseWriter, r *http.Request) {
-		ws, err := w.session(r)
+func (w *Server) anySession(h handler) handler {
+	return func(q *request) error {
+		ws, err := w.session(q.r)
 		if err != nil {
-			w.fail(rw, r, nil, err)
-			return
+			return err
 		}
 		if ws == nil {
 			next := ""
-			if r.Method == http.MethodGet {
-				next = r.URL.RequestURI()
+			if q.r.Method == http.MethodGet {
+				next = q.r.URL.RequestURI()
 			}
-			http.Redirect(rw, r, signInURL(next), http.StatusSeeOther)
-			return
+			http.Redirect(q.w, q.r, signInURL(next), http.StatusSeeOther)
+			return nil
 		}
-		h(&request{w: rw, r: r, ws: *ws})
+		q.ws = *ws
+		return h(q)
 	}
 }
 
 // signedIn runs h for a signed-in person who has their own password.
-func (w *Server) signedIn(h func(*request)) http.HandlerFunc {
-	return w.anySession(func(q *request) {
+func (w *Server) signedIn(h handler) handler {
+	return w.anySession(func(q *request) error {
 		if q.ws.User.MustChangePassword {
 			http.Redirect(q.w, q.r, "/account/password", http.StatusSeeOther)
-			return
+			return nil
 		}
-		h(q)
+		return h(q)
 	})
 }
 
 // inWorkspace runs h acting in the path's workspace, with the person's
 // role there; a workspace they are not in is not found.
-func (w *Server) inWorkspace(h func(*request)) http.HandlerFunc {
-	return w.signedIn(func(q *request) {
+func (w *Server) inWorkspace(h handler) handler {
+	return w.signedIn(func(q *request) error {
 		actor, err := w.app.WebActor(q.ctx(), q.ws, q.r.PathValue("ws"))
 		if err != nil {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
 		q.actor = actor
-		h(q)
+		return h(q)
 	})
 }
 
@@ -123,32 +147,33 @@ func (w *Server) token(r *http.Request) string {
 func (w *Server) client(r *http.Request) string { return w.opts.TrustedProxies.Client(r) }
 
 // redirect answers a POST with a redirect to a page and a flash for it.
-func (q *request) redirect(to, flash string) {
+// It returns nil, so that a handler may end with it.
+func (q *request) redirect(to, flash string) error {
 	if flash != "" {
 		setFlash(q.w, flash)
 	}
 	http.Redirect(q.w, q.r, to, http.StatusSeeOther)
+	return nil
 }
 
-// parse reads the POST form, answering 400 itself when it cannot.
-func (q *request) parse() bool {
+// errUnreadableForm is a POST form that could not be read: answered in
+// plain text, 400.
+var errUnreadableForm = &refusal{status: http.StatusBadRequest, text: "The form could not be read.\n"}
+
+// parse reads the POST form.
+func (q *request) parse() error {
 	if err := q.r.ParseForm(); err != nil {
-		plain(q.w, http.StatusBadRequest, "The form could not be read.\n")
-		return false
+		return errUnreadableForm
 	}
-	return true
+	return nil
 }
 
 func retryAfter(d time.Duration) string {
 	return strconv.Itoa(max(int((d+time.Second-1)/time.Second), 1))
 }
 
-// may refuses, with the error page, a person whose role does not grant
-// scope: the app's own check, made before a form is read or shown.
-func (w *Server) may(q *request, scope account.Scope) bool {
-	if err := q.actor.Require(scope); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return false
-	}
-	return true
+// may refuses a person whose role does not grant scope: the app's own
+// check, made before a form is read or shown.
+func (w *Server) may(q *request, scope account.Scope) error {
+	return q.actor.Require(scope)
 }

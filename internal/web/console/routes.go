@@ -6,7 +6,7 @@ import "net/http"
 // its handler.
 type route struct {
 	pattern string
-	handler http.HandlerFunc
+	handler handler
 }
 
 // routeTable lists every page and form of the web app, one line each.
@@ -99,15 +99,12 @@ func (w *Server) routeTable() []route {
 		{"POST /w/{ws}/status-pages/{id}/logo/remove", w.inWorkspace(w.removeLogo)},
 		{"GET /invite/{token}", w.invitePage},
 		{"POST /invite/{token}", w.acceptInvite},
-		{"/", func(rw http.ResponseWriter, r *http.Request) {
-			ws, _ := w.session(r)
-			w.errorPage(rw, r, ws, http.StatusNotFound, "", "")
-		}},
+		{"/", w.notFound},
 	}
 }
 
 func (w *Server) routes(mux *http.ServeMux) {
 	for _, rt := range w.routeTable() {
-		mux.HandleFunc(rt.pattern, rt.handler)
+		mux.HandleFunc(rt.pattern, w.handle(rt.handler))
 	}
 }

@@ -53,8 +53,8 @@ func New(a *app.App, log *slog.Logger, opts Options) *Server {
 		w.secure = true
 		w.cookie = "__Host-tocsin_session" // Secure, Path=/, no Domain: no subdomain may set it
 	}
-	w.cop.SetDenyHandler(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		w.errorPage(rw, r, nil, http.StatusForbidden, "Refused", "This form was sent from another site, so it was not acted on.")
+	w.cop.SetDenyHandler(w.handle(func(*request) error {
+		return refuse(http.StatusForbidden, "Refused", "This form was sent from another site, so it was not acted on.")
 	}))
 	mux := http.NewServeMux()
 	w.routes(mux)
@@ -119,14 +119,22 @@ func hostOnly(h string) string {
 	return strings.TrimSuffix(strings.ToLower(h), ".")
 }
 
-func (w *Server) asset(rw http.ResponseWriter, r *http.Request) {
-	body, ctype, ok := Asset(r.URL.Path)
+func (w *Server) asset(q *request) error {
+	body, ctype, ok := Asset(q.r.URL.Path)
 	if !ok {
-		ws, _ := w.session(r)
-		w.errorPage(rw, r, ws, http.StatusNotFound, "", "")
-		return
+		return w.notFound(q)
 	}
-	rw.Header().Set("Content-Type", ctype)
-	rw.Header().Set("Cache-Control", immutableCache)
-	_, _ = rw.Write(body)
+	q.w.Header().Set("Content-Type", ctype)
+	q.w.Header().Set("Cache-Control", immutableCache)
+	_, _ = q.w.Write(body)
+	return nil
+}
+
+// notFound answers a path no page has, in the shell of the person signed
+// in, if any.
+func (w *Server) notFound(q *request) error {
+	if ws, _ := w.session(q.r); ws != nil {
+		q.ws = *ws
+	}
+	return refuse(http.StatusNotFound, "", "")
 }

@@ -28,86 +28,79 @@ type SignIn struct {
 
 func (SignIn) template() string { return "signin.html" }
 
+// withDefaults gives the page the layout without navigation.
 func (v SignIn) withDefaults() view {
 	v.Shell.bare = true
 	return v
 }
 
-func (w *Server) signInPage(rw http.ResponseWriter, r *http.Request) {
-	next := localPath(r.URL.Query().Get("next"))
-	if ws, err := w.session(r); err == nil && ws != nil {
+func (w *Server) signInPage(q *request) error {
+	next := localPath(q.r.URL.Query().Get("next"))
+	if ws, err := w.session(q.r); err == nil && ws != nil {
 		if next == "" {
 			next = "/"
 		}
-		http.Redirect(rw, r, next, http.StatusSeeOther)
-		return
+		http.Redirect(q.w, q.r, next, http.StatusSeeOther)
+		return nil
 	}
-	b, err := render(SignIn{Shell: Shell{Flash: w.takeFlash(rw, r)}, Next: next})
-	w.html(rw, r, http.StatusOK, b, err)
+	return w.serveBare(q, http.StatusOK, SignIn{Shell: Shell{Flash: w.takeFlash(q.w, q.r)}, Next: next})
 }
 
-func (w *Server) signIn(rw http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		w.errorPage(rw, r, nil, http.StatusBadRequest, "", "The form could not be read.")
-		return
+func (w *Server) signIn(q *request) error {
+	if err := q.r.ParseForm(); err != nil {
+		return refuse(http.StatusBadRequest, "", "The form could not be read.")
 	}
-	email, next := r.PostForm.Get("email"), localPath(r.PostForm.Get("next"))
-	res, err := w.app.SignIn(r.Context(), app.SignInRequest{Email: email, Password: r.PostForm.Get("password"),
-		ClientAddr: w.client(r), UserAgent: r.UserAgent()})
+	email, next := q.r.PostForm.Get("email"), localPath(q.r.PostForm.Get("next"))
+	res, err := w.app.SignIn(q.ctx(), app.SignInRequest{Email: email, Password: q.r.PostForm.Get("password"),
+		ClientAddr: w.client(q.r), UserAgent: q.r.UserAgent()})
 	v := SignIn{Email: email, Next: next}
 	switch {
 	case res.RetryAfter > 0:
 		v.RetryAfter = res.RetryAfter
-		rw.Header().Set("Retry-After", retryAfter(res.RetryAfter))
-		b, rerr := render(v)
-		w.html(rw, r, http.StatusTooManyRequests, b, rerr)
-		return
+		q.w.Header().Set("Retry-After", retryAfter(res.RetryAfter))
+		return w.serveBare(q, http.StatusTooManyRequests, v)
 	case errs.KindOf(err) == errs.KindUnauthenticated:
 		v.Errors = FormErrors{Summary: err.(*errs.Error).Message}
-		b, rerr := render(v)
-		w.html(rw, r, http.StatusUnauthorized, b, rerr)
-		return
+		return w.serveBare(q, http.StatusUnauthorized, v)
 	case err != nil:
-		w.fail(rw, r, nil, err)
-		return
+		return err
 	}
 	// A session this browser held before (another person's, or a
 	// half-finished one) ends: one browser, one session.
-	if err := w.app.SignOut(r.Context(), w.token(r)); err != nil {
-		w.fail(rw, r, nil, err)
-		return
+	if err := w.app.SignOut(q.ctx(), w.token(q.r)); err != nil {
+		return err
 	}
-	w.setSession(rw, res.Token)
+	w.setSession(q.w, res.Token)
 	switch {
 	case res.NeedsSecondFactor:
 		to := "/sign-in/two-factor"
 		if next != "" {
 			to += "?next=" + url.QueryEscape(next)
 		}
-		http.Redirect(rw, r, to, http.StatusSeeOther)
+		http.Redirect(q.w, q.r, to, http.StatusSeeOther)
 	case res.MustChangePassword:
-		http.Redirect(rw, r, "/account/password", http.StatusSeeOther)
+		http.Redirect(q.w, q.r, "/account/password", http.StatusSeeOther)
 	case next != "":
-		http.Redirect(rw, r, next, http.StatusSeeOther)
+		http.Redirect(q.w, q.r, next, http.StatusSeeOther)
 	default:
-		http.Redirect(rw, r, "/", http.StatusSeeOther)
+		http.Redirect(q.w, q.r, "/", http.StatusSeeOther)
 	}
+	return nil
 }
 
-func (w *Server) signOut(rw http.ResponseWriter, r *http.Request) {
-	ws, err := w.session(r)
+func (w *Server) signOut(q *request) error {
+	ws, err := w.session(q.r)
 	if err != nil {
-		w.fail(rw, r, nil, err)
-		return
+		return err
 	}
-	if err := w.app.SignOut(r.Context(), w.token(r)); err != nil {
-		w.fail(rw, r, nil, err)
-		return
+	if err := w.app.SignOut(q.ctx(), w.token(q.r)); err != nil {
+		return err
 	}
 	if ws != nil {
 		w.hub.endSession(ws.Session.ID)
 	}
-	w.clearSession(rw)
-	setFlash(rw, "signed-out")
-	http.Redirect(rw, r, "/sign-in", http.StatusSeeOther)
+	w.clearSession(q.w)
+	setFlash(q.w, "signed-out")
+	http.Redirect(q.w, q.r, "/sign-in", http.StatusSeeOther)
+	return nil
 }

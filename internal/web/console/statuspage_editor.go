@@ -56,6 +56,8 @@ type StatusPageEditor struct {
 	Version string
 }
 
+func (StatusPageEditor) template() string { return "statuspage_editor.html" }
+
 // StatusPageSettings re-fill the editor's settings form (POST
 // /w/{ws}/status-pages/{id}, fields "title", "slug", "description",
 // "visibility" (public or password), "password", "domain",
@@ -106,8 +108,6 @@ func (v StatusPageEditor) PublicPath() string { return "/status/" + v.Slug }
 func (v StatusPageEditor) Path() string {
 	return "/w/" + v.Shell.WorkspaceID + "/status-pages/" + v.ID
 }
-
-func (StatusPageEditor) template() string { return "statuspage_editor.html" }
 
 // EditorCSP is CSP with frames of the app's own pages allowed: the status
 // page editor shows its preview in one.
@@ -223,9 +223,9 @@ func (w *Server) serviceHost(q *request) string {
 
 // renderEditor answers with the editor of the stored page p, changed by
 // edit (a failed form's values and messages).
-func (w *Server) renderEditor(q *request, status int, p statuspage.Config, edit func(*StatusPageEditor)) {
+func (w *Server) renderEditor(q *request, status int, p statuspage.Config, edit func(*StatusPageEditor)) error {
 	q.w.Header().Set("Content-Security-Policy", EditorCSP)
-	w.render(q, NavStatusPages, status, func(s Shell) ([]byte, error) {
+	return w.servePage(q, NavStatusPages, status, func(s Shell) (view, error) {
 		v, err := w.editorView(q, p)
 		if err != nil {
 			return nil, err
@@ -234,21 +234,20 @@ func (w *Server) renderEditor(q *request, status int, p statuspage.Config, edit 
 		if edit != nil {
 			edit(&v)
 		}
-		return render(v)
+		return v, nil
 	})
 }
 
-func (w *Server) statusPageEditor(q *request) {
-	id, ok := w.statusPageID(q)
-	if !ok {
-		return
+func (w *Server) statusPageEditor(q *request) error {
+	id, err := w.statusPageID(q)
+	if err != nil {
+		return err
 	}
 	p, err := w.app.GetStatusPage(q.ctx(), q.actor, id)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	w.renderEditor(q, http.StatusOK, p, nil)
+	return w.renderEditor(q, http.StatusOK, p, nil)
 }
 
 // changePage applies change to the stored page and saves it, redirecting
@@ -256,30 +255,33 @@ func (w *Server) statusPageEditor(q *request) {
 // again with show's values and messages. change may itself refuse with
 // an errs error.
 func (w *Server) changePage(q *request, anchor string, change func(cur statuspage.Config, d *app.StatusPageDraft) error,
-	show func(v *StatusPageEditor, fe FormErrors)) {
-	id, ok := w.statusPageID(q)
-	if !ok || !w.may(q, account.ScopeStatusPagesWrite) || !q.parse() {
-		return
+	show func(v *StatusPageEditor, fe FormErrors)) error {
+	id, err := w.statusPageID(q)
+	if err != nil {
+		return err
 	}
-	_, err := w.app.UpdateStatusPage(q.ctx(), q.actor, id, func(cur statuspage.Config) (app.StatusPageDraft, error) {
+	if err := w.may(q, account.ScopeStatusPagesWrite); err != nil {
+		return err
+	}
+	if err := q.parse(); err != nil {
+		return err
+	}
+	_, err = w.app.UpdateStatusPage(q.ctx(), q.actor, id, func(cur statuspage.Config) (app.StatusPageDraft, error) {
 		d := app.StatusPageDraftOf(cur)
 		return d, change(cur, &d)
 	})
 	if err == nil {
-		q.redirect(statusPagesPath(q)+"/"+id+anchor, "status-page-saved")
-		return
+		return q.redirect(statusPagesPath(q)+"/"+id+anchor, "status-page-saved")
 	}
 	fe, ok := pageErrors(err)
 	if !ok {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	p, gerr := w.app.GetStatusPage(q.ctx(), q.actor, id)
-	if gerr != nil {
-		w.fail(q.w, q.r, &q.ws, gerr)
-		return
+	p, err := w.app.GetStatusPage(q.ctx(), q.actor, id)
+	if err != nil {
+		return err
 	}
-	w.renderEditor(q, http.StatusUnprocessableEntity, p, func(v *StatusPageEditor) { show(v, fe) })
+	return w.renderEditor(q, http.StatusUnprocessableEntity, p, func(v *StatusPageEditor) { show(v, fe) })
 }
 
 // refused is a form's problems found before the app was asked.
@@ -293,9 +295,9 @@ func refused(fe FormErrors) error {
 
 func settingsErrors(v *StatusPageEditor, fe FormErrors) { v.Errors = fe }
 
-func (w *Server) saveStatusPage(q *request) {
+func (w *Server) saveStatusPage(q *request) error {
 	var typed StatusPageSettings
-	w.changePage(q, "", func(_ statuspage.Config, d *app.StatusPageDraft) error {
+	return w.changePage(q, "", func(_ statuspage.Config, d *app.StatusPageDraft) error {
 		var fe FormErrors
 		typed = StatusPageSettings{Title: formText(q, &fe, "title", "title"), Slug: formText(q, &fe, "slug", "slug"),
 			Description: formText(q, &fe, "description", "description"), CustomDomain: formText(q, &fe, "domain", "domain"),
@@ -317,28 +319,30 @@ func (w *Server) saveStatusPage(q *request) {
 	})
 }
 
-func (w *Server) publishStatusPage(q *request) {
-	w.changePage(q, "", func(_ statuspage.Config, d *app.StatusPageDraft) error {
+func (w *Server) publishStatusPage(q *request) error {
+	return w.changePage(q, "", func(_ statuspage.Config, d *app.StatusPageDraft) error {
 		d.Visibility = statuspage.Public
 		return nil
 	}, settingsErrors)
 }
 
-func (w *Server) unpublishStatusPage(q *request) {
-	w.changePage(q, "", func(_ statuspage.Config, d *app.StatusPageDraft) error {
+func (w *Server) unpublishStatusPage(q *request) error {
+	return w.changePage(q, "", func(_ statuspage.Config, d *app.StatusPageDraft) error {
 		d.Visibility = statuspage.Protected
 		return nil
 	}, settingsErrors)
 }
 
-func (w *Server) deleteStatusPage(q *request) {
-	id, ok := w.statusPageID(q)
-	if !ok || !w.may(q, account.ScopeStatusPagesWrite) {
-		return
+func (w *Server) deleteStatusPage(q *request) error {
+	id, err := w.statusPageID(q)
+	if err != nil {
+		return err
+	}
+	if err := w.may(q, account.ScopeStatusPagesWrite); err != nil {
+		return err
 	}
 	if err := w.app.DeleteStatusPage(q.ctx(), q.actor, id); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect(statusPagesPath(q), "status-page-deleted")
+	return q.redirect(statusPagesPath(q), "status-page-deleted")
 }

@@ -24,10 +24,10 @@ func findComponent(cur statuspage.Config, id string) (gi, ci int, err error) {
 	return 0, 0, errs.ErrNotFound
 }
 
-func (w *Server) addComponent(q *request) {
+func (w *Server) addComponent(q *request) error {
 	var name, subject string
 	group := -1
-	w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
+	return w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
 		var fe FormErrors
 		name, subject = formText(q, &fe, "c-name", "c-name"), formText(q, &fe, "subject", "c-subject")
 		c := app.StatusPageComponentDraft{Name: name}
@@ -71,9 +71,9 @@ func (w *Server) addComponent(q *request) {
 	})
 }
 
-func (w *Server) addGroup(q *request) {
+func (w *Server) addGroup(q *request) error {
 	var name string
-	w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
+	return w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
 		var fe FormErrors
 		if name = formText(q, &fe, "g-name", "g-name"); fe.Any() {
 			return refused(fe)
@@ -98,9 +98,9 @@ func direction(q *request) (int, error) {
 
 // moveComponent moves a component one place up or down; at its group's
 // edge it goes into the next group that way.
-func (w *Server) moveComponent(q *request) {
+func (w *Server) moveComponent(q *request) error {
 	id := q.r.PathValue("component")
-	w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
+	return w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
 		dir, err := direction(q)
 		if err != nil {
 			return err
@@ -127,9 +127,9 @@ func (w *Server) moveComponent(q *request) {
 	}, settingsErrors)
 }
 
-func (w *Server) removeComponent(q *request) {
+func (w *Server) removeComponent(q *request) error {
 	id := q.r.PathValue("component")
-	w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
+	return w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
 		gi, ci, err := findComponent(cur, id)
 		if err != nil {
 			return err
@@ -148,8 +148,8 @@ func groupIndex(q *request, d *app.StatusPageDraft) (int, error) {
 	return n, nil
 }
 
-func (w *Server) moveGroup(q *request) {
-	w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
+func (w *Server) moveGroup(q *request) error {
+	return w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
 		dir, err := direction(q)
 		if err != nil {
 			return err
@@ -165,8 +165,8 @@ func (w *Server) moveGroup(q *request) {
 	}, settingsErrors)
 }
 
-func (w *Server) removeGroup(q *request) {
-	w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
+func (w *Server) removeGroup(q *request) error {
+	return w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
 		gi, err := groupIndex(q, d)
 		if err != nil {
 			return err
@@ -179,8 +179,8 @@ func (w *Server) removeGroup(q *request) {
 // reorderComponents sets every component's group and place at once, from
 // the fields "order" ("{group}:{component id}", in order): what the
 // editor's drag and drop sends. Every component must be named once.
-func (w *Server) reorderComponents(q *request) {
-	w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
+func (w *Server) reorderComponents(q *request) error {
+	return w.changePage(q, "#components-h", func(cur statuspage.Config, d *app.StatusPageDraft) error {
 		bad := &errs.Error{Kind: errs.KindInvalid, Message: "The new order does not name each component once; nothing was moved."}
 		byID := map[string]app.StatusPageComponentDraft{}
 		for gi, g := range cur.Groups {

@@ -17,18 +17,20 @@ const maxLogoForm = app.MaxStatusPageLogo + 8<<10
 
 // uploadLogo stores the form's file (multipart, field "logo") as the
 // page's logo, as the API's PUT …/logo does with a body.
-func (w *Server) uploadLogo(q *request) {
-	id, ok := w.statusPageID(q)
-	if !ok || !w.may(q, account.ScopeStatusPagesWrite) {
-		return
+func (w *Server) uploadLogo(q *request) error {
+	id, err := w.statusPageID(q)
+	if err != nil {
+		return err
 	}
-	refuse := func(msg string) {
+	if err := w.may(q, account.ScopeStatusPagesWrite); err != nil {
+		return err
+	}
+	refused := func(msg string) error {
 		p, err := w.app.GetStatusPage(q.ctx(), q.actor, id)
 		if err != nil {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
-		w.renderEditor(q, http.StatusUnprocessableEntity, p, func(v *StatusPageEditor) {
+		return w.renderEditor(q, http.StatusUnprocessableEntity, p, func(v *StatusPageEditor) {
 			v.LogoErrors = FormErrors{Fields: map[string]string{"logo": msg}}
 		})
 	}
@@ -36,43 +38,39 @@ func (w *Server) uploadLogo(q *request) {
 	if err := q.r.ParseMultipartForm(maxLogoForm); err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			refuse(tooBig)
-		} else {
-			refuse("Choose an image file to upload.")
+			return refused(tooBig)
 		}
-		return
+		return refused("Choose an image file to upload.")
 	}
 	f, _, err := q.r.FormFile("logo")
 	if err != nil {
-		refuse("Choose an image file to upload.")
-		return
+		return refused("Choose an image file to upload.")
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, app.MaxStatusPageLogo+1))
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	if _, err := w.app.SetStatusPageLogo(q.ctx(), q.actor, id, data); err != nil {
 		var e *errs.Error
 		if errs.KindOf(err) != errs.KindInvalid || !errors.As(err, &e) {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
-		refuse(e.Message)
-		return
+		return refused(e.Message)
 	}
-	q.redirect(statusPagesPath(q)+"/"+id+"#logo-h", "status-page-saved")
+	return q.redirect(statusPagesPath(q)+"/"+id+"#logo-h", "status-page-saved")
 }
 
-func (w *Server) removeLogo(q *request) {
-	id, ok := w.statusPageID(q)
-	if !ok || !w.may(q, account.ScopeStatusPagesWrite) {
-		return
+func (w *Server) removeLogo(q *request) error {
+	id, err := w.statusPageID(q)
+	if err != nil {
+		return err
+	}
+	if err := w.may(q, account.ScopeStatusPagesWrite); err != nil {
+		return err
 	}
 	if _, err := w.app.DeleteStatusPageLogo(q.ctx(), q.actor, id); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect(statusPagesPath(q)+"/"+id+"#logo-h", "status-page-saved")
+	return q.redirect(statusPagesPath(q)+"/"+id+"#logo-h", "status-page-saved")
 }

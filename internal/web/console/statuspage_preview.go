@@ -12,15 +12,14 @@ const previewCSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-a
 
 // statusPagePreview renders the page as its public page would, with what
 // is saved, for a member who may read it: the editor's frame.
-func (w *Server) statusPagePreview(q *request) {
-	id, ok := w.statusPageID(q)
-	if !ok {
-		return
+func (w *Server) statusPagePreview(q *request) error {
+	id, err := w.statusPageID(q)
+	if err != nil {
+		return err
 	}
 	v, err := w.app.StatusPagePreview(q.ctx(), q.actor, id)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	// The public page's assets, theme and logo are served under its
 	// address whatever its visibility.
@@ -30,4 +29,5 @@ func (w *Server) statusPagePreview(q *request) {
 	h.Set("X-Frame-Options", "SAMEORIGIN")
 	h.Set("X-Robots-Tag", "noindex")
 	w.html(q.w, q.r, http.StatusOK, b, err)
+	return nil
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
-func (StatusPages) template() string { return "statuspages.html" }
-
 // StatusPages is GET /w/{ws}/status-pages; a failed POST of its "New
 // status page" form (fields "title", "slug") shows it again with the
 // values typed and their errors.
@@ -24,6 +22,8 @@ type StatusPages struct {
 	Title, Slug string
 	Errors      FormErrors
 }
+
+func (StatusPages) template() string { return "statuspages.html" }
 
 // StatusPageRow is one page in the list.
 type StatusPageRow struct {
@@ -46,14 +46,14 @@ func statusPagesPath(q *request) string { return "/w/" + q.actor.WorkspaceID + "
 
 // statusPageID is the path's page id; anything that is not one is not
 // found, before it reaches the database.
-func (w *Server) statusPageID(q *request) (string, bool) { return w.pathID(q, ids.StatusPage) }
+func (w *Server) statusPageID(q *request) (string, error) { return w.pathID(q, ids.StatusPage) }
 
-func (w *Server) statusPages(q *request) {
-	w.renderStatusPages(q, http.StatusOK, StatusPages{})
+func (w *Server) statusPages(q *request) error {
+	return w.renderStatusPages(q, http.StatusOK, StatusPages{})
 }
 
-func (w *Server) renderStatusPages(q *request, status int, v StatusPages) {
-	w.render(q, NavStatusPages, status, func(s Shell) ([]byte, error) {
+func (w *Server) renderStatusPages(q *request, status int, v StatusPages) error {
+	return w.servePage(q, NavStatusPages, status, func(s Shell) (view, error) {
 		v.Shell = s
 		page := app.PageRequest{Limit: app.MaxPageLimit}
 		for {
@@ -74,13 +74,16 @@ func (w *Server) renderStatusPages(q *request, status int, v StatusPages) {
 			}
 			page.Cursor = list.NextCursor
 		}
-		return render(v)
+		return v, nil
 	})
 }
 
-func (w *Server) createStatusPage(q *request) {
-	if !w.may(q, account.ScopeStatusPagesWrite) || !q.parse() {
-		return
+func (w *Server) createStatusPage(q *request) error {
+	if err := w.may(q, account.ScopeStatusPagesWrite); err != nil {
+		return err
+	}
+	if err := q.parse(); err != nil {
+		return err
 	}
 	var fe FormErrors
 	v := StatusPages{Title: formText(q, &fe, "title", "title"), Slug: formText(q, &fe, "slug", "slug")}
@@ -88,15 +91,13 @@ func (w *Server) createStatusPage(q *request) {
 		p, err := w.app.CreateStatusPage(q.ctx(), q.actor, app.StatusPageDraft{Title: v.Title, Slug: strings.TrimSpace(v.Slug),
 			ShowUptime: true, ShowIncidents: true, ShowMaintenance: true})
 		if err == nil {
-			q.redirect(statusPagesPath(q)+"/"+p.ID, "status-page-created")
-			return
+			return q.redirect(statusPagesPath(q)+"/"+p.ID, "status-page-created")
 		}
 		var ok bool
 		if fe, ok = pageErrors(err); !ok {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
 	}
 	v.Errors = fe
-	w.renderStatusPages(q, http.StatusUnprocessableEntity, v)
+	return w.renderStatusPages(q, http.StatusUnprocessableEntity, v)
 }

@@ -23,49 +23,44 @@ type TwoFactor struct {
 
 func (TwoFactor) template() string { return "twofactor.html" }
 
+// withDefaults gives the page the layout without navigation.
 func (v TwoFactor) withDefaults() view {
 	v.Shell.bare = true
 	return v
 }
 
-func (w *Server) twoFactorPage(rw http.ResponseWriter, r *http.Request) {
-	if !w.app.PendingSecondFactor(r.Context(), w.token(r)) {
-		http.Redirect(rw, r, "/sign-in", http.StatusSeeOther)
-		return
+func (w *Server) twoFactorPage(q *request) error {
+	if !w.app.PendingSecondFactor(q.ctx(), w.token(q.r)) {
+		http.Redirect(q.w, q.r, "/sign-in", http.StatusSeeOther)
+		return nil
 	}
-	b, err := render(TwoFactor{})
-	w.html(rw, r, http.StatusOK, b, err)
+	return w.serveBare(q, http.StatusOK, TwoFactor{})
 }
 
-func (w *Server) twoFactor(rw http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		w.errorPage(rw, r, nil, http.StatusBadRequest, "", "The form could not be read.")
-		return
+func (w *Server) twoFactor(q *request) error {
+	if err := q.r.ParseForm(); err != nil {
+		return refuse(http.StatusBadRequest, "", "The form could not be read.")
 	}
-	res, err := w.app.SecondFactor(r.Context(), w.token(r), r.PostForm.Get("code"), w.client(r), r.UserAgent())
+	res, err := w.app.SecondFactor(q.ctx(), w.token(q.r), q.r.PostForm.Get("code"), w.client(q.r), q.r.UserAgent())
 	switch {
 	case res.RetryAfter > 0:
-		rw.Header().Set("Retry-After", retryAfter(res.RetryAfter))
-		b, rerr := render(TwoFactor{RetryAfter: res.RetryAfter})
-		w.html(rw, r, http.StatusTooManyRequests, b, rerr)
-		return
+		q.w.Header().Set("Retry-After", retryAfter(res.RetryAfter))
+		return w.serveBare(q, http.StatusTooManyRequests, TwoFactor{RetryAfter: res.RetryAfter})
 	case errors.Is(err, app.ErrNoSession):
-		http.Redirect(rw, r, "/sign-in", http.StatusSeeOther)
-		return
+		http.Redirect(q.w, q.r, "/sign-in", http.StatusSeeOther)
+		return nil
 	case errs.KindOf(err) == errs.KindUnauthenticated:
-		b, rerr := render(TwoFactor{Errors: FormErrors{Fields: map[string]string{"code": err.(*errs.Error).Message}}})
-		w.html(rw, r, http.StatusUnauthorized, b, rerr)
-		return
+		return w.serveBare(q, http.StatusUnauthorized, TwoFactor{Errors: FormErrors{Fields: map[string]string{"code": err.(*errs.Error).Message}}})
 	case err != nil:
-		w.fail(rw, r, nil, err)
-		return
+		return err
 	}
-	w.setSession(rw, res.Token)
-	to := localPath(r.URL.Query().Get("next"))
+	w.setSession(q.w, res.Token)
+	to := localPath(q.r.URL.Query().Get("next"))
 	if res.MustChangePassword {
 		to = "/account/password"
 	} else if to == "" {
 		to = "/"
 	}
-	http.Redirect(rw, r, to, http.StatusSeeOther)
+	http.Redirect(q.w, q.r, to, http.StatusSeeOther)
+	return nil
 }

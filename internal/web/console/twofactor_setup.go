@@ -26,6 +26,8 @@ type TwoFactorSetup struct {
 	Errors FormErrors
 }
 
+func (TwoFactorSetup) template() string { return "twofactor_setup.html" }
+
 // RecoveryCodes is the page after a second factor was confirmed: the
 // recovery codes, shown once.
 type RecoveryCodes struct {
@@ -35,48 +37,42 @@ type RecoveryCodes struct {
 	Codes []string
 }
 
-func (TwoFactorSetup) template() string { return "twofactor_setup.html" }
-
 func (RecoveryCodes) template() string { return "recovery_codes.html" }
 
-func (w *Server) twoFactorSetupPage(q *request) {
+func (w *Server) twoFactorSetupPage(q *request) error {
 	setup, err := w.app.BeginTOTP(q.ctx(), q.ws)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	w.renderSetup(q, http.StatusOK, setup, FormErrors{})
+	return w.renderSetup(q, http.StatusOK, setup, FormErrors{})
 }
 
-func (w *Server) renderSetup(q *request, status int, setup app.TOTPSetup, fe FormErrors) {
-	w.render(q, NavAccount, status, func(s Shell) ([]byte, error) {
-		return render(TwoFactorSetup{Shell: s, Secret: setup.Secret, URI: setup.URI,
-			QRCode: setup.QRCode, Pending: setup.Pending, Errors: fe})
+func (w *Server) renderSetup(q *request, status int, setup app.TOTPSetup, fe FormErrors) error {
+	return w.servePage(q, NavAccount, status, func(s Shell) (view, error) {
+		return TwoFactorSetup{Shell: s, Secret: setup.Secret, URI: setup.URI,
+			QRCode: setup.QRCode, Pending: setup.Pending, Errors: fe}, nil
 	})
 }
 
-func (w *Server) twoFactorSetup(q *request) {
-	if !q.parse() {
-		return
+func (w *Server) twoFactorSetup(q *request) error {
+	if err := q.parse(); err != nil {
+		return err
 	}
 	codes, err := w.app.ConfirmTOTP(q.ctx(), q.ws, q.r.PostForm.Get("pending"), q.r.PostForm.Get("code"))
 	if err != nil {
 		fe, ok := formErrors(err, nil)
 		if !ok || errs.KindOf(err) != errs.KindInvalid {
-			w.fail(q.w, q.r, &q.ws, err)
-			return
+			return err
 		}
 		// A fresh secret: the old one was shown with a wrong code.
 		setup, serr := w.app.BeginTOTP(q.ctx(), q.ws)
 		if serr != nil {
-			w.fail(q.w, q.r, &q.ws, serr)
-			return
+			return serr
 		}
 		fe.Summary = "That code did not match, so here is a new secret. Scan it again and type the code it shows."
-		w.renderSetup(q, statusOf(err), setup, fe)
-		return
+		return w.renderSetup(q, statusOf(err), setup, fe)
 	}
-	w.render(q, NavAccount, http.StatusOK, func(s Shell) ([]byte, error) {
-		return render(RecoveryCodes{Shell: s, Codes: codes})
+	return w.servePage(q, NavAccount, http.StatusOK, func(s Shell) (view, error) {
+		return RecoveryCodes{Shell: s, Codes: codes}, nil
 	})
 }

@@ -18,52 +18,52 @@ type Workspaces struct {
 func (Workspaces) template() string { return "workspaces.html" }
 
 // root sends the person to the workspace they last worked in.
-func (w *Server) root(q *request) {
+func (w *Server) root(q *request) error {
 	id, err := w.app.HomeWorkspace(q.ctx(), q.ws)
 	if err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	if id == "" {
 		http.Redirect(q.w, q.r, "/workspaces", http.StatusSeeOther)
-		return
+		return nil
 	}
 	http.Redirect(q.w, q.r, "/w/"+id+"/", http.StatusSeeOther)
+	return nil
 }
 
-func (w *Server) workspaces(q *request) { w.renderWorkspaces(q, http.StatusOK, "", FormErrors{}) }
+func (w *Server) workspaces(q *request) error {
+	return w.renderWorkspaces(q, http.StatusOK, "", FormErrors{})
+}
 
-func (w *Server) renderWorkspaces(q *request, status int, name string, fe FormErrors) {
-	w.render(q, NavWorkspaces, status, func(s Shell) ([]byte, error) {
-		return render(Workspaces{Shell: s, List: s.Workspaces, Name: name, Errors: fe})
+func (w *Server) renderWorkspaces(q *request, status int, name string, fe FormErrors) error {
+	return w.servePage(q, NavWorkspaces, status, func(s Shell) (view, error) {
+		return Workspaces{Shell: s, List: s.Workspaces, Name: name, Errors: fe}, nil
 	})
 }
 
-func (w *Server) createWorkspace(q *request) {
-	if !q.parse() {
-		return
+func (w *Server) createWorkspace(q *request) error {
+	if err := q.parse(); err != nil {
+		return err
 	}
 	name := q.r.PostForm.Get("name")
 	ws, err := w.app.CreateWorkspace(q.ctx(), q.ws, name)
 	if err != nil {
 		if fe, ok := formErrors(err, nil); ok {
-			w.renderWorkspaces(q, statusOf(err), name, fe)
-			return
+			return w.renderWorkspaces(q, statusOf(err), name, fe)
 		}
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
-	q.redirect("/w/"+ws.ID+"/", "workspace-created")
+	return q.redirect("/w/"+ws.ID+"/", "workspace-created")
 }
 
-func (w *Server) switchWorkspace(q *request) {
-	if !q.parse() {
-		return
+func (w *Server) switchWorkspace(q *request) error {
+	if err := q.parse(); err != nil {
+		return err
 	}
 	id := q.r.PostForm.Get("workspace")
 	if _, err := w.app.WebActor(q.ctx(), q.ws, id); err != nil {
-		w.fail(q.w, q.r, &q.ws, err)
-		return
+		return err
 	}
 	http.Redirect(q.w, q.r, "/w/"+id+"/", http.StatusSeeOther)
+	return nil
 }
