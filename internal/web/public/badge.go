@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
+	"strings"
 
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
@@ -158,4 +162,36 @@ var charWidths = [95]float64{
 	6.74, 6.98, 6.05, 6.98, 6.77, 3.87, 6.98, 6.97, 3.06, 3.06, 6.37, 3.06, 10.72, // a–m
 	6.97, 6.73, 6.98, 6.98, 4.52, 5.73, 4.31, 6.97, 6.51, 9, 6.51, 6.51, 5.77, // n–z
 	7, 3.71, 7, 9.22, // { to ~
+}
+
+// serveBadge answers /badge/{component}.svg: the component's state, or with
+// ?uptime=24h|7d|30d its availability over that span.
+func (p *Pages) serveBadge(w http.ResponseWriter, r *http.Request, pg *page, name string) error {
+	id, ok := strings.CutSuffix(name, ".svg")
+	window := r.URL.Query().Get("uptime")
+	if !ok || (window != "" && window != "24h" && window != "7d" && window != "30d") {
+		return errs.ErrNotFound
+	}
+	rd, asOf, err := pg.rendering("badge|"+id+"|"+window, func(v app.StatusView, _ app.PublicPageConfig) ([]byte, string, error) {
+		for _, g := range v.Page.Groups {
+			for _, c := range g.Components {
+				if c.ID != id {
+					continue
+				}
+				if window == "" {
+					return StateBadge(c), "image/svg+xml", nil
+				}
+				b, err := UptimeBadge(c, window)
+				return b, "image/svg+xml", err
+			}
+		}
+		return nil, "", errs.ErrNotFound
+	})
+	if err != nil {
+		return errs.ErrNotFound // whatever kept the badge from being made
+	}
+	securityHeaders(w.Header(), imageCSP)
+	w.Header().Del("X-Frame-Options")
+	p.send(w, r, rd, badgeCache, asOf)
+	return nil
 }

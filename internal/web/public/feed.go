@@ -3,12 +3,22 @@ package public
 import (
 	"encoding/xml"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/statuspage"
 )
+
+// serveFeed answers /history.atom: the page's incidents as a feed.
+func (p *Pages) serveFeed(w http.ResponseWriter, r *http.Request, pg *page, base, cache string) error {
+	return p.sendView(w, r, pg, "atom|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
+		b, err := Feed(v.Page, v.Recent, p.pageURL(r, base))
+		return b, "application/atom+xml; charset=utf-8", err
+	})
+}
 
 // Feed renders an Atom 1.0 feed (RFC 4287) of a page's incidents: an
 // entry per incident, newest first as given, whose text content lists

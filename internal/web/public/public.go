@@ -3,6 +3,11 @@
 // password form and assets, rendered here from the statuspage model. It
 // reaches the database only through package app.
 //
+// Each of a page's answers is a file holding its handler and what renders
+// it, and a template where it is HTML: page.go, history.go, password.go,
+// feed.go, summary.go, badge.go, logo.go, notfound.go; serve.go routes a
+// request to them and sends what they made.
+//
 // A status page must tell the truth and stay up while everything else is
 // on fire. Every page lives in a cache, rendered from one app.StatusView,
 // and is never served more than Fresh (5 s) behind the database while the
@@ -165,12 +170,12 @@ func (p *Pages) ServeDomain(w http.ResponseWriter, r *http.Request) bool {
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, StatusPrefix)
 	if !ok {
-		p.notFound(w, r)
+		p.fail(w, r, errs.ErrNotFound)
 		return
 	}
 	slug, sub, _ := strings.Cut(rest, "/")
 	if !validSlug(slug) {
-		p.notFound(w, r)
+		p.fail(w, r, errs.ErrNotFound)
 		return
 	}
 	l := p.find(r.Context(), p.slugs, slug, false, func(ctx context.Context) (app.PublicPageConfig, error) {
@@ -355,17 +360,16 @@ func (p *Pages) current(ctx context.Context, l *lookup) (*page, app.PublicPageCo
 	}
 }
 
-// allow spends one request of the client's budget; false means the
-// request has been answered with 429.
-func (p *Pages) allow(w http.ResponseWriter, r *http.Request) bool {
+// allow spends one request of the client's budget; over it, the request
+// is refused with 429.
+func (p *Pages) allow(r *http.Request) error {
 	st := p.limits.Take("addr|"+p.opts.TrustedProxies.Client(r), p.opts.Now(), p.opts.PerMinute, p.opts.Burst)
 	if st.OK {
-		return true
+		return nil
 	}
 	secs := max(int((st.Retry+time.Second-1)/time.Second), 1)
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	plain(w, http.StatusTooManyRequests, "Too many requests; try again in "+strconv.Itoa(secs)+" s.\n")
-	return false
+	return &refusal{status: http.StatusTooManyRequests, text: "Too many requests; try again in " + strconv.Itoa(secs) + " s.\n",
+		header: [2]string{"Retry-After", strconv.Itoa(secs)}}
 }
 
 // Run drops, every minute, the pages and lookups nobody has asked for in

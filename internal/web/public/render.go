@@ -158,48 +158,6 @@ func newView(p statuspage.Page, o Location) view {
 	return v
 }
 
-// RenderPage renders a status page.
-func RenderPage(p statuspage.Page, o Location) ([]byte, error) {
-	v := newView(p, o)
-	v.Headline = p.Headline()
-	for _, m := range p.Maintenance {
-		if m.Active {
-			v.Active = append(v.Active, m)
-		} else {
-			v.Scheduled = append(v.Scheduled, m)
-		}
-	}
-	return execute("page.html", v)
-}
-
-// RenderHistory renders one month of a page's past incidents, with
-// links to the neighbouring months that hold some (?month=YYYY-MM).
-func RenderHistory(h statuspage.History, o Location) ([]byte, error) {
-	v := newView(h.Page, o)
-	v.Month, v.Past, v.Older, v.Newer = h.Month.UTC(), h.Incidents, h.Older.UTC(), h.Newer.UTC()
-	return execute("history.html", v)
-}
-
-// RenderPassword renders the form that asks for a protected page's
-// password (POSTed as "password" to Base+"/password"); failed says the
-// last attempt was wrong. Only the page's title, logo and accent appear:
-// nothing else of a protected page.
-func RenderPassword(p statuspage.Page, o Location, failed bool) ([]byte, error) {
-	v := newView(statuspage.Page{Title: p.Title, LogoVersion: p.LogoVersion, Accent: p.Accent}, o)
-	v.Failed = failed
-	return execute("password.html", v)
-}
-
-// RenderNotFound renders a small page for a status page that does not
-// exist (or a path under it that does not): it needs no stylesheet.
-func RenderNotFound() []byte {
-	b, err := execute("notfound.html", view{})
-	if err != nil {
-		panic(err) // a fixed template over no data
-	}
-	return b
-}
-
 func execute(name string, v view) ([]byte, error) {
 	var b bytes.Buffer
 	if err := templates.ExecuteTemplate(&b, name, v); err != nil {

@@ -40,10 +40,17 @@ const (
 )
 
 // serve answers a request for the page l under base ("" on a custom
-// domain), for the path sub below it.
+// domain), for the path sub below it; what fails is answered by fail.
 func (p *Pages) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, sub string) {
-	if !p.allow(w, r) {
-		return
+	if err := p.route(w, r, l, base, sub); err != nil {
+		p.fail(w, r, err)
+	}
+}
+
+// route sends a request to the handler of its path.
+func (p *Pages) route(w http.ResponseWriter, r *http.Request, l *lookup, base, sub string) error {
+	if err := p.allow(r); err != nil {
+		return err
 	}
 	securityHeaders(w.Header(), pageCSP)
 	if sub == "" {
@@ -51,27 +58,23 @@ func (p *Pages) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, s
 	}
 	post := sub == "/password"
 	if !post && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		plain(w, http.StatusMethodNotAllowed, "Method not allowed.\n")
-		return
+		return &refusal{status: http.StatusMethodNotAllowed, text: "Method not allowed.\n", header: [2]string{"Allow", "GET, HEAD"}}
 	}
 	// The stylesheet and icon are the same for every page: no lookup.
 	if strings.HasPrefix(sub, "/assets/") {
 		body, ctype, ok := Asset(sub)
 		if !ok {
-			p.notFound(w, r)
-			return
+			return errs.ErrNotFound
 		}
 		if ctype == "image/svg+xml" {
 			securityHeaders(w.Header(), imageCSP)
 		}
 		p.send(w, r, newRendered(body, ctype, time.Time{}), immutableCache, time.Time{})
-		return
+		return nil
 	}
 	pg, cfg, err := p.current(r.Context(), l)
 	if err != nil {
-		p.unavailable(w, r, err)
-		return
+		return err
 	}
 	protected := cfg.Visibility == statuspage.Protected
 	cache := publicCache
@@ -81,55 +84,37 @@ func (p *Pages) serve(w http.ResponseWriter, r *http.Request, l *lookup, base, s
 	switch {
 	case strings.HasPrefix(sub, "/theme-") && strings.HasSuffix(sub, ".css"):
 		if sub != ThemePath(cfg.Accent) {
-			p.notFound(w, r)
-			return
+			return errs.ErrNotFound
 		}
 		p.send(w, r, newRendered(Theme(cfg.Accent), "text/css; charset=utf-8", time.Time{}), immutableCache, time.Time{})
-		return
+		return nil
 	case sub == "/logo":
-		p.serveLogo(w, r, pg, cfg)
-		return
+		return p.serveLogo(w, r, pg, cfg)
 	case strings.HasPrefix(sub, "/badge/"):
 		// Badges are embedded where no cookie goes (a README): on a
 		// protected page they are reached by the component's id, which
 		// only the page's readers and the API know.
-		p.serveBadge(w, r, pg, strings.TrimPrefix(sub, "/badge/"))
-		return
+		return p.serveBadge(w, r, pg, strings.TrimPrefix(sub, "/badge/"))
 	case post:
-		p.signIn(w, r, cfg, base)
-		return
+		return p.signIn(w, r, cfg, base)
 	}
 	if protected && !p.signedIn(r, cfg) {
-		p.askPassword(w, r, cfg, base, false, http.StatusUnauthorized)
-		return
+		return p.askPassword(w, r, cfg, base, false, http.StatusUnauthorized)
 	}
 	if protected {
 		w.Header().Set("Vary", "Cookie")
 	}
 	switch sub {
 	case "/":
-		p.sendView(w, r, pg, "html|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
-			b, err := RenderPage(v.Page, Location{Base: base})
-			return b, "text/html; charset=utf-8", err
-		})
+		return p.servePage(w, r, pg, base, cache)
 	case "/summary.json":
-		if !protected {
-			w.Header().Set("Access-Control-Allow-Origin", "*")
-		}
-		p.sendView(w, r, pg, "summary|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
-			b, err := statuspage.SummaryJSON(v.Page, p.pageURL(r, base))
-			return b, "application/json", err
-		})
+		return p.serveSummary(w, r, pg, base, cache, protected)
 	case "/history.atom":
-		p.sendView(w, r, pg, "atom|"+base, cache, func(v app.StatusView, c app.PublicPageConfig) ([]byte, string, error) {
-			b, err := Feed(v.Page, v.Recent, p.pageURL(r, base))
-			return b, "application/atom+xml; charset=utf-8", err
-		})
+		return p.serveFeed(w, r, pg, base, cache)
 	case "/history":
-		p.serveHistory(w, r, pg, cfg, base, cache)
-	default:
-		p.notFound(w, r)
+		return p.serveHistory(w, r, pg, cfg, base, cache)
 	}
+	return errs.ErrNotFound
 }
 
 // pageURL is the page's absolute URL as this request reached it.
@@ -146,14 +131,14 @@ func (p *Pages) pageURL(r *http.Request, base string) string {
 
 // sendView sends what render makes of the page's current view.
 func (p *Pages) sendView(w http.ResponseWriter, r *http.Request, pg *page, key, cache string,
-	render func(app.StatusView, app.PublicPageConfig) ([]byte, string, error)) {
+	render func(app.StatusView, app.PublicPageConfig) ([]byte, string, error)) error {
 	rd, asOf, err := pg.rendering(key, render)
 	if err != nil {
 		p.log.Error("status page render", "page", pg.id(), "what", key, "err", err)
-		plain(w, http.StatusInternalServerError, "This status page could not be shown.\n")
-		return
+		return errNotShown
 	}
 	p.send(w, r, rd, cache, asOf)
+	return nil
 }
 
 // send writes rd, answering conditional requests, with its Age when it
@@ -222,134 +207,39 @@ func plain(w http.ResponseWriter, status int, msg string) {
 	_, _ = w.Write([]byte(msg))
 }
 
-func (p *Pages) notFound(w http.ResponseWriter, r *http.Request) {
-	securityHeaders(w.Header(), pageCSP)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusNotFound)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(notFoundPage)
-	}
+// A refusal is an error answered in plain text: its status, its text
+// and a header that goes with it.
+type refusal struct {
+	status int
+	text   string
+	header [2]string // name, value
 }
 
-var notFoundPage = RenderNotFound()
+func (e *refusal) Error() string { return e.text }
 
-// unavailable answers when a page cannot be shown: not found, or never
-// rendered because the database is away.
-func (p *Pages) unavailable(w http.ResponseWriter, r *http.Request, err error) {
-	if errs.KindOf(err) == errs.KindNotFound {
-		p.notFound(w, r)
-		return
-	}
-	if errors.Is(err, context.Canceled) {
-		return // the reader left
-	}
-	p.log.Warn("status page unavailable", "path", r.URL.Path, "err", err)
-	w.Header().Set("Retry-After", "5")
-	plain(w, http.StatusServiceUnavailable, "This status page is briefly unavailable; try again in a few seconds.\n")
-}
+// errNotShown is a page that could not be rendered (the cause is logged
+// where it happened).
+var errNotShown = &refusal{status: http.StatusInternalServerError, text: "This status page could not be shown.\n"}
 
-// serveBadge answers /badge/{component}.svg: the component's state, or with
-// ?uptime=24h|7d|30d its availability over that span.
-func (p *Pages) serveBadge(w http.ResponseWriter, r *http.Request, pg *page, name string) {
-	id, ok := strings.CutSuffix(name, ".svg")
-	window := r.URL.Query().Get("uptime")
-	if !ok || (window != "" && window != "24h" && window != "7d" && window != "30d") {
+// fail answers err, what a handler returned: its own plain answer, the
+// not-found page, nothing when the reader left, or, when a page cannot
+// be shown because the database is away, 503. It is the pages' one error
+// writer.
+func (p *Pages) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var rf *refusal
+	switch {
+	case errors.As(err, &rf):
+		if rf.header[0] != "" {
+			w.Header().Set(rf.header[0], rf.header[1])
+		}
+		plain(w, rf.status, rf.text)
+	case errs.KindOf(err) == errs.KindNotFound:
 		p.notFound(w, r)
-		return
+	case errors.Is(err, context.Canceled):
+		// the reader left
+	default:
+		p.log.Warn("status page unavailable", "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "5")
+		plain(w, http.StatusServiceUnavailable, "This status page is briefly unavailable; try again in a few seconds.\n")
 	}
-	rd, asOf, err := pg.rendering("badge|"+id+"|"+window, func(v app.StatusView, _ app.PublicPageConfig) ([]byte, string, error) {
-		for _, g := range v.Page.Groups {
-			for _, c := range g.Components {
-				if c.ID != id {
-					continue
-				}
-				if window == "" {
-					return StateBadge(c), "image/svg+xml", nil
-				}
-				b, err := UptimeBadge(c, window)
-				return b, "image/svg+xml", err
-			}
-		}
-		return nil, "", errs.ErrNotFound
-	})
-	if err != nil {
-		p.notFound(w, r)
-		return
-	}
-	securityHeaders(w.Header(), imageCSP)
-	w.Header().Del("X-Frame-Options")
-	p.send(w, r, rd, badgeCache, asOf)
-}
-
-// serveLogo answers /logo?v=…: the page's uploaded logo, cached forever
-// under its version.
-func (p *Pages) serveLogo(w http.ResponseWriter, r *http.Request, pg *page, cfg app.PublicPageConfig) {
-	if cfg.LogoVersion == "" {
-		p.notFound(w, r)
-		return
-	}
-	pg.mu.Lock()
-	rd := pg.logo
-	pg.mu.Unlock()
-	if rd == nil || rd.etag != `"`+cfg.LogoVersion+`"` {
-		ctype, data, version, err := p.app.PublicStatusPageLogo(r.Context(), cfg.ID)
-		if err != nil {
-			p.unavailable(w, r, err)
-			return
-		}
-		rd = &rendered{body: data, ctype: ctype, etag: `"` + version + `"`}
-		pg.mu.Lock()
-		pg.logo = rd
-		pg.mu.Unlock()
-	}
-	cache := "public, max-age=300"
-	if r.URL.Query().Get("v") == cfg.LogoVersion {
-		cache = immutableCache
-	}
-	securityHeaders(w.Header(), imageCSP)
-	p.send(w, r, rd, cache, time.Time{})
-}
-
-// serveHistory answers /history?month=YYYY-MM (default: this month).
-func (p *Pages) serveHistory(w http.ResponseWriter, r *http.Request, pg *page, cfg app.PublicPageConfig, base, cache string) {
-	now := p.opts.Now().UTC()
-	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
-	if q := r.URL.Query().Get("month"); q != "" {
-		m, err := time.Parse("2006-01", q)
-		if err != nil || m.After(month) || m.Year() < 2000 {
-			plain(w, http.StatusNotFound, "No such month; give ?month=YYYY-MM, up to this month.\n")
-			return
-		}
-		month = m
-	}
-	key := month.Format("2006-01") + "|" + base
-	pg.mu.Lock()
-	rd := pg.history[key]
-	pg.mu.Unlock()
-	if rd == nil || p.opts.Now().Sub(rd.builtAt) >= p.opts.Fresh {
-		ctx, cancel := context.WithTimeout(r.Context(), p.opts.Timeout)
-		h, err := p.app.StatusPageHistory(ctx, cfg, month)
-		cancel()
-		var body []byte
-		if err == nil {
-			body, err = RenderHistory(h, Location{Base: base})
-		}
-		switch {
-		case err == nil:
-			rd = newRendered(body, "text/html; charset=utf-8", p.opts.Now())
-			pg.mu.Lock()
-			if pg.history == nil || len(pg.history) > 64 {
-				pg.history = map[string]*rendered{}
-			}
-			pg.history[key] = rd
-			pg.mu.Unlock()
-		case rd == nil:
-			p.unavailable(w, r, err)
-			return
-		default:
-			p.log.Warn("status page history failed; serving the last one", "page", cfg.ID, "err", err)
-		}
-	}
-	p.send(w, r, rd, cache, rd.builtAt)
 }
