@@ -119,6 +119,7 @@ func hostOnly(h string) string {
 	return strings.TrimSuffix(strings.ToLower(h), ".")
 }
 
+// asset serves the pages' files (/assets/…), named by their content.
 func (w *Server) asset(q *request) error {
 	body, ctype, ok := Asset(q.r.URL.Path)
 	if !ok {
