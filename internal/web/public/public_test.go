@@ -367,8 +367,8 @@ func TestPageSurvivesTheDatabase(t *testing.T) {
 	forEachEngine(t, public.Options{Timeout: 2 * time.Second}, func(t *testing.T, e *env) {
 		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
 		e.record(m, "x", monitor.ResultUp)
-		e.page(e.keyA, map[string]any{"slug": "sturdy", "title": "Sturdy",
-			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
+		sturdy := e.page(e.keyA, map[string]any{"slug": "sturdy", "title": "Sturdy",
+			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})["id"].(string)
 		first := e.get("/status/sturdy")
 		if first.status != 200 {
 			t.Fatalf("page: %d", first.status)
@@ -386,7 +386,7 @@ func TestPageSurvivesTheDatabase(t *testing.T) {
 			if r.header.Get("Age") == "" || r.header.Get("Age") == "0" {
 				t.Errorf("Age: %q", r.header.Get("Age"))
 			}
-			time.Sleep(50 * time.Millisecond)
+			wait.For(t, 10*time.Second, "the failed check to end", func() bool { return !e.pages.Checking(sturdy) })
 		}
 		if r := e.get("/status/never-rendered"); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 			t.Errorf("a page never rendered, database gone: %d", r.status)
