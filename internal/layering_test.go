@@ -19,10 +19,10 @@ import (
 )
 
 // The floor plan (STYLE.md "A layout that shows the architecture"), held
-// by these tests. Imports point inward: the edges (httpapi, web) and the
-// runners (scheduler, deliver) reach persistence only through app; app
-// owns the workflows; store runs SQL and decides nothing; the domain and
-// the small kernels do no I/O.
+// by these tests. Imports point inward: the edges (httpapi, the web
+// console and the public pages) and the runners (scheduler, deliver)
+// reach persistence only through app; app owns the workflows; store runs
+// SQL and decides nothing; the domain and the small kernels do no I/O.
 
 const mod = "github.com/tocsin/tocsin/internal/"
 
@@ -34,34 +34,37 @@ var (
 	kernels = []string{"errs", "ids", "clean", "ratelimit", "stamp", "racedetector", "wait"}
 	// domain: the pure model (states, deadlines, recurrences, channel
 	// rendering and signing): no clock, no I/O.
-	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur", "metrics", "statuspage", "webui"}
+	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur", "metrics", "statuspage"}
 	// adapters: what wraps the outside world (SQL, the network, mail,
 	// keys, configuration).
 	adapters = []string{"clientaddr", "browsertest", "store", "store/storetest", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
 	// app: the use cases and workflows.
 	appLayer = []string{"app"}
-	// edges and runners: the API, background loops, delivery.
-	edges = []string{"httpapi", "scheduler", "deliver", "web"}
+	// edges and runners: the API, the web console and the public pages,
+	// background loops, delivery.
+	edges = []string{"httpapi", "scheduler", "deliver", "web/console", "web/public"}
 )
 
 // ioPkgs is what the domain and the kernels must not reach, even transitively.
 var ioPkgs = []string{"net/http", "database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "scheduler",
-	mod + "deliver", mod + "probe", mod + "netguard", mod + "mailer", mod + "secrets", mod + "config", mod + "web"}
+	mod + "deliver", mod + "probe", mod + "netguard", mod + "mailer", mod + "secrets", mod + "config", mod + "web/console", mod + "web/public"}
 
 // directRules: what a package must not import itself.
 var directRules = map[string][]string{
 	"httpapi":   {mod + "store", "database/sql", mod + "config", mod + "scheduler", mod + "deliver"},
-	"web":       {mod + "store", "database/sql", mod + "config", mod + "scheduler", mod + "deliver"},
 	"scheduler": {mod + "store", "database/sql", "net/http", mod + "httpapi", mod + "config"},
 	"deliver":   {mod + "store", "database/sql", mod + "httpapi", mod + "config", mod + "scheduler"},
-	"app":       {"net/http", mod + "httpapi", mod + "web", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe"},
-	"store":     {mod + "app", mod + "httpapi", mod + "web", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe", "net/http"},
+	"app":       {"net/http", mod + "httpapi", mod + "web/console", mod + "web/public", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe"},
+	"store":     {mod + "app", mod + "httpapi", mod + "web/console", mod + "web/public", mod + "config", mod + "scheduler", mod + "deliver", mod + "probe", "net/http"},
 	"probe":     {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 	"mailer":    {"database/sql", mod + "store", mod + "app", mod + "httpapi", mod + "config"},
 	"secrets":   {mod + "store", mod + "app", mod + "httpapi"},
 	"netguard":  {mod + "store", mod + "app", mod + "httpapi"},
 	// filelock coordinates processes beside a database file: no SQL.
 	"store/filelock": {"database/sql", mod + "store", mod + "app"},
+	// The web's products: the signed-in console and the public pages.
+	"web/console": {mod + "store", "database/sql", mod + "config", mod + "scheduler", mod + "deliver"},
+	"web/public":  {mod + "store", "database/sql", mod + "config", mod + "scheduler", mod + "deliver", mod + "web/console"},
 }
 
 type pkgInfo struct {
@@ -161,7 +164,8 @@ func TestLayering(t *testing.T) {
 	for p := range directRules {
 		info, ok := pkgs[p]
 		if !ok {
-			continue // a rule kept for a package the tree does not hold
+			t.Errorf("internal/%s has rules but does not exist", p)
+			continue
 		}
 		if len(info.Imports) == 0 {
 			t.Fatalf("internal/%s: no imports listed; the check would prove nothing", p)
@@ -524,6 +528,12 @@ func TestLayeringCatchesViolations(t *testing.T) {
 	}
 	if v := importViolations("httpapi", []string{"net/http", mod + "app", mod + "store"}); len(v) != 1 {
 		t.Errorf("httpapi importing store: %q", v)
+	}
+	if v := importViolations("web/console", []string{"net/http", mod + "app", mod + "web/public", mod + "store"}); len(v) != 1 || !strings.Contains(v[0], "store") {
+		t.Errorf("the console importing store: %q", v)
+	}
+	if v := importViolations("web/public", []string{"net/http", mod + "app", mod + "web/console"}); len(v) != 1 {
+		t.Errorf("the public pages importing the console: %q", v)
 	}
 	if v := importViolations("scheduler", []string{mod + "app", "database/sql"}); len(v) != 1 {
 		t.Errorf("a runner reaching the database past app: %q", v)

@@ -32,7 +32,8 @@ import (
 	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
-	"github.com/tocsin/tocsin/internal/web"
+	"github.com/tocsin/tocsin/internal/web/console"
+	"github.com/tocsin/tocsin/internal/web/public"
 )
 
 func newLogger(c config.Config, w io.Writer) *slog.Logger {
@@ -244,12 +245,12 @@ API keys are made in the web app under "API keys", or for scripts:
 `, strings.TrimRight(c.BaseURL, "/"), boot.Email, boot.Password, self, databaseFlags(c, getenv), boot.Email)
 	}
 	api := httpapi.New(a, log, httpapi.Options{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
-	pages := web.NewPublic(a, log.With("component", "status-pages"), web.PublicOptions{BaseURL: c.BaseURL,
+	pages := public.New(a, log.With("component", "status-pages"), public.Options{BaseURL: c.BaseURL,
 		TrustedProxies: c.TrustedProxies, PerMinute: c.PageRatePerMinute, Burst: max(c.PageRatePerMinute/4, 1)})
 	root := http.NewServeMux()
 	root.Handle(httpapi.Prefix+"/", api)
-	root.Handle(web.StatusPrefix, pages)
-	webApp := web.NewApp(a, log.With("component", "web"), web.AppOptions{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
+	root.Handle(public.StatusPrefix, pages)
+	webApp := console.New(a, log.With("component", "web"), console.Options{BaseURL: c.BaseURL, TrustedProxies: c.TrustedProxies})
 	webApp.Mount(root)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")

@@ -13,7 +13,7 @@ import (
 // writer decides at the body's first minGzip bytes, so a small answer,
 // and every error, goes out as it is, with no compressor made for it.
 // (The public status pages compress their cached renders once instead,
-// internal/web.)
+// internal/web/public.)
 
 // minGzip is the smallest body worth compressing.
 const minGzip = 1 << 10

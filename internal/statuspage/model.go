@@ -1,10 +1,11 @@
 // Package statuspage is the public face of a workspace: what a status page
-// shows its readers, in their words, and how it is rendered (HTML, the
-// summary.json for aggregators, the Atom feed, SVG badges). It is pure: the
-// app assembles a Page from the store and the metrics, the web edge serves
-// what this package renders. Nothing here may hold a monitor's URL, host,
-// headers, failure reasons or internal name: a Page carries only the
-// display names and public text an operator wrote for the page.
+// shows its readers, in their words, and the summary maths (a page's
+// headline, a group's status, the summary.json for aggregators). It is
+// pure: the app assembles a Page from the store and the metrics, and
+// package web/public renders and serves it (HTML, the Atom feed, SVG
+// badges). Nothing here may hold a monitor's URL, host, headers, failure
+// reasons or internal name: a Page carries only the display names and
+// public text an operator wrote for the page.
 package statuspage
 
 import (

@@ -116,7 +116,7 @@ func SummaryJSON(p Page, pageURL string) ([]byte, error) {
 		}
 		si := sumIncident{
 			ID: in.ID, Name: in.Title, Status: string(in.Stage), Impact: impact,
-			CreatedAt: stamp(in.StartedAt), UpdatedAt: stamp(lastUpdate(in)), StartedAt: stamp(in.StartedAt),
+			CreatedAt: stamp(in.StartedAt), UpdatedAt: stamp(in.LastUpdate()), StartedAt: stamp(in.StartedAt),
 			ResolvedAt: optStamp(in.ResolvedAt), Shortlink: pageURL + "#" + in.ID, PageID: p.Slug,
 			Updates: []sumUpdate{}, Components: affected(in.ComponentIDs),
 		}
@@ -197,7 +197,9 @@ func groupStatus(g Group) string {
 	return wireStatus(Page{Groups: []Group{g}}.Overall())
 }
 
-func lastUpdate(in Incident) time.Time {
+// LastUpdate is when the incident was last updated: its latest update,
+// else its start.
+func (in Incident) LastUpdate() time.Time {
 	t := in.UpdatedAt
 	for _, u := range in.Updates {
 		if u.At.After(t) {
