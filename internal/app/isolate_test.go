@@ -33,9 +33,9 @@ func newIsolationApp(t *testing.T, eng storetest.Engine) (*App, Actor, string) {
 	return newTestApp(t, eng, Config{})
 }
 
-// newTestApp is an app with cfg on a fresh database of eng, running its
-// ping writers as serve does until the test ends, and an owner actor of
-// one workspace; it returns the database's URL too.
+// newTestApp is an app with cfg on a fresh database of eng, its pings
+// written until the test ends (writePings), and an owner actor of one
+// workspace; it returns the database's URL too.
 func newTestApp(t *testing.T, eng storetest.Engine, cfg Config) (*App, Actor, string) {
 	t.Helper()
 	ctx := context.Background()
