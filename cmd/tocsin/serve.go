@@ -307,8 +307,8 @@ API keys are made in the web app under "API keys", or for scripts:
 	// Before a request is served: this node records that it receives
 	// pings, and the outage of the service before it, if any, so no ping
 	// comes before that outage on a heartbeat's history.
-	heartbeats := scheduler.StartHeartbeats(ctx, a, c.NodeName)
-	pings := &scheduler.Pings{App: a}
+	heartbeats := scheduler.StartHeartbeats(ctx, a, c.NodeName, log)
+	pings := &scheduler.Pings{App: a, Log: log}
 	runners := []scheduler.Runner{
 		scheduler.New(scheduler.Options{Node: c.NodeName, Region: c.Region, App: a, Checker: prober,
 			OpenAuth: a.OpenMonitorAuth, OpenHeaders: a.OpenMonitorHeaders, Log: log.With("component", "scheduler"),

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,9 +33,9 @@ func newIsolationApp(t *testing.T, eng storetest.Engine) (*App, Actor, string) {
 	return newTestApp(t, eng, Config{})
 }
 
-// newTestApp is an app with cfg on a fresh database of eng, running its
-// ping writers as serve does until the test ends, and an owner actor of
-// one workspace; it returns the database's URL too.
+// newTestApp is an app with cfg on a fresh database of eng, its pings
+// written until the test ends (writePings), and an owner actor of one
+// workspace; it returns the database's URL too.
 func newTestApp(t *testing.T, eng storetest.Engine, cfg Config) (*App, Actor, string) {
 	t.Helper()
 	ctx := context.Background()
@@ -53,20 +54,43 @@ func newTestApp(t *testing.T, eng storetest.Engine, cfg Config) (*App, Actor, st
 		t.Fatal(err)
 	}
 	a := New(db, kr, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
-	pctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.RunPings(pctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
+	writePings(t, a)
 	u, err := a.CreateUser(ctx, UserRequest{Email: "owner@a.test", Workspace: "ws-a", Role: account.RoleOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a, Actor{UserID: u.User.ID, WorkspaceID: u.Workspace.ID, Role: account.RoleOwner}, url
+}
+
+// writePings writes a's pings until the test ends, a ping a transaction:
+// the writers' batching and its timing are the runner's
+// (scheduler.Pings), tested beside it.
+func writePings(t *testing.T, a *App) {
+	t.Helper()
+	lanes, release, err := a.PingLanes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, l := range lanes {
+		wg.Go(func() {
+			for {
+				select {
+				case q := <-l.Queue():
+					a.WritePings(l, []*QueuedPing{q})
+					_, _ = a.ApplyPings(ctx) // as the writers do between batches, which only log a failed apply
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	t.Cleanup(func() {
+		stop()
+		wg.Wait()
+		release()
+	})
 }
 
 func TestPingWriterIsolatesRefusedPing(t *testing.T) {
@@ -85,7 +109,7 @@ func TestPingWriterIsolatesRefusedPing(t *testing.T) {
 			storetest.Refuse(t, url, "ping_blocks", "NEW.pings LIKE '%poison%'")
 			const rawKey, poisoned = 1, 3
 			now := a.now()
-			batch := make([]*pingReq, len(hbs))
+			batch := make([]*QueuedPing, len(hbs))
 			for i, h := range hbs {
 				in := heartbeat.Arrival{TokenHash: heartbeat.HashToken(h.Token), Method: "GET", Client: "127.0.0.1", Key: fmt.Sprint("k", i),
 					Ping: heartbeat.Ping{Signal: heartbeat.SignalSuccess, ExitCode: -1, At: now.Add(time.Duration(i) * time.Microsecond)}}
@@ -95,10 +119,10 @@ func TestPingWriterIsolatesRefusedPing(t *testing.T) {
 				case poisoned:
 					in.UserAgent = "poison" // refused on every engine, cleaned or not
 				}
-				batch[i] = &pingReq{in: in, deadline: time.Now().Add(PingWait), done: make(chan pingResult, 1)}
+				batch[i] = &QueuedPing{in: in, deadline: time.Now().Add(PingWait), done: make(chan pingResult, 1)}
 			}
-			reqs := append([]*pingReq(nil), batch...)
-			a.writePingBatch(&pingLane{}, batch)
+			reqs := append([]*QueuedPing(nil), batch...)
+			a.WritePings(&PingLane{}, batch)
 
 			for i, r := range reqs {
 				res := <-r.done

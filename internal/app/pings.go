@@ -21,29 +21,22 @@ import (
 
 // Receiving pings, and judging heartbeat deadlines.
 //
-// A ping is acknowledged only once it is committed: handlers hand pings to
-// one writer, which stores whatever has queued up as one transaction
-// (group commit) and then answers each. Under load the batches grow by
-// themselves, so durability costs a transaction per batch, not per ping.
+// A ping is acknowledged only once it is committed: handlers queue pings
+// on a lane, whose one writer (scheduler.Pings) takes whatever has queued
+// up and stores it as one transaction (group commit, WritePings), which
+// answers each. Under load the batches grow by themselves, so durability
+// costs a transaction per batch, not per ping.
 
 const (
 	// pingQueue bounds the pings waiting for the writers (shared among
 	// the lanes); a burst beyond it waits for room (up to PingWait) rather
 	// than being dropped.
 	pingQueue = 20_000
-	// pingBatch bounds one transaction.
-	pingBatch = 2_000
 	// PingWait is the longest a ping waits to be stored before it is
 	// answered 503 (and not stored): the default of Config.PingWait. The
 	// sweeper judges deadlines this far in the past, so that no
 	// acknowledged ping arrives after the deadline it answers was judged.
 	PingWait = 5 * time.Second
-	// pingLinger is how long the writer waits, once a ping has come, for
-	// more to share its transaction. A
-	// transaction costs SQLite's journal as much as a dozen pings; without
-	// the wait, 64 busy clients made batches of three. Longer waits make
-	// bigger batches but slow every ping down (docs/benchmarks.md, "Pings").
-	pingLinger = 250 * time.Microsecond
 	// pingSlack is the least time a ping must have left to join a
 	// transaction: one about to give up would cut the others' time short.
 	pingSlack = 500 * time.Millisecond
@@ -83,7 +76,8 @@ func (e *RateLimitedError) Unwrap() error {
 // ErrPingsBusy is returned when a ping could not be stored within PingWait.
 var ErrPingsBusy = &errs.Error{Kind: errs.KindUnavailable, Message: "pings cannot be stored right now; retry"}
 
-type pingReq struct {
+// QueuedPing is a ping on its lane's queue, waiting for the writer.
+type QueuedPing struct {
 	in       heartbeat.Arrival
 	deadline time.Time
 	// state is reqQueued until either the writer takes the ping into a
@@ -105,51 +99,49 @@ type pingResult struct {
 	err error
 }
 
-// pinger is the group-commit writer of pings: one writer per lane, as
-// many lanes as the store writes batches at once (store.PingWriters). A
-// heartbeat's pings always take the same lane, by their token, so they are
-// stored in the order they came, and two lanes' transactions never wait on
-// each other's heartbeats.
+// pinger holds the lanes of pings: as many as the store writes batches
+// at once (store.PingWriters), each with one writer. A heartbeat's pings
+// always take the same lane, by their token, so they are stored in the
+// order they came, and two lanes' transactions never wait on each other's
+// heartbeats.
 type pinger struct {
-	lanes   []*pingLane
-	running atomic.Bool
+	lanes []*PingLane
+	held  atomic.Bool
 }
 
-func newLanes(n int) []*pingLane {
+func newLanes(n int) []*PingLane {
 	n = max(1, n)
-	lanes := make([]*pingLane, n)
+	lanes := make([]*PingLane, n)
 	for i := range lanes {
-		lanes[i] = &pingLane{queue: make(chan *pingReq, pingQueue/n)}
+		lanes[i] = &PingLane{queue: make(chan *QueuedPing, pingQueue/n)}
 	}
 	return lanes
 }
 
-// RunPings runs the ping writers, one per lane, until ctx ends; then each
-// stores what is still queued and stops. serve runs it and cancels ctx only
-// once the HTTP server has stopped, so no request can bring another ping:
-// until RunPings runs, and after it returns, a ping waits PingWait and is
-// answered ErrPingsBusy, never stored.
-func (a *App) RunPings(ctx context.Context) error {
-	if !a.pings.running.CompareAndSwap(false, true) {
-		return errors.New("app.RunPings: the ping writers are already running")
-	}
-	defer a.pings.running.Store(false)
-	var wg sync.WaitGroup
-	for _, l := range a.pings.lanes {
-		wg.Go(func() { a.writePings(ctx, l) })
-	}
-	wg.Wait()
-	return nil
-}
-
-// pingLane is one writer's queue.
-type pingLane struct {
-	queue chan *pingReq
+// PingLane is one writer's queue of pings.
+type PingLane struct {
+	queue chan *QueuedPing
 	ins   []heartbeat.Arrival // the writer's, reused batch to batch
 }
 
+// Queue is where the lane's pings wait for its writer, which takes them
+// off in batches for WritePings.
+func (l *PingLane) Queue() <-chan *QueuedPing { return l.queue }
+
+// PingLanes hands the lanes of pings to their writers (scheduler.Pings),
+// one writer each, until release: a second holder is refused, as two
+// writers on a lane would store a heartbeat's pings out of order. While
+// no writer holds them, a ping waits PingWait and is answered
+// ErrPingsBusy, never stored.
+func (a *App) PingLanes() (lanes []*PingLane, release func(), err error) {
+	if !a.pings.held.CompareAndSwap(false, true) {
+		return nil, nil, errors.New("the ping writers are already running")
+	}
+	return a.pings.lanes, func() { a.pings.held.Store(false) }, nil
+}
+
 // lane is the lane of the ping whose token hashes to hash.
-func (p *pinger) lane(hash []byte) *pingLane {
+func (p *pinger) lane(hash []byte) *PingLane {
 	if len(p.lanes) == 1 || len(hash) < 4 {
 		return p.lanes[0]
 	}
@@ -248,12 +240,12 @@ func (s *tokenSet) has(hash []byte) bool {
 var pingReqs = sync.Pool{New: func() any {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &pingReq{done: make(chan pingResult, 1), timer: t}
+	return &QueuedPing{done: make(chan pingResult, 1), timer: t}
 }}
 
-func (a *App) enqueuePing(ctx context.Context, l *pingLane, in heartbeat.Arrival) (heartbeat.Outcome, error) {
+func (a *App) enqueuePing(ctx context.Context, l *PingLane, in heartbeat.Arrival) (heartbeat.Outcome, error) {
 	wait := a.cfg.PingWait
-	req := pingReqs.Get().(*pingReq)
+	req := pingReqs.Get().(*QueuedPing)
 	req.in, req.deadline = in, time.Now().Add(wait)
 	req.state.Store(reqQueued)
 	req.timer.Reset(wait)
@@ -292,61 +284,13 @@ func (a *App) enqueuePing(ctx context.Context, l *pingLane, in heartbeat.Arrival
 	}
 }
 
-func (a *App) writePings(ctx context.Context, l *pingLane) {
-	batch := make([]*pingReq, 0, pingBatch)
-	idle := time.NewTimer(time.Hour)
-	idle.Stop()
-	linger := time.NewTimer(time.Hour)
-	linger.Stop()
-	for {
-		var first *pingReq
-		select {
-		case first = <-l.queue:
-		case <-idle.C:
-			a.applyPings()
-			continue
-		case <-ctx.Done():
-			// No request brings pings any more: store what is queued,
-			// then stop.
-			select {
-			case first = <-l.queue:
-			default:
-				return
-			}
-		}
-		batch = append(batch[:0], first)
-		linger.Reset(pingLinger)
-	gather:
-		for len(batch) < pingBatch {
-			select {
-			case r := <-l.queue:
-				batch = append(batch, r)
-			case <-linger.C:
-				break gather
-			}
-		}
-		linger.Stop()
-		a.writePingBatch(l, batch)
-		// Between batches, apply what the store holds back, if it is due
-		// (SQLite's journal); come back when it will be, if no ping does.
-		if next := a.applyPings(); !next.IsZero() {
-			idle.Reset(time.Until(next))
-		}
-	}
-}
-
-// applyPings applies the store's pending pings if they are due, and
-// returns when they will be next (zero: none pending).
-func (a *App) applyPings() time.Time {
-	next, err := a.ApplyPings(context.Background())
-	if err != nil {
-		a.log.Warn("applying pings", "err", err)
-		return time.Now().Add(time.Second)
-	}
-	return next
-}
-
-func (a *App) writePingBatch(l *pingLane, batch []*pingReq) {
+// WritePings stores batch, pings its writer took off lane l's queue, as
+// one transaction, and answers each: a ping whose handler gave up, or
+// with too little time left to share the transaction, is answered
+// ErrPingsBusy and not stored. The transaction ends by the earliest
+// deadline in it; a batch the database refuses for what one ping carries
+// is stored apart, so that only that ping fails.
+func (a *App) WritePings(l *PingLane, batch []*QueuedPing) {
 	now := time.Now()
 	ins := l.ins[:0] // only the lane's writer uses it
 	defer func() { clear(ins); l.ins = ins[:0] }()
@@ -400,7 +344,8 @@ func (a *App) RecordPings(ctx context.Context, batch []heartbeat.Arrival) ([]hea
 // ApplyPings starts applying the pings the store holds back (SQLite's
 // journal), beside the ping writer, if they are due, and returns when
 // they will be next (zero: none pending) and the error of an apply that
-// failed since the last call. The ping writers call it between batches.
+// failed since the last call. The ping writers call it between batches,
+// and when it said the pings would be due.
 func (a *App) ApplyPings(ctx context.Context) (time.Time, error) {
 	return a.store.ApplyPings(ctx, a.steps)
 }
@@ -416,8 +361,8 @@ func (a *App) FlushPings(ctx context.Context) error {
 // one of them carries, so that one tenant's ping never fails another's:
 // in arrival order, the batch split in halves down to the ping refused
 // (storeApart). Only a failed batch pays for it.
-func (a *App) isolatePings(ctx context.Context, live []*pingReq) {
-	slices.SortStableFunc(live, func(x, y *pingReq) int { return x.in.Ping.At.Compare(y.in.Ping.At) })
+func (a *App) isolatePings(ctx context.Context, live []*QueuedPing) {
+	slices.SortStableFunc(live, func(x, y *QueuedPing) int { return x.in.Ping.At.Compare(y.in.Ping.At) })
 	ins := make([]heartbeat.Arrival, len(live))
 	for i, r := range live {
 		ins[i] = r.in
@@ -475,8 +420,9 @@ func (a *App) logChanges(changes []StateChange) {
 }
 
 // HeartbeatSweeper keeps one node's record of receiving pings current and
-// judges heartbeat deadlines. Every node runs one; the store's leases keep
-// nodes from judging one heartbeat twice.
+// judges heartbeat deadlines, a sweep at a time (Tick); its runner
+// (scheduler.Heartbeats) says when. Every node runs one; the store's
+// leases keep nodes from judging one heartbeat twice.
 type HeartbeatSweeper struct {
 	a        *App
 	owner    string
@@ -556,59 +502,15 @@ func (s *HeartbeatSweeper) Tick(ctx context.Context) ([]StateChange, error) {
 	}
 }
 
-// StartHeartbeats makes node's sweeper and runs its first sweep, which
-// records that this node receives pings and the outage of the service
-// before it, if there was one. serve calls it before it takes requests,
-// so that no ping this node receives comes before that outage is
-// recorded. A failed sweep is logged; Run tries again.
-func (a *App) StartHeartbeats(ctx context.Context, node string) *HeartbeatSweeper {
-	// What a stopped process left in the ping journal is replayed first,
-	// so reads see it from the start (the sweep would replay it too).
-	if err := a.FlushPings(ctx); err != nil {
-		a.log.Warn("replaying the pings a stopped process left", "err", err)
-	}
-	s := a.NewHeartbeatSweeper(node)
-	s.sweep(ctx)
-	return s
-}
-
-// Run sweeps every second until ctx ends, and then records that this
-// node was receiving pings until it stopped. A failed sweep is logged and
-// tried again a second later, so it returns nil.
-func (s *HeartbeatSweeper) Run(ctx context.Context) error {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			s.stop()
-			return nil
-		case <-tick.C:
-		}
-		s.sweep(ctx)
-	}
-}
-
-// sweep runs Tick, and logs what it did.
-func (s *HeartbeatSweeper) sweep(ctx context.Context) {
-	changes, err := s.Tick(ctx)
-	s.a.logChanges(changes)
-	if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
-		s.a.log.Warn("judging heartbeat deadlines", "err", err)
-	}
-}
-
-// stop records, as this node stops, that it was receiving pings until
+// Stop records, as this node stops, that it was receiving pings until
 // now: an outage after it then counts from the stop, not from the span's
-// last record, up to spanEvery before.
-func (s *HeartbeatSweeper) stop() {
+// last record, up to spanEvery before. The sweep's runner calls it once
+// its context has ended, with a context of its own.
+func (s *HeartbeatSweeper) Stop(ctx context.Context) error {
 	now := s.a.now()
 	if s.span == 0 || now.Sub(s.lastSeen) > heartbeat.SpanGap {
-		return
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if _, err := s.a.store.TouchSpan(ctx, s.owner, s.span, s.lastSeen, now, heartbeat.SpanGap); err != nil {
-		s.a.log.Warn("recording that this node received pings until it stopped", "err", err)
-	}
+	_, err := s.a.store.TouchSpan(ctx, s.owner, s.span, s.lastSeen, now, heartbeat.SpanGap)
+	return err
 }
