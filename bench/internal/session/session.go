@@ -6,14 +6,10 @@ package session
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/tocsin"
@@ -24,6 +20,7 @@ type Session struct {
 	Dir  string        // the work directory: logs, SQLite files
 	Self string        // this binary
 	Bin  tocsin.Binary // the tocsin measured; zero when the run needs none
+	Area string        // the area measured: this binary's first argument, for its children
 	log  io.Writer
 	keep bool
 	undo []func()
@@ -42,9 +39,9 @@ type Options struct {
 // Open makes the work directory and finds or builds the tocsin binary.
 // Close undoes it, also when Open fails.
 func Open(ctx context.Context, o Options) (*Session, error) {
-	s := &Session{log: o.Log, keep: o.Keep}
+	s := &Session{log: o.Log, keep: o.Keep, Area: o.Name}
 	var err error
-	if s.Dir, err = os.MkdirTemp("", o.Name+"-"); err != nil {
+	if s.Dir, err = os.MkdirTemp("", "bench-"+o.Name+"-"); err != nil {
 		return s, err
 	}
 	if s.Self, err = os.Executable(); err != nil {
@@ -93,20 +90,6 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-t.C:
 		return nil
-	}
-}
-
-// Main runs a command's run with a context that SIGINT and SIGTERM end,
-// and exits 1 when it fails.
-func Main(name string, run func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		}
-		os.Exit(1)
 	}
 }
 
