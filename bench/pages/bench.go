@@ -15,7 +15,7 @@ import (
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/bench/internal/pageload"
+	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
@@ -136,13 +136,13 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 		return nil, err
 	}
 
-	rt := pageload.Transport(1)
+	rt := load.Transport(1)
 	defer rt.CloseIdleConnections()
-	if _, _, _, err := pageload.Fetch(ctx, rt, srv.Base+"/healthz", nil); err != nil {
+	if _, _, _, err := load.Fetch(ctx, rt, srv.Base+"/healthz", nil); err != nil {
 		return nil, err
 	}
 	for _, slug := range fx.coldSlugs {
-		_, _, d, err := pageload.Fetch(ctx, rt, base+slug, nil)
+		_, _, d, err := load.Fetch(ctx, rt, base+slug, nil)
 		if err != nil {
 			return nil, fmt.Errorf("cold render: %w", err)
 		}
@@ -157,7 +157,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 	}
 
 	page := base + fx.mainSlug
-	body, header, _, err := pageload.Fetch(ctx, rt, page, nil)
+	body, header, _, err := load.Fetch(ctx, rt, page, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -168,10 +168,10 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 	urls := map[string]string{"page": page, "summary.json": page + "/summary.json",
 		"badge": page + "/badge/" + fx.componentID + ".svg"}
 	for _, what := range cachedURLs {
-		if _, err := pageload.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil { // warm-up
+		if _, err := load.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil { // warm-up
 			return nil, err
 		}
-		if res.cached[what], err = pageload.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil {
+		if res.cached[what], err = load.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil {
 			return nil, err
 		}
 		lat := res.cached[what]
@@ -181,7 +181,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 
 	// The bare handler answers what Tocsin just answered.
 	pagePath := filepath.Join(b.Dir, "page-"+e+".json")
-	if err := (pageload.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
+	if err := (load.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
 		return nil, err
 	}
 	bare, err := child.Start(ctx, b.Self, b.Dir, "bare-"+e, nil, b.Area, "-bare-serve", "-bare-page", pagePath)
@@ -213,7 +213,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*engineResult, er
 					return nil, err
 				}
 			}
-			rd, err := load(ctx, t.url, b.c.clients, b.c.warmup, b.c.duration, t.pid, pg)
+			rd, err := loadRound(ctx, t.url, b.c.clients, b.c.warmup, b.c.duration, t.pid, pg)
 			if err != nil {
 				return nil, err
 			}

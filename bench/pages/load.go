@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/bench/internal/pageload"
+	"github.com/tocsin/tocsin/bench/internal/load"
 )
 
 // round is one measured window of concurrent load on one server.
@@ -44,7 +44,7 @@ func closedLoop(ctx context.Context, rt http.RoundTripper, url string, clients i
 		wg.Go(func() {
 			var o, f int
 			for ctx.Err() == nil {
-				if _, _, _, err := pageload.Fetch(ctx, rt, url, nil); err != nil {
+				if _, _, _, err := load.Fetch(ctx, rt, url, nil); err != nil {
 					if ctx.Err() == nil {
 						f++
 					}
@@ -63,8 +63,8 @@ func closedLoop(ctx context.Context, rt http.RoundTripper, url string, clients i
 
 // load warms url's server up for warmup and then measures it for d with
 // clients clients, sampling the CPU counters at both ends of the window.
-func load(ctx context.Context, url string, clients int, warmup, d time.Duration, serverPID int, pg map[int]bool) (*round, error) {
-	tr := pageload.Transport(clients)
+func loadRound(ctx context.Context, url string, clients int, warmup, d time.Duration, serverPID int, pg map[int]bool) (*round, error) {
+	tr := load.Transport(clients)
 	defer tr.CloseIdleConnections()
 	if warmup > 0 {
 		closedLoop(ctx, tr, url, clients, warmup)

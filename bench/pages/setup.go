@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/pageload"
+	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
@@ -234,7 +234,7 @@ func (b *bench) afterQuiet(ctx context.Context, engine, dbURL string, rt http.Ro
 		}
 		var out []time.Duration
 		for _, slug := range slugs {
-			_, _, d, err := pageload.Fetch(ctx, rt, base+slug, nil)
+			_, _, d, err := load.Fetch(ctx, rt, base+slug, nil)
 			if err != nil {
 				return nil, fmt.Errorf("a read after a quiet spell (%s): %w", what, err)
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/bench/internal/pageload"
+	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
@@ -162,9 +162,9 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	ws := srv.Base + "/w/" + fx.workspace
 	listURL, pageURL := ws+"/monitors", ws+"/monitors/"+fx.firstID
 
-	rt := pageload.Transport(1)
+	rt := load.Transport(1)
 	defer rt.CloseIdleConnections()
-	body, header, _, err := pageload.Fetch(ctx, rt, listURL, hdr)
+	body, header, _, err := load.Fetch(ctx, rt, listURL, hdr)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 		return nil, fmt.Errorf("the list: %w", err)
 	}
 	res.listBytes = len(body)
-	page, _, _, err := pageload.Fetch(ctx, rt, pageURL, hdr)
+	page, _, _, err := load.Fetch(ctx, rt, pageURL, hdr)
 	if err != nil {
 		return nil, err
 	}
@@ -182,11 +182,11 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	res.pageBytes = len(page)
 	measure := func(what, url string, h http.Header) ([]time.Duration, error) {
 		if b.c.warmup > 0 {
-			if _, err := pageload.SequentialWithin(ctx, rt, url, h, b.c.warmup, b.c.pageTime/10); err != nil {
+			if _, err := load.SequentialWithin(ctx, rt, url, h, b.c.warmup, b.c.pageTime/10); err != nil {
 				return nil, err
 			}
 		}
-		lat, err := pageload.SequentialWithin(ctx, rt, url, h, b.c.requests, b.c.pageTime)
+		lat, err := load.SequentialWithin(ctx, rt, url, h, b.c.requests, b.c.pageTime)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +203,7 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 
 	// The bare handler answers what Tocsin answered for the list.
 	pagePath := filepath.Join(b.Dir, "list-"+e+".json")
-	if err := (pageload.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
+	if err := (load.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
 		return nil, err
 	}
 	bare, err := child.Start(ctx, b.Self, b.Dir, "bare-"+e, nil, b.Area, "-bare-serve", "-bare-page", pagePath)
@@ -213,12 +213,12 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	stopBare := b.start(bare)
 	defer stopBare()
 	b.Logf("%s: bare handler at %s (pid %d)", e, bare.Base, bare.Pid())
-	bareRT := pageload.Transport(1)
+	bareRT := load.Transport(1)
 	defer bareRT.CloseIdleConnections()
-	if _, err := pageload.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.warmup); err != nil {
+	if _, err := load.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.warmup); err != nil {
 		return nil, err
 	}
-	if res.bare, err = pageload.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.requests); err != nil {
+	if res.bare, err = load.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.requests); err != nil {
 		return nil, err
 	}
 	b.Logf("%s: %d sequential GETs of the bare handler: p50 %s, p99 %s", e, len(res.bare),
@@ -357,8 +357,8 @@ func (b *bench) live(ctx context.Context, res *engineResult, srv, bare *child.Pr
 			figure.Dur(figure.Percentile(lat, 0.5)), figure.Dur(lat[len(lat)-1]))
 		res.latencies = append(res.latencies, lat...)
 
-		rt := pageload.Transport(1)
-		body, _, d, err := pageload.Fetch(ctx, rt, listURL, hdr)
+		rt := load.Transport(1)
+		body, _, d, err := load.Fetch(ctx, rt, listURL, hdr)
 		rt.CloseIdleConnections()
 		if err != nil {
 			return err
@@ -378,8 +378,8 @@ func (b *bench) live(ctx context.Context, res *engineResult, srv, bare *child.Pr
 		if err := session.Sleep(ctx, app.OverviewMaxAge+time.Second); err != nil {
 			return err
 		}
-		rt := pageload.Transport(1)
-		body, _, d, err := pageload.Fetch(ctx, rt, listURL, hdr)
+		rt := load.Transport(1)
+		body, _, d, err := load.Fetch(ctx, rt, listURL, hdr)
 		rt.CloseIdleConnections()
 		if err != nil {
 			return err

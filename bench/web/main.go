@@ -54,7 +54,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/pageload"
+	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
@@ -100,7 +100,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.StringVar(&barePage, "bare-page", "", "internal: the page the bare handler serves")
 	return func(ctx context.Context, e session.Env) error {
 		if bareServe {
-			return pageload.ServeBare(ctx, barePage, e.Stdin, e.Stdout)
+			return load.ServeBare(ctx, barePage, e.Stdin, e.Stdout)
 		}
 		c.engines, c.pgURL, c.out, c.keep, c.tocsin = e.Engines, e.PGURL, e.Out, e.Keep, e.Tocsin
 		if err := c.validate(); err != nil {

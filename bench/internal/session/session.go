@@ -17,6 +17,7 @@ import (
 
 // Session is one run's log, work directory and binaries.
 type Session struct {
+	Env                // the shared flags and the streams
 	Dir  string        // the work directory: logs, SQLite files
 	Self string        // this binary
 	Bin  tocsin.Binary // the tocsin measured; zero when the run needs none
@@ -24,6 +25,7 @@ type Session struct {
 	log  io.Writer
 	keep bool
 	undo []func()
+	seq  int // databases made
 }
 
 // Options say what a run needs.

@@ -1,4 +1,4 @@
-package pageload
+package load
 
 import (
 	"net/http"

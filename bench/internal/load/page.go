@@ -3,7 +3,7 @@
 // against: a bare net/http handler, the benchmark binary re-executed in
 // its child mode, answering every GET with the bytes and headers Tocsin
 // sent (Captured), written from memory.
-package pageload
+package load
 
 import (
 	"context"
@@ -132,12 +132,11 @@ func ServeBare(ctx context.Context, pagePath string, stdin io.Reader, stdout io.
 		hd.Set("Content-Length", length)
 		_, _ = w.Write(pg.Body)
 	})
-	log := slog.New(slog.DiscardHandler)
-	return child.ServeUntilEOF(ctx, NewServer(h, log), ln, "http://"+ln.Addr().String(), stdin, stdout)
+	return child.ServeUntilEOF(ctx, NewServer(h), ln, "http://"+ln.Addr().String(), stdin, stdout)
 }
 
 // NewServer has the settings of `tocsin serve`'s server.
-func NewServer(h http.Handler, log *slog.Logger) *http.Server {
+func NewServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -145,6 +144,6 @@ func NewServer(h http.Handler, log *slog.Logger) *http.Server {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn),
 	}
 }

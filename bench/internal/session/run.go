@@ -1,0 +1,93 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/child"
+	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/pgfresh"
+)
+
+// Start opens an area's run: its work directory, this binary for its
+// children and, unless noTocsin, the tocsin binary it measures. Close
+// undoes it, also when Start fails.
+func Start(ctx context.Context, area string, e Env, noTocsin bool) (*Session, error) {
+	s, err := Open(ctx, Options{Name: area, Log: e.Stderr, Tocsin: e.Tocsin, NoTocsin: noTocsin, Keep: e.Keep})
+	s.Env = e
+	return s, err
+}
+
+// Child runs this binary again in one of the area's child modes (args),
+// and waits for the URL it prints first; Close stops it.
+func (s *Session) Child(ctx context.Context, name string, args ...string) (*child.Process, error) {
+	p, err := child.Start(ctx, s.Self, s.Dir, name, nil, append([]string{s.Area}, args...)...)
+	if err == nil {
+		s.Undo(func() { p.Stop(30 * time.Second) })
+	}
+	return p, err
+}
+
+// FreshDB makes an empty database of engine for one phase and returns its
+// URL; Close drops it (unless -keep).
+func (s *Session) FreshDB(ctx context.Context, engine string) (string, error) {
+	s.seq++
+	if engine == "sqlite" {
+		dir := filepath.Join(s.Dir, fmt.Sprintf("sqlite-%d", s.seq))
+		return "sqlite:" + filepath.Join(dir, "tocsin.db"), os.MkdirAll(dir, 0o755)
+	}
+	url, drop, err := pgfresh.Create(ctx, s.PGURL, pgfresh.Name("bench_"+s.Area, s.seq), s.Keep, s.Logf)
+	if err == nil {
+		s.Undo(drop)
+	}
+	return url, err
+}
+
+// Serve starts `tocsin serve` on the database at dbURL with a new keyring,
+// as an operator runs it (the keyring in the environment, the database on
+// the command line), and args; Close stops it.
+func (s *Session) Serve(ctx context.Context, name, dbURL string, args ...string) (*child.Process, error) {
+	keys, err := s.Bin.Run(ctx, "secret-key")
+	if err != nil {
+		return nil, err
+	}
+	args = append([]string{"--data-dir", filepath.Join(s.Dir, name), "--database-url", dbURL}, args...)
+	p, err := s.Bin.Serve(ctx, s.Dir, name, []string{"TOCSIN_SECRET_KEYS=" + keys}, args...)
+	if err != nil {
+		return nil, err
+	}
+	s.Undo(func() { p.Stop(60 * time.Second) })
+	s.Logf("%s: tocsin serve at %s (pid %d)", name, p.Base, p.Pid())
+	return p, nil
+}
+
+// Tocsin runs one of the binary's admin commands on the database at dbURL.
+func (s *Session) Tocsin(ctx context.Context, dbURL string, args ...string) (string, error) {
+	return s.Bin.Run(ctx, append(args, "--database-url", dbURL)...)
+}
+
+// Machine describes the machine, the binary measured and, when the run
+// used one, the PostgreSQL server.
+func (s *Session) Machine(ctx context.Context) host.Machine {
+	m := host.Describe()
+	m.Tocsin = s.Bin.Rev
+	if slices.Contains(s.Engines, "postgres") {
+		m.Postgres = pgfresh.ServerVersion(ctx, s.PGURL)
+	}
+	return m
+}
+
+// Print writes the report: its title, the machine, and what body writes;
+// to standard output and, with -out, to that file.
+func (s *Session) Print(ctx context.Context, title string, body func(w io.Writer)) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n%s.\n\n", title, s.Machine(ctx))
+	body(&b)
+	return Report(b.String(), s.Stdout, s.Out)
+}
