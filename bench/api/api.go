@@ -30,7 +30,6 @@ import (
 
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/host"
 	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -168,9 +167,9 @@ func (b *bench) measure(ctx context.Context, t *tgt, round int) error {
 			return err
 		}
 	}
-	c0 := host.TakeSample()
-	o := load.Closed(ctx, b.tr, b.c.concurrency, b.Duration, t.next, t.want)
-	o.CPU = host.Split(c0, host.TakeSample(), t.srv.Pid(), host.Postgres())
+	var o load.Outcome
+	cpu := b.Window(ctx, t.srv.Pid(), t.dbURL, func() { o = load.Closed(ctx, b.tr, b.c.concurrency, b.Duration, t.next, t.want) })
+	o.CPU = cpu
 	if err := ctx.Err(); err != nil {
 		return err
 	}

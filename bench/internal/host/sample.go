@@ -97,15 +97,3 @@ func Split(a, b Sample, serverPID int, pg map[int]bool) Share {
 	s.ServerTime, s.PostgresTime = time.Duration(server)*ClockTick, time.Duration(pgTime)*ClockTick
 	return s
 }
-
-// Postgres is every PostgreSQL process on the machine, for a run that
-// charges them all to the database.
-func Postgres() map[int]bool {
-	pg := map[int]bool{}
-	for pid, p := range Procs() {
-		if p.Comm == "postgres" {
-			pg[pid] = true
-		}
-	}
-	return pg
-}

@@ -2,8 +2,10 @@ package session
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,4 +92,49 @@ func (s *Session) Print(ctx context.Context, title string, body func(w io.Writer
 	fmt.Fprintf(&b, "# %s\n\n%s.\n\n", title, s.Machine(ctx))
 	body(&b)
 	return Report(b.String(), s.Stdout, s.Out)
+}
+
+// OwnerKey raises the quotas of the workspace `tocsin serve` made on its
+// first start (quota: `tocsin workspace set-quota` flags, such as
+// "--heartbeats", "10000") and makes a key of its owner with every scope
+// a benchmark writes with.
+func (s *Session) OwnerKey(ctx context.Context, dbURL string, quota ...string) (string, error) {
+	if len(quota) > 0 {
+		if _, err := s.Tocsin(ctx, dbURL, append([]string{"workspace", "set-quota", "--workspace", "default"}, quota...)...); err != nil {
+			return "", err
+		}
+	}
+	args := []string{"key", "create", "--email", "owner@localhost", "--workspace", "default", "--name", "bench"}
+	for _, sc := range []string{"monitors:read", "monitors:write", "incidents:write", "notifications:write", "status_pages:write"} {
+		args = append(args, "--scope", sc)
+	}
+	return s.Tocsin(ctx, dbURL, args...)
+}
+
+// Window runs f, a measured window, and splits the machine's CPU time over
+// it between the process pid, the PostgreSQL processes that serve dbURL
+// (none on SQLite), this process, interrupts and the rest.
+func (s *Session) Window(ctx context.Context, pid int, dbURL string, f func()) host.Share {
+	pg := s.postgres(ctx, dbURL)
+	c0 := host.TakeSample()
+	f()
+	c1 := host.TakeSample()
+	maps.Copy(pg, s.postgres(ctx, dbURL)) // backends that connected meanwhile count too
+	return host.Split(c0, c1, pid, pg)
+}
+
+func (s *Session) postgres(ctx context.Context, dbURL string) map[int]bool {
+	pg := map[int]bool{}
+	if !strings.HasPrefix(dbURL, "postgres") {
+		return pg
+	}
+	db, err := sql.Open("pgx", dbURL)
+	if err == nil {
+		defer db.Close()
+		pg, err = pgfresh.Processes(ctx, db)
+	}
+	if err != nil {
+		s.Logf("PostgreSQL's processes: %v", err)
+	}
+	return pg
 }
