@@ -2,10 +2,13 @@ package checks
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -16,17 +19,32 @@ import (
 func TestAnalyzeWindow(t *testing.T) {
 	ctx := context.Background()
 	const interval = 10 * time.Second
-	b := &bench{c: config{interval: interval, timeout: 5}}
-	ts := newTargets(3, "http://127.0.0.1:1")
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
-	if err := b.createMonitors(ctx, dbURL, ts); err != nil {
+	db, err := seed.Open(ctx, dbURL)
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer db.Close()
+	ws, err := seed.Workspace(ctx, db, "bench", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	monitors, _, err := seed.WriteMonitors(ctx, db, seed.Monitors{Workspace: ws, Count: 3, Created: now.Add(-seed.Day), Now: now,
+		Target: "http://127.0.0.1:1", Interval: int(interval / time.Second), Name: func(i int) string { return fmt.Sprint(i) },
+		Quota: 3, Rand: rand.New(rand.NewPCG(1, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []monitorURL
+	for _, id := range monitors {
+		ts = append(ts, monitorURL{ID: id})
 	}
 	raw, err := openRaw("sqlite", dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
+	defer raw.db.Close()
 
 	from := time.Unix(1_800_000_000, 0)
 	to := from.Add(3 * interval)
@@ -61,7 +79,7 @@ func TestAnalyzeWindow(t *testing.T) {
 	observe(2, slot(2, 1).Add(5*time.Millisecond), time.Millisecond, 1, nil) // off its slot
 	observe(2, slot(2, 2), 40*time.Millisecond, 3, "status 500")
 
-	w, err := raw.analyzeWindow(ctx, ts, interval, from, to)
+	w, err := raw.analyze(ctx, ts, interval, from, to)
 	if err != nil {
 		t.Fatal(err)
 	}

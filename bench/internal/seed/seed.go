@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
@@ -164,3 +165,20 @@ func (t *Target) Set(status int) { t.status.Store(int32(status)) }
 
 // Close stops serving.
 func (t *Target) Close() { _ = t.srv.Close() }
+
+// Open opens the database at dbURL through the store and migrates it.
+func Open(ctx context.Context, dbURL string) (*store.DB, error) {
+	db, err := store.Open(ctx, dbURL)
+	if err == nil {
+		_, err = db.Migrate(ctx)
+	}
+	return db, err
+}
+
+// Workspace makes a workspace that holds up to quota monitors.
+func Workspace(ctx context.Context, db *store.DB, slug string, quota int) (string, error) {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	ws := account.Workspace{ID: ids.New(ids.Workspace, now), Name: slug, Slug: slug, MaxMonitors: quota,
+		MinIntervalSeconds: monitor.MinIntervalSeconds, CreatedAt: now}
+	return ws.ID, db.CreateWorkspace(ctx, ws)
+}
