@@ -47,7 +47,7 @@ func TestSmoke(t *testing.T) {
 				"| sqlite | 200 | 200 | **200** | 0 | 200 |",
 			}},
 		{"deliveries", []string{"deliveries", "-engines", "sqlite", "-rounds", "1", "-deliveries", "50", "-monitors", "3",
-			"-confirmations", "1", "-hurry", "-timeout", "1m"},
+			"-confirmations", "1", "-timeout", "1m"},
 			[]string{
 				"| bare | **",
 				"| sqlite | **",

@@ -2,28 +2,35 @@ package deliveries
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/child"
+	"github.com/tocsin/tocsin/bench/internal/load"
+	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 )
 
-// The webhook receiver, the -receive mode of this binary: what
-// docs/webhooks.md tells users to write. POST /hook/{channel} verifies
+// The webhook receiver, the -receive child: what docs/webhooks.md tells
+// users to write. POST /hook/{channel} verifies
 // the signature with that channel's secret, handles each delivery id once
 // and answers 204; GET /stats tells what it has handled. It listens on
 // 127.0.0.1:0, prints its URL as the first line on stdout, and reads
@@ -72,7 +79,7 @@ type receiver struct {
 	s       stats
 }
 
-func serveReceiver(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+func serveReceiver(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	rc := &receiver{seen: map[string]bool{}, s: stats{States: map[string]int{}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hook/{channel}", rc.hook)
@@ -81,48 +88,25 @@ func serveReceiver(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				rc.mu.Lock()
-				rc.s.Conns++
-				rc.mu.Unlock()
-			}
-		},
+	srv := load.NewServer(mux)
+	srv.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			rc.count(func(s *stats) { s.Conns++ })
+		}
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if _, err := fmt.Fprintln(stdout, "http://"+ln.Addr().String()); err != nil {
-		return err
-	}
-	eof := make(chan error, 1)
+	cmds, w := io.Pipe()
 	go func() {
 		sc := bufio.NewScanner(stdin)
 		sc.Buffer(nil, 16<<20)
 		for sc.Scan() {
 			var cmd receiverCommand
-			if err := json.Unmarshal(sc.Bytes(), &cmd); err != nil {
-				eof <- fmt.Errorf("command: %w", err)
-				return
+			if json.Unmarshal(sc.Bytes(), &cmd) == nil {
+				rc.reset(cmd)
 			}
-			rc.reset(cmd)
 		}
-		eof <- sc.Err()
+		w.Close() // EOF: the parent is done
 	}()
-	select {
-	case err := <-errc:
-		return err
-	case err = <-eof:
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return errors.Join(err, srv.Shutdown(sctx))
+	return child.ServeUntilEOF(ctx, srv, ln, "http://"+ln.Addr().String(), cmds, stdout)
 }
 
 func (rc *receiver) reset(cmd receiverCommand) {
@@ -221,11 +205,6 @@ type receiverClient struct {
 	gen    int
 }
 
-func newReceiverClient(c *child.Process) *receiverClient {
-	// Its own transport: the polls never share connections with a sender.
-	return &receiverClient{child: c, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Timeout: 10 * time.Second}}
-}
-
 // hookURL is where channel i's deliveries go.
 func (rc *receiverClient) hookURL(i int) string { return fmt.Sprintf("%s/hook/%d", rc.child.Base, i) }
 
@@ -278,4 +257,140 @@ func (rc *receiverClient) stats(ctx context.Context, down bool) (stats, error) {
 		return stats{}, fmt.Errorf("receiver stats: %w", err)
 	}
 	return s, nil
+}
+
+// bareSender sends signed webhook bodies as the notifier renders them: a
+// fresh delivery id, the HMAC signature, the POST; keep-alive connections,
+// at most concurrency in flight.
+type bareSender struct {
+	concurrency int
+	urls        []string // channel i's hook
+	secrets     []string
+	prefixes    [][]byte
+}
+
+func newBareSender(concurrency, channels int, hook func(int) string) *bareSender {
+	s := &bareSender{concurrency: concurrency}
+	for i := range channels {
+		s.urls = append(s.urls, hook(i))
+		s.secrets = append(s.secrets, notify.NewSigningSecret())
+		s.prefixes = append(s.prefixes, bareEvent(ids.New(ids.Workspace, time.Now()), i))
+	}
+	return s
+}
+
+// bareEvent is an incident.opened event as Tocsin stores it for a seeded
+// manual incident, without its closing brace: each request adds its
+// deliveryId, as Tocsin's webhook rendering does.
+func bareEvent(wsID string, i int) []byte {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	inc := &incident.Incident{ID: ids.New(ids.Incident, now), WorkspaceID: wsID, Title: fmt.Sprintf("Bench incident %06d", i),
+		Status: incident.Investigating, Origin: incident.Manual, AffectedMonitors: []string{}, StartedAt: now, CreatedAt: now, UpdatedAt: now,
+		Updates: []incident.Update{{Status: incident.Investigating, Message: seed.IncidentMessage, At: now}}}
+	ev := incident.Event{ID: ids.New(ids.Event, now), Type: incident.IncidentOpened, CreatedAt: now, WorkspaceID: wsID,
+		Data: incident.IncidentData{Incident: inc}}
+	body, _ := json.Marshal(ev) // these types always marshal
+	return bytes.TrimSuffix(body, []byte("}"))
+}
+
+// send makes n deliveries over the channels in turn and returns what did
+// not come back 204, by kind.
+func (s *bareSender) send(ctx context.Context, n int) map[string]int {
+	tr := &http.Transport{MaxIdleConnsPerHost: s.concurrency, IdleConnTimeout: 90 * time.Second}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: notify.AttemptTimeout}
+	var next atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	failed := map[string]int{}
+	for range s.concurrency {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				if kind := s.deliver(ctx, client, i%len(s.urls)); kind != "" {
+					mu.Lock()
+					failed[kind]++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return failed
+}
+
+// deliver sends one delivery to channel ch; "" when it was answered 204.
+func (s *bareSender) deliver(ctx context.Context, client *http.Client, ch int) string {
+	now := time.Now()
+	id := ids.New(ids.Delivery, now)
+	body := append(append(append(slices.Clip(s.prefixes[ch]), `,"deliveryId":"`...), id...), `"}`...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.urls[ch], bytes.NewReader(body))
+	if err != nil {
+		return err.Error()
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", notify.WebhookUserAgent)
+	h.Set(notify.HeaderSignature, notify.Sign(now, body, s.secrets[ch:ch+1]))
+	h.Set(notify.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	h.Set(notify.HeaderDelivery, id)
+	h.Set(notify.HeaderEvent, incident.IncidentOpened)
+	res, err := client.Do(req)
+	if err != nil {
+		return "no answer"
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		return strconv.Itoa(res.StatusCode)
+	}
+	return ""
+}
+
+// rawDB reads the deliveries the server stored.
+type rawDB = sql.DB
+
+func openRaw(dbURL string) (*sql.DB, error) {
+	if path, ok := strings.CutPrefix(dbURL, "sqlite:"); ok {
+		return sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_query_only=1")
+	}
+	return sql.Open("pgx", dbURL)
+}
+
+// statuses counts the deliveries by status.
+func statuses(ctx context.Context, db *sql.DB) (map[notify.Status]int, error) {
+	out := map[notify.Status]int{}
+	rows, err := db.QueryContext(ctx, `SELECT status, COUNT(*) FROM deliveries GROUP BY status`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
+		}
+		out[notify.Status(s)] = n
+	}
+	return out, rows.Err()
+}
+
+// firstAttempts are the start times of the deliveries' first attempts,
+// by delivery id.
+func firstAttempts(ctx context.Context, db *sql.DB) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	rows, err := db.QueryContext(ctx, `SELECT delivery_id, started_at FROM delivery_attempts WHERE n = 1`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var us int64
+		if err := rows.Scan(&id, &us); err != nil {
+			return nil, err
+		}
+		out[id] = time.UnixMicro(us)
+	}
+	return out, rows.Err()
 }

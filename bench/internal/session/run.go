@@ -51,11 +51,21 @@ func (s *Session) FreshDB(ctx context.Context, engine string) (string, error) {
 	return url, err
 }
 
+// Keyring is the run's keyring (`tocsin secret-key`), which every server
+// of the run is given, and what seeds a database seals secrets with.
+func (s *Session) Keyring(ctx context.Context) (string, error) {
+	var err error
+	if s.keys == "" {
+		s.keys, err = s.Bin.Run(ctx, "secret-key")
+	}
+	return s.keys, err
+}
+
 // Serve starts `tocsin serve` on the database at dbURL with a new keyring,
 // as an operator runs it (the keyring in the environment, the database on
 // the command line), and args; Close stops it.
 func (s *Session) Serve(ctx context.Context, name, dbURL string, args ...string) (*child.Process, error) {
-	keys, err := s.Bin.Run(ctx, "secret-key")
+	keys, err := s.Keyring(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -115,15 +125,17 @@ func (s *Session) OwnerKey(ctx context.Context, dbURL string, quota ...string) (
 // it between the process pid, the PostgreSQL processes that serve dbURL
 // (none on SQLite), this process, interrupts and the rest.
 func (s *Session) Window(ctx context.Context, pid int, dbURL string, f func()) host.Share {
-	pg := s.postgres(ctx, dbURL)
+	pg := s.Postgres(ctx, dbURL)
 	c0 := host.TakeSample()
 	f()
 	c1 := host.TakeSample()
-	maps.Copy(pg, s.postgres(ctx, dbURL)) // backends that connected meanwhile count too
+	maps.Copy(pg, s.Postgres(ctx, dbURL)) // backends that connected meanwhile count too
 	return host.Split(c0, c1, pid, pg)
 }
 
-func (s *Session) postgres(ctx context.Context, dbURL string) map[int]bool {
+// Postgres lists the PostgreSQL processes that work for the database at
+// dbURL: its backends and the cluster's background writers; none on SQLite.
+func (s *Session) Postgres(ctx context.Context, dbURL string) map[int]bool {
 	pg := map[int]bool{}
 	if !strings.HasPrefix(dbURL, "postgres") {
 		return pg

@@ -25,7 +25,8 @@ type Session struct {
 	log  io.Writer
 	keep bool
 	undo []func()
-	seq  int // databases made
+	seq  int    // databases made
+	keys string // the run's keyring
 }
 
 // Options say what a run needs.
