@@ -20,7 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -47,32 +46,26 @@ type config struct {
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
-	var bareServe string
+	var bareServe bool
 	fs.IntVar(&c.concurrency, "concurrency", 32, "concurrent keep-alive clients (closed loop)")
 	fs.StringVar(&c.ops, "ops", "get,post", "operations measured on each engine: get, post")
 	fs.BoolVar(&c.bare, "bare", true, "measure the bare handler too, as the baseline")
 	fs.IntVar(&c.rateLimit, "rate-limit", 1_000_000, "tocsin --rate-limit (requests per minute per API key); high so the limiter never refuses")
 	fs.Float64Var(&c.postGuess, "post-rate-guess", 2500, "expected POST req/s before the first measurement; sizes the workspaces made for the monitor quota")
 	fs.IntVar(&c.keys, "keys", 32, "API keys the GET clients share out (client w uses key w mod keys); 1: every client on one key")
-	fs.StringVar(&bareServe, "bare-serve", "", "internal: serve the bare handler on this address")
+	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
 	return func(ctx context.Context, e session.Env) error {
-		if bareServe != "" {
-			return serveBare(ctx, bareServe, e.Stdin)
+		if bareServe {
+			return load.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}}, bareBody, e.Stdin, e.Stdout)
 		}
 		if e.Rounds < 1 || c.concurrency < 1 || c.keys < 1 {
 			return errors.New("-rounds, -concurrency and -keys must be at least 1")
 		}
-		s, err := session.Start(ctx, "api", e, false)
-		defer s.Close()
-		if err != nil {
-			return err
-		}
-		b := &bench{Session: s, c: c, tr: load.Transport(c.concurrency)}
-		defer b.tr.CloseIdleConnections()
-		if err := b.run(ctx); err != nil {
-			return err
-		}
-		return s.Print(ctx, "API", b.report)
+		return session.Measure(ctx, "api", e, false, "API", func(s *session.Session) (func(io.Writer), error) {
+			b := &bench{Session: s, c: c, tr: load.Transport(c.concurrency)}
+			defer b.tr.CloseIdleConnections()
+			return b.report, b.run(ctx)
+		})
 	}
 }
 
@@ -97,15 +90,10 @@ type tgt struct {
 
 func (b *bench) run(ctx context.Context) error {
 	if b.c.bare {
-		addr, err := child.FreeAddr()
+		p, err := b.Child(ctx, "bare", "-bare-serve")
 		if err != nil {
 			return err
 		}
-		p, err := child.Serve(ctx, b.Self, b.Dir, "bare", addr, nil, b.Area, "-bare-serve", addr)
-		if err != nil {
-			return err
-		}
-		b.Undo(func() { p.Stop(15 * time.Second) })
 		get := reads(b.c.concurrency, p.Base+"/api/v1/monitors/mon_01M7ZZ0000000000000000000", []string{"tsk_bare"})
 		b.targets = append(b.targets, &tgt{name: "bare", srv: p, next: get})
 	}
@@ -118,7 +106,7 @@ func (b *bench) run(ctx context.Context) error {
 			}
 			if srv == nil {
 				var err error
-				if dbURL, err = b.FreshDB(ctx, e); err != nil {
+				if dbURL, _, err = b.FreshDB(ctx, e); err != nil {
 					return err
 				}
 				if srv, err = b.Serve(ctx, "tocsin-"+e, dbURL, "--rate-limit", strconv.Itoa(b.c.rateLimit)); err != nil {
@@ -321,22 +309,6 @@ var bareBody = []byte(`{"id":"mon_01M7ZZ0000000000000000000","type":"http","name
 	`"state":"PENDING","stateSince":"2026-01-01T00:00:00.000000Z","paused":false,` +
 	`"createdAt":"2026-01-01T00:00:00.000000Z","updatedAt":"2026-01-01T00:00:00.000000Z",` +
 	`"padding":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}` + "\n")
-
-// serveBare is the baseline, in its own process like tocsin, with the
-// same server settings, answering bareBody to every request.
-func serveBare(ctx context.Context, addr string, stdin io.Reader) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	length := strconv.Itoa(len(bareBody))
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", length)
-		_, _ = w.Write(bareBody)
-	})
-	return child.ServeUntilEOF(ctx, load.NewServer(h), ln, "http://"+addr, stdin, io.Discard)
-}
 
 func (b *bench) report(w io.Writer) {
 	fmt.Fprintf(w, "Load: %d keep-alive clients, closed loop, %s per round after a %s warm-up, %d rounds interleaved; tocsin --rate-limit %d.\n\n",

@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,7 @@ import (
 	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -57,7 +59,9 @@ func Flags(fs *flag.FlagSet) session.Run {
 	return func(ctx context.Context, e session.Env) error {
 		switch {
 		case targetServe:
-			return serveTarget(ctx, e.Stdin, e.Stdout)
+			// About 100 bytes, like a small health endpoint.
+			return load.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}},
+				[]byte(`{"status":"ok","service":"bench-target","version":"1.0.0","checks":{"db":"ok","cache":"ok"}}`+"\n"), e.Stdin, e.Stdout)
 		case bareLoop != "":
 			return runBare(ctx, bareLoop, c, e.Stdin, e.Stdout)
 		case !slices.Contains([]string{"before", "after", "both", "none"}, c.bare):
@@ -74,16 +78,10 @@ func Flags(fs *flag.FlagSet) session.Run {
 		if e.Warmup <= 0 {
 			e.Warmup = c.interval
 		}
-		s, err := session.Start(ctx, "checks", e, len(e.Engines) == 0)
-		defer s.Close()
-		if err != nil {
-			return err
-		}
-		b := &bench{Session: s, c: c}
-		if err := b.run(ctx); err != nil {
-			return err
-		}
-		return s.Print(ctx, fmt.Sprintf("Check engine: %d HTTP monitors every %s", c.monitors, c.interval), b.report)
+		return session.Measure(ctx, "checks", e, len(e.Engines) == 0, fmt.Sprintf("Check engine: %d HTTP monitors every %s", c.monitors, c.interval), func(s *session.Session) (func(io.Writer), error) {
+			b := &bench{Session: s, c: c}
+			return b.report, b.run(ctx)
+		})
 	}
 }
 
@@ -138,7 +136,7 @@ func (b *bench) run(ctx context.Context) error {
 // runEngine makes the monitors through the API of `tocsin serve` on a
 // fresh database, lets it warm up, and measures it.
 func (b *bench) runEngine(ctx context.Context, e string) error {
-	dbURL, err := b.FreshDB(ctx, e)
+	dbURL, _, err := b.FreshDB(ctx, e)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -263,26 +262,6 @@ func runBare(ctx context.Context, file string, c config, stdin io.Reader, stdout
 	}
 	w.From, w.To, w.Missing, w.Lag = from, to, max(w.Due-w.Done, 0), lagsOf(lagList)
 	return json.NewEncoder(stdout).Encode(w)
-}
-
-// targetBody is the target's answer: about 100 bytes, like a small health
-// endpoint.
-var targetBody = []byte(`{"status":"ok","service":"bench-target","version":"1.0.0","checks":{"db":"ok","cache":"ok"}}` + "\n")
-
-// serveTarget is the -target-serve child: a plain net/http server
-// answering every request 200 with targetBody.
-func serveTarget(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	length := strconv.Itoa(len(targetBody))
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", length)
-		_, _ = w.Write(targetBody)
-	})
-	return child.ServeUntilEOF(ctx, load.NewServer(h), ln, "http://"+ln.Addr().String(), stdin, stdout)
 }
 
 // metrics is one scrape of the server's GET /metrics, by sample name with

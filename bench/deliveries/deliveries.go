@@ -90,16 +90,10 @@ func Flags(fs *flag.FlagSet) session.Run {
 		if c.confirmations == 0 {
 			c.confirmations = monitor.DefaultConfirmations
 		}
-		s, err := session.Start(ctx, "deliveries", e, len(e.Engines) == 0)
-		defer s.Close()
-		if err != nil {
-			return err
-		}
-		b := &bench{Session: s, c: c}
-		if err := b.run(ctx); err != nil {
-			return err
-		}
-		return s.Print(ctx, fmt.Sprintf("Deliveries: %d events to %d webhook channels; %d monitors going DOWN", c.deliveries, c.channels, c.monitors), b.report)
+		return session.Measure(ctx, "deliveries", e, len(e.Engines) == 0, fmt.Sprintf("Deliveries: %d events to %d webhook channels; %d monitors going DOWN", c.deliveries, c.channels, c.monitors), func(s *session.Session) (func(io.Writer), error) {
+			b := &bench{Session: s, c: c}
+			return b.report, b.run(ctx)
+		})
 	}
 }
 
@@ -180,11 +174,7 @@ func (b *bench) run(ctx context.Context) error {
 // tocsinRound writes the incidents on a fresh database of engine, then
 // starts `tocsin serve` and times its notifier.
 func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) {
-	dbURL, err := b.FreshDB(ctx, engine)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := b.Keyring(ctx)
+	dbURL, keys, err := b.FreshDB(ctx, engine)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +308,7 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 		_, _ = io.WriteString(w, "ok\n")
 	}))
 	defer target.Close()
-	dbURL, err := b.FreshDB(ctx, engine)
+	dbURL, _, err := b.FreshDB(ctx, engine)
 	if err != nil {
 		return err
 	}

@@ -79,20 +79,14 @@ func Flags(fs *flag.FlagSet) session.Run {
 		case c.reps < 1 || c.warmup < 0:
 			return errors.New("-reps must be at least 1 and -warmup-reps not negative")
 		}
-		s, err := session.Start(ctx, "metrics", e, false)
-		defer s.Close()
-		if err != nil {
-			return err
-		}
-		b := &bench{Session: s, c: c}
-		for _, e := range s.Engines {
-			r, err := b.engine(ctx, e)
-			if err != nil {
-				return fmt.Errorf("%s: %w", e, err)
-			}
-			b.results = append(b.results, r)
-		}
-		return s.Print(ctx, "Metrics", b.report)
+		return session.Measure(ctx, "metrics", e, false, "Metrics", func(s *session.Session) (func(io.Writer), error) {
+			b := &bench{Session: s, c: c}
+			var err error
+			b.results, err = session.PerEngine(s, func(e string) (*result, error) {
+				return b.engine(ctx, e)
+			})
+			return b.report, err
+		})
 	}
 }
 
@@ -131,11 +125,7 @@ func (r *result) query(name string) *query {
 
 func (b *bench) engine(ctx context.Context, e string) (*result, error) {
 	r := &result{engine: e}
-	dbURL, err := b.FreshDB(ctx, e)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := b.Keyring(ctx)
+	dbURL, keys, err := b.FreshDB(ctx, e)
 	if err != nil {
 		return nil, err
 	}

@@ -76,25 +76,18 @@ func Flags(fs *flag.FlagSet) session.Run {
 		case c.coldPages < 1 || c.requests < 1 || c.clients < 1 || e.Rounds < 1:
 			return errors.New("-cold-pages, -requests, -clients and -rounds must be at least 1")
 		}
-		s, err := session.Start(ctx, "pages", e, false)
-		defer s.Close()
-		if err != nil {
-			return err
-		}
-		target, err := seed.StartTarget()
-		if err != nil {
-			return err
-		}
-		defer target.Close()
-		b := &bench{Session: s, c: c}
-		for _, e := range s.Engines {
-			r, err := b.engine(ctx, e, target.URL)
+		return session.Measure(ctx, "pages", e, false, fmt.Sprintf("Status pages: %d components, 90 days of history", c.components), func(s *session.Session) (func(io.Writer), error) {
+			target, err := seed.StartTarget()
 			if err != nil {
-				return fmt.Errorf("%s: %w", e, err)
+				return nil, err
 			}
-			b.results = append(b.results, r)
-		}
-		return s.Print(ctx, fmt.Sprintf("Status pages: %d components, 90 days of history", c.components), b.report)
+			defer target.Close()
+			b := &bench{Session: s, c: c}
+			b.results, err = session.PerEngine(s, func(e string) (*result, error) {
+				return b.engine(ctx, e, target.URL)
+			})
+			return b.report, err
+		})
 	}
 }
 
@@ -120,11 +113,7 @@ var cachedURLs = []string{"page", "summary.json", "badge"}
 
 func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 	r := &result{engine: e, cached: map[string][]time.Duration{}}
-	dbURL, err := b.FreshDB(ctx, e)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := b.Keyring(ctx)
+	dbURL, keys, err := b.FreshDB(ctx, e)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -71,7 +70,10 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
 	return func(ctx context.Context, e session.Env) error {
 		if bareServe {
-			return serveBare(ctx, e.Stdin, e.Stdout)
+			// The bare handler answers the same headers and an
+			// acknowledgement of the size and shape of Tocsin's.
+			return load.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}, "Cache-Control": {"no-store"}},
+				[]byte(`{"ok":true,"signal":"success","receivedAt":"2026-01-01T00:00:00.123456Z"}`+"\n"), e.Stdin, e.Stdout)
 		}
 		for r := range strings.SplitSeq(rates, ",") {
 			if r = strings.TrimSpace(r); r == "" || r == "0" {
@@ -94,16 +96,10 @@ func Flags(fs *flag.FlagSet) session.Run {
 		case c.burst > 0 && syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && uint64(c.burstConns+256) > l.Cur:
 			return fmt.Errorf("-burst-conns %d: this process may open only %d files (ulimit -n)", c.burstConns, l.Cur)
 		}
-		s, err := session.Start(ctx, "pings", e, len(e.Engines) == 0)
-		defer s.Close()
-		if err != nil {
-			return err
-		}
-		b := &bench{Session: s, c: c}
-		if err := b.run(ctx); err != nil {
-			return err
-		}
-		return s.Print(ctx, "Pings", b.report)
+		return session.Measure(ctx, "pings", e, len(e.Engines) == 0, "Pings", func(s *session.Session) (func(io.Writer), error) {
+			b := &bench{Session: s, c: c}
+			return b.report, b.run(ctx)
+		})
 	}
 }
 
@@ -212,7 +208,7 @@ func (b *bench) run(ctx context.Context) error {
 func (b *bench) start(ctx context.Context, e string) error {
 	t := &target{name: e}
 	var err error
-	if t.dbURL, err = b.FreshDB(ctx, e); err != nil {
+	if t.dbURL, _, err = b.FreshDB(ctx, e); err != nil {
 		return err
 	}
 	if t.srv, err = b.Serve(ctx, e, t.dbURL); err != nil {
@@ -336,29 +332,6 @@ func burst(ctx context.Context, t *target, n, conns int) *load.Outcome {
 	o.Elapsed = last.Sub(start)
 	slices.Sort(o.Lat)
 	return o
-}
-
-// bareAck is the bare handler's answer, the size and shape of Tocsin's.
-var bareAck = []byte(`{"ok":true,"signal":"success","receivedAt":"2026-01-01T00:00:00.123456Z"}` + "\n")
-
-// serveBare is the baseline, with the same server settings as Tocsin: it
-// reads the request's body (at most 10 KiB, as the ping handler) and
-// answers the same headers and an acknowledgement.
-func serveBare(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	length := strconv.Itoa(len(bareAck))
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 10<<10+1))
-		hd := w.Header()
-		hd.Set("Content-Type", "application/json")
-		hd.Set("Content-Length", length)
-		hd.Set("Cache-Control", "no-store")
-		_, _ = w.Write(bareAck)
-	})
-	return child.ServeUntilEOF(ctx, load.NewServer(h), ln, "http://"+ln.Addr().String(), stdin, stdout)
 }
 
 func (b *bench) report(w io.Writer) {

@@ -90,31 +90,24 @@ func Flags(fs *flag.FlagSet) session.Run {
 		case c.pageTime < 0 || c.idle <= 0 || c.settle < 0:
 			return errors.New("-idle must be positive, -page-time and -settle not negative")
 		}
-		s, err := session.Start(ctx, "web", e, false)
-		defer s.Close()
-		if err != nil {
-			return err
-		}
-		steady, err := seed.StartTarget()
-		if err != nil {
-			return err
-		}
-		defer steady.Close()
-		flip, err := seed.StartTarget()
-		if err != nil {
-			return err
-		}
-		defer flip.Close()
-		b := &bench{Session: s, c: c}
-		for _, e := range s.Engines {
-			flip.Set(http.StatusOK)
-			r, err := b.engine(ctx, e, steady, flip)
+		return session.Measure(ctx, "web", e, false, fmt.Sprintf("Web app: %d monitors, %d live streams", c.monitors, c.streams), func(s *session.Session) (func(io.Writer), error) {
+			steady, err := seed.StartTarget()
 			if err != nil {
-				return fmt.Errorf("%s: %w", e, err)
+				return nil, err
 			}
-			b.results = append(b.results, r)
-		}
-		return s.Print(ctx, fmt.Sprintf("Web app: %d monitors, %d live streams", c.monitors, c.streams), b.report)
+			defer steady.Close()
+			flip, err := seed.StartTarget()
+			if err != nil {
+				return nil, err
+			}
+			defer flip.Close()
+			b := &bench{Session: s, c: c}
+			b.results, err = session.PerEngine(s, func(e string) (*result, error) {
+				flip.Set(http.StatusOK)
+				return b.engine(ctx, e, steady, flip)
+			})
+			return b.report, err
+		})
 	}
 }
 
@@ -151,11 +144,7 @@ func perSecond(cpu, elapsed time.Duration) time.Duration {
 // engine seeds a database of engine e, serves it, and measures it.
 func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target) (*result, error) {
 	res := &result{engine: e}
-	dbURL, err := b.FreshDB(ctx, e)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := b.Keyring(ctx)
+	dbURL, keys, err := b.FreshDB(ctx, e)
 	if err != nil {
 		return nil, err
 	}

@@ -104,11 +104,8 @@ func BareHeader(h http.Header) http.Header {
 	return out
 }
 
-// ServeBare is a command's -bare-serve mode: the baseline, with the same
-// server settings as Tocsin and nothing else. It listens on 127.0.0.1:0,
-// prints its URL as the first line on stdout, and stops, draining
-// requests, at EOF on stdin or when ctx ends. It answers every GET with
-// the page saved at pagePath.
+// ServeBare is an area's bare handler, a child: it answers every GET with
+// the page Tocsin sent, saved at pagePath (BareHeader's headers).
 func ServeBare(ctx context.Context, pagePath string, stdin io.Reader, stdout io.Writer) error {
 	b, err := os.ReadFile(pagePath)
 	if err != nil {
@@ -118,19 +115,28 @@ func ServeBare(ctx context.Context, pagePath string, stdin io.Reader, stdout io.
 	if err := json.Unmarshal(b, &pg); err != nil {
 		return err
 	}
-	header := BareHeader(pg.Header)
-	length := strconv.Itoa(len(pg.Body))
+	return ServeFixed(ctx, BareHeader(pg.Header), pg.Body, stdin, stdout)
+}
+
+// ServeFixed is a child's baseline server, with the settings of `tocsin
+// serve`'s and nothing else: on a free loopback port it reads each
+// request's body (at most 10 KiB, as the ping handler), answers header
+// and body, prints its URL first on stdout, and stops, draining requests,
+// at EOF on stdin or when ctx ends.
+func ServeFixed(ctx context.Context, header http.Header, body []byte, stdin io.Reader, stdout io.Writer) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
+	length := strconv.Itoa(len(body))
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 10<<10+1))
 		hd := w.Header()
 		for k, v := range header {
 			hd[k] = v
 		}
 		hd.Set("Content-Length", length)
-		_, _ = w.Write(pg.Body)
+		_, _ = w.Write(body)
 	})
 	return child.ServeUntilEOF(ctx, NewServer(h), ln, "http://"+ln.Addr().String(), stdin, stdout)
 }

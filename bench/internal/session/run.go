@@ -37,18 +37,22 @@ func (s *Session) Child(ctx context.Context, name string, args ...string) (*chil
 }
 
 // FreshDB makes an empty database of engine for one phase and returns its
-// URL; Close drops it (unless -keep).
-func (s *Session) FreshDB(ctx context.Context, engine string) (string, error) {
+// URL, and the run's keyring for what seeds it; Close drops it (unless
+// -keep).
+func (s *Session) FreshDB(ctx context.Context, engine string) (dbURL, keyring string, err error) {
+	if keyring, err = s.Keyring(ctx); err != nil {
+		return "", "", err
+	}
 	s.seq++
 	if engine == "sqlite" {
 		dir := filepath.Join(s.Dir, fmt.Sprintf("sqlite-%d", s.seq))
-		return "sqlite:" + filepath.Join(dir, "tocsin.db"), os.MkdirAll(dir, 0o755)
+		return "sqlite:" + filepath.Join(dir, "tocsin.db"), keyring, os.MkdirAll(dir, 0o755)
 	}
-	url, drop, err := pgfresh.Create(ctx, s.PGURL, pgfresh.Name("bench_"+s.Area, s.seq), s.Keep, s.Logf)
+	dbURL, drop, err := pgfresh.Create(ctx, s.PGURL, pgfresh.Name("bench_"+s.Area, s.seq), s.Keep, s.Logf)
 	if err == nil {
 		s.Undo(drop)
 	}
-	return url, err
+	return dbURL, keyring, err
 }
 
 // Keyring is the run's keyring (`tocsin secret-key`), which every server
@@ -149,4 +153,32 @@ func (s *Session) Postgres(ctx context.Context, dbURL string) map[int]bool {
 		s.Logf("PostgreSQL's processes: %v", err)
 	}
 	return pg
+}
+
+// Measure opens an area's run (Start), measures with run, prints the
+// report it returns under title (Print), and closes the run.
+func Measure(ctx context.Context, area string, e Env, noTocsin bool, title string, run func(*Session) (report func(io.Writer), err error)) error {
+	s, err := Start(ctx, area, e, noTocsin)
+	defer s.Close()
+	if err != nil {
+		return err
+	}
+	report, err := run(s)
+	if err != nil {
+		return err
+	}
+	return s.Print(ctx, title, report)
+}
+
+// PerEngine measures each engine of the run in turn with f.
+func PerEngine[R any](s *Session, f func(engine string) (R, error)) ([]R, error) {
+	var out []R
+	for _, e := range s.Engines {
+		r, err := f(e)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
