@@ -27,9 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
@@ -56,13 +54,13 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
 	return func(ctx context.Context, e session.Env) error {
 		if bareServe {
-			return load.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}}, bareBody, e.Stdin, e.Stdout)
+			return session.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}}, bareBody, e.Stdin, e.Stdout)
 		}
 		if e.Rounds < 1 || c.concurrency < 1 || c.keys < 1 {
 			return errors.New("-rounds, -concurrency and -keys must be at least 1")
 		}
 		return session.Measure(ctx, "api", e, false, "API", func(s *session.Session) (func(io.Writer), error) {
-			b := &bench{Session: s, c: c, tr: load.Transport(c.concurrency)}
+			b := &bench{Session: s, c: c, tr: session.Transport(c.concurrency)}
 			defer b.tr.CloseIdleConnections()
 			return b.report, b.run(ctx)
 		})
@@ -79,13 +77,13 @@ type bench struct {
 // tgt is one row of the table.
 type tgt struct {
 	name   string
-	srv    *child.Process
+	srv    *session.Process
 	next   func(w, i int) *http.Request
-	want   load.Want
+	want   session.Want
 	posts  *creates // POST targets only
 	dbURL  string
 	rate   float64 // expected req/s, for sizing the POST targets' workspaces
-	rounds []load.Outcome
+	rounds []session.Outcome
 }
 
 func (b *bench) run(ctx context.Context) error {
@@ -98,7 +96,7 @@ func (b *bench) run(ctx context.Context) error {
 		b.targets = append(b.targets, &tgt{name: "bare", srv: p, next: get})
 	}
 	for _, e := range b.Engines {
-		var srv *child.Process
+		var srv *session.Process
 		var dbURL string
 		for op := range strings.SplitSeq(b.c.ops, ",") {
 			if op = strings.TrimSpace(op); op != "get" && op != "post" {
@@ -147,7 +145,7 @@ func (b *bench) measure(ctx context.Context, t *tgt, round int) error {
 		return err
 	}
 	if b.Warmup > 0 {
-		w := load.Closed(ctx, b.tr, b.c.concurrency, b.Warmup, t.next, t.want)
+		w := session.Closed(ctx, b.tr, b.c.concurrency, b.Warmup, t.next, t.want)
 		if t.rate = max(t.rate, w.Rate()); t.posts != nil {
 			t.rate = w.Rate() // the warm-up knows the real rate better than the guess did
 		}
@@ -155,8 +153,8 @@ func (b *bench) measure(ctx context.Context, t *tgt, round int) error {
 			return err
 		}
 	}
-	var o load.Outcome
-	cpu := b.Window(ctx, t.srv.Pid(), t.dbURL, func() { o = load.Closed(ctx, b.tr, b.c.concurrency, b.Duration, t.next, t.want) })
+	var o session.Outcome
+	cpu := b.Window(ctx, t.srv.Pid(), t.dbURL, func() { o = session.Closed(ctx, b.tr, b.c.concurrency, b.Duration, t.next, t.want) })
 	o.CPU = cpu
 	if err := ctx.Err(); err != nil {
 		return err
@@ -174,7 +172,7 @@ func (b *bench) measure(ctx context.Context, t *tgt, round int) error {
 func reads(clients int, url string, keys []string) func(w, i int) *http.Request {
 	reqs := make([]*http.Request, clients)
 	for w := range reqs {
-		reqs[w] = load.Get(url)
+		reqs[w] = session.Get(url)
 		reqs[w].Header.Set("Authorization", "Bearer "+keys[w%len(keys)])
 		reqs[w].Header.Set("Accept", "application/json")
 	}
@@ -321,7 +319,7 @@ func (b *bench) report(w io.Writer) {
 	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---|---:|---:|---:|")
 	var verdicts []string
 	for _, t := range b.targets {
-		var all load.Outcome
+		var all session.Outcome
 		var rates, ratios, srv, pg, other []float64
 		var per []string
 		for i, o := range t.rounds {
@@ -355,7 +353,7 @@ func (b *bench) report(w io.Writer) {
 	fmt.Fprintf(w, "\n## Verdicts\n\n%s\n", strings.Join(verdicts, "\n"))
 }
 
-func perRequest(d time.Duration, o load.Outcome) time.Duration {
+func perRequest(d time.Duration, o session.Outcome) time.Duration {
 	if n := o.OK + o.Failures(); n > 0 {
 		return d / time.Duration(n)
 	}

@@ -29,10 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -60,7 +57,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 		switch {
 		case targetServe:
 			// About 100 bytes, like a small health endpoint.
-			return load.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}},
+			return session.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}},
 				[]byte(`{"status":"ok","service":"bench-target","version":"1.0.0","checks":{"db":"ok","cache":"ok"}}`+"\n"), e.Stdin, e.Stdout)
 		case bareLoop != "":
 			return runBare(ctx, bareLoop, c, e.Stdin, e.Stdout)
@@ -101,7 +98,7 @@ type monitorURL struct{ ID, URL string }
 type result struct {
 	Name      string // bare, sqlite, postgres
 	Window    *window
-	CPU       host.Share
+	CPU       session.Share
 	Peak      int64 // the process's peak RSS, bytes
 	Engine    engineFigures
 	Rows      int64 // observations added over the window
@@ -225,7 +222,7 @@ func (b *bench) runBare(ctx context.Context) error {
 			return err
 		}
 	}
-	ch, err := child.Spawn(b.Self, b.Dir, "bare", nil, b.Area, "-bare-loop", b.file, "-interval", b.c.interval.String(),
+	ch, err := session.Spawn(b.Self, b.Dir, "bare", nil, b.Area, "-bare-loop", b.file, "-interval", b.c.interval.String(),
 		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
 	if err != nil {
 		return err
@@ -252,7 +249,7 @@ func (b *bench) runBare(ctx context.Context) error {
 // measure lets p warm up, opens the window (calling open), closes it
 // after the duration (calling end) and waits the grace time for the
 // window's last checks.
-func (b *bench) measure(ctx context.Context, r *result, p *child.Process, dbURL string, open, end func() error) error {
+func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbURL string, open, end func() error) error {
 	b.Logf("%s: warm-up %s", r.Name, b.Warmup)
 	if err := session.Sleep(ctx, b.Warmup); err != nil {
 		return err
@@ -264,7 +261,7 @@ func (b *bench) measure(ctx context.Context, r *result, p *child.Process, dbURL 
 	r.Window = &window{From: time.Now()}
 	r.CPU = b.Window(ctx, p.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.Duration) })
 	r.Window.To = time.Now()
-	r.Peak = host.PeakRSS(p.Pid())
+	r.Peak = session.PeakRSS(p.Pid())
 	if err := end(); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/load"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -271,7 +271,7 @@ type metrics map[string]float64
 func scrape(ctx context.Context, base string) (metrics, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	body, _, _, err := load.Fetch(ctx, http.DefaultTransport, base+"/metrics", nil)
+	body, _, _, err := session.Fetch(ctx, http.DefaultTransport, base+"/metrics", nil)
 	m := metrics{}
 	for line := range strings.Lines(string(body)) {
 		if i := strings.LastIndexByte(line, ' '); i > 0 && !strings.HasPrefix(line, "#") {

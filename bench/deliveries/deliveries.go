@@ -36,7 +36,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/host"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -119,7 +118,7 @@ type round struct {
 	elapsed time.Duration // from the first attempt until all were handled
 	recv    stats
 	store   map[notify.Status]int // engines: deliveries by status at the end
-	cpu     host.Share
+	cpu     session.Share
 	failed  map[string]int // bare: answers other than 204, by kind
 }
 
@@ -192,7 +191,7 @@ func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) 
 	}
 	defer raw.Close()
 	r := &round{}
-	c0 := host.TakeSample()
+	c0 := session.TakeSample()
 	launched := time.Now()
 	srv, err := b.Serve(ctx, "tocsin-"+engine, dbURL)
 	if err != nil {
@@ -200,7 +199,7 @@ func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) 
 	}
 	end, err := b.waitDelivered(ctx, launched, raw, nil)
 	pg := b.Postgres(ctx, dbURL) // while the server's backends live
-	r.cpu = host.Split(c0, host.TakeSample(), srv.Pid(), pg)
+	r.cpu = session.Split(c0, session.TakeSample(), srv.Pid(), pg)
 	srv.Stop(30 * time.Second)
 	if err != nil {
 		return nil, err
@@ -233,14 +232,14 @@ func (b *bench) bareRound(ctx context.Context) (*round, error) {
 	}
 	r := &round{}
 	sent := make(chan struct{})
-	c0 := host.TakeSample()
+	c0 := session.TakeSample()
 	start := time.Now()
 	go func() {
 		defer close(sent)
 		r.failed = s.send(ctx, b.c.deliveries)
 	}()
 	end, err := b.waitDelivered(ctx, start, nil, sent)
-	r.cpu = host.Split(c0, host.TakeSample(), os.Getpid(), nil)
+	r.cpu = session.Split(c0, session.TakeSample(), os.Getpid(), nil)
 	<-sent
 	if err != nil {
 		return nil, err

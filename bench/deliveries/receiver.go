@@ -19,8 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/child"
-	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/ids"
@@ -88,7 +86,7 @@ func serveReceiver(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
-	srv := load.NewServer(mux)
+	srv := session.NewServer(mux)
 	srv.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			rc.count(func(s *stats) { s.Conns++ })
@@ -106,7 +104,7 @@ func serveReceiver(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 		}
 		w.Close() // EOF: the parent is done
 	}()
-	return child.ServeUntilEOF(ctx, srv, ln, "http://"+ln.Addr().String(), cmds, stdout)
+	return session.ServeUntilEOF(ctx, srv, ln, "http://"+ln.Addr().String(), cmds, stdout)
 }
 
 func (rc *receiver) reset(cmd receiverCommand) {
@@ -200,7 +198,7 @@ func (rc *receiver) stats(w http.ResponseWriter, r *http.Request) {
 
 // receiverClient is the parent's side of the receiver child.
 type receiverClient struct {
-	child  *child.Process
+	child  *session.Process
 	client *http.Client
 	gen    int
 }

@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/host"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -100,7 +99,7 @@ type result struct {
 	engine  string
 	year    seed.YearResult
 	queries []*query
-	cpu     host.Share
+	cpu     session.Share
 	peak    int64
 }
 
@@ -181,7 +180,7 @@ func (b *bench) engine(ctx context.Context, e string) (*result, error) {
 		slices.Sort(q.times)
 		b.Logf("%s: %-45s median %-9s p90 %s", e, q.name, figure.Dur(q.p(0.5)), figure.Dur(q.p(0.9)))
 	}
-	r.peak = host.PeakRSS(srv.Pid())
+	r.peak = session.PeakRSS(srv.Pid())
 	return r, err
 }
 

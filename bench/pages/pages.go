@@ -33,8 +33,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -68,7 +66,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 	return func(ctx context.Context, e session.Env) error {
 		switch {
 		case bareServe:
-			return load.ServeBare(ctx, barePage, e.Stdin, e.Stdout)
+			return session.ServeBare(ctx, barePage, e.Stdin, e.Stdout)
 		case len(e.Engines) == 0:
 			return errors.New("nothing to measure")
 		case c.components < 1 || c.components > 100:
@@ -104,7 +102,7 @@ type result struct {
 	cold           []time.Duration
 	quiet, touched []time.Duration            // a page read after a quiet spell: nothing changed; changed by another writer
 	cached         map[string][]time.Duration // page, summary.json, badge; sorted
-	bare, tocsin   []load.Outcome
+	bare, tocsin   []session.Outcome
 	ratios         []float64
 	peak           int64
 }
@@ -131,15 +129,15 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 		return nil, err
 	}
 	base := srv.Base + "/status/"
-	rt := load.Transport(1)
+	rt := session.Transport(1)
 	defer rt.CloseIdleConnections()
-	if _, err := load.Sequential(ctx, rt, srv.Base+"/healthz", nil, 1); err != nil {
+	if _, err := session.Sequential(ctx, rt, srv.Base+"/healthz", nil, 1); err != nil {
 		return nil, err
 	}
 	readAll := func() ([]time.Duration, error) {
 		var out []time.Duration
 		for _, slug := range r.fx.ColdSlugs {
-			lat, err := load.Sequential(ctx, rt, base+slug, nil, 1)
+			lat, err := session.Sequential(ctx, rt, base+slug, nil, 1)
 			if err != nil {
 				return nil, err
 			}
@@ -170,7 +168,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 		figure.Dur(figure.Percentile(r.cold, 0.99)), figure.Dur(figure.Percentile(r.quiet, 0.99)), figure.Dur(figure.Percentile(r.touched, 0.99)))
 
 	page := base + r.fx.MainSlug
-	body, header, _, err := load.Fetch(ctx, rt, page, nil)
+	body, header, _, err := session.Fetch(ctx, rt, page, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -182,30 +180,30 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 	r.pageBytes = len(body)
 	urls := map[string]string{"page": page, "summary.json": page + "/summary.json", "badge": page + "/badge/" + r.fx.ComponentID + ".svg"}
 	for _, what := range cachedURLs {
-		if _, err := load.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil { // warm-up
+		if _, err := session.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil { // warm-up
 			return nil, err
 		}
-		if r.cached[what], err = load.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil {
+		if r.cached[what], err = session.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil {
 			return nil, err
 		}
 	}
 
 	// The bare handler answers what Tocsin just answered.
 	pagePath := filepath.Join(b.Dir, "page-"+e+".json")
-	if err := (load.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
+	if err := (session.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
 		return nil, err
 	}
 	bare, err := b.Child(ctx, "bare-"+e, "-bare-serve", "-bare-page", pagePath)
 	if err != nil {
 		return nil, err
 	}
-	tr := load.Transport(b.c.clients)
+	tr := session.Transport(b.c.clients)
 	defer tr.CloseIdleConnections()
-	closed := func(url string, pid int, db string) load.Outcome {
-		next := func(int, int) *http.Request { return load.Get(url) }
-		load.Closed(ctx, tr, b.c.clients, b.Warmup, next, nil)
-		var o load.Outcome
-		o.CPU = b.Window(ctx, pid, db, func() { o = load.Closed(ctx, tr, b.c.clients, b.Duration, next, nil) })
+	closed := func(url string, pid int, db string) session.Outcome {
+		next := func(int, int) *http.Request { return session.Get(url) }
+		session.Closed(ctx, tr, b.c.clients, b.Warmup, next, nil)
+		var o session.Outcome
+		o.CPU = b.Window(ctx, pid, db, func() { o = session.Closed(ctx, tr, b.c.clients, b.Duration, next, nil) })
 		return o
 	}
 	for i := range b.Rounds {
@@ -215,7 +213,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 		b.Logf("%s: round %d: bare %.0f req/s, tocsin %.0f req/s (%.2f), server CPU %s a request", e, i+1, bo.Rate(), to.Rate(),
 			to.Rate()/bo.Rate(), figure.Dur(to.PerOK(to.CPU.ServerTime)))
 	}
-	r.peak = host.PeakRSS(srv.Pid())
+	r.peak = session.PeakRSS(srv.Pid())
 	return r, ctx.Err()
 }
 

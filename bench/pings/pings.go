@@ -29,10 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -72,7 +69,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 		if bareServe {
 			// The bare handler answers the same headers and an
 			// acknowledgement of the size and shape of Tocsin's.
-			return load.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}, "Cache-Control": {"no-store"}},
+			return session.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}, "Cache-Control": {"no-store"}},
 				[]byte(`{"ok":true,"signal":"success","receivedAt":"2026-01-01T00:00:00.123456Z"}`+"\n"), e.Stdin, e.Stdout)
 		}
 		for r := range strings.SplitSeq(rates, ",") {
@@ -112,20 +109,20 @@ type bench struct {
 // target is one server under test and what was measured of it.
 type target struct {
 	name    string // bare, sqlite, postgres
-	srv     *child.Process
+	srv     *session.Process
 	urls    []string // the heartbeats' ping URLs
 	dbURL   string   // "" for bare
 	setup   time.Duration
-	rounds  []load.Outcome
+	rounds  []session.Outcome
 	offered []offered // by -rate, in its order
-	burst   *load.Outcome
+	burst   *session.Outcome
 	acked   int   // every acknowledgement of every phase, warm-ups too
 	stored  int64 // pings in the database at the end
 	peak    int64 // the server's peak RSS
 }
 
 type offered struct {
-	load.Outcome
+	session.Outcome
 	rate float64
 	sent int
 }
@@ -152,14 +149,14 @@ func (b *bench) run(ctx context.Context) error {
 	for r := range b.Rounds {
 		for i := range b.targets {
 			t := b.targets[(i+r)%len(b.targets)] // a rotating order
-			tr := load.Transport(b.c.clients)
-			next := func(w, i int) *http.Request { return load.Get(t.urls[(w+i*b.c.clients)%len(t.urls)]) }
+			tr := session.Transport(b.c.clients)
+			next := func(w, i int) *http.Request { return session.Get(t.urls[(w+i*b.c.clients)%len(t.urls)]) }
 			if b.Warmup > 0 {
-				w := load.Closed(ctx, tr, b.c.clients, b.Warmup, next, acked)
+				w := session.Closed(ctx, tr, b.c.clients, b.Warmup, next, acked)
 				t.acked += w.OK
 			}
-			var o load.Outcome
-			cpu := b.Window(ctx, t.srv.Pid(), t.dbURL, func() { o = load.Closed(ctx, tr, b.c.clients, b.Duration, next, acked) })
+			var o session.Outcome
+			cpu := b.Window(ctx, t.srv.Pid(), t.dbURL, func() { o = session.Closed(ctx, tr, b.c.clients, b.Duration, next, acked) })
 			o.CPU = cpu
 			tr.CloseIdleConnections()
 			t.acked += o.OK
@@ -188,7 +185,7 @@ func (b *bench) run(ctx context.Context) error {
 			t.acked += t.burst.OK
 			b.Logf("%s: burst: %d of %d acknowledged in %s", t.name, t.burst.OK, b.c.burst, figure.Dur(t.burst.Elapsed))
 		}
-		t.peak = host.PeakRSS(t.srv.Pid())
+		t.peak = session.PeakRSS(t.srv.Pid())
 		if t.dbURL == "" {
 			continue
 		}
@@ -251,8 +248,8 @@ func openLoop(ctx context.Context, t *target, rate float64, conns int, d time.Du
 	}
 	n := int(rate * d.Seconds())
 	queue := make(chan due, n)
-	parts := make([]load.Outcome, conns)
-	tr := load.Transport(conns)
+	parts := make([]session.Outcome, conns)
+	tr := session.Transport(conns)
 	defer tr.CloseIdleConnections()
 	var wg sync.WaitGroup
 	for c := range conns {
@@ -267,7 +264,7 @@ func openLoop(ctx context.Context, t *target, rate float64, conns int, d time.Du
 					o.Failed["not sent: the load generator fell behind"]++
 					continue
 				}
-				load.Do(tr, load.Get(t.urls[p.i%len(t.urls)]).WithContext(ctx), c, acked, o, p.at)
+				session.Do(tr, session.Get(t.urls[p.i%len(t.urls)]).WithContext(ctx), c, acked, o, p.at)
 			}
 		})
 	}
@@ -293,8 +290,8 @@ func openLoop(ctx context.Context, t *target, rate float64, conns int, d time.Du
 // burst opens conns connections (a GET /healthz each), then releases them
 // at once: each sends its share of n pings, one after the other. Elapsed
 // is from the release to the last answer.
-func burst(ctx context.Context, t *target, n, conns int) *load.Outcome {
-	parts := make([]load.Outcome, conns)
+func burst(ctx context.Context, t *target, n, conns int) *session.Outcome {
+	parts := make([]session.Outcome, conns)
 	release := make(chan struct{})
 	var ready, wg sync.WaitGroup
 	ready.Add(conns)
@@ -303,16 +300,16 @@ func burst(ctx context.Context, t *target, n, conns int) *load.Outcome {
 	var last time.Time
 	for c := range conns {
 		wg.Go(func() {
-			tr := load.Transport(1)
+			tr := session.Transport(1)
 			defer tr.CloseIdleConnections()
 			opening <- struct{}{}
-			var warm load.Outcome
-			load.Do(tr, load.Get(t.srv.Base+"/healthz").WithContext(ctx), c, nil, &warm, time.Now())
+			var warm session.Outcome
+			session.Do(tr, session.Get(t.srv.Base+"/healthz").WithContext(ctx), c, nil, &warm, time.Now())
 			<-opening
 			ready.Done()
 			<-release
 			for i := c; i < n; i += conns {
-				load.Do(tr, load.Get(t.urls[i%len(t.urls)]).WithContext(ctx), c, acked, &parts[c], time.Now())
+				session.Do(tr, session.Get(t.urls[i%len(t.urls)]).WithContext(ctx), c, acked, &parts[c], time.Now())
 			}
 			end.Lock()
 			if now := time.Now(); now.After(last) {
@@ -325,7 +322,7 @@ func burst(ctx context.Context, t *target, n, conns int) *load.Outcome {
 	start := time.Now()
 	close(release)
 	wg.Wait()
-	o := &load.Outcome{}
+	o := &session.Outcome{}
 	for _, p := range parts {
 		o.Add(p)
 	}
@@ -343,7 +340,7 @@ func (b *bench) report(w io.Writer) {
 	fmt.Fprint(w, "|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n")
 	bare := b.byName("bare")
 	for _, t := range b.targets {
-		var all load.Outcome
+		var all session.Outcome
 		var rs, ratios []float64
 		var srv, pg time.Duration
 		var busy, other float64

@@ -37,10 +37,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/child"
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/bench/internal/load"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -80,7 +77,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 	return func(ctx context.Context, e session.Env) error {
 		switch {
 		case bareServe:
-			return load.ServeBare(ctx, barePage, e.Stdin, e.Stdout)
+			return session.ServeBare(ctx, barePage, e.Stdin, e.Stdout)
 		case len(e.Engines) == 0:
 			return errors.New("nothing to measure")
 		case c.monitors < 1 || c.requests < 1 || c.warmup < 0 || c.streams < 1 || c.changes < 1:
@@ -133,7 +130,7 @@ type result struct {
 // idleWindow is what the server and PostgreSQL used over an idle window.
 type idleWindow struct {
 	elapsed time.Duration
-	cpu     host.Share
+	cpu     session.Share
 	rss     int64 // the server's, at the window's end
 }
 
@@ -169,9 +166,9 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	ws := srv.Base + "/w/" + fx.Workspace
 	listURL, pageURL := ws+"/monitors", ws+"/monitors/"+fx.FirstID
 
-	rt := load.Transport(1)
+	rt := session.Transport(1)
 	defer rt.CloseIdleConnections()
-	body, header, _, err := load.Fetch(ctx, rt, listURL, hdr)
+	body, header, _, err := session.Fetch(ctx, rt, listURL, hdr)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +176,7 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 		return nil, fmt.Errorf("the list: %w", err)
 	}
 	res.listBytes = len(body)
-	page, _, _, err := load.Fetch(ctx, rt, pageURL, hdr)
+	page, _, _, err := session.Fetch(ctx, rt, pageURL, hdr)
 	if err != nil {
 		return nil, err
 	}
@@ -189,11 +186,11 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	res.pageBytes = len(page)
 	measure := func(what, url string, h http.Header) ([]time.Duration, error) {
 		if b.c.warmup > 0 {
-			if _, err := load.SequentialWithin(ctx, rt, url, h, b.c.warmup, b.c.pageTime/10); err != nil {
+			if _, err := session.SequentialWithin(ctx, rt, url, h, b.c.warmup, b.c.pageTime/10); err != nil {
 				return nil, err
 			}
 		}
-		lat, err := load.SequentialWithin(ctx, rt, url, h, b.c.requests, b.c.pageTime)
+		lat, err := session.SequentialWithin(ctx, rt, url, h, b.c.requests, b.c.pageTime)
 		if err != nil {
 			return nil, err
 		}
@@ -210,19 +207,19 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 
 	// The bare handler answers what Tocsin answered for the list.
 	pagePath := filepath.Join(b.Dir, "list-"+e+".json")
-	if err := (load.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
+	if err := (session.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
 		return nil, err
 	}
 	bare, err := b.Child(ctx, "bare-"+e, "-bare-serve", "-bare-page", pagePath)
 	if err != nil {
 		return nil, err
 	}
-	bareRT := load.Transport(1)
+	bareRT := session.Transport(1)
 	defer bareRT.CloseIdleConnections()
-	if _, err := load.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.warmup); err != nil {
+	if _, err := session.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.warmup); err != nil {
 		return nil, err
 	}
-	if res.bare, err = load.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.requests); err != nil {
+	if res.bare, err = session.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.requests); err != nil {
 		return nil, err
 	}
 	b.Logf("%s: %d sequential GETs of the bare handler: p50 %s, p99 %s", e, len(res.bare),
@@ -233,7 +230,7 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	if err := b.live(ctx, res, srv, bare, dbURL, ws+"/live", flip, listURL, hdr); err != nil {
 		return nil, fmt.Errorf("live streams: %w", err)
 	}
-	res.peak = host.PeakRSS(srv.Pid())
+	res.peak = session.PeakRSS(srv.Pid())
 	return res, nil
 }
 
@@ -241,14 +238,14 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 // and then the time state changes of the flipped monitor take to reach
 // them; after each change, one view of the list at listURL, whose
 // availability figures the change makes the server compute again.
-func (b *bench) live(ctx context.Context, res *result, srv, bare *child.Process, dbURL, url string, flip *seed.Target,
+func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Process, dbURL, url string, flip *seed.Target,
 	listURL string, hdr http.Header) error {
 	e, fx := res.engine, res.fx
 	window := func() (idleWindow, error) {
 		t0 := time.Now()
 		w := idleWindow{cpu: b.Window(ctx, srv.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.c.idle) })}
 		w.elapsed = time.Since(t0)
-		_, w.rss = host.Memory(srv.Pid())
+		_, w.rss = session.Memory(srv.Pid())
 		return w, ctx.Err()
 	}
 	var err error
@@ -333,8 +330,8 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *child.Process,
 			figure.Dur(figure.Percentile(lat, 0.5)), figure.Dur(lat[len(lat)-1]))
 		res.latencies = append(res.latencies, lat...)
 
-		rt := load.Transport(1)
-		body, _, d, err := load.Fetch(ctx, rt, listURL, hdr)
+		rt := session.Transport(1)
+		body, _, d, err := session.Fetch(ctx, rt, listURL, hdr)
 		rt.CloseIdleConnections()
 		if err != nil {
 			return err
@@ -354,8 +351,8 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *child.Process,
 		if err := session.Sleep(ctx, overviewMaxAge+time.Second); err != nil {
 			return err
 		}
-		rt := load.Transport(1)
-		body, _, d, err := load.Fetch(ctx, rt, listURL, hdr)
+		rt := session.Transport(1)
+		body, _, d, err := session.Fetch(ctx, rt, listURL, hdr)
 		rt.CloseIdleConnections()
 		if err != nil {
 			return err

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/host"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
@@ -131,14 +131,14 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 		if o.Postgres != nil {
 			pg = o.Postgres()
 		}
-		sample, cpu, begin := host.TakeSample(), processCPU(), time.Now()
+		sample, cpu, begin := session.TakeSample(), processCPU(), time.Now()
 		for n := 1; n > 0; {
 			if n, err = a.Rollup(ctx, "bench"); err != nil {
 				return r, err
 			}
 		}
 		r.Wall, r.CPU = time.Since(begin), processCPU()-cpu
-		r.PG = host.Split(sample, host.TakeSample(), 0, pg).PostgresTime
+		r.PG = session.Split(sample, session.TakeSample(), 0, pg).PostgresTime
 		p1, err := db.RollupProgress(ctx)
 		if err != nil {
 			return r, err

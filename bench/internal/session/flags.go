@@ -5,8 +5,6 @@ import (
 	"flag"
 	"io"
 	"time"
-
-	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
 // Common is what the flags every area shares ask for.
@@ -40,7 +38,7 @@ type Run func(ctx context.Context, e Env) error
 
 // Register adds the shared flags to fs; Parse reads them once fs is parsed.
 func (c *Common) Register(fs *flag.FlagSet, d Defaults, engines *string) {
-	fs.StringVar(engines, "engines", pgfresh.Engines, "comma-separated database engines to measure")
+	fs.StringVar(engines, "engines", Engines, "comma-separated database engines to measure")
 	fs.StringVar(&c.PGURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped; empty skips postgres")
 	fs.StringVar(&c.Tocsin, "tocsin", "", "path to a tocsin binary; default: build ./cmd/tocsin of this module")
@@ -57,6 +55,6 @@ func (c *Common) Register(fs *flag.FlagSet, d Defaults, engines *string) {
 
 // Parse reads the engines list.
 func (c *Common) Parse(engines string, warn io.Writer) (err error) {
-	c.Engines, err = pgfresh.ParseEngines(engines, c.PGURL, warn)
+	c.Engines, err = ParseEngines(engines, c.PGURL, warn)
 	return err
 }

@@ -11,25 +11,21 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/tocsin/tocsin/bench/internal/child"
-	"github.com/tocsin/tocsin/bench/internal/host"
-	"github.com/tocsin/tocsin/bench/internal/pgfresh"
 )
 
 // Start opens an area's run: its work directory, this binary for its
 // children and, unless noTocsin, the tocsin binary it measures. Close
 // undoes it, also when Start fails.
 func Start(ctx context.Context, area string, e Env, noTocsin bool) (*Session, error) {
-	s, err := Open(ctx, Options{Name: area, Log: e.Stderr, Tocsin: e.Tocsin, NoTocsin: noTocsin, Keep: e.Keep})
+	s, err := open(ctx, Options{Name: area, Log: e.Stderr, Tocsin: e.Tocsin, NoTocsin: noTocsin, Keep: e.Keep})
 	s.Env = e
 	return s, err
 }
 
 // Child runs this binary again in one of the area's child modes (args),
 // and waits for the URL it prints first; Close stops it.
-func (s *Session) Child(ctx context.Context, name string, args ...string) (*child.Process, error) {
-	p, err := child.Start(ctx, s.Self, s.Dir, name, nil, append([]string{s.Area}, args...)...)
+func (s *Session) Child(ctx context.Context, name string, args ...string) (*Process, error) {
+	p, err := StartChild(ctx, s.Self, s.Dir, name, nil, append([]string{s.Area}, args...)...)
 	if err == nil {
 		s.Undo(func() { p.Stop(30 * time.Second) })
 	}
@@ -48,7 +44,7 @@ func (s *Session) FreshDB(ctx context.Context, engine string) (dbURL, keyring st
 		dir := filepath.Join(s.Dir, fmt.Sprintf("sqlite-%d", s.seq))
 		return "sqlite:" + filepath.Join(dir, "tocsin.db"), keyring, os.MkdirAll(dir, 0o755)
 	}
-	dbURL, drop, err := pgfresh.Create(ctx, s.PGURL, pgfresh.Name("bench_"+s.Area, s.seq), s.Keep, s.Logf)
+	dbURL, drop, err := Create(ctx, s.PGURL, Name("bench_"+s.Area, s.seq), s.Keep, s.Logf)
 	if err == nil {
 		s.Undo(drop)
 	}
@@ -68,7 +64,7 @@ func (s *Session) Keyring(ctx context.Context) (string, error) {
 // Serve starts `tocsin serve` on the database at dbURL with a new keyring,
 // as an operator runs it (the keyring in the environment, the database on
 // the command line), and args; Close stops it.
-func (s *Session) Serve(ctx context.Context, name, dbURL string, args ...string) (*child.Process, error) {
+func (s *Session) Serve(ctx context.Context, name, dbURL string, args ...string) (*Process, error) {
 	keys, err := s.Keyring(ctx)
 	if err != nil {
 		return nil, err
@@ -90,11 +86,11 @@ func (s *Session) Tocsin(ctx context.Context, dbURL string, args ...string) (str
 
 // Machine describes the machine, the binary measured and, when the run
 // used one, the PostgreSQL server.
-func (s *Session) Machine(ctx context.Context) host.Machine {
-	m := host.Describe()
+func (s *Session) Machine(ctx context.Context) Machine {
+	m := Describe()
 	m.Tocsin = s.Bin.Rev
 	if slices.Contains(s.Engines, "postgres") {
-		m.Postgres = pgfresh.ServerVersion(ctx, s.PGURL)
+		m.Postgres = ServerVersion(ctx, s.PGURL)
 	}
 	return m
 }
@@ -128,13 +124,13 @@ func (s *Session) OwnerKey(ctx context.Context, dbURL string, quota ...string) (
 // Window runs f, a measured window, and splits the machine's CPU time over
 // it between the process pid, the PostgreSQL processes that serve dbURL
 // (none on SQLite), this process, interrupts and the rest.
-func (s *Session) Window(ctx context.Context, pid int, dbURL string, f func()) host.Share {
+func (s *Session) Window(ctx context.Context, pid int, dbURL string, f func()) Share {
 	pg := s.Postgres(ctx, dbURL)
-	c0 := host.TakeSample()
+	c0 := TakeSample()
 	f()
-	c1 := host.TakeSample()
+	c1 := TakeSample()
 	maps.Copy(pg, s.Postgres(ctx, dbURL)) // backends that connected meanwhile count too
-	return host.Split(c0, c1, pid, pg)
+	return Split(c0, c1, pid, pg)
 }
 
 // Postgres lists the PostgreSQL processes that work for the database at
@@ -147,7 +143,7 @@ func (s *Session) Postgres(ctx context.Context, dbURL string) map[int]bool {
 	db, err := sql.Open("pgx", dbURL)
 	if err == nil {
 		defer db.Close()
-		pg, err = pgfresh.Processes(ctx, db)
+		pg, err = Processes(ctx, db)
 	}
 	if err != nil {
 		s.Logf("PostgreSQL's processes: %v", err)

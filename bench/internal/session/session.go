@@ -1,7 +1,9 @@
-// Package session holds what every benchmark command owns for one run: a
-// log, a work directory, this binary (re-executed for the command's own
-// child modes), the tocsin binary it measures, and what to undo at the
-// end; and the command's main.
+// Package session is what every area of the bench command shares for one
+// run: its flags, work directory, log and report; the tocsin binary it
+// measures and the processes it starts (servers under test, this binary
+// re-executed as a baseline or receiver); fresh databases; Linux's CPU
+// and memory counters, split between the server, PostgreSQL and the
+// rest; and the HTTP load that drives a server.
 package session
 
 import (
@@ -11,17 +13,15 @@ import (
 	"os"
 	"slices"
 	"time"
-
-	"github.com/tocsin/tocsin/bench/internal/tocsin"
 )
 
 // Session is one run's log, work directory and binaries.
 type Session struct {
-	Env                // the shared flags and the streams
-	Dir  string        // the work directory: logs, SQLite files
-	Self string        // this binary
-	Bin  tocsin.Binary // the tocsin measured; zero when the run needs none
-	Area string        // the area measured: this binary's first argument, for its children
+	Env         // the shared flags and the streams
+	Dir  string // the work directory: logs, SQLite files
+	Self string // this binary
+	Bin  Binary // the tocsin measured; zero when the run needs none
+	Area string // the area measured: this binary's first argument, for its children
 	log  io.Writer
 	keep bool
 	undo []func()
@@ -39,9 +39,9 @@ type Options struct {
 	Keep     bool // -keep: leave the work directory and databases
 }
 
-// Open makes the work directory and finds or builds the tocsin binary.
+// open makes the work directory and finds or builds the tocsin binary.
 // Close undoes it, also when Open fails.
-func Open(ctx context.Context, o Options) (*Session, error) {
+func open(ctx context.Context, o Options) (*Session, error) {
 	s := &Session{log: o.Log, keep: o.Keep, Area: o.Name}
 	var err error
 	if s.Dir, err = os.MkdirTemp("", "bench-"+o.Name+"-"); err != nil {
@@ -56,7 +56,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.Tocsin == "" {
 		s.Logf("building ./cmd/tocsin")
 	}
-	s.Bin, err = tocsin.Open(ctx, o.Tocsin, s.Dir)
+	s.Bin, err = openBinary(ctx, o.Tocsin, s.Dir)
 	return s, err
 }
 

@@ -1,7 +1,8 @@
-// Package tocsin runs the tocsin binary for a benchmark as a user runs it:
+// Runs the tocsin binary for a benchmark as a user runs it:
 // built from this checkout (or a binary the user names), `tocsin serve` in
 // a process of its own on a loopback port, and its admin commands.
-package tocsin
+
+package session
 
 import (
 	"bytes"
@@ -13,8 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/tocsin/tocsin/bench/internal/child"
 )
 
 // Binary is a tocsin binary and what it was built from.
@@ -23,9 +22,9 @@ type Binary struct {
 	Rev  string // the commit, for the report
 }
 
-// Open is the binary at path, or, when path is empty, ./cmd/tocsin of the
+// openBinary is the binary at path, or, when path is empty, ./cmd/tocsin of the
 // module holding the current directory built into dir.
-func Open(ctx context.Context, path, dir string) (Binary, error) {
+func openBinary(ctx context.Context, path, dir string) (Binary, error) {
 	if path != "" {
 		return Binary{Path: path, Rev: describe(path)}, nil
 	}
@@ -83,13 +82,13 @@ func describe(path string) string {
 // database, a keyring …) and env added, its log in dir/<name>.log, and
 // waits until it answers /healthz. Stop ends it as SIGTERM does; Kill as
 // a crash would.
-func (b Binary) Serve(ctx context.Context, dir, name string, env []string, args ...string) (*child.Process, error) {
-	addr, err := child.FreeAddr()
+func (b Binary) Serve(ctx context.Context, dir, name string, env []string, args ...string) (*Process, error) {
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
 	args = append([]string{"serve", "--listen", addr, "--base-url", "http://" + addr}, args...)
-	return child.Serve(ctx, b.Path, dir, name, addr, env, args...)
+	return Serve(ctx, b.Path, dir, name, addr, env, args...)
 }
 
 // Run runs a one-shot command (`tocsin key create …`) and returns its

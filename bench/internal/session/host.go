@@ -1,8 +1,9 @@
-// Package host reads what the benchmark commands report about the machine
+// Reads what the benchmark commands report about the machine
 // they ran on: Linux's CPU counters, machine-wide and per process, and a
 // description of the hardware and kernel. Linux only; elsewhere every
 // reading is empty.
-package host
+
+package session
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package load
+package session
 
 import (
 	"net/http"

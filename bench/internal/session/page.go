@@ -3,7 +3,8 @@
 // against: a bare net/http handler, the benchmark binary re-executed in
 // its child mode, answering every GET with the bytes and headers Tocsin
 // sent (Captured), written from memory.
-package load
+
+package session
 
 import (
 	"context"
@@ -17,8 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/tocsin/tocsin/bench/internal/child"
 )
 
 // Transport keeps up to conns connections alive for the whole run.
@@ -138,7 +137,7 @@ func ServeFixed(ctx context.Context, header http.Header, body []byte, stdin io.R
 		hd.Set("Content-Length", length)
 		_, _ = w.Write(body)
 	})
-	return child.ServeUntilEOF(ctx, NewServer(h), ln, "http://"+ln.Addr().String(), stdin, stdout)
+	return ServeUntilEOF(ctx, NewServer(h), ln, "http://"+ln.Addr().String(), stdin, stdout)
 }
 
 // NewServer has the settings of `tocsin serve`'s server.

@@ -1,10 +1,11 @@
-// Package child runs a benchmark's processes: the servers under test
+// Runs a benchmark's processes: the servers under test
 // (`tocsin serve`, started with Serve, ready once /healthz answers) and
 // the benchmark binary re-executed in a mode of its own (a baseline, a
 // target, a receiver), which stops when its standard input closes or on
 // SIGTERM, may take commands on standard input and answers in lines on
 // standard output. A child started with Start prints its URL first.
-package child
+
+package session
 
 import (
 	"bufio"
@@ -140,9 +141,9 @@ func FreeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// Start is Spawn for a server, and waits up to a minute for the URL it
+// StartChild is Spawn for a server, and waits up to a minute for the URL it
 // prints first.
-func Start(ctx context.Context, exe, dir, name string, env []string, args ...string) (*Process, error) {
+func StartChild(ctx context.Context, exe, dir, name string, env []string, args ...string) (*Process, error) {
 	p, err := Spawn(exe, dir, name, env, args...)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package load
+package session
 
 import (
 	"cmp"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/figure"
-	"github.com/tocsin/tocsin/bench/internal/host"
 )
 
 // Outcome counts what requests came to: the answers that were what the
@@ -23,8 +22,8 @@ type Outcome struct {
 	Failed    map[string]int // by status, or by kind of transport error
 	Lat       []time.Duration
 	Elapsed   time.Duration
-	Exhausted bool       // the load ran out of requests before the time did
-	CPU       host.Share // who used the machine meanwhile; set by the caller
+	Exhausted bool  // the load ran out of requests before the time did
+	CPU       Share // who used the machine meanwhile; set by the caller
 }
 
 // Add adds x's counts to o.

@@ -1,8 +1,9 @@
-// Package pgfresh gives a benchmark phase a database of its own on a
+// Gives a benchmark phase a database of its own on a
 // PostgreSQL server, drops it afterwards, and tells what a report needs of
 // the server: its version, and which of its processes work for the
 // database. It also reads the benchmarks' -engines flag.
-package pgfresh
+
+package session
 
 import (
 	"context"
