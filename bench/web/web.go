@@ -245,7 +245,7 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		t0 := time.Now()
 		w := idleWindow{cpu: b.Window(ctx, srv.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.c.idle) })}
 		w.elapsed = time.Since(t0)
-		_, w.rss = session.Memory(srv.Pid())
+		w.rss = session.RSS(srv.Pid())
 		return w, ctx.Err()
 	}
 	var err error

@@ -3,7 +3,9 @@ package session
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -38,7 +40,7 @@ type Run func(ctx context.Context, e Env) error
 
 // Register adds the shared flags to fs; Parse reads them once fs is parsed.
 func (c *Common) Register(fs *flag.FlagSet, d Defaults, engines *string) {
-	fs.StringVar(engines, "engines", Engines, "comma-separated database engines to measure")
+	fs.StringVar(engines, "engines", "sqlite,postgres", "comma-separated database engines to measure")
 	fs.StringVar(&c.PGURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped; empty skips postgres")
 	fs.StringVar(&c.Tocsin, "tocsin", "", "path to a tocsin binary; default: build ./cmd/tocsin of this module")
@@ -53,8 +55,19 @@ func (c *Common) Register(fs *flag.FlagSet, d Defaults, engines *string) {
 	}
 }
 
-// Parse reads the engines list.
-func (c *Common) Parse(engines string, warn io.Writer) (err error) {
-	c.Engines, err = ParseEngines(engines, c.PGURL, warn)
-	return err
+// Parse reads the engines list: sqlite and postgres, postgres left out
+// (with a line to warn) when there is no server URL.
+func (c *Common) Parse(engines string, warn io.Writer) error {
+	for e := range strings.SplitSeq(engines, ",") {
+		switch e = strings.TrimSpace(e); {
+		case e == "":
+		case e != "sqlite" && e != "postgres":
+			return fmt.Errorf("unknown engine %q; known: sqlite, postgres", e)
+		case e == "postgres" && c.PGURL == "":
+			fmt.Fprintln(warn, "skipping postgres: -pg-url is empty")
+		default:
+			c.Engines = append(c.Engines, e)
+		}
+	}
+	return nil
 }

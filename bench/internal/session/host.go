@@ -1,5 +1,4 @@
-// Reads what the benchmark commands report about the machine
-// they ran on: Linux's CPU counters, machine-wide and per process, and a
+// Linux's counters of who used the machine's CPUs and memory, and a
 // description of the hardware and kernel. Linux only; elsewhere every
 // reading is empty.
 
@@ -15,95 +14,92 @@ import (
 	"time"
 )
 
-// ClockTick is Linux's USER_HZ, the unit of /proc's CPU times; it is 100 on
-// every architecture Go supports.
-const ClockTick = 10 * time.Millisecond
+// clockTick is Linux's USER_HZ, the unit of /proc's CPU times; it is 100
+// on every architecture Go supports.
+const clockTick = 10 * time.Millisecond
 
-// CPU is the machine's cumulative CPU time in clock ticks, from /proc/stat.
-type CPU struct {
-	// Busy counts user, nice, system, irq and softirq; Steal is time the
-	// hypervisor gave this VM's CPUs to someone else.
-	Busy, Idle, Steal uint64
+// Sample is the machine's CPU counters and every process's CPU time at
+// one moment, in clock ticks; two of them say who used the CPUs between.
+type Sample struct {
+	All, Busy, Steal, IRQ uint64            // all CPUs; Busy counts neither idle nor steal, IRQ is of Busy
+	procs                 map[int][2]uint64 // by pid: own user+system time, start time
 }
 
-// All is every tick of every CPU.
-func (c CPU) All() uint64 { return c.Busy + c.Idle + c.Steal }
-
-// ReadCPU reads the machine's counters; false when they cannot be read.
-func ReadCPU() (CPU, bool) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return CPU{}, false
+// TakeSample reads the counters now.
+func TakeSample() Sample {
+	s := Sample{procs: map[int][2]uint64{}}
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		if f := strings.Fields(line); len(f) >= 9 && f[0] == "cpu" {
+			var v [8]uint64 // user nice system idle iowait irq softirq steal
+			for i := range v {
+				v[i], _ = strconv.ParseUint(f[i+1], 10, 64)
+			}
+			s.Busy, s.IRQ, s.Steal = v[0]+v[1]+v[2]+v[5]+v[6], v[5]+v[6], v[7]
+			s.All = s.Busy + v[3] + v[4] + s.Steal
+		}
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return CPU{}, false
-	}
-	var v [8]uint64
-	for i := range v {
-		v[i], _ = strconv.ParseUint(f[i+1], 10, 64)
-	}
-	// user nice system idle iowait irq softirq steal
-	return CPU{Busy: v[0] + v[1] + v[2] + v[5] + v[6], Idle: v[3] + v[4], Steal: v[7]}, true
-}
-
-// Proc is one process's cumulative CPU time in clock ticks.
-type Proc struct {
-	Own, Children uint64 // user+system time of the process, and of its reaped children
-	Start         uint64 // start time, telling a reused pid from the same process
-	Comm          string
-}
-
-// Procs reads every process's counters, by pid.
-func Procs() map[int]Proc {
-	out := map[int]Proc{}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, p := range stats {
 		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		if err != nil {
+		b, rerr := os.ReadFile(p)
+		end := strings.LastIndexByte(string(b), ')')
+		if err != nil || rerr != nil || end < 0 {
 			continue
 		}
-		if t, ok := ReadProc(p); ok {
-			out[pid] = t
+		// After the command: state(0) … utime(11) stime(12) … starttime(19).
+		if f := strings.Fields(string(b[end+1:])); len(f) >= 20 {
+			u, _ := strconv.ParseUint(f[11], 10, 64)
+			st, _ := strconv.ParseUint(f[12], 10, 64)
+			start, _ := strconv.ParseUint(f[19], 10, 64)
+			s.procs[pid] = [2]uint64{u + st, start}
 		}
 	}
-	return out
+	return s
 }
 
-// ReadProc reads one /proc/<pid>/stat.
-func ReadProc(path string) (Proc, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Proc{}, false
-	}
-	open, end := strings.IndexByte(string(b), '('), strings.LastIndexByte(string(b), ')')
-	if open < 0 || end < open {
-		return Proc{}, false
-	}
-	f := strings.Fields(string(b[end+1:]))
-	if len(f) < 20 {
-		return Proc{}, false
-	}
-	// After the command: state(0) … utime(11) stime(12) cutime(13) cstime(14) … starttime(19).
-	var n [4]uint64
-	for i := range n {
-		n[i], _ = strconv.ParseUint(f[11+i], 10, 64)
-	}
-	start, _ := strconv.ParseUint(f[19], 10, 64)
-	return Proc{Own: n[0] + n[1], Children: n[2] + n[3], Start: start, Comm: string(b[open+1 : end])}, true
+// Share is a window's CPU time split between the server, its PostgreSQL
+// processes, the benchmark process (the load), interrupts and everything
+// else, in percent of all CPUs (100% = every CPU busy), with the server's
+// and PostgreSQL's time.
+type Share struct {
+	Busy, Server, Postgres, Self, IRQ, Other, Steal float64 // %
+	ServerTime, PostgresTime                        time.Duration
 }
 
-// Delta is y − x for counters, 0 when the counter went back.
-func Delta(x, y uint64) uint64 {
-	if y < x {
-		return 0
+// Split attributes the CPU time between a and b to the process serverPID,
+// the PostgreSQL processes in pg, this process, interrupts, and the rest.
+// Linux charges interrupt time to whichever process was running, so the
+// parts are close to, not exactly, what each caused.
+func Split(a, b Sample, serverPID int, pg map[int]bool) Share {
+	ticks := float64(b.All - a.All)
+	if ticks <= 0 {
+		return Share{}
 	}
-	return y - x
+	pct := func(x uint64) float64 { return 100 * float64(x) / ticks }
+	var server, self, pgTime uint64
+	for pid, t := range b.procs {
+		before := a.procs[pid]
+		if before[1] != t[1] || before[0] > t[0] { // a process started meanwhile counts from zero
+			before = [2]uint64{}
+		}
+		switch own := t[0] - before[0]; {
+		case pid == serverPID:
+			server += own
+		case pid == os.Getpid():
+			self += own
+		case pg[pid]:
+			pgTime += own
+		}
+	}
+	s := Share{Busy: pct(b.Busy - a.Busy), Steal: pct(b.Steal - a.Steal), IRQ: pct(b.IRQ - a.IRQ),
+		Server: pct(server), Postgres: pct(pgTime), Self: pct(self)}
+	s.Other = max(s.Busy-s.Server-s.Postgres-s.Self-s.IRQ, 0)
+	s.ServerTime, s.PostgresTime = time.Duration(server)*clockTick, time.Duration(pgTime)*clockTick
+	return s
 }
 
-// Machine describes the hardware and software a run measured. Describe
-// fills all but the last two, which the benchmark knows.
+// Machine describes the hardware and software a run measured.
 type Machine struct {
 	Date, CPUs, CPUModel, Memory, GoVersion, Kernel string
 	Postgres                                        string // the PostgreSQL server's version, when a run used one
@@ -126,13 +122,8 @@ func Describe() Machine {
 			}
 		}
 	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			var kb int64
-			if _, err := fmt.Sscanf(line, "MemTotal: %d kB", &kb); err == nil {
-				m.Memory = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
-			}
-		}
+	if kb := status("/proc/meminfo", "MemTotal:"); kb > 0 {
+		m.Memory = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<30))
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
@@ -140,44 +131,30 @@ func Describe() Machine {
 	return m
 }
 
-// PeakRSS is a process's peak resident set (VmHWM) in bytes; 0 if unknown.
-func PeakRSS(pid int) int64 {
-	peak, _ := Memory(pid)
-	return peak
-}
-
-// Memory is a process's peak resident set (VmHWM) and its resident set now
-// (VmRSS), in bytes; 0 if unknown.
-func Memory(pid int) (peak, resident int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	for line := range strings.Lines(string(b)) {
-		var kb int64
-		if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil {
-			peak = kb << 10
-		}
-		if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kb); err == nil {
-			resident = kb << 10
-		}
-	}
-	return peak, resident
-}
-
 // String is the machine on one line, as the reports print it.
 func (m Machine) String() string {
 	s := fmt.Sprintf("%s; tocsin %s; %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, orUnknown(m.Tocsin), m.CPUs, m.CPUModel, orUnknown(m.Memory), m.GoVersion, m.Kernel)
+		m.Date, m.Tocsin, m.CPUs, m.CPUModel, m.Memory, m.GoVersion, m.Kernel)
 	if m.Postgres != "" {
 		s += "; PostgreSQL " + m.Postgres
 	}
 	return s
 }
 
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
+// PeakRSS is a process's peak resident set (VmHWM) in bytes; 0 if unknown.
+func PeakRSS(pid int) int64 { return status(fmt.Sprintf("/proc/%d/status", pid), "VmHWM:") }
+
+// RSS is a process's resident set now (VmRSS) in bytes; 0 if unknown.
+func RSS(pid int) int64 { return status(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:") }
+
+// status reads a "Name: N kB" line of a /proc file, in bytes.
+func status(path, name string) int64 {
+	b, _ := os.ReadFile(path)
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
 	}
-	return s
+	return 0
 }

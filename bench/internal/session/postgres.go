@@ -9,10 +9,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
@@ -100,26 +98,4 @@ func ServerVersion(ctx context.Context, serverURL string) string {
 	var v string
 	_ = db.QueryRowContext(ctx, "SHOW server_version").Scan(&v)
 	return v
-}
-
-// Engines are the database engines a benchmark can measure, the default
-// of its -engines flag.
-const Engines = "sqlite,postgres"
-
-// ParseEngines reads an -engines list: sqlite and postgres, postgres left
-// out (with a line to warn) when there is no server URL.
-func ParseEngines(list, serverURL string, warn io.Writer) ([]string, error) {
-	var out []string
-	for e := range strings.SplitSeq(list, ",") {
-		switch e = strings.TrimSpace(e); {
-		case e == "":
-		case e != "sqlite" && e != "postgres":
-			return nil, fmt.Errorf("unknown engine %q; known: %s", e, Engines)
-		case e == "postgres" && serverURL == "":
-			fmt.Fprintln(warn, "skipping postgres: -pg-url is empty")
-		default:
-			out = append(out, e)
-		}
-	}
-	return out, nil
 }

@@ -13,15 +13,6 @@ import (
 	"time"
 )
 
-// Start opens an area's run: its work directory, this binary for its
-// children and, unless noTocsin, the tocsin binary it measures. Close
-// undoes it, also when Start fails.
-func Start(ctx context.Context, area string, e Env, noTocsin bool) (*Session, error) {
-	s, err := open(ctx, Options{Name: area, Log: e.Stderr, Tocsin: e.Tocsin, NoTocsin: noTocsin, Keep: e.Keep})
-	s.Env = e
-	return s, err
-}
-
 // Child runs this binary again in one of the area's child modes (args),
 // and waits for the URL it prints first; Close stops it.
 func (s *Session) Child(ctx context.Context, name string, args ...string) (*Process, error) {
@@ -101,7 +92,10 @@ func (s *Session) Print(ctx context.Context, title string, body func(w io.Writer
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n%s.\n\n", title, s.Machine(ctx))
 	body(&b)
-	return Report(b.String(), s.Stdout, s.Out)
+	if _, err := io.WriteString(s.Stdout, b.String()); err != nil || s.Out == "" {
+		return err
+	}
+	return os.WriteFile(s.Out, []byte(b.String()), 0o644)
 }
 
 // OwnerKey raises the quotas of the workspace `tocsin serve` made on its
