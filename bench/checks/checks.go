@@ -170,20 +170,17 @@ func (b *bench) runEngine(ctx context.Context, e string) error {
 	r := &result{Name: e}
 	var m0, m1 metrics
 	var size0, size1 sizeSample
-	var stopGauges func() (float64, float64)
 	err = b.measure(ctx, r, srv, dbURL, func() error {
 		if size0, err = raw.size(ctx); err != nil {
 			return err
 		}
-		stopGauges = gauges(ctx, srv.Base)
 		m0, err = scrape(ctx, srv.Base)
 		return err
 	}, func() error {
-		q, f := stopGauges()
 		if m1, err = scrape(ctx, srv.Base); err != nil {
 			return err
 		}
-		r.Engine = figuresOf(m0, m1, q, f)
+		r.Engine = figuresOf(m0, m1)
 		return nil
 	})
 	if err != nil {

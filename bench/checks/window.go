@@ -285,46 +285,19 @@ func scrape(ctx context.Context, base string) (metrics, error) {
 
 // engineFigures are the engine's counters over the window.
 type engineFigures struct {
-	Checks                 map[string]float64 // tocsin_checks_total by result
-	Missed                 float64            // tocsin_checks_missed_total
-	Written, Batches       float64            // observations, and the batches that wrote them
-	MaxQueued, MaxInFlight float64            // the gauges' highest, read once a second
+	Checks           map[string]float64 // tocsin_checks_total by result
+	Missed           float64            // tocsin_checks_missed_total
+	Written, Batches float64            // observations, and the batches that wrote them
 }
 
-func figuresOf(a, b metrics, maxQueued, maxInFlight float64) engineFigures {
+func figuresOf(a, b metrics) engineFigures {
 	d := func(name string) float64 { return b[name] - a[name] }
 	f := engineFigures{Checks: map[string]float64{}, Missed: d("tocsin_checks_missed_total"),
-		Written: d("tocsin_observations_written_total"), Batches: d("tocsin_observation_batch_seconds_count"),
-		MaxQueued: maxQueued, MaxInFlight: maxInFlight}
+		Written: d("tocsin_observations_written_total"), Batches: d("tocsin_observation_batch_seconds_count")}
 	for k := range b {
 		if rest, ok := strings.CutPrefix(k, `tocsin_checks_total{result="`); ok {
 			f.Checks[strings.TrimSuffix(rest, `"}`)] = d(k)
 		}
 	}
 	return f
-}
-
-// gauges reads the engine's queue and checks in flight once a second
-// until stop is called, which returns their highest values.
-func gauges(ctx context.Context, base string) (stop func() (maxQueued, maxInFlight float64)) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var queued, inFlight float64
-	wg.Go(func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Second):
-			}
-			if m, err := scrape(ctx, base); err == nil {
-				queued, inFlight = max(queued, m["tocsin_observations_queued"]), max(inFlight, m["tocsin_checks_in_flight"])
-			}
-		}
-	})
-	return func() (float64, float64) {
-		close(done)
-		wg.Wait()
-		return queued, inFlight
-	}
 }

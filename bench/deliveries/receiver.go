@@ -49,10 +49,7 @@ type stats struct {
 	Duplicates    int   `json:"duplicates"`    // verified requests of an id already handled
 	BadSignatures int   `json:"badSignatures"` // answered 401
 	Refused       int   `json:"refused"`       // unknown channel, unreadable body
-	Bytes         int64 `json:"bytes"`         // of the unique deliveries' bodies
-	Conns         int   `json:"conns"`         // connections opened to it
 	First         int64 `json:"first"`         // unix ns of the first unique arrival; 0: none
-	Last          int64 `json:"last"`          // and of the last
 	// States counts the unique monitor.state_changed deliveries by the
 	// state they went to.
 	States map[string]int `json:"states"`
@@ -87,11 +84,6 @@ func serveReceiver(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 		return err
 	}
 	srv := session.NewServer(mux)
-	srv.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			rc.count(func(s *stats) { s.Conns++ })
-		}
-	}
 	cmds, w := io.Pipe()
 	go func() {
 		sc := bufio.NewScanner(stdin)
@@ -160,11 +152,9 @@ func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 	} else {
 		rc.seen[id] = true
 		rc.s.Unique++
-		rc.s.Bytes += int64(len(body))
 		if rc.s.First == 0 {
 			rc.s.First = arrived.UnixNano()
 		}
-		rc.s.Last = max(rc.s.Last, arrived.UnixNano())
 		if sc != nil {
 			rc.s.States[sc.Data.To]++
 			if sc.Data.To == string(monitor.StateDown) {

@@ -241,6 +241,18 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Process, dbURL, url string, flip *seed.Target,
 	listURL string, hdr http.Header) error {
 	e, fx := res.engine, res.fx
+	// view times the list's first view on a new connection.
+	view := func(to *[]time.Duration, when string) error {
+		rt := session.Transport(1)
+		defer rt.CloseIdleConnections()
+		body, _, d, err := session.Fetch(ctx, rt, listURL, hdr)
+		if err == nil {
+			err = checkPage(body, fx.FirstName, "Availability")
+		}
+		b.Logf("%s: the list's first view %s: %s", e, when, figure.Dur(d))
+		*to = append(*to, d)
+		return err
+	}
 	window := func() (idleWindow, error) {
 		t0 := time.Now()
 		w := idleWindow{cpu: b.Window(ctx, srv.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.c.idle) })}
@@ -330,17 +342,9 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 			figure.Dur(figure.Percentile(lat, 0.5)), figure.Dur(lat[len(lat)-1]))
 		res.latencies = append(res.latencies, lat...)
 
-		rt := session.Transport(1)
-		body, _, d, err := session.Fetch(ctx, rt, listURL, hdr)
-		rt.CloseIdleConnections()
-		if err != nil {
+		if err := view(&res.cold, "after a state change"); err != nil {
 			return err
 		}
-		if err := checkPage(body, fx.FirstName, "Availability"); err != nil {
-			return fmt.Errorf("the list after a change: %w", err)
-		}
-		b.Logf("%s: the list's first view after change %d: %s", e, k+1, figure.Dur(d))
-		res.cold = append(res.cold, d)
 	}
 	slices.Sort(res.latencies)
 	slices.Sort(res.cold)
@@ -351,17 +355,9 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		if err := session.Sleep(ctx, overviewMaxAge+time.Second); err != nil {
 			return err
 		}
-		rt := session.Transport(1)
-		body, _, d, err := session.Fetch(ctx, rt, listURL, hdr)
-		rt.CloseIdleConnections()
-		if err != nil {
+		if err := view(&res.stale, fmt.Sprintf("with its figures a minute old (%d)", k+1)); err != nil {
 			return err
 		}
-		if err := checkPage(body, fx.FirstName, "Availability"); err != nil {
-			return fmt.Errorf("the list after a minute: %w", err)
-		}
-		b.Logf("%s: the list's first view with its figures a minute old (%d): %s", e, k+1, figure.Dur(d))
-		res.stale = append(res.stale, d)
 	}
 	slices.Sort(res.stale)
 	return nil

@@ -3,14 +3,12 @@ package seed
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/netguard"
 	"github.com/tocsin/tocsin/internal/notify"
-	"github.com/tocsin/tocsin/internal/secrets"
 )
 
 // IncidentMessage is every seeded incident's first update.
@@ -23,16 +21,11 @@ const IncidentMessage = "We are looking into elevated error rates on the public 
 // application, as the API would, because the API's server would deliver
 // them at once. It returns the channels' signing secrets.
 func Incidents(ctx context.Context, dbURL, keyring string, channels, n int, hook func(int) string, logf func(string, ...any)) ([]string, error) {
-	kr, err := secrets.ParseKeyring(keyring)
-	if err != nil {
-		return nil, err
-	}
-	db, err := Open(ctx, dbURL)
+	db, a, err := openApp(ctx, dbURL, keyring, time.Now, app.Config{Outbound: netguard.Policy{}})
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	a := app.New(db, kr, time.Now, slog.New(slog.DiscardHandler), app.Config{Outbound: netguard.Policy{}})
 	actors := make([]app.Actor, channels)
 	secrets := make([]string, channels)
 	err = Many(ctx, channels, logf, func(i int) error {

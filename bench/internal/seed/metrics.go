@@ -15,7 +15,6 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -70,11 +69,16 @@ const (
 // application with the benchmark's clock, as `tocsin serve` would have
 // written it over the months before.
 func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResult, err error) {
-	kr, err := secrets.ParseKeyring(keyring)
-	if err != nil {
-		return res, err
+	var fixed time.Time // the app's clock: real time, or fixed while the job catches up to it
+	clock := func() time.Time {
+		if fixed.IsZero() {
+			return time.Now()
+		}
+		return fixed
 	}
-	db, err := Open(ctx, dbURL)
+	// Raw rows kept back to the year's start, so the job begins there.
+	db, a, err := openApp(ctx, dbURL, keyring, clock, app.Config{DefaultMaxMonitors: o.Monitors + 1,
+		RetentionDays: o.Days + 1, HourlyRetentionDays: o.Days + 1, DailyRetentionDays: o.Days + 1})
 	if err != nil {
 		return res, err
 	}
@@ -84,16 +88,6 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 		return res, err
 	}
 	defer raw.Close()
-	var fixed time.Time // the app's clock: real time, or fixed while the job catches up to it
-	clock := func() time.Time {
-		if fixed.IsZero() {
-			return time.Now()
-		}
-		return fixed
-	}
-	// Raw rows kept back to the year's start, so the job begins there.
-	a := app.New(db, kr, clock, slog.New(slog.DiscardHandler), app.Config{DefaultMaxMonitors: o.Monitors + 1,
-		RetentionDays: o.Days + 1, HourlyRetentionDays: o.Days + 1, DailyRetentionDays: o.Days + 1})
 	boot, err := a.Bootstrap(ctx)
 	if err != nil || boot == nil {
 		return res, fmt.Errorf("bootstrap on a database not empty: %v", err)

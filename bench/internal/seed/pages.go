@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/incident"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/statuspage"
 )
 
@@ -63,20 +61,15 @@ func (c *clock) set(t time.Time) {
 // window ahead; and the main status page with every monitor as a
 // component in 5 groups, and -cold-pages more like it.
 func StatusPages(ctx context.Context, dbURL, keys, target string, components, coldPages int) (fx Pages, err error) {
-	kr, err := secrets.ParseKeyring(keys)
-	if err != nil {
-		return fx, err
-	}
-	db, err := Open(ctx, dbURL)
+	now := time.Now().UTC().Truncate(time.Second)
+	clk := &clock{at: now}
+	n := components
+	db, a, err := openApp(ctx, dbURL, keys, clk.now, app.Config{DefaultMaxMonitors: n + 1,
+		DefaultMaxStatusPages: coldPages + 1})
 	if err != nil {
 		return fx, err
 	}
 	defer db.Close()
-	now := time.Now().UTC().Truncate(time.Second)
-	clk := &clock{at: now}
-	n := components
-	a := app.New(db, kr, clk.now, slog.New(slog.DiscardHandler), app.Config{DefaultMaxMonitors: n + 1,
-		DefaultMaxStatusPages: coldPages + 1})
 	boot, err := a.Bootstrap(ctx)
 	if err != nil {
 		return fx, err

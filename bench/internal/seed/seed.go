@@ -7,6 +7,7 @@ package seed
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -14,8 +15,10 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -165,6 +168,21 @@ func (t *Target) Set(status int) { t.status.Store(int32(status)) }
 
 // Close stops serving.
 func (t *Target) Close() { _ = t.srv.Close() }
+
+// openApp opens the database at dbURL, migrated, and composes the
+// application over it with the keyring, the clock now and cfg, as `tocsin
+// serve` composes it.
+func openApp(ctx context.Context, dbURL, keyring string, now func() time.Time, cfg app.Config) (*store.DB, *app.App, error) {
+	kr, err := secrets.ParseKeyring(keyring)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := Open(ctx, dbURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, app.New(db, kr, now, slog.New(slog.DiscardHandler), cfg), nil
+}
 
 // Open opens the database at dbURL through the store and migrates it.
 func Open(ctx context.Context, dbURL string) (*store.DB, error) {

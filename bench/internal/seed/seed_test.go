@@ -102,3 +102,14 @@ func TestPageDraft(t *testing.T) {
 		t.Errorf("the page hides something: %+v", d)
 	}
 }
+
+func TestSeedingURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"sqlite:/tmp/x/tocsin.db":                        "sqlite:/tmp/x/tocsin.db",
+		"postgres://u@127.0.0.1:5432/db?sslmode=disable": "postgres://u@127.0.0.1:5432/db?sslmode=disable&synchronous_commit=off",
+	} {
+		if got := seedingURL(in); got != want {
+			t.Errorf("seedingURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net/url"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
-	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -74,19 +72,11 @@ func seedingURL(dbURL string) string {
 // rollups, and the live monitor aimed at o.Flip, which one failed check
 // turns DOWN.
 func WebApp(ctx context.Context, dbURL, keys string, o Web) (fx WebFixture, err error) {
-	kr, err := secrets.ParseKeyring(keys)
-	if err != nil {
-		return fx, err
-	}
-	db, err := store.Open(ctx, seedingURL(dbURL))
+	db, a, err := openApp(ctx, seedingURL(dbURL), keys, time.Now, app.Config{})
 	if err != nil {
 		return fx, err
 	}
 	defer db.Close()
-	if _, err := db.Migrate(ctx); err != nil {
-		return fx, err
-	}
-	a := app.New(db, kr, time.Now, slog.New(slog.DiscardHandler), app.Config{})
 	// The owner as `tocsin user create` makes one: a one-time password,
 	// to be changed at the first sign-in.
 	owner, err := a.CreateUser(ctx, app.UserRequest{Email: OwnerEmail, Workspace: "webbench", Role: account.RoleOwner})
