@@ -59,7 +59,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 		if e.Rounds < 1 || c.concurrency < 1 || c.keys < 1 {
 			return errors.New("-rounds, -concurrency and -keys must be at least 1")
 		}
-		return session.Measure(ctx, "api", e, false, "API", func(s *session.Session) (func(io.Writer), error) {
+		return session.Measure(ctx, "api", e, len(e.Engines) == 0, "API", func(s *session.Session) (func(io.Writer), error) {
 			b := &bench{Session: s, c: c, tr: session.Transport(c.concurrency)}
 			defer b.tr.CloseIdleConnections()
 			return b.report, b.run(ctx)

@@ -347,38 +347,39 @@ func openRaw(dbURL string) (*sql.DB, error) {
 // statuses counts the deliveries by status.
 func statuses(ctx context.Context, db *sql.DB) (map[notify.Status]int, error) {
 	out := map[notify.Status]int{}
-	rows, err := db.QueryContext(ctx, `SELECT status, COUNT(*) FROM deliveries GROUP BY status`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return out, each(ctx, db, `SELECT status, COUNT(*) FROM deliveries GROUP BY status`, func(rows *sql.Rows) error {
 		var s string
 		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&s, &n)
 		out[notify.Status(s)] = n
-	}
-	return out, rows.Err()
+		return err
+	})
 }
 
 // firstAttempts are the start times of the deliveries' first attempts,
 // by delivery id.
 func firstAttempts(ctx context.Context, db *sql.DB) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
-	rows, err := db.QueryContext(ctx, `SELECT delivery_id, started_at FROM delivery_attempts WHERE n = 1`)
+	return out, each(ctx, db, `SELECT delivery_id, started_at FROM delivery_attempts WHERE n = 1`, func(rows *sql.Rows) error {
+		var id string
+		var us int64
+		err := rows.Scan(&id, &us)
+		out[id] = time.UnixMicro(us)
+		return err
+	})
+}
+
+// each runs the query q and calls f on each of its rows.
+func each(ctx context.Context, db *sql.DB, q string, f func(*sql.Rows) error) error {
+	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id string
-		var us int64
-		if err := rows.Scan(&id, &us); err != nil {
-			return nil, err
+		if err := f(rows); err != nil {
+			return err
 		}
-		out[id] = time.UnixMicro(us)
 	}
-	return out, rows.Err()
+	return rows.Err()
 }

@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -51,24 +50,26 @@ type config struct {
 	settle                                   time.Duration
 }
 
+type bench struct {
+	*session.Session
+	c       config
+	results []*result
+}
+
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
-	var bareServe bool
-	var barePage string
 	fs.IntVar(&c.components, "components", 50, "components of each page, one monitor each")
 	fs.IntVar(&c.coldPages, "cold-pages", 30, "pages besides the main one, each fetched once: the cold renders")
 	fs.IntVar(&c.requests, "requests", 3000, "sequential GETs of each cached URL measured, after as many again of warm-up")
 	fs.IntVar(&c.clients, "clients", 8, "concurrent keep-alive clients of the throughput rounds")
 	fs.DurationVar(&c.settle, "settle", 5*time.Second, "wait after the server starts (its first checks and jobs) before the cold renders")
-	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
-	fs.StringVar(&barePage, "bare-page", "", "internal: the page the bare handler serves")
+	bare := session.BarePage(fs)
 	return func(ctx context.Context, e session.Env) error {
+		if ran, err := bare(ctx, e); ran {
+			return err
+		}
 		switch {
-		case bareServe:
-			return session.ServeBare(ctx, barePage, e.Stdin, e.Stdout)
-		case len(e.Engines) == 0:
-			return errors.New("nothing to measure")
 		case c.components < 1 || c.components > 100:
 			return errors.New("-components must be from 1 to 100 (a page's limit)")
 		case c.coldPages < 1 || c.requests < 1 || c.clients < 1 || e.Rounds < 1:
@@ -87,12 +88,6 @@ func Flags(fs *flag.FlagSet) session.Run {
 			return b.report, err
 		})
 	}
-}
-
-type bench struct {
-	*session.Session
-	c       config
-	results []*result
 }
 
 type result struct {
@@ -188,12 +183,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 		}
 	}
 
-	// The bare handler answers what Tocsin just answered.
-	pagePath := filepath.Join(b.Dir, "page-"+e+".json")
-	if err := (session.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
-		return nil, err
-	}
-	bare, err := b.Child(ctx, "bare-"+e, "-bare-serve", "-bare-page", pagePath)
+	bare, err := b.BareChild(ctx, "bare-"+e, header, body) // what Tocsin just answered
 	if err != nil {
 		return nil, err
 	}

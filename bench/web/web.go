@@ -31,7 +31,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -60,8 +59,6 @@ type config struct {
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
-	var bareServe bool
-	var barePage string
 	fs.IntVar(&c.monitors, "monitors", 1000, "monitors of the workspace")
 	fs.DurationVar(&c.interval, "interval", time.Minute, "the monitors' check interval, in their history and under the server")
 	fs.IntVar(&c.requests, "requests", 500, "sequential GETs of each page measured")
@@ -72,14 +69,12 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.staleViews, "stale-views", 2, "views of the list, each a minute after the last, when every monitor's figures are computed afresh")
 	fs.IntVar(&c.changes, "changes", 6, "state changes of the flipped monitor timed to the streams, each followed by a view of the list")
 	fs.DurationVar(&c.settle, "settle", 15*time.Second, "wait after the server starts (its first checks of every monitor) before measuring")
-	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
-	fs.StringVar(&barePage, "bare-page", "", "internal: the page the bare handler serves")
+	bare := session.BarePage(fs)
 	return func(ctx context.Context, e session.Env) error {
+		if ran, err := bare(ctx, e); ran {
+			return err
+		}
 		switch {
-		case bareServe:
-			return session.ServeBare(ctx, barePage, e.Stdin, e.Stdout)
-		case len(e.Engines) == 0:
-			return errors.New("nothing to measure")
 		case c.monitors < 1 || c.requests < 1 || c.warmup < 0 || c.streams < 1 || c.changes < 1:
 			return errors.New("-monitors, -requests, -streams and -changes must be at least 1, -warmup-requests not negative")
 		case c.interval < 10*time.Second || c.interval > 24*time.Hour:
@@ -168,22 +163,24 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 
 	rt := session.Transport(1)
 	defer rt.CloseIdleConnections()
-	body, header, _, err := session.Fetch(ctx, rt, listURL, hdr)
+	// The pages the benchmark means to measure: the list and the first
+	// monitor's page, each showing what it should.
+	fetch := func(url, word string) ([]byte, http.Header, error) {
+		body, header, _, err := session.Fetch(ctx, rt, url, hdr)
+		if err == nil {
+			err = checkPage(body, fx.FirstName, word)
+		}
+		return body, header, err
+	}
+	body, header, err := fetch(listURL, "Availability")
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPage(body, fx.FirstName, "Availability"); err != nil {
-		return nil, fmt.Errorf("the list: %w", err)
-	}
-	res.listBytes = len(body)
-	page, _, _, err := session.Fetch(ctx, rt, pageURL, hdr)
+	page, _, err := fetch(pageURL, "Recent checks")
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPage(page, fx.FirstName, "Recent checks"); err != nil {
-		return nil, fmt.Errorf("the monitor's page: %w", err)
-	}
-	res.pageBytes = len(page)
+	res.listBytes, res.pageBytes = len(body), len(page)
 	measure := func(what, url string, h http.Header) ([]time.Duration, error) {
 		if b.c.warmup > 0 {
 			if _, err := session.SequentialWithin(ctx, rt, url, h, b.c.warmup, b.c.pageTime/10); err != nil {
@@ -205,12 +202,7 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 		return nil, err
 	}
 
-	// The bare handler answers what Tocsin answered for the list.
-	pagePath := filepath.Join(b.Dir, "list-"+e+".json")
-	if err := (session.Captured{Header: header, Body: body}).Save(pagePath); err != nil {
-		return nil, err
-	}
-	bare, err := b.Child(ctx, "bare-"+e, "-bare-serve", "-bare-page", pagePath)
+	bare, err := b.BareChild(ctx, "bare-"+e, header, body) // what Tocsin just answered
 	if err != nil {
 		return nil, err
 	}

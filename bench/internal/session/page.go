@@ -9,12 +9,14 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -151,4 +153,28 @@ func NewServer(h http.Handler) *http.Server {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn),
 	}
+}
+
+// BarePage registers the child flags of an area whose baseline answers a
+// page Tocsin sent (saved with Captured.Save); serve runs that child when
+// the flags ask for it, and says whether they did.
+func BarePage(fs *flag.FlagSet) (serve func(ctx context.Context, e Env) (ran bool, err error)) {
+	on := fs.Bool("bare-serve", false, "internal: serve the bare handler")
+	page := fs.String("bare-page", "", "internal: the page the bare handler serves")
+	return func(ctx context.Context, e Env) (bool, error) {
+		if !*on {
+			return false, nil
+		}
+		return true, ServeBare(ctx, *page, e.Stdin, e.Stdout)
+	}
+}
+
+// BareChild starts the area's bare handler (see BarePage) answering body
+// and header, as Tocsin answered them; Close stops it.
+func (s *Session) BareChild(ctx context.Context, name string, header http.Header, body []byte) (*Process, error) {
+	path := filepath.Join(s.Dir, name+".json")
+	if err := (Captured{Header: header, Body: body}).Save(path); err != nil {
+		return nil, err
+	}
+	return s.Child(ctx, name, "-bare-serve", "-bare-page", path)
 }

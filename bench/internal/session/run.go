@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -146,8 +147,12 @@ func (s *Session) Postgres(ctx context.Context, dbURL string) map[int]bool {
 }
 
 // Measure opens an area's run (Start), measures with run, prints the
-// report it returns under title (Print), and closes the run.
+// report it returns under title (Print), and closes the run. A run that
+// needs the tocsin binary needs an engine too.
 func Measure(ctx context.Context, area string, e Env, noTocsin bool, title string, run func(*Session) (report func(io.Writer), err error)) error {
+	if !noTocsin && len(e.Engines) == 0 {
+		return errors.New("nothing to measure: no engine")
+	}
 	s, err := Start(ctx, area, e, noTocsin)
 	defer s.Close()
 	if err != nil {
