@@ -219,7 +219,7 @@ func (b *bench) runBare(ctx context.Context) error {
 			return err
 		}
 	}
-	ch, err := session.Spawn(b.Self, b.Dir, "bare", nil, b.Area, "-bare-loop", b.file, "-interval", b.c.interval.String(),
+	ch, err := session.Spawn(b.Self, b.Dir, "bare", nil, false, b.Area, "-bare-loop", b.file, "-interval", b.c.interval.String(),
 		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
 	if err != nil {
 		return err

@@ -1,9 +1,9 @@
-// Runs a benchmark's processes: the servers under test
-// (`tocsin serve`, started with Serve, ready once /healthz answers) and
-// the benchmark binary re-executed in a mode of its own (a baseline, a
-// target, a receiver), which stops when its standard input closes or on
-// SIGTERM, may take commands on standard input and answers in lines on
-// standard output. A child started with Start prints its URL first.
+// The processes a run starts: the servers under test (`tocsin serve`,
+// ready once /healthz answers) and this binary re-executed in one of an
+// area's child modes (a baseline, a target, a receiver), which prints its
+// URL first, stops when its standard input closes or on SIGTERM, may read
+// commands on its standard input and answers in lines on its standard
+// output.
 
 package session
 
@@ -19,115 +19,107 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
 
 // Process is a running child.
 type Process struct {
-	Name string
-	Cmd  *exec.Cmd
-	Base string // its URL, from its first line of output (Start)
-	Log  string // the file its standard error goes to
-	// Stdin is its standard input: closing it stops the child, and a
-	// child may read commands from it.
-	Stdin io.WriteCloser
-	lines chan string // its standard output, line by line
-	quit  chan struct{}
-	once  sync.Once
-	done  chan error
+	Name, Base string // Base: its URL
+	Log        string // the file its standard error goes to
+	Cmd        *exec.Cmd
+	Stdin      io.WriteCloser // closing it stops the child
+	lines      chan string    // its standard output, line by line
+	done       chan struct{}  // closed once it has exited
 }
 
-// Spawn runs exe with args, env added to this process's environment, and
-// its standard error in dir/<name>.log. Its output is read with Line; a
-// child whose output is not read waits once 16 lines are unread.
-func Spawn(exe, dir, name string, env []string, args ...string) (*Process, error) {
-	return spawn(exe, dir, name, env, false, args...)
-}
-
-// spawn is Spawn; with quiet, the child's standard output goes to its log
-// too, and Line has nothing to read.
-func spawn(exe, dir, name string, env []string, quiet bool, args ...string) (*Process, error) {
-	logPath := filepath.Join(dir, name+".log")
-	f, err := os.Create(logPath)
+// Spawn runs exe with args and env added to this process's environment,
+// its standard error in dir/<name>.log, and with quiet its standard
+// output too; otherwise Line reads it (a line not read within 64 is lost).
+func Spawn(exe, dir, name string, env []string, quiet bool, args ...string) (*Process, error) {
+	p := &Process{Name: name, Log: filepath.Join(dir, name+".log"), lines: make(chan string, 64), done: make(chan struct{})}
+	f, err := os.Create(p.Log)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = f
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
+	p.Cmd = exec.Command(exe, args...)
+	p.Cmd.Env, p.Cmd.Stderr = append(os.Environ(), env...), f
 	var stdout io.Reader = strings.NewReader("")
 	if quiet {
-		cmd.Stdout = f
-	} else if stdout, err = cmd.StdoutPipe(); err != nil {
+		p.Cmd.Stdout = f
+	} else if stdout, err = p.Cmd.StdoutPipe(); err != nil {
 		f.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if p.Stdin, err = p.Cmd.StdinPipe(); err == nil {
+		err = p.Cmd.Start()
+	}
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	p := &Process{Name: name, Cmd: cmd, Stdin: stdin, Log: logPath,
-		lines: make(chan string, 16), quit: make(chan struct{}), done: make(chan error, 1)}
 	go func() {
 		s := bufio.NewScanner(stdout)
 		s.Buffer(make([]byte, 64<<10), 16<<20) // a report may be one long line
 		for s.Scan() {
 			select {
 			case p.lines <- s.Text():
-			case <-p.quit: // stopping: nobody reads any more
+			default: // nobody reads
 			}
 		}
 		close(p.lines)
-		p.done <- cmd.Wait()
+		_ = p.Cmd.Wait()
 		f.Close()
+		close(p.done)
 	}()
 	return p, nil
 }
 
-// Serve runs a server that listens on addr (which args tell it), with its
-// standard output and error in dir/<name>.log, and waits up to a minute
-// for http://addr/healthz to answer 200.
-func Serve(ctx context.Context, exe, dir, name, addr string, env []string, args ...string) (*Process, error) {
-	p, err := spawn(exe, dir, name, env, true, args...)
+// StartChild is Spawn for a child that prints its URL first, and waits up
+// to a minute for it.
+func StartChild(ctx context.Context, exe, dir, name string, env []string, args ...string) (*Process, error) {
+	p, err := Spawn(exe, dir, name, env, false, args...)
 	if err != nil {
 		return nil, err
 	}
-	p.Base = "http://" + addr
-	if err := p.waitHealthy(ctx, time.Minute); err != nil {
+	if p.Base, err = p.Line(time.Minute); err == nil && !strings.HasPrefix(p.Base, "http://") {
+		err = fmt.Errorf("printed %q", p.Base)
+	}
+	if err = errors.Join(err, ctx.Err()); err != nil {
 		p.Stop(5 * time.Second)
 		return nil, fmt.Errorf("%s did not start: %w (log: %s)", name, err, p.Log)
 	}
 	return p, nil
 }
 
-func (p *Process) waitHealthy(ctx context.Context, limit time.Duration) error {
+// Serve runs a server told by args to listen on addr, with its output in
+// dir/<name>.log, and waits up to a minute for http://addr/healthz to
+// answer 200.
+func Serve(ctx context.Context, exe, dir, name, addr string, env []string, args ...string) (*Process, error) {
+	p, err := Spawn(exe, dir, name, env, true, args...)
+	if err != nil {
+		return nil, err
+	}
+	p.Base = "http://" + addr
 	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		select {
-		case err := <-p.done:
-			p.done <- err
-			return fmt.Errorf("exited: %v", err)
+		case <-p.done:
+			return nil, fmt.Errorf("%s exited (log: %s)", name, p.Log)
 		case <-ctx.Done():
-			return ctx.Err()
+			p.Stop(5 * time.Second)
+			return nil, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
-		resp, err := client.Get(p.Base + "/healthz")
-		if err == nil {
+		if resp, err := client.Get(p.Base + "/healthz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return nil
+				return p, nil
 			}
 		}
 	}
-	return errors.New("no healthy /healthz within " + limit.String())
+	p.Stop(5 * time.Second)
+	return nil, fmt.Errorf("%s: no healthy /healthz within a minute (log: %s)", name, p.Log)
 }
 
 // FreeAddr is a loopback address whose port is free right now, for a
@@ -141,46 +133,15 @@ func FreeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// StartChild is Spawn for a server, and waits up to a minute for the URL it
-// prints first.
-func StartChild(ctx context.Context, exe, dir, name string, env []string, args ...string) (*Process, error) {
-	p, err := Spawn(exe, dir, name, env, args...)
-	if err != nil {
-		return nil, err
-	}
-	lctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	l, err := p.line(lctx)
-	switch {
-	case err == nil && strings.HasPrefix(l, "http://"):
-		p.Base = l
-		return p, nil
-	case ctx.Err() != nil:
-		err = ctx.Err()
-	case err == nil:
-		err = fmt.Errorf("%s did not start: %q (log: %s)", name, l, p.Log)
-	default:
-		err = fmt.Errorf("%s did not start: %w (log: %s)", name, err, p.Log)
-	}
-	p.Stop(5 * time.Second)
-	return nil, err
-}
-
 // Line is the child's next line of output, waiting up to timeout for it.
 func (p *Process) Line(timeout time.Duration) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return p.line(ctx)
-}
-
-func (p *Process) line(ctx context.Context) (string, error) {
 	select {
 	case l, ok := <-p.lines:
 		if !ok {
 			return "", errors.New("exited")
 		}
 		return l, nil
-	case <-ctx.Done():
+	case <-time.After(timeout):
 		return "", errors.New("timed out")
 	}
 }
@@ -198,24 +159,19 @@ func (p *Process) Pid() int { return p.Cmd.Process.Pid }
 // which stops it (`tocsin serve` drains its requests and checks), and
 // kills it if it has not exited within limit. Stopping again does nothing.
 func (p *Process) Stop(limit time.Duration) {
-	p.once.Do(func() { close(p.quit) })
 	p.Stdin.Close()
 	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(limit):
-		_ = p.Cmd.Process.Kill()
-		<-p.done
+		p.Kill()
 	}
-	p.done <- nil // for a later Stop or Kill
 }
 
 // Kill ends the child with SIGKILL, as a crash would.
 func (p *Process) Kill() {
-	p.once.Do(func() { close(p.quit) })
 	_ = p.Cmd.Process.Kill()
 	<-p.done
-	p.done <- nil // for a later Stop
 }
 
 // ServeUntilEOF is the child's side of a served mode: it serves srv on ln,
