@@ -215,7 +215,7 @@ func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) 
 		}
 	}
 	r.elapsed = end.Sub(start)
-	if r.recv, err = b.recv.stats(ctx, false); err != nil {
+	if r.recv, err = b.recv.stats(ctx); err != nil {
 		return nil, err
 	}
 	r.store, err = statuses(ctx, raw)
@@ -245,7 +245,7 @@ func (b *bench) bareRound(ctx context.Context) (*round, error) {
 		return nil, err
 	}
 	r.elapsed = end.Sub(start)
-	r.recv, err = b.recv.stats(ctx, false)
+	r.recv, err = b.recv.stats(ctx)
 	return r, err
 }
 
@@ -258,7 +258,7 @@ func (b *bench) waitDelivered(ctx context.Context, start time.Time, raw *rawDB, 
 	var lastStore time.Time
 	var st map[notify.Status]int
 	for {
-		s, err := b.recv.stats(ctx, false)
+		s, err := b.recv.stats(ctx)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -269,7 +269,7 @@ func (b *bench) waitDelivered(ctx context.Context, start time.Time, raw *rawDB, 
 		case raw == nil:
 			select {
 			case <-gaveUp:
-				if s2, err := b.recv.stats(ctx, false); err == nil && s2.Unique == s.Unique {
+				if s2, err := b.recv.stats(ctx); err == nil && s2.Unique == s.Unique {
 					return now, nil
 				}
 			default:
@@ -355,7 +355,7 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 	if _, err := b.waitStates(ctx, monitor.StateDown, limit); err != nil && ctx.Err() != nil {
 		return err
 	}
-	if s, err = b.recv.stats(ctx, true); err != nil {
+	if s, err = b.recv.stats(ctx); err != nil {
 		return err
 	}
 	srv.Stop(30 * time.Second)
@@ -389,7 +389,7 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 func (b *bench) waitStates(ctx context.Context, state monitor.State, limit time.Duration) (stats, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		s, err := b.recv.stats(ctx, false)
+		s, err := b.recv.stats(ctx)
 		switch {
 		case err != nil:
 			return s, err

@@ -1,15 +1,12 @@
 package deliveries
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -28,33 +25,22 @@ import (
 )
 
 // The webhook receiver, the -receive child: what docs/webhooks.md tells
-// users to write. POST /hook/{channel} verifies
-// the signature with that channel's secret, handles each delivery id once
-// and answers 204; GET /stats tells what it has handled. It listens on
-// 127.0.0.1:0, prints its URL as the first line on stdout, and reads
-// commands from stdin, one JSON object a line: each sets the channels'
-// secrets and starts counting afresh (secrets never go on a command line).
-// It stops at EOF.
+// users to write. POST /hook/{channel} verifies the signature with that
+// channel's secret, handles each delivery id once and answers 204; GET
+// /stats tells what it has handled since POST /reset gave it the
+// channels' secrets (JSON, never on a command line) and zeroed its counts.
 
-// receiverCommand is one line on the receiver's stdin.
-type receiverCommand struct {
-	Gen     int      `json:"gen"`     // echoed in stats once applied
-	Secrets []string `json:"secrets"` // channel i's signing secret
-}
-
-// stats is what the receiver has handled since its last command.
+// stats is what the receiver has handled since its last reset.
 type stats struct {
-	Gen           int   `json:"gen"`
 	Unique        int   `json:"unique"`        // deliveries handled: signature verified, id not seen before
 	Duplicates    int   `json:"duplicates"`    // verified requests of an id already handled
 	BadSignatures int   `json:"badSignatures"` // answered 401
 	Refused       int   `json:"refused"`       // unknown channel, unreadable body
 	First         int64 `json:"first"`         // unix ns of the first unique arrival; 0: none
 	// States counts the unique monitor.state_changed deliveries by the
-	// state they went to.
+	// state they went to; Down lists those to DOWN.
 	States map[string]int `json:"states"`
-	// Down lists the state changes to DOWN (with ?down=1 only).
-	Down []downArrival `json:"down,omitempty"`
+	Down   []downArrival  `json:"down"`
 }
 
 // downArrival is one monitor.state_changed to DOWN as it arrived.
@@ -63,9 +49,6 @@ type downArrival struct {
 	At       int64  `json:"at"`      // data.at, unix ns: the confirming check's time
 	Arrived  int64  `json:"arrived"` // unix ns, when its request reached the handler
 }
-
-// maxHookBody bounds what the receiver reads of a delivery.
-const maxHookBody = 1 << 20
 
 type receiver struct {
 	mu      sync.Mutex
@@ -78,75 +61,55 @@ func serveReceiver(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 	rc := &receiver{seen: map[string]bool{}, s: stats{States: map[string]int{}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hook/{channel}", rc.hook)
-	mux.HandleFunc("GET /stats", rc.stats)
+	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+		var secrets []string
+		if err := json.NewDecoder(r.Body).Decode(&secrets); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		rc.mu.Lock()
+		rc.secrets, rc.seen, rc.s = secrets, map[string]bool{}, stats{States: map[string]int{}}
+		rc.mu.Unlock()
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(rc.s)
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := session.NewServer(mux)
-	cmds, w := io.Pipe()
-	go func() {
-		sc := bufio.NewScanner(stdin)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			var cmd receiverCommand
-			if json.Unmarshal(sc.Bytes(), &cmd) == nil {
-				rc.reset(cmd)
-			}
-		}
-		w.Close() // EOF: the parent is done
-	}()
-	return session.ServeUntilEOF(ctx, srv, ln, "http://"+ln.Addr().String(), cmds, stdout)
-}
-
-func (rc *receiver) reset(cmd receiverCommand) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	rc.secrets = cmd.Secrets
-	rc.seen = make(map[string]bool, len(rc.seen))
-	rc.s = stats{Gen: cmd.Gen, States: map[string]int{}}
-}
-
-// stateChange is the part of a monitor.state_changed body the receiver
-// reads.
-type stateChange struct {
-	Data struct {
-		To string    `json:"to"`
-		At time.Time `json:"at"`
-	} `json:"data"`
+	return session.ServeUntilEOF(ctx, session.NewServer(mux), ln, "http://"+ln.Addr().String(), stdin, stdout)
 }
 
 func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxHookBody))
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	ch, cerr := strconv.Atoi(r.PathValue("channel"))
 	rc.mu.Lock()
-	secret := ""
-	if cerr == nil && ch >= 0 && ch < len(rc.secrets) {
-		secret = rc.secrets[ch]
+	defer rc.mu.Unlock()
+	var sc struct { // what the receiver reads of a monitor.state_changed
+		Data struct {
+			To string    `json:"to"`
+			At time.Time `json:"at"`
+		} `json:"data"`
 	}
-	rc.mu.Unlock()
-	if err != nil || secret == "" {
-		rc.count(func(s *stats) { s.Refused++ })
+	switch {
+	case err != nil || cerr != nil || ch < 0 || ch >= len(rc.secrets):
+		rc.s.Refused++
 		http.Error(w, "unknown channel", http.StatusNotFound)
 		return
-	}
-	if err := notify.Verify(r.Header.Get(notify.HeaderSignature), body, secret, arrived, notify.DefaultTolerance); err != nil {
-		rc.count(func(s *stats) { s.BadSignatures++ })
+	case notify.Verify(r.Header.Get(notify.HeaderSignature), body, rc.secrets[ch], arrived, notify.DefaultTolerance) != nil:
+		rc.s.BadSignatures++
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
-	}
-	var sc *stateChange
-	if r.Header.Get(notify.HeaderEvent) == incident.MonitorStateChanged {
-		sc = &stateChange{}
-		if err := json.Unmarshal(body, sc); err != nil {
-			rc.count(func(s *stats) { s.Refused++ })
-			http.Error(w, "not JSON", http.StatusBadRequest)
-			return
-		}
+	case r.Header.Get(notify.HeaderEvent) == incident.MonitorStateChanged && json.Unmarshal(body, &sc) != nil:
+		rc.s.Refused++
+		http.Error(w, "not JSON", http.StatusBadRequest)
+		return
 	}
 	id := r.Header.Get(notify.HeaderDelivery)
-	rc.mu.Lock()
 	if rc.seen[id] {
 		rc.s.Duplicates++
 	} else {
@@ -155,96 +118,56 @@ func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 		if rc.s.First == 0 {
 			rc.s.First = arrived.UnixNano()
 		}
-		if sc != nil {
+		if sc.Data.To != "" {
 			rc.s.States[sc.Data.To]++
-			if sc.Data.To == string(monitor.StateDown) {
-				rc.s.Down = append(rc.s.Down, downArrival{Delivery: id, At: sc.Data.At.UnixNano(), Arrived: arrived.UnixNano()})
-			}
+		}
+		if sc.Data.To == string(monitor.StateDown) {
+			rc.s.Down = append(rc.s.Down, downArrival{Delivery: id, At: sc.Data.At.UnixNano(), Arrived: arrived.UnixNano()})
 		}
 	}
-	rc.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (rc *receiver) count(f func(*stats)) {
-	rc.mu.Lock()
-	f(&rc.s)
-	rc.mu.Unlock()
-}
-
-func (rc *receiver) stats(w http.ResponseWriter, r *http.Request) {
-	rc.mu.Lock()
-	s := rc.s
-	s.States = maps.Clone(rc.s.States)
-	if r.URL.Query().Get("down") == "1" {
-		s.Down = append([]downArrival(nil), rc.s.Down...)
-	} else {
-		s.Down = nil
-	}
-	rc.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(s)
-}
-
-// receiverClient is the parent's side of the receiver child.
+// receiverClient is the parent's side of the receiver child, with a
+// transport of its own: its polls never share connections with a sender.
 type receiverClient struct {
 	child  *session.Process
 	client *http.Client
-	gen    int
 }
 
 // hookURL is where channel i's deliveries go.
 func (rc *receiverClient) hookURL(i int) string { return fmt.Sprintf("%s/hook/%d", rc.child.Base, i) }
 
-// reset gives the receiver the channels' secrets and zeroes its counts,
-// and returns once it has applied them.
+// reset gives the receiver the channels' secrets and zeroes its counts.
 func (rc *receiverClient) reset(ctx context.Context, secrets []string) error {
-	rc.gen++
-	line, err := json.Marshal(receiverCommand{Gen: rc.gen, Secrets: secrets})
+	b, _ := json.Marshal(secrets)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rc.child.Base+"/reset", bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
-	if _, err := rc.child.Stdin.Write(append(line, '\n')); err != nil {
+	res, err := rc.client.Do(req)
+	if err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s, err := rc.stats(ctx, false)
-		if err != nil {
-			return err
-		}
-		if s.Gen == rc.gen {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New("the receiver did not take its secrets within 10 s")
-		}
-		if err := session.Sleep(ctx, 5*time.Millisecond); err != nil {
-			return err
-		}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("receiver: reset: %s", res.Status)
 	}
+	return nil
 }
 
-// stats reads the receiver's counts; down asks for the DOWN arrivals too.
-func (rc *receiverClient) stats(ctx context.Context, down bool) (stats, error) {
-	u := rc.child.Base + "/stats"
-	if down {
-		u += "?down=1"
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+// stats reads the receiver's counts.
+func (rc *receiverClient) stats(ctx context.Context) (s stats, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rc.child.Base+"/stats", nil)
 	if err != nil {
-		return stats{}, err
+		return s, err
 	}
 	res, err := rc.client.Do(req)
 	if err != nil {
-		return stats{}, fmt.Errorf("receiver stats: %w", err)
+		return s, fmt.Errorf("receiver stats: %w", err)
 	}
 	defer res.Body.Close()
-	var s stats
-	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
-		return stats{}, fmt.Errorf("receiver stats: %w", err)
-	}
-	return s, nil
+	return s, json.NewDecoder(res.Body).Decode(&s)
 }
 
 // bareSender sends signed webhook bodies as the notifier renders them: a
