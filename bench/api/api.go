@@ -144,8 +144,11 @@ func (b *bench) measure(ctx context.Context, t *tgt, round int) error {
 	if err := b.provision(ctx, t, b.Warmup+b.Duration); err != nil {
 		return err
 	}
+	load := func(d time.Duration) session.Outcome {
+		return session.Closed(ctx, b.tr, b.c.concurrency, d, t.next, t.want)
+	}
 	if b.Warmup > 0 {
-		w := session.Closed(ctx, b.tr, b.c.concurrency, b.Warmup, t.next, t.want)
+		w := load(b.Warmup)
 		if t.rate = max(t.rate, w.Rate()); t.posts != nil {
 			t.rate = w.Rate() // the warm-up knows the real rate better than the guess did
 		}
@@ -154,7 +157,7 @@ func (b *bench) measure(ctx context.Context, t *tgt, round int) error {
 		}
 	}
 	var o session.Outcome
-	cpu := b.Window(ctx, t.srv.Pid(), t.dbURL, func() { o = session.Closed(ctx, b.tr, b.c.concurrency, b.Duration, t.next, t.want) })
+	cpu := b.Window(ctx, t.srv.Pid(), t.dbURL, func() { o = load(b.Duration) })
 	o.CPU = cpu
 	if err := ctx.Err(); err != nil {
 		return err

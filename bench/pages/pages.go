@@ -191,9 +191,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 	defer tr.CloseIdleConnections()
 	closed := func(url string, pid int, db string) session.Outcome {
 		next := func(int, int) *http.Request { return session.Get(url) }
-		session.Closed(ctx, tr, b.c.clients, b.Warmup, next, nil)
-		var o session.Outcome
-		o.CPU = b.Window(ctx, pid, db, func() { o = session.Closed(ctx, tr, b.c.clients, b.Duration, next, nil) })
+		_, o := b.Phase(ctx, pid, db, func(d time.Duration) session.Outcome { return session.Closed(ctx, tr, b.c.clients, d, next, nil) })
 		return o
 	}
 	for i := range b.Rounds {

@@ -151,15 +151,11 @@ func (b *bench) run(ctx context.Context) error {
 			t := b.targets[(i+r)%len(b.targets)] // a rotating order
 			tr := session.Transport(b.c.clients)
 			next := func(w, i int) *http.Request { return session.Get(t.urls[(w+i*b.c.clients)%len(t.urls)]) }
-			if b.Warmup > 0 {
-				w := session.Closed(ctx, tr, b.c.clients, b.Warmup, next, acked)
-				t.acked += w.OK
-			}
-			var o session.Outcome
-			cpu := b.Window(ctx, t.srv.Pid(), t.dbURL, func() { o = session.Closed(ctx, tr, b.c.clients, b.Duration, next, acked) })
-			o.CPU = cpu
+			w, o := b.Phase(ctx, t.srv.Pid(), t.dbURL, func(d time.Duration) session.Outcome {
+				return session.Closed(ctx, tr, b.c.clients, d, next, acked)
+			})
 			tr.CloseIdleConnections()
-			t.acked += o.OK
+			t.acked += w.OK + o.OK
 			t.rounds = append(t.rounds, o)
 			b.Logf("round %d, %s: %.0f acknowledged/s, p50 %s, p99 %s, %d not acknowledged",
 				r+1, t.name, o.Rate(), figure.Dur(o.P(0.5)), figure.Dur(o.P(0.99)), o.Failures())
@@ -167,16 +163,12 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	for _, rate := range b.c.rates {
 		for _, t := range b.targets {
-			if b.Warmup > 0 {
-				w := openLoop(ctx, t, rate, b.c.rateConns, b.Warmup)
-				t.acked += w.OK
-			}
-			var o offered
-			cpu := b.Window(ctx, t.srv.Pid(), t.dbURL, func() { o = openLoop(ctx, t, rate, b.c.rateConns, b.Duration) })
-			o.CPU = cpu
-			t.acked += o.OK
-			t.offered = append(t.offered, o)
-			b.Logf("%s: %.0f/s offered: %d of %d acknowledged, p99 %s", t.name, rate, o.OK, o.sent, figure.Dur(o.P(0.99)))
+			w, o := b.Phase(ctx, t.srv.Pid(), t.dbURL, func(d time.Duration) session.Outcome {
+				return openLoop(ctx, t, rate, b.c.rateConns, d)
+			})
+			t.acked += w.OK + o.OK
+			t.offered = append(t.offered, offered{o, rate, int(rate * b.Duration.Seconds())})
+			b.Logf("%s: %.0f/s offered: %d acknowledged, p99 %s", t.name, rate, o.OK, figure.Dur(o.P(0.99)))
 		}
 	}
 	for _, t := range b.targets {
@@ -241,7 +233,7 @@ func acked(_ int, resp *http.Response, body []byte) bool {
 // i/rate, and sends each on the first of conns senders free; a ping's
 // latency counts from when it was due, so a server falling behind shows
 // in its latencies rather than in a slower load.
-func openLoop(ctx context.Context, t *target, rate float64, conns int, d time.Duration) offered {
+func openLoop(ctx context.Context, t *target, rate float64, conns int, d time.Duration) session.Outcome {
 	type due struct {
 		i  int
 		at time.Time
@@ -278,7 +270,7 @@ func openLoop(ctx context.Context, t *target, rate float64, conns int, d time.Du
 	}
 	close(queue)
 	wg.Wait()
-	r := offered{rate: rate, sent: n}
+	var r session.Outcome
 	for _, p := range parts {
 		r.Add(p)
 	}

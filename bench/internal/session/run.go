@@ -177,3 +177,14 @@ func PerEngine[R any](s *Session, f func(engine string) (R, error)) ([]R, error)
 	}
 	return out, nil
 }
+
+// Phase runs load for -warmup, unmeasured, and then for -duration with
+// the machine's CPU split over that window (Window).
+func (s *Session) Phase(ctx context.Context, pid int, dbURL string, load func(d time.Duration) Outcome) (warm, o Outcome) {
+	if s.Warmup > 0 {
+		warm = load(s.Warmup)
+	}
+	cpu := s.Window(ctx, pid, dbURL, func() { o = load(s.Duration) })
+	o.CPU = cpu
+	return warm, o
+}
