@@ -27,7 +27,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
 
@@ -165,7 +164,7 @@ func (b *bench) measure(ctx context.Context, t *tgt, round int) error {
 	t.rounds = append(t.rounds, o)
 	t.rate = max(t.rate, o.Rate())
 	b.Logf("%-14s round %d: %8.0f req/s  p50 %-9s p99 %-9s failed %d  CPU%%: busy %.0f, server %.0f, postgres %.0f, others %.0f",
-		t.name, round+1, o.Rate(), figure.Dur(o.P(0.5)), figure.Dur(o.P(0.99)), o.Failures(), o.CPU.Busy, o.CPU.Server, o.CPU.Postgres, o.CPU.Other)
+		t.name, round+1, o.Rate(), session.Dur(o.P(0.5)), session.Dur(o.P(0.99)), o.Failures(), o.CPU.Busy, o.CPU.Server, o.CPU.Postgres, o.CPU.Other)
 	time.Sleep(500 * time.Millisecond) // let the round's background work settle
 	return nil
 }
@@ -339,15 +338,15 @@ func (b *bench) report(w io.Writer) {
 		slices.Sort(all.Lat)
 		ratio := "–"
 		if len(ratios) > 0 {
-			r := figure.Median(ratios)
+			r := session.Median(ratios)
 			ratio = fmt.Sprintf("**%.2f**", r)
 			if strings.HasSuffix(t.name, "-get") {
-				verdicts = append(verdicts, fmt.Sprintf("- %s at least %.2f of bare: %s (%.2f)", t.name, target, figure.Verdict(r >= target), r))
+				verdicts = append(verdicts, fmt.Sprintf("- %s at least %.2f of bare: %s (%.2f)", t.name, target, session.Verdict(r >= target), r))
 			}
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.0f%% |\n", t.name, figure.Median(rates), strings.Join(per, ", "),
-			figure.Dur(all.P(0.5)), figure.Dur(all.P(0.99)), ratio, all.FailedString(),
-			figure.Dur(time.Duration(figure.Median(srv))), figure.Dur(time.Duration(figure.Median(pg))), figure.Median(other))
+		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.0f%% |\n", t.name, session.Median(rates), strings.Join(per, ", "),
+			session.Dur(all.P(0.5)), session.Dur(all.P(0.99)), ratio, all.FailedString(),
+			session.Dur(time.Duration(session.Median(srv))), session.Dur(time.Duration(session.Median(pg))), session.Median(other))
 		if all.Exhausted {
 			verdicts = append(verdicts, fmt.Sprintf("- %s ran out of workspace quota before a round's end: its rate covers a shorter run", t.name))
 		}

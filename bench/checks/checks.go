@@ -29,7 +29,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -309,9 +308,9 @@ func (b *bench) report(w io.Writer) {
 	for _, r := range b.results {
 		x := r.Window
 		total, own := cpuPerCheck(r)
-		cpu, ratio, bytes, batch := figure.Dur(total), "–", "–", "–"
+		cpu, ratio, bytes, batch := session.Dur(total), "–", "–", "–"
 		if r.Name == "postgres" {
-			cpu = fmt.Sprintf("%s (%s + %s in PostgreSQL)", cpu, figure.Dur(own), figure.Dur(total-own))
+			cpu = fmt.Sprintf("%s (%s + %s in PostgreSQL)", cpu, session.Dur(own), session.Dur(total-own))
 		}
 		if bare > 0 {
 			ratio = fmt.Sprintf("**%.2f**", float64(total)/float64(bare))
@@ -326,7 +325,7 @@ func (b *bench) report(w io.Writer) {
 			batch = fmt.Sprintf("%.1f", r.Engine.Written/r.Engine.Batches)
 		}
 		fmt.Fprintf(w, "| %s | %d / %d | %d | %d | %s | %s | %s | %s | %s | %.1f MiB (%.1f KiB) | %s | %s | %.0f%% |\n",
-			r.Name, x.Due, x.Done, x.Missing, x.Duplicates, figure.Dur(x.Lag.P50), figure.Dur(x.Lag.P99), figure.Dur(x.Lag.Max),
+			r.Name, x.Due, x.Done, x.Missing, x.Duplicates, session.Dur(x.Lag.P50), session.Dur(x.Lag.P99), session.Dur(x.Lag.Max),
 			cpu, ratio, float64(r.Peak)/(1<<20), float64(r.Peak)/float64(b.c.monitors)/(1<<10), bytes, batch, r.CPU.Other)
 	}
 	fmt.Fprint(w, "\nDue against done and the lag come from the stored observations (the bare loop's from its own GETs); CPU per check is the process's CPU time (and the benchmark database's PostgreSQL processes') over the checks run in the window; other processes: the machine's share used by everything else, above 10% the run was disturbed.\n")
@@ -339,9 +338,9 @@ func (b *bench) report(w io.Writer) {
 		total, _ := cpuPerCheck(r)
 		fmt.Fprintf(w, "- **%s**: none missed: %s (%d due, %d without an observation, %d given up as missed starts, %d duplicates); "+
 			"lag p99 < 1 s: %s (%s); CPU per check < 1 ms: %s (%s).\n", r.Name,
-			figure.Verdict(x.Missing+x.MissedStart == 0 && x.Duplicates == 0), x.Due, x.Missing, x.MissedStart, x.Duplicates,
-			figure.Verdict(x.Lag.N > 0 && x.Lag.P99 < time.Second), figure.Dur(x.Lag.P99),
-			figure.Verdict(total < time.Millisecond), figure.Dur(total))
+			session.Verdict(x.Missing+x.MissedStart == 0 && x.Duplicates == 0), x.Due, x.Missing, x.MissedStart, x.Duplicates,
+			session.Verdict(x.Lag.N > 0 && x.Lag.P99 < time.Second), session.Dur(x.Lag.P99),
+			session.Verdict(total < time.Millisecond), session.Dur(total))
 	}
 }
 

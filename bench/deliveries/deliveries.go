@@ -35,7 +35,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -156,7 +155,7 @@ func (b *bench) run(ctx context.Context) error {
 				return fmt.Errorf("round %d, %s: %w", r+1, t, err)
 			}
 			b.throughput[t] = append(b.throughput[t], rd)
-			b.Logf("round %d, %s: %d delivered in %s, %.0f/s", r+1, t, rd.recv.Unique, figure.Dur(rd.elapsed), rd.rate())
+			b.Logf("round %d, %s: %d delivered in %s, %.0f/s", r+1, t, rd.recv.Unique, session.Dur(rd.elapsed), rd.rate())
 		}
 	}
 	for _, e := range b.Engines {
@@ -345,7 +344,7 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 	// and the DOWN ones would not fit in one window, let it end.
 	if 2*b.c.monitors > notify.RateBound(notify.Webhook) {
 		wait := time.Until(time.Unix(0, s.First).Add(notify.RateWindow + time.Second))
-		b.Logf("latency, %s: waiting %s for the channel's rate window to end", engine, figure.Dur(wait))
+		b.Logf("latency, %s: waiting %s for the channel's rate window to end", engine, session.Dur(wait))
 		if err := session.Sleep(ctx, wait); err != nil {
 			return err
 		}
@@ -424,14 +423,14 @@ func (b *bench) report(w io.Writer) {
 			delivered, dups, bad, held = delivered+r.recv.Unique, dups+r.recv.Duplicates, bad+r.recv.BadSignatures+r.recv.Refused, held+r.store[notify.Held]
 			srv, pg = srv+r.cpu.ServerTime, pg+r.cpu.PostgresTime
 		}
-		medians[t] = figure.Median(rates)
+		medians[t] = session.Median(rates)
 		ratio := "–"
 		if m := medians["bare"]; m > 0 {
 			ratio = fmt.Sprintf("**%.2f**", medians[t]/m)
 		}
 		n := time.Duration(max(delivered, 1))
 		fmt.Fprintf(w, "| %s | **%.0f** | %s | %s | %d | %d | %d | %d | %s | %s | %.0f%% |\n", t, medians[t], ratio, strings.Join(per, ", "),
-			delivered, dups, bad, held, figure.Dur(srv/n), figure.Dur(pg/n), figure.Median(other))
+			delivered, dups, bad, held, session.Dur(srv/n), session.Dur(pg/n), session.Median(other))
 	}
 	if b.c.monitors > 0 && len(b.Engines) > 0 {
 		fmt.Fprintf(w, "\n## From DOWN to the webhook\n\n%d HTTP monitors checked every %s, %d consecutive down results make DOWN; "+
@@ -439,23 +438,23 @@ func (b *bench) report(w io.Writer) {
 		fmt.Fprint(w, "| engine | DOWN changes | delivered | p50 | p99 | max | to the first attempt, p99 | attempt to arrival, p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, e := range b.Engines {
 			l := b.latency[e]
-			fmt.Fprintf(w, "| %s | %d | %d | %s | **%s** | %s | %s | %s |\n", e, l.down, len(l.total), figure.Dur(figure.Percentile(l.total, 0.5)),
-				figure.Dur(figure.Percentile(l.total, 0.99)), figure.Dur(figure.Percentile(l.total, 1)),
-				figure.Dur(figure.Percentile(l.outbox, 0.99)), figure.Dur(figure.Percentile(l.sending, 0.99)))
+			fmt.Fprintf(w, "| %s | %d | %d | %s | **%s** | %s | %s | %s |\n", e, l.down, len(l.total), session.Dur(session.Percentile(l.total, 0.5)),
+				session.Dur(session.Percentile(l.total, 0.99)), session.Dur(session.Percentile(l.total, 1)),
+				session.Dur(session.Percentile(l.outbox, 0.99)), session.Dur(session.Percentile(l.sending, 0.99)))
 		}
 	}
 	fmt.Fprint(w, "\n## Targets\n\n| target | required | measured | |\n|---|---|---|---|\n")
 	for _, e := range b.Engines {
 		if l := b.latency[e]; l.down > 0 {
-			p99 := figure.Percentile(l.total, 0.99)
-			fmt.Fprintf(w, "| %s: every DOWN change delivered | %d | %d | %s |\n", e, l.down, len(l.total), figure.Verdict(len(l.total) == l.down))
-			fmt.Fprintf(w, "| %s: from the confirming check to the webhook, p99 | < %s | %s | %s |\n", e, figure.Dur(latencyTarget),
-				figure.Dur(p99), figure.Verdict(len(l.total) == l.down && p99 < latencyTarget))
+			p99 := session.Percentile(l.total, 0.99)
+			fmt.Fprintf(w, "| %s: every DOWN change delivered | %d | %d | %s |\n", e, l.down, len(l.total), session.Verdict(len(l.total) == l.down))
+			fmt.Fprintf(w, "| %s: from the confirming check to the webhook, p99 | < %s | %s | %s |\n", e, session.Dur(latencyTarget),
+				session.Dur(p99), session.Verdict(len(l.total) == l.down && p99 < latencyTarget))
 		}
 		for i, r := range b.throughput[e] {
 			if r.recv.Unique != r.store[notify.Succeeded] || r.store[notify.Succeeded]+r.store[notify.Held] != b.c.deliveries {
 				fmt.Fprintf(w, "| %s, round %d: every delivery made once | %d | %d handled, store %v | %s |\n",
-					e, i+1, b.c.deliveries, r.recv.Unique, r.store, figure.Verdict(false))
+					e, i+1, b.c.deliveries, r.recv.Unique, r.store, session.Verdict(false))
 			}
 		}
 	}

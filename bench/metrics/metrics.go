@@ -29,7 +29,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -109,7 +108,7 @@ type query struct {
 	gzipped    int
 }
 
-func (q *query) p(x float64) time.Duration { return figure.Percentile(q.times, x) }
+func (q *query) p(x float64) time.Duration { return session.Percentile(q.times, x) }
 
 func (r *result) query(name string) *query {
 	for _, q := range r.queries {
@@ -176,7 +175,7 @@ func (b *bench) engine(ctx context.Context, e string) (*result, error) {
 	})
 	for _, q := range r.queries {
 		slices.Sort(q.times)
-		b.Logf("%s: %-45s median %-9s p90 %s", e, q.name, figure.Dur(q.p(0.5)), figure.Dur(q.p(0.9)))
+		b.Logf("%s: %-45s median %-9s p90 %s", e, q.name, session.Dur(q.p(0.5)), session.Dur(q.p(0.9)))
 	}
 	r.peak = session.PeakRSS(srv.Pid())
 	return r, err
@@ -257,13 +256,13 @@ func (b *bench) report(w io.Writer) {
 		yearOfRollups := fleet * (90*24*hour + 365*day) // hourly rows kept 90 days, daily 365
 		ratio := float64(y) / float64(max(d, 1))
 		for _, row := range [][3]string{
-			{"365-day answer under 50 ms (median)", figure.Dur(y), figure.Verdict(y < yearTarget)},
-			{"365-day answer at most 3× the 24-hour one (medians)", fmt.Sprintf("%.2f×", ratio), figure.Verdict(ratio <= yearVsDay)},
-			{"listing of 100 monitors over 30 days under 200 ms (median)", figure.Dur(l), figure.Verdict(l < listingTarget)},
-			{"rollups under 5% of the check engine's CPU", fmt.Sprintf("%s per observation, %.1f%% of %s per check", figure.Dur(per),
-				100*float64(per)/float64(check), figure.Dur(check)), figure.Verdict(float64(per) < rollupShare*float64(check))},
+			{"365-day answer under 50 ms (median)", session.Dur(y), session.Verdict(y < yearTarget)},
+			{"365-day answer at most 3× the 24-hour one (medians)", fmt.Sprintf("%.2f×", ratio), session.Verdict(ratio <= yearVsDay)},
+			{"listing of 100 monitors over 30 days under 200 ms (median)", session.Dur(l), session.Verdict(l < listingTarget)},
+			{"rollups under 5% of the check engine's CPU", fmt.Sprintf("%s per observation, %.1f%% of %s per check", session.Dur(per),
+				100*float64(per)/float64(check), session.Dur(check)), session.Verdict(float64(per) < rollupShare*float64(check))},
 			{"a year of rollups of 10,000 monitors at most 5 GB", fmt.Sprintf("%.2f GB (hour row %.0f B, day row %.0f B)", yearOfRollups/1e9, hour, day),
-				figure.Verdict(yearOfRollups <= storageTarget)},
+				session.Verdict(yearOfRollups <= storageTarget)},
 		} {
 			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.engine, row[0], row[1], row[2])
 		}
@@ -272,14 +271,14 @@ func (b *bench) report(w io.Writer) {
 	for _, r := range b.results {
 		for _, q := range r.queries {
 			fmt.Fprintf(w, "| %s | %s (`%s`) | %s | %s | %d B | %d B |\n", r.engine, q.name, q.path[strings.IndexByte(q.path, '?')+1:],
-				figure.Dur(q.p(0.5)), figure.Dur(q.p(0.9)), q.bytes, q.gzipped)
+				session.Dur(q.p(0.5)), session.Dur(q.p(0.9)), q.bytes, q.gzipped)
 		}
 	}
 	fmt.Fprint(w, "\n## The rollup job, and the machine\n\n| engine | run | observations | wall | CPU | in PostgreSQL | per observation | server peak RSS | other processes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range b.results {
 		for i, run := range []seed.Rollup{r.year.RollYear, r.year.RollDay} {
 			fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %.0f MiB | %.0f%% |\n", r.engine, []string{"one monitor's year", "every monitor's raw days"}[i],
-				run.Observations, figure.Dur(run.Wall), figure.Dur(run.CPU), figure.Dur(run.PG), figure.Dur(run.PerObservation()), float64(r.peak)/(1<<20), r.cpu.Other)
+				run.Observations, session.Dur(run.Wall), session.Dur(run.CPU), session.Dur(run.PG), session.Dur(run.PerObservation()), float64(r.peak)/(1<<20), r.cpu.Other)
 		}
 	}
 	fmt.Fprint(w, "\nThe rollups' target is read on the second run, where every hour holds every monitor's checks, as in service.\n")

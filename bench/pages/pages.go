@@ -31,7 +31,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -160,7 +159,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 		return nil, err
 	}
 	b.Logf("%s: cold p99 %s; after a quiet spell p99 %s, with every page changed %s", e,
-		figure.Dur(figure.Percentile(r.cold, 0.99)), figure.Dur(figure.Percentile(r.quiet, 0.99)), figure.Dur(figure.Percentile(r.touched, 0.99)))
+		session.Dur(session.Percentile(r.cold, 0.99)), session.Dur(session.Percentile(r.quiet, 0.99)), session.Dur(session.Percentile(r.touched, 0.99)))
 
 	page := base + r.fx.MainSlug
 	body, header, _, err := session.Fetch(ctx, rt, page, nil)
@@ -199,7 +198,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 		to := closed(page, srv.Pid(), dbURL)
 		r.bare, r.tocsin, r.ratios = append(r.bare, bo), append(r.tocsin, to), append(r.ratios, to.Rate()/bo.Rate())
 		b.Logf("%s: round %d: bare %.0f req/s, tocsin %.0f req/s (%.2f), server CPU %s a request", e, i+1, bo.Rate(), to.Rate(),
-			to.Rate()/bo.Rate(), figure.Dur(to.PerOK(to.CPU.ServerTime)))
+			to.Rate()/bo.Rate(), session.Dur(to.PerOK(to.CPU.ServerTime)))
 	}
 	r.peak = session.PeakRSS(srv.Pid())
 	return r, ctx.Err()
@@ -225,7 +224,7 @@ func (b *bench) report(w io.Writer) {
 		"read any page, with nothing changed and then with every page changed. Cache: %d sequential GETs after as many of warm-up. "+
 		"Throughput: %d keep-alive clients in a closed loop, %s warm-up and %s measured, %d rounds of the bare handler and then Tocsin.\n\n",
 		c.components, c.coldPages+1, seed.Groups, c.coldPages, quietSpell, c.requests, c.clients, b.Warmup, b.Duration, b.Rounds)
-	p := func(xs []time.Duration, q float64) string { return figure.Dur(figure.Percentile(xs, q)) }
+	p := func(xs []time.Duration, q float64) string { return session.Dur(session.Percentile(xs, q)) }
 	fmt.Fprint(w, "| engine | cold p50 | cold p99 | quiet p99 | changed p99 | page from cache p50 | p99 | summary.json p99 | badge p99 | page size |\n")
 	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range b.results {
@@ -246,16 +245,16 @@ func (b *bench) report(w io.Writer) {
 			pg, other = append(pg, float64(o.PerOK(o.CPU.PostgresTime))), append(other, max(o.CPU.Other, bo.CPU.Other))
 			failed += o.Failures() + bo.Failures()
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %.0f | **%.2f** (%s) | %s | %s | %s | %d | %.0f%% | %.1f MiB |\n", r.engine, figure.Median(bare),
-			figure.Median(tocsin), figure.Median(r.ratios), strings.Join(per, ", "), figure.Dur(time.Duration(figure.Median(cpu))),
-			figure.Dur(time.Duration(figure.Median(bareCPU))), figure.Dur(time.Duration(figure.Median(pg))), failed, figure.Median(other), float64(r.peak)/(1<<20))
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | **%.2f** (%s) | %s | %s | %s | %d | %.0f%% | %.1f MiB |\n", r.engine, session.Median(bare),
+			session.Median(tocsin), session.Median(r.ratios), strings.Join(per, ", "), session.Dur(time.Duration(session.Median(cpu))),
+			session.Dur(time.Duration(session.Median(bareCPU))), session.Dur(time.Duration(session.Median(pg))), failed, session.Median(other), float64(r.peak)/(1<<20))
 	}
 	fmt.Fprint(w, "\nMedians over the rounds; the ratio is the median of each round's Tocsin over the bare handler's round just before it. Other processes above 10%: run again.\n")
 	fmt.Fprint(w, "\n## Verdicts\n\n")
 	for _, r := range b.results {
-		quiet := figure.Percentile(r.quiet, 0.99) < coldP99 && len(r.touched) > 0 && figure.Percentile(r.touched, 0.99) < coldP99
+		quiet := session.Percentile(r.quiet, 0.99) < coldP99 && len(r.touched) > 0 && session.Percentile(r.touched, 0.99) < coldP99
 		fmt.Fprintf(w, "- %s: cold p99 under %s: %s; after a quiet spell p99 under %s: %s; cache p99 under %s: %s.\n", r.engine,
-			figure.Dur(coldP99), figure.Verdict(figure.Percentile(r.cold, 0.99) < coldP99), figure.Dur(coldP99), figure.Verdict(quiet),
-			figure.Dur(cachedP99), figure.Verdict(figure.Percentile(r.cached["page"], 0.99) < cachedP99))
+			session.Dur(coldP99), session.Verdict(session.Percentile(r.cold, 0.99) < coldP99), session.Dur(coldP99), session.Verdict(quiet),
+			session.Dur(cachedP99), session.Verdict(session.Percentile(r.cached["page"], 0.99) < cachedP99))
 	}
 }

@@ -29,7 +29,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 )
@@ -158,7 +157,7 @@ func (b *bench) run(ctx context.Context) error {
 			t.acked += w.OK + o.OK
 			t.rounds = append(t.rounds, o)
 			b.Logf("round %d, %s: %.0f acknowledged/s, p50 %s, p99 %s, %d not acknowledged",
-				r+1, t.name, o.Rate(), figure.Dur(o.P(0.5)), figure.Dur(o.P(0.99)), o.Failures())
+				r+1, t.name, o.Rate(), session.Dur(o.P(0.5)), session.Dur(o.P(0.99)), o.Failures())
 		}
 	}
 	for _, rate := range b.c.rates {
@@ -168,14 +167,14 @@ func (b *bench) run(ctx context.Context) error {
 			})
 			t.acked += w.OK + o.OK
 			t.offered = append(t.offered, offered{o, rate, int(rate * b.Duration.Seconds())})
-			b.Logf("%s: %.0f/s offered: %d acknowledged, p99 %s", t.name, rate, o.OK, figure.Dur(o.P(0.99)))
+			b.Logf("%s: %.0f/s offered: %d acknowledged, p99 %s", t.name, rate, o.OK, session.Dur(o.P(0.99)))
 		}
 	}
 	for _, t := range b.targets {
 		if b.c.burst > 0 {
 			t.burst = burst(ctx, t, b.c.burst, b.c.burstConns)
 			t.acked += t.burst.OK
-			b.Logf("%s: burst: %d of %d acknowledged in %s", t.name, t.burst.OK, b.c.burst, figure.Dur(t.burst.Elapsed))
+			b.Logf("%s: burst: %d of %d acknowledged in %s", t.name, t.burst.OK, b.c.burst, session.Dur(t.burst.Elapsed))
 		}
 		t.peak = session.PeakRSS(t.srv.Pid())
 		if t.dbURL == "" {
@@ -345,24 +344,24 @@ func (b *bench) report(w io.Writer) {
 			}
 		}
 		slices.Sort(all.Lat)
-		rates[t.name] = figure.Median(rs)
+		rates[t.name] = session.Median(rs)
 		ratio := "–"
 		if bare != nil && t != bare {
 			ratio = fmt.Sprintf("**%.2f** (%s)", rates[t.name]/rates["bare"], floats(ratios))
 		}
 		fmt.Fprintf(w, "| %s | **%.0f** | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% |\n", t.name, rates[t.name], ratio,
-			figure.Dur(all.P(0.5)), figure.Dur(all.P(0.99)), all.FailedString(), figure.Dur(all.PerOK(srv)), figure.Dur(all.PerOK(pg)), busy, other)
+			session.Dur(all.P(0.5)), session.Dur(all.P(0.99)), all.FailedString(), session.Dur(all.PerOK(srv)), session.Dur(all.PerOK(pg)), busy, other)
 	}
 	if len(b.c.rates) > 0 {
 		fmt.Fprintf(w, "\n## Open loop\n\nPings sent on schedule over up to %d connections, answered or not; latencies from when each was due. "+
-			"A target keeps up when it acknowledges every ping with a p99 within %s.\n\n", b.c.rateConns, figure.Dur(keepUpP99))
+			"A target keeps up when it acknowledges every ping with a p99 within %s.\n\n", b.c.rateConns, session.Dur(keepUpP99))
 		fmt.Fprint(w, "| target | offered/s | pings | acknowledged | not acknowledged | acknowledged/s | p50 | p99 | kept up | server CPU per ping | PostgreSQL CPU per ping |\n")
 		fmt.Fprint(w, "|---|---:|---:|---:|---|---:|---:|---:|---|---:|---:|\n")
 		for i := range b.c.rates {
 			for _, t := range b.targets {
 				r := t.offered[i]
 				fmt.Fprintf(w, "| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s |\n", t.name, r.rate, r.sent, r.OK, r.FailedString(),
-					r.Rate(), figure.Dur(r.P(0.5)), figure.Dur(r.P(0.99)), yesNo(r.keepsUp()), figure.Dur(r.PerOK(r.CPU.ServerTime)), figure.Dur(r.PerOK(r.CPU.PostgresTime)))
+					r.Rate(), session.Dur(r.P(0.5)), session.Dur(r.P(0.99)), yesNo(r.keepsUp()), session.Dur(r.PerOK(r.CPU.ServerTime)), session.Dur(r.PerOK(r.CPU.PostgresTime)))
 			}
 		}
 	}
@@ -370,25 +369,25 @@ func (b *bench) report(w io.Writer) {
 		fmt.Fprintf(w, "\n## Burst\n\n%d pings over %d connections opened beforehand, released together.\n\n", b.c.burst, b.c.burstConns)
 		fmt.Fprint(w, "| target | acknowledged | not acknowledged | all answered in | p99 |\n|---|---:|---|---:|---:|\n")
 		for _, t := range b.targets {
-			fmt.Fprintf(w, "| %s | **%d** | %s | %s | %s |\n", t.name, t.burst.OK, t.burst.FailedString(), figure.Dur(t.burst.Elapsed), figure.Dur(t.burst.P(0.99)))
+			fmt.Fprintf(w, "| %s | **%d** | %s | %s | %s |\n", t.name, t.burst.OK, t.burst.FailedString(), session.Dur(t.burst.Elapsed), session.Dur(t.burst.P(0.99)))
 		}
 	}
 	fmt.Fprint(w, "\n## Stored after SIGKILL\n\n| engine | acknowledged | stored | heartbeats created in | server peak RSS |\n|---|---:|---:|---:|---:|\n")
 	for _, t := range b.targets {
 		if t.dbURL != "" {
-			fmt.Fprintf(w, "| %s | %d | %d | %s | %.0f MiB |\n", t.name, t.acked, t.stored, figure.Dur(t.setup), float64(t.peak)/(1<<20))
+			fmt.Fprintf(w, "| %s | %d | %d | %s | %.0f MiB |\n", t.name, t.acked, t.stored, session.Dur(t.setup), float64(t.peak)/(1<<20))
 		}
 	}
 	fmt.Fprint(w, "\n## Targets\n\n| target | required | measured | |\n|---|---|---|---|\n")
 	if r, ok := rates["sqlite"]; ok && bare != nil {
-		fmt.Fprintf(w, "| SQLite against the bare handler | ≥ %.2f | %.2f (%.0f vs %.0f/s) | %s |\n", sqliteVsBare, r/rates["bare"], r, rates["bare"], figure.Verdict(r/rates["bare"] >= sqliteVsBare))
+		fmt.Fprintf(w, "| SQLite against the bare handler | ≥ %.2f | %.2f (%.0f vs %.0f/s) | %s |\n", sqliteVsBare, r/rates["bare"], r, rates["bare"], session.Verdict(r/rates["bare"] >= sqliteVsBare))
 	}
 	if r, ok := rates["postgres"]; ok {
-		fmt.Fprintf(w, "| PostgreSQL, acknowledged pings/s, closed loop of %d clients | ≥ %d | %.0f | %s |\n", b.c.clients, postgresRate, r, figure.Verdict(r >= postgresRate))
+		fmt.Fprintf(w, "| PostgreSQL, acknowledged pings/s, closed loop of %d clients | ≥ %d | %.0f | %s |\n", b.c.clients, postgresRate, r, session.Verdict(r >= postgresRate))
 		for _, o := range b.byName("postgres").offered {
 			if o.rate >= postgresRate {
 				fmt.Fprintf(w, "| PostgreSQL keeps up with %.0f pings/s offered | every ping acknowledged, p99 ≤ %s | %d of %d, p99 %s | %s |\n",
-					o.rate, figure.Dur(keepUpP99), o.OK, o.sent, figure.Dur(o.P(0.99)), figure.Verdict(o.keepsUp()))
+					o.rate, session.Dur(keepUpP99), o.OK, o.sent, session.Dur(o.P(0.99)), session.Verdict(o.keepsUp()))
 			}
 		}
 	}
@@ -398,9 +397,9 @@ func (b *bench) report(w io.Writer) {
 		}
 		if t.burst != nil {
 			fmt.Fprintf(w, "| %s: a burst is queued and answered, none dropped | %d of %d acknowledged | %d | %s |\n",
-				t.name, b.c.burst, b.c.burst, t.burst.OK, figure.Verdict(t.burst.OK == b.c.burst))
+				t.name, b.c.burst, b.c.burst, t.burst.OK, session.Verdict(t.burst.OK == b.c.burst))
 		}
-		fmt.Fprintf(w, "| %s: every acknowledged ping stored | %d | %d stored | %s |\n", t.name, t.acked, t.stored, figure.Verdict(t.stored >= int64(t.acked)))
+		fmt.Fprintf(w, "| %s: every acknowledged ping stored | %d | %d stored | %s |\n", t.name, t.acked, t.stored, session.Verdict(t.stored >= int64(t.acked)))
 	}
 }
 

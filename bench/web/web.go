@@ -36,7 +36,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/figure"
 	"github.com/tocsin/tocsin/bench/internal/seed"
 	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
@@ -192,7 +191,7 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 			return nil, err
 		}
 		b.Logf("%s: %d sequential GETs of %s: p50 %s, p99 %s, max %s", e, len(lat), what,
-			figure.Dur(figure.Percentile(lat, 0.5)), figure.Dur(figure.Percentile(lat, 0.99)), figure.Dur(lat[len(lat)-1]))
+			session.Dur(session.Percentile(lat, 0.5)), session.Dur(session.Percentile(lat, 0.99)), session.Dur(lat[len(lat)-1]))
 		return lat, nil
 	}
 	if res.list, err = measure("the monitors list", listURL, hdr); err != nil {
@@ -215,7 +214,7 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 		return nil, err
 	}
 	b.Logf("%s: %d sequential GETs of the bare handler: p50 %s, p99 %s", e, len(res.bare),
-		figure.Dur(figure.Percentile(res.bare, 0.5)), figure.Dur(figure.Percentile(res.bare, 0.99)))
+		session.Dur(session.Percentile(res.bare, 0.5)), session.Dur(session.Percentile(res.bare, 0.99)))
 	bareRT.CloseIdleConnections()
 	rt.CloseIdleConnections()
 
@@ -241,7 +240,7 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		if err == nil {
 			err = checkPage(body, fx.FirstName, "Availability")
 		}
-		b.Logf("%s: the list's first view %s: %s", e, when, figure.Dur(d))
+		b.Logf("%s: the list's first view %s: %s", e, when, session.Dur(d))
 		*to = append(*to, d)
 		return err
 	}
@@ -256,7 +255,7 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 	if res.quiet, err = window(); err != nil {
 		return err
 	}
-	b.Logf("%s: idle, no stream: server CPU %s a second, RSS %.1f MiB", e, figure.Dur(perSecond(res.quiet.cpu.ServerTime, res.quiet.elapsed)),
+	b.Logf("%s: idle, no stream: server CPU %s a second, RSS %.1f MiB", e, session.Dur(perSecond(res.quiet.cpu.ServerTime, res.quiet.elapsed)),
 		float64(res.quiet.rss)/(1<<20))
 
 	// The viewers sign in, each opening up to 10 streams.
@@ -287,7 +286,7 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		return err
 	}
 	b.Logf("%s: idle, %d streams: server CPU %s a second, RSS %.1f MiB", e, len(sessions),
-		figure.Dur(perSecond(res.open.cpu.ServerTime, res.open.elapsed)), float64(res.open.rss)/(1<<20))
+		session.Dur(perSecond(res.open.cpu.ServerTime, res.open.elapsed)), float64(res.open.rss)/(1<<20))
 
 	// State changes: the target fails, the monitor's next check turns it
 	// DOWN; it answers again, the next turns it UP.
@@ -331,7 +330,7 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		}
 		slices.Sort(lat)
 		b.Logf("%s: change %d to %s reached %d streams: p50 %s, max %s", e, k+1, want, len(lat),
-			figure.Dur(figure.Percentile(lat, 0.5)), figure.Dur(lat[len(lat)-1]))
+			session.Dur(session.Percentile(lat, 0.5)), session.Dur(lat[len(lat)-1]))
 		res.latencies = append(res.latencies, lat...)
 
 		if err := view(&res.cold, "after a state change"); err != nil {
@@ -540,7 +539,7 @@ func (b *bench) report(w io.Writer) {
 		"the server runs every monitor's checks meanwhile. Times from sending a GET with the owner's session cookie to reading the whole "+
 		"answer over keep-alive loopback: up to %d sequential GETs (or as many as %s allows) after up to %d unmeasured ones.\n\n",
 		c.monitors, c.interval, seed.LiveInterval, c.requests, c.pageTime, c.warmup)
-	p := func(xs []time.Duration, q float64) string { return figure.Dur(figure.Percentile(xs, q)) }
+	p := func(xs []time.Duration, q float64) string { return session.Dur(session.Percentile(xs, q)) }
 	fmt.Fprint(w, "| engine | page | GETs | p50 | p99 | max | size | target |\n|---|---|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range b.results {
 		for _, row := range []struct {
@@ -553,7 +552,7 @@ func (b *bench) report(w io.Writer) {
 			{"monitors list, first view with its figures a minute old", r.stale, r.listBytes, 0}, {"a monitor's page", r.page, r.pageBytes, pageP99}} {
 			verdict := "–"
 			if row.target > 0 {
-				verdict = fmt.Sprintf("p99 under %s: %s", figure.Dur(row.target), figure.Verdict(figure.Percentile(row.lat, 0.99) < row.target))
+				verdict = fmt.Sprintf("p99 under %s: %s", session.Dur(row.target), session.Verdict(session.Percentile(row.lat, 0.99) < row.target))
 			}
 			if len(row.lat) > 0 {
 				fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %.0f KiB | %s |\n", r.engine, row.name, len(row.lat), p(row.lat, 0.5),
@@ -566,8 +565,8 @@ func (b *bench) report(w io.Writer) {
 	fmt.Fprint(w, "| engine | streams | server CPU/s | PostgreSQL CPU/s | server RSS | other processes |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range b.results {
 		for i, x := range []idleWindow{r.quiet, r.open} {
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %.1f MiB | %.0f%% |\n", r.engine, i*c.streams, figure.Dur(perSecond(x.cpu.ServerTime, x.elapsed)),
-				figure.Dur(perSecond(x.cpu.PostgresTime, x.elapsed)), float64(x.rss)/(1<<20), x.cpu.Other)
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %.1f MiB | %.0f%% |\n", r.engine, i*c.streams, session.Dur(perSecond(x.cpu.ServerTime, x.elapsed)),
+				session.Dur(perSecond(x.cpu.PostgresTime, x.elapsed)), float64(x.rss)/(1<<20), x.cpu.Other)
 		}
 	}
 	fmt.Fprintf(w, "\nA state change reaching the streams, from its moment as the server recorded it (the event's `since`) to the event read "+

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/tocsin/tocsin/bench/internal/figure"
 )
 
 // Outcome counts what requests came to: the answers that were what the
@@ -52,7 +50,7 @@ func (o *Outcome) Failures() int {
 func (o *Outcome) Rate() float64 { return float64(o.OK) / o.Elapsed.Seconds() }
 
 // P is the q-quantile of the latencies, which must be sorted.
-func (o *Outcome) P(q float64) time.Duration { return figure.Percentile(o.Lat, q) }
+func (o *Outcome) P(q float64) time.Duration { return Percentile(o.Lat, q) }
 
 // PerOK is a CPU time per answer wanted.
 func (o *Outcome) PerOK(d time.Duration) time.Duration {

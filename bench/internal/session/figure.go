@@ -1,7 +1,7 @@
-// Package figure computes and prints the figures of a benchmark's report:
-// medians, percentiles, durations and verdicts, the same way in every
-// benchmark.
-package figure
+// The figures of a report: medians, percentiles, durations and verdicts,
+// the same way in every area.
+
+package session
 
 import (
 	"fmt"
