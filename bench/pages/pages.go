@@ -63,11 +63,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.requests, "requests", 3000, "sequential GETs of each cached URL measured, after as many again of warm-up")
 	fs.IntVar(&c.clients, "clients", 8, "concurrent keep-alive clients of the throughput rounds")
 	fs.DurationVar(&c.settle, "settle", 5*time.Second, "wait after the server starts (its first checks and jobs) before the cold renders")
-	bare := session.BarePage(fs)
-	return func(ctx context.Context, e session.Env) error {
-		if ran, err := bare(ctx, e); ran {
-			return err
-		}
+	return session.BarePage(fs, func(ctx context.Context, e session.Env) error {
 		switch {
 		case c.components < 1 || c.components > 100:
 			return errors.New("-components must be from 1 to 100 (a page's limit)")
@@ -86,7 +82,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 			})
 			return b.report, err
 		})
-	}
+	})
 }
 
 type result struct {

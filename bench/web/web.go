@@ -68,11 +68,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.staleViews, "stale-views", 2, "views of the list, each a minute after the last, when every monitor's figures are computed afresh")
 	fs.IntVar(&c.changes, "changes", 6, "state changes of the flipped monitor timed to the streams, each followed by a view of the list")
 	fs.DurationVar(&c.settle, "settle", 15*time.Second, "wait after the server starts (its first checks of every monitor) before measuring")
-	bare := session.BarePage(fs)
-	return func(ctx context.Context, e session.Env) error {
-		if ran, err := bare(ctx, e); ran {
-			return err
-		}
+	return session.BarePage(fs, func(ctx context.Context, e session.Env) error {
 		switch {
 		case c.monitors < 1 || c.requests < 1 || c.warmup < 0 || c.streams < 1 || c.changes < 1:
 			return errors.New("-monitors, -requests, -streams and -changes must be at least 1, -warmup-requests not negative")
@@ -99,7 +95,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 			})
 			return b.report, err
 		})
-	}
+	})
 }
 
 type bench struct {

@@ -156,16 +156,16 @@ func NewServer(h http.Handler) *http.Server {
 }
 
 // BarePage registers the child flags of an area whose baseline answers a
-// page Tocsin sent (saved with Captured.Save); serve runs that child when
-// the flags ask for it, and says whether they did.
-func BarePage(fs *flag.FlagSet) (serve func(ctx context.Context, e Env) (ran bool, err error)) {
+// page Tocsin sent (BareChild), and returns run, or that child when the
+// flags ask for it.
+func BarePage(fs *flag.FlagSet, run Run) Run {
 	on := fs.Bool("bare-serve", false, "internal: serve the bare handler")
 	page := fs.String("bare-page", "", "internal: the page the bare handler serves")
-	return func(ctx context.Context, e Env) (bool, error) {
-		if !*on {
-			return false, nil
+	return func(ctx context.Context, e Env) error {
+		if *on {
+			return ServeBare(ctx, *page, e.Stdin, e.Stdout)
 		}
-		return true, ServeBare(ctx, *page, e.Stdin, e.Stdout)
+		return run(ctx, e)
 	}
 }
 
