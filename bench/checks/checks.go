@@ -9,7 +9,8 @@
 // check with PostgreSQL's, the server's peak RSS, the bytes each stored
 // observation takes, and the engine's own counters from its GET /metrics.
 // The bare loop (this binary re-executed with -bare-loop) GETs the same
-// URLs on the same slots, at most -concurrency in flight, a new
+// URLs on slots spread the same way (the first engine's monitors' own
+// when it runs after them), at most -concurrency in flight, a new
 // connection each as the probe does. The target is a child process too.
 package checks
 
@@ -200,8 +201,9 @@ func (b *bench) runEngine(ctx context.Context, e string) error {
 	return err
 }
 
-// runBare measures the bare loop over the first engine's monitors (or,
-// with none yet, monitors of made-up ids).
+// runBare measures the bare loop over the first engine's monitors or,
+// before any, over made-up ids: a slot's phase is a hash of its id, so
+// either spreads the slots alike.
 func (b *bench) runBare(ctx context.Context) error {
 	if b.targets == nil {
 		for i := range b.c.monitors {
