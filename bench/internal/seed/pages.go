@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -93,7 +94,9 @@ func StatusPages(ctx context.Context, dbURL, keys, target string, components, co
 	for i := 0; i < 8; i++ {
 		start := now.Add(-time.Duration(i*12+1)*Day - time.Duration(rng.IntN(12))*time.Hour)
 		affected := []string{monitors[rng.IntN(n)], monitors[rng.IntN(n)], monitors[rng.IntN(n)]}
-		affected = dedupe(affected[:2+rng.IntN(2)])
+		affected = affected[:2+rng.IntN(2)]
+		slices.Sort(affected)
+		affected = slices.Compact(affected)
 		clk.set(start)
 		inc, err := a.CreateIncident(ctx, actor, app.IncidentDraft{Title: fmt.Sprintf("Elevated errors (%d)", i+1),
 			Message: "We are looking into reports of failed requests.", AffectedMonitors: affected, Public: true,
@@ -155,7 +158,7 @@ func StatusPages(ctx context.Context, dbURL, keys, target string, components, co
 	return fx, nil
 }
 
-// pageDraft is a public page of every monitor, in groups of equal size.
+// PageDraft is a public page of every monitor, in groups of equal size.
 func PageDraft(monitors []string) app.StatusPageDraft {
 	d := app.StatusPageDraft{Title: "Example Cloud status", Description: "Live status of Example Cloud's services.",
 		ShowUptime: true, ShowIncidents: true, ShowMaintenance: true,
@@ -172,16 +175,4 @@ func PageDraft(monitors []string) app.StatusPageDraft {
 		}
 	}
 	return d
-}
-
-func dedupe(ss []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range ss {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
