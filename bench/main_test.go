@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tocsin/tocsin/internal/racedetector"
 )
 
 // TestMain lets the test binary serve as the benchmark's children (bare
@@ -20,10 +22,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestSmoke runs areas end to end at tiny sizes against a tocsin binary
-// it builds, on SQLite (and PostgreSQL where the case says so), and looks
-// for lines of the report.
-func TestSmoke(t *testing.T) {
+// TestSmokeTiming runs areas end to end at tiny sizes against a tocsin
+// binary each builds, on SQLite (and PostgreSQL where the case says so),
+// and looks for lines of the report. It measures servers, and seeds in
+// its own process, which the race detector slows to minutes.
+func TestSmokeTiming(t *testing.T) {
+	racedetector.Skip(t, "runs servers and measures them")
 	if testing.Short() {
 		t.Skip("builds tocsin and runs servers")
 	}
@@ -61,7 +65,8 @@ func TestSmoke(t *testing.T) {
 			webWants(webEngines)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			t.Parallel() // as separate packages would: the areas share no state
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
 			var out, errb bytes.Buffer
 			if err := run(ctx, c.args, strings.NewReader(""), &out, &errb); err != nil {
