@@ -1,20 +1,40 @@
-// Package seed writes what a benchmark's database holds when `tocsin
-// serve` starts on it, through the store with the benchmark's clock, as
-// the server would have written it over the months before: monitors with
-// a history of state changes, aimed at a loopback target of the benchmark
-// (Target) whose answer the benchmark can turn from 200 to an error.
+// Package seed writes what a benchmark starts from, in one place.
+//
+// What a user could make through the running server is made that way:
+// API (with a key `tocsin key create` made) posts monitors, heartbeats
+// and channels, eight at a time (Many). What the API cannot make is
+// written here through the store's and the application's own functions,
+// never copies of their SQL, with the benchmark's clock, as `tocsin serve`
+// would have written it over the months before:
+//
+//   - monitors with 100 days of state changes (WriteMonitors, History);
+//   - their checks and rollups, and the rollup job run until caught up
+//     (Observation, Writer, Pool; WriteYear for the metrics area, WebApp
+//     for the web app's workspace);
+//   - public incidents on the days they happened and status pages
+//     (StatusPages);
+//   - an outbox of deliveries written while no server runs (Incidents);
+//   - and, after a crash, the pings a new process finds (CountPings).
+//
+// Target is the loopback endpoint seeded monitors check, whose answer a
+// benchmark can turn from 200 to an error. This is the only package of
+// the bench command that imports the store or the application.
 package seed
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
 
+	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
@@ -164,3 +184,35 @@ func (t *Target) Set(status int) { t.status.Store(int32(status)) }
 
 // Close stops serving.
 func (t *Target) Close() { _ = t.srv.Close() }
+
+// openApp opens the database at dbURL, migrated, and composes the
+// application over it with the keyring, the clock now and cfg, as `tocsin
+// serve` composes it.
+func openApp(ctx context.Context, dbURL, keyring string, now func() time.Time, cfg app.Config) (*store.DB, *app.App, error) {
+	kr, err := secrets.ParseKeyring(keyring)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := Open(ctx, dbURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, app.New(db, kr, now, slog.New(slog.DiscardHandler), cfg), nil
+}
+
+// Open opens the database at dbURL through the store and migrates it.
+func Open(ctx context.Context, dbURL string) (*store.DB, error) {
+	db, err := store.Open(ctx, dbURL)
+	if err == nil {
+		_, err = db.Migrate(ctx)
+	}
+	return db, err
+}
+
+// Workspace makes a workspace that holds up to quota monitors.
+func Workspace(ctx context.Context, db *store.DB, slug string, quota int) (string, error) {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	ws := account.Workspace{ID: ids.New(ids.Workspace, now), Name: slug, Slug: slug, MaxMonitors: quota,
+		MinIntervalSeconds: monitor.MinIntervalSeconds, CreatedAt: now}
+	return ws.ID, db.CreateWorkspace(ctx, ws)
+}

@@ -74,3 +74,42 @@ func TestTarget(t *testing.T) {
 		t.Fatalf("status %d after Set(500)", s)
 	}
 }
+
+// TestPageDraft checks the page of 50 monitors: 5 groups of 10, every
+// monitor once.
+func TestPageDraft(t *testing.T) {
+	ms := make([]string, 50)
+	for i := range ms {
+		ms[i] = "mon_" + string(rune('A'+i))
+	}
+	d := PageDraft(ms)
+	if len(d.Groups) != Groups {
+		t.Fatalf("%d groups", len(d.Groups))
+	}
+	seen := map[string]bool{}
+	for _, g := range d.Groups {
+		if len(g.Components) != 10 {
+			t.Errorf("group %s: %d components", g.Name, len(g.Components))
+		}
+		for _, c := range g.Components {
+			seen[c.MonitorID] = true
+		}
+	}
+	if len(seen) != len(ms) {
+		t.Errorf("%d monitors shown, want %d", len(seen), len(ms))
+	}
+	if !d.ShowUptime || !d.ShowIncidents || !d.ShowMaintenance {
+		t.Errorf("the page hides something: %+v", d)
+	}
+}
+
+func TestSeedingURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"sqlite:/tmp/x/tocsin.db":                        "sqlite:/tmp/x/tocsin.db",
+		"postgres://u@127.0.0.1:5432/db?sslmode=disable": "postgres://u@127.0.0.1:5432/db?sslmode=disable&synchronous_commit=off",
+	} {
+		if got := seedingURL(in); got != want {
+			t.Errorf("seedingURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

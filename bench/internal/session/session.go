@@ -1,68 +1,53 @@
-// Package session holds what every benchmark command owns for one run: a
-// log, a work directory, this binary (re-executed for the command's own
-// child modes), the tocsin binary it measures, and what to undo at the
-// end; and the command's main.
+// Package session is what every area of the bench command shares for one
+// run: its flags, work directory, log and report; the tocsin binary it
+// measures and the processes it starts (servers under test, this binary
+// re-executed as a baseline or receiver); fresh databases; Linux's CPU
+// and memory counters, split between the server, PostgreSQL and the
+// rest; and the HTTP load that drives a server.
 package session
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 	"time"
-
-	"github.com/tocsin/tocsin/bench/internal/tocsin"
 )
 
-// Session is one run's log, work directory and binaries.
+// Session is one run of an area: its flags, log, work directory and
+// binaries, and what to undo at the end.
 type Session struct {
-	Dir  string        // the work directory: logs, SQLite files
-	Self string        // this binary
-	Bin  tocsin.Binary // the tocsin measured; zero when the run needs none
-	log  io.Writer
-	keep bool
+	Env         // the shared flags and the streams
+	Area string // the area measured: this binary's first argument, for its children
+	Dir  string // the work directory: logs, SQLite files
+	Self string // this binary
+	Bin  Binary // the tocsin measured; zero when the run needs none
 	undo []func()
+	seq  int    // databases made
+	keys string // the run's keyring
 }
 
-// Options say what a run needs.
-type Options struct {
-	Name   string    // the command's, for the work directory's name
-	Log    io.Writer // progress lines
-	Tocsin string    // -tocsin: a binary; "": build ./cmd/tocsin
-	// NoTocsin: the run measures no tocsin server (only a baseline).
-	NoTocsin bool
-	Keep     bool // -keep: leave the work directory and databases
-}
-
-// Open makes the work directory and finds or builds the tocsin binary.
-// Close undoes it, also when Open fails.
-func Open(ctx context.Context, o Options) (*Session, error) {
-	s := &Session{log: o.Log, keep: o.Keep}
-	var err error
-	if s.Dir, err = os.MkdirTemp("", o.Name+"-"); err != nil {
+// Start opens an area's run: its work directory, this binary for its
+// children and, unless noTocsin, the tocsin binary it measures. Close
+// undoes it, also when Start fails.
+func Start(ctx context.Context, area string, e Env, noTocsin bool) (s *Session, err error) {
+	s = &Session{Env: e, Area: area}
+	if s.Dir, err = os.MkdirTemp("", "bench-"+area+"-"); err != nil {
 		return s, err
 	}
-	if s.Self, err = os.Executable(); err != nil {
+	if s.Self, err = os.Executable(); err != nil || noTocsin {
 		return s, err
 	}
-	if o.NoTocsin {
-		return s, nil
-	}
-	if o.Tocsin == "" {
+	if e.Tocsin == "" {
 		s.Logf("building ./cmd/tocsin")
 	}
-	s.Bin, err = tocsin.Open(ctx, o.Tocsin, s.Dir)
+	s.Bin, err = openBinary(ctx, e.Tocsin, s.Dir)
 	return s, err
 }
 
 // Logf writes a progress line, with the time.
 func (s *Session) Logf(format string, args ...any) {
-	fmt.Fprintf(s.log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	fmt.Fprintf(s.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
 // Undo adds f to what Close does (dropping a database), newest first.
@@ -77,7 +62,7 @@ func (s *Session) Close() {
 	if s.Dir == "" {
 		return
 	}
-	if s.keep {
+	if s.Keep {
 		s.Logf("kept work directory %s", s.Dir)
 		return
 	}
@@ -94,30 +79,4 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// Main runs a command's run with a context that SIGINT and SIGTERM end,
-// and exits 1 when it fails.
-func Main(name string, run func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		}
-		os.Exit(1)
-	}
-}
-
-// Report prints a command's report and, with -out, writes it to that
-// file too.
-func Report(report string, stdout io.Writer, out string) error {
-	if _, err := io.WriteString(stdout, report); err != nil {
-		return err
-	}
-	if out == "" {
-		return nil
-	}
-	return os.WriteFile(out, []byte(report), 0o644)
 }

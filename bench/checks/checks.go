@@ -1,0 +1,364 @@
+// Package checks measures the check engine: -monitors HTTP monitors of a
+// local target (distinct paths /m/<i>), made through the API, checked
+// every -interval by `tocsin serve`, next to a bare Go loop doing the same
+// GETs on the same slots with no database, each in a process of its own.
+//
+// After a warm-up (one interval) it measures -duration: checks due
+// against checks done and their lag behind their slots (from the stored
+// observations, each of which keeps its lag), the server's CPU time per
+// check with PostgreSQL's, the server's peak RSS, the bytes each stored
+// observation takes, and the engine's own counters from its GET /metrics.
+// The bare loop (this binary re-executed with -bare-loop) GETs the same
+// URLs on slots spread the same way (the first engine's monitors' own
+// when it runs after them), at most -concurrency in flight, a new
+// connection each as the probe does. The target is a child process too.
+package checks
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/seed"
+	"github.com/tocsin/tocsin/bench/internal/session"
+)
+
+type config struct {
+	monitors, timeout, concurrency int
+	interval, grace                time.Duration
+	bare                           string // before, after, both, none
+}
+
+// Flags registers the area's flags and returns its run.
+func Flags(fs *flag.FlagSet) session.Run {
+	var c config
+	var targetServe bool
+	var bareLoop string
+	fs.IntVar(&c.monitors, "monitors", 10000, "HTTP monitors of the local target")
+	fs.DurationVar(&c.interval, "interval", 30*time.Second, "every monitor's check interval (whole seconds, at least 10s)")
+	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time after the window for checks due in it to finish and be stored")
+	fs.IntVar(&c.timeout, "timeout", 10, "each check's timeout in seconds (the monitors' timeoutSeconds)")
+	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (tocsin serve --check-concurrency) or bare GETs in flight at most")
+	fs.StringVar(&c.bare, "bare", "before", "when the bare loop runs: before the engines, after them, both, or none")
+	fs.BoolVar(&targetServe, "target-serve", false, "internal: serve the target")
+	fs.StringVar(&bareLoop, "bare-loop", "", "internal: run the bare loop over the targets in this file")
+	return func(ctx context.Context, e session.Env) error {
+		switch {
+		case targetServe:
+			// About 100 bytes, like a small health endpoint.
+			return session.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}},
+				[]byte(`{"status":"ok","service":"bench-target","version":"1.0.0","checks":{"db":"ok","cache":"ok"}}`+"\n"), e.Stdin, e.Stdout)
+		case bareLoop != "":
+			return runBare(ctx, bareLoop, c, e.Stdin, e.Stdout)
+		case !slices.Contains([]string{"before", "after", "both", "none"}, c.bare):
+			return fmt.Errorf("-bare %q: want before, after, both or none", c.bare)
+		case len(e.Engines) == 0 && c.bare == "none":
+			return errors.New("nothing to run")
+		case c.monitors < 1 || c.concurrency < 1 || c.timeout < 1:
+			return errors.New("-monitors, -concurrency and -timeout must be at least 1")
+		case c.interval < 10*time.Second || c.interval%time.Second != 0:
+			return errors.New("-interval must be whole seconds, at least 10s")
+		case e.Duration <= 0 || c.grace < 0:
+			return errors.New("-duration must be positive and -grace not negative")
+		}
+		if e.Warmup <= 0 {
+			e.Warmup = c.interval
+		}
+		return session.Measure(ctx, "checks", e, len(e.Engines) == 0, fmt.Sprintf("Check engine: %d HTTP monitors every %s", c.monitors, c.interval), func(s *session.Session) (func(io.Writer), error) {
+			b := &bench{Session: s, c: c}
+			return b.report, b.run(ctx)
+		})
+	}
+}
+
+type bench struct {
+	*session.Session
+	c       config
+	base    string // the target's URL
+	targets []monitorURL
+	file    string // the targets, for the bare loop
+	results []*result
+}
+
+// monitorURL is one monitor's id (which sets its slots) and URL.
+type monitorURL struct{ ID, URL string }
+
+// result is one measured run: the bare loop or tocsin serve on one engine.
+type result struct {
+	Name      string // bare, sqlite, postgres
+	Window    *window
+	CPU       session.Share
+	Peak      int64 // the process's peak RSS, bytes
+	Engine    engineFigures
+	Rows      int64 // observations added over the window
+	Bytes     int64 // and the bytes they added to the table
+	WALPerObs float64
+}
+
+func (b *bench) run(ctx context.Context) error {
+	target, err := b.Child(ctx, "target", "-target-serve")
+	if err != nil {
+		return err
+	}
+	b.base = target.Base
+	if b.c.bare == "before" || b.c.bare == "both" {
+		if err := b.runBare(ctx); err != nil {
+			return fmt.Errorf("bare loop: %w", err)
+		}
+	}
+	for _, e := range b.Engines {
+		if err := b.runEngine(ctx, e); err != nil {
+			return fmt.Errorf("%s: %w", e, err)
+		}
+	}
+	if b.c.bare == "after" || b.c.bare == "both" {
+		if err := b.runBare(ctx); err != nil {
+			return fmt.Errorf("bare loop: %w", err)
+		}
+	}
+	return nil
+}
+
+// runEngine makes the monitors through the API of `tocsin serve` on a
+// fresh database, lets it warm up, and measures it.
+func (b *bench) runEngine(ctx context.Context, e string) error {
+	dbURL, _, err := b.FreshDB(ctx, e)
+	if err != nil {
+		return err
+	}
+	srv, err := b.Serve(ctx, e, dbURL, "--check-concurrency", strconv.Itoa(b.c.concurrency), "--rate-limit", "1000000")
+	if err != nil {
+		return err
+	}
+	key, err := b.OwnerKey(ctx, dbURL, "--monitors", strconv.Itoa(b.c.monitors), "--min-interval", b.c.interval.String())
+	if err != nil {
+		return err
+	}
+	b.Logf("%s: creating %d monitors", e, b.c.monitors)
+	targets := make([]monitorURL, b.c.monitors)
+	api := seed.API{Base: srv.Base + "/api/v1", Key: key}
+	err = seed.Many(ctx, b.c.monitors, b.Logf, func(i int) error {
+		u := fmt.Sprintf("%s/m/%d", b.base, i)
+		var m struct{ ID string }
+		err := api.Post(ctx, "/monitors", map[string]any{"type": "http", "name": fmt.Sprintf("bench %d", i),
+			"intervalSeconds": int(b.c.interval / time.Second), "config": map[string]any{"url": u, "timeoutSeconds": b.c.timeout}}, &m)
+		targets[i] = monitorURL{m.ID, u}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if b.targets == nil {
+		b.targets = targets // the bare loop checks the first engine's
+	}
+	raw, err := openRaw(e, dbURL)
+	if err != nil {
+		return err
+	}
+	defer raw.db.Close()
+	r := &result{Name: e}
+	var m0, m1 metrics
+	var size0, size1 sizeSample
+	err = b.measure(ctx, r, srv, dbURL, func() error {
+		if size0, err = raw.size(ctx); err != nil {
+			return err
+		}
+		m0, err = scrape(ctx, srv.Base)
+		return err
+	}, func() error {
+		if m1, err = scrape(ctx, srv.Base); err != nil {
+			return err
+		}
+		r.Engine = figuresOf(m0, m1)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if size1, err = raw.size(ctx); err != nil {
+		return err
+	}
+	r.Rows, r.Bytes = size1.Rows-size0.Rows, size1.Bytes-size0.Bytes
+	if r.Rows > 0 && e == "postgres" {
+		r.WALPerObs = float64(size1.WAL-size0.WAL) / float64(r.Rows)
+	}
+	srv.Stop(time.Minute)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	r.Window, err = raw.analyze(actx, targets, b.c.interval, r.Window.From, r.Window.To)
+	b.results = append(b.results, r)
+	return err
+}
+
+// runBare measures the bare loop over the first engine's monitors or,
+// before any, over made-up ids: a slot's phase is a hash of its id, so
+// either spreads the slots alike.
+func (b *bench) runBare(ctx context.Context) error {
+	if b.targets == nil {
+		for i := range b.c.monitors {
+			b.targets = append(b.targets, monitorURL{fmt.Sprintf("mon_bare%020d", i), fmt.Sprintf("%s/m/%d", b.base, i)})
+		}
+	}
+	if b.file == "" {
+		var sb strings.Builder
+		for _, t := range b.targets {
+			fmt.Fprintf(&sb, "%s %s\n", t.ID, t.URL)
+		}
+		b.file = filepath.Join(b.Dir, "targets.txt")
+		if err := os.WriteFile(b.file, []byte(sb.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	ch, err := session.Spawn(b.Self, b.Dir, "bare", nil, false, b.Area, "-bare-loop", b.file, "-interval", b.c.interval.String(),
+		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
+	if err != nil {
+		return err
+	}
+	defer ch.Stop(30 * time.Second)
+	if l, err := ch.Line(time.Minute); err != nil || l != "ready" {
+		return fmt.Errorf("did not start: %q, %v (log: %s)", l, err, ch.Log)
+	}
+	r := &result{Name: "bare"}
+	if err := b.measure(ctx, r, ch, "", func() error { return ch.Send("start") }, func() error { return ch.Send("end") }); err != nil {
+		return err
+	}
+	if err := ch.Send("stop"); err != nil {
+		return err
+	}
+	l, err := ch.Line(2 * time.Minute)
+	if err != nil {
+		return fmt.Errorf("no figures: %w (log: %s)", err, ch.Log)
+	}
+	b.results = append(b.results, r)
+	return json.Unmarshal([]byte(l), &r.Window)
+}
+
+// measure lets p warm up, opens the window (calling open), closes it
+// after the duration (calling end) and waits the grace time for the
+// window's last checks.
+func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbURL string, open, end func() error) error {
+	b.Logf("%s: warm-up %s", r.Name, b.Warmup)
+	if err := session.Sleep(ctx, b.Warmup); err != nil {
+		return err
+	}
+	if err := open(); err != nil {
+		return err
+	}
+	b.Logf("%s: measuring for %s", r.Name, b.Duration)
+	r.Window = &window{From: time.Now()}
+	r.CPU = b.Window(ctx, p.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.Duration) })
+	r.Window.To = time.Now()
+	r.Peak = session.PeakRSS(p.Pid())
+	if err := end(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return session.Sleep(ctx, b.c.grace)
+}
+
+// checksRun is what a run's CPU time is divided by: the engine's checks
+// over the window (run, or given up as missed starts), or the bare loop's
+// GETs started in it.
+func checksRun(r *result) int {
+	if r.Name == "bare" {
+		return r.Window.Started
+	}
+	n := r.Engine.Missed
+	for _, v := range r.Engine.Checks {
+		n += v
+	}
+	return int(n)
+}
+
+// cpuPerCheck is the process's CPU time per check, PostgreSQL's included.
+func cpuPerCheck(r *result) (total, own time.Duration) {
+	n := time.Duration(max(checksRun(r), 1))
+	return (r.CPU.ServerTime + r.CPU.PostgresTime) / n, r.CPU.ServerTime / n
+}
+
+func (b *bench) report(w io.Writer) {
+	perSecond := float64(b.c.monitors) / b.c.interval.Seconds()
+	fmt.Fprintf(w, "Load: %.0f checks/s. Each run: %s warm-up, %s measured, %s grace for the window's last checks; at most %d checks in flight, timeout %d s.\n\n",
+		perSecond, b.Warmup, b.Duration, b.c.grace, b.c.concurrency, b.c.timeout)
+	var bare time.Duration
+	var nBare int
+	for _, r := range b.results {
+		if r.Name == "bare" && checksRun(r) > 0 {
+			t, _ := cpuPerCheck(r)
+			bare += t
+			nBare++
+		}
+	}
+	if nBare > 0 {
+		bare /= time.Duration(nBare)
+	}
+	fmt.Fprint(w, "| run | due / done | missing | duplicates | lag p50 | lag p99 | lag max | CPU per check | vs bare | peak RSS (per monitor) | bytes per observation | observations per batch | other processes |\n")
+	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range b.results {
+		x := r.Window
+		total, own := cpuPerCheck(r)
+		cpu, ratio, bytes, batch := session.Dur(total), "–", "–", "–"
+		if r.Name == "postgres" {
+			cpu = fmt.Sprintf("%s (%s + %s in PostgreSQL)", cpu, session.Dur(own), session.Dur(total-own))
+		}
+		if bare > 0 {
+			ratio = fmt.Sprintf("**%.2f**", float64(total)/float64(bare))
+		}
+		if r.Rows > 0 {
+			bytes = fmt.Sprintf("%.0f", float64(r.Bytes)/float64(r.Rows))
+			if r.WALPerObs > 0 {
+				bytes += fmt.Sprintf(" (WAL %.0f B)", r.WALPerObs)
+			}
+		}
+		if r.Engine.Batches > 0 {
+			batch = fmt.Sprintf("%.1f", r.Engine.Written/r.Engine.Batches)
+		}
+		fmt.Fprintf(w, "| %s | %d / %d | %d | %d | %s | %s | %s | %s | %s | %.1f MiB (%.1f KiB) | %s | %s | %.0f%% |\n",
+			r.Name, x.Due, x.Done, x.Missing, x.Duplicates, session.Dur(x.Lag.P50), session.Dur(x.Lag.P99), session.Dur(x.Lag.Max),
+			cpu, ratio, float64(r.Peak)/(1<<20), float64(r.Peak)/float64(b.c.monitors)/(1<<10), bytes, batch, r.CPU.Other)
+	}
+	fmt.Fprint(w, "\nDue against done and the lag come from the stored observations (the bare loop's from its own GETs); CPU per check is the process's CPU time (and the benchmark database's PostgreSQL processes') over the checks run in the window; other processes: the machine's share used by everything else, above 10% the run was disturbed.\n")
+	fmt.Fprint(w, "\n## Verdicts\n\n")
+	for _, r := range b.results {
+		if r.Name == "bare" {
+			continue
+		}
+		x := r.Window
+		total, _ := cpuPerCheck(r)
+		fmt.Fprintf(w, "- **%s**: none missed: %s (%d due, %d without an observation, %d given up as missed starts, %d duplicates); "+
+			"lag p99 < 1 s: %s (%s); CPU per check < 1 ms: %s (%s).\n", r.Name,
+			session.Verdict(x.Missing+x.MissedStart == 0 && x.Duplicates == 0), x.Due, x.Missing, x.MissedStart, x.Duplicates,
+			session.Verdict(x.Lag.N > 0 && x.Lag.P99 < time.Second), session.Dur(x.Lag.P99),
+			session.Verdict(total < time.Millisecond), session.Dur(total))
+	}
+}
+
+// readTargets reads the bare loop's file: "id url" a line.
+func readTargets(path string) ([]monitorURL, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ts []monitorURL
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if id, url, ok := strings.Cut(strings.TrimSpace(s.Text()), " "); ok {
+			ts = append(ts, monitorURL{id, url})
+		}
+	}
+	return ts, s.Err()
+}

@@ -1,0 +1,326 @@
+package seed
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/session"
+	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// Year is what the metrics benchmark reads: one monitor checked every
+// Interval for Days, and Monitors more checked every 60 s for
+// MonitorDays, the last RawDays of them raw and rolled up by the rollup
+// job, the older days written as the hourly and daily rollups the job
+// would have left. Every monitor is paused, so a server on the database
+// runs no checks and leaves the figures as written.
+type Year struct {
+	Days, Monitors, MonitorDays, RawDays int
+	Interval                             time.Duration
+	Postgres                             func() map[int]bool // the database's PostgreSQL processes; nil on SQLite
+	Logf                                 func(string, ...any)
+}
+
+// YearResult is what the queries need, and what writing cost.
+type YearResult struct {
+	Key, YearID, DenseID string // an API key of the owner; the year monitor; one of the others
+	// RollYear is the job over the year monitor alone; RollDay over every
+	// monitor's raw days, each hour holding every monitor's checks.
+	RollYear, RollDay Rollup
+	// RawBytes/RawRows: the observations as written; HourBytes/DayBytes:
+	// what each tier of the other monitors' rollups added to the table.
+	RawBytes, RawRows, HourBytes, HourRows, DayBytes, DayRows int64
+	RollupDays                                                float64 // days of rollups written per monitor
+}
+
+// Rollup is one run of the rollup job until it had caught up: its CPU in
+// this process and in PostgreSQL, and the observations it rolled up.
+type Rollup struct {
+	Observations int64
+	Wall, CPU    time.Duration
+	PG           time.Duration
+}
+
+// PerObservation is the job's CPU, PostgreSQL's included, per observation.
+func (r Rollup) PerObservation() time.Duration {
+	return (r.CPU + r.PG) / time.Duration(max(r.Observations, 1))
+}
+
+// RollupSettle is how long the rollup job leaves an hour before it rolls
+// it up.
+const RollupSettle = app.RollupSettle
+
+const (
+	denseEvery = 60 * time.Second
+	hourRollup = "observations/hour"
+)
+
+// WriteYear fills the empty database at dbURL through the store and the
+// application with the benchmark's clock, as `tocsin serve` would have
+// written it over the months before.
+func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResult, err error) {
+	var fixed time.Time // the app's clock: real time, or fixed while the job catches up to it
+	clock := func() time.Time {
+		if fixed.IsZero() {
+			return time.Now()
+		}
+		return fixed
+	}
+	// Raw rows kept back to the year's start, so the job begins there.
+	db, a, err := openApp(ctx, dbURL, keyring, clock, app.Config{DefaultMaxMonitors: o.Monitors + 1,
+		RetentionDays: o.Days + 1, HourlyRetentionDays: o.Days + 1, DailyRetentionDays: o.Days + 1})
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	raw, err := OpenRaw(dbURL)
+	if err != nil {
+		return res, err
+	}
+	defer raw.Close()
+	boot, err := a.Bootstrap(ctx)
+	if err != nil || boot == nil {
+		return res, fmt.Errorf("bootstrap on a database not empty: %v", err)
+	}
+	key, err := a.CreateKeyForUser(ctx, app.OperatorKeyRequest{Email: app.BootstrapEmail, Workspace: "default",
+		Scopes: []string{string(account.ScopeMetricsRead), string(account.ScopeMonitorsRead)}, Name: "bench"})
+	if err != nil {
+		return res, err
+	}
+	res.Key = key.Secret
+	probe, err := db.ProbeID(ctx, "bench", "")
+	if err != nil {
+		return res, err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	now := time.Now().UTC().Truncate(time.Second)
+	denseFrom, rawFrom := now.Truncate(Day).AddDate(0, 0, -o.MonitorDays), now.Truncate(Day).AddDate(0, 0, -o.RawDays)
+	yearFrom := now.Add(-time.Duration(o.Days) * Day)
+	create := func(id, name string, created time.Time, every time.Duration) (int64, error) {
+		m := monitor.Monitor{ID: id, WorkspaceID: boot.WorkspaceID, Type: monitor.TypeHTTP, Name: name,
+			Config:          monitor.Config{URL: "http://127.0.0.1:9/health", TimeoutSeconds: 10},
+			IntervalSeconds: int(every / time.Second), Paused: true, State: monitor.StateUp, StateSince: created, CreatedAt: created, UpdatedAt: created}
+		if err := db.CreateMonitor(ctx, m, store.Sealed{}, o.Monitors+1); err != nil {
+			return 0, err
+		}
+		seqs, err := db.SubjectSeqsOf(ctx, []string{id})
+		return seqs[id], err
+	}
+	rollUp := func() (r Rollup, err error) {
+		p0, err := db.RollupProgress(ctx)
+		if err != nil {
+			return r, err
+		}
+		pg := map[int]bool{}
+		if o.Postgres != nil {
+			pg = o.Postgres()
+		}
+		sample, cpu, begin := session.TakeSample(), processCPU(), time.Now()
+		for n := 1; n > 0; {
+			if n, err = a.Rollup(ctx, "bench"); err != nil {
+				return r, err
+			}
+		}
+		r.Wall, r.CPU = time.Since(begin), processCPU()-cpu
+		r.PG = session.Split(sample, session.TakeSample(), 0, pg).PostgresTime
+		p1, err := db.RollupProgress(ctx)
+		if err != nil {
+			return r, err
+		}
+		err = raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM observations WHERE at >= $1 AND at < $2`,
+			p0[hourRollup].UnixMicro(), p1[hourRollup].UnixMicro()).Scan(&r.Observations)
+		o.Logf("rolled up %d observations in %s: %s per observation", r.Observations, r.Wall.Round(time.Millisecond), r.PerObservation())
+		return r, err
+	}
+
+	// The year monitor alone, with a 10-minute outage every week, rolled
+	// up by the job up to the other monitors' raw days. The other
+	// monitors' ids sort before its, so the listing's first 100 are theirs.
+	dense := make([]string, o.Monitors)
+	seqs := make([]int64, o.Monitors)
+	for i := range dense {
+		dense[i] = ids.New(ids.Monitor, denseFrom.Add(time.Duration(i)*time.Millisecond))
+	}
+	res.DenseID, res.YearID = dense[0], ids.New(ids.Monitor, now)
+	o.Logf("writing %d days of checks every %s of one monitor", o.Days, o.Interval)
+	yearSeq, err := create(res.YearID, "year monitor", yearFrom, o.Interval)
+	if err != nil {
+		return res, err
+	}
+	w := NewWriter(db, probe)
+	var changes []monitor.Transition
+	for at := yearFrom; at.Before(now); at = at.Add(o.Interval) {
+		since := at.Sub(yearFrom) % (7 * Day)
+		if since >= 3*Day && since < 3*Day+o.Interval {
+			changes = append(changes, monitor.Transition{From: monitor.StateUp, To: monitor.StateDown, At: at, Cause: "status 503, expected 2xx"})
+		}
+		if since >= 3*Day+10*time.Minute && since < 3*Day+10*time.Minute+o.Interval {
+			changes = append(changes, monitor.Transition{From: monitor.StateDown, To: monitor.StateUp, At: at, Cause: "status 200"})
+		}
+		if err := w.Add(ctx, yearSeq, Observation(rng, at, since >= 3*Day && since < 3*Day+10*time.Minute)); err != nil {
+			return res, err
+		}
+	}
+	if err := w.Flush(ctx); err != nil {
+		return res, err
+	}
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		for _, c := range changes {
+			if err := tx.AppendStateChange(ctx, res.YearID, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	fixed = rawFrom.Add(app.RollupSettle) // the job then stops at rawFrom
+	o.Logf("rolling up the year monitor as the job does")
+	if res.RollYear, err = rollUp(); err != nil {
+		return res, err
+	}
+
+	// The other monitors: their last days raw (and the hours around the
+	// raw retention's edge, which a 30-day window reads), rolled up by the
+	// job with the year monitor's.
+	o.Logf("creating %d monitors and writing their checks since %s", o.Monitors, rawFrom.Format(time.DateTime))
+	for i := range dense {
+		if seqs[i], err = create(dense[i], fmt.Sprintf("monitor %04d", i), denseFrom, denseEvery); err != nil {
+			return res, err
+		}
+	}
+	edge := now.AddDate(0, 0, -30)
+	w = NewWriter(db, probe)
+	for _, span := range [][2]time.Time{{edge.Add(-time.Hour), edge.Add(2 * time.Hour)}, {rawFrom, now}} {
+		for minute := span[0].Truncate(denseEvery); minute.Before(span[1]); minute = minute.Add(denseEvery) {
+			for i, seq := range seqs {
+				at := minute.Add(time.Duration(i) * denseEvery / time.Duration(len(seqs))) // spread over the minute
+				if !at.Before(span[0]) && at.Before(span[1]) {
+					if err := w.Add(ctx, seq, Observation(rng, at, false)); err != nil {
+						return res, err
+					}
+				}
+			}
+		}
+	}
+	if err := w.Flush(ctx); err != nil {
+		return res, err
+	}
+	if res.RawBytes, res.RawRows, err = TableBytes(ctx, raw, dbURL, "observations"); err != nil {
+		return res, err
+	}
+	fixed = time.Time{}
+	o.Logf("rolling up every monitor's raw days as the job does")
+	if res.RollDay, err = rollUp(); err != nil {
+		return res, err
+	}
+	// What the server's housekeeping would have done with the default
+	// retention.
+	if err := app.New(db, nil, time.Now, slog.New(slog.DiscardHandler), app.Config{}).Housekeeping(ctx); err != nil {
+		return res, err
+	}
+
+	// The older days as rollups, their bytes measured tier by tier with
+	// the table compacted before and after (a running database reuses
+	// the room of deleted rows).
+	res.RollupDays = rawFrom.Sub(denseFrom).Hours() / 24
+	pool, err := NewPool(rng, denseEvery, 512, 128)
+	if err != nil {
+		return res, err
+	}
+	size := func() (int64, error) {
+		stmt := `VACUUM FULL observation_rollups`
+		if strings.HasPrefix(dbURL, "sqlite:") {
+			stmt = `VACUUM`
+		}
+		if _, err := raw.ExecContext(ctx, stmt); err != nil {
+			return 0, err
+		}
+		b, _, err := TableBytes(ctx, raw, dbURL, "observation_rollups")
+		return b, err
+	}
+	before, err := size()
+	if err != nil {
+		return res, err
+	}
+	o.Logf("writing hourly and daily rollups of %d monitors over %.0f days", o.Monitors, res.RollupDays)
+	for d := denseFrom; d.Before(rawFrom); d = d.Add(Day) {
+		rows := make([]store.ObservationRollup, 0, 24*len(seqs))
+		for _, seq := range seqs {
+			for h := range 24 {
+				rows = append(rows, pool.Row(store.TierHour, seq, d.Add(time.Duration(h)*time.Hour)))
+			}
+		}
+		if err := PutRollups(ctx, db, store.TierHour, rows); err != nil {
+			return res, err
+		}
+		res.HourRows += int64(len(rows))
+		if err := db.PackHours(ctx, false, seqs, d); err != nil { // as the job packs a rolled-up day
+			return res, err
+		}
+	}
+	mid, err := size()
+	if err != nil {
+		return res, err
+	}
+	for d := denseFrom; d.Before(rawFrom); d = d.Add(Day) {
+		rows := make([]store.ObservationRollup, 0, len(seqs))
+		for _, seq := range seqs {
+			rows = append(rows, pool.Row(store.TierDay, seq, d))
+		}
+		if err := PutRollups(ctx, db, store.TierDay, rows); err != nil {
+			return res, err
+		}
+		res.DayRows += int64(len(rows))
+	}
+	after, err := size()
+	res.HourBytes, res.DayBytes = mid-before, after-mid
+	return res, err
+}
+
+// OpenRaw is a plain connection to the database at dbURL, for what a
+// report reads beside the server: table sizes, progress, counts.
+func OpenRaw(dbURL string) (*sql.DB, error) {
+	if path, ok := strings.CutPrefix(dbURL, "sqlite:"); ok {
+		db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(30000)")
+		db.SetMaxOpenConns(1)
+		return db, err
+	}
+	db, err := sql.Open("pgx", dbURL)
+	db.SetMaxOpenConns(1) // one backend of ours
+	return db, err
+}
+
+// TableBytes is what a table takes on disk with its indexes, and its rows:
+// PostgreSQL's pg_total_relation_size, SQLite's pages from dbstat.
+func TableBytes(ctx context.Context, db *sql.DB, dbURL, table string) (bytes, rows int64, err error) {
+	q := `SELECT pg_total_relation_size($1::regclass)`
+	if strings.HasPrefix(dbURL, "sqlite:") {
+		q = `SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_schema WHERE tbl_name = $1)`
+	}
+	if err := db.QueryRowContext(ctx, q, table).Scan(&bytes); err != nil {
+		return 0, 0, err
+	}
+	err = db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&rows)
+	return bytes, rows, err
+}
+
+// processCPU is this process's CPU time so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,228 @@
+package seed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/account"
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/store"
+)
+
+// The web app benchmark's people: the owner, who sets a password of their
+// own in place of the one-time one, and viewers, each opening PerPerson
+// live streams (a person's limit on a node).
+const (
+	OwnerEmail     = "owner@bench.test"
+	OwnerPassword  = "the owner's own password"
+	ViewerPassword = "a viewer's password"
+	PerPerson      = 10
+	// LiveInterval is the flipped monitor's interval, in seconds.
+	LiveInterval = monitor.MinIntervalSeconds
+)
+
+// Web says what WebApp writes.
+type Web struct {
+	Monitors, Streams int
+	Interval          time.Duration
+	Steady, Flip      string // the monitors' targets
+	Logf              func(string, ...any)
+}
+
+// WebFixture is what the measurements need of a seeded database.
+type WebFixture struct {
+	Workspace   string
+	OwnerOTP    string   // the owner's one-time password
+	Viewers     []string // e-mails
+	FirstID     string   // the monitor whose page is measured
+	FirstName   string
+	LiveID      string // the monitor the flipped target turns DOWN and UP
+	Changes     int    // state changes written
+	Checks      int64  // raw checks written
+	HourRows    int64  // hourly rollup rows written from the pool
+	DayRows     int64
+	RollBuckets int // buckets the rollup job wrote
+}
+
+// seedingURL is the database's URL for seeding it: on PostgreSQL, its
+// commits do not wait for the disk (the server's do; the data is on disk
+// before it starts, at the latest at its first checkpoint, and a crash
+// would fail the run anyway). Hundreds of thousands of autocommitted rollup
+// statements would otherwise wait for as many flushes.
+func seedingURL(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return dbURL
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "off")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// WebApp fills the database at dbURL through the store and the
+// application: the owner as `tocsin user create` makes one (with a
+// one-time password), a viewer per 10 streams, o.Monitors monitors aimed
+// at o.Steady (200) with 100 days of state changes, their checks and
+// rollups, and the live monitor aimed at o.Flip, which one failed check
+// turns DOWN.
+func WebApp(ctx context.Context, dbURL, keys string, o Web) (fx WebFixture, err error) {
+	db, a, err := openApp(ctx, seedingURL(dbURL), keys, time.Now, app.Config{})
+	if err != nil {
+		return fx, err
+	}
+	defer db.Close()
+	// The owner as `tocsin user create` makes one: a one-time password,
+	// to be changed at the first sign-in.
+	owner, err := a.CreateUser(ctx, app.UserRequest{Email: OwnerEmail, Workspace: "webbench", Role: account.RoleOwner})
+	if err != nil {
+		return fx, err
+	}
+	if owner.GeneratedPassword == "" {
+		return fx, errors.New("the owner got no one-time password")
+	}
+	fx.Workspace, fx.OwnerOTP = owner.Workspace.ID, owner.GeneratedPassword
+	for i := range (o.Streams + PerPerson - 1) / PerPerson {
+		email := fmt.Sprintf("viewer-%02d@webbench.test", i+1)
+		if _, err := a.CreateUser(ctx, app.UserRequest{Email: email, Password: ViewerPassword, Workspace: fx.Workspace,
+			Role: account.RoleViewer}); err != nil {
+			return fx, err
+		}
+		fx.Viewers = append(fx.Viewers, email)
+	}
+
+	now := time.Now().UTC().Truncate(time.Second)
+	n := o.Monitors
+	rng := rand.New(rand.NewPCG(20, 1000))
+	name := func(i int) string { return fmt.Sprintf("service %04d", i+1) }
+	monitors, changes, err := WriteMonitors(ctx, db, Monitors{Workspace: fx.Workspace, Count: n,
+		Created: now.Add(-historyDays * Day), Now: now, Target: o.Steady, Interval: int(o.Interval / time.Second),
+		Name: name, Quota: n + 1, Rand: rng})
+	if err != nil {
+		return fx, err
+	}
+	live, liveChanges, err := WriteMonitors(ctx, db, Monitors{Workspace: fx.Workspace, Count: 1,
+		Created: now.Add(-historyDays*Day + time.Hour), Now: now, Target: o.Flip, Interval: LiveInterval,
+		Name: func(int) string { return "flipped service" }, Quota: n + 1, Rand: rng, Confirmations: 1})
+	if err != nil {
+		return fx, err
+	}
+	fx.FirstID, fx.FirstName, fx.LiveID, fx.Changes = monitors[0], name(0), live[0], changes+liveChanges
+	o.Logf("wrote %d monitors and %d state changes; writing checks and rollups", n+1, fx.Changes)
+	if err := webChecks(ctx, db, a, append(monitors, live...), now, rng, o, &fx); err != nil {
+		return fx, fmt.Errorf("checks: %w", err)
+	}
+	return fx, nil
+}
+
+// webChecks writes the monitors' checks as the store holds them at now
+// under the default retention (raw rows 30 days, hourly rollups 90, daily
+// longer). Raw rows: the first monitor's whole 30 days, every other's at
+// the hours the pages read raw (the edges of the 24-hour and 30-day
+// windows, and the last two hours, not rolled up yet). Rollups: from the
+// pool, hourly back 90 days (the other monitors' back 31, as far as the
+// list reads them) and daily back to the monitors' creation;
+// then the rollup job, as the server runs it, rolls up its 30 days from
+// the raw rows where they are, over the pool's.
+func webChecks(ctx context.Context, db *store.DB, a *app.App, monitors []string, now time.Time, rng *rand.Rand, o Web, fx *WebFixture) error {
+	seqOf, err := db.SubjectSeqsOf(ctx, monitors)
+	if err != nil {
+		return err
+	}
+	seqs := make([]int64, len(monitors))
+	for i, id := range monitors {
+		seqs[i] = seqOf[id]
+	}
+	probe, err := db.ProbeID(ctx, "bench", "")
+	if err != nil {
+		return err
+	}
+	every := o.Interval
+	w := NewWriter(db, probe)
+	write := func(seq int64, from, to time.Time) error {
+		for at := from.Truncate(every); at.Before(to); at = at.Add(every) {
+			if err := w.Add(ctx, seq, Observation(rng, at, false)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	monthAgo, dayAgo := now.AddDate(0, 0, -30), now.Add(-Day)
+	for i, seq := range seqs {
+		if i == 0 {
+			if err := write(seq, monthAgo.Add(-time.Hour), now); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, win := range [][2]time.Time{{monthAgo.Add(-time.Hour), monthAgo.Add(time.Hour)},
+			{dayAgo.Add(-time.Hour), dayAgo.Add(time.Hour)}, {now.Add(-2 * time.Hour), now}} {
+			if err := write(seq, win[0], win[1]); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.Flush(ctx); err != nil {
+		return err
+	}
+	fx.Checks = w.Written
+	o.Logf("wrote %d checks; writing rollups", fx.Checks)
+
+	pool, err := NewPool(rng, every, 256, 64)
+	if err != nil {
+		return err
+	}
+	hoursFrom := now.AddDate(0, 0, -90).Truncate(Day)
+	hoursDone := now.Add(-app.RollupSettle).Truncate(time.Hour)
+	jobStart := monthAgo.Truncate(Day) // where the rollup job begins on a database it never ran on
+	for d := hoursFrom; d.Before(hoursDone); d = d.Add(Day) {
+		rows := make([]store.ObservationRollup, 0, 24*len(seqs))
+		for i, seq := range seqs {
+			if i > 0 && d.Before(jobStart.Add(-Day)) {
+				// Hours no page reads of the other monitors (older
+				// than the list's 30 days, and on PostgreSQL packed
+				// into a row a day): left out, for a quicker setup.
+				continue
+			}
+			for h := d; h.Before(d.Add(Day)) && h.Before(hoursDone); h = h.Add(time.Hour) {
+				rows = append(rows, pool.Row(store.TierHour, seq, h))
+			}
+		}
+		if err := PutRollups(ctx, db, store.TierHour, rows); err != nil {
+			return err
+		}
+		fx.HourRows += int64(len(rows))
+	}
+	for d := now.Add(-historyDays * Day).Truncate(Day); d.Before(jobStart); d = d.Add(Day) {
+		rows := make([]store.ObservationRollup, 0, len(seqs))
+		for _, seq := range seqs {
+			rows = append(rows, pool.Row(store.TierDay, seq, d))
+		}
+		if err := PutRollups(ctx, db, store.TierDay, rows); err != nil {
+			return err
+		}
+		fx.DayRows += int64(len(rows))
+		if !d.Before(hoursFrom) {
+			// As the job does once a day is rolled up (PostgreSQL only).
+			if err := db.PackHours(ctx, false, seqs, d); err != nil {
+				return err
+			}
+		}
+	}
+	o.Logf("wrote %d hourly and %d daily rollup rows; rolling up the last 30 days as the job does", fx.HourRows, fx.DayRows)
+	for {
+		n, err := a.Rollup(ctx, "bench")
+		if err != nil {
+			return err
+		}
+		fx.RollBuckets += n
+		if n == 0 {
+			return nil
+		}
+	}
+}

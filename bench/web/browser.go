@@ -1,0 +1,186 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tocsin/tocsin/bench/internal/seed"
+	"github.com/tocsin/tocsin/internal/monitor"
+)
+
+// The benchmark as a browser of the web app: it signs in through the
+// forms and keeps the session cookie; as a client that is not a browser,
+// it sends no Origin or Sec-Fetch-Site header, which cross-origin
+// protection lets through.
+
+const sessionCookie = "tocsin_session" // on an http base URL
+
+// post sends a form and returns the session cookie the answer sets (the
+// one given when it sets none); the answer must be a redirect to a page
+// other than the sign-in page, or the form was refused.
+func post(ctx context.Context, c *http.Client, base, path, cookie string, form url.Values) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if cookie != "" {
+		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: cookie})
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || strings.HasPrefix(resp.Header.Get("Location"), "/sign-in") {
+		return "", fmt.Errorf("POST %s: %s, to %q: %.300s", path, resp.Status, resp.Header.Get("Location"), body)
+	}
+	for _, ck := range resp.Cookies() {
+		if ck.Name == sessionCookie && ck.Value != "" {
+			cookie = ck.Value
+		}
+	}
+	return cookie, nil
+}
+
+// noRedirects is a client that shows the benchmark each redirect.
+func noRedirects() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// signIn signs email in through the sign-in form and returns the session.
+func signIn(ctx context.Context, base, email, password string) (string, error) {
+	return post(ctx, noRedirects(), base, "/sign-in", "", url.Values{"email": {email}, "password": {password}})
+}
+
+// signInOwner signs the owner in with the one-time password and sets a
+// password of their own through the password form, which pages require
+// first; it returns the session that follows.
+func signInOwner(ctx context.Context, base, otp string) (string, error) {
+	c := noRedirects()
+	cookie, err := post(ctx, c, base, "/sign-in", "", url.Values{"email": {seed.OwnerEmail}, "password": {otp}})
+	if err != nil {
+		return "", err
+	}
+	return post(ctx, c, base, "/account/password", cookie, url.Values{"current": {otp}, "new": {seed.OwnerPassword}, "confirm": {seed.OwnerPassword}})
+}
+
+// cookieHeader is the request header that carries a session.
+func cookieHeader(session string) http.Header {
+	return http.Header{"Cookie": {sessionCookie + "=" + session}}
+}
+
+// liveEvent is a subject's state as a stream sends it.
+type liveEvent struct {
+	ID    string        `json:"id"`
+	State monitor.State `json:"state"`
+	Since time.Time     `json:"since"`
+}
+
+// arrival is a state event of the watched monitor read by one stream.
+type arrival struct {
+	stream int
+	ev     liveEvent
+	at     time.Time
+}
+
+// streams are open live streams, read until Close.
+type streams struct {
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	ready    chan int     // a stream's index once its snapshot came
+	arrivals chan arrival // the watched monitor's state events
+	errs     chan error
+}
+
+// openStreams opens one stream per session given (each session may
+// appear up to 10 times), reads them, and hands on the state events of
+// the monitor watch.
+func openStreams(ctx context.Context, url string, sessions []string, watch string) *streams {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &streams{cancel: cancel, ready: make(chan int, len(sessions)), arrivals: make(chan arrival, 64*len(sessions)),
+		errs: make(chan error, len(sessions))}
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: len(sessions)}}
+	for i, session := range sessions {
+		s.wg.Go(func() {
+			if err := s.read(ctx, client, url, session, i, watch); err != nil && ctx.Err() == nil {
+				s.errs <- fmt.Errorf("stream %d: %w", i+1, err)
+			}
+		})
+	}
+	return s
+}
+
+func (s *streams) read(ctx context.Context, c *http.Client, url, session string, i int, watch string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header = cookieHeader(session)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
+	}
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	var event string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		at := time.Now()
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data := []byte(strings.TrimPrefix(line, "data: "))
+			switch event {
+			case "snapshot":
+				var all []liveEvent
+				if err := json.Unmarshal(data, &all); err != nil {
+					return fmt.Errorf("snapshot: %w", err)
+				}
+				if !slices.ContainsFunc(all, func(e liveEvent) bool { return e.ID == watch }) {
+					return fmt.Errorf("the snapshot of %d subjects lacks %s", len(all), watch)
+				}
+				s.ready <- i
+			case "state":
+				var ev liveEvent
+				if err := json.Unmarshal(data, &ev); err != nil {
+					return fmt.Errorf("state event: %w", err)
+				}
+				if ev.ID == watch {
+					s.arrivals <- arrival{stream: i, ev: ev, at: at}
+				}
+			case "end":
+				return fmt.Errorf("the server ended the stream")
+			}
+		case line == "":
+			event = ""
+		}
+	}
+}
+
+// Close ends every stream and waits for their readers.
+func (s *streams) Close() {
+	s.cancel()
+	s.wg.Wait()
+}
