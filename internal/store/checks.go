@@ -652,9 +652,3 @@ func (db *DB) ReleaseLeases(ctx context.Context, owner string, seqs []int64) (er
 	return nil
 }
 
-// SetNextDueForTest moves a monitor's next check; tests use it to make
-// checks compete for slots. New tests move it through the Tx primitives
-// (storetest.SetNextDue); this goes once its last callers do too.
-func (db *DB) SetNextDueForTest(ctx context.Context, monitorID string, due time.Time) error {
-	return oneRow(db.w.ExecContext(ctx, `UPDATE monitor_runtime SET next_due_at = $2 WHERE monitor_id = $1`, monitorID, micros(due)))
-}

@@ -21,7 +21,7 @@ import (
 // of 16 pings spread over 2,000 heartbeats, as the ping writer hands them
 // over, with the journal applied (SQLite) inside the timed loop. It is the
 // quick, quiet measure of the writer's cost per ping that the end-to-end
-// benchmark (bench/pingbench) is too noisy to show step by step:
+// benchmark (`go run ./bench pings`) is too noisy to show step by step:
 //
 //	go test ./internal/store -run '^$' -bench RecordPings -benchmem
 func BenchmarkRecordPings(b *testing.B) {

@@ -17,6 +17,9 @@ func CountPings(ctx context.Context, dbURL string) (int64, error) {
 		return 0, err
 	}
 	defer db.Close()
-	app.New(db, nil, nil, slog.New(slog.DiscardHandler), app.Config{})
+	a := app.New(db, nil, nil, slog.New(slog.DiscardHandler), app.Config{})
+	if err := a.FlushPings(ctx); err != nil {
+		return 0, err
+	}
 	return db.CountPings(ctx)
 }
