@@ -651,4 +651,3 @@ func (db *DB) ReleaseLeases(ctx context.Context, owner string, seqs []int64) (er
 	}
 	return nil
 }
-
