@@ -302,7 +302,7 @@ func TestMetricsListen(t *testing.T) {
 		return res.StatusCode, string(b)
 	}
 	s := startServe(t, map[string]string{"TOCSIN_DATA_DIR": t.TempDir()})
-	if code, body := get(s.url + "/metrics"); code != 200 || !strings.Contains(body, "go_goroutines") {
+	if code, body := get(s.url + "/metrics"); code != 200 || !strings.Contains(body, "go_goroutines") || !strings.Contains(body, "tocsin_workspace_state_reads_total") {
 		t.Errorf("default /metrics: %d", code)
 	}
 

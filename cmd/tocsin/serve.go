@@ -268,7 +268,11 @@ API keys are made in the web app under "API keys", or for scripts:
 		_, _ = io.WriteString(w, "ready\n")
 	})
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "tocsin_workspace_state_reads_total",
+			Help: "Reads of a workspace's states: the web app's live views' polls and its lists' overviews.",
+		}, func() float64 { return float64(a.StateReads()) }))
 	metricsSrv := metricsServer(root, metricsLn, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), log)
 	if metricsSrv != nil {
 		log.Info("serving /metrics", "addr", "http://"+metricsLn.Addr().String()+"/metrics")

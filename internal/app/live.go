@@ -49,6 +49,6 @@ func (a *App) WorkspaceStates(ctx context.Context, actor Actor) ([]LiveState, er
 }
 
 // StateReads counts the workspace-state reads so far, the live view's
-// polls and the lists' overviews alike: what they cost the database, for
-// metrics and tests.
+// polls and the lists' overviews alike: what they cost the database, as
+// the operator's /metrics shows it.
 func (a *App) StateReads() int64 { return a.stateReads.Load() }
