@@ -61,7 +61,7 @@ func TestMonitorFormInBrowser(t *testing.T) {
 	if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(`button[formaction$="/monitors/test"]`))); err != nil {
 		t.Fatal(err)
 	}
-	srv.await(t, "/w/ws_01JDQ4K8Z6/monitors/test")
+	srv.await(t, tb, "/w/ws_01JDQ4K8Z6/monitors/test")
 	sent, err := url.ParseQuery(srv.form("/w/ws_01JDQ4K8Z6/monitors/test"))
 	if err != nil || sent.Get("type") != "http" || sent.Get("name") != "Shop" || sent.Get("url") != "https://shop.example/" ||
 		sent.Get("auth-type") != "bearer" || sent.Get("mode") != "new" || !sent.Has("assertion-2-path") {

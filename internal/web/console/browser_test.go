@@ -193,7 +193,7 @@ func TestWebUIInBrowser(t *testing.T) {
 		if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(remove))); err != nil {
 			t.Fatal(err)
 		}
-		srv.await(t, "/w/ws_01JDQ4K8Z6/members/usr_01C/remove")
+		srv.await(t, tb, "/w/ws_01JDQ4K8Z6/members/usr_01C/remove")
 		if n := srv.posts("/w/ws_01JDQ4K8Z6/members/usr_01C/remove"); n != 1 || asked.Load() != 2 {
 			t.Errorf("after answering yes: %d posts, asked %d times", n, asked.Load())
 		}
@@ -202,7 +202,7 @@ func TestWebUIInBrowser(t *testing.T) {
 		if err := chromedp.Do(tb.Ctx, chromedp.Click(chromedp.CSS(`form[action$="/members/usr_01B/role"] button`))); err != nil {
 			t.Fatal(err)
 		}
-		srv.await(t, "/w/ws_01JDQ4K8Z6/members/usr_01B/role")
+		srv.await(t, tb, "/w/ws_01JDQ4K8Z6/members/usr_01B/role")
 		if n := srv.posts("/w/ws_01JDQ4K8Z6/members/usr_01B/role"); n != 1 || asked.Load() != 2 {
 			t.Errorf("role change: %d posts, asked %d times", n, asked.Load())
 		}
@@ -379,10 +379,16 @@ func (s *uiServer) posts(path string) int {
 	return len(s.posted[path])
 }
 
-// await waits until a POST to path arrived (or a minute passed).
-func (s *uiServer) await(t *testing.T, path string) {
+// await waits until a POST to path arrived and the tab has loaded the
+// page the answer sends it to (or a minute passed): a navigation the test
+// starts before that would be cut short by the answer's.
+func (s *uiServer) await(t *testing.T, tb *browsertest.Tab, path string) {
 	t.Helper()
 	wait.For(t, time.Minute, "a POST to "+path, func() bool { return s.posts(path) > 0 })
+	wait.For(t, time.Minute, "the tab to load the answer to the POST to "+path, func() bool {
+		landed, err := chromedp.Run(tb.Ctx, chromedp.Evaluate[bool](`location.pathname === "/posted" && document.readyState === "complete"`))
+		return err == nil && landed
+	})
 }
 
 func (s *uiServer) form(path string) string {
