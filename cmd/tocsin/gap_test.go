@@ -56,13 +56,7 @@ func TestStoppedServerIsUnknown(t *testing.T) {
 		t.Helper()
 		// Generous: a loaded CI machine (browsers beside the race
 		// detector) can keep a restarted server from its first round.
-		deadline := time.Now().Add(2 * time.Minute)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 2 minutes\n%s", what, logs.String())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		waitFor(t, 2*time.Minute, what, cond, logs.String)
 	}
 	var first checkRow
 	waitUntil("the first check", s.logs, func() bool {

@@ -219,14 +219,12 @@ func TestMigrateSealsPlaintextHeaders(t *testing.T) {
 				t.Errorf("serve did not seal the plaintext headers: %s", row)
 			}
 			var got http.Header
-			for deadline := time.Now().Add(20 * time.Second); got == nil; time.Sleep(50 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the monitor was not checked\n%s", s.logs.String())
-				}
+			waitFor(t, 20*time.Second, "the monitor to be checked", func() bool {
 				mu.Lock()
+				defer mu.Unlock()
 				got = seen["/"+eng.Name]
-				mu.Unlock()
-			}
+				return got != nil
+			}, s.logs.String)
 			for name, want := range map[string]string{"Authorization": "Bearer old-token-1", "X-Api-Password": "old-password-2", "Accept": "text/plain"} {
 				if got.Get(name) != want {
 					t.Errorf("check sent %s = %q, want %q", name, got.Get(name), want)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // readmeCLIEnv marks this test binary re-executed as `tocsin` for the
@@ -206,10 +207,7 @@ func TestReadmeFirstSteps(t *testing.T) {
 			}
 			// The test event reached the receiver, signed. (The monitor's
 			// first state change may come too: the channel gets every event.)
-			deadline := time.Now().Add(20 * time.Second)
-			for rcv.tests() == 0 && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-			}
+			wait.For(t, 20*time.Second, "the test event to reach the receiver", func() bool { return rcv.tests() > 0 })
 			if rcv.tests() != 1 || rcv.refused() != 0 {
 				t.Errorf("receiver: %d test events verified, %d deliveries refused; want the test event once, verified", rcv.tests(), rcv.refused())
 			}
