@@ -60,11 +60,13 @@ func (h *hookLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // off by the kill is made again with the same id, which the receiver
 // dedupes).
 func TestKilledServerLosesNoDelivery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills a server with deliveries in flight; not in -short")
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env, args := childSetup(t, eng)
 			args = append(args, "--node-name", "crash-node")
 			hooks := &hookLog{byID: map[string]int{}, byEvent: map[string]map[string]bool{}}

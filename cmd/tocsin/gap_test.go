@@ -16,6 +16,7 @@ import (
 // until the first check after the restart that passed, then UP again;
 // and no incident was opened for it.
 func TestStoppedServerIsUnknown(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("stops a server for over two intervals of 10 s; not in -short")
 	}

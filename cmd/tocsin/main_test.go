@@ -134,8 +134,10 @@ func ownerKey(t *testing.T, env map[string]string, scopes ...string) string {
 // each engine: serve on an empty database prints a one-time sign-in, `key
 // create` prints only a key, and the key manages monitors.
 func TestQuickStart(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := engineEnv(t, eng)
 			dir := env["TOCSIN_DATA_DIR"]
 			s := startServe(t, env)
@@ -278,6 +280,7 @@ func validateAPI(t *testing.T, req *http.Request, res *http.Response) {
 // TestGracefulShutdown: SIGTERM lets a request in flight finish, then serve
 // returns cleanly.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
 	s := startServe(t, env)
 	key, _, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default", "--scope", "monitors:write")
@@ -357,6 +360,7 @@ func TestGracefulShutdown(t *testing.T) {
 // TestConfigProblemsListedTogether: serve refuses a bad configuration and
 // names every problem at once, without echoing secrets.
 func TestConfigProblemsListedTogether(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"TOCSIN_DATABASE_URL": "postgres://u:pa55word@127.0.0.1:1/x",
 		"TOCSIN_LOG_LEVEL":    "loud",
@@ -377,6 +381,7 @@ func TestConfigProblemsListedTogether(t *testing.T) {
 }
 
 func TestKeyCreateErrors(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
 	startServe(t, env) // bootstraps the owner
 	for _, args := range [][]string{
@@ -414,6 +419,7 @@ func TestKeyCreateErrors(t *testing.T) {
 // TestKeyRevoke: an operator lists keys and revokes one; it stops working
 // on the next request.
 func TestKeyRevoke(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
 	s := startServe(t, env)
 	key, _, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default", "--scope", "monitors:read")
@@ -457,6 +463,7 @@ func TestKeyRevoke(t *testing.T) {
 // created through the API is checked, its observation listed, and the
 // engine's figures are on /metrics.
 func TestServeChecksMonitors(t *testing.T) {
+	t.Parallel()
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "healthy")
 	}))

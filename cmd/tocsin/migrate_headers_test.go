@@ -83,6 +83,7 @@ func monitorRows(t *testing.T, url string) map[string]string {
 // idempotently, on both engines), and `serve` then checks with the right
 // headers and shows only their names.
 func TestMigrateSealsPlaintextHeaders(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]http.Header{} // the latest request's, by path
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -91,10 +92,11 @@ func TestMigrateSealsPlaintextHeaders(t *testing.T) {
 		mu.Unlock()
 		_, _ = w.Write([]byte("ok"))
 	}))
-	defer target.Close()
+	t.Cleanup(target.Close)
 
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			u := storetest.EmptyURL(t, eng)
 			env := map[string]string{"TOCSIN_DATABASE_URL": u, "TOCSIN_DATA_DIR": t.TempDir(), "TOCSIN_NODE_NAME": "headers-" + eng.Name}
 			if _, errOut, err := cli(t, env, "migrate"); err != nil {

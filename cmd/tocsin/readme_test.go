@@ -86,6 +86,7 @@ func readmeCommands(t *testing.T, heading string) []string {
 // the README says it comes from. Every answer must be a success, and each
 // step must do what the README says it does.
 func TestReadmeFirstSteps(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("TOCSIN_TEST_POSTGRES_REQUIRED") != "" {
@@ -104,6 +105,7 @@ func TestReadmeFirstSteps(t *testing.T) {
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := engineEnv(t, eng)
 			s := startServe(t, env)
 
