@@ -88,11 +88,13 @@ func signedWith(header string, body []byte, secret string) bool {
 // signing secret, which it can still decrypt: its test event is signed
 // with the secret the channel was created with.
 func TestBackupRestore(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs two servers and the backup tools")
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			tools := []string{"sh", "sqlite3"}
 			if eng.Name == "postgres" {
 				tools = []string{"pg_dump", "pg_restore"}

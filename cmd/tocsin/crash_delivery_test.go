@@ -60,11 +60,13 @@ func (h *hookLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // off by the kill is made again with the same id, which the receiver
 // dedupes).
 func TestKilledServerLosesNoDelivery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills a server with deliveries in flight; not in -short")
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env, args := childSetup(t, eng)
 			args = append(args, "--node-name", "crash-node")
 			hooks := &hookLog{byID: map[string]int{}, byEvent: map[string]map[string]bool{}}
@@ -111,10 +113,10 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 			// The same database and node name, a new process.
 			s := startServe(t, map[string]string{}, args...)
 			var listed []string
-			deadline := time.Now().Add(60 * time.Second)
-			for {
+			pending := 0
+			waitFor(t, 60*time.Second, "every delivery to be listed and succeeded after the restart", func() bool {
 				listed = listed[:0]
-				pending := 0
+				pending = 0
 				cursor := ""
 				for {
 					u := s.url + "/api/v1/notification-channels/" + ch.ID + "/deliveries?limit=100"
@@ -142,14 +144,10 @@ func TestKilledServerLosesNoDelivery(t *testing.T) {
 					}
 					cursor = *page.NextCursor
 				}
-				if pending == 0 && len(listed) == incidents*4 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%d deliveries listed, %d not succeeded, after the restart", len(listed), pending)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+				return pending == 0 && len(listed) == incidents*4
+			}, func() string {
+				return fmt.Sprintf("%d deliveries listed, %d not succeeded, after the restart", len(listed), pending)
+			})
 			hooks.mu.Lock()
 			defer hooks.mu.Unlock()
 			if hooks.bad != 0 {

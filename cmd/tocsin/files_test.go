@@ -13,6 +13,7 @@ import (
 // its WAL and shared-memory files and its lock files 0600, tightening a dir
 // and a database left open by an earlier version.
 func TestDataFilesArePrivate(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -43,6 +44,7 @@ func TestDataFilesArePrivate(t *testing.T) {
 }
 
 func TestSecretKeyCommand(t *testing.T) {
+	t.Parallel()
 	out, _, err := cli(t, nil, "secret-key")
 	if err != nil || !regexp.MustCompile(`^k1:[0-9a-f]{64}\n$`).MatchString(out) {
 		t.Fatalf("secret-key: %q %v", out, err)

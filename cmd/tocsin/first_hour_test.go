@@ -49,8 +49,10 @@ func keyScopes(t *testing.T, env map[string]string, email string) string {
 // TestKeyCreateScopeAll: --scope all is every scope the role grants in the
 // workspace, and stands alone.
 func TestKeyCreateScopeAll(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := engineEnv(t, eng)
 			startServe(t, env)
 			ownerKey(t, env, "all")
@@ -79,6 +81,7 @@ func TestKeyCreateScopeAll(t *testing.T) {
 // TestServeBusyPort: serve binds its port before the first run's setup, so
 // a busy port stops it with a plain error and leaves no data dir behind.
 func TestServeBusyPort(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +102,7 @@ func TestServeBusyPort(t *testing.T) {
 // operator commands say so plainly and create nothing; migrate still
 // creates one. Each names the database it used on stderr.
 func TestAdminCommandsNeedADatabase(t *testing.T) {
+	t.Parallel()
 	commands := [][]string{
 		{"user", "create", "--email", "a@example.com"},
 		{"user", "reset-password", "--email", "a@example.com"},
@@ -108,6 +112,7 @@ func TestAdminCommandsNeedADatabase(t *testing.T) {
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := engineEnv(t, eng)
 			dir := filepath.Join(env["TOCSIN_DATA_DIR"], "data")
 			env["TOCSIN_DATA_DIR"] = dir
@@ -153,8 +158,10 @@ func dbURL(env map[string]string) string {
 // TestUserResetPassword: the new one-time password replaces the old one,
 // stored as argon2id, and must be changed at the next sign-in.
 func TestUserResetPassword(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := engineEnv(t, eng)
 			s := startServe(t, env)
 			old := regexp.MustCompile(`One-time password:\s+(\S+)`).FindStringSubmatch(s.stdout.String())
@@ -193,8 +200,10 @@ func TestUserResetPassword(t *testing.T) {
 // account adds that person to the workspace, with no new password, and
 // refuses a membership they already have in plain words.
 func TestUserCreateExistingPerson(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := engineEnv(t, eng)
 			startServe(t, env)
 			out, errOut, err := cli(t, env, "user", "create", "--email", "owner@localhost", "--workspace", "ops", "--role", "editor")
@@ -218,6 +227,7 @@ func TestUserCreateExistingPerson(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	for _, arg := range []string{"version", "--version"} {
 		out, _, err := cli(t, nil, arg)
 		if err != nil || !regexp.MustCompile(`^tocsin \S+ commit \S+( \(modified\))?\n$`).MatchString(out) {
@@ -228,6 +238,7 @@ func TestVersion(t *testing.T) {
 
 // TestSubcommandHelp: each command's -h lists its own flags and no others.
 func TestSubcommandHelp(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args       []string
 		has, lacks []string
@@ -265,6 +276,7 @@ func TestSubcommandHelp(t *testing.T) {
 // TOCSIN_LISTEN, a wildcard host meaning loopback) and fails with a one-line
 // reason against a closed port.
 func TestHealthcheck(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, map[string]string{"TOCSIN_DATA_DIR": t.TempDir()})
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
 	if out, _, err := cli(t, map[string]string{"TOCSIN_LISTEN": ":" + port}, "healthcheck"); err != nil || out != "healthy\n" {
@@ -291,6 +303,7 @@ func TestHealthcheck(t *testing.T) {
 // TestMetricsListen: by default /metrics is on the main address; with
 // --metrics-listen it is on that address only.
 func TestMetricsListen(t *testing.T) {
+	t.Parallel()
 	get := func(url string) (int, string) {
 		t.Helper()
 		res, err := http.Get(url)
@@ -353,8 +366,10 @@ func shellWords(s string) []string {
 // start runs as printed, pointed at the same database even when serve was
 // given it by flag and the command's environment does not name it.
 func TestBannerCommandsWork(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := engineEnv(t, eng)
 			dir := filepath.Join(env["TOCSIN_DATA_DIR"], "my data")
 			args := []string{"--data-dir", dir}
@@ -395,6 +410,7 @@ func TestBannerCommandsWork(t *testing.T) {
 // the API, which answers an unclean one in its error shape; serve's own
 // mux would have redirected it with an HTML body.
 func TestUncleanAPIPathsAnswerJSON(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, map[string]string{"TOCSIN_DATA_DIR": t.TempDir()})
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, p := range []string{"/api/v1//monitors", "/api/v1/./monitors", "/api/v1/x/../monitors", "/api/v1"} {

@@ -16,6 +16,7 @@ import (
 // until the first check after the restart that passed, then UP again;
 // and no incident was opened for it.
 func TestStoppedServerIsUnknown(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("stops a server for over two intervals of 10 s; not in -short")
 	}
@@ -56,13 +57,7 @@ func TestStoppedServerIsUnknown(t *testing.T) {
 		t.Helper()
 		// Generous: a loaded CI machine (browsers beside the race
 		// detector) can keep a restarted server from its first round.
-		deadline := time.Now().Add(2 * time.Minute)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 2 minutes\n%s", what, logs.String())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		waitFor(t, 2*time.Minute, what, cond, logs.String)
 	}
 	var first checkRow
 	waitUntil("the first check", s.logs, func() bool {

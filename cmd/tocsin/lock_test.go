@@ -22,6 +22,7 @@ import (
 // and the first one's pid; once the first is killed with SIGKILL, the
 // kernel has released its lock and a new serve starts.
 func TestOneServePerSQLiteFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	first := startCrashChild(t, "--data-dir", dir)
 	pid := first.cmd.Process.Pid
@@ -66,6 +67,7 @@ func TestOneServePerSQLiteFile(t *testing.T) {
 // TestServesShareOnePostgres: the lock is SQLite's; several serves on
 // one PostgreSQL database all run.
 func TestServesShareOnePostgres(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		if eng.Name != "postgres" {
 			continue
@@ -90,11 +92,13 @@ func TestServesShareOnePostgres(t *testing.T) {
 // created and deleted and heartbeats pinged through the API from several
 // clients for a few seconds. Every command must succeed.
 func TestAdminBesideBusyServe(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("loads a server for seconds; not in -short")
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env, args := childSetup(t, eng)
 			child := startCrashChild(t, args...)
 			key := ownerKey(t, env, "monitors:read", "monitors:write")

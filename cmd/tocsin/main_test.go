@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +24,7 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
@@ -89,6 +94,20 @@ func startServe(t *testing.T, env map[string]string, args ...string) *server {
 	return s
 }
 
+// waitFor is wait.For that, when the wait fails, also shows what show
+// returns: the server's log, or what the test saw last.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool, show func() string) {
+	t.Helper()
+	held := false
+	defer func() {
+		if !held {
+			t.Log(show())
+		}
+	}()
+	wait.For(t, timeout, what, cond)
+	held = true
+}
+
 func cli(t *testing.T, env map[string]string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -115,8 +134,10 @@ func ownerKey(t *testing.T, env map[string]string, scopes ...string) string {
 // each engine: serve on an empty database prints a one-time sign-in, `key
 // create` prints only a key, and the key manages monitors.
 func TestQuickStart(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := engineEnv(t, eng)
 			dir := env["TOCSIN_DATA_DIR"]
 			s := startServe(t, env)
@@ -202,8 +223,13 @@ func do(t *testing.T, method, url, key, body string) *http.Response {
 	return res
 }
 
-// validators holds, per server, a validator of the document it serves.
-var validators sync.Map // base URL → validator.Validator
+// validators holds a validator per document served: building one is
+// most of a short test's time, and every server serves the same document
+// but for its own address.
+var validators sync.Map // document's hash → validator.Validator
+
+// servedDocs remembers which document each server serves.
+var servedDocs sync.Map // base URL → document's hash
 
 // validateAPI checks an API response against the OpenAPI document the same
 // server serves, as the API's own tests do for every response.
@@ -213,7 +239,7 @@ func validateAPI(t *testing.T, req *http.Request, res *http.Response) {
 		return
 	}
 	base := req.URL.Scheme + "://" + req.URL.Host
-	v, ok := validators.Load(base)
+	key, ok := servedDocs.Load(base)
 	if !ok {
 		r, err := http.Get(base + "/api/v1/openapi.json")
 		if err != nil {
@@ -221,16 +247,22 @@ func validateAPI(t *testing.T, req *http.Request, res *http.Response) {
 		}
 		b, _ := io.ReadAll(r.Body)
 		r.Body.Close()
-		doc, err := libopenapi.NewDocument(b)
-		if err != nil {
-			t.Fatal(err)
+		b = bytes.ReplaceAll(b, []byte(base), []byte("http://test.invalid"))
+		key = sha256.Sum256(b)
+		if _, ok := validators.Load(key); !ok {
+			doc, err := libopenapi.NewDocument(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nv, errs := validator.NewValidator(doc)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			validators.LoadOrStore(key, nv)
 		}
-		nv, errs := validator.NewValidator(doc)
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
-		v, _ = validators.LoadOrStore(base, nv)
+		servedDocs.Store(base, key)
 	}
+	v, _ := validators.Load(key)
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -248,6 +280,7 @@ func validateAPI(t *testing.T, req *http.Request, res *http.Response) {
 // TestGracefulShutdown: SIGTERM lets a request in flight finish, then serve
 // returns cleanly.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
 	s := startServe(t, env)
 	key, _, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default", "--scope", "monitors:write")
@@ -258,14 +291,22 @@ func TestGracefulShutdown(t *testing.T) {
 	if r := do(t, "GET", s.url+"/api/v1/monitors", strings.TrimSpace(key), ""); r.StatusCode != 403 {
 		t.Fatalf("a key without monitors:read listed monitors: %d", r.StatusCode)
 	}
-	// A create whose body is still arriving when SIGTERM comes.
+	// A create whose body is still arriving when SIGTERM comes. It asks
+	// to continue: the server says so once the handler reads the body,
+	// and the client sends none before.
 	pr, pw := io.Pipe()
-	req, _ := http.NewRequest("POST", s.url+"/api/v1/monitors", pr)
+	reading := make(chan struct{})
+	trace := &httptrace.ClientTrace{Got100Continue: func() { close(reading) }}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", s.url+"/api/v1/monitors", pr)
 	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(key))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Expect", "100-continue")
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ExpectContinueTimeout = time.Minute
+	defer tr.CloseIdleConnections()
 	got := make(chan *http.Response, 1)
 	go func() {
-		res, err := http.DefaultClient.Do(req)
+		res, err := (&http.Client{Transport: tr}).Do(req)
 		if err != nil {
 			t.Errorf("in-flight request failed: %v", err)
 			got <- nil
@@ -273,10 +314,22 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 		got <- res
 	}()
+	select {
+	case <-reading: // the server is now reading the body
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server never read the request's body")
+	}
 	io.WriteString(pw, `{"type":"http","name":"slow",`)
-	time.Sleep(200 * time.Millisecond) // the server is now reading the body
 	s.cancel()
-	time.Sleep(200 * time.Millisecond) // shutdown has begun and waits for us
+	// Shutdown begins by closing the listener, then waits for us.
+	addr := strings.TrimPrefix(s.url, "http://")
+	wait.For(t, 10*time.Second, "shutdown to close the listener", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
 	select {
 	case err := <-s.done:
 		t.Fatalf("serve returned before the in-flight request finished: %v", err)
@@ -307,6 +360,7 @@ func TestGracefulShutdown(t *testing.T) {
 // TestConfigProblemsListedTogether: serve refuses a bad configuration and
 // names every problem at once, without echoing secrets.
 func TestConfigProblemsListedTogether(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"TOCSIN_DATABASE_URL": "postgres://u:pa55word@127.0.0.1:1/x",
 		"TOCSIN_LOG_LEVEL":    "loud",
@@ -327,6 +381,7 @@ func TestConfigProblemsListedTogether(t *testing.T) {
 }
 
 func TestKeyCreateErrors(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
 	startServe(t, env) // bootstraps the owner
 	for _, args := range [][]string{
@@ -364,6 +419,7 @@ func TestKeyCreateErrors(t *testing.T) {
 // TestKeyRevoke: an operator lists keys and revokes one; it stops working
 // on the next request.
 func TestKeyRevoke(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
 	s := startServe(t, env)
 	key, _, err := cli(t, env, "key", "create", "--email", "owner@localhost", "--workspace", "default", "--scope", "monitors:read")
@@ -407,6 +463,7 @@ func TestKeyRevoke(t *testing.T) {
 // created through the API is checked, its observation listed, and the
 // engine's figures are on /metrics.
 func TestServeChecksMonitors(t *testing.T) {
+	t.Parallel()
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "healthy")
 	}))
@@ -422,21 +479,14 @@ func TestServeChecksMonitors(t *testing.T) {
 	}
 	// The first check comes within one interval (its slot) and the state
 	// follows.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var got struct {
-			State, LastResult string
-		}
+	var got struct {
+		State, LastResult string
+	}
+	waitFor(t, 30*time.Second, "the monitor to be checked and UP", func() bool {
 		r := do(t, "GET", s.url+"/api/v1/monitors/"+m.ID, key, "")
 		_ = json.NewDecoder(r.Body).Decode(&got)
-		if got.State == "UP" && got.LastResult == "up" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("monitor not checked: %+v\n%s", got, s.logs.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return got.State == "UP" && got.LastResult == "up"
+	}, func() string { return fmt.Sprintf("monitor not checked: %+v\n%s", got, s.logs.String()) })
 	var checks struct {
 		Data []struct{ Result, Probe, Region string }
 	}

@@ -83,6 +83,7 @@ func monitorRows(t *testing.T, url string) map[string]string {
 // idempotently, on both engines), and `serve` then checks with the right
 // headers and shows only their names.
 func TestMigrateSealsPlaintextHeaders(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]http.Header{} // the latest request's, by path
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -91,10 +92,11 @@ func TestMigrateSealsPlaintextHeaders(t *testing.T) {
 		mu.Unlock()
 		_, _ = w.Write([]byte("ok"))
 	}))
-	defer target.Close()
+	t.Cleanup(target.Close)
 
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			u := storetest.EmptyURL(t, eng)
 			env := map[string]string{"TOCSIN_DATABASE_URL": u, "TOCSIN_DATA_DIR": t.TempDir(), "TOCSIN_NODE_NAME": "headers-" + eng.Name}
 			if _, errOut, err := cli(t, env, "migrate"); err != nil {
@@ -219,14 +221,12 @@ func TestMigrateSealsPlaintextHeaders(t *testing.T) {
 				t.Errorf("serve did not seal the plaintext headers: %s", row)
 			}
 			var got http.Header
-			for deadline := time.Now().Add(20 * time.Second); got == nil; time.Sleep(50 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the monitor was not checked\n%s", s.logs.String())
-				}
+			waitFor(t, 20*time.Second, "the monitor to be checked", func() bool {
 				mu.Lock()
+				defer mu.Unlock()
 				got = seen["/"+eng.Name]
-				mu.Unlock()
-			}
+				return got != nil
+			}, s.logs.String)
 			for name, want := range map[string]string{"Authorization": "Bearer old-token-1", "X-Api-Password": "old-password-2", "Accept": "text/plain"} {
 				if got.Get(name) != want {
 					t.Errorf("check sent %s = %q, want %q", name, got.Get(name), want)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // readmeCLIEnv marks this test binary re-executed as `tocsin` for the
@@ -85,6 +86,7 @@ func readmeCommands(t *testing.T, heading string) []string {
 // the README says it comes from. Every answer must be a success, and each
 // step must do what the README says it does.
 func TestReadmeFirstSteps(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("TOCSIN_TEST_POSTGRES_REQUIRED") != "" {
@@ -103,6 +105,7 @@ func TestReadmeFirstSteps(t *testing.T) {
 	}
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := engineEnv(t, eng)
 			s := startServe(t, env)
 
@@ -206,10 +209,7 @@ func TestReadmeFirstSteps(t *testing.T) {
 			}
 			// The test event reached the receiver, signed. (The monitor's
 			// first state change may come too: the channel gets every event.)
-			deadline := time.Now().Add(20 * time.Second)
-			for rcv.tests() == 0 && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-			}
+			wait.For(t, 20*time.Second, "the test event to reach the receiver", func() bool { return rcv.tests() > 0 })
 			if rcv.tests() != 1 || rcv.refused() != 0 {
 				t.Errorf("receiver: %d test events verified, %d deliveries refused; want the test event once, verified", rcv.tests(), rcv.refused())
 			}

@@ -81,8 +81,10 @@ func regexpLine(out, re string) bool {
 // them for one workspace while the server runs, and "default" returns to
 // the server's value; `workspace show` prints what applies and the usage.
 func TestWorkspaceQuotas(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := quotaEnv(t, eng, map[string]string{"TOCSIN_MAX_MONITORS": "3", "TOCSIN_MIN_INTERVAL": "30s", "TOCSIN_MAX_HEARTBEATS": "1"})
 			s := startServe(t, env)
 			key := ownerKey(t, env, "monitors:write")
@@ -135,6 +137,7 @@ func TestWorkspaceQuotas(t *testing.T) {
 // TestWorkspaceCommandErrors: what the operator mistypes is refused by
 // name and changes nothing.
 func TestWorkspaceCommandErrors(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TOCSIN_DATA_DIR": t.TempDir()}
 	if _, _, err := cli(t, env, "migrate"); err != nil {
 		t.Fatal(err)
@@ -176,8 +179,10 @@ func TestWorkspaceCommandErrors(t *testing.T) {
 // is refused; after `set-quota --monitors 1001` it is admitted, and the
 // one after refused. The 1,000 are created through the API too.
 func TestThousandAndFirstMonitor(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := quotaEnv(t, eng, nil)
 			s := startServe(t, env)
 			key := ownerKey(t, env, "monitors:write")
@@ -199,8 +204,10 @@ func TestThousandAndFirstMonitor(t *testing.T) {
 // TestConcurrentCreatesAtTheLimit: with one monitor left under the quota,
 // many creates at once admit exactly one.
 func TestConcurrentCreatesAtTheLimit(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
 			env := quotaEnv(t, eng, map[string]string{"TOCSIN_MAX_MONITORS": "5"})
 			s := startServe(t, env)
 			key := ownerKey(t, env, "monitors:write")

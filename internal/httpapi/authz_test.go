@@ -175,6 +175,7 @@ func (r route) target(id string) string { return strings.Replace(r.path, "{id}",
 // the role grants are made while their creator is an owner, who is then
 // demoted to the role: every request must hold them to it.
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		scopeSets := [][]account.Scope{account.Scopes}
@@ -264,6 +265,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 // TestWorkspaceIsolation: another workspace's monitors do not exist for a
 // key, and keys act only where their owner is a member.
 func TestWorkspaceIsolation(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		owner := e.members[account.RoleOwner]
 		bound := e.key(owner, e.wsA.ID, false, account.Scopes...)
@@ -319,6 +321,7 @@ func TestWorkspaceIsolation(t *testing.T) {
 // TestKeyFollowsCreatorRole: a key never does more than its creator's role
 // allows now: demotion and removal bite at once, revocation too.
 func TestKeyFollowsCreatorRole(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		email := e.members[account.RoleEditor]
@@ -363,6 +366,7 @@ func TestKeyFollowsCreatorRole(t *testing.T) {
 
 // TestPublicDocument: the OpenAPI document needs no key.
 func TestPublicDocument(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		res := e.req("GET", "/api/v1/openapi.json", "", nil)
 		if res.status != http.StatusOK || !strings.Contains(string(res.body), `"openapi":"3.1.0"`) {

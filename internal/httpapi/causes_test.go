@@ -22,6 +22,7 @@ import (
 // many checks — for a wrong status, a refused connection and a JSON
 // assertion; the recovery says what recovered.
 func TestCausesNameWhatFailed(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		rc := newReceiver(t)

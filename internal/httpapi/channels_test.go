@@ -15,6 +15,7 @@ import (
 // A webhook channel: its signing secret is shown once, at creation and
 // rotation, stored only sealed, and during a rotation both secrets sign.
 func TestWebhookChannelSecrets(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		m := e.monitorIn(e.wsA)
@@ -112,6 +113,7 @@ func anyStrings(v any) []string {
 // The other kinds keep their secrets write-only too, and each kind's
 // fields are checked.
 func TestChannelKinds(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		hook := "https://hooks.slack.com/services/T000/B000/XXXXSECRETXXXX"

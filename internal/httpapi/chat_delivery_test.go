@@ -119,6 +119,7 @@ func startMailSink(t *testing.T) (*mailSink, string) {
 // documents, through the real notifier: chat services over HTTPS, and
 // e-mail through a real SMTP server.
 func TestChannelKindsDeliver(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			cfg := fastRetries

@@ -52,6 +52,7 @@ func (e *env) storeChecks(t *testing.T, monitorID string, start time.Time, n int
 // TestListChecks pages through observations newest first with filters,
 // and shows the monitor's last check.
 func TestListChecks(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		id := e.monitorIn(e.wsA)
@@ -151,6 +152,7 @@ func TestListChecks(t *testing.T) {
 // TestTestMonitor runs a draft's check against a real server and returns
 // each assertion's verdict, never the response body, saving nothing.
 func TestTestMonitor(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -208,6 +210,7 @@ func TestTestMonitor(t *testing.T) {
 // a change that took effect at once has one time twice. Paging one
 // change at a time gives the same history.
 func TestStatesConfirmedAt(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		r := e.req("POST", "/api/v1/monitors", k, map[string]any{"type": "tcp", "name": "api",

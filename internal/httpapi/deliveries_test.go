@@ -229,6 +229,7 @@ func (e *env) settled(t *testing.T, k, channelID string, n int) []map[string]any
 // redelivery and a test; a 410 Gone disables the channel. Two nodes send:
 // each delivery goes out once.
 func TestWebhookDelivery(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			e := newEnvWith(t, eng, fastRetries)
@@ -339,6 +340,7 @@ func TestWebhookDelivery(t *testing.T) {
 
 // A receiver that hangs holds its own deliveries, not another channel's.
 func TestSlowReceiverHoldsOnlyItself(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			e := newEnvWith(t, eng, fastRetries)
@@ -371,6 +373,7 @@ func TestSlowReceiverHoldsOnlyItself(t *testing.T) {
 // nothing held is dropped: every held delivery names the summary, and
 // can be redelivered.
 func TestRateBoundHoldsAStorm(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			e := newEnvWith(t, eng, fastRetries)

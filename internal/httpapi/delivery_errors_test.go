@@ -24,6 +24,7 @@ import (
 // resolver's address, not its local port, not the URL or its query. The
 // delivery as stored and as read shows the same. Both engines.
 func TestDeliveryErrorsNameHostAndPhase(t *testing.T) {
+	t.Parallel()
 	closed := func() string {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

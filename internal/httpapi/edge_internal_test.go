@@ -7,6 +7,7 @@ import (
 )
 
 func TestNULPointers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, body string
 		want       []string
@@ -50,6 +51,7 @@ func TestNULPointers(t *testing.T) {
 }
 
 func TestJSONMediaType(t *testing.T) {
+	t.Parallel()
 	for ct, want := range map[string]bool{
 		"application/json":                      true,
 		"application/json; charset=utf-8":       true,
@@ -84,6 +86,7 @@ func TestJSONMediaType(t *testing.T) {
 }
 
 func TestCheckQuery(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw, where string // where "": accepted
 	}{
@@ -114,6 +117,7 @@ func TestCheckQuery(t *testing.T) {
 }
 
 func TestIDParams(t *testing.T) {
+	t.Parallel()
 	got := idParams("/api/v1/notification-channels/{id}/deliveries")
 	if len(got) != 1 || got[0] != (idParam{name: "id", prefix: "nch"}) {
 		t.Errorf("idParams = %+v", got)

@@ -41,6 +41,7 @@ func details(t *testing.T, r response) []string {
 // resource's prefix, a wrong shape — is not_found, exactly as an id of
 // the right shape that exists nowhere.
 func TestEdgeIDs(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		mon := e.monitorIn(e.wsA)
@@ -72,6 +73,7 @@ func TestEdgeIDs(t *testing.T) {
 // TestEdgeQuery: query names and values must be text; the answer names
 // the parameter.
 func TestEdgeQuery(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		mon := e.monitorIn(e.wsA)
@@ -107,6 +109,7 @@ func TestEdgeQuery(t *testing.T) {
 // TestEdgeHeaders: the headers the API reads must be text; nothing is
 // created when one is not.
 func TestEdgeHeaders(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		body := `{"type":"http","name":"n","config":{"url":"https://a.example"}}`
@@ -132,6 +135,7 @@ func TestEdgeHeaders(t *testing.T) {
 // TestEdgeBody: NUL in any string of a body is a validation error naming
 // every such field; a body that is not UTF-8 is not JSON.
 func TestEdgeBody(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		mon := e.monitorIn(e.wsA)
@@ -178,6 +182,7 @@ func TestEdgeBody(t *testing.T) {
 // TestEdgeContentType: a body must be sent as application/json (415
 // otherwise); an optional body may be omitted without a media type.
 func TestEdgeContentType(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		body := `{"type":"http","name":"n","config":{"url":"https://a.example"}}`
@@ -255,6 +260,7 @@ func (e *env) rawReq(method, path, key string, body []byte, headers ...string) r
 // TestTimeZoneErrorsDoNotEcho: a refused time zone is named by its field,
 // never repeated back.
 func TestTimeZoneErrorsDoNotEcho(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		mon := e.monitorIn(e.wsA)
@@ -296,6 +302,7 @@ func (s *syncBuffer) String() string {
 // writes at most its one access line, never an ERROR. A valid key from
 // the same address is not held back.
 func TestFailedAuthFlood(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			const limit = 5

@@ -22,6 +22,7 @@ import (
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/httpapi"
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/probe"
 	"github.com/tocsin/tocsin/internal/scheduler"
 	"github.com/tocsin/tocsin/internal/secrets"
@@ -105,20 +106,14 @@ func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
 	}
 	a := app.New(db, kr, c.Now, log, cfg)
 	e := &env{t: t, db: db, url: url, kr: kr, app: a, clock: c, members: map[account.Role]string{}}
+	e.wsA = seedWorkspace(t, db, c.Now(), "ws-a")
 	for _, r := range account.Roles {
 		email := string(r) + "@a.test"
-		u, err := a.CreateUser(ctx, app.UserRequest{Email: email, Workspace: "ws-a", Role: r})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.wsA = u.Workspace
+		seedMember(t, db, c.Now(), e.wsA, email, r)
 		e.members[r] = email
 	}
-	u, err := a.CreateUser(ctx, app.UserRequest{Email: "owner@b.test", Workspace: "ws-b", Role: account.RoleOwner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.wsB, e.ownerB = u.Workspace, u.User.Email
+	e.wsB, e.ownerB = seedWorkspace(t, db, c.Now(), "ws-b"), "owner@b.test"
+	seedMember(t, db, c.Now(), e.wsB, e.ownerB, account.RoleOwner)
 
 	runPings(t, a)
 	// The API must be reachable at the URL its document names.
@@ -132,6 +127,47 @@ func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
 	e.check = e.validator()
 	return e
 }
+
+// seedWorkspace stores a workspace named and slugged name, as
+// app.CreateUser makes one for a slug it does not know.
+func seedWorkspace(t *testing.T, db *store.DB, now time.Time, name string) account.Workspace {
+	t.Helper()
+	ws := account.Workspace{ID: ids.New(ids.Workspace, now), Name: name, Slug: name, CreatedAt: now}
+	if err := db.CreateWorkspace(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// seedMember stores a user with a one-time password and makes them a
+// member of ws, as app.CreateUser does, but with one password hash for
+// every user of the package: argon2id is slow on purpose, hashing a
+// password per user was a third of these tests' time, and they act
+// through API keys only.
+func seedMember(t *testing.T, db *store.DB, now time.Time, ws account.Workspace, email string, role account.Role) {
+	t.Helper()
+	ctx := context.Background()
+	u := account.User{ID: ids.New(ids.User, now), Email: email, PasswordHash: oneTimeHash(t),
+		MustChangePassword: true, CreatedAt: now}
+	if err := db.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutMembership(ctx, account.Membership{WorkspaceID: ws.ID, UserID: u.ID, Role: role, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oneTimeHash is the hash of a one-time password no one knows, made once.
+func oneTimeHash(t *testing.T) string {
+	t.Helper()
+	h, err := oneTimeHashOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+var oneTimeHashOnce = sync.OnceValues(func() (string, error) { return secrets.HashPassword(secrets.GeneratePassword()) })
 
 // runPings runs a's ping writers, as serve does, until the test ends
 // (after its servers close: cleanups run last first).
@@ -376,6 +412,7 @@ func matchPath(tmpl, path string) bool {
 
 // The response check must be able to fail, or it proves nothing.
 func TestResponseValidatorRejectsMismatch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Engines(t)[0])
 	req, _ := http.NewRequest("GET", e.srv.URL+"/api/v1/monitors/mon_x", nil)
 	for _, tc := range []struct {

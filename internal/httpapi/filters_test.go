@@ -63,6 +63,7 @@ func pageNames(t *testing.T, r response) (got []string, next string, total int) 
 // TestMonitorFilters: state, type and q narrow the list, combine, and
 // total counts what matches.
 func TestMonitorFilters(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		create := func(body string) string {
@@ -108,6 +109,7 @@ func TestMonitorFilters(t *testing.T) {
 // a cursor holds only a position, so with other filters the walk goes on
 // from the same place under those filters.
 func TestFilteredPages(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		var tcps, https []string
@@ -157,6 +159,7 @@ func TestFilteredPages(t *testing.T) {
 
 // TestHeartbeatStateFilter: heartbeats by state, with total.
 func TestHeartbeatStateFilter(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		e.newHeartbeat(t, k, map[string]any{"name": "backup", "schedule": map[string]any{"periodSeconds": 3600}})
@@ -181,6 +184,7 @@ func TestHeartbeatStateFilter(t *testing.T) {
 // TestBadFilters: a value no filter takes is 422 naming the parameter
 // once and listing what it accepts; every bad parameter in one answer.
 func TestBadFilters(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		d := fieldsOf(t, e.req("GET", "/api/v1/monitors?state=DOWN&state=down&state=nope&type=smtp&q="+strings.Repeat("x", 201), k, nil))
@@ -217,6 +221,7 @@ func TestBadFilters(t *testing.T) {
 // answer together, each field once, with messages that say what would
 // be accepted.
 func TestOneAnswerListsEveryField(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		// The bad status code comes before the URL: its decoding must not
@@ -270,6 +275,7 @@ func TestOneAnswerListsEveryField(t *testing.T) {
 // TestIncidentStatusFilters: open incidents split by acknowledgement;
 // a status no filter takes lists those it does.
 func TestIncidentStatusFilters(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		open := func(title string) string {

@@ -63,6 +63,7 @@ func runScenarios(t *testing.T, scenarios ...scenario) {
 
 // TestHeartbeatResource: the heartbeat resource through /api/v1.
 func TestHeartbeatResource(t *testing.T) {
+	t.Parallel()
 	runScenarios(t,
 		scenario{"lifecycle", heartbeatLifecycle},
 		scenario{"validation", heartbeatValidation},
@@ -74,6 +75,7 @@ func TestHeartbeatResource(t *testing.T) {
 
 // TestHeartbeatPings: the ping endpoint, through the URL the API hands out.
 func TestHeartbeatPings(t *testing.T) {
+	t.Parallel()
 	runScenarios(t,
 		scenario{"signals", pingSignals},
 		scenario{"idempotency key", pingIdempotencyKey},
@@ -87,6 +89,7 @@ func TestHeartbeatPings(t *testing.T) {
 // TestHeartbeatDeadlines: what the sweeper makes of missed deadlines,
 // overruns and failures, of its own outages, and of clock changes.
 func TestHeartbeatDeadlines(t *testing.T) {
+	t.Parallel()
 	runScenarios(t,
 		scenario{"late, overrun, failure, recovery", heartbeatDeadlines},
 		scenario{"outage is unknown", heartbeatOutageIsUnknown},

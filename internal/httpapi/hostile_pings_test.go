@@ -22,6 +22,7 @@ import (
 // acknowledged and stored, A's cleaned, and A's odd keys still tell a
 // retry from a new ping.
 func TestHostilePingsCostOthersNothing(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		e.clock.Set(hbT0)
 		kA, kB := e.ownerKey(), e.key(e.ownerB, e.wsB.ID, false, account.Scopes...)
@@ -167,6 +168,7 @@ func pingPath(t *testing.T, e *env, pingURL string) string {
 // A refused ping says how long to wait in the words and in Retry-After
 // alike: whole seconds, rounded up, at least one.
 func TestPingRateLimitSaysRetryAfter(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		e.clock.Set(hbT0)
 		h := e.newHeartbeat(t, e.ownerKey(), periodic("busy", 600, 60))

@@ -19,6 +19,7 @@ import (
 // signature. Every attempt of both is recorded, A's failures with the
 // body cleaned and bounded; nothing is left pending.
 func TestHostileReceiverCostsOthersNothing(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			e := newEnvWith(t, eng, fastRetries)

@@ -32,6 +32,7 @@ import (
 // in for the answer; its valid request, sent last, must succeed, so the
 // variants were judged for their hostile part alone.
 func TestHostileInput(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			start := time.Now()

@@ -22,6 +22,7 @@ func (e *env) countMonitors() int {
 }
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		body := `{"type":"http","name":"shop","config":{"url":"https://shop.example"}}`
@@ -80,6 +81,7 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 func TestIdempotencyConcurrentDuplicates(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		const n = 20
@@ -129,6 +131,7 @@ func TestIdempotencyConcurrentDuplicates(t *testing.T) {
 // TestHousekeeping: expired idempotency records are deleted; a record still
 // in its 24 hours survives and is replayed.
 func TestHousekeeping(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		start := time.Now()

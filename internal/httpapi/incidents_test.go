@@ -29,6 +29,7 @@ func (e *env) outbox(t *testing.T) []string {
 // A manual incident through its whole life: created, edited, updated,
 // acknowledged, resolved, with an event for each change.
 func TestIncidentLifecycle(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		m := e.monitorIn(e.wsA)
@@ -94,6 +95,7 @@ func TestIncidentLifecycle(t *testing.T) {
 // it; lists filter by status and subject, page newest first, and keep to
 // the workspace.
 func TestAutomaticIncidentsThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		e.clock.Set(hbT0)
 		k := e.ownerKey()
@@ -151,6 +153,7 @@ func TestAutomaticIncidentsThroughTheAPI(t *testing.T) {
 
 // Bad input gets one 422 that names every failing field.
 func TestIncidentValidation(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		r := e.req("POST", "/api/v1/incidents", k, map[string]any{"title": " ", "status": "resolved", "message": "x",

@@ -41,6 +41,7 @@ func pointers(t *testing.T, r response) []string {
 }
 
 func TestMaintenanceWindowLifecycle(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		m1, m2 := e.monitorIn(e.wsA), e.monitorIn(e.wsA)
@@ -225,6 +226,7 @@ func TestMaintenanceWindowLifecycle(t *testing.T) {
 // workspace as it names monitors; another workspace's heartbeat is
 // described exactly as a missing one.
 func TestMaintenanceWindowHeartbeats(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		bKey := e.key(e.ownerB, e.wsB.ID, false, "monitors:write")
@@ -296,6 +298,7 @@ func TestMaintenanceWindowHeartbeats(t *testing.T) {
 // TestMaintenanceWindowValidation: every invalid field is a 422 naming it
 // by its JSON pointer, and nothing is created.
 func TestMaintenanceWindowValidation(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		mine, theirs := e.monitorIn(e.wsA), e.monitorIn(e.wsB)
@@ -383,6 +386,7 @@ func TestMaintenanceWindowValidation(t *testing.T) {
 // TestMaintenanceWindowRules: workspace isolation, idempotent creates and
 // the per-workspace limit, on one server per engine.
 func TestMaintenanceWindowRules(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		// The env's helpers fail the test they are given: give them the subtest.
 		in := func(t *testing.T) *env {

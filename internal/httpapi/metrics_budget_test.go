@@ -56,6 +56,7 @@ func (p metricsPage) points() int {
 // every monitor once; by day over 90 days (92 points each) all 100 fit;
 // one monitor by hour over 90 days (2,161 points) is answered whole.
 func TestMetricsResponseBudget(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		e.clock.Set(budgetNow)
 		mons := seedHistory(t, e, e.wsA.ID, 100, 1, 91, budgetNow)
@@ -112,6 +113,7 @@ func TestMetricsResponseBudget(t *testing.T) {
 // query.resolution, alone or in the listing; by day it is answered, and
 // the listing by day answers the subjects that fit, with nextCursor.
 func TestMetricsOneSubjectOverBudget(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			e := newEnvWith(t, eng, app.Config{MetricsPointsPerResponse: 1000})
@@ -144,6 +146,7 @@ func TestMetricsOneSubjectOverBudget(t *testing.T) {
 // once Retry-After has passed, it does too. On PostgreSQL, two servers
 // share the budget.
 func TestMetricsPointsPerMinute(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		e.clock.Set(budgetNow)
 		seedHistory(t, e, e.wsA.ID, 100, 0, 91, budgetNow)
@@ -201,6 +204,7 @@ func TestMetricsPointsPerMinute(t *testing.T) {
 // sent as it is without Accept-Encoding, with gzip refused (q=0), and
 // when small; every answer varies by Accept-Encoding.
 func TestAPICompression(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		e.clock.Set(budgetNow)
 		mons := seedHistory(t, e, e.wsA.ID, 20, 0, 91, budgetNow)

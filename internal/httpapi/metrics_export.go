@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,7 @@ func (e *ErrorResponse) ContentType(ct string) string {
 // csvExport marks an operation as exporting CSV and lists text/csv, its
 // file name and its next-page Link beside JSON in the document.
 func csvExport(o huma.Operation) huma.Operation {
+	o.Metadata = maps.Clone(o.Metadata) // the descriptor's is every Server's
 	o.Metadata[metaCSV] = true
 	headers := map[string]*huma.Param{
 		"Content-Disposition": {Description: "For text/csv: attachment, with a file name.", Schema: &huma.Schema{Type: huma.TypeString}},

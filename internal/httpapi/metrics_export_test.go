@@ -80,6 +80,7 @@ func num(v float64) *float64 { return &v }
 // by cell; a series is a row per bucket; JSON stays the default; errors
 // stay JSON; operations that export nothing answer JSON.
 func TestMetricsCSV(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		id := seedMetrics(t, e, k)
@@ -190,6 +191,7 @@ func TestMetricsCSV(t *testing.T) {
 // every subject once, heartbeats with their columns; a hostile name comes
 // back whole, quoted, and defused.
 func TestMetricsCSVListing(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		api := seedMetrics(t, e, k)
@@ -301,6 +303,7 @@ next:
 // state them, carries a hostile name whole, and shows nothing of another
 // workspace; the key needs metrics:read, and a key at all.
 func TestPrometheusScrape(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		api := seedMetrics(t, e, k)
@@ -432,6 +435,7 @@ func mustSample(t *testing.T, fams map[string]*dto.MetricFamily, name string, la
 // with the monitor (a later check that completes no handshake keeps it),
 // shown as certificateExpiresAt and scraped as a timestamp gauge.
 func TestCertificateExpiry(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		r := e.req("POST", "/api/v1/monitors", k, map[string]any{"type": "tls", "name": "cert",

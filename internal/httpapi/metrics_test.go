@@ -130,6 +130,7 @@ func near(got *float64, want float64) bool { return got != nil && math.Abs(*got-
 // result, exact min and max latency, the incident with its recovery time,
 // and a daily series in UTC whose buckets add up to the whole.
 func TestMonitorMetrics(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		id := seedMetrics(t, e, k)
@@ -218,6 +219,7 @@ func TestMonitorMetrics(t *testing.T) {
 // what is accepted; the scope guards the endpoints; another workspace's
 // monitor is not found.
 func TestMetricsRequests(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		id := seedMetrics(t, e, k)
@@ -275,6 +277,7 @@ func deref(p *float64) any {
 // run durations; the workspace listing pages through heartbeats, then
 // monitors, filters like the lists, and never shows another workspace's.
 func TestHeartbeatMetricsAndListing(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		base := metricsDay.Add(12 * time.Hour)

@@ -13,6 +13,7 @@ import (
 // TestPanicBecomesEnvelope: a panic anywhere behind Observe answers 500 in
 // the error envelope, logged once with the request id, and the server lives.
 func TestPanicBecomesEnvelope(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	h := Observe(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,6 +49,7 @@ func TestPanicBecomesEnvelope(t *testing.T) {
 }
 
 func TestRequestIDKeptWhenPlain(t *testing.T) {
+	t.Parallel()
 	h := Observe(slog.New(slog.DiscardHandler), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	for _, c := range []struct {
 		in   string
@@ -67,6 +69,7 @@ func TestRequestIDKeptWhenPlain(t *testing.T) {
 }
 
 func TestLocationPointer(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"body":                               "/",
 		"body.name":                          "/name",

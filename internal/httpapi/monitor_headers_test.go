@@ -141,6 +141,7 @@ func (e *env) checkNow(t *testing.T, monitorID string, target *headerTarget) htt
 // sealed at rest, never shown (not to viewers, read-only keys, replays or
 // test runs), merged by PATCH into the stored values, and sent by checks.
 func TestHeaderValuesWriteOnly(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		target := newHeaderTarget(t)
 		k := e.ownerKey()
@@ -305,6 +306,7 @@ func manyHeaders(n int) string {
 // wrote beside values already sealed are merged into them (the plaintext,
 // written last, wins), and a second run has nothing to do.
 func TestSealPlaintextHeadersKeepsSealed(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		r := e.req("POST", "/api/v1/monitors", k, map[string]any{"type": "http", "name": "mixed", "config": map[string]any{

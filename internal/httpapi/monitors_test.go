@@ -9,6 +9,7 @@ import (
 )
 
 func TestMonitorLifecycle(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		body := map[string]any{"type": "http", "name": "API health", "config": map[string]any{
@@ -68,6 +69,7 @@ func TestMonitorLifecycle(t *testing.T) {
 // TestPatchMonitor: PATCH merges into the stored config and validates the
 // result as a whole; the credential is kept, replaced or removed.
 func TestPatchMonitor(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		r := e.req("POST", "/api/v1/monitors", k, map[string]any{"type": "http", "name": "api", "config": map[string]any{
@@ -156,6 +158,7 @@ func TestPatchMonitor(t *testing.T) {
 // TestConcurrentPatchesLoseNothing: concurrent edits each either land or
 // get 409 conflict; none is silently overwritten.
 func TestConcurrentPatchesLoseNothing(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		id := e.req("POST", "/api/v1/monitors", k, httpBody(`{"url":"https://a.example"}`)).json(t)["id"].(string)

@@ -17,6 +17,7 @@ var update = flag.Bool("update", false, "rewrite testdata/openapi.golden.json fr
 // TestOpenAPIGolden fails when the contract changes unnoticed. After an
 // intended change: go test ./internal/httpapi -run Golden -update
 func TestOpenAPIGolden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Engines(t)[0])
 	r := e.req("GET", "/api/v1/openapi.json", "", nil)
 	if r.status != 200 {
@@ -49,6 +50,7 @@ func TestOpenAPIGolden(t *testing.T) {
 // TestOpenAPIDescribesErrors: every operation documents its errors with the
 // envelope, and authenticated ones their scope and rate-limit headers.
 func TestOpenAPIDescribesErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Engines(t)[0])
 	doc := e.api.OpenAPI()
 	if doc.OpenAPI != "3.1.0" {

@@ -15,6 +15,7 @@ import (
 // monitors are created between pages: each monitor that existed when the
 // walk began is seen exactly once, and nothing is seen twice.
 func TestPaginationUnderInserts(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		owner := app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleOwner}
@@ -87,6 +88,7 @@ func TestPaginationUnderInserts(t *testing.T) {
 }
 
 func TestPaginationParameters(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		for range 3 {

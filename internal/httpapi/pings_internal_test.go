@@ -12,6 +12,7 @@ import (
 // The hand-written acknowledgement is byte for byte what encoding/json
 // writes of PingAck, the type the OpenAPI document describes.
 func TestPingAckEncoding(t *testing.T) {
+	t.Parallel()
 	code := func(n int) *int { return &n }
 	ms := func(f float64) *float64 { return &f }
 	at := time.Date(2026, 11, 25, 3, 4, 5, 678901000, time.UTC)

@@ -15,6 +15,7 @@ import (
 // heartbeat to show by, its public title is bounded, and every change of
 // publication is an incident.updated.
 func TestIncidentPublication(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		m := e.monitorIn(e.wsA)
@@ -100,6 +101,7 @@ func TestIncidentPublication(t *testing.T) {
 // Maintenance windows are private unless published; public is kept by
 // patches that do not name it and reset by null.
 func TestMaintenanceWindowPublication(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		m := e.monitorIn(e.wsA)

@@ -12,6 +12,7 @@ import (
 // TestRateLimit: 600 requests a minute per key. The clock is frozen, so
 // request 601 falls within the same minute whatever the machine's speed.
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		now := time.Now()
 		e.clock.Set(now)
@@ -58,6 +59,7 @@ func TestRateLimit(t *testing.T) {
 // TestRateLimitAcrossServers: two servers on one PostgreSQL share each
 // key's budget.
 func TestRateLimitAcrossServers(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		if e.db.Engine() != store.EnginePostgres {
 			t.Skip("SQLite serves one node; its buckets live in memory")
@@ -85,6 +87,7 @@ func TestRateLimitAcrossServers(t *testing.T) {
 // TestFailedAuthIsLimitedPerAddress: requests without a valid key count
 // against the client's address; past the budget they get 429, not 401.
 func TestFailedAuthIsLimitedPerAddress(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		e.clock.Set(time.Now())
 		for i := 1; i <= 600; i++ {

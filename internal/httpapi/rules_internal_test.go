@@ -27,6 +27,7 @@ var limitTags = []string{"minLength", "maxLength", "minimum", "maximum", "exclus
 // document and another in the rule app enforces. A new field with a tag
 // limit fails here until its limit is named in the domain and bound.
 func TestBodyLimitsHaveOneSource(t *testing.T) {
+	t.Parallel()
 	s := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{})
 	reg := s.OpenAPI().Components.Schemas
 	checked := 0
@@ -81,6 +82,7 @@ func fields(t reflect.Type) func(yield func(reflect.StructField) bool) {
 // per resource, patch schemas included: the bounds reach the document and
 // the validation huma runs from it.
 func TestDocumentStatesTheDomainLimits(t *testing.T) {
+	t.Parallel()
 	s := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{})
 	reg := s.OpenAPI().Components.Schemas
 	maxLength := func(p *huma.Schema) int { return deref(p.MaxLength) }
@@ -162,6 +164,7 @@ func derefF(p *float64) float64 {
 // TestBoundedRefusesUnknownProperties: a bound whose field was renamed
 // stops the server from starting instead of vanishing from the document.
 func TestBoundedRefusesUnknownProperties(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(r.(string), "nmae") {
 			t.Errorf("recovered %v, want a panic naming the property", r)

@@ -63,6 +63,7 @@ func isObjective(s map[string]any, target float64, days int) bool {
 // one is refused with pointers under /slo that say what is accepted, and
 // changes nothing.
 func TestObjectives(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		for _, kind := range []struct{ path, create string }{
@@ -134,6 +135,7 @@ var sloNow = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 // was all UP: burn rate 0. The last six hours had 30 minutes DOWN:
 // (1800/21600)/0.01 = 8.333….
 func TestObjectiveBudget(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		e.clock.Set(sloNow.Add(-36 * time.Hour))
@@ -273,6 +275,7 @@ func (h *hook) received() ([]map[string]any, int) {
 // while its last 30 minutes still hold DOWN time; 31 minutes after
 // recovery no rule fires and one resolved event follows.
 func TestBurnRateAlertReachesWebhook(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		runNotifier(t, e, "node-1")
@@ -371,6 +374,7 @@ func ptr(v any) *float64 {
 // like a monitor's, and goes without an event when the heartbeat is
 // deleted (its deletion is what its channels hear of).
 func TestBurnRateAlertEnds(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		runNotifier(t, e, "node-1")

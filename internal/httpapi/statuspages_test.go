@@ -87,6 +87,7 @@ func components(t *testing.T, page map[string]any) []map[string]any {
 }
 
 func TestStatusPageLifecycle(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		m1, m2, hb := e.monitorIn(e.wsA), e.monitorIn(e.wsA), e.heartbeatIn(e.wsA)
@@ -226,6 +227,7 @@ func TestStatusPageLifecycle(t *testing.T) {
 // TestStatusPageValidation: each bad field is named by its pointer, all at
 // once; the password never comes back, not even in a 422.
 func TestStatusPageValidation(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		mine, hb := e.monitorIn(e.wsA), e.heartbeatIn(e.wsA)
@@ -331,6 +333,7 @@ func TestStatusPageValidation(t *testing.T) {
 }
 
 func TestStatusPageRules(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		t.Run("isolation", func(t *testing.T) {
@@ -383,6 +386,7 @@ func TestStatusPageRules(t *testing.T) {
 // TestStatusPageLogo: a logo is an image told by its bytes, bounded in
 // size, stored and served from here.
 func TestStatusPageLogo(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		id := e.pageIn(e.wsA, e.monitorIn(e.wsA))

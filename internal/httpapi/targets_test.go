@@ -149,6 +149,7 @@ func refusal(t *testing.T, r response, ptr string) (named, byPolicy bool) {
 // not echoed; public targets written numerically are accepted. The same
 // bodies on a server with the default policy are accepted as before.
 func TestTargetsInEveryForm(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			blocked := newEnvWith(t, eng, app.Config{Outbound: netguard.Policy{BlockPrivate: true}, RatePerMinute: 1_000_000})

@@ -19,6 +19,7 @@ func httpBody(cfg string) string {
 // TestValidation: each invalid field gives 422 validation_error naming that
 // field by its JSON pointer, and nothing is created.
 func TestValidation(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		body string
@@ -114,6 +115,7 @@ func TestValidation(t *testing.T) {
 // TestSecretsNeverEchoed: an invalid request carrying a credential gets an
 // error that does not repeat it.
 func TestSecretsNeverEchoed(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		for _, body := range []string{
@@ -133,6 +135,7 @@ func TestSecretsNeverEchoed(t *testing.T) {
 // TestMalformedRequests: broken JSON, wrong media types and oversize bodies
 // get the envelope with the right status.
 func TestMalformedRequests(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		cases := []struct {
@@ -182,6 +185,7 @@ func TestMalformedRequests(t *testing.T) {
 
 // TestQuotas: a workspace's plan bounds monitor count and interval.
 func TestQuotas(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		if err := e.db.SetWorkspaceQuota(context.Background(), e.wsA.ID, 2, 30); err != nil {
 			t.Fatal(err)
@@ -207,6 +211,7 @@ func TestQuotas(t *testing.T) {
 // address the policy refuses is a validation error naming the field; the
 // default self-hosted policy accepts it.
 func TestOutboundPolicy(t *testing.T) {
+	t.Parallel()
 	eng := storetest.Engines(t)[0]
 	blocked := newEnvWith(t, eng, app.Config{Outbound: netguard.Policy{BlockPrivate: true}})
 	open := newEnv(t, eng)

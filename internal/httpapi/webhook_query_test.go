@@ -74,6 +74,7 @@ func (rc *tokenReceiver) count() int {
 // sealed shows none, delivers with it, and is sealed by the start-up
 // step. Both engines.
 func TestWebhookURLQuerySealed(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			e := newEnvWith(t, eng, fastRetries)

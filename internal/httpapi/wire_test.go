@@ -56,6 +56,7 @@ func walkTimes(t *testing.T, where string, v any) int {
 // an event a receiver gets, is UTC with exactly six fractional digits,
 // whatever zone it was computed in.
 func TestTimesOnTheWire(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		rc := newReceiver(t)
@@ -119,6 +120,7 @@ func TestTimesOnTheWire(t *testing.T) {
 // it does not declare, naming it; declared ones pass, and ping URLs take
 // anything.
 func TestUnknownQueryParameters(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		k := e.ownerKey()
 		n := 0
@@ -167,6 +169,7 @@ func TestUnknownQueryParameters(t *testing.T) {
 // TestRateHeadersEverywhere: answers without a valid key, to no route,
 // the document and pings all say which budget they counted against.
 func TestRateHeadersEverywhere(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		// A minute on: every bucket the env's setup touched is full again.
 		e.clock.Set(time.Now().Add(time.Minute))
@@ -196,6 +199,7 @@ func TestRateHeadersEverywhere(t *testing.T) {
 // TestUnknownPathsAnswerJSON: the API's root and any path under it that
 // is no route answer 404 in the error envelope, never HTML or text.
 func TestUnknownPathsAnswerJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Engines(t)[0])
 	for _, p := range []string{"/api/v1", "/api/v1/", "/api/v1/nope", "/api/v1/monitors/mon_x/nope/deeper", "/api/v1/openapi.yaml.bak", "/api/v2/monitors"} {
 		for _, key := range []string{"", e.ownerKey()} {
@@ -211,6 +215,7 @@ func TestUnknownPathsAnswerJSON(t *testing.T) {
 // header names is the client, for every per-address limit; from anyone
 // else the header is ignored.
 func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *env) {
 		e.clock.Set(time.Now())
 		trust, err := clientaddr.Parse("127.0.0.0/8,::1")

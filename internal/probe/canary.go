@@ -15,6 +15,7 @@ type canaries struct {
 	ttl     time.Duration
 	timeout time.Duration
 	dialer  *net.Dialer
+	now     func() time.Time // when a verdict is found and how old it is
 
 	mu      sync.Mutex
 	ok      bool
@@ -30,6 +31,7 @@ func newCanaries(targets []string, ttl, timeout time.Duration) *canaries {
 		// The operator's own targets, dialled like the system resolver:
 		// outside the policy, which governs destinations users choose.
 		dialer: &net.Dialer{KeepAlive: -1},
+		now:    time.Now,
 	}
 }
 
@@ -38,7 +40,7 @@ func newCanaries(targets []string, ttl, timeout time.Duration) *canaries {
 // canaries as reachable: without a verdict, the target failure stands.
 func (c *canaries) reachable(ctx context.Context) bool {
 	c.mu.Lock()
-	if !c.at.IsZero() && time.Since(c.at) < c.ttl {
+	if !c.at.IsZero() && c.now().Sub(c.at) < c.ttl {
 		ok := c.ok
 		c.mu.Unlock()
 		return ok
@@ -66,7 +68,7 @@ func (c *canaries) run(ctx context.Context, done chan struct{}) {
 	ok := false
 	defer func() {
 		c.mu.Lock()
-		c.ok, c.at, c.running = ok, time.Now(), nil
+		c.ok, c.at, c.running = ok, c.now(), nil
 		c.mu.Unlock()
 		close(done)
 	}()

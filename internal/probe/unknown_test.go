@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // The tests here force each way a probe cannot tell, and hold that the
@@ -114,11 +115,7 @@ func TestFileDescriptorsExhaustedIsUnknown(t *testing.T) {
 	want(t, check(t, p, m), monitor.ResultUp, "") // the same check works with descriptors to spare
 	// A descriptor the server frees after the limit is filled would let
 	// the check connect and the server fail to accept: wait for them all.
-	for deadline := time.Now().Add(10 * time.Second); open.Load() > 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server still holds %d connections of the first check", open.Load())
-		}
-	}
+	wait.For(t, 10*time.Second, "the server to close the first check's connections", func() bool { return open.Load() == 0 })
 
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
@@ -173,17 +170,8 @@ func TestBrokenProbeNetworkIsUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer canary.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := canary.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	// The canary accepts nothing while the checks run: the kernel
+	// completes every dial into its backlog, counted once they are done.
 
 	// Every canary fails: unknown, for HTTP and TCP alike.
 	broken := New(Options{Canaries: []string{closedPort(t)}})
@@ -205,8 +193,7 @@ func TestBrokenProbeNetworkIsUnknown(t *testing.T) {
 	}
 	wg.Wait()
 	want(t, check(t, healthy, httpMon("http://"+target+"/", nil)), monitor.ResultDown, "connection refused")
-	time.Sleep(50 * time.Millisecond) // let the accept loop count
-	if n := accepted.Load(); n != 1 {
+	if n := acceptAll(t, canary); n != 1 {
 		t.Fatalf("the canary was dialled %d times, want once", n)
 	}
 
@@ -224,15 +211,20 @@ func TestCanaryVerdictExpires(t *testing.T) {
 	}
 	addr := canary.Addr().String()
 	c := newCanaries([]string{addr}, 500*time.Millisecond, time.Second)
+	var mu sync.Mutex
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	ctx := context.Background()
 	if !c.reachable(ctx) {
 		t.Fatal("a listening canary is unreachable")
 	}
 	canary.Close()
+	advance(499 * time.Millisecond)
 	if !c.reachable(ctx) {
 		t.Fatal("the cached verdict was not reused within its TTL")
 	}
-	time.Sleep(600 * time.Millisecond)
+	advance(101 * time.Millisecond)
 	if c.reachable(ctx) {
 		t.Fatal("a closed canary is still reachable after the TTL")
 	}
@@ -258,4 +250,27 @@ func TestUnknownType(t *testing.T) {
 	t.Parallel()
 	obs := check(t, New(Options{}), monitor.Monitor{ID: "m", Type: "ftp"})
 	want(t, obs, monitor.ResultUnknown, "invalid check configuration")
+}
+
+// acceptAll accepts the connections already waiting in l's backlog and
+// returns how many there were.
+func acceptAll(t *testing.T, l net.Listener) int {
+	t.Helper()
+	tl := l.(*net.TCPListener)
+	n := 0
+	for {
+		// A dial that returned is in the backlog: accept finds it at once.
+		if err := tl.SetDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		c, err := tl.Accept()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		n++
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // newHeartbeats makes n heartbeats in workspace wsID, each with a
@@ -202,18 +203,12 @@ func testPingIDsAfterLocks(t *testing.T, e storetest.Engine) {
 		first <- err
 	}()
 	// Until the first batch waits for a's lock.
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	wait.For(t, 10*time.Second, "the first batch to wait for the held heartbeat", func() bool {
 		var waiting int
 		check(t, raw.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
-		if waiting > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first batch never waited for the held heartbeat")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return waiting > 0
+	})
 	_, _, err = recordPings(db, []heartbeat.Arrival{ping(b.Token, heartbeat.SignalSuccess, t0.Add(2*time.Second), "", "")})
 	check(t, err)
 	check(t, holder.Rollback())

@@ -16,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
+	"github.com/tocsin/tocsin/internal/wait"
 )
 
 // The web app's accounts on every engine. The store takes what app has
@@ -604,19 +605,12 @@ func holdMemberships(t *testing.T, url, wsID string) (release func()) {
 	return func() {
 		t.Helper()
 		defer tx.Rollback()
-		deadline := time.Now().Add(time.Minute)
-		for {
+		wait.For(t, time.Minute, "two transactions to wait for the memberships", func() bool {
 			var waiting int
 			check(t, raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
 				WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
-			if waiting >= 2 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d transactions wait for the memberships, want 2", waiting)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return waiting >= 2
+		})
 	}
 }
 
