@@ -5,7 +5,7 @@
 // whole suite with -race, then those tests in a step of their own
 // without it:
 //
-//	go test -count=1 -run 'InBrowser|Timing' ./...
+//	go test -p 1 -count=1 -run 'InBrowser|Timing' ./...
 //
 // A test of either kind has a name that ends in InBrowser or Timing (or
 // holds it), so that command finds it.
@@ -14,7 +14,7 @@ package racedetector
 import "testing"
 
 // Command runs the tests this package skips under the race detector.
-const Command = "go test -count=1 -run 'InBrowser|Timing' ./..."
+const Command = "go test -p 1 -count=1 -run 'InBrowser|Timing' ./..."
 
 // Skip skips t when the race detector is on, saying why and how to run
 // it. why says what the test does ("drives a browser", "measures
