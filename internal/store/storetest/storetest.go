@@ -13,15 +13,22 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx" for CREATE/DROP DATABASE
 
 	"github.com/tocsin/tocsin/internal/store"
@@ -68,20 +75,70 @@ func Engines(t *testing.T) []Engine {
 // database is removed when the test ends; whoever opens it must close it
 // before then (t.Cleanup runs in reverse order, so registering the close
 // after calling URL is enough).
+//
+// Migrating is most of a fresh database's cost (seconds on SQLite under the
+// race detector), so each test process migrates once per engine, into a
+// template, and copies it: on SQLite the template is the migrated file's
+// bytes, held in memory; on PostgreSQL a template database (see
+// postgresTemplate).
 func URL(t testing.TB, e Engine) string {
 	t.Helper()
-	u := EmptyURL(t, e)
+	switch e.Name {
+	case store.EngineSQLite:
+		b, err := sqliteTemplate()
+		if err != nil {
+			t.Fatalf("storetest: migrating the SQLite template: %v", err)
+		}
+		path := filepath.Join(t.TempDir(), "tocsin.db")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return "sqlite:" + path
+	case store.EnginePostgres:
+		tpl, err := postgresTemplate(e.URL)
+		if err != nil {
+			t.Fatalf("storetest: the PostgreSQL template: %v", err)
+		}
+		return createPostgres(t, e.URL, tpl)
+	}
+	t.Fatalf("storetest: unknown engine %q", e.Name)
+	return ""
+}
+
+// migrate opens the database at u, migrates it and closes it.
+func migrate(u string) error {
 	ctx := context.Background()
 	db, err := store.Open(ctx, u)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	defer db.Close()
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return u
+	_, err = db.Migrate(ctx)
+	return errors.Join(err, db.Close())
 }
+
+// sqliteTemplate is a migrated SQLite database file's bytes, made once per
+// process: the file is migrated in a directory removed at once, its log
+// folded into it, and read whole.
+var sqliteTemplate = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "tocsin-storetest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "tocsin.db")
+	if err := migrate("sqlite:" + path); err != nil {
+		return nil, err
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		return nil, err
+	}
+	_, err = raw.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	if err = errors.Join(err, raw.Close()); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+})
 
 // EmptyURL is URL without the migrations, for tests of migrating itself.
 func EmptyURL(t testing.TB, e Engine) string {
@@ -90,7 +147,7 @@ func EmptyURL(t testing.TB, e Engine) string {
 	case store.EngineSQLite:
 		return "sqlite:" + filepath.Join(t.TempDir(), "tocsin.db")
 	case store.EnginePostgres:
-		return createPostgres(t, e.URL)
+		return createPostgres(t, e.URL, "")
 	}
 	t.Fatalf("storetest: unknown engine %q", e.Name)
 	return ""
@@ -114,9 +171,10 @@ func Open(t testing.TB, u string) *store.DB {
 	return db
 }
 
-// createPostgres creates tocsin_t_<random> on the server and drops it, with
-// any connections left open, when the test ends.
-func createPostgres(t testing.TB, serverURL string) string {
+// createPostgres creates tocsin_t_<random> on the server, a copy of the
+// database named template when it is not empty, and drops it, with any
+// connections left open, when the test ends.
+func createPostgres(t testing.TB, serverURL, template string) string {
 	t.Helper()
 	u, err := url.Parse(serverURL)
 	if err != nil {
@@ -125,7 +183,11 @@ func createPostgres(t testing.TB, serverURL string) string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	name := "tocsin_t_" + hex.EncodeToString(b)
-	if err := adminExec(serverURL, "CREATE DATABASE "+name); err != nil {
+	create := "CREATE DATABASE " + name
+	if template != "" {
+		create += " TEMPLATE " + template
+	}
+	if err := adminExec(serverURL, create); err != nil {
 		t.Fatalf("storetest: creating %s on %s: %v", name, u.Redacted(), err)
 	}
 	t.Cleanup(func() {
@@ -147,8 +209,10 @@ func adminExec(serverURL, stmt string) error {
 	defer admin.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err = admin.ExecContext(ctx, stmt)
-	return err
+	return inUseRetry(ctx, func() error {
+		_, err := admin.ExecContext(ctx, stmt)
+		return err
+	})
 }
 
 // Refuse makes the database at url refuse, with a data error of its own
@@ -182,4 +246,124 @@ func Refuse(t testing.TB, url, table, when string) {
 			t.Fatalf("storetest.Refuse: %v", err)
 		}
 	}
+}
+
+// postgresTemplate returns the name of a migrated database on the server
+// at serverURL to copy fresh databases from, made once per process and
+// server. Its name carries a digest of the PostgreSQL migration files, so
+// a tree with other migrations uses another, and it stays on the server
+// between runs: one template per schema (tocsin_tpl_<digest>), free to
+// drop. It returns "" where the files cannot be found (a test binary built
+// with -trimpath): each test then migrates its own database.
+func postgresTemplate(serverURL string) (string, error) {
+	templates.Lock()
+	f, ok := templates.m[serverURL]
+	if !ok {
+		f = sync.OnceValues(func() (string, error) { return makePostgresTemplate(serverURL) })
+		if templates.m == nil {
+			templates.m = map[string]func() (string, error){}
+		}
+		templates.m[serverURL] = f
+	}
+	templates.Unlock()
+	return f()
+}
+
+var templates struct {
+	sync.Mutex
+	m map[string]func() (string, error)
+}
+
+func makePostgresTemplate(serverURL string) (string, error) {
+	digest, ok := migrationsDigest(store.EnginePostgres)
+	if !ok {
+		return "", nil
+	}
+	name := "tocsin_tpl_" + digest
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	admin, err := sql.Open("pgx", serverURL)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	// One session holds an advisory lock while it looks and builds: test
+	// processes of several packages start at once.
+	c, err := admin.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	h := sha256.Sum256([]byte(name))
+	key := int64(binary.BigEndian.Uint64(h[:8]))
+	if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		return "", err
+	}
+	defer func() { _, _ = c.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1)`, key) }()
+	var exists bool
+	if err := c.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil || exists {
+		return name, err
+	}
+	// Built under another name and renamed when whole: a process killed
+	// while migrating leaves no template half made.
+	building := name + "_building"
+	for _, stmt := range []string{"DROP DATABASE IF EXISTS " + building + " WITH (FORCE)", "CREATE DATABASE " + building} {
+		if _, err := c.ExecContext(ctx, stmt); err != nil {
+			return "", err
+		}
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + building
+	if err := migrate(u.String()); err != nil {
+		return "", err
+	}
+	return name, inUseRetry(ctx, func() error {
+		_, err := c.ExecContext(ctx, "ALTER DATABASE "+building+" RENAME TO "+name)
+		return err
+	})
+}
+
+// inUseRetry runs f again while PostgreSQL answers that a database is in
+// use (SQLSTATE 55006): a closed connection's server process may not have
+// left yet.
+func inUseRetry(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55006" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// migrationsDigest is a digest of the engine's migration files, read from
+// the source tree beside this file.
+func migrationsDigest(engine string) (string, bool) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", false
+	}
+	dir := filepath.Join(filepath.Dir(file), "..", "migrations", engine)
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		return "", false
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return "", false
+		}
+		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], true
 }
