@@ -90,7 +90,7 @@ func (a area) run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	e := session.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	var engines string
 	e.Common.Register(fs, a.defaults, &engines)
-	measure := a.flags(fs)
+	measure := session.BareFlags(fs, a.flags(fs)) // every area may start a bare handler
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
