@@ -1,14 +1,7 @@
 // Command bench measures Tocsin on this machine, one area at a time,
-// against a bare baseline measured in the same run:
-//
-//	go run ./bench <area> [flags]
-//
-// Every area runs `tocsin serve` (built from this checkout unless -tocsin
-// names a binary) in a process of its own on loopback, on SQLite and on
-// PostgreSQL (-engines, -pg-url), and prints a markdown report (also to
-// -out) with the machine, the commit and a verdict for each target.
-// `go run ./bench <area> -h` lists an area's flags; docs/benchmarks.md
-// shows the latest figures.
+// against a bare baseline measured in the same run, and prints a markdown
+// report: `go run ./bench <area> [flags]`; `go run ./bench <area> -h`
+// lists an area's flags. docs/benchmarks.md shows the latest figures.
 package main
 
 import (
