@@ -1,14 +1,7 @@
 // Command bench measures Tocsin on this machine, one area at a time,
-// against a bare baseline measured in the same run:
-//
-//	go run ./bench <area> [flags]
-//
-// Every area runs `tocsin serve` (built from this checkout unless -tocsin
-// names a binary) in a process of its own on loopback, on SQLite and on
-// PostgreSQL (-engines, -pg-url), and prints a markdown report (also to
-// -out) with the machine, the commit and a verdict for each target.
-// `go run ./bench <area> -h` lists an area's flags; docs/benchmarks.md
-// shows the latest figures.
+// against a bare baseline measured in the same run, and prints a markdown
+// report: `go run ./bench <area> [flags]`; `go run ./bench <area> -h`
+// lists an area's flags. docs/benchmarks.md shows the latest figures.
 package main
 
 import (
@@ -90,7 +83,7 @@ func (a area) run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	e := session.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	var engines string
 	e.Common.Register(fs, a.defaults, &engines)
-	measure := a.flags(fs)
+	measure := session.BareFlags(fs, a.flags(fs)) // every area may start a bare handler
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -1,28 +1,16 @@
 // Package api measures the throughput and latency of Tocsin's API against
-// a bare net/http handler, each served by its own process on loopback:
-//
-//	bare           a handler answering a fixed monitor-sized JSON body
-//	<engine>-get   authenticated GET /api/v1/monitors/{id} (-ops get)
-//	<engine>-post  POST /api/v1/monitors (-ops post)
-//
-// Each target gets a closed loop of -concurrency keep-alive clients for
-// -duration after a -warmup, for -rounds rounds interleaved across the
-// targets in a rotating order. Keys and workspaces are made with `tocsin
-// key create` and `tocsin user create`, the monitor to read through the
-// API.
+// a bare handler answering a monitor-sized JSON body: authenticated GET
+// /api/v1/monitors/{id} (<engine>-get) and POST /api/v1/monitors
+// (<engine>-post), each in a closed loop of -concurrency keep-alive
+// clients for -rounds rounds, the targets in a rotating order. Target:
+// reads at least 0.25 of bare's rate, the ratio paired by round.
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -43,25 +31,18 @@ type config struct {
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
-	var bareServe bool
 	fs.IntVar(&c.concurrency, "concurrency", 32, "concurrent keep-alive clients (closed loop)")
 	fs.StringVar(&c.ops, "ops", "get,post", "operations measured on each engine: get, post")
 	fs.BoolVar(&c.bare, "bare", true, "measure the bare handler too, as the baseline")
 	fs.IntVar(&c.rateLimit, "rate-limit", 1_000_000, "tocsin --rate-limit (requests per minute per API key); high so the limiter never refuses")
 	fs.Float64Var(&c.postGuess, "post-rate-guess", 2500, "expected POST req/s before the first measurement; sizes the workspaces made for the monitor quota")
 	fs.IntVar(&c.keys, "keys", 32, "API keys the GET clients share out (client w uses key w mod keys); 1: every client on one key")
-	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
 	return func(ctx context.Context, e session.Env) error {
-		if bareServe {
-			return session.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}}, bareBody, e.Stdin, e.Stdout)
+		if err := session.AtLeast1("-rounds, -concurrency and -keys", e.Rounds, c.concurrency, c.keys); err != nil {
+			return err
 		}
-		if e.Rounds < 1 || c.concurrency < 1 || c.keys < 1 {
-			return errors.New("-rounds, -concurrency and -keys must be at least 1")
-		}
-		return session.Measure(ctx, "api", e, len(e.Engines) == 0, "API", func(s *session.Session) (func(io.Writer), error) {
-			b := &bench{Session: s, c: c, tr: session.Transport(c.concurrency)}
-			defer b.tr.CloseIdleConnections()
-			return b.report, b.run(ctx)
+		return session.Measure(ctx, "api", e, len(e.Engines) == 0, "API", func(s *session.Session) session.Bench {
+			return &bench{Session: s, c: c, tr: session.Transport(c.concurrency)}
 		})
 	}
 }
@@ -85,9 +66,10 @@ type tgt struct {
 	rounds []session.Outcome
 }
 
-func (b *bench) run(ctx context.Context) error {
+func (b *bench) Run(ctx context.Context) error {
+	defer b.tr.CloseIdleConnections()
 	if b.c.bare {
-		p, err := b.Child(ctx, "bare", "-bare-serve")
+		p, err := b.BareChild(ctx, "bare", http.Header{"Content-Type": {"application/json"}}, bareBody)
 		if err != nil {
 			return err
 		}
@@ -106,7 +88,7 @@ func (b *bench) run(ctx context.Context) error {
 				if dbURL, _, err = b.FreshDB(ctx, e); err != nil {
 					return err
 				}
-				if srv, err = b.Serve(ctx, "tocsin-"+e, dbURL, "--rate-limit", strconv.Itoa(b.c.rateLimit)); err != nil {
+				if srv, err = b.Serve(ctx, "tocsin-"+e, dbURL, "--rate-limit", fmt.Sprint(b.c.rateLimit)); err != nil {
 					return err
 				}
 			}
@@ -125,17 +107,14 @@ func (b *bench) run(ctx context.Context) error {
 		}
 	}
 	if len(b.targets) == 0 {
-		return errors.New("no targets to run")
+		return fmt.Errorf("no targets to run")
 	}
-	for r := range b.Rounds {
-		for i := range b.targets { // a rotating order: no target always first or last
-			t := b.targets[(i+r)%len(b.targets)]
-			if err := b.measure(ctx, t, r); err != nil {
-				return fmt.Errorf("%s, round %d: %w", t.name, r+1, err)
-			}
+	return b.Rotate(len(b.targets), func(r, i int) error {
+		if err := b.measure(ctx, b.targets[i], r); err != nil {
+			return fmt.Errorf("%s: %w", b.targets[i].name, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // measure warms a target up, then records one round.
@@ -192,23 +171,10 @@ func (b *bench) seedGet(ctx context.Context, t *tgt) (id string, keys []string, 
 		}
 		keys = append(keys, key)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.srv.Base+"/api/v1/monitors",
-		strings.NewReader(`{"type":"http","name":"bench read target","config":{"url":"http://127.0.0.1:9/health"}}`))
-	if err != nil {
-		return "", nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+keys[0])
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := b.tr.RoundTrip(req)
-	if err != nil {
-		return "", nil, err
-	}
-	defer resp.Body.Close()
 	var m struct{ ID string }
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != http.StatusCreated {
-		return "", nil, fmt.Errorf("creating the monitor to read: %s (%v)", resp.Status, err)
-	}
-	return m.ID, keys, nil
+	err = session.API(t.srv.Base, keys[0]).Post(ctx, "/monitors", map[string]any{"type": "http", "name": "bench read target",
+		"config": map[string]string{"url": "http://127.0.0.1:9/health"}}, &m)
+	return m.ID, keys, err
 }
 
 // quota is a workspace's default monitor quota; a create beyond it gets
@@ -262,7 +228,7 @@ type creates struct {
 	current []*workspace // by client
 }
 
-var createBody = []byte(`{"type":"http","name":"bench","paused":true,"config":{"url":"http://127.0.0.1:9/health"}}`)
+const createBody = `{"type":"http","name":"bench","paused":true,"config":{"url":"http://127.0.0.1:9/health"}}`
 
 func (c *creates) request(w, _ int) *http.Request {
 	for {
@@ -276,7 +242,7 @@ func (c *creates) request(w, _ int) *http.Request {
 			c.cursor.CompareAndSwap(i, i+1)
 			continue
 		}
-		req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(createBody))
+		req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(createBody))
 		req.Header.Set("Authorization", "Bearer "+ws.key)
 		req.Header.Set("Content-Type", "application/json")
 		c.current[w] = ws
@@ -310,54 +276,40 @@ var bareBody = []byte(`{"id":"mon_01M7ZZ0000000000000000000","type":"http","name
 	`"createdAt":"2026-01-01T00:00:00.000000Z","updatedAt":"2026-01-01T00:00:00.000000Z",` +
 	`"padding":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}` + "\n")
 
-func (b *bench) report(w io.Writer) {
-	fmt.Fprintf(w, "Load: %d keep-alive clients, closed loop, %s per round after a %s warm-up, %d rounds interleaved; tocsin --rate-limit %d.\n\n",
+func (b *bench) Report(w *session.Report) {
+	w.Printf("Load: %d keep-alive clients, closed loop, %s per round after a %s warm-up, %d rounds interleaved; tocsin --rate-limit %d.\n",
 		b.c.concurrency, b.Duration, b.Warmup, b.Rounds, b.c.rateLimit)
-	var bare *tgt
+	var bare []session.Outcome
 	if b.targets[0].name == "bare" {
-		bare = b.targets[0]
+		bare = b.targets[0].rounds
 	}
-	fmt.Fprintln(w, "| target | median req/s | req/s per round | p50 | p99 | vs bare, paired by round | failed | server CPU per request | PostgreSQL CPU per request | other processes |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---|---:|---:|---:|")
+	w.Table("target", "median req/s:", "req/s per round", "p50:", "p99:", "vs bare, paired by round:", "failed",
+		"server CPU per request:", "PostgreSQL CPU per request:", "other processes:")
 	var verdicts []string
 	for _, t := range b.targets {
-		var all session.Outcome
-		var rates, ratios, srv, pg, other []float64
-		var per []string
-		for i, o := range t.rounds {
-			all.Add(o)
-			rates, per = append(rates, o.Rate()), append(per, fmt.Sprintf("%.0f", o.Rate()))
-			srv, pg = append(srv, float64(perRequest(o.CPU.ServerTime, o))), append(pg, float64(perRequest(o.CPU.PostgresTime, o)))
-			other = append(other, o.CPU.Other)
-			if bare != nil && i < len(bare.rounds) {
-				// Round i of every target runs in the same pass as bare's;
-				// the median of the ratios resists the machine's drift.
-				ratios = append(ratios, o.Rate()/bare.rounds[i].Rate())
-			}
+		all := session.Pool(t.rounds, 0)
+		var srv, pg, other []float64
+		for _, o := range t.rounds {
+			n := time.Duration(max(o.OK+o.Failures(), 1))
+			srv, pg, other = append(srv, float64(o.CPU.ServerTime/n)), append(pg, float64(o.CPU.PostgresTime/n)), append(other, o.CPU.Other)
 		}
-		slices.Sort(all.Lat)
 		ratio := "–"
-		if len(ratios) > 0 {
+		// Round i of every target runs in the same pass as bare's; the
+		// median of the ratios resists the machine's drift.
+		if ratios := session.Ratios(t.rounds, bare); len(ratios) > 0 {
 			r := session.Median(ratios)
 			ratio = fmt.Sprintf("**%.2f**", r)
 			if strings.HasSuffix(t.name, "-get") {
 				verdicts = append(verdicts, fmt.Sprintf("- %s at least %.2f of bare: %s (%.2f)", t.name, target, session.Verdict(r >= target), r))
 			}
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.0f%% |\n", t.name, session.Median(rates), strings.Join(per, ", "),
-			session.Dur(all.P(0.5)), session.Dur(all.P(0.99)), ratio, all.FailedString(),
-			session.Dur(time.Duration(session.Median(srv))), session.Dur(time.Duration(session.Median(pg))), session.Median(other))
+		rates := session.Rates(t.rounds)
+		w.Printf("| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.0f%% |\n", t.name, session.Median(rates), session.Join(rates, 0),
+			session.Dur(all.P(0.5)), session.Dur(all.P(0.99)), ratio, all.FailedString(), session.MedianDur(srv), session.MedianDur(pg), session.Median(other))
 		if all.Exhausted {
 			verdicts = append(verdicts, fmt.Sprintf("- %s ran out of workspace quota before a round's end: its rate covers a shorter run", t.name))
 		}
 	}
-	fmt.Fprintln(w, "\nCPU per request: the process's CPU time over a round's requests (median of the rounds). Other processes: the machine's share used by everything else; above 10% the round was disturbed: run again.")
-	fmt.Fprintf(w, "\n## Verdicts\n\n%s\n", strings.Join(verdicts, "\n"))
-}
-
-func perRequest(d time.Duration, o session.Outcome) time.Duration {
-	if n := o.OK + o.Failures(); n > 0 {
-		return d / time.Duration(n)
-	}
-	return 0
+	w.Printf("\nCPU per request: the process's CPU time over a round's requests (median of the rounds). Other processes: the machine's share used by everything else; above 10%% the round was disturbed: run again.\n")
+	w.Printf("\n## Verdicts\n\n%s\n", strings.Join(verdicts, "\n"))
 }

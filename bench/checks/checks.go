@@ -1,33 +1,22 @@
 // Package checks measures the check engine: -monitors HTTP monitors of a
-// local target (distinct paths /m/<i>), made through the API, checked
-// every -interval by `tocsin serve`, next to a bare Go loop doing the same
-// GETs on the same slots with no database, each in a process of its own.
-//
-// After a warm-up (one interval) it measures -duration: checks due
-// against checks done and their lag behind their slots (from the stored
-// observations, each of which keeps its lag), the server's CPU time per
-// check with PostgreSQL's, the server's peak RSS, the bytes each stored
-// observation takes, and the engine's own counters from its GET /metrics.
-// The bare loop (this binary re-executed with -bare-loop) GETs the same
-// URLs on slots spread the same way (the first engine's monitors' own
-// when it runs after them), at most -concurrency in flight, a new
-// connection each as the probe does. The target is a child process too.
+// local target, made through the API and checked every -interval by
+// `tocsin serve`, next to a bare Go loop (a child, -bare-loop) doing the
+// same GETs on the same slots with no database. Over -duration after a
+// warm-up: checks due against done and their lag (from the stored
+// observations), CPU per check with PostgreSQL's, peak RSS, bytes per
+// observation, and the engine's own counters. Targets: none missed, lag
+// p99 < 1 s, CPU per check < 1 ms.
 package checks
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/seed"
@@ -43,7 +32,6 @@ type config struct {
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
-	var targetServe bool
 	var bareLoop string
 	fs.IntVar(&c.monitors, "monitors", 10000, "HTTP monitors of the local target")
 	fs.DurationVar(&c.interval, "interval", 30*time.Second, "every monitor's check interval (whole seconds, at least 10s)")
@@ -51,34 +39,28 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.timeout, "timeout", 10, "each check's timeout in seconds (the monitors' timeoutSeconds)")
 	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (tocsin serve --check-concurrency) or bare GETs in flight at most")
 	fs.StringVar(&c.bare, "bare", "before", "when the bare loop runs: before the engines, after them, both, or none")
-	fs.BoolVar(&targetServe, "target-serve", false, "internal: serve the target")
 	fs.StringVar(&bareLoop, "bare-loop", "", "internal: run the bare loop over the targets in this file")
 	return func(ctx context.Context, e session.Env) error {
 		switch {
-		case targetServe:
-			// About 100 bytes, like a small health endpoint.
-			return session.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}},
-				[]byte(`{"status":"ok","service":"bench-target","version":"1.0.0","checks":{"db":"ok","cache":"ok"}}`+"\n"), e.Stdin, e.Stdout)
 		case bareLoop != "":
 			return runBare(ctx, bareLoop, c, e.Stdin, e.Stdout)
 		case !slices.Contains([]string{"before", "after", "both", "none"}, c.bare):
 			return fmt.Errorf("-bare %q: want before, after, both or none", c.bare)
 		case len(e.Engines) == 0 && c.bare == "none":
 			return errors.New("nothing to run")
-		case c.monitors < 1 || c.concurrency < 1 || c.timeout < 1:
-			return errors.New("-monitors, -concurrency and -timeout must be at least 1")
 		case c.interval < 10*time.Second || c.interval%time.Second != 0:
 			return errors.New("-interval must be whole seconds, at least 10s")
 		case e.Duration <= 0 || c.grace < 0:
 			return errors.New("-duration must be positive and -grace not negative")
 		}
+		if err := session.AtLeast1("-monitors, -concurrency and -timeout", c.monitors, c.concurrency, c.timeout); err != nil {
+			return err
+		}
 		if e.Warmup <= 0 {
 			e.Warmup = c.interval
 		}
-		return session.Measure(ctx, "checks", e, len(e.Engines) == 0, fmt.Sprintf("Check engine: %d HTTP monitors every %s", c.monitors, c.interval), func(s *session.Session) (func(io.Writer), error) {
-			b := &bench{Session: s, c: c}
-			return b.report, b.run(ctx)
-		})
+		title := fmt.Sprintf("Check engine: %d HTTP monitors every %s", c.monitors, c.interval)
+		return session.Measure(ctx, "checks", e, len(e.Engines) == 0, title, func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
 	}
 }
 
@@ -106,8 +88,10 @@ type result struct {
 	WALPerObs float64
 }
 
-func (b *bench) run(ctx context.Context) error {
-	target, err := b.Child(ctx, "target", "-target-serve")
+func (b *bench) Run(ctx context.Context) error {
+	// About 100 bytes, like a small health endpoint.
+	target, err := b.BareChild(ctx, "target", http.Header{"Content-Type": {"application/json"}},
+		[]byte(`{"status":"ok","service":"bench-target","version":"1.0.0","checks":{"db":"ok","cache":"ok"}}`+"\n"))
 	if err != nil {
 		return err
 	}
@@ -141,13 +125,12 @@ func (b *bench) runEngine(ctx context.Context, e string) error {
 	if err != nil {
 		return err
 	}
-	key, err := b.OwnerKey(ctx, dbURL, "--monitors", strconv.Itoa(b.c.monitors), "--min-interval", b.c.interval.String())
+	api, err := b.OwnerAPI(ctx, srv, dbURL, "--monitors", b.c.monitors, "--min-interval", b.c.interval.String())
 	if err != nil {
 		return err
 	}
 	b.Logf("%s: creating %d monitors", e, b.c.monitors)
 	targets := make([]monitorURL, b.c.monitors)
-	api := seed.API{Base: srv.Base + "/api/v1", Key: key}
 	err = seed.Many(ctx, b.c.monitors, b.Logf, func(i int) error {
 		u := fmt.Sprintf("%s/m/%d", b.base, i)
 		var m struct{ ID string }
@@ -201,6 +184,11 @@ func (b *bench) runEngine(ctx context.Context, e string) error {
 	return err
 }
 
+func openRaw(engine, url string) (*rawDB, error) {
+	db, err := seed.OpenRaw(url)
+	return &rawDB{engine, db}, err
+}
+
 // runBare measures the bare loop over the first engine's monitors or,
 // before any, over made-up ids: a slot's phase is a hash of its id, so
 // either spreads the slots alike.
@@ -211,12 +199,8 @@ func (b *bench) runBare(ctx context.Context) error {
 		}
 	}
 	if b.file == "" {
-		var sb strings.Builder
-		for _, t := range b.targets {
-			fmt.Fprintf(&sb, "%s %s\n", t.ID, t.URL)
-		}
-		b.file = filepath.Join(b.Dir, "targets.txt")
-		if err := os.WriteFile(b.file, []byte(sb.String()), 0o644); err != nil {
+		var err error
+		if b.file, err = b.Save("targets.json", b.targets); err != nil {
 			return err
 		}
 	}
@@ -289,10 +273,9 @@ func cpuPerCheck(r *result) (total, own time.Duration) {
 	return (r.CPU.ServerTime + r.CPU.PostgresTime) / n, r.CPU.ServerTime / n
 }
 
-func (b *bench) report(w io.Writer) {
-	perSecond := float64(b.c.monitors) / b.c.interval.Seconds()
-	fmt.Fprintf(w, "Load: %.0f checks/s. Each run: %s warm-up, %s measured, %s grace for the window's last checks; at most %d checks in flight, timeout %d s.\n\n",
-		perSecond, b.Warmup, b.Duration, b.c.grace, b.c.concurrency, b.c.timeout)
+func (b *bench) Report(w *session.Report) {
+	w.Printf("Load: %.0f checks/s. Each run: %s warm-up, %s measured, %s grace for the window's last checks; at most %d checks in flight, timeout %d s.\n",
+		float64(b.c.monitors)/b.c.interval.Seconds(), b.Warmup, b.Duration, b.c.grace, b.c.concurrency, b.c.timeout)
 	var bare time.Duration
 	var nBare int
 	for _, r := range b.results {
@@ -302,11 +285,9 @@ func (b *bench) report(w io.Writer) {
 			nBare++
 		}
 	}
-	if nBare > 0 {
-		bare /= time.Duration(nBare)
-	}
-	fmt.Fprint(w, "| run | due / done | missing | duplicates | lag p50 | lag p99 | lag max | CPU per check | vs bare | peak RSS (per monitor) | bytes per observation | observations per batch | other processes |\n")
-	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	bare /= time.Duration(max(nBare, 1))
+	w.Table("run", "due / done:", "missing:", "duplicates:", "lag p50:", "lag p99:", "lag max:", "CPU per check:", "vs bare:",
+		"peak RSS (per monitor):", "bytes per observation:", "observations per batch:", "other processes:")
 	for _, r := range b.results {
 		x := r.Window
 		total, own := cpuPerCheck(r)
@@ -326,39 +307,21 @@ func (b *bench) report(w io.Writer) {
 		if r.Engine.Batches > 0 {
 			batch = fmt.Sprintf("%.1f", r.Engine.Written/r.Engine.Batches)
 		}
-		fmt.Fprintf(w, "| %s | %d / %d | %d | %d | %s | %s | %s | %s | %s | %.1f MiB (%.1f KiB) | %s | %s | %.0f%% |\n",
+		w.Printf("| %s | %d / %d | %d | %d | %s | %s | %s | %s | %s | %s (%.1f KiB) | %s | %s | %.0f%% |\n",
 			r.Name, x.Due, x.Done, x.Missing, x.Duplicates, session.Dur(x.Lag.P50), session.Dur(x.Lag.P99), session.Dur(x.Lag.Max),
-			cpu, ratio, float64(r.Peak)/(1<<20), float64(r.Peak)/float64(b.c.monitors)/(1<<10), bytes, batch, r.CPU.Other)
+			cpu, ratio, session.MiB(r.Peak, 1), float64(r.Peak)/float64(b.c.monitors)/(1<<10), bytes, batch, r.CPU.Other)
 	}
-	fmt.Fprint(w, "\nDue against done and the lag come from the stored observations (the bare loop's from its own GETs); CPU per check is the process's CPU time (and the benchmark database's PostgreSQL processes') over the checks run in the window; other processes: the machine's share used by everything else, above 10% the run was disturbed.\n")
-	fmt.Fprint(w, "\n## Verdicts\n\n")
+	w.Printf("\nDue against done and the lag come from the stored observations (the bare loop's from its own GETs); CPU per check is the process's CPU time (and the benchmark database's PostgreSQL processes') over the checks run in the window; other processes: the machine's share used by everything else, above 10%% the run was disturbed.\n\n## Verdicts\n\n")
 	for _, r := range b.results {
 		if r.Name == "bare" {
 			continue
 		}
 		x := r.Window
 		total, _ := cpuPerCheck(r)
-		fmt.Fprintf(w, "- **%s**: none missed: %s (%d due, %d without an observation, %d given up as missed starts, %d duplicates); "+
+		w.Printf("- **%s**: none missed: %s (%d due, %d without an observation, %d given up as missed starts, %d duplicates); "+
 			"lag p99 < 1 s: %s (%s); CPU per check < 1 ms: %s (%s).\n", r.Name,
 			session.Verdict(x.Missing+x.MissedStart == 0 && x.Duplicates == 0), x.Due, x.Missing, x.MissedStart, x.Duplicates,
 			session.Verdict(x.Lag.N > 0 && x.Lag.P99 < time.Second), session.Dur(x.Lag.P99),
 			session.Verdict(total < time.Millisecond), session.Dur(total))
 	}
-}
-
-// readTargets reads the bare loop's file: "id url" a line.
-func readTargets(path string) ([]monitorURL, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var ts []monitorURL
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if id, url, ok := strings.Cut(strings.TrimSpace(s.Text()), " "); ok {
-			ts = append(ts, monitorURL{id, url})
-		}
-	}
-	return ts, s.Err()
 }

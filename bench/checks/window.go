@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,16 +55,6 @@ func lagsOf(l []time.Duration) lags {
 type rawDB struct {
 	engine string
 	db     *sql.DB
-}
-
-func openRaw(engine, url string) (*rawDB, error) {
-	driver, dsn := "pgx", url
-	if engine == "sqlite" {
-		driver, dsn = "sqlite", strings.TrimPrefix(url, "sqlite:")+"?_pragma=busy_timeout(10000)"
-	}
-	db, err := sql.Open(driver, dsn)
-	db.SetMaxOpenConns(1)
-	return &rawDB{engine, db}, err
 }
 
 // sizeSample is the observations table at one moment: its rows, its bytes
@@ -163,7 +154,11 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 // database. It prints "ready", then takes "start" and "end" (the window)
 // and "stop" on its standard input, and prints the window's figures.
 func runBare(ctx context.Context, file string, c config, stdin io.Reader, stdout io.Writer) error {
-	targets, err := readTargets(file)
+	var targets []monitorURL
+	b, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(b, &targets)
+	}
 	if err != nil {
 		return err
 	}

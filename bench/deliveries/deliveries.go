@@ -1,23 +1,13 @@
 // Package deliveries measures how Tocsin's notifier moves events from the
-// outbox to webhook receivers:
-//
-//  1. deliveries per second: -deliveries manual incidents are written
-//     while no server runs (one incident.opened delivery each, over
-//     -channels webhook channels), then `tocsin serve` starts and the
-//     clock runs from its first attempt until the receiver has handled
-//     every delivery and the store holds none pending. The bare sender,
-//     this process, POSTs as many signed bodies of the same size to the
-//     same receiver with the same concurrency, as the baseline;
-//  2. from DOWN to the webhook: `tocsin serve` checks -monitors HTTP
-//     monitors (made through the API) of a local target that the benchmark
-//     turns from 200 to 500 once every monitor is UP; the receiver records
-//     each monitor.state_changed to DOWN, its arrival minus the event's
-//     data.at (the confirming check's time).
-//
-// The receiver is a child process (this binary with -receive): it
-// verifies every signature with its channel's secret, which the parent
-// writes to its standard input, dedupes on X-Service-Delivery and answers
-// 204.
+// outbox to webhook receivers. Deliveries a second: -deliveries manual
+// incidents are written while no server runs, then `tocsin serve` starts
+// and the clock runs from its first attempt until the receiver has every
+// delivery and the store none pending; the bare sender, this process,
+// POSTs as many signed bodies with the same concurrency. From DOWN to the
+// webhook: -monitors HTTP monitors of a local target turned from 200 to
+// 500 once all are UP, each DOWN change timed from the confirming check
+// (data.at) to its arrival; target p99 < 2 s. The receiver, a child,
+// verifies every signature, dedupes on the delivery id and answers 204.
 package deliveries
 
 import (
@@ -25,14 +15,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/seed"
@@ -70,17 +55,18 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.BoolVar(&receive, "receive", false, "internal: run the webhook receiver")
 	return func(ctx context.Context, e session.Env) error {
 		if receive {
-			return serveReceiver(ctx, e.Stdin, e.Stdout)
+			return serveReceiver(ctx, e)
 		}
 		switch {
 		case len(e.Engines) == 0 && !c.bare:
 			return errors.New("nothing to measure")
-		case c.deliveries < 1 || e.Rounds < 1 || c.concurrency < 1 || c.latency < 1:
-			return errors.New("-deliveries, -rounds, -concurrency and -latency-rounds must be at least 1")
 		case c.channels < 0 || c.channels > c.deliveries || c.monitors < 0:
 			return errors.New("-channels must be from 0 to -deliveries, -monitors not negative")
 		case c.confirmations < 0 || c.confirmations > monitor.MaxConfirmations:
 			return fmt.Errorf("-confirmations must be from 0 to %d", monitor.MaxConfirmations)
+		}
+		if err := session.AtLeast1("-deliveries, -rounds, -concurrency and -latency-rounds", c.deliveries, e.Rounds, c.concurrency, c.latency); err != nil {
+			return err
 		}
 		if c.channels == 0 {
 			c.channels = autoChannels(c.deliveries)
@@ -88,9 +74,9 @@ func Flags(fs *flag.FlagSet) session.Run {
 		if c.confirmations == 0 {
 			c.confirmations = monitor.DefaultConfirmations
 		}
-		return session.Measure(ctx, "deliveries", e, len(e.Engines) == 0, fmt.Sprintf("Deliveries: %d events to %d webhook channels; %d monitors going DOWN", c.deliveries, c.channels, c.monitors), func(s *session.Session) (func(io.Writer), error) {
-			b := &bench{Session: s, c: c}
-			return b.report, b.run(ctx)
+		title := fmt.Sprintf("Deliveries: %d events to %d webhook channels; %d monitors going DOWN", c.deliveries, c.channels, c.monitors)
+		return session.Measure(ctx, "deliveries", e, len(e.Engines) == 0, title, func(s *session.Session) session.Bench {
+			return &bench{Session: s, c: c, throughput: map[string][]*round{}, latency: map[string]*latency{}}
 		})
 	}
 }
@@ -106,7 +92,7 @@ func autoChannels(n int) int {
 type bench struct {
 	*session.Session
 	c          config
-	recv       *receiverClient
+	recv       session.Client // the receiver child's
 	targets    []string
 	throughput map[string][]*round
 	latency    map[string]*latency
@@ -118,7 +104,6 @@ type round struct {
 	recv    stats
 	store   map[notify.Status]int // engines: deliveries by status at the end
 	cpu     session.Share
-	failed  map[string]int // bare: answers other than 204, by kind
 }
 
 func (r *round) rate() float64 { return float64(r.recv.Unique) / r.elapsed.Seconds() }
@@ -131,32 +116,32 @@ type latency struct {
 	total, outbox, sending []time.Duration
 }
 
-func (b *bench) run(ctx context.Context) error {
+func (b *bench) Run(ctx context.Context) error {
 	ch, err := b.Child(ctx, "receiver", "-receive")
 	if err != nil {
 		return err
 	}
-	b.recv = &receiverClient{child: ch, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Timeout: 10 * time.Second}}
-	b.throughput, b.latency = map[string][]*round{}, map[string]*latency{}
+	// Its own transport: its polls never share connections with a sender.
+	b.recv = session.Client{Base: ch.Base, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Timeout: 10 * time.Second}}
 	if b.c.bare {
 		b.targets = append(b.targets, "bare")
 	}
 	b.targets = append(b.targets, b.Engines...)
-	for r := range b.Rounds {
-		for i := range b.targets {
-			t := b.targets[(i+r)%len(b.targets)] // a rotating order
-			var rd *round
-			if t == "bare" {
-				rd, err = b.bareRound(ctx)
-			} else {
-				rd, err = b.tocsinRound(ctx, t)
-			}
-			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", r+1, t, err)
-			}
-			b.throughput[t] = append(b.throughput[t], rd)
-			b.Logf("round %d, %s: %d delivered in %s, %.0f/s", r+1, t, rd.recv.Unique, session.Dur(rd.elapsed), rd.rate())
+	err = b.Rotate(len(b.targets), func(r, i int) error {
+		t := b.targets[i]
+		rd, err := b.bareRound(ctx)
+		if t != "bare" {
+			rd, err = b.tocsinRound(ctx, t)
 		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		b.throughput[t] = append(b.throughput[t], rd)
+		b.Logf("round %d, %s: %d delivered in %s, %.0f/s", r+1, t, rd.recv.Unique, session.Dur(rd.elapsed), rd.rate())
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, e := range b.Engines {
 		b.latency[e] = &latency{}
@@ -169,6 +154,15 @@ func (b *bench) run(ctx context.Context) error {
 	return nil
 }
 
+// hookURL is where channel i's deliveries go.
+func (b *bench) hookURL(i int) string { return fmt.Sprintf("%s/hook/%d", b.recv.Base, i) }
+
+// stats reads the receiver's counts since its last reset, which gives it
+// the channels' secrets.
+func (b *bench) stats(ctx context.Context) (s stats, err error) {
+	return s, b.recv.Get(ctx, "/stats", &s)
+}
+
 // tocsinRound writes the incidents on a fresh database of engine, then
 // starts `tocsin serve` and times its notifier.
 func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) {
@@ -177,14 +171,14 @@ func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) 
 		return nil, err
 	}
 	b.Logf("%s: writing %d incidents over %d workspaces, no server running", engine, b.c.deliveries, b.c.channels)
-	secrets, err := seed.Incidents(ctx, dbURL, keys, b.c.channels, b.c.deliveries, b.recv.hookURL, b.Logf)
+	secrets, err := seed.Incidents(ctx, dbURL, keys, b.c.channels, b.c.deliveries, b.hookURL, b.Logf)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.recv.reset(ctx, secrets); err != nil {
+	if err := b.recv.Post(ctx, "/reset", secrets, nil); err != nil {
 		return nil, err
 	}
-	raw, err := openRaw(dbURL)
+	raw, err := seed.OpenRaw(dbURL)
 	if err != nil {
 		return nil, err
 	}
@@ -196,9 +190,16 @@ func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) 
 	if err != nil {
 		return nil, err
 	}
-	end, err := b.waitDelivered(ctx, launched, raw, nil)
-	pg := b.Postgres(ctx, dbURL) // while the server's backends live
-	r.cpu = session.Split(c0, session.TakeSample(), srv.Pid(), pg)
+	var lastStore time.Time
+	end, err := b.waitDelivered(ctx, launched, &r.recv, func(all bool) (done bool, err error) {
+		if all || time.Since(lastStore) >= time.Second {
+			lastStore = time.Now()
+			r.store, err = statuses(ctx, raw)
+			done = r.store[notify.Pending] == 0 && r.recv.Unique >= r.store[notify.Succeeded]
+		}
+		return done, err
+	})
+	r.cpu = session.Split(c0, session.TakeSample(), srv.Pid(), b.Postgres(ctx, dbURL)) // while the server's backends live
 	srv.Stop(30 * time.Second)
 	if err != nil {
 		return nil, err
@@ -214,7 +215,7 @@ func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) 
 		}
 	}
 	r.elapsed = end.Sub(start)
-	if r.recv, err = b.recv.stats(ctx); err != nil {
+	if r.recv, err = b.stats(ctx); err != nil {
 		return nil, err
 	}
 	r.store, err = statuses(ctx, raw)
@@ -225,8 +226,8 @@ func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) 
 // the same size to the same receiver, over as many channels, with the
 // same concurrency; no database, no leases.
 func (b *bench) bareRound(ctx context.Context) (*round, error) {
-	s := newBareSender(b.c.concurrency, b.c.channels, b.recv.hookURL)
-	if err := b.recv.reset(ctx, s.secrets); err != nil {
+	s := newBareSender(b.c.channels, b.hookURL)
+	if err := b.recv.Post(ctx, "/reset", s.secrets, nil); err != nil {
 		return nil, err
 	}
 	r := &round{}
@@ -235,61 +236,43 @@ func (b *bench) bareRound(ctx context.Context) (*round, error) {
 	start := time.Now()
 	go func() {
 		defer close(sent)
-		r.failed = s.send(ctx, b.c.deliveries)
+		s.send(ctx, b.c.concurrency, b.c.deliveries)
 	}()
-	end, err := b.waitDelivered(ctx, start, nil, sent)
+	last := -1
+	end, err := b.waitDelivered(ctx, start, &r.recv, func(all bool) (bool, error) {
+		select {
+		case <-sent: // the sender is done: so is the receiver once its count stands
+			all, last = all || r.recv.Unique == last, r.recv.Unique
+		default:
+		}
+		return all, nil
+	})
 	r.cpu = session.Split(c0, session.TakeSample(), os.Getpid(), nil)
 	<-sent
 	if err != nil {
 		return nil, err
 	}
 	r.elapsed = end.Sub(start)
-	r.recv, err = b.recv.stats(ctx)
+	r.recv, err = b.stats(ctx)
 	return r, err
 }
 
-// waitDelivered polls the receiver every 10 ms until it has handled every
-// delivery and, with raw, the store holds none pending and as many
-// succeeded as the receiver handled (a delivery held back by its channel's
-// rate bound never arrives); or, with gaveUp, until gaveUp is closed and
-// the receiver's count stands. It returns when it saw that.
-func (b *bench) waitDelivered(ctx context.Context, start time.Time, raw *rawDB, gaveUp <-chan struct{}) (time.Time, error) {
-	var lastStore time.Time
-	var st map[notify.Status]int
-	for {
-		s, err := b.recv.stats(ctx)
-		if err != nil {
-			return time.Time{}, err
+// waitDelivered polls the receiver every 10 ms, its counts in s, until
+// done holds, told whether the receiver has every delivery (one held
+// back by its channel's rate bound never arrives). It returns when it
+// saw that.
+func (b *bench) waitDelivered(ctx context.Context, start time.Time, s *stats, done func(all bool) (bool, error)) (time.Time, error) {
+	err := session.Poll(ctx, 10*time.Millisecond, b.c.timeout-time.Since(start), func() (bool, error) {
+		var err error
+		if *s, err = b.stats(ctx); err != nil {
+			return false, err
 		}
-		now := time.Now()
-		switch {
-		case raw == nil && s.Unique >= b.c.deliveries:
-			return now, nil
-		case raw == nil:
-			select {
-			case <-gaveUp:
-				if s2, err := b.recv.stats(ctx); err == nil && s2.Unique == s.Unique {
-					return now, nil
-				}
-			default:
-			}
-		case s.Unique >= b.c.deliveries || now.Sub(lastStore) >= time.Second:
-			lastStore = now
-			if st, err = statuses(ctx, raw); err != nil {
-				return time.Time{}, err
-			}
-			if st[notify.Pending] == 0 && s.Unique >= st[notify.Succeeded] {
-				return time.Now(), nil
-			}
-		}
-		if now.Sub(start) > b.c.timeout {
-			return time.Time{}, fmt.Errorf("not delivered within %s: the receiver has %d of %d (%d duplicates, %d bad signatures), the store %v",
-				b.c.timeout, s.Unique, b.c.deliveries, s.Duplicates, s.BadSignatures, st)
-		}
-		if err := session.Sleep(ctx, 10*time.Millisecond); err != nil {
-			return time.Time{}, err
-		}
+		return done(s.Unique >= b.c.deliveries)
+	})
+	if err != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w: the receiver has %d of %d (%d duplicates, %d bad signatures)", err, s.Unique, b.c.deliveries, s.Duplicates, s.BadSignatures)
 	}
+	return time.Now(), err
 }
 
 // latencyRound runs `tocsin serve` on a fresh database, makes a webhook
@@ -297,14 +280,10 @@ func (b *bench) waitDelivered(ctx context.Context, start time.Time, raw *rawDB, 
 // through the API, waits until every monitor is UP, makes the target
 // answer 500, and collects the DOWN changes the receiver records.
 func (b *bench) latencyRound(ctx context.Context, engine string) error {
-	var failing atomic.Bool
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if failing.Load() {
-			http.Error(w, "failing", http.StatusInternalServerError)
-			return
-		}
-		_, _ = io.WriteString(w, "ok\n")
-	}))
+	target, err := seed.StartTarget()
+	if err != nil {
+		return err
+	}
 	defer target.Close()
 	dbURL, _, err := b.FreshDB(ctx, engine)
 	if err != nil {
@@ -315,17 +294,16 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 		return err
 	}
 	defer srv.Stop(30 * time.Second)
-	key, err := b.OwnerKey(ctx, dbURL, "--monitors", strconv.Itoa(b.c.monitors))
+	api, err := b.OwnerAPI(ctx, srv, dbURL, "--monitors", b.c.monitors)
 	if err != nil {
 		return err
 	}
-	api := seed.API{Base: srv.Base + "/api/v1", Key: key}
 	var ch struct{ SigningSecret string }
 	if err := api.Post(ctx, "/notification-channels", map[string]any{"name": "receiver", "kind": "webhook",
-		"config": map[string]string{"url": b.recv.hookURL(0)}, "events": []string{"monitor.state_changed"}}, &ch); err != nil {
+		"config": map[string]string{"url": b.hookURL(0)}, "events": []string{"monitor.state_changed"}}, &ch); err != nil {
 		return err
 	}
-	if err := b.recv.reset(ctx, []string{ch.SigningSecret}); err != nil {
+	if err := b.recv.Post(ctx, "/reset", []string{ch.SigningSecret}, nil); err != nil {
 		return err
 	}
 	err = seed.Many(ctx, b.c.monitors, b.Logf, func(i int) error {
@@ -349,16 +327,13 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 			return err
 		}
 	}
-	failing.Store(true)
+	target.Set(http.StatusInternalServerError)
 	limit := time.Duration(b.c.confirmations+1)*interval + 30*time.Second
-	if _, err := b.waitStates(ctx, monitor.StateDown, limit); err != nil && ctx.Err() != nil {
-		return err
-	}
-	if s, err = b.recv.stats(ctx); err != nil {
+	if s, err = b.waitStates(ctx, monitor.StateDown, limit); ctx.Err() != nil {
 		return err
 	}
 	srv.Stop(30 * time.Second)
-	raw, err := openRaw(dbURL)
+	raw, err := seed.OpenRaw(dbURL)
 	if err != nil {
 		return err
 	}
@@ -385,41 +360,32 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 
 // waitStates polls the receiver until it has handled a state change to
 // state of every monitor, or limit has passed.
-func (b *bench) waitStates(ctx context.Context, state monitor.State, limit time.Duration) (stats, error) {
-	deadline := time.Now().Add(limit)
-	for {
-		s, err := b.recv.stats(ctx)
-		switch {
-		case err != nil:
-			return s, err
-		case s.States[string(state)] >= b.c.monitors:
-			return s, nil
-		case time.Now().After(deadline):
-			return s, fmt.Errorf("%d of %d changes to %s within %s (receiver: %d bad signatures)",
-				s.States[string(state)], b.c.monitors, state, limit, s.BadSignatures)
-		}
-		if err := session.Sleep(ctx, 20*time.Millisecond); err != nil {
-			return s, err
-		}
+func (b *bench) waitStates(ctx context.Context, state monitor.State, limit time.Duration) (s stats, err error) {
+	err = session.Poll(ctx, 20*time.Millisecond, limit, func() (bool, error) {
+		s, err = b.stats(ctx)
+		return s.States[string(state)] >= b.c.monitors, err
+	})
+	if err != nil {
+		err = fmt.Errorf("%d of %d changes to %s: %w (receiver: %d bad signatures)", s.States[string(state)], b.c.monitors, state, err, s.BadSignatures)
 	}
+	return s, err
 }
 
-func (b *bench) report(w io.Writer) {
-	fmt.Fprintf(w, "Throughput: per target and round, %d incident.opened deliveries over %d webhook channels (each takes %d events a minute) "+
+func (b *bench) Report(w *session.Report) {
+	w.Printf("Throughput: per target and round, %d incident.opened deliveries over %d webhook channels (each takes %d events a minute) "+
 		"to the receiver, which verifies every signature and answers 204. Engines: the incidents written first with no server "+
 		"running, the clock from the first attempt the store records until every delivery is handled and none is pending. "+
-		"Bare: this process POSTs as many signed bodies, %d in flight. %d round(s), rotating order, each engine round on a fresh database.\n\n",
+		"Bare: this process POSTs as many signed bodies, %d in flight. %d round(s), rotating order, each engine round on a fresh database.\n",
 		b.c.deliveries, b.c.channels, notify.RateBound(notify.Webhook), b.c.concurrency, b.Rounds)
-	fmt.Fprint(w, "| target | deliveries/s | vs bare | per round | delivered | duplicates | bad signatures | held | sender CPU per delivery | PostgreSQL CPU per delivery | other processes |\n")
-	fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	w.Table("target", "deliveries/s:", "vs bare:", "per round", "delivered:", "duplicates:", "bad signatures:", "held:",
+		"sender CPU per delivery:", "PostgreSQL CPU per delivery:", "other processes:")
 	medians := map[string]float64{}
 	for _, t := range b.targets {
 		var rates, other []float64
-		var per []string
 		var delivered, dups, bad, held int
 		var srv, pg time.Duration
 		for _, r := range b.throughput[t] {
-			rates, per, other = append(rates, r.rate()), append(per, fmt.Sprintf("%.0f", r.rate())), append(other, r.cpu.Other)
+			rates, other = append(rates, r.rate()), append(other, r.cpu.Other)
 			delivered, dups, bad, held = delivered+r.recv.Unique, dups+r.recv.Duplicates, bad+r.recv.BadSignatures+r.recv.Refused, held+r.store[notify.Held]
 			srv, pg = srv+r.cpu.ServerTime, pg+r.cpu.PostgresTime
 		}
@@ -429,32 +395,31 @@ func (b *bench) report(w io.Writer) {
 			ratio = fmt.Sprintf("**%.2f**", medians[t]/m)
 		}
 		n := time.Duration(max(delivered, 1))
-		fmt.Fprintf(w, "| %s | **%.0f** | %s | %s | %d | %d | %d | %d | %s | %s | %.0f%% |\n", t, medians[t], ratio, strings.Join(per, ", "),
+		w.Printf("| %s | **%.0f** | %s | %s | %d | %d | %d | %d | %s | %s | %.0f%% |\n", t, medians[t], ratio, session.Join(rates, 0),
 			delivered, dups, bad, held, session.Dur(srv/n), session.Dur(pg/n), session.Median(other))
 	}
 	if b.c.monitors > 0 && len(b.Engines) > 0 {
-		fmt.Fprintf(w, "\n## From DOWN to the webhook\n\n%d HTTP monitors checked every %s, %d consecutive down results make DOWN; "+
-			"each DOWN change timed from the confirming check (the event's data.at) to its arrival at the receiver.\n\n", b.c.monitors, interval, b.c.confirmations)
-		fmt.Fprint(w, "| engine | DOWN changes | delivered | p50 | p99 | max | to the first attempt, p99 | attempt to arrival, p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		w.Printf("\n## From DOWN to the webhook\n\n%d HTTP monitors checked every %s, %d consecutive down results make DOWN; "+
+			"each DOWN change timed from the confirming check (the event's data.at) to its arrival at the receiver.\n", b.c.monitors, interval, b.c.confirmations)
+		w.Table("engine", "DOWN changes:", "delivered:", "p50:", "p99:", "max:", "to the first attempt, p99:", "attempt to arrival, p99:")
 		for _, e := range b.Engines {
 			l := b.latency[e]
-			fmt.Fprintf(w, "| %s | %d | %d | %s | **%s** | %s | %s | %s |\n", e, l.down, len(l.total), session.Dur(session.Percentile(l.total, 0.5)),
-				session.Dur(session.Percentile(l.total, 0.99)), session.Dur(session.Percentile(l.total, 1)),
-				session.Dur(session.Percentile(l.outbox, 0.99)), session.Dur(session.Percentile(l.sending, 0.99)))
+			w.Printf("| %s | %d | %d | %s | **%s** | %s | %s | %s |\n", e, l.down, len(l.total), session.P(l.total, 0.5),
+				session.P(l.total, 0.99), session.P(l.total, 1), session.P(l.outbox, 0.99), session.P(l.sending, 0.99))
 		}
 	}
-	fmt.Fprint(w, "\n## Targets\n\n| target | required | measured | |\n|---|---|---|---|\n")
+	w.Targets()
 	for _, e := range b.Engines {
 		if l := b.latency[e]; l.down > 0 {
 			p99 := session.Percentile(l.total, 0.99)
-			fmt.Fprintf(w, "| %s: every DOWN change delivered | %d | %d | %s |\n", e, l.down, len(l.total), session.Verdict(len(l.total) == l.down))
-			fmt.Fprintf(w, "| %s: from the confirming check to the webhook, p99 | < %s | %s | %s |\n", e, session.Dur(latencyTarget),
-				session.Dur(p99), session.Verdict(len(l.total) == l.down && p99 < latencyTarget))
+			w.Target(e+": every DOWN change delivered", fmt.Sprint(l.down), fmt.Sprint(len(l.total)), len(l.total) == l.down)
+			w.Target(e+": from the confirming check to the webhook, p99", "< "+session.Dur(latencyTarget), session.Dur(p99),
+				len(l.total) == l.down && p99 < latencyTarget)
 		}
 		for i, r := range b.throughput[e] {
 			if r.recv.Unique != r.store[notify.Succeeded] || r.store[notify.Succeeded]+r.store[notify.Held] != b.c.deliveries {
-				fmt.Fprintf(w, "| %s, round %d: every delivery made once | %d | %d handled, store %v | %s |\n",
-					e, i+1, b.c.deliveries, r.recv.Unique, r.store, session.Verdict(false))
+				w.Target(fmt.Sprintf("%s, round %d: every delivery made once", e, i+1), fmt.Sprint(b.c.deliveries),
+					fmt.Sprintf("%d handled, store %v", r.recv.Unique, r.store), false)
 			}
 		}
 	}

@@ -7,11 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,7 +55,7 @@ type receiver struct {
 	s       stats
 }
 
-func serveReceiver(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+func serveReceiver(ctx context.Context, e session.Env) error {
 	rc := &receiver{seen: map[string]bool{}, s: stats{States: map[string]int{}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hook/{channel}", rc.hook)
@@ -76,11 +74,7 @@ func serveReceiver(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 		defer rc.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(rc.s)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	return session.ServeUntilEOF(ctx, session.NewServer(mux), ln, "http://"+ln.Addr().String(), stdin, stdout)
+	return session.ServeChild(ctx, mux, e.Stdin, e.Stdout)
 }
 
 func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
@@ -128,60 +122,17 @@ func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// receiverClient is the parent's side of the receiver child, with a
-// transport of its own: its polls never share connections with a sender.
-type receiverClient struct {
-	child  *session.Process
-	client *http.Client
-}
-
-// hookURL is where channel i's deliveries go.
-func (rc *receiverClient) hookURL(i int) string { return fmt.Sprintf("%s/hook/%d", rc.child.Base, i) }
-
-// reset gives the receiver the channels' secrets and zeroes its counts.
-func (rc *receiverClient) reset(ctx context.Context, secrets []string) error {
-	b, _ := json.Marshal(secrets)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rc.child.Base+"/reset", bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	res, err := rc.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("receiver: %w", err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("receiver: reset: %s", res.Status)
-	}
-	return nil
-}
-
-// stats reads the receiver's counts.
-func (rc *receiverClient) stats(ctx context.Context) (s stats, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rc.child.Base+"/stats", nil)
-	if err != nil {
-		return s, err
-	}
-	res, err := rc.client.Do(req)
-	if err != nil {
-		return s, fmt.Errorf("receiver stats: %w", err)
-	}
-	defer res.Body.Close()
-	return s, json.NewDecoder(res.Body).Decode(&s)
-}
-
 // bareSender sends signed webhook bodies as the notifier renders them: a
-// fresh delivery id, the HMAC signature, the POST; keep-alive connections,
-// at most concurrency in flight.
+// fresh delivery id, the HMAC signature, the POST over keep-alive
+// connections.
 type bareSender struct {
-	concurrency int
-	urls        []string // channel i's hook
-	secrets     []string
-	prefixes    [][]byte
+	urls     []string // channel i's hook
+	secrets  []string
+	prefixes [][]byte
 }
 
-func newBareSender(concurrency, channels int, hook func(int) string) *bareSender {
-	s := &bareSender{concurrency: concurrency}
+func newBareSender(channels int, hook func(int) string) *bareSender {
+	s := &bareSender{}
 	for i := range channels {
 		s.urls = append(s.urls, hook(i))
 		s.secrets = append(s.secrets, notify.NewSigningSecret())
@@ -204,70 +155,33 @@ func bareEvent(wsID string, i int) []byte {
 	return bytes.TrimSuffix(body, []byte("}"))
 }
 
-// send makes n deliveries over the channels in turn and returns what did
-// not come back 204, by kind.
-func (s *bareSender) send(ctx context.Context, n int) map[string]int {
-	tr := &http.Transport{MaxIdleConnsPerHost: s.concurrency, IdleConnTimeout: 90 * time.Second}
+// send makes n deliveries over the channels in turn, at most concurrency
+// in flight.
+func (s *bareSender) send(ctx context.Context, concurrency, n int) {
+	tr := session.Transport(concurrency)
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: notify.AttemptTimeout}
 	var next atomic.Int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	failed := map[string]int{}
-	for range s.concurrency {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-				if kind := s.deliver(ctx, client, i%len(s.urls)); kind != "" {
-					mu.Lock()
-					failed[kind]++
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return failed
+	session.Closed(ctx, tr, concurrency, 24*time.Hour, func(int, int) *http.Request {
+		i := int(next.Add(1) - 1)
+		if i >= n {
+			return nil
+		}
+		ch, now := i%len(s.urls), time.Now()
+		id := ids.New(ids.Delivery, now)
+		body := append(append(append(slices.Clip(s.prefixes[ch]), `,"deliveryId":"`...), id...), `"}`...)
+		req, _ := http.NewRequest(http.MethodPost, s.urls[ch], bytes.NewReader(body))
+		h := req.Header
+		h.Set("Content-Type", "application/json")
+		h.Set("User-Agent", notify.WebhookUserAgent)
+		h.Set(notify.HeaderSignature, notify.Sign(now, body, s.secrets[ch:ch+1]))
+		h.Set(notify.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+		h.Set(notify.HeaderDelivery, id)
+		h.Set(notify.HeaderEvent, incident.IncidentOpened)
+		return req
+	}, nil)
 }
 
-// deliver sends one delivery to channel ch; "" when it was answered 204.
-func (s *bareSender) deliver(ctx context.Context, client *http.Client, ch int) string {
-	now := time.Now()
-	id := ids.New(ids.Delivery, now)
-	body := append(append(append(slices.Clip(s.prefixes[ch]), `,"deliveryId":"`...), id...), `"}`...)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.urls[ch], bytes.NewReader(body))
-	if err != nil {
-		return err.Error()
-	}
-	h := req.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", notify.WebhookUserAgent)
-	h.Set(notify.HeaderSignature, notify.Sign(now, body, s.secrets[ch:ch+1]))
-	h.Set(notify.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	h.Set(notify.HeaderDelivery, id)
-	h.Set(notify.HeaderEvent, incident.IncidentOpened)
-	res, err := client.Do(req)
-	if err != nil {
-		return "no answer"
-	}
-	_, _ = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	if res.StatusCode != http.StatusNoContent {
-		return strconv.Itoa(res.StatusCode)
-	}
-	return ""
-}
-
-// rawDB reads the deliveries the server stored.
-type rawDB = sql.DB
-
-func openRaw(dbURL string) (*sql.DB, error) {
-	if path, ok := strings.CutPrefix(dbURL, "sqlite:"); ok {
-		return sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_query_only=1")
-	}
-	return sql.Open("pgx", dbURL)
-}
-
-// statuses counts the deliveries by status.
+// statuses counts the deliveries the server stored by status.
 func statuses(ctx context.Context, db *sql.DB) (map[notify.Status]int, error) {
 	out := map[notify.Status]int{}
 	return out, each(ctx, db, `SELECT status, COUNT(*) FROM deliveries GROUP BY status`, func(rows *sql.Rows) error {

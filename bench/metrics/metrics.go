@@ -2,16 +2,9 @@
 // answers a monitor's figures over a day, a month and a year and a
 // workspace's listing, what the rollup job costs in CPU per observation
 // next to the check engine's CPU per check, and how many bytes its rollups
-// take.
-//
-// Each engine's database is filled by the seeding package with months of
-// history (a year monitor checked every -interval for -days; -monitors
-// more every 60 s for -monitor-days, the last -raw-days raw and rolled up
-// by the rollup job, whose CPU is measured on the way, the older days as
-// rollups, whose bytes are measured). Then `tocsin serve` starts on it with
-// the default retention and, once its own rollups have nothing left to
-// do, each query is sent -warmup-reps times and then -reps times, the
-// queries taking turns, one at a time over a keep-alive connection.
+// take. The seeding package writes months of history (see seed.Year);
+// once the server's own rollups have caught up, each query is sent
+// -warmup-reps and then -reps times, taking turns, over one connection.
 package metrics
 
 import (
@@ -81,15 +74,13 @@ func Flags(fs *flag.FlagSet) session.Run {
 		case c.reps < 1 || c.warmup < 0:
 			return errors.New("-reps must be at least 1 and -warmup-reps not negative")
 		}
-		return session.Measure(ctx, "metrics", e, false, "Metrics", func(s *session.Session) (func(io.Writer), error) {
-			b := &bench{Session: s, c: c}
-			var err error
-			b.results, err = session.PerEngine(s, func(e string) (*result, error) {
-				return b.engine(ctx, e)
-			})
-			return b.report, err
-		})
+		return session.Measure(ctx, "metrics", e, false, "Metrics", func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
 	}
+}
+
+func (b *bench) Run(ctx context.Context) (err error) {
+	b.results, err = session.PerEngine(ctx, b.Session, b.engine)
+	return err
 }
 
 type result struct {
@@ -219,35 +210,30 @@ func get(ctx context.Context, client *http.Client, base, key string, q *query) (
 // the hourly rollup has reached the last settled hour and the daily one
 // the day it ends in, twice in a row a second apart.
 func waitRollups(ctx context.Context, raw *sql.DB) error {
-	for steady, deadline := 0, time.Now().Add(5*time.Minute); time.Now().Before(deadline); {
+	steady := 0
+	err := session.Poll(ctx, time.Second, 5*time.Minute, func() (bool, error) {
 		var hour, day int64
 		err := raw.QueryRowContext(ctx, `SELECT COALESCE(MAX(CASE WHEN name = 'observations/hour' THEN done_until END), 0),
 			COALESCE(MAX(CASE WHEN name = 'observations/day' THEN done_until END), 0) FROM rollup_progress`).Scan(&hour, &day)
-		if err != nil {
-			return err
-		}
 		h, d := time.UnixMicro(hour).UTC(), time.UnixMicro(day).UTC()
-		if !h.Before(time.Now().Add(-seed.RollupSettle).Truncate(time.Hour)) && !d.Before(h.Truncate(seed.Day)) {
-			if steady++; steady == 2 {
-				return nil
-			}
-		} else {
+		if steady++; h.Before(time.Now().Add(-seed.RollupSettle).Truncate(time.Hour)) || d.Before(h.Truncate(seed.Day)) {
 			steady = 0
 		}
-		if err := session.Sleep(ctx, time.Second); err != nil {
-			return err
-		}
+		return steady == 2, err
+	})
+	if err != nil {
+		return fmt.Errorf("the server's rollups did not catch up: %w", err)
 	}
-	return errors.New("the server's rollups did not catch up within 5 minutes")
+	return nil
 }
 
-func (b *bench) report(w io.Writer) {
+func (b *bench) Report(w *session.Report) {
 	c := b.c
-	fmt.Fprintf(w, "Data per engine: one monitor checked every %s for %d days; %d monitors checked every 60 s for %d days, the last %d whole UTC day(s) "+
+	w.Printf("Data per engine: one monitor checked every %s for %d days; %d monitors checked every 60 s for %d days, the last %d whole UTC day(s) "+
 		"and today raw and rolled up by the job, the days before as hourly and daily rollups. `tocsin serve` with the default retention "+
-		"(raw 30 days, hourly rollups 90, daily 400); every monitor paused. %d measured answers per query after %d warm-up, one at a time, the queries taking turns.\n\n",
+		"(raw 30 days, hourly rollups 90, daily 400); every monitor paused. %d measured answers per query after %d warm-up, one at a time, the queries taking turns.\n\n## Targets\n",
 		c.Interval, c.Days, c.Monitors, c.MonitorDays, c.RawDays, c.reps, c.warmup)
-	fmt.Fprint(w, "## Targets\n\n| engine | target | measured | |\n|---|---|---|---|\n")
+	w.Table("engine", "target", "measured", "")
 	for _, r := range b.results {
 		y, d, l := r.query("year monitor, 365 d").p(0.5), r.query("year monitor, 24 h").p(0.5), r.query("listing, 100 monitors, 30 d").p(0.5)
 		per, check := r.year.RollDay.PerObservation(), c.checkCPU[r.engine]
@@ -255,31 +241,29 @@ func (b *bench) report(w io.Writer) {
 		day := float64(r.year.DayBytes) / float64(max(r.year.DayRows, 1))
 		yearOfRollups := fleet * (90*24*hour + 365*day) // hourly rows kept 90 days, daily 365
 		ratio := float64(y) / float64(max(d, 1))
-		for _, row := range [][3]string{
-			{"365-day answer under 50 ms (median)", session.Dur(y), session.Verdict(y < yearTarget)},
-			{"365-day answer at most 3× the 24-hour one (medians)", fmt.Sprintf("%.2f×", ratio), session.Verdict(ratio <= yearVsDay)},
-			{"listing of 100 monitors over 30 days under 200 ms (median)", session.Dur(l), session.Verdict(l < listingTarget)},
-			{"rollups under 5% of the check engine's CPU", fmt.Sprintf("%s per observation, %.1f%% of %s per check", session.Dur(per),
-				100*float64(per)/float64(check), session.Dur(check)), session.Verdict(float64(per) < rollupShare*float64(check))},
-			{"a year of rollups of 10,000 monitors at most 5 GB", fmt.Sprintf("%.2f GB (hour row %.0f B, day row %.0f B)", yearOfRollups/1e9, hour, day),
-				session.Verdict(yearOfRollups <= storageTarget)},
-		} {
-			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.engine, row[0], row[1], row[2])
-		}
+		w.Target(r.engine, "365-day answer under 50 ms (median)", session.Dur(y), y < yearTarget)
+		w.Target(r.engine, "365-day answer at most 3× the 24-hour one (medians)", fmt.Sprintf("%.2f×", ratio), ratio <= yearVsDay)
+		w.Target(r.engine, "listing of 100 monitors over 30 days under 200 ms (median)", session.Dur(l), l < listingTarget)
+		w.Target(r.engine, "rollups under 5% of the check engine's CPU", fmt.Sprintf("%s per observation, %.1f%% of %s per check",
+			session.Dur(per), 100*float64(per)/float64(check), session.Dur(check)), float64(per) < rollupShare*float64(check))
+		w.Target(r.engine, "a year of rollups of 10,000 monitors at most 5 GB", fmt.Sprintf("%.2f GB (hour row %.0f B, day row %.0f B)",
+			yearOfRollups/1e9, hour, day), yearOfRollups <= storageTarget)
 	}
-	fmt.Fprint(w, "\n## Answers\n\nMedian and p90 from sending the request to reading the whole answer.\n\n| engine | query | median | p90 | answer | gzipped |\n|---|---|---:|---:|---:|---:|\n")
+	w.Printf("\n## Answers\n\nMedian and p90 from sending the request to reading the whole answer.\n")
+	w.Table("engine", "query", "median:", "p90:", "answer:", "gzipped:")
 	for _, r := range b.results {
 		for _, q := range r.queries {
-			fmt.Fprintf(w, "| %s | %s (`%s`) | %s | %s | %d B | %d B |\n", r.engine, q.name, q.path[strings.IndexByte(q.path, '?')+1:],
+			w.Printf("| %s | %s (`%s`) | %s | %s | %d B | %d B |\n", r.engine, q.name, q.path[strings.IndexByte(q.path, '?')+1:],
 				session.Dur(q.p(0.5)), session.Dur(q.p(0.9)), q.bytes, q.gzipped)
 		}
 	}
-	fmt.Fprint(w, "\n## The rollup job, and the machine\n\n| engine | run | observations | wall | CPU | in PostgreSQL | per observation | server peak RSS | other processes |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	w.Printf("\n## The rollup job, and the machine\n")
+	w.Table("engine", "run", "observations:", "wall:", "CPU:", "in PostgreSQL:", "per observation:", "server peak RSS:", "other processes:")
 	for _, r := range b.results {
 		for i, run := range []seed.Rollup{r.year.RollYear, r.year.RollDay} {
-			fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %.0f MiB | %.0f%% |\n", r.engine, []string{"one monitor's year", "every monitor's raw days"}[i],
-				run.Observations, session.Dur(run.Wall), session.Dur(run.CPU), session.Dur(run.PG), session.Dur(run.PerObservation()), float64(r.peak)/(1<<20), r.cpu.Other)
+			w.Printf("| %s | %s | %d | %s | %s | %s | %s | %s | %.0f%% |\n", r.engine, []string{"one monitor's year", "every monitor's raw days"}[i],
+				run.Observations, session.Dur(run.Wall), session.Dur(run.CPU), session.Dur(run.PG), session.Dur(run.PerObservation()), session.MiB(r.peak, 0), r.cpu.Other)
 		}
 	}
-	fmt.Fprint(w, "\nThe rollups' target is read on the second run, where every hour holds every monitor's checks, as in service.\n")
+	w.Printf("\nThe rollups' target is read on the second run, where every hour holds every monitor's checks, as in service.\n")
 }

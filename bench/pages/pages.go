@@ -1,34 +1,18 @@
 // Package pages measures how fast Tocsin serves a public status page of
-// -components components with 90 days of history: the server's time for
-// a page rendered from the database (cold), after a quiet spell, and from
-// its cache, and the requests a second it holds next to a bare net/http
-// handler serving the same bytes in the same run.
-//
-// Each engine's database is filled by the seeding package with months of
-// history: monitors of a loopback target with 100 days of state changes,
-// public incidents with updates (one open), a public maintenance window
-// ahead, the main page of every monitor in 5 groups and -cold-pages more
-// like it. `tocsin serve` starts on it with a status page budget no
-// benchmark reaches and runs for -settle; then, over keep-alive loopback
-// connections: the first GET of each other page (a miss of the server's
-// cache); each read again after a quiet spell with nothing changed, and
-// after another with every page touched in the database as another
-// node's edit would; -requests sequential GETs of the main page, its
-// summary.json and a badge; and -rounds rounds of -clients clients in a
-// closed loop on the bare handler (this binary with -bare-serve) and then
-// on Tocsin.
+// -components components with 90 days of history (seed.StatusPages): the
+// server's time for a page rendered from the database (cold), after a
+// quiet spell with nothing changed and with every page changed as another
+// node's edit would, and from its cache; and the requests a second it
+// holds next to a bare handler serving the same bytes, -rounds rounds of
+// -clients clients, the bare handler's round just before Tocsin's.
 package pages
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/seed"
@@ -41,7 +25,8 @@ const (
 	coldP99   = 300 * time.Millisecond
 	// quietSpell is longer than the bound a status page is served within
 	// (5 s): a reader after it waits for the page to be checked.
-	quietSpell = 6 * time.Second
+	quietSpell    = 6 * time.Second
+	maxComponents = 100
 )
 
 type config struct {
@@ -63,26 +48,28 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.requests, "requests", 3000, "sequential GETs of each cached URL measured, after as many again of warm-up")
 	fs.IntVar(&c.clients, "clients", 8, "concurrent keep-alive clients of the throughput rounds")
 	fs.DurationVar(&c.settle, "settle", 5*time.Second, "wait after the server starts (its first checks and jobs) before the cold renders")
-	return session.BarePage(fs, func(ctx context.Context, e session.Env) error {
-		switch {
-		case c.components < 1 || c.components > 100:
-			return errors.New("-components must be from 1 to 100 (a page's limit)")
-		case c.coldPages < 1 || c.requests < 1 || c.clients < 1 || e.Rounds < 1:
-			return errors.New("-cold-pages, -requests, -clients and -rounds must be at least 1")
+	return func(ctx context.Context, e session.Env) error {
+		if c.components > maxComponents {
+			return fmt.Errorf("-components must be from 1 to %d (a page's limit)", maxComponents)
 		}
-		return session.Measure(ctx, "pages", e, false, fmt.Sprintf("Status pages: %d components, 90 days of history", c.components), func(s *session.Session) (func(io.Writer), error) {
-			target, err := seed.StartTarget()
-			if err != nil {
-				return nil, err
-			}
-			defer target.Close()
-			b := &bench{Session: s, c: c}
-			b.results, err = session.PerEngine(s, func(e string) (*result, error) {
-				return b.engine(ctx, e, target.URL)
-			})
-			return b.report, err
-		})
+		if err := session.AtLeast1("-components, -cold-pages, -requests, -clients and -rounds", c.components, c.coldPages, c.requests, c.clients, e.Rounds); err != nil {
+			return err
+		}
+		title := fmt.Sprintf("Status pages: %d components, 90 days of history", c.components)
+		return session.Measure(ctx, "pages", e, false, title, func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
+	}
+}
+
+func (b *bench) Run(ctx context.Context) error {
+	target, err := seed.StartTarget()
+	if err != nil {
+		return err
+	}
+	defer target.Close()
+	b.results, err = session.PerEngine(ctx, b.Session, func(ctx context.Context, e string) (*result, error) {
+		return b.engine(ctx, e, target.URL)
 	})
+	return err
 }
 
 type result struct {
@@ -121,13 +108,13 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 	base := srv.Base + "/status/"
 	rt := session.Transport(1)
 	defer rt.CloseIdleConnections()
-	if _, err := session.Sequential(ctx, rt, srv.Base+"/healthz", nil, 1); err != nil {
+	if _, err := session.Sequential(ctx, rt, srv.Base+"/healthz", nil, 1, 0); err != nil {
 		return nil, err
 	}
 	readAll := func() ([]time.Duration, error) {
 		var out []time.Duration
 		for _, slug := range r.fx.ColdSlugs {
-			lat, err := session.Sequential(ctx, rt, base+slug, nil, 1)
+			lat, err := session.Sequential(ctx, rt, base+slug, nil, 1, 0)
 			if err != nil {
 				return nil, err
 			}
@@ -154,26 +141,26 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 	if r.touched, err = readAll(); err != nil {
 		return nil, err
 	}
-	b.Logf("%s: cold p99 %s; after a quiet spell p99 %s, with every page changed %s", e,
-		session.Dur(session.Percentile(r.cold, 0.99)), session.Dur(session.Percentile(r.quiet, 0.99)), session.Dur(session.Percentile(r.touched, 0.99)))
-
+	b.Logf("%s: cold p99 %s; after a quiet spell p99 %s, with every page changed %s", e, session.P(r.cold, 0.99), session.P(r.quiet, 0.99), session.P(r.touched, 0.99))
 	page := base + r.fx.MainSlug
 	body, header, _, err := session.Fetch(ctx, rt, page, nil)
 	if err != nil {
 		return nil, err
 	}
-	for i := range b.c.components { // the page the benchmark means to measure
-		if name := fmt.Sprintf("Service %02d", i+1); !bytes.Contains(body, []byte(name)) {
-			return nil, fmt.Errorf("the page does not show %q", name)
-		}
+	var names []string // the page the benchmark means to measure
+	for i := range b.c.components {
+		names = append(names, fmt.Sprintf("Service %02d", i+1))
+	}
+	if err := session.Shows(body, names...); err != nil {
+		return nil, err
 	}
 	r.pageBytes = len(body)
 	urls := map[string]string{"page": page, "summary.json": page + "/summary.json", "badge": page + "/badge/" + r.fx.ComponentID + ".svg"}
 	for _, what := range cachedURLs {
-		if _, err := session.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil { // warm-up
+		if _, err := session.Sequential(ctx, rt, urls[what], nil, b.c.requests, 0); err != nil { // warm-up
 			return nil, err
 		}
-		if r.cached[what], err = session.Sequential(ctx, rt, urls[what], nil, b.c.requests); err != nil {
+		if r.cached[what], err = session.Sequential(ctx, rt, urls[what], nil, b.c.requests, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -212,44 +199,39 @@ func touchPages(ctx context.Context, dbURL string) error {
 	return err
 }
 
-func (b *bench) report(w io.Writer) {
-	c := b.c
-	fmt.Fprintf(w, "Each engine's database: %d HTTP monitors with 100 days of state changes, public incidents with updates (one open), "+
+func (b *bench) Report(w *session.Report) {
+	c, p := b.c, session.P
+	w.Printf("Each engine's database: %d HTTP monitors with 100 days of state changes, public incidents with updates (one open), "+
 		"a public maintenance window ahead, and %d public pages of every monitor in %d groups. Times from sending a GET to reading the "+
 		"whole answer over keep-alive loopback. Cold: the first GET of each of %d pages. Quiet: each read once after %s in which nobody "+
 		"read any page, with nothing changed and then with every page changed. Cache: %d sequential GETs after as many of warm-up. "+
-		"Throughput: %d keep-alive clients in a closed loop, %s warm-up and %s measured, %d rounds of the bare handler and then Tocsin.\n\n",
+		"Throughput: %d keep-alive clients in a closed loop, %s warm-up and %s measured, %d rounds of the bare handler and then Tocsin.\n",
 		c.components, c.coldPages+1, seed.Groups, c.coldPages, quietSpell, c.requests, c.clients, b.Warmup, b.Duration, b.Rounds)
-	p := func(xs []time.Duration, q float64) string { return session.Dur(session.Percentile(xs, q)) }
-	fmt.Fprint(w, "| engine | cold p50 | cold p99 | quiet p99 | changed p99 | page from cache p50 | p99 | summary.json p99 | badge p99 | page size |\n")
-	fmt.Fprint(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	w.Table("engine", "cold p50:", "cold p99:", "quiet p99:", "changed p99:", "page from cache p50:", "p99:", "summary.json p99:", "badge p99:", "page size:")
 	for _, r := range b.results {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f KiB |\n", r.engine, p(r.cold, 0.5), p(r.cold, 0.99),
+		w.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f KiB |\n", r.engine, p(r.cold, 0.5), p(r.cold, 0.99),
 			p(r.quiet, 0.99), p(r.touched, 0.99), p(r.cached["page"], 0.5), p(r.cached["page"], 0.99),
 			p(r.cached["summary.json"], 0.99), p(r.cached["badge"], 0.99), float64(r.pageBytes)/1024)
 	}
-	fmt.Fprint(w, "\n| engine | bare req/s | tocsin req/s | tocsin / bare (per round) | server CPU per request | bare's | PostgreSQL's | failed | other processes | peak RSS |\n")
-	fmt.Fprint(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	w.Table("engine", "bare req/s:", "tocsin req/s:", "tocsin / bare (per round)", "server CPU per request:", "bare's:", "PostgreSQL's:",
+		"failed:", "other processes:", "peak RSS:")
 	for _, r := range b.results {
-		var bare, tocsin, cpu, bareCPU, pg, other []float64
-		var per []string
+		var cpu, bareCPU, pg, other []float64
 		failed := 0
 		for i, o := range r.tocsin {
 			bo := r.bare[i]
-			bare, tocsin, per = append(bare, bo.Rate()), append(tocsin, o.Rate()), append(per, fmt.Sprintf("%.2f", r.ratios[i]))
 			cpu, bareCPU = append(cpu, float64(o.PerOK(o.CPU.ServerTime))), append(bareCPU, float64(bo.PerOK(bo.CPU.ServerTime)))
 			pg, other = append(pg, float64(o.PerOK(o.CPU.PostgresTime))), append(other, max(o.CPU.Other, bo.CPU.Other))
 			failed += o.Failures() + bo.Failures()
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %.0f | **%.2f** (%s) | %s | %s | %s | %d | %.0f%% | %.1f MiB |\n", r.engine, session.Median(bare),
-			session.Median(tocsin), session.Median(r.ratios), strings.Join(per, ", "), session.Dur(time.Duration(session.Median(cpu))),
-			session.Dur(time.Duration(session.Median(bareCPU))), session.Dur(time.Duration(session.Median(pg))), failed, session.Median(other), float64(r.peak)/(1<<20))
+		w.Printf("| %s | %.0f | %.0f | **%.2f** (%s) | %s | %s | %s | %d | %.0f%% | %s |\n", r.engine, session.Median(session.Rates(r.bare)),
+			session.Median(session.Rates(r.tocsin)), session.Median(r.ratios), session.Join(r.ratios, 2), session.MedianDur(cpu),
+			session.MedianDur(bareCPU), session.MedianDur(pg), failed, session.Median(other), session.MiB(r.peak, 1))
 	}
-	fmt.Fprint(w, "\nMedians over the rounds; the ratio is the median of each round's Tocsin over the bare handler's round just before it. Other processes above 10%: run again.\n")
-	fmt.Fprint(w, "\n## Verdicts\n\n")
+	w.Printf("\nMedians over the rounds; the ratio is the median of each round's Tocsin over the bare handler's round just before it. Other processes above 10%%: run again.\n\n## Verdicts\n\n")
 	for _, r := range b.results {
 		quiet := session.Percentile(r.quiet, 0.99) < coldP99 && len(r.touched) > 0 && session.Percentile(r.touched, 0.99) < coldP99
-		fmt.Fprintf(w, "- %s: cold p99 under %s: %s; after a quiet spell p99 under %s: %s; cache p99 under %s: %s.\n", r.engine,
+		w.Printf("- %s: cold p99 under %s: %s; after a quiet spell p99 under %s: %s; cache p99 under %s: %s.\n", r.engine,
 			session.Dur(coldP99), session.Verdict(session.Percentile(r.cold, 0.99) < coldP99), session.Dur(coldP99), session.Verdict(quiet),
 			session.Dur(cachedP99), session.Verdict(session.Percentile(r.cached["page"], 0.99) < cachedP99))
 	}

@@ -1,17 +1,10 @@
 // Package pings measures heartbeat pings, `GET /ping/{token}` spread over
-// -heartbeats heartbeats (made through the API), against a bare net/http
-// handler that reads the request and answers an acknowledgement of the
-// same size:
-//
-//   - sustained: -clients keep-alive clients in a closed loop, -rounds
-//     rounds with the targets in a rotating order;
-//   - open loop: pings sent on schedule at each -rate, answered or not,
-//     their latency counted from when they were due;
-//   - burst: -burst pings released at once over -burst-conns connections
-//     opened beforehand;
-//   - stored: each `tocsin serve` is killed with SIGKILL and the pings
-//     stored are counted as a new process finds them, against those
-//     acknowledged (Tocsin acknowledges a ping only once it is durable).
+// -heartbeats heartbeats, against a bare handler answering an
+// acknowledgement of the same size: a closed loop of -clients clients
+// (-rounds rounds, rotating order); an open loop at each -rate, latencies
+// from when each ping was due; a -burst released at once over
+// -burst-conns connections; and, after SIGKILL, the pings stored against
+// those acknowledged (Tocsin acknowledges a ping once it is durable).
 package pings
 
 import (
@@ -20,9 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,7 +45,6 @@ type config struct {
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
-	var bareServe bool
 	var rates string
 	fs.BoolVar(&c.bare, "bare", true, "measure the bare net/http handler too, as the baseline")
 	fs.IntVar(&c.clients, "clients", 64, "concurrent keep-alive clients of the sustained load")
@@ -63,14 +53,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.rateConns, "rate-conns", 1000, "keep-alive connections the open loop may use at once")
 	fs.IntVar(&c.burst, "burst", 20000, "pings of the burst sent to each target at once; 0: no burst")
 	fs.IntVar(&c.burstConns, "burst-conns", 4000, "connections the burst is sent over, opened beforehand")
-	fs.BoolVar(&bareServe, "bare-serve", false, "internal: serve the bare handler")
 	return func(ctx context.Context, e session.Env) error {
-		if bareServe {
-			// The bare handler answers the same headers and an
-			// acknowledgement of the size and shape of Tocsin's.
-			return session.ServeFixed(ctx, http.Header{"Content-Type": {"application/json"}, "Cache-Control": {"no-store"}},
-				[]byte(`{"ok":true,"signal":"success","receivedAt":"2026-01-01T00:00:00.123456Z"}`+"\n"), e.Stdin, e.Stdout)
-		}
 		for r := range strings.SplitSeq(rates, ",") {
 			if r = strings.TrimSpace(r); r == "" || r == "0" {
 				continue
@@ -85,17 +68,15 @@ func Flags(fs *flag.FlagSet) session.Run {
 		switch {
 		case len(e.Engines) == 0 && !c.bare:
 			return errors.New("nothing to measure")
-		case c.clients < 1 || c.heartbeats < 1 || e.Rounds < 1 || c.rateConns < 1:
-			return errors.New("-clients, -heartbeats, -rounds and -rate-conns must be at least 1")
 		case c.burst < 0 || (c.burst > 0 && (c.burstConns < 1 || c.burstConns > c.burst)):
 			return errors.New("-burst must not be negative, and -burst-conns from 1 to -burst")
 		case c.burst > 0 && syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && uint64(c.burstConns+256) > l.Cur:
 			return fmt.Errorf("-burst-conns %d: this process may open only %d files (ulimit -n)", c.burstConns, l.Cur)
 		}
-		return session.Measure(ctx, "pings", e, len(e.Engines) == 0, "Pings", func(s *session.Session) (func(io.Writer), error) {
-			b := &bench{Session: s, c: c}
-			return b.report, b.run(ctx)
-		})
+		if err := session.AtLeast1("-clients, -heartbeats, -rounds and -rate-conns", c.clients, c.heartbeats, e.Rounds, c.rateConns); err != nil {
+			return err
+		}
+		return session.Measure(ctx, "pings", e, len(e.Engines) == 0, "Pings", func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
 	}
 }
 
@@ -114,7 +95,7 @@ type target struct {
 	setup   time.Duration
 	rounds  []session.Outcome
 	offered []offered // by -rate, in its order
-	burst   *session.Outcome
+	burst   session.Outcome
 	acked   int   // every acknowledgement of every phase, warm-ups too
 	stored  int64 // pings in the database at the end
 	peak    int64 // the server's peak RSS
@@ -128,9 +109,11 @@ type offered struct {
 
 func (o offered) keepsUp() bool { return o.OK == o.sent && o.P(0.99) <= keepUpP99 }
 
-func (b *bench) run(ctx context.Context) error {
+func (b *bench) Run(ctx context.Context) error {
 	if b.c.bare {
-		p, err := b.Child(ctx, "bare", "-bare-serve")
+		// The same headers, and an acknowledgement of the size and shape of Tocsin's.
+		p, err := b.BareChild(ctx, "bare", http.Header{"Content-Type": {"application/json"}, "Cache-Control": {"no-store"}},
+			[]byte(`{"ok":true,"signal":"success","receivedAt":"2026-01-01T00:00:00.123456Z"}`+"\n"))
 		if err != nil {
 			return err
 		}
@@ -145,20 +128,22 @@ func (b *bench) run(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", e, err)
 		}
 	}
-	for r := range b.Rounds {
-		for i := range b.targets {
-			t := b.targets[(i+r)%len(b.targets)] // a rotating order
-			tr := session.Transport(b.c.clients)
-			next := func(w, i int) *http.Request { return session.Get(t.urls[(w+i*b.c.clients)%len(t.urls)]) }
-			w, o := b.Phase(ctx, t.srv.Pid(), t.dbURL, func(d time.Duration) session.Outcome {
-				return session.Closed(ctx, tr, b.c.clients, d, next, acked)
-			})
-			tr.CloseIdleConnections()
-			t.acked += w.OK + o.OK
-			t.rounds = append(t.rounds, o)
-			b.Logf("round %d, %s: %.0f acknowledged/s, p50 %s, p99 %s, %d not acknowledged",
-				r+1, t.name, o.Rate(), session.Dur(o.P(0.5)), session.Dur(o.P(0.99)), o.Failures())
-		}
+	err := b.Rotate(len(b.targets), func(r, i int) error {
+		t := b.targets[i]
+		tr := session.Transport(b.c.clients)
+		defer tr.CloseIdleConnections()
+		next := func(w, i int) *http.Request { return session.Get(t.urls[(w+i*b.c.clients)%len(t.urls)]) }
+		w, o := b.Phase(ctx, t.srv.Pid(), t.dbURL, func(d time.Duration) session.Outcome {
+			return session.Closed(ctx, tr, b.c.clients, d, next, acked)
+		})
+		t.acked += w.OK + o.OK
+		t.rounds = append(t.rounds, o)
+		b.Logf("round %d, %s: %.0f acknowledged/s, p50 %s, p99 %s, %d not acknowledged",
+			r+1, t.name, o.Rate(), session.Dur(o.P(0.5)), session.Dur(o.P(0.99)), o.Failures())
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, rate := range b.c.rates {
 		for _, t := range b.targets {
@@ -206,11 +191,10 @@ func (b *bench) start(ctx context.Context, e string) error {
 	b.targets = append(b.targets, t)
 	b.Logf("%s: creating %d heartbeats", e, b.c.heartbeats)
 	begin := time.Now()
-	key, err := b.OwnerKey(ctx, t.dbURL, "--heartbeats", strconv.Itoa(b.c.heartbeats))
+	api, err := b.OwnerAPI(ctx, t.srv, t.dbURL, "--heartbeats", b.c.heartbeats)
 	if err != nil {
 		return err
 	}
-	api := seed.API{Base: t.srv.Base + "/api/v1", Key: key}
 	t.urls = make([]string, b.c.heartbeats)
 	err = seed.Many(ctx, b.c.heartbeats, b.Logf, func(i int) error {
 		var h struct{ PingURL string }
@@ -270,19 +254,13 @@ func openLoop(ctx context.Context, t *target, rate float64, conns int, d time.Du
 	}
 	close(queue)
 	wg.Wait()
-	var r session.Outcome
-	for _, p := range parts {
-		r.Add(p)
-	}
-	r.Elapsed = time.Duration(float64(n) / rate * float64(time.Second))
-	slices.Sort(r.Lat)
-	return r
+	return session.Pool(parts, time.Duration(float64(n)/rate*float64(time.Second)))
 }
 
 // burst opens conns connections (a GET /healthz each), then releases them
 // at once: each sends its share of n pings, one after the other. Elapsed
 // is from the release to the last answer.
-func burst(ctx context.Context, t *target, n, conns int) *session.Outcome {
+func burst(ctx context.Context, t *target, n, conns int) session.Outcome {
 	parts := make([]session.Outcome, conns)
 	release := make(chan struct{})
 	var ready, wg sync.WaitGroup
@@ -314,81 +292,76 @@ func burst(ctx context.Context, t *target, n, conns int) *session.Outcome {
 	start := time.Now()
 	close(release)
 	wg.Wait()
-	o := &session.Outcome{}
-	for _, p := range parts {
-		o.Add(p)
-	}
-	o.Elapsed = last.Sub(start)
-	slices.Sort(o.Lat)
-	return o
+	return session.Pool(parts, last.Sub(start))
 }
 
-func (b *bench) report(w io.Writer) {
-	fmt.Fprintf(w, "Load: %d keep-alive clients in a closed loop over %d heartbeats; %s warm-up, %s measured, %d round(s) in a rotating order. "+
-		"An acknowledged ping is a 200 with an acknowledgement; latencies are of acknowledged pings.\n\n",
+func (b *bench) Report(w *session.Report) {
+	w.Printf("Load: %d keep-alive clients in a closed loop over %d heartbeats; %s warm-up, %s measured, %d round(s) in a rotating order. "+
+		"An acknowledged ping is a 200 with an acknowledgement; latencies are of acknowledged pings.\n\n## Sustained load\n",
 		b.c.clients, b.c.heartbeats, b.Warmup, b.Duration, b.Rounds)
+	w.Table("target", "acknowledged/s:", "vs bare (per round)", "p50:", "p99:", "not acknowledged", "server CPU per ping:",
+		"PostgreSQL CPU per ping:", "machine busy:", "other:")
 	rates := map[string]float64{}
-	fmt.Fprint(w, "## Sustained load\n\n| target | acknowledged/s | vs bare (per round) | p50 | p99 | not acknowledged | server CPU per ping | PostgreSQL CPU per ping | machine busy | other |\n")
-	fmt.Fprint(w, "|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n")
 	bare := b.byName("bare")
 	for _, t := range b.targets {
-		var all session.Outcome
-		var rs, ratios []float64
+		all := session.Pool(t.rounds, 0)
 		var srv, pg time.Duration
 		var busy, other float64
-		for i, o := range t.rounds {
-			all.Add(o)
-			rs = append(rs, o.Rate())
-			srv, pg, busy, other = srv+o.CPU.ServerTime, pg+o.CPU.PostgresTime, busy+o.CPU.Busy/float64(len(t.rounds)), other+o.CPU.Other/float64(len(t.rounds))
-			if bare != nil && i < len(bare.rounds) {
-				ratios = append(ratios, o.Rate()/bare.rounds[i].Rate())
-			}
+		for _, o := range t.rounds {
+			n := float64(len(t.rounds))
+			srv, pg, busy, other = srv+o.CPU.ServerTime, pg+o.CPU.PostgresTime, busy+o.CPU.Busy/n, other+o.CPU.Other/n
 		}
-		slices.Sort(all.Lat)
-		rates[t.name] = session.Median(rs)
+		rates[t.name] = session.Median(session.Rates(t.rounds))
 		ratio := "–"
 		if bare != nil && t != bare {
-			ratio = fmt.Sprintf("**%.2f** (%s)", rates[t.name]/rates["bare"], floats(ratios))
+			ratio = fmt.Sprintf("**%.2f** (%s)", rates[t.name]/rates["bare"], session.Join(session.Ratios(t.rounds, bare.rounds), 2))
 		}
-		fmt.Fprintf(w, "| %s | **%.0f** | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% |\n", t.name, rates[t.name], ratio,
+		w.Printf("| %s | **%.0f** | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% |\n", t.name, rates[t.name], ratio,
 			session.Dur(all.P(0.5)), session.Dur(all.P(0.99)), all.FailedString(), session.Dur(all.PerOK(srv)), session.Dur(all.PerOK(pg)), busy, other)
 	}
 	if len(b.c.rates) > 0 {
-		fmt.Fprintf(w, "\n## Open loop\n\nPings sent on schedule over up to %d connections, answered or not; latencies from when each was due. "+
-			"A target keeps up when it acknowledges every ping with a p99 within %s.\n\n", b.c.rateConns, session.Dur(keepUpP99))
-		fmt.Fprint(w, "| target | offered/s | pings | acknowledged | not acknowledged | acknowledged/s | p50 | p99 | kept up | server CPU per ping | PostgreSQL CPU per ping |\n")
-		fmt.Fprint(w, "|---|---:|---:|---:|---|---:|---:|---:|---|---:|---:|\n")
+		w.Printf("\n## Open loop\n\nPings sent on schedule over up to %d connections, answered or not; latencies from when each was due. "+
+			"A target keeps up when it acknowledges every ping with a p99 within %s.\n", b.c.rateConns, session.Dur(keepUpP99))
+		w.Table("target", "offered/s:", "pings:", "acknowledged:", "not acknowledged", "acknowledged/s:", "p50:", "p99:", "kept up",
+			"server CPU per ping:", "PostgreSQL CPU per ping:")
 		for i := range b.c.rates {
 			for _, t := range b.targets {
 				r := t.offered[i]
-				fmt.Fprintf(w, "| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s |\n", t.name, r.rate, r.sent, r.OK, r.FailedString(),
-					r.Rate(), session.Dur(r.P(0.5)), session.Dur(r.P(0.99)), yesNo(r.keepsUp()), session.Dur(r.PerOK(r.CPU.ServerTime)), session.Dur(r.PerOK(r.CPU.PostgresTime)))
+				kept := "yes"
+				if !r.keepsUp() {
+					kept = "**no**"
+				}
+				w.Printf("| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s |\n", t.name, r.rate, r.sent, r.OK, r.FailedString(),
+					r.Rate(), session.Dur(r.P(0.5)), session.Dur(r.P(0.99)), kept, session.Dur(r.PerOK(r.CPU.ServerTime)), session.Dur(r.PerOK(r.CPU.PostgresTime)))
 			}
 		}
 	}
 	if b.c.burst > 0 {
-		fmt.Fprintf(w, "\n## Burst\n\n%d pings over %d connections opened beforehand, released together.\n\n", b.c.burst, b.c.burstConns)
-		fmt.Fprint(w, "| target | acknowledged | not acknowledged | all answered in | p99 |\n|---|---:|---|---:|---:|\n")
+		w.Printf("\n## Burst\n\n%d pings over %d connections opened beforehand, released together.\n", b.c.burst, b.c.burstConns)
+		w.Table("target", "acknowledged:", "not acknowledged", "all answered in:", "p99:")
 		for _, t := range b.targets {
-			fmt.Fprintf(w, "| %s | **%d** | %s | %s | %s |\n", t.name, t.burst.OK, t.burst.FailedString(), session.Dur(t.burst.Elapsed), session.Dur(t.burst.P(0.99)))
+			w.Printf("| %s | **%d** | %s | %s | %s |\n", t.name, t.burst.OK, t.burst.FailedString(), session.Dur(t.burst.Elapsed), session.Dur(t.burst.P(0.99)))
 		}
 	}
-	fmt.Fprint(w, "\n## Stored after SIGKILL\n\n| engine | acknowledged | stored | heartbeats created in | server peak RSS |\n|---|---:|---:|---:|---:|\n")
+	w.Printf("\n## Stored after SIGKILL\n")
+	w.Table("engine", "acknowledged:", "stored:", "heartbeats created in:", "server peak RSS:")
 	for _, t := range b.targets {
 		if t.dbURL != "" {
-			fmt.Fprintf(w, "| %s | %d | %d | %s | %.0f MiB |\n", t.name, t.acked, t.stored, session.Dur(t.setup), float64(t.peak)/(1<<20))
+			w.Printf("| %s | %d | %d | %s | %s |\n", t.name, t.acked, t.stored, session.Dur(t.setup), session.MiB(t.peak, 0))
 		}
 	}
-	fmt.Fprint(w, "\n## Targets\n\n| target | required | measured | |\n|---|---|---|---|\n")
+	w.Targets()
 	if r, ok := rates["sqlite"]; ok && bare != nil {
-		fmt.Fprintf(w, "| SQLite against the bare handler | ≥ %.2f | %.2f (%.0f vs %.0f/s) | %s |\n", sqliteVsBare, r/rates["bare"], r, rates["bare"], session.Verdict(r/rates["bare"] >= sqliteVsBare))
+		w.Target("SQLite against the bare handler", fmt.Sprintf("≥ %.2f", sqliteVsBare),
+			fmt.Sprintf("%.2f (%.0f vs %.0f/s)", r/rates["bare"], r, rates["bare"]), r/rates["bare"] >= sqliteVsBare)
 	}
 	if r, ok := rates["postgres"]; ok {
-		fmt.Fprintf(w, "| PostgreSQL, acknowledged pings/s, closed loop of %d clients | ≥ %d | %.0f | %s |\n", b.c.clients, postgresRate, r, session.Verdict(r >= postgresRate))
+		w.Target(fmt.Sprintf("PostgreSQL, acknowledged pings/s, closed loop of %d clients", b.c.clients), fmt.Sprintf("≥ %d", postgresRate),
+			fmt.Sprintf("%.0f", r), r >= postgresRate)
 		for _, o := range b.byName("postgres").offered {
 			if o.rate >= postgresRate {
-				fmt.Fprintf(w, "| PostgreSQL keeps up with %.0f pings/s offered | every ping acknowledged, p99 ≤ %s | %d of %d, p99 %s | %s |\n",
-					o.rate, session.Dur(keepUpP99), o.OK, o.sent, session.Dur(o.P(0.99)), session.Verdict(o.keepsUp()))
+				w.Target(fmt.Sprintf("PostgreSQL keeps up with %.0f pings/s offered", o.rate), "every ping acknowledged, p99 ≤ "+session.Dur(keepUpP99),
+					fmt.Sprintf("%d of %d, p99 %s", o.OK, o.sent, session.Dur(o.P(0.99))), o.keepsUp())
 			}
 		}
 	}
@@ -396,11 +369,11 @@ func (b *bench) report(w io.Writer) {
 		if t.dbURL == "" {
 			continue
 		}
-		if t.burst != nil {
-			fmt.Fprintf(w, "| %s: a burst is queued and answered, none dropped | %d of %d acknowledged | %d | %s |\n",
-				t.name, b.c.burst, b.c.burst, t.burst.OK, session.Verdict(t.burst.OK == b.c.burst))
+		if b.c.burst > 0 {
+			w.Target(t.name+": a burst is queued and answered, none dropped", fmt.Sprintf("%d of %d acknowledged", b.c.burst, b.c.burst),
+				fmt.Sprint(t.burst.OK), t.burst.OK == b.c.burst)
 		}
-		fmt.Fprintf(w, "| %s: every acknowledged ping stored | %d | %d stored | %s |\n", t.name, t.acked, t.stored, session.Verdict(t.stored >= int64(t.acked)))
+		w.Target(t.name+": every acknowledged ping stored", fmt.Sprint(t.acked), fmt.Sprintf("%d stored", t.stored), t.stored >= int64(t.acked))
 	}
 }
 
@@ -411,19 +384,4 @@ func (b *bench) byName(name string) *target {
 		}
 	}
 	return nil
-}
-
-func floats(xs []float64) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprintf("%.2f", x)
-	}
-	return strings.Join(s, ", ")
-}
-
-func yesNo(ok bool) string {
-	if ok {
-		return "yes"
-	}
-	return "**no**"
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/seed"
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -183,4 +184,143 @@ func (s *streams) read(ctx context.Context, c *http.Client, url, session string,
 func (s *streams) Close() {
 	s.cancel()
 	s.wg.Wait()
+}
+
+// idleWindow is what the server and PostgreSQL used over an idle window.
+type idleWindow struct {
+	elapsed time.Duration
+	cpu     session.Share
+	rss     int64 // the server's, at the window's end
+}
+
+func perSecond(cpu, elapsed time.Duration) time.Duration {
+	return time.Duration(float64(cpu) / max(elapsed.Seconds(), 1e-9))
+}
+
+// live measures the server idle without streams and with -streams open,
+// and then the time state changes of the flipped monitor take to reach
+// them; after each change, one view of the list at listURL, whose
+// availability figures the change makes the server compute again.
+func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Process, dbURL, url string, flip *seed.Target,
+	listURL string, hdr http.Header) error {
+	e, fx := res.engine, res.fx
+	// view times the list's first view on a new connection.
+	view := func(to *[]time.Duration, when string) error {
+		rt := session.Transport(1)
+		defer rt.CloseIdleConnections()
+		body, _, d, err := session.Fetch(ctx, rt, listURL, hdr)
+		if err == nil {
+			err = session.Shows(body, fx.FirstName, "Availability")
+		}
+		b.Logf("%s: the list's first view %s: %s", e, when, session.Dur(d))
+		*to = append(*to, d)
+		return err
+	}
+	window := func() (idleWindow, error) {
+		t0 := time.Now()
+		w := idleWindow{cpu: b.Window(ctx, srv.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.c.idle) })}
+		w.elapsed = time.Since(t0)
+		w.rss = session.RSS(srv.Pid())
+		return w, ctx.Err()
+	}
+	var err error
+	if res.quiet, err = window(); err != nil {
+		return err
+	}
+	b.Logf("%s: idle, no stream: server CPU %s a second, RSS %.1f MiB", e, session.Dur(perSecond(res.quiet.cpu.ServerTime, res.quiet.elapsed)),
+		float64(res.quiet.rss)/(1<<20))
+
+	// The viewers sign in, each opening up to 10 streams.
+	var sessions []string
+	for i, email := range fx.Viewers {
+		s, err := signIn(ctx, srv.Base, email, seed.ViewerPassword)
+		if err != nil {
+			return fmt.Errorf("signing %s in: %w", email, err)
+		}
+		for range min(seed.PerPerson, b.c.streams-i*seed.PerPerson) {
+			sessions = append(sessions, s)
+		}
+	}
+	st := openStreams(ctx, url, sessions, fx.LiveID)
+	defer st.Close()
+	deadline := time.After(time.Minute)
+	for range sessions {
+		select {
+		case <-st.ready:
+		case err := <-st.errs:
+			return err
+		case <-deadline:
+			return fmt.Errorf("not every stream had its snapshot within a minute")
+		}
+	}
+	b.Logf("%s: %d streams open", e, len(sessions))
+	if res.open, err = window(); err != nil {
+		return err
+	}
+	b.Logf("%s: idle, %d streams: server CPU %s a second, RSS %.1f MiB", e, len(sessions),
+		session.Dur(perSecond(res.open.cpu.ServerTime, res.open.elapsed)), float64(res.open.rss)/(1<<20))
+
+	// State changes: the target fails, the monitor's next check turns it
+	// DOWN; it answers again, the next turns it UP.
+	wait := 3*time.Duration(seed.LiveInterval)*time.Second + 30*time.Second
+	for k := range b.c.changes {
+		want, status := monitor.StateDown, http.StatusInternalServerError
+		if k%2 == 1 {
+			want, status = monitor.StateUp, http.StatusOK
+		}
+	drain:
+		for {
+			select {
+			case <-st.arrivals:
+			default:
+				break drain
+			}
+		}
+		flipped := time.Now()
+		flip.Set(status)
+		got := map[int]bool{}
+		timeout := time.After(wait)
+		var lat []time.Duration
+		for len(got) < len(sessions) {
+			select {
+			case a := <-st.arrivals:
+				// A check under way as the target flipped may bring the
+				// change a moment before it; the change before is at
+				// least an interval older.
+				if a.ev.State != want || a.ev.Since.Before(flipped.Add(-time.Second)) || got[a.stream] {
+					continue
+				}
+				got[a.stream] = true
+				lat = append(lat, a.at.Sub(a.ev.Since))
+			case err := <-st.errs:
+				return err
+			case <-timeout:
+				return fmt.Errorf("change %d to %s: %d of %d streams had it within %s", k+1, want, len(got), len(sessions), wait)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		slices.Sort(lat)
+		b.Logf("%s: change %d to %s reached %d streams: p50 %s, max %s", e, k+1, want, len(lat), session.P(lat, 0.5), session.P(lat, 1))
+		res.latencies = append(res.latencies, lat...)
+
+		if err := view(&res.cold, "after a state change"); err != nil {
+			return err
+		}
+	}
+	slices.Sort(res.latencies)
+	slices.Sort(res.cold)
+
+	// Every monitor's figures are computed afresh once they are a minute
+	// old: the first view after that pays for all of them.
+	for k := range b.c.staleViews {
+		if err := session.Sleep(ctx, overviewMaxAge+time.Second); err != nil {
+			return err
+		}
+		if err := view(&res.stale, fmt.Sprintf("with its figures a minute old (%d)", k+1)); err != nil {
+			return err
+		}
+	}
+	slices.Sort(res.stale)
+	return nil
 }

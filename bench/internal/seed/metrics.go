@@ -37,10 +37,9 @@ type YearResult struct {
 	// RollYear is the job over the year monitor alone; RollDay over every
 	// monitor's raw days, each hour holding every monitor's checks.
 	RollYear, RollDay Rollup
-	// RawBytes/RawRows: the observations as written; HourBytes/DayBytes:
-	// what each tier of the other monitors' rollups added to the table.
-	RawBytes, RawRows, HourBytes, HourRows, DayBytes, DayRows int64
-	RollupDays                                                float64 // days of rollups written per monitor
+	// HourBytes/DayBytes: what each tier of the other monitors' rollups
+	// added to the table.
+	HourBytes, HourRows, DayBytes, DayRows int64
 }
 
 // Rollup is one run of the rollup job until it had caught up: its CPU in
@@ -217,9 +216,6 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 	if err := w.Flush(ctx); err != nil {
 		return res, err
 	}
-	if res.RawBytes, res.RawRows, err = TableBytes(ctx, raw, dbURL, "observations"); err != nil {
-		return res, err
-	}
 	fixed = time.Time{}
 	o.Logf("rolling up every monitor's raw days as the job does")
 	if res.RollDay, err = rollUp(); err != nil {
@@ -234,7 +230,6 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 	// The older days as rollups, their bytes measured tier by tier with
 	// the table compacted before and after (a running database reuses
 	// the room of deleted rows).
-	res.RollupDays = rawFrom.Sub(denseFrom).Hours() / 24
 	pool, err := NewPool(rng, denseEvery, 512, 128)
 	if err != nil {
 		return res, err
@@ -254,7 +249,7 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 	if err != nil {
 		return res, err
 	}
-	o.Logf("writing hourly and daily rollups of %d monitors over %.0f days", o.Monitors, res.RollupDays)
+	o.Logf("writing hourly and daily rollups of %d monitors over %.0f days", o.Monitors, rawFrom.Sub(denseFrom).Hours()/24)
 	for d := denseFrom; d.Before(rawFrom); d = d.Add(Day) {
 		rows := make([]store.ObservationRollup, 0, 24*len(seqs))
 		for _, seq := range seqs {

@@ -29,8 +29,6 @@ type Pages struct {
 	MainSlug    string
 	ColdSlugs   []string
 	ComponentID string // a component of the main page, for its badge
-	Changes     int    // state changes written
-	Incidents   int    // public incidents written
 }
 
 // clock is the seeding app's clock: a moment the seeder sets, so
@@ -81,13 +79,12 @@ func StatusPages(ctx context.Context, dbURL, keys, target string, components, co
 	actor := app.Actor{WorkspaceID: boot.WorkspaceID, Role: account.RoleOwner}
 
 	rng := rand.New(rand.NewPCG(18, 90))
-	monitors, changes, err := WriteMonitors(ctx, db, Monitors{Workspace: boot.WorkspaceID, Count: n,
+	monitors, _, err := WriteMonitors(ctx, db, Monitors{Workspace: boot.WorkspaceID, Count: n,
 		Created: now.Add(-historyDays * Day), Now: now, Target: target, Interval: monitor.MaxIntervalSeconds,
 		Name: func(i int) string { return fmt.Sprintf("internal service %02d", i) }, Quota: n + 1, Rand: rng})
 	if err != nil {
 		return fx, err
 	}
-	fx.Changes = changes
 
 	// Public incidents every twelve days or so, each on two or three
 	// components, with the stages an operator posts; the last still open.
@@ -104,7 +101,6 @@ func StatusPages(ctx context.Context, dbURL, keys, target string, components, co
 		if err != nil {
 			return fx, fmt.Errorf("creating an incident: %w", err)
 		}
-		fx.Incidents++
 		if i == 0 {
 			continue // open
 		}

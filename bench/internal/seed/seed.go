@@ -1,24 +1,11 @@
-// Package seed writes what a benchmark starts from, in one place.
-//
-// What a user could make through the running server is made that way:
-// API (with a key `tocsin key create` made) posts monitors, heartbeats
-// and channels, eight at a time (Many). What the API cannot make is
-// written here through the store's and the application's own functions,
-// never copies of their SQL, with the benchmark's clock, as `tocsin serve`
-// would have written it over the months before:
-//
-//   - monitors with 100 days of state changes (WriteMonitors, History);
-//   - their checks and rollups, and the rollup job run until caught up
-//     (Observation, Writer, Pool; WriteYear for the metrics area, WebApp
-//     for the web app's workspace);
-//   - public incidents on the days they happened and status pages
-//     (StatusPages);
-//   - an outbox of deliveries written while no server runs (Incidents);
-//   - and, after a crash, the pings a new process finds (CountPings).
-//
-// Target is the loopback endpoint seeded monitors check, whose answer a
-// benchmark can turn from 200 to an error. This is the only package of
-// the bench command that imports the store or the application.
+// Package seed writes what a benchmark starts from, and is the only
+// package of the bench command that imports the store or the
+// application. What the API cannot make (months of state changes, checks
+// and rollups, past incidents, status pages, an outbox filled while no
+// server runs) is written through the store's and the application's own
+// functions with the benchmark's clock, as `tocsin serve` would have
+// written it; Many makes what the API can, eight at a time. Target is the
+// loopback endpoint seeded monitors check.
 package seed
 
 import (

@@ -1,9 +1,8 @@
 // The processes a run starts: the servers under test (`tocsin serve`,
 // ready once /healthz answers) and this binary re-executed in one of an
-// area's child modes (a baseline, a target, a receiver), which prints its
-// URL first, stops when its standard input closes or on SIGTERM, may read
-// commands on its standard input and answers in lines on its standard
-// output.
+// area's child modes, which prints its URL first, stops when its standard
+// input closes or on SIGTERM, and may take commands on its standard input
+// and answer in lines on its standard output.
 
 package session
 
@@ -102,24 +101,23 @@ func Serve(ctx context.Context, exe, dir, name, addr string, env []string, args 
 	}
 	p.Base = "http://" + addr
 	client := &http.Client{Timeout: time.Second}
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+	err = Poll(ctx, 50*time.Millisecond, time.Minute, func() (bool, error) {
 		select {
 		case <-p.done:
-			return nil, fmt.Errorf("%s exited (log: %s)", name, p.Log)
-		case <-ctx.Done():
-			p.Stop(5 * time.Second)
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+			return false, fmt.Errorf("%s exited (log: %s)", name, p.Log)
+		default:
 		}
-		if resp, err := client.Get(p.Base + "/healthz"); err == nil {
+		resp, err := client.Get(p.Base + "/healthz")
+		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, nil
-			}
 		}
+		return err == nil && resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		p.Stop(5 * time.Second)
+		return nil, fmt.Errorf("%s: no healthy /healthz: %w (log: %s)", name, err, p.Log)
 	}
-	p.Stop(5 * time.Second)
-	return nil, fmt.Errorf("%s: no healthy /healthz within a minute (log: %s)", name, p.Log)
+	return p, nil
 }
 
 // FreeAddr is a loopback address whose port is free right now, for a
@@ -172,35 +170,4 @@ func (p *Process) Stop(limit time.Duration) {
 func (p *Process) Kill() {
 	_ = p.Cmd.Process.Kill()
 	<-p.done
-}
-
-// ServeUntilEOF is the child's side of a served mode: it serves srv on ln,
-// prints base as its first line, and shuts down, draining requests, at EOF
-// on stdin (the parent closed it, or died) or when ctx ends.
-func ServeUntilEOF(ctx context.Context, srv *http.Server, ln net.Listener, base string, stdin io.Reader, stdout io.Writer) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if _, err := fmt.Fprintln(stdout, base); err != nil {
-		return err
-	}
-	eof := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.Discard, stdin)
-		close(eof)
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	case <-eof:
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return err
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }

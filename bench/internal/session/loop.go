@@ -143,12 +143,35 @@ func Closed(ctx context.Context, rt http.RoundTripper, clients int, d time.Durat
 		})
 	}
 	wg.Wait()
-	out := Outcome{Elapsed: time.Since(start)}
+	return Pool(parts, time.Since(start))
+}
+
+// Pool adds up outcomes, over elapsed, with the latencies sorted.
+func Pool(parts []Outcome, elapsed time.Duration) Outcome {
+	out := Outcome{Elapsed: elapsed, Failed: map[string]int{}}
 	for _, p := range parts {
 		out.Add(p)
 	}
 	slices.Sort(out.Lat)
 	return out
+}
+
+// Rates are the outcomes' rates.
+func Rates(os []Outcome) []float64 {
+	r := make([]float64, len(os))
+	for i, o := range os {
+		r[i] = o.Rate()
+	}
+	return r
+}
+
+// Ratios are the rates of a over those of b, round by round.
+func Ratios(a, b []Outcome) []float64 {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		r = append(r, a[i].Rate()/b[i].Rate())
+	}
+	return r
 }
 
 // Get is a GET of url, for next.

@@ -1,7 +1,6 @@
-// Gives a benchmark phase a database of its own on a
-// PostgreSQL server, drops it afterwards, and tells what a report needs of
-// the server: its version, and which of its processes work for the
-// database. It also reads the benchmarks' -engines flag.
+// A database of its own on a PostgreSQL server for a phase, and what a
+// report needs of the server: its version, and which of its processes
+// work for the database.
 
 package session
 
@@ -10,26 +9,15 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
-	"os"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
 )
 
-// Name is a database name unique to this process and moment:
-// <prefix>_<UTC time>_<pid>, and _<seq> when seq > 0.
-func Name(prefix string, seq int) string {
-	name := fmt.Sprintf("%s_%s_%d", prefix, time.Now().UTC().Format("20060102_150405"), os.Getpid())
-	if seq > 0 {
-		name += fmt.Sprintf("_%d", seq)
-	}
-	return name
-}
-
-// Create makes the empty database name on the server at serverURL (whose
+// createDB makes the empty database name on the server at serverURL (whose
 // user may CREATE DATABASE) and returns its URL, and drop, which removes
 // it unless keep is set (then it logs that it kept it).
-func Create(ctx context.Context, serverURL, name string, keep bool, logf func(format string, args ...any)) (dbURL string, drop func(), err error) {
+func createDB(ctx context.Context, serverURL, name string, keep bool, logf func(format string, args ...any)) (dbURL string, drop func(), err error) {
 	admin, err := sql.Open("pgx", serverURL)
 	if err != nil {
 		return "", nil, err
@@ -62,11 +50,11 @@ func Create(ctx context.Context, serverURL, name string, keep bool, logf func(fo
 	return u.String(), drop, nil
 }
 
-// Processes lists the PostgreSQL processes that work for the benchmark's
+// processes lists the PostgreSQL processes that work for the benchmark's
 // database, on db's connection to it: the backends connected to it (but
 // the one asking) and the cluster's background processes, which work for
 // it too. Their CPU time is what a benchmark charges to PostgreSQL.
-func Processes(ctx context.Context, db *sql.DB) (map[int]bool, error) {
+func processes(ctx context.Context, db *sql.DB) (map[int]bool, error) {
 	rows, err := db.QueryContext(ctx, `SELECT pid FROM pg_stat_activity
 		WHERE (datname = current_database() AND pid <> pg_backend_pid())
 		OR backend_type IN ('checkpointer', 'background writer', 'walwriter', 'autovacuum launcher')`)
@@ -85,9 +73,9 @@ func Processes(ctx context.Context, db *sql.DB) (map[int]bool, error) {
 	return pids, rows.Err()
 }
 
-// ServerVersion is the version of the PostgreSQL server at serverURL; ""
+// serverVersion is the version of the PostgreSQL server at serverURL; ""
 // if it cannot be asked within 5 seconds.
-func ServerVersion(ctx context.Context, serverURL string) string {
+func serverVersion(ctx context.Context, serverURL string) string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	db, err := sql.Open("pgx", serverURL)

@@ -3,13 +3,13 @@ package session
 import (
 	"context"
 	"database/sql"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -36,11 +36,24 @@ func (s *Session) FreshDB(ctx context.Context, engine string) (dbURL, keyring st
 		dir := filepath.Join(s.Dir, fmt.Sprintf("sqlite-%d", s.seq))
 		return "sqlite:" + filepath.Join(dir, "tocsin.db"), keyring, os.MkdirAll(dir, 0o755)
 	}
-	dbURL, drop, err := Create(ctx, s.PGURL, Name("bench_"+s.Area, s.seq), s.Keep, s.Logf)
+	// A name unique to this process and moment.
+	name := fmt.Sprintf("bench_%s_%s_%d_%d", s.Area, time.Now().UTC().Format("20060102_150405"), os.Getpid(), s.seq)
+	dbURL, drop, err := createDB(ctx, s.PGURL, name, s.Keep, s.Logf)
 	if err == nil {
 		s.Undo(drop)
 	}
 	return dbURL, keyring, err
+}
+
+// Save writes v as JSON to the file name in the work directory, for a
+// child, and returns its path.
+func (s *Session) Save(name string, v any) (string, error) {
+	path := filepath.Join(s.Dir, name)
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	return path, err
 }
 
 // Keyring is the run's keyring (`tocsin secret-key`), which every server
@@ -53,9 +66,9 @@ func (s *Session) Keyring(ctx context.Context) (string, error) {
 	return s.keys, err
 }
 
-// Serve starts `tocsin serve` on the database at dbURL with a new keyring,
-// as an operator runs it (the keyring in the environment, the database on
-// the command line), and args; Close stops it.
+// Serve starts `tocsin serve` on the database at dbURL, as an operator
+// runs it (the run's keyring in the environment, the database on the
+// command line), with args; Close stops it.
 func (s *Session) Serve(ctx context.Context, name, dbURL string, args ...string) (*Process, error) {
 	keys, err := s.Keyring(ctx)
 	if err != nil {
@@ -82,38 +95,26 @@ func (s *Session) Machine(ctx context.Context) Machine {
 	m := Describe()
 	m.Tocsin = s.Bin.Rev
 	if slices.Contains(s.Engines, "postgres") {
-		m.Postgres = ServerVersion(ctx, s.PGURL)
+		m.Postgres = serverVersion(ctx, s.PGURL)
 	}
 	return m
 }
 
-// Print writes the report: its title, the machine, and what body writes;
-// to standard output and, with -out, to that file.
-func (s *Session) Print(ctx context.Context, title string, body func(w io.Writer)) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n%s.\n\n", title, s.Machine(ctx))
-	body(&b)
-	if _, err := io.WriteString(s.Stdout, b.String()); err != nil || s.Out == "" {
-		return err
-	}
-	return os.WriteFile(s.Out, []byte(b.String()), 0o644)
-}
-
-// OwnerKey raises the quotas of the workspace `tocsin serve` made on its
+// OwnerAPI raises the quotas of the workspace `tocsin serve` made on its
 // first start (quota: `tocsin workspace set-quota` flags, such as
-// "--heartbeats", "10000") and makes a key of its owner with every scope
-// a benchmark writes with.
-func (s *Session) OwnerKey(ctx context.Context, dbURL string, quota ...string) (string, error) {
-	if len(quota) > 0 {
-		if _, err := s.Tocsin(ctx, dbURL, append([]string{"workspace", "set-quota", "--workspace", "default"}, quota...)...); err != nil {
-			return "", err
-		}
+// "--heartbeats", 10000) and is a client of srv's API with a key of the
+// workspace's owner, with every scope a benchmark writes with.
+func (s *Session) OwnerAPI(ctx context.Context, srv *Process, dbURL, quota string, n int, more ...string) (Client, error) {
+	_, err := s.Tocsin(ctx, dbURL, append([]string{"workspace", "set-quota", "--workspace", "default", quota, strconv.Itoa(n)}, more...)...)
+	if err != nil {
+		return Client{}, err
 	}
 	args := []string{"key", "create", "--email", "owner@localhost", "--workspace", "default", "--name", "bench"}
 	for _, sc := range []string{"monitors:read", "monitors:write", "incidents:write", "notifications:write", "status_pages:write"} {
 		args = append(args, "--scope", sc)
 	}
-	return s.Tocsin(ctx, dbURL, args...)
+	key, err := s.Tocsin(ctx, dbURL, args...)
+	return API(srv.Base, key), err
 }
 
 // Window runs f, a measured window, and splits the machine's CPU time over
@@ -138,44 +139,12 @@ func (s *Session) Postgres(ctx context.Context, dbURL string) map[int]bool {
 	db, err := sql.Open("pgx", dbURL)
 	if err == nil {
 		defer db.Close()
-		pg, err = Processes(ctx, db)
+		pg, err = processes(ctx, db)
 	}
 	if err != nil {
 		s.Logf("PostgreSQL's processes: %v", err)
 	}
 	return pg
-}
-
-// Measure opens an area's run (Start), measures with run, prints the
-// report it returns under title (Print), and closes the run. A run that
-// needs the tocsin binary needs an engine too.
-func Measure(ctx context.Context, area string, e Env, noTocsin bool, title string, run func(*Session) (report func(io.Writer), err error)) error {
-	if !noTocsin && len(e.Engines) == 0 {
-		return errors.New("nothing to measure: no engine")
-	}
-	s, err := Start(ctx, area, e, noTocsin)
-	defer s.Close()
-	if err != nil {
-		return err
-	}
-	report, err := run(s)
-	if err != nil {
-		return err
-	}
-	return s.Print(ctx, title, report)
-}
-
-// PerEngine measures each engine of the run in turn with f.
-func PerEngine[R any](s *Session, f func(engine string) (R, error)) ([]R, error) {
-	var out []R
-	for _, e := range s.Engines {
-		r, err := f(e)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
 
 // Phase runs load for -warmup, unmeasured, and then for -duration with

@@ -8,7 +8,9 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -27,22 +29,74 @@ type Session struct {
 	keys string // the run's keyring
 }
 
-// Start opens an area's run: its work directory, this binary for its
-// children and, unless noTocsin, the tocsin binary it measures. Close
-// undoes it, also when Start fails.
-func Start(ctx context.Context, area string, e Env, noTocsin bool) (s *Session, err error) {
-	s = &Session{Env: e, Area: area}
+// Bench is an area's run: it measures, then reports.
+type Bench interface {
+	Run(ctx context.Context) error
+	Report(w *Report)
+}
+
+// Measure runs an area: it opens the run (its work directory, this
+// binary for its children and, unless noTocsin, the tocsin binary it
+// measures), measures with the Bench open makes, prints its report under
+// title, and undoes what the run made. A run that needs the tocsin binary
+// needs an engine too.
+func Measure(ctx context.Context, area string, e Env, noTocsin bool, title string, open func(*Session) Bench) (err error) {
+	if !noTocsin && len(e.Engines) == 0 {
+		return errors.New("nothing to measure: no engine")
+	}
+	s := &Session{Env: e, Area: area}
+	defer s.Close()
 	if s.Dir, err = os.MkdirTemp("", "bench-"+area+"-"); err != nil {
-		return s, err
+		return err
 	}
-	if s.Self, err = os.Executable(); err != nil || noTocsin {
-		return s, err
+	if s.Self, err = os.Executable(); err != nil {
+		return err
 	}
-	if e.Tocsin == "" {
-		s.Logf("building ./cmd/tocsin")
+	if !noTocsin {
+		if e.Tocsin == "" {
+			s.Logf("building ./cmd/tocsin")
+		}
+		if s.Bin, err = openBinary(ctx, e.Tocsin, s.Dir); err != nil {
+			return err
+		}
 	}
-	s.Bin, err = openBinary(ctx, e.Tocsin, s.Dir)
-	return s, err
+	b := open(s)
+	if err := b.Run(ctx); err != nil {
+		return err
+	}
+	var r Report
+	r.Printf("# %s\n\n%s.\n\n", title, s.Machine(ctx))
+	b.Report(&r)
+	if _, err := io.WriteString(s.Stdout, r.String()); err != nil || s.Out == "" {
+		return err
+	}
+	return os.WriteFile(s.Out, []byte(r.String()), 0o644)
+}
+
+// PerEngine measures each engine of the run in turn with f.
+func PerEngine[R any](ctx context.Context, s *Session, f func(ctx context.Context, engine string) (R, error)) ([]R, error) {
+	var out []R
+	for _, e := range s.Engines {
+		r, err := f(ctx, e)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Rotate runs f for each of -rounds rounds over n targets, the targets in
+// a rotating order: none always first or last.
+func (s *Session) Rotate(n int, f func(round, target int) error) error {
+	for r := range s.Rounds {
+		for i := range n {
+			if err := f(r, (i+r)%n); err != nil {
+				return fmt.Errorf("round %d: %w", r+1, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Logf writes a progress line, with the time.
@@ -79,4 +133,29 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// Poll calls cond every interval until it holds or fails, or until limit
+// has passed (an error) or ctx ends.
+func Poll(ctx context.Context, every, limit time.Duration, cond func() (bool, error)) error {
+	for deadline := time.Now().Add(limit); ; {
+		if ok, err := cond(); ok || err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s", limit)
+		}
+		if err := Sleep(ctx, every); err != nil {
+			return err
+		}
+	}
+}
+
+// AtLeast1 says which of the flags named (as "-a, -b and -c") must be at
+// least 1, when one of vals is less.
+func AtLeast1(names string, vals ...int) error {
+	if slices.Min(vals) < 1 {
+		return fmt.Errorf("%s must be at least 1", names)
+	}
+	return nil
 }
