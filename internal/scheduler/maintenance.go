@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -29,7 +30,7 @@ type Maintenance struct {
 }
 
 // Run applies the windows until ctx ends. A failed round is logged and
-// tried again at the next, so it returns nil.
+// tried again after Every, so it returns nil.
 func (m *Maintenance) Run(ctx context.Context) error {
 	r := *m // with the defaults
 	if r.Now == nil {
@@ -39,16 +40,7 @@ func (m *Maintenance) Run(ctx context.Context) error {
 		r.Log = slog.New(slog.DiscardHandler)
 	}
 	r.Every = or(r.Every, 5*time.Second)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			t.Reset(r.apply(ctx))
-		}
-	}
+	return rounds(ctx, r.Log, 0, r.Every, "applying maintenance windows", r.apply)
 }
 
 // apply applies the maintenance windows: monitors and heartbeats inside
@@ -58,19 +50,13 @@ func (m *Maintenance) Run(ctx context.Context) error {
 // Every from now. It writes only states, ids and causes made of them, and
 // what it read from the database: nothing from outside that the database
 // could refuse.
-func (m *Maintenance) apply(ctx context.Context) time.Duration {
+func (m *Maintenance) apply(ctx context.Context) (time.Duration, error) {
 	now := m.Now()
 	windows, err := m.App.AllMaintenanceWindows(ctx)
 	if err != nil {
-		if ctx.Err() == nil {
-			m.Log.Warn("reading maintenance windows", "err", err)
-		}
-		return m.Every
+		return 0, fmt.Errorf("reading the windows: %w", err)
 	}
 	changes, boundary, err := m.App.ApplyMaintenance(ctx, windows, now)
-	if err != nil && ctx.Err() == nil {
-		m.Log.Warn("applying maintenance windows", "err", err)
-	}
 	for _, c := range changes {
 		kind := subjectKind(c.SubjectID)
 		m.Log.Info(kind+" state changed", kind, c.SubjectID, "from", c.From, "to", c.To, "cause", c.Cause)
@@ -79,7 +65,7 @@ func (m *Maintenance) apply(ctx context.Context) time.Duration {
 	if !boundary.IsZero() {
 		wait = min(wait, max(boundary.Sub(now), time.Millisecond))
 	}
-	return wait
+	return wait, err
 }
 
 // subjectKind names what a maintenance subject is, by its id's prefix: the

@@ -27,9 +27,12 @@ type Rollups struct {
 // Run rolls up until ctx ends. A failed round is logged and tried again
 // at the next, so it returns nil.
 func (r *Rollups) Run(ctx context.Context) error {
-	return rounds(ctx, r.Log, 0, or(r.Every, time.Minute), "rolling up metrics", func(ctx context.Context) (bool, error) {
+	return rounds(ctx, r.Log, 0, or(r.Every, time.Minute), "rolling up metrics", func(ctx context.Context) (time.Duration, error) {
 		n, err := r.App.Rollup(ctx, r.Owner)
-		return n > 0, err
+		if n > 0 {
+			return 0, err
+		}
+		return or(r.Every, time.Minute), err
 	})
 }
 
@@ -50,8 +53,9 @@ type SLOAlerts struct {
 // Run evaluates until ctx ends. A failed round is logged and tried again
 // at the next, so it returns nil.
 func (s *SLOAlerts) Run(ctx context.Context) error {
-	return rounds(ctx, s.Log, 0, or(s.Every, time.Minute), "evaluating SLO burn rates", func(ctx context.Context) (bool, error) {
-		return false, s.App.EvaluateSLOAlerts(ctx, s.Owner)
+	every := or(s.Every, time.Minute)
+	return rounds(ctx, s.Log, 0, every, "evaluating SLO burn rates", func(ctx context.Context) (time.Duration, error) {
+		return every, s.App.EvaluateSLOAlerts(ctx, s.Owner)
 	})
 }
 
@@ -73,15 +77,15 @@ type Housekeeping struct {
 // again at the next, so it returns nil.
 func (h *Housekeeping) Run(ctx context.Context) error {
 	every := or(h.Every, 10*time.Minute)
-	return rounds(ctx, h.Log, every, every, "housekeeping", func(ctx context.Context) (bool, error) {
-		return false, h.App.Housekeeping(ctx)
+	return rounds(ctx, h.Log, every, every, "housekeeping", func(ctx context.Context) (time.Duration, error) {
+		return every, h.App.Housekeeping(ctx)
 	})
 }
 
-// rounds runs round first after first, then every interval until ctx
-// ends; at once again while a round reports more to do. A failed round
-// is logged as what failed and tried again at the next, so it returns nil.
-func rounds(ctx context.Context, log *slog.Logger, first, interval time.Duration, what string, round func(context.Context) (more bool, err error)) error {
+// rounds runs round first after first, then again after the wait each
+// round returns, until ctx ends. A failed round is logged as what failed
+// and tried again after interval, so it returns nil.
+func rounds(ctx context.Context, log *slog.Logger, first, interval time.Duration, what string, round func(context.Context) (next time.Duration, err error)) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -92,15 +96,14 @@ func rounds(ctx context.Context, log *slog.Logger, first, interval time.Duration
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			more, err := round(ctx)
-			if err != nil && ctx.Err() == nil {
-				log.WarnContext(ctx, what+" failed", "err", err)
+			next, err := round(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.WarnContext(ctx, what+" failed", "err", err)
+				}
+				next = interval
 			}
-			wait := interval
-			if more && err == nil {
-				wait = 0
-			}
-			t.Reset(wait)
+			t.Reset(next)
 		}
 	}
 }
