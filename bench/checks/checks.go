@@ -204,15 +204,12 @@ func (b *bench) runBare(ctx context.Context) error {
 			return err
 		}
 	}
-	ch, err := session.Spawn(b.Self, b.Dir, "bare", nil, false, b.Area, "-bare-loop", b.file, "-interval", b.c.interval.String(),
+	ch, err := b.Child(ctx, "bare", "ready", "-bare-loop", b.file, "-interval", b.c.interval.String(),
 		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
 	if err != nil {
 		return err
 	}
 	defer ch.Stop(30 * time.Second)
-	if l, err := ch.Line(time.Minute); err != nil || l != "ready" {
-		return fmt.Errorf("did not start: %q, %v (log: %s)", l, err, ch.Log)
-	}
 	r := &result{Name: "bare"}
 	if err := b.measure(ctx, r, ch, "", func() error { return ch.Send("start") }, func() error { return ch.Send("end") }); err != nil {
 		return err

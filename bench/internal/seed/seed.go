@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -202,4 +203,26 @@ func Workspace(ctx context.Context, db *store.DB, slug string, quota int) (strin
 	ws := account.Workspace{ID: ids.New(ids.Workspace, now), Name: slug, Slug: slug, MaxMonitors: quota,
 		MinIntervalSeconds: monitor.MinIntervalSeconds, CreatedAt: now}
 	return ws.ID, db.CreateWorkspace(ctx, ws)
+}
+
+// clock is a seeding app's clock: the moment the seeder set, or the time
+// now while none is set.
+type clock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() {
+		return time.Now()
+	}
+	return c.at
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	c.at = t
+	c.mu.Unlock()
 }

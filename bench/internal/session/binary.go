@@ -1,6 +1,5 @@
-// Runs the tocsin binary for a benchmark as a user runs it:
-// built from this checkout (or a binary the user names), `tocsin serve` in
-// a process of its own on a loopback port, and its admin commands.
+// The tocsin binary a run measures: built from this checkout, or one the
+// user names.
 
 package session
 
@@ -76,25 +75,6 @@ func describe(path string) string {
 		rev += " with uncommitted changes"
 	}
 	return path + " at commit " + rev
-}
-
-// Serve starts `tocsin serve` on a free loopback port with args (the
-// database, a keyring …) and env added, its log in dir/<name>.log, and
-// waits until it answers /healthz. Stop ends it as SIGTERM does; Kill as
-// a crash would.
-func (b Binary) Serve(ctx context.Context, dir, name string, env []string, args ...string) (*Process, error) {
-	addr, err := FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	args = append([]string{"serve", "--listen", addr, "--base-url", "http://" + addr}, args...)
-	return Serve(ctx, b.Path, dir, name, addr, env, args...)
-}
-
-// Run runs a one-shot command (`tocsin key create …`) and returns its
-// trimmed standard output.
-func (b Binary) Run(ctx context.Context, args ...string) (string, error) {
-	return run(ctx, "", b.Path, args...)
 }
 
 // run runs name with args in dir ("" for this one) and returns its trimmed

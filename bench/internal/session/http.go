@@ -87,11 +87,6 @@ func API(base, key string) Client {
 	return Client{Base: base + "/api/v1", Header: http.Header{"Authorization": {"Bearer " + key}}}
 }
 
-// Get decodes the JSON answer to GET path into out.
-func (c Client) Get(ctx context.Context, path string, out any) error {
-	return c.Do(ctx, http.MethodGet, path, nil, out)
-}
-
 // Post sends in as JSON to path and decodes the answer into out.
 func (c Client) Post(ctx context.Context, path string, in, out any) error {
 	return c.Do(ctx, http.MethodPost, path, in, out)
@@ -170,7 +165,7 @@ func (s *Session) BareChild(ctx context.Context, name string, header http.Header
 	if err != nil {
 		return nil, err
 	}
-	return s.Child(ctx, name, "-bare-serve", "-bare-page", path)
+	return s.Child(ctx, name, "http://", "-bare-serve", "-bare-page", path)
 }
 
 // serveBare is the bare handler, with the settings of `tocsin serve`'s

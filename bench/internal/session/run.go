@@ -8,21 +8,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// Child runs this binary again in one of the area's child modes (args),
-// and waits for the URL it prints first; Close stops it.
-func (s *Session) Child(ctx context.Context, name string, args ...string) (*Process, error) {
-	p, err := StartChild(ctx, s.Self, s.Dir, name, nil, append([]string{s.Area}, args...)...)
-	if err == nil {
-		s.Undo(func() { p.Stop(30 * time.Second) })
-	}
-	return p, err
-}
 
 // FreshDB makes an empty database of engine for one phase and returns its
 // URL, and the run's keyring for what seeds it; Close drops it (unless
@@ -61,43 +50,14 @@ func (s *Session) Save(name string, v any) (string, error) {
 func (s *Session) Keyring(ctx context.Context) (string, error) {
 	var err error
 	if s.keys == "" {
-		s.keys, err = s.Bin.Run(ctx, "secret-key")
+		s.keys, err = run(ctx, "", s.Bin.Path, "secret-key")
 	}
 	return s.keys, err
 }
 
-// Serve starts `tocsin serve` on the database at dbURL, as an operator
-// runs it (the run's keyring in the environment, the database on the
-// command line), with args; Close stops it.
-func (s *Session) Serve(ctx context.Context, name, dbURL string, args ...string) (*Process, error) {
-	keys, err := s.Keyring(ctx)
-	if err != nil {
-		return nil, err
-	}
-	args = append([]string{"--data-dir", filepath.Join(s.Dir, name), "--database-url", dbURL}, args...)
-	p, err := s.Bin.Serve(ctx, s.Dir, name, []string{"TOCSIN_SECRET_KEYS=" + keys}, args...)
-	if err != nil {
-		return nil, err
-	}
-	s.Undo(func() { p.Stop(60 * time.Second) })
-	s.Logf("%s: tocsin serve at %s (pid %d)", name, p.Base, p.Pid())
-	return p, nil
-}
-
 // Tocsin runs one of the binary's admin commands on the database at dbURL.
 func (s *Session) Tocsin(ctx context.Context, dbURL string, args ...string) (string, error) {
-	return s.Bin.Run(ctx, append(args, "--database-url", dbURL)...)
-}
-
-// Machine describes the machine, the binary measured and, when the run
-// used one, the PostgreSQL server.
-func (s *Session) Machine(ctx context.Context) Machine {
-	m := Describe()
-	m.Tocsin = s.Bin.Rev
-	if slices.Contains(s.Engines, "postgres") {
-		m.Postgres = serverVersion(ctx, s.PGURL)
-	}
-	return m
+	return run(ctx, "", s.Bin.Path, append(args, "--database-url", dbURL)...)
 }
 
 // OwnerAPI raises the quotas of the workspace `tocsin serve` made on its
