@@ -32,18 +32,18 @@ type config struct {
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
-	var bareLoop string
+	var bareLoop bool
 	fs.IntVar(&c.monitors, "monitors", 10000, "HTTP monitors of the local target")
 	fs.DurationVar(&c.interval, "interval", 30*time.Second, "every monitor's check interval (whole seconds, at least 10s)")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time after the window for checks due in it to finish and be stored")
 	fs.IntVar(&c.timeout, "timeout", 10, "each check's timeout in seconds (the monitors' timeoutSeconds)")
 	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (tocsin serve --check-concurrency) or bare GETs in flight at most")
 	fs.StringVar(&c.bare, "bare", "before", "when the bare loop runs: before the engines, after them, both, or none")
-	fs.StringVar(&bareLoop, "bare-loop", "", "internal: run the bare loop over the targets in this file")
+	fs.BoolVar(&bareLoop, "bare-loop", false, "internal: run the bare loop")
 	return func(ctx context.Context, e session.Env) error {
 		switch {
-		case bareLoop != "":
-			return runBare(ctx, bareLoop, c, e.Stdin, e.Stdout)
+		case bareLoop:
+			return runBare(ctx, c, e.Stdin, e.Stdout)
 		case !slices.Contains([]string{"before", "after", "both", "none"}, c.bare):
 			return fmt.Errorf("-bare %q: want before, after, both or none", c.bare)
 		case len(e.Engines) == 0 && c.bare == "none":
@@ -69,7 +69,6 @@ type bench struct {
 	c       config
 	base    string // the target's URL
 	targets []monitorURL
-	file    string // the targets, for the bare loop
 	results []*result
 }
 
@@ -153,7 +152,7 @@ func (b *bench) runEngine(ctx context.Context, e string) error {
 	r := &result{Name: e}
 	var m0, m1 metrics
 	var size0, size1 sizeSample
-	err = b.measure(ctx, r, srv, dbURL, func() error {
+	err = b.measure(ctx, r, srv, dbURL, time.Now().Add(b.Warmup), func() error {
 		if size0, err = raw.size(ctx); err != nil {
 			return err
 		}
@@ -198,26 +197,25 @@ func (b *bench) runBare(ctx context.Context) error {
 			b.targets = append(b.targets, monitorURL{fmt.Sprintf("mon_bare%020d", i), fmt.Sprintf("%s/m/%d", b.base, i)})
 		}
 	}
-	if b.file == "" {
-		var err error
-		if b.file, err = b.Save("targets.json", b.targets); err != nil {
-			return err
-		}
-	}
-	ch, err := b.Child(ctx, "bare", "ready", "-bare-loop", b.file, "-interval", b.c.interval.String(),
+	ch, err := b.Child(ctx, "bare", "ready", "-bare-loop", "-interval", b.c.interval.String(),
 		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
 	if err != nil {
 		return err
 	}
 	defer ch.Stop(30 * time.Second)
+	from := time.Now().Add(b.Warmup)
+	job, err := json.Marshal(bareJob{b.targets, from, from.Add(b.Duration)})
+	if err == nil {
+		err = ch.Send(string(job))
+	}
 	r := &result{Name: "bare"}
-	if err := b.measure(ctx, r, ch, "", func() error { return ch.Send("start") }, func() error { return ch.Send("end") }); err != nil {
+	if err == nil {
+		err = b.measure(ctx, r, ch, "", from, noop, noop)
+	}
+	if err != nil {
 		return err
 	}
-	if err := ch.Send("stop"); err != nil {
-		return err
-	}
-	l, err := ch.Line(2 * time.Minute)
+	l, err := ch.Line(time.Duration(b.c.timeout)*time.Second + time.Minute)
 	if err != nil {
 		return fmt.Errorf("no figures: %w (log: %s)", err, ch.Log)
 	}
@@ -225,18 +223,17 @@ func (b *bench) runBare(ctx context.Context) error {
 	return json.Unmarshal([]byte(l), &r.Window)
 }
 
-// measure lets p warm up, opens the window (calling open), closes it
-// after the duration (calling end) and waits the grace time for the
-// window's last checks.
-func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbURL string, open, end func() error) error {
-	b.Logf("%s: warm-up %s", r.Name, b.Warmup)
-	if err := session.Sleep(ctx, b.Warmup); err != nil {
+// measure waits for from, the warm-up over, measures p's window of
+// -duration, calling open and end at its edges, and waits the
+// grace time for the window's last checks.
+func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbURL string, from time.Time, open, end func() error) error {
+	b.Logf("%s: warm-up until %s, then measuring for %s", r.Name, from.Format(time.TimeOnly), b.Duration)
+	if err := session.Sleep(ctx, time.Until(from)); err != nil {
 		return err
 	}
 	if err := open(); err != nil {
 		return err
 	}
-	b.Logf("%s: measuring for %s", r.Name, b.Duration)
 	r.Window = &window{From: time.Now()}
 	r.CPU = b.Window(ctx, p.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.Duration) })
 	r.Window.To = time.Now()
@@ -244,11 +241,10 @@ func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbUR
 	if err := end(); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	return session.Sleep(ctx, b.c.grace)
 }
+
+func noop() error { return nil }
 
 // checksRun is what a run's CPU time is divided by: the engine's checks
 // over the window (run, or given up as missed starts), or the bare loop's

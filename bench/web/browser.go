@@ -199,11 +199,10 @@ func perSecond(cpu, elapsed time.Duration) time.Duration {
 
 // live measures the server idle without streams and with -streams open,
 // and then the time state changes of the flipped monitor take to reach
-// them; after each change, one view of the list at listURL, whose
+// them; after each change, one view of the workspace ws's list, whose
 // availability figures the change makes the server compute again.
-func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Process, dbURL, url string, flip *seed.Target,
-	listURL string, hdr http.Header) error {
-	e, fx := res.engine, res.fx
+func (b *bench) live(ctx context.Context, res *result, srv *session.Process, dbURL, ws string, flip *seed.Target, hdr http.Header) error {
+	e, fx, listURL := res.engine, res.fx, ws+"/monitors"
 	// view times the list's first view on a new connection.
 	view := func(to *[]time.Duration, when string) error {
 		rt := session.Transport(1)
@@ -216,19 +215,16 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		*to = append(*to, d)
 		return err
 	}
-	window := func() (idleWindow, error) {
+	window := func(to *idleWindow, streams int) error {
 		t0 := time.Now()
-		w := idleWindow{cpu: b.Window(ctx, srv.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.c.idle) })}
-		w.elapsed = time.Since(t0)
-		w.rss = session.RSS(srv.Pid())
-		return w, ctx.Err()
+		to.cpu = b.Window(ctx, srv.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.c.idle) })
+		to.elapsed, to.rss = time.Since(t0), session.RSS(srv.Pid())
+		b.Logf("%s: idle, %d streams: server CPU %s a second, RSS %s", e, streams, session.Dur(perSecond(to.cpu.ServerTime, to.elapsed)), session.MiB(to.rss, 1))
+		return ctx.Err()
 	}
-	var err error
-	if res.quiet, err = window(); err != nil {
+	if err := window(&res.quiet, 0); err != nil {
 		return err
 	}
-	b.Logf("%s: idle, no stream: server CPU %s a second, RSS %.1f MiB", e, session.Dur(perSecond(res.quiet.cpu.ServerTime, res.quiet.elapsed)),
-		float64(res.quiet.rss)/(1<<20))
 
 	// The viewers sign in, each opening up to 10 streams.
 	var sessions []string
@@ -241,7 +237,7 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 			sessions = append(sessions, s)
 		}
 	}
-	st := openStreams(ctx, url, sessions, fx.LiveID)
+	st := openStreams(ctx, ws+"/live", sessions, fx.LiveID)
 	defer st.Close()
 	deadline := time.After(time.Minute)
 	for range sessions {
@@ -254,11 +250,9 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		}
 	}
 	b.Logf("%s: %d streams open", e, len(sessions))
-	if res.open, err = window(); err != nil {
+	if err := window(&res.open, len(sessions)); err != nil {
 		return err
 	}
-	b.Logf("%s: idle, %d streams: server CPU %s a second, RSS %.1f MiB", e, len(sessions),
-		session.Dur(perSecond(res.open.cpu.ServerTime, res.open.elapsed)), float64(res.open.rss)/(1<<20))
 
 	// State changes: the target fails, the monitor's next check turns it
 	// DOWN; it answers again, the next turns it UP.
@@ -267,14 +261,6 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		want, status := monitor.StateDown, http.StatusInternalServerError
 		if k%2 == 1 {
 			want, status = monitor.StateUp, http.StatusOK
-		}
-	drain:
-		for {
-			select {
-			case <-st.arrivals:
-			default:
-				break drain
-			}
 		}
 		flipped := time.Now()
 		flip.Set(status)
@@ -285,8 +271,8 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 			select {
 			case a := <-st.arrivals:
 				// A check under way as the target flipped may bring the
-				// change a moment before it; the change before is at
-				// least an interval older.
+				// change a moment before it; the changes before are to
+				// the other state, or at least an interval older.
 				if a.ev.State != want || a.ev.Since.Before(flipped.Add(-time.Second)) || got[a.stream] {
 					continue
 				}

@@ -122,7 +122,7 @@ func (s *Session) Machine(ctx context.Context) string {
 	m := fmt.Sprintf("%s; tocsin %s; %d (GOMAXPROCS %d) CPUs, %s; %s RAM; %s %s/%s; Linux %s", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		s.Bin.Rev, runtime.NumCPU(), runtime.GOMAXPROCS(0), model, mem, runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel)
 	if slices.Contains(s.Engines, "postgres") {
-		if v := serverVersion(ctx, s.PGURL); v != "" {
+		if v := s.serverVersion(ctx); v != "" {
 			m += "; PostgreSQL " + v
 		}
 	}
