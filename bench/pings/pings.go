@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -368,8 +367,10 @@ func (b *bench) Report(w *session.Report) {
 }
 
 func (b *bench) byName(name string) *target {
-	if i := slices.IndexFunc(b.targets, func(t *target) bool { return t.name == name }); i >= 0 {
-		return b.targets[i]
+	for _, t := range b.targets {
+		if t.name == name {
+			return t
+		}
 	}
 	return nil
 }
