@@ -197,22 +197,15 @@ func (b *bench) runBare(ctx context.Context) error {
 			b.targets = append(b.targets, monitorURL{fmt.Sprintf("mon_bare%020d", i), fmt.Sprintf("%s/m/%d", b.base, i)})
 		}
 	}
-	ch, err := b.Child(ctx, "bare", "ready", "-bare-loop", "-interval", b.c.interval.String(),
-		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
+	from := time.Now().Add(b.Warmup)
+	ch, err := b.Child(ctx, "bare", "ready", bareJob{b.targets, from, from.Add(b.Duration)}, "-bare-loop",
+		"-interval", b.c.interval.String(), "-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
 	if err != nil {
 		return err
 	}
 	defer ch.Stop(30 * time.Second)
-	from := time.Now().Add(b.Warmup)
-	job, err := json.Marshal(bareJob{b.targets, from, from.Add(b.Duration)})
-	if err == nil {
-		err = ch.Send(string(job))
-	}
 	r := &result{Name: "bare"}
-	if err == nil {
-		err = b.measure(ctx, r, ch, "", from, noop, noop)
-	}
-	if err != nil {
+	if err := b.measure(ctx, r, ch, "", from, noop, noop); err != nil {
 		return err
 	}
 	l, err := ch.Line(time.Duration(b.c.timeout)*time.Second + time.Minute)

@@ -156,15 +156,15 @@ type bareJob struct {
 // runBare is the -bare-loop child: the same GETs of the same URLs on the
 // same slots as the engine's checks, at most -concurrency in flight and a
 // new connection each, the body read as the probe reads it; but no
-// database. It prints "ready", reads its job as a line of JSON, and once
+// database. It reads its job as a line of JSON, prints "ready", and once
 // the GETs due before the window's end are done, prints its figures and
 // waits for its standard input to close.
 func runBare(ctx context.Context, c config, stdin io.Reader, stdout io.Writer) error {
-	fmt.Fprintln(stdout, "ready")
 	var job bareJob
 	if err := json.NewDecoder(stdin).Decode(&job); err != nil {
 		return err
 	}
+	fmt.Fprintln(stdout, "ready")
 	type entry struct {
 		url   string
 		phase time.Duration

@@ -117,7 +117,7 @@ type latency struct {
 }
 
 func (b *bench) Run(ctx context.Context) error {
-	ch, err := b.Child(ctx, "receiver", "http://", "-receive")
+	ch, err := b.Child(ctx, "receiver", "http://", nil, "-receive")
 	if err != nil {
 		return err
 	}
@@ -128,11 +128,11 @@ func (b *bench) Run(ctx context.Context) error {
 	}
 	b.targets = append(b.targets, b.Engines...)
 	err = b.Rotate(len(b.targets), func(r, i int) error {
-		t := b.targets[i]
-		rd, err := b.bareRound(ctx)
-		if t != "bare" {
-			rd, err = b.tocsinRound(ctx, t)
+		t, measure := b.targets[i], b.tocsinRound
+		if t == "bare" {
+			measure = b.bareRound
 		}
+		rd, err := measure(ctx, t)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t, err)
 		}
@@ -228,7 +228,7 @@ func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) 
 // bareRound is the baseline: this process POSTs as many signed bodies of
 // the same size to the same receiver, over as many channels, with the
 // same concurrency; no database, no leases.
-func (b *bench) bareRound(ctx context.Context) (*round, error) {
+func (b *bench) bareRound(ctx context.Context, _ string) (*round, error) {
 	s := newBareSender(b.c.channels, b.hookURL)
 	if err := b.recv.Post(ctx, "/reset", s.secrets, nil); err != nil {
 		return nil, err

@@ -25,10 +25,11 @@ import (
 
 const sessionCookie = "tocsin_session" // on an http base URL
 
-// post sends a form and returns the session cookie the answer sets (the
-// one given when it sets none); the answer must be a redirect to a page
-// other than the sign-in page, or the form was refused.
-func post(ctx context.Context, c *http.Client, base, path, cookie string, form url.Values) (string, error) {
+// post sends a form with the session cookie (none: ""), and returns the
+// session cookie the answer sets (the one given when it sets none); the
+// answer must be a redirect to a page other than the sign-in page, or the
+// form was refused.
+func post(ctx context.Context, base, path, cookie string, form url.Values) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", err
@@ -37,7 +38,7 @@ func post(ctx context.Context, c *http.Client, base, path, cookie string, form u
 	if cookie != "" {
 		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: cookie})
 	}
-	resp, err := c.Do(req)
+	resp, err := http.DefaultTransport.RoundTrip(req) // which follows no redirect
 	if err != nil {
 		return "", err
 	}
@@ -54,27 +55,20 @@ func post(ctx context.Context, c *http.Client, base, path, cookie string, form u
 	return cookie, nil
 }
 
-// noRedirects is a client that shows the benchmark each redirect.
-func noRedirects() *http.Client {
-	return &http.Client{Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
 // signIn signs email in through the sign-in form and returns the session.
 func signIn(ctx context.Context, base, email, password string) (string, error) {
-	return post(ctx, noRedirects(), base, "/sign-in", "", url.Values{"email": {email}, "password": {password}})
+	return post(ctx, base, "/sign-in", "", url.Values{"email": {email}, "password": {password}})
 }
 
 // signInOwner signs the owner in with the one-time password and sets a
 // password of their own through the password form, which pages require
 // first; it returns the session that follows.
 func signInOwner(ctx context.Context, base, otp string) (string, error) {
-	c := noRedirects()
-	cookie, err := post(ctx, c, base, "/sign-in", "", url.Values{"email": {seed.OwnerEmail}, "password": {otp}})
+	cookie, err := signIn(ctx, base, seed.OwnerEmail, otp)
 	if err != nil {
 		return "", err
 	}
-	return post(ctx, c, base, "/account/password", cookie, url.Values{"current": {otp}, "new": {seed.OwnerPassword}, "confirm": {seed.OwnerPassword}})
+	return post(ctx, base, "/account/password", cookie, url.Values{"current": {otp}, "new": {seed.OwnerPassword}, "confirm": {seed.OwnerPassword}})
 }
 
 // cookieHeader is the request header that carries a session.

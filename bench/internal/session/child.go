@@ -1,22 +1,26 @@
 // The processes a run starts: the servers under test (`tocsin serve`,
 // ready once /healthz answers) and this binary re-executed in one of an
-// area's child modes, which prints a first line (its URL), stops when its
-// standard input closes or on SIGTERM, and may take commands on its
-// standard input.
+// area's child modes, which prints a first line (its URL) and stops when
+// its standard input closes or on SIGTERM. One of them is the bare
+// handler, the baseline a run measures Tocsin against: a child answering
+// every request with the bytes and headers Tocsin sent.
 
 package session
 
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -76,15 +80,22 @@ func spawn(exe, dir, name string, env []string, quiet bool, args ...string) (*Pr
 }
 
 // Child runs this binary again in one of the area's child modes (args),
-// and waits up to a minute for its first line, its URL unless want says
-// otherwise; Close stops it.
-func (s *Session) Child(ctx context.Context, name, want string, args ...string) (*Process, error) {
+// writes it input (nil: none) as a line of JSON, and waits up to a minute
+// for its first line, which starts with want (its URL: "http://"); Close
+// stops it.
+func (s *Session) Child(ctx context.Context, name, want string, input any, args ...string) (*Process, error) {
 	p, err := spawn(s.Self, s.Dir, name, nil, false, append([]string{s.Area}, args...)...)
 	if err != nil {
 		return nil, err
 	}
 	s.Undo(func() { p.Stop(30 * time.Second) })
-	if p.Base, err = p.Line(time.Minute); err == nil && !strings.HasPrefix(p.Base, want) {
+	if input != nil {
+		err = json.NewEncoder(p.stdin).Encode(input)
+	}
+	if err == nil {
+		p.Base, err = p.Line(time.Minute)
+	}
+	if err == nil && !strings.HasPrefix(p.Base, want) {
 		err = fmt.Errorf("printed %q", p.Base)
 	}
 	if err = errors.Join(err, ctx.Err()); err != nil {
@@ -149,12 +160,6 @@ func (p *Process) Line(timeout time.Duration) (string, error) {
 	}
 }
 
-// Send writes a command line to the child's standard input.
-func (p *Process) Send(word string) error {
-	_, err := io.WriteString(p.stdin, word+"\n")
-	return err
-}
-
 // Pid is the child's process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
@@ -175,4 +180,83 @@ func (p *Process) Stop(limit time.Duration) {
 func (p *Process) Kill() {
 	_ = p.cmd.Process.Kill()
 	<-p.done
+}
+
+// captured is a response as Tocsin sent it, what the bare handler answers.
+type captured struct {
+	Header http.Header `json:"header"`
+	Body   []byte      `json:"body"`
+}
+
+// BareHeader is what of Tocsin's headers the bare handler sends: all but
+// those net/http writes itself.
+func BareHeader(h http.Header) http.Header {
+	out := h.Clone()
+	out.Del("Date")
+	out.Del("Content-Length")
+	return out
+}
+
+// BareChild starts a bare handler, a child answering every request with
+// body and header (BareHeader's); Close stops it.
+func (s *Session) BareChild(ctx context.Context, name string, header http.Header, body []byte) (*Process, error) {
+	return s.Child(ctx, name, "http://", captured{Header: header, Body: body}, "-bare-serve")
+}
+
+// serveBare is the bare handler, with the settings of `tocsin serve`'s
+// server and nothing else: it reads each request's body (at most 10 KiB,
+// as the ping handler) and answers the page it read on stdin.
+func serveBare(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	var pg captured
+	if err := json.NewDecoder(stdin).Decode(&pg); err != nil {
+		return err
+	}
+	header, length := BareHeader(pg.Header), strconv.Itoa(len(pg.Body))
+	return ServeChild(ctx, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 10<<10+1))
+		for k, v := range header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Length", length)
+		_, _ = w.Write(pg.Body)
+	}), stdin, stdout)
+}
+
+// ServeChild is a served child's side: it serves h on a free loopback
+// port with the settings of `tocsin serve`'s server, prints its URL as
+// its first line, and shuts down, draining requests, at EOF on stdin (the
+// parent closed it, or died) or when ctx ends.
+func ServeChild(ctx context.Context, h http.Handler, stdin io.Reader, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if _, err := fmt.Fprintln(stdout, "http://"+ln.Addr().String()); err != nil {
+		return err
+	}
+	eof := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, stdin)
+		close(eof)
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	case <-eof:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 // HTTP as the areas use it: GETs timed over keep-alive loopback
-// connections, JSON requests to a server's API, and the bare handler, the
-// baseline a run measures Tocsin against: this binary re-executed as a
-// child answering every request with the bytes and headers Tocsin sent.
+// connections, JSON requests to a server's API, and the load of many
+// clients, their outcomes counted.
 
 package session
 
@@ -10,17 +9,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -144,97 +138,6 @@ func Shows(body []byte, words ...string) error {
 		if !bytes.Contains(body, []byte(w)) {
 			return fmt.Errorf("the page does not show %q", w)
 		}
-	}
-	return nil
-}
-
-// captured is a response as Tocsin sent it, what the bare handler answers.
-type captured struct {
-	Header http.Header `json:"header"`
-	Body   []byte      `json:"body"`
-}
-
-// BareHeader is what of Tocsin's headers the bare handler sends: all but
-// those net/http writes itself.
-func BareHeader(h http.Header) http.Header {
-	out := h.Clone()
-	out.Del("Date")
-	out.Del("Content-Length")
-	return out
-}
-
-// BareChild starts a bare handler, a child answering every request with
-// body and header (BareHeader's); Close stops it.
-func (s *Session) BareChild(ctx context.Context, name string, header http.Header, body []byte) (*Process, error) {
-	path := filepath.Join(s.Dir, name+".json")
-	b, err := json.Marshal(captured{Header: header, Body: body})
-	if err == nil {
-		err = os.WriteFile(path, b, 0o644)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.Child(ctx, name, "http://", "-bare-serve", "-bare-page", path)
-}
-
-// serveBare is the bare handler, with the settings of `tocsin serve`'s
-// server and nothing else: it reads each request's body (at most 10 KiB,
-// as the ping handler) and answers the page saved at path.
-func serveBare(ctx context.Context, path string, stdin io.Reader, stdout io.Writer) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var pg captured
-	if err := json.Unmarshal(b, &pg); err != nil {
-		return err
-	}
-	header, length := BareHeader(pg.Header), strconv.Itoa(len(pg.Body))
-	return ServeChild(ctx, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 10<<10+1))
-		for k, v := range header {
-			w.Header()[k] = v
-		}
-		w.Header().Set("Content-Length", length)
-		_, _ = w.Write(pg.Body)
-	}), stdin, stdout)
-}
-
-// ServeChild is a served child's side: it serves h on a free loopback
-// port with the settings of `tocsin serve`'s server, prints its URL as
-// its first line, and shuts down, draining requests, at EOF on stdin (the
-// parent closed it, or died) or when ctx ends.
-func ServeChild(ctx context.Context, h http.Handler, stdin io.Reader, stdout io.Writer) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
-		ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if _, err := fmt.Fprintln(stdout, "http://"+ln.Addr().String()); err != nil {
-		return err
-	}
-	eof := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.Discard, stdin)
-		close(eof)
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	case <-eof:
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return err
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
 	}
 	return nil
 }

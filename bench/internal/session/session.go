@@ -239,10 +239,9 @@ func (c *Common) Parse(engines string, warn io.Writer) error {
 // returns run, or that child when the flags ask for it.
 func BareFlags(fs *flag.FlagSet, run Run) Run {
 	on := fs.Bool("bare-serve", false, "internal: serve the bare handler")
-	page := fs.String("bare-page", "", "internal: the answer the bare handler serves")
 	return func(ctx context.Context, e Env) error {
 		if *on {
-			return serveBare(ctx, *page, e.Stdin, e.Stdout)
+			return serveBare(ctx, e.Stdin, e.Stdout)
 		}
 		return run(ctx, e)
 	}
