@@ -42,12 +42,6 @@ type config struct {
 	sqliteCPU, pgCPU time.Duration // the check engine's CPU per check
 }
 
-type bench struct {
-	*session.Session
-	c       config
-	results []*result
-}
-
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
@@ -74,6 +68,12 @@ func Flags(fs *flag.FlagSet) session.Run {
 		}
 		return session.Measure(ctx, "metrics", e, false, "Metrics", func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
 	}
+}
+
+type bench struct {
+	*session.Session
+	c       config
+	results []*result
 }
 
 func (b *bench) Run(ctx context.Context) (err error) {
