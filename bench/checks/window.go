@@ -27,11 +27,9 @@ type window struct {
 	// Duplicates the observations beyond a slot's first; Started the bare
 	// loop's GETs started in the window.
 	Due, Done, Missing, Duplicates, Started int
-	// OffSlot counts observations more than a millisecond from any slot;
-	// MissedStart the unknowns that could not start in time.
-	OffSlot, MissedStart int
-	Results              map[string]int // the observations by result
-	Lag                  lags
+	// MissedStart counts the unknowns that could not start in time.
+	MissedStart int
+	Lag         lags
 }
 
 // lags summarise the checks' start minus due time.
@@ -89,7 +87,7 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 		return nil, err
 	}
 	rows.Close()
-	w := &window{From: from, To: to, Results: map[string]int{}}
+	w := &window{From: from, To: to}
 	type slot struct{ seq, k int64 }
 	count := map[slot]int{}
 	var lagList []time.Duration
@@ -117,10 +115,6 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 		if s < from.UnixNano() || s >= to.UnixNano() {
 			continue
 		}
-		if d := due - s; d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
-			w.OffSlot++
-		}
-		w.Results[[]string{"result 0", "up", "degraded", "down", "unknown"}[min(result, 4)]]++
 		count[slot{seq, k}]++
 		lagList = append(lagList, time.Duration(lagUS)*time.Microsecond)
 		if result == 4 && (reason == monitor.ReasonMissedStart || strings.HasPrefix(reason, monitor.GapCausePrefix)) {
