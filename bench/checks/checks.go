@@ -1,11 +1,7 @@
-// Package checks measures the check engine: -monitors HTTP monitors of a
-// local target, made through the API and checked every -interval by
-// `tocsin serve`, next to a bare Go loop (a child, -bare-loop) doing the
-// same GETs on the same slots with no database. Over -duration after a
-// warm-up: checks due against done and their lag (from the stored
-// observations), CPU per check with PostgreSQL's, peak RSS, bytes per
-// observation, and the engine's own counters. Targets: none missed, lag
-// p99 < 1 s, CPU per check < 1 ms.
+// Package checks measures the check engine: HTTP monitors made through
+// the API and checked on schedule by `tocsin serve`, next to a bare loop
+// doing the same GETs on the same slots with no database;
+// docs/benchmarks.md ("Check engine") tells the method.
 package checks
 
 import (

@@ -1,13 +1,7 @@
-// Package deliveries measures how Tocsin's notifier moves events from the
-// outbox to webhook receivers. Deliveries a second: -deliveries manual
-// incidents are written while no server runs, then `tocsin serve` starts
-// and the clock runs from its first attempt until the receiver has every
-// delivery and the store none pending; the bare sender, this process,
-// POSTs as many signed bodies with the same concurrency. From DOWN to the
-// webhook: -monitors HTTP monitors of a local target turned from 200 to
-// 500 once all are UP, each DOWN change timed from the confirming check
-// (data.at) to its arrival; target p99 < 2 s. The receiver, a child,
-// verifies every signature, dedupes on the delivery id and answers 204.
+// Package deliveries measures webhook deliveries a second from an outbox
+// filled while no server ran, next to a bare sender, and the time from a
+// monitor's DOWN to its webhook; docs/benchmarks.md ("Deliveries") tells
+// the method.
 package deliveries
 
 import (

@@ -1,10 +1,6 @@
-// Package metrics measures Tocsin's metrics: how fast `tocsin serve`
-// answers a monitor's figures over a day, a month and a year and a
-// workspace's listing, what the rollup job costs in CPU per observation
-// next to the check engine's CPU per check, and how many bytes its rollups
-// take. The seeding package writes months of history (see seed.Year);
-// once the server's own rollups have caught up, each query is sent
-// -warmup-reps and then -reps times, taking turns, over one connection.
+// Package metrics measures how fast `tocsin serve` answers metrics over a
+// day, a month and a year of seeded history, and what the rollups cost;
+// docs/benchmarks.md ("Metrics") tells the method.
 package metrics
 
 import (

@@ -1,10 +1,6 @@
-// Package pings measures heartbeat pings, `GET /ping/{token}` spread over
-// -heartbeats heartbeats, against a bare handler answering an
-// acknowledgement of the same size: a closed loop of -clients clients
-// (-rounds rounds, rotating order); an open loop at each -rate, latencies
-// from when each ping was due; a -burst released at once over
-// -burst-conns connections; and, after SIGKILL, the pings stored against
-// those acknowledged (Tocsin acknowledges a ping once it is durable).
+// Package pings measures heartbeat pings against a bare handler: closed
+// and open loops, a burst, and the pings stored after SIGKILL against
+// those acknowledged; docs/benchmarks.md ("Pings") tells the method.
 package pings
 
 import (

@@ -1,10 +1,7 @@
-// Package web measures the signed-in web app (seed.WebApp's workspace):
-// the server's time for the monitors list of -monitors monitors and for
-// one monitor's page, next to a bare handler serving the list's bytes;
-// the list's first view after a state change and once its figures are a
-// minute old; the server idle with no stream open and with -streams open;
-// and how soon -changes state changes of a flipped monitor reach every
-// stream. The benchmark signs in through the forms, as a browser would.
+// Package web measures the signed-in web app: the monitors list and a
+// monitor's page next to a bare handler, and what live streams cost and
+// how soon a state change reaches them; docs/benchmarks.md ("Web") tells
+// the method.
 package web
 
 import (
