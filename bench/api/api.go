@@ -1,9 +1,6 @@
-// Package api measures the throughput and latency of Tocsin's API against
-// a bare handler answering a monitor-sized JSON body: authenticated GET
-// /api/v1/monitors/{id} (<engine>-get) and POST /api/v1/monitors
-// (<engine>-post), each in a closed loop of -concurrency keep-alive
-// clients for -rounds rounds, the targets in a rotating order. Target:
-// reads at least 0.25 of bare's rate, the ratio paired by round.
+// Package api measures authenticated API reads and creates against a
+// bare handler answering a monitor-sized body, in closed loops of
+// keep-alive clients; docs/benchmarks.md ("API") tells the method.
 package api
 
 import (

@@ -1,11 +1,7 @@
-// Package checks measures the check engine: -monitors HTTP monitors of a
-// local target, made through the API and checked every -interval by
-// `tocsin serve`, next to a bare Go loop (a child, -bare-loop) doing the
-// same GETs on the same slots with no database. Over -duration after a
-// warm-up: checks due against done and their lag (from the stored
-// observations), CPU per check with PostgreSQL's, peak RSS, bytes per
-// observation, and the engine's own counters. Targets: none missed, lag
-// p99 < 1 s, CPU per check < 1 ms.
+// Package checks measures the check engine: HTTP monitors made through
+// the API and checked on schedule by `tocsin serve`, next to a bare loop
+// doing the same GETs on the same slots with no database;
+// docs/benchmarks.md ("Check engine") tells the method.
 package checks
 
 import (
@@ -32,18 +28,18 @@ type config struct {
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
-	var bareLoop string
+	var bareLoop bool
 	fs.IntVar(&c.monitors, "monitors", 10000, "HTTP monitors of the local target")
 	fs.DurationVar(&c.interval, "interval", 30*time.Second, "every monitor's check interval (whole seconds, at least 10s)")
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time after the window for checks due in it to finish and be stored")
 	fs.IntVar(&c.timeout, "timeout", 10, "each check's timeout in seconds (the monitors' timeoutSeconds)")
 	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (tocsin serve --check-concurrency) or bare GETs in flight at most")
 	fs.StringVar(&c.bare, "bare", "before", "when the bare loop runs: before the engines, after them, both, or none")
-	fs.StringVar(&bareLoop, "bare-loop", "", "internal: run the bare loop over the targets in this file")
+	fs.BoolVar(&bareLoop, "bare-loop", false, "internal: run the bare loop")
 	return func(ctx context.Context, e session.Env) error {
 		switch {
-		case bareLoop != "":
-			return runBare(ctx, bareLoop, c, e.Stdin, e.Stdout)
+		case bareLoop:
+			return runBare(ctx, c, e.Stdin, e.Stdout)
 		case !slices.Contains([]string{"before", "after", "both", "none"}, c.bare):
 			return fmt.Errorf("-bare %q: want before, after, both or none", c.bare)
 		case len(e.Engines) == 0 && c.bare == "none":
@@ -69,7 +65,6 @@ type bench struct {
 	c       config
 	base    string // the target's URL
 	targets []monitorURL
-	file    string // the targets, for the bare loop
 	results []*result
 }
 
@@ -153,7 +148,7 @@ func (b *bench) runEngine(ctx context.Context, e string) error {
 	r := &result{Name: e}
 	var m0, m1 metrics
 	var size0, size1 sizeSample
-	err = b.measure(ctx, r, srv, dbURL, func() error {
+	err = b.measure(ctx, r, srv, dbURL, time.Now().Add(b.Warmup), func() error {
 		if size0, err = raw.size(ctx); err != nil {
 			return err
 		}
@@ -198,29 +193,18 @@ func (b *bench) runBare(ctx context.Context) error {
 			b.targets = append(b.targets, monitorURL{fmt.Sprintf("mon_bare%020d", i), fmt.Sprintf("%s/m/%d", b.base, i)})
 		}
 	}
-	if b.file == "" {
-		var err error
-		if b.file, err = b.Save("targets.json", b.targets); err != nil {
-			return err
-		}
-	}
-	ch, err := session.Spawn(b.Self, b.Dir, "bare", nil, false, b.Area, "-bare-loop", b.file, "-interval", b.c.interval.String(),
-		"-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
+	from := time.Now().Add(b.Warmup)
+	ch, err := b.Child(ctx, "bare", "ready", bareJob{b.targets, from, from.Add(b.Duration)}, "-bare-loop",
+		"-interval", b.c.interval.String(), "-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
 	if err != nil {
 		return err
 	}
 	defer ch.Stop(30 * time.Second)
-	if l, err := ch.Line(time.Minute); err != nil || l != "ready" {
-		return fmt.Errorf("did not start: %q, %v (log: %s)", l, err, ch.Log)
-	}
 	r := &result{Name: "bare"}
-	if err := b.measure(ctx, r, ch, "", func() error { return ch.Send("start") }, func() error { return ch.Send("end") }); err != nil {
+	if err := b.measure(ctx, r, ch, "", from, noop, noop); err != nil {
 		return err
 	}
-	if err := ch.Send("stop"); err != nil {
-		return err
-	}
-	l, err := ch.Line(2 * time.Minute)
+	l, err := ch.Line(time.Duration(b.c.timeout)*time.Second + time.Minute)
 	if err != nil {
 		return fmt.Errorf("no figures: %w (log: %s)", err, ch.Log)
 	}
@@ -228,18 +212,17 @@ func (b *bench) runBare(ctx context.Context) error {
 	return json.Unmarshal([]byte(l), &r.Window)
 }
 
-// measure lets p warm up, opens the window (calling open), closes it
-// after the duration (calling end) and waits the grace time for the
-// window's last checks.
-func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbURL string, open, end func() error) error {
-	b.Logf("%s: warm-up %s", r.Name, b.Warmup)
-	if err := session.Sleep(ctx, b.Warmup); err != nil {
+// measure waits for from, the warm-up over, measures p's window of
+// -duration, calling open and end at its edges, and waits the
+// grace time for the window's last checks.
+func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbURL string, from time.Time, open, end func() error) error {
+	b.Logf("%s: warm-up until %s, then measuring for %s", r.Name, from.Format(time.TimeOnly), b.Duration)
+	if err := session.Sleep(ctx, time.Until(from)); err != nil {
 		return err
 	}
 	if err := open(); err != nil {
 		return err
 	}
-	b.Logf("%s: measuring for %s", r.Name, b.Duration)
 	r.Window = &window{From: time.Now()}
 	r.CPU = b.Window(ctx, p.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.Duration) })
 	r.Window.To = time.Now()
@@ -247,11 +230,10 @@ func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbUR
 	if err := end(); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	return session.Sleep(ctx, b.c.grace)
 }
+
+func noop() error { return nil }
 
 // checksRun is what a run's CPU time is divided by: the engine's checks
 // over the window (run, or given up as missed starts), or the bare loop's

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"database/sql"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,11 +27,9 @@ type window struct {
 	// Duplicates the observations beyond a slot's first; Started the bare
 	// loop's GETs started in the window.
 	Due, Done, Missing, Duplicates, Started int
-	// OffSlot counts observations more than a millisecond from any slot;
-	// MissedStart the unknowns that could not start in time.
-	OffSlot, MissedStart int
-	Results              map[string]int // the observations by result
-	Lag                  lags
+	// MissedStart counts the unknowns that could not start in time.
+	MissedStart int
+	Lag         lags
 }
 
 // lags summarise the checks' start minus due time.
@@ -91,7 +87,7 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 		return nil, err
 	}
 	rows.Close()
-	w := &window{From: from, To: to, Results: map[string]int{}}
+	w := &window{From: from, To: to}
 	type slot struct{ seq, k int64 }
 	count := map[slot]int{}
 	var lagList []time.Duration
@@ -119,10 +115,6 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 		if s < from.UnixNano() || s >= to.UnixNano() {
 			continue
 		}
-		if d := due - s; d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
-			w.OffSlot++
-		}
-		w.Results[[]string{"result 0", "up", "degraded", "down", "unknown"}[min(result, 4)]]++
 		count[slot{seq, k}]++
 		lagList = append(lagList, time.Duration(lagUS)*time.Microsecond)
 		if result == 4 && (reason == monitor.ReasonMissedStart || strings.HasPrefix(reason, monitor.GapCausePrefix)) {
@@ -148,52 +140,48 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 	return w, nil
 }
 
+// bareJob is what the bare loop does: the targets' GETs, and the window
+// it reports on.
+type bareJob struct {
+	Targets  []monitorURL
+	From, To time.Time
+}
+
 // runBare is the -bare-loop child: the same GETs of the same URLs on the
 // same slots as the engine's checks, at most -concurrency in flight and a
 // new connection each, the body read as the probe reads it; but no
-// database. It prints "ready", then takes "start" and "end" (the window)
-// and "stop" on its standard input, and prints the window's figures.
-func runBare(ctx context.Context, file string, c config, stdin io.Reader, stdout io.Writer) error {
-	var targets []monitorURL
-	b, err := os.ReadFile(file)
-	if err == nil {
-		err = json.Unmarshal(b, &targets)
-	}
-	if err != nil {
+// database. It reads its job as a line of JSON, prints "ready", and once
+// the GETs due before the window's end are done, prints its figures and
+// waits for its standard input to close.
+func runBare(ctx context.Context, c config, stdin io.Reader, stdout io.Writer) error {
+	var job bareJob
+	if err := json.NewDecoder(stdin).Decode(&job); err != nil {
 		return err
 	}
+	fmt.Fprintln(stdout, "ready")
 	type entry struct {
 		url   string
-		id    string
 		phase time.Duration
 	}
-	entries := make([]entry, len(targets))
-	for i, t := range targets {
-		entries[i] = entry{t.URL, t.ID, monitor.Phase(t.ID, c.interval)}
+	var entries []entry
+	for _, t := range job.Targets {
+		entries = append(entries, entry{t.URL, monitor.Phase(t.ID, c.interval)})
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.phase, b.phase) })
 	client := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{KeepAlive: -1}).DialContext,
 		DisableKeepAlives: true, MaxResponseHeaderBytes: 64 << 10}}
 	var (
-		mu       sync.Mutex
-		from, to time.Time
-		w        window
-		lagList  []time.Duration
+		mu      sync.Mutex
+		w       = window{From: job.From, To: job.To}
+		lagList []time.Duration
+		gets    sync.WaitGroup
+		sem     = make(chan struct{}, c.concurrency)
 	)
-	in := func(t time.Time) bool { return !from.IsZero() && !t.Before(from) && (to.IsZero() || t.Before(to)) }
-	sem := make(chan struct{}, c.concurrency)
-	loopCtx, stopLoop := context.WithCancel(context.WithoutCancel(ctx))
-	var gets sync.WaitGroup
+	in := func(t time.Time) bool { return !t.Before(job.From) && t.Before(job.To) }
 	get := func(url string, due time.Time) {
-		defer gets.Done()
 		defer func() { <-sem }()
 		start := time.Now()
-		mu.Lock()
-		if in(start) {
-			w.Started++
-		}
-		mu.Unlock()
-		gctx, cancel := context.WithTimeout(loopCtx, time.Duration(c.timeout)*time.Second)
+		gctx, cancel := context.WithTimeout(ctx, time.Duration(c.timeout)*time.Second)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(gctx, http.MethodGet, url, nil)
 		if resp, err := client.Do(req); err == nil {
@@ -201,62 +189,45 @@ func runBare(ctx context.Context, file string, c config, stdin io.Reader, stdout
 			resp.Body.Close()
 		}
 		mu.Lock()
+		defer mu.Unlock()
+		if in(start) {
+			w.Started++
+		}
 		if in(due) {
 			w.Done++
 			lagList = append(lagList, start.Sub(due))
 		}
-		mu.Unlock()
 	}
-	loopDone := make(chan struct{})
-	go func() { // the slots in time order, each GET when due
-		defer close(loopDone)
-		iv := c.interval
-		base := time.Unix(0, time.Now().UnixNano()/int64(iv)*int64(iv))
-		i, _ := slices.BinarySearchFunc(entries, time.Since(base), func(e entry, d time.Duration) int { return cmp.Compare(e.phase, d) })
-		for {
-			for ; i < len(entries); i++ {
-				due := base.Add(entries[i].phase)
-				select {
-				case <-loopCtx.Done():
-					return
-				case <-time.After(time.Until(due)):
-				}
-				select {
-				case sem <- struct{}{}:
-				case <-loopCtx.Done():
-					return
-				}
-				gets.Add(1)
-				go get(entries[i].url, due)
-			}
+	// The slots in time order, each GET when due, until the window ends.
+	iv := c.interval
+	base := time.Unix(0, time.Now().UnixNano()/int64(iv)*int64(iv))
+	i, _ := slices.BinarySearchFunc(entries, time.Since(base), func(e entry, d time.Duration) int { return cmp.Compare(e.phase, d) })
+	if i == len(entries) {
+		i, base = 0, base.Add(iv)
+	}
+	for due := base.Add(entries[i].phase); due.Before(job.To); due = base.Add(entries[i].phase) {
+		if err := session.Sleep(ctx, time.Until(due)); err != nil {
+			return err
+		}
+		sem <- struct{}{}
+		url := entries[i].url
+		gets.Go(func() { get(url, due) })
+		if i++; i == len(entries) {
 			i, base = 0, base.Add(iv)
 		}
-	}()
-	fmt.Fprintln(stdout, "ready")
-	s := bufio.NewScanner(stdin)
-	for s.Scan() && s.Text() != "stop" {
-		mu.Lock()
-		switch s.Text() {
-		case "start":
-			from = time.Now()
-		case "end":
-			to = time.Now()
-		}
-		mu.Unlock()
 	}
-	stopLoop()
-	<-loopDone
 	gets.Wait()
-	if to.IsZero() {
-		return fmt.Errorf("stopped before the window ended")
-	}
-	for _, e := range entries {
-		for t := monitor.NextSlot(e.id, c.interval, from.Add(-time.Nanosecond)); t.Before(to); t = t.Add(c.interval) {
+	for _, t := range job.Targets {
+		for s := monitor.NextSlot(t.ID, iv, job.From.Add(-time.Nanosecond)); s.Before(job.To); s = s.Add(iv) {
 			w.Due++
 		}
 	}
-	w.From, w.To, w.Missing, w.Lag = from, to, max(w.Due-w.Done, 0), lagsOf(lagList)
-	return json.NewEncoder(stdout).Encode(w)
+	w.Missing, w.Lag = max(w.Due-w.Done, 0), lagsOf(lagList)
+	if err := json.NewEncoder(stdout).Encode(w); err != nil {
+		return err
+	}
+	_, err := io.Copy(io.Discard, stdin) // alive, its CPU time and memory read, until the parent is done
+	return err
 }
 
 // metrics is one scrape of the server's GET /metrics, by sample name with

@@ -1,3 +1,9 @@
+// The webhook receiver, the -receive child: what docs/webhooks.md tells
+// users to write. POST /hook/{channel} verifies the signature with that
+// channel's secret, handles each delivery id once and answers 204; GET
+// /stats tells what it has handled since POST /reset gave it the
+// channels' secrets (JSON, never on a command line) and zeroed its counts.
+
 package deliveries
 
 import (
@@ -21,12 +27,6 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/notify"
 )
-
-// The webhook receiver, the -receive child: what docs/webhooks.md tells
-// users to write. POST /hook/{channel} verifies the signature with that
-// channel's secret, handles each delivery id once and answers 204; GET
-// /stats tells what it has handled since POST /reset gave it the
-// channels' secrets (JSON, never on a command line) and zeroed its counts.
 
 // stats is what the receiver has handled since its last reset.
 type stats struct {

@@ -1,10 +1,6 @@
-// Package metrics measures Tocsin's metrics: how fast `tocsin serve`
-// answers a monitor's figures over a day, a month and a year and a
-// workspace's listing, what the rollup job costs in CPU per observation
-// next to the check engine's CPU per check, and how many bytes its rollups
-// take. The seeding package writes months of history (see seed.Year);
-// once the server's own rollups have caught up, each query is sent
-// -warmup-reps and then -reps times, taking turns, over one connection.
+// Package metrics measures how fast `tocsin serve` answers metrics over a
+// day, a month and a year of seeded history, and what the rollups cost;
+// docs/benchmarks.md ("Metrics") tells the method.
 package metrics
 
 import (
@@ -38,20 +34,13 @@ const (
 
 type config struct {
 	seed.Year
-	reps, warmup int
-	checkCPU     map[string]time.Duration
-}
-
-type bench struct {
-	*session.Session
-	c       config
-	results []*result
+	reps, warmup     int
+	sqliteCPU, pgCPU time.Duration // the check engine's CPU per check
 }
 
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
-	c := config{checkCPU: map[string]time.Duration{}}
-	var sqliteCPU, pgCPU time.Duration
+	var c config
 	fs.IntVar(&c.Days, "days", 365, "days of checks of the year monitor")
 	fs.DurationVar(&c.Interval, "interval", 30*time.Second, "the year monitor's interval")
 	fs.IntVar(&c.Monitors, "monitors", 1000, "other monitors of the workspace, checked every 60 s")
@@ -60,10 +49,9 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.reps, "reps", 30, "measured answers per query")
 	fs.IntVar(&c.warmup, "warmup-reps", 5, "unmeasured answers per query before")
 	// The check engine's CPU per check (docs/benchmarks.md, "Check engine").
-	fs.DurationVar(&sqliteCPU, "check-cpu-sqlite", 566*time.Microsecond, "the check engine's CPU per check on SQLite, which the rollups' CPU per observation is compared with")
-	fs.DurationVar(&pgCPU, "check-cpu-postgres", 578*time.Microsecond, "the same on PostgreSQL, its own CPU included")
+	fs.DurationVar(&c.sqliteCPU, "check-cpu-sqlite", 566*time.Microsecond, "the check engine's CPU per check on SQLite, which the rollups' CPU per observation is compared with")
+	fs.DurationVar(&c.pgCPU, "check-cpu-postgres", 578*time.Microsecond, "the same on PostgreSQL, its own CPU included")
 	return func(ctx context.Context, e session.Env) error {
-		c.checkCPU["sqlite"], c.checkCPU["postgres"] = sqliteCPU, pgCPU
 		switch {
 		case c.Days < 2 || c.Days > 3650 || c.Interval < time.Second:
 			return errors.New("-days must be from 2 to 3650, -interval at least 1s")
@@ -76,6 +64,12 @@ func Flags(fs *flag.FlagSet) session.Run {
 		}
 		return session.Measure(ctx, "metrics", e, false, "Metrics", func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
 	}
+}
+
+type bench struct {
+	*session.Session
+	c       config
+	results []*result
 }
 
 func (b *bench) Run(ctx context.Context) (err error) {
@@ -236,7 +230,10 @@ func (b *bench) Report(w *session.Report) {
 	w.Table("engine", "target", "measured", "")
 	for _, r := range b.results {
 		y, d, l := r.query("year monitor, 365 d").p(0.5), r.query("year monitor, 24 h").p(0.5), r.query("listing, 100 monitors, 30 d").p(0.5)
-		per, check := r.year.RollDay.PerObservation(), c.checkCPU[r.engine]
+		per, check := r.year.RollDay.PerObservation(), c.sqliteCPU
+		if r.engine == "postgres" {
+			check = c.pgCPU
+		}
 		hour := float64(r.year.HourBytes) / float64(max(r.year.HourRows, 1))
 		day := float64(r.year.DayBytes) / float64(max(r.year.DayRows, 1))
 		yearOfRollups := fleet * (90*24*hour + 365*day) // hourly rows kept 90 days, daily 365

@@ -1,10 +1,6 @@
-// Package pages measures how fast Tocsin serves a public status page of
-// -components components with 90 days of history (seed.StatusPages): the
-// server's time for a page rendered from the database (cold), after a
-// quiet spell with nothing changed and with every page changed as another
-// node's edit would, and from its cache; and the requests a second it
-// holds next to a bare handler serving the same bytes, -rounds rounds of
-// -clients clients, the bare handler's round just before Tocsin's.
+// Package pages measures public status pages: cold renders, reads after
+// a quiet spell, the cache, and throughput next to a bare handler serving
+// the same bytes; docs/benchmarks.md ("Status pages") tells the method.
 package pages
 
 import (

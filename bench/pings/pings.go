@@ -1,10 +1,6 @@
-// Package pings measures heartbeat pings, `GET /ping/{token}` spread over
-// -heartbeats heartbeats, against a bare handler answering an
-// acknowledgement of the same size: a closed loop of -clients clients
-// (-rounds rounds, rotating order); an open loop at each -rate, latencies
-// from when each ping was due; a -burst released at once over
-// -burst-conns connections; and, after SIGKILL, the pings stored against
-// those acknowledged (Tocsin acknowledges a ping once it is durable).
+// Package pings measures heartbeat pings against a bare handler: closed
+// and open loops, a burst, and the pings stored after SIGKILL against
+// those acknowledged; docs/benchmarks.md ("Pings") tells the method.
 package pings
 
 import (
@@ -92,7 +88,6 @@ type target struct {
 	srv     *session.Process
 	urls    []string // the heartbeats' ping URLs
 	dbURL   string   // "" for bare
-	setup   time.Duration
 	rounds  []session.Outcome
 	offered []offered // by -rate, in its order
 	burst   session.Outcome
@@ -190,21 +185,18 @@ func (b *bench) start(ctx context.Context, e string) error {
 	}
 	b.targets = append(b.targets, t)
 	b.Logf("%s: creating %d heartbeats", e, b.c.heartbeats)
-	begin := time.Now()
 	api, err := b.OwnerAPI(ctx, t.srv, t.dbURL, "--heartbeats", b.c.heartbeats)
 	if err != nil {
 		return err
 	}
 	t.urls = make([]string, b.c.heartbeats)
-	err = seed.Many(ctx, b.c.heartbeats, b.Logf, func(i int) error {
+	return seed.Many(ctx, b.c.heartbeats, b.Logf, func(i int) error {
 		var h struct{ PingURL string }
 		err := api.Post(ctx, "/heartbeats", map[string]any{"name": fmt.Sprintf("bench %d", i),
 			"schedule": map[string]int{"periodSeconds": 3600}}, &h)
 		t.urls[i] = h.PingURL
 		return err
 	})
-	t.setup = time.Since(begin)
-	return err
 }
 
 // acked wants a 200 with an acknowledgement, which Tocsin sends only once
@@ -300,7 +292,7 @@ func (b *bench) Report(w *session.Report) {
 		"An acknowledged ping is a 200 with an acknowledgement; latencies are of acknowledged pings.\n\n## Sustained load\n",
 		b.c.clients, b.c.heartbeats, b.Warmup, b.Duration, b.Rounds)
 	w.Table("target", "acknowledged/s:", "vs bare (per round)", "p50:", "p99:", "not acknowledged", "server CPU per ping:",
-		"PostgreSQL CPU per ping:", "machine busy:", "other:")
+		"PostgreSQL CPU per ping:", "machine busy:", "other:", "server peak RSS:")
 	rates := map[string]float64{}
 	bare := b.byName("bare")
 	for _, t := range b.targets {
@@ -316,8 +308,8 @@ func (b *bench) Report(w *session.Report) {
 		if bare != nil && t != bare {
 			ratio = fmt.Sprintf("**%.2f** (%s)", rates[t.name]/rates["bare"], session.Join(session.Ratios(t.rounds, bare.rounds), 2))
 		}
-		w.Printf("| %s | **%.0f** | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% |\n", t.name, rates[t.name], ratio,
-			session.Dur(all.P(0.5)), session.Dur(all.P(0.99)), all.FailedString(), session.Dur(all.PerOK(srv)), session.Dur(all.PerOK(pg)), busy, other)
+		w.Printf("| %s | **%.0f** | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% | %s |\n", t.name, rates[t.name], ratio, session.Dur(all.P(0.5)),
+			session.Dur(all.P(0.99)), all.FailedString(), session.Dur(all.PerOK(srv)), session.Dur(all.PerOK(pg)), busy, other, session.MiB(t.peak, 0))
 	}
 	if len(b.c.rates) > 0 {
 		w.Printf("\n## Open loop\n\nPings sent on schedule over up to %d connections, answered or not; latencies from when each was due. "+
@@ -326,13 +318,13 @@ func (b *bench) Report(w *session.Report) {
 			"server CPU per ping:", "PostgreSQL CPU per ping:")
 		for i := range b.c.rates {
 			for _, t := range b.targets {
-				r := t.offered[i]
-				kept := "yes"
+				r, kept := t.offered[i], "yes"
 				if !r.keepsUp() {
 					kept = "**no**"
 				}
-				w.Printf("| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s |\n", t.name, r.rate, r.sent, r.OK, r.FailedString(),
-					r.Rate(), session.Dur(r.P(0.5)), session.Dur(r.P(0.99)), kept, session.Dur(r.PerOK(r.CPU.ServerTime)), session.Dur(r.PerOK(r.CPU.PostgresTime)))
+				w.Printf("| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s |\n", t.name, r.rate, r.sent, r.OK, r.FailedString(), r.Rate(),
+					session.Dur(r.P(0.5)), session.Dur(r.P(0.99)), kept,
+					session.Dur(r.PerOK(r.CPU.ServerTime)), session.Dur(r.PerOK(r.CPU.PostgresTime)))
 			}
 		}
 	}
@@ -341,13 +333,6 @@ func (b *bench) Report(w *session.Report) {
 		w.Table("target", "acknowledged:", "not acknowledged", "all answered in:", "p99:")
 		for _, t := range b.targets {
 			w.Printf("| %s | **%d** | %s | %s | %s |\n", t.name, t.burst.OK, t.burst.FailedString(), session.Dur(t.burst.Elapsed), session.Dur(t.burst.P(0.99)))
-		}
-	}
-	w.Printf("\n## Stored after SIGKILL\n")
-	w.Table("engine", "acknowledged:", "stored:", "heartbeats created in:", "server peak RSS:")
-	for _, t := range b.targets {
-		if t.dbURL != "" {
-			w.Printf("| %s | %d | %d | %s | %s |\n", t.name, t.acked, t.stored, session.Dur(t.setup), session.MiB(t.peak, 0))
 		}
 	}
 	w.Targets()

@@ -1,3 +1,8 @@
+// The benchmark as a browser of the web app: it signs in through the
+// forms and keeps the session cookie; as a client that is not a browser,
+// it sends no Origin or Sec-Fetch-Site header, which cross-origin
+// protection lets through.
+
 package web
 
 import (
@@ -18,17 +23,13 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
-// The benchmark as a browser of the web app: it signs in through the
-// forms and keeps the session cookie; as a client that is not a browser,
-// it sends no Origin or Sec-Fetch-Site header, which cross-origin
-// protection lets through.
-
 const sessionCookie = "tocsin_session" // on an http base URL
 
-// post sends a form and returns the session cookie the answer sets (the
-// one given when it sets none); the answer must be a redirect to a page
-// other than the sign-in page, or the form was refused.
-func post(ctx context.Context, c *http.Client, base, path, cookie string, form url.Values) (string, error) {
+// post sends a form with the session cookie (none: ""), and returns the
+// session cookie the answer sets (the one given when it sets none); the
+// answer must be a redirect to a page other than the sign-in page, or the
+// form was refused.
+func post(ctx context.Context, base, path, cookie string, form url.Values) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", err
@@ -37,7 +38,7 @@ func post(ctx context.Context, c *http.Client, base, path, cookie string, form u
 	if cookie != "" {
 		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: cookie})
 	}
-	resp, err := c.Do(req)
+	resp, err := http.DefaultTransport.RoundTrip(req) // which follows no redirect
 	if err != nil {
 		return "", err
 	}
@@ -54,27 +55,20 @@ func post(ctx context.Context, c *http.Client, base, path, cookie string, form u
 	return cookie, nil
 }
 
-// noRedirects is a client that shows the benchmark each redirect.
-func noRedirects() *http.Client {
-	return &http.Client{Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
 // signIn signs email in through the sign-in form and returns the session.
 func signIn(ctx context.Context, base, email, password string) (string, error) {
-	return post(ctx, noRedirects(), base, "/sign-in", "", url.Values{"email": {email}, "password": {password}})
+	return post(ctx, base, "/sign-in", "", url.Values{"email": {email}, "password": {password}})
 }
 
 // signInOwner signs the owner in with the one-time password and sets a
 // password of their own through the password form, which pages require
 // first; it returns the session that follows.
 func signInOwner(ctx context.Context, base, otp string) (string, error) {
-	c := noRedirects()
-	cookie, err := post(ctx, c, base, "/sign-in", "", url.Values{"email": {seed.OwnerEmail}, "password": {otp}})
+	cookie, err := signIn(ctx, base, seed.OwnerEmail, otp)
 	if err != nil {
 		return "", err
 	}
-	return post(ctx, c, base, "/account/password", cookie, url.Values{"current": {otp}, "new": {seed.OwnerPassword}, "confirm": {seed.OwnerPassword}})
+	return post(ctx, base, "/account/password", cookie, url.Values{"current": {otp}, "new": {seed.OwnerPassword}, "confirm": {seed.OwnerPassword}})
 }
 
 // cookieHeader is the request header that carries a session.
@@ -199,11 +193,10 @@ func perSecond(cpu, elapsed time.Duration) time.Duration {
 
 // live measures the server idle without streams and with -streams open,
 // and then the time state changes of the flipped monitor take to reach
-// them; after each change, one view of the list at listURL, whose
+// them; after each change, one view of the workspace ws's list, whose
 // availability figures the change makes the server compute again.
-func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Process, dbURL, url string, flip *seed.Target,
-	listURL string, hdr http.Header) error {
-	e, fx := res.engine, res.fx
+func (b *bench) live(ctx context.Context, res *result, srv *session.Process, dbURL, ws string, flip *seed.Target, hdr http.Header) error {
+	e, fx, listURL := res.engine, res.fx, ws+"/monitors"
 	// view times the list's first view on a new connection.
 	view := func(to *[]time.Duration, when string) error {
 		rt := session.Transport(1)
@@ -216,19 +209,16 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		*to = append(*to, d)
 		return err
 	}
-	window := func() (idleWindow, error) {
+	window := func(to *idleWindow, streams int) error {
 		t0 := time.Now()
-		w := idleWindow{cpu: b.Window(ctx, srv.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.c.idle) })}
-		w.elapsed = time.Since(t0)
-		w.rss = session.RSS(srv.Pid())
-		return w, ctx.Err()
+		to.cpu = b.Window(ctx, srv.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.c.idle) })
+		to.elapsed, to.rss = time.Since(t0), session.RSS(srv.Pid())
+		b.Logf("%s: idle, %d streams: server CPU %s a second, RSS %s", e, streams, session.Dur(perSecond(to.cpu.ServerTime, to.elapsed)), session.MiB(to.rss, 1))
+		return ctx.Err()
 	}
-	var err error
-	if res.quiet, err = window(); err != nil {
+	if err := window(&res.quiet, 0); err != nil {
 		return err
 	}
-	b.Logf("%s: idle, no stream: server CPU %s a second, RSS %.1f MiB", e, session.Dur(perSecond(res.quiet.cpu.ServerTime, res.quiet.elapsed)),
-		float64(res.quiet.rss)/(1<<20))
 
 	// The viewers sign in, each opening up to 10 streams.
 	var sessions []string
@@ -241,7 +231,7 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 			sessions = append(sessions, s)
 		}
 	}
-	st := openStreams(ctx, url, sessions, fx.LiveID)
+	st := openStreams(ctx, ws+"/live", sessions, fx.LiveID)
 	defer st.Close()
 	deadline := time.After(time.Minute)
 	for range sessions {
@@ -254,11 +244,9 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		}
 	}
 	b.Logf("%s: %d streams open", e, len(sessions))
-	if res.open, err = window(); err != nil {
+	if err := window(&res.open, len(sessions)); err != nil {
 		return err
 	}
-	b.Logf("%s: idle, %d streams: server CPU %s a second, RSS %.1f MiB", e, len(sessions),
-		session.Dur(perSecond(res.open.cpu.ServerTime, res.open.elapsed)), float64(res.open.rss)/(1<<20))
 
 	// State changes: the target fails, the monitor's next check turns it
 	// DOWN; it answers again, the next turns it UP.
@@ -267,14 +255,6 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 		want, status := monitor.StateDown, http.StatusInternalServerError
 		if k%2 == 1 {
 			want, status = monitor.StateUp, http.StatusOK
-		}
-	drain:
-		for {
-			select {
-			case <-st.arrivals:
-			default:
-				break drain
-			}
 		}
 		flipped := time.Now()
 		flip.Set(status)
@@ -285,8 +265,8 @@ func (b *bench) live(ctx context.Context, res *result, srv, bare *session.Proces
 			select {
 			case a := <-st.arrivals:
 				// A check under way as the target flipped may bring the
-				// change a moment before it; the change before is at
-				// least an interval older.
+				// change a moment before it; the changes before are to
+				// the other state, or at least an interval older.
 				if a.ev.State != want || a.ev.Since.Before(flipped.Add(-time.Second)) || got[a.stream] {
 					continue
 				}

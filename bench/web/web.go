@@ -1,10 +1,7 @@
-// Package web measures the signed-in web app (seed.WebApp's workspace):
-// the server's time for the monitors list of -monitors monitors and for
-// one monitor's page, next to a bare handler serving the list's bytes;
-// the list's first view after a state change and once its figures are a
-// minute old; the server idle with no stream open and with -streams open;
-// and how soon -changes state changes of a flipped monitor reach every
-// stream. The benchmark signs in through the forms, as a browser would.
+// Package web measures the signed-in web app: the monitors list and a
+// monitor's page next to a bare handler, and what live streams cost and
+// how soon a state change reaches them; docs/benchmarks.md ("Web") tells
+// the method.
 package web
 
 import (
@@ -69,7 +66,6 @@ type bench struct {
 	results []*result
 }
 
-// result is what was measured of one engine's server.
 func (b *bench) Run(ctx context.Context) error {
 	steady, err := seed.StartTarget()
 	if err != nil {
@@ -88,6 +84,7 @@ func (b *bench) Run(ctx context.Context) error {
 	return err
 }
 
+// result is what was measured of one engine's server.
 type result struct {
 	engine               string
 	fx                   seed.WebFixture
@@ -97,7 +94,6 @@ type result struct {
 	stale                []time.Duration // the list's first view once its figures are a minute old, sorted
 	quiet, open          idleWindow      // no stream open; -streams open
 	latencies            []time.Duration // a state change's arrival at each stream, sorted
-	peak                 int64
 }
 
 // engine seeds a database of engine e, serves it, and measures it.
@@ -171,22 +167,14 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	if err != nil {
 		return nil, err
 	}
-	bareRT := session.Transport(1)
-	defer bareRT.CloseIdleConnections()
-	if _, err := session.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.warmup, 0); err != nil {
+	if res.bare, err = measure("the bare handler", bare.Base+"/", hdr); err != nil {
 		return nil, err
 	}
-	if res.bare, err = session.Sequential(ctx, bareRT, bare.Base+"/", hdr, b.c.requests, 0); err != nil {
-		return nil, err
-	}
-	b.Logf("%s: %d sequential GETs of the bare handler: p50 %s, p99 %s", e, len(res.bare), session.P(res.bare, 0.5), session.P(res.bare, 0.99))
-	bareRT.CloseIdleConnections()
 	rt.CloseIdleConnections()
 
-	if err := b.live(ctx, res, srv, bare, dbURL, ws+"/live", flip, listURL, hdr); err != nil {
+	if err := b.live(ctx, res, srv, dbURL, ws, flip, hdr); err != nil {
 		return nil, fmt.Errorf("live streams: %w", err)
 	}
-	res.peak = session.PeakRSS(srv.Pid())
 	return res, nil
 }
 

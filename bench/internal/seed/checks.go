@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/metrics"
@@ -68,6 +69,17 @@ func (w *Writer) Add(ctx context.Context, seq int64, o monitor.Observation) erro
 	w.inPart++
 	if w.n++; w.n == rowsPerTx {
 		return w.Flush(ctx)
+	}
+	return nil
+}
+
+// Every writes the monitor seq's checks every interval from from until
+// to, the endpoint down when down (nil: never) says so.
+func (w *Writer) Every(ctx context.Context, rng *rand.Rand, seq int64, from, to time.Time, every time.Duration, down func(time.Time) bool) error {
+	for at := from; at.Before(to); at = at.Add(every) {
+		if err := w.Add(ctx, seq, Observation(rng, at, down != nil && down(at))); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -155,17 +167,41 @@ func (p *Pool) Row(tier int, seq int64, bucket time.Time) store.ObservationRollu
 	return r
 }
 
-// PutRollups writes rollup rows of tier, on SQLite 50 a statement (see
-// Writer).
-func PutRollups(ctx context.Context, db *store.DB, tier int, rows []store.ObservationRollup) error {
-	per := len(rows)
-	if db.Engine() == store.EngineSQLite {
-		per = 50
+// putRollups writes the pool's rows of tier for each monitor seqs[i] and
+// bucket in [from, to) that keep allows (nil: all), a day's at a time, on
+// SQLite 50 a statement (see Writer); and once a day's hours are written,
+// packs those of the days before packTo, as the job does once it rolled a
+// day up. It returns the rows written.
+func putRollups(ctx context.Context, db *store.DB, p *Pool, tier int, seqs []int64, from, to, packTo time.Time, keep func(i int, day time.Time) bool) (n int64, err error) {
+	step := time.Hour
+	if tier == store.TierDay {
+		step = Day
 	}
-	for start := 0; start < len(rows); start += per {
-		if err := db.PutObservationRollups(ctx, tier, rows[start:min(start+per, len(rows))]); err != nil {
-			return err
+	for d := from; d.Before(to); d = d.Add(Day) {
+		var rows []store.ObservationRollup
+		for i, seq := range seqs {
+			if keep != nil && !keep(i, d) {
+				continue
+			}
+			for b := d; b.Before(d.Add(Day)) && b.Before(to); b = b.Add(step) {
+				rows = append(rows, p.Row(tier, seq, b))
+			}
+		}
+		per := len(rows)
+		if db.Engine() == store.EngineSQLite {
+			per = 50
+		}
+		for part := range slices.Chunk(rows, max(per, 1)) {
+			if err := db.PutObservationRollups(ctx, tier, part); err != nil {
+				return n, err
+			}
+		}
+		n += int64(len(rows))
+		if d.Before(packTo) {
+			if err := db.PackHours(ctx, false, seqs, d); err != nil {
+				return n, err
+			}
 		}
 	}
-	return nil
+	return n, nil
 }

@@ -68,15 +68,9 @@ const (
 // application with the benchmark's clock, as `tocsin serve` would have
 // written it over the months before.
 func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResult, err error) {
-	var fixed time.Time // the app's clock: real time, or fixed while the job catches up to it
-	clock := func() time.Time {
-		if fixed.IsZero() {
-			return time.Now()
-		}
-		return fixed
-	}
+	clk := &clock{} // real time, or fixed while the job catches up to it
 	// Raw rows kept back to the year's start, so the job begins there.
-	db, a, err := openApp(ctx, dbURL, keyring, clock, app.Config{DefaultMaxMonitors: o.Monitors + 1,
+	db, a, err := openApp(ctx, dbURL, keyring, clk.now, app.Config{DefaultMaxMonitors: o.Monitors + 1,
 		RetentionDays: o.Days + 1, HourlyRetentionDays: o.Days + 1, DailyRetentionDays: o.Days + 1})
 	if err != nil {
 		return res, err
@@ -115,7 +109,8 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 		seqs, err := db.SubjectSeqsOf(ctx, []string{id})
 		return seqs[id], err
 	}
-	rollUp := func() (r Rollup, err error) {
+	rollUp := func(what string) (r Rollup, err error) {
+		o.Logf("rolling up %s as the job does", what)
 		p0, err := db.RollupProgress(ctx)
 		if err != nil {
 			return r, err
@@ -156,19 +151,22 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 	if err != nil {
 		return res, err
 	}
-	w := NewWriter(db, probe)
 	var changes []monitor.Transition
-	for at := yearFrom; at.Before(now); at = at.Add(o.Interval) {
+	outage := func(at time.Time) bool {
 		since := at.Sub(yearFrom) % (7 * Day)
-		if since >= 3*Day && since < 3*Day+o.Interval {
-			changes = append(changes, monitor.Transition{From: monitor.StateUp, To: monitor.StateDown, At: at, Cause: "status 503, expected 2xx"})
+		down := since >= 3*Day && since < 3*Day+10*time.Minute
+		if was := len(changes)%2 == 1; down != was {
+			tr := monitor.Transition{From: monitor.StateUp, To: monitor.StateDown, At: at, Cause: "status 503, expected 2xx"}
+			if was {
+				tr = monitor.Transition{From: monitor.StateDown, To: monitor.StateUp, At: at, Cause: "status 200"}
+			}
+			changes = append(changes, tr)
 		}
-		if since >= 3*Day+10*time.Minute && since < 3*Day+10*time.Minute+o.Interval {
-			changes = append(changes, monitor.Transition{From: monitor.StateDown, To: monitor.StateUp, At: at, Cause: "status 200"})
-		}
-		if err := w.Add(ctx, yearSeq, Observation(rng, at, since >= 3*Day && since < 3*Day+10*time.Minute)); err != nil {
-			return res, err
-		}
+		return down
+	}
+	w := NewWriter(db, probe)
+	if err := w.Every(ctx, rng, yearSeq, yearFrom, now, o.Interval, outage); err != nil {
+		return res, err
 	}
 	if err := w.Flush(ctx); err != nil {
 		return res, err
@@ -184,15 +182,14 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 	if err != nil {
 		return res, err
 	}
-	fixed = rawFrom.Add(app.RollupSettle) // the job then stops at rawFrom
-	o.Logf("rolling up the year monitor as the job does")
-	if res.RollYear, err = rollUp(); err != nil {
+	clk.set(rawFrom.Add(app.RollupSettle)) // the job then stops at rawFrom
+	if res.RollYear, err = rollUp("the year monitor"); err != nil {
 		return res, err
 	}
 
 	// The other monitors: their last days raw (and the hours around the
-	// raw retention's edge, which a 30-day window reads), rolled up by the
-	// job with the year monitor's.
+	// raw retention's edge, which a 30-day window reads), spread over each
+	// minute, rolled up by the job with the year monitor's.
 	o.Logf("creating %d monitors and writing their checks since %s", o.Monitors, rawFrom.Format(time.DateTime))
 	for i := range dense {
 		if seqs[i], err = create(dense[i], fmt.Sprintf("monitor %04d", i), denseFrom, denseEvery); err != nil {
@@ -200,11 +197,10 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 		}
 	}
 	edge := now.AddDate(0, 0, -30)
-	w = NewWriter(db, probe)
 	for _, span := range [][2]time.Time{{edge.Add(-time.Hour), edge.Add(2 * time.Hour)}, {rawFrom, now}} {
 		for minute := span[0].Truncate(denseEvery); minute.Before(span[1]); minute = minute.Add(denseEvery) {
 			for i, seq := range seqs {
-				at := minute.Add(time.Duration(i) * denseEvery / time.Duration(len(seqs))) // spread over the minute
+				at := minute.Add(time.Duration(i) * denseEvery / time.Duration(len(seqs)))
 				if !at.Before(span[0]) && at.Before(span[1]) {
 					if err := w.Add(ctx, seq, Observation(rng, at, false)); err != nil {
 						return res, err
@@ -216,9 +212,8 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 	if err := w.Flush(ctx); err != nil {
 		return res, err
 	}
-	fixed = time.Time{}
-	o.Logf("rolling up every monitor's raw days as the job does")
-	if res.RollDay, err = rollUp(); err != nil {
+	clk.set(time.Time{})
+	if res.RollDay, err = rollUp("every monitor's raw days"); err != nil {
 		return res, err
 	}
 	// What the server's housekeeping would have done with the default
@@ -234,54 +229,33 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 	if err != nil {
 		return res, err
 	}
-	size := func() (int64, error) {
-		stmt := `VACUUM FULL observation_rollups`
-		if strings.HasPrefix(dbURL, "sqlite:") {
-			stmt = `VACUUM`
-		}
-		if _, err := raw.ExecContext(ctx, stmt); err != nil {
-			return 0, err
-		}
-		b, _, err := TableBytes(ctx, raw, dbURL, "observation_rollups")
-		return b, err
-	}
-	before, err := size()
-	if err != nil {
-		return res, err
+	q, vacuum := `SELECT pg_total_relation_size('observation_rollups')`, `VACUUM FULL observation_rollups`
+	if strings.HasPrefix(dbURL, "sqlite:") {
+		q, vacuum = `SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_schema WHERE tbl_name = 'observation_rollups')`, `VACUUM`
 	}
 	o.Logf("writing hourly and daily rollups of %d monitors over %.0f days", o.Monitors, rawFrom.Sub(denseFrom).Hours()/24)
-	for d := denseFrom; d.Before(rawFrom); d = d.Add(Day) {
-		rows := make([]store.ObservationRollup, 0, 24*len(seqs))
-		for _, seq := range seqs {
-			for h := range 24 {
-				rows = append(rows, pool.Row(store.TierHour, seq, d.Add(time.Duration(h)*time.Hour)))
-			}
-		}
-		if err := PutRollups(ctx, db, store.TierHour, rows); err != nil {
+	var sizes [3]int64
+	var rows [2]int64
+	for i, tier := range []int{store.TierHour, store.TierDay, 0} {
+		if _, err := raw.ExecContext(ctx, vacuum); err != nil {
 			return res, err
 		}
-		res.HourRows += int64(len(rows))
-		if err := db.PackHours(ctx, false, seqs, d); err != nil { // as the job packs a rolled-up day
+		if err := raw.QueryRowContext(ctx, q).Scan(&sizes[i]); err != nil {
+			return res, err
+		} else if tier == 0 {
+			break
+		}
+		packTo := rawFrom // the hours of a rolled-up day, as the job packs them
+		if tier == store.TierDay {
+			packTo = time.Time{}
+		}
+		if rows[i], err = putRollups(ctx, db, pool, tier, seqs, denseFrom, rawFrom, packTo, nil); err != nil {
 			return res, err
 		}
 	}
-	mid, err := size()
-	if err != nil {
-		return res, err
-	}
-	for d := denseFrom; d.Before(rawFrom); d = d.Add(Day) {
-		rows := make([]store.ObservationRollup, 0, len(seqs))
-		for _, seq := range seqs {
-			rows = append(rows, pool.Row(store.TierDay, seq, d))
-		}
-		if err := PutRollups(ctx, db, store.TierDay, rows); err != nil {
-			return res, err
-		}
-		res.DayRows += int64(len(rows))
-	}
-	after, err := size()
-	res.HourBytes, res.DayBytes = mid-before, after-mid
-	return res, err
+	res.HourRows, res.DayRows = rows[0], rows[1]
+	res.HourBytes, res.DayBytes = sizes[1]-sizes[0], sizes[2]-sizes[1]
+	return res, nil
 }
 
 // OpenRaw is a plain connection to the database at dbURL, for what a
@@ -295,20 +269,6 @@ func OpenRaw(dbURL string) (*sql.DB, error) {
 	db, err := sql.Open("pgx", dbURL)
 	db.SetMaxOpenConns(1) // one backend of ours
 	return db, err
-}
-
-// TableBytes is what a table takes on disk with its indexes, and its rows:
-// PostgreSQL's pg_total_relation_size, SQLite's pages from dbstat.
-func TableBytes(ctx context.Context, db *sql.DB, dbURL, table string) (bytes, rows int64, err error) {
-	q := `SELECT pg_total_relation_size($1::regclass)`
-	if strings.HasPrefix(dbURL, "sqlite:") {
-		q = `SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_schema WHERE tbl_name = $1)`
-	}
-	if err := db.QueryRowContext(ctx, q, table).Scan(&bytes); err != nil {
-		return 0, 0, err
-	}
-	err = db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&rows)
-	return bytes, rows, err
 }
 
 // processCPU is this process's CPU time so far, user and system.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/account"
@@ -29,25 +28,6 @@ type Pages struct {
 	MainSlug    string
 	ColdSlugs   []string
 	ComponentID string // a component of the main page, for its badge
-}
-
-// clock is the seeding app's clock: a moment the seeder sets, so
-// incidents are written on the days they happened.
-type clock struct {
-	mu sync.Mutex
-	at time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.at
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.at = t
-	c.mu.Unlock()
 }
 
 // StatusPages fills the database at dbURL through the store and the

@@ -10,10 +10,13 @@ package seed
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +24,8 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/monitor"
+	"github.com/tocsin/tocsin/internal/netguard"
+	"github.com/tocsin/tocsin/internal/notify"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 )
@@ -202,4 +207,112 @@ func Workspace(ctx context.Context, db *store.DB, slug string, quota int) (strin
 	ws := account.Workspace{ID: ids.New(ids.Workspace, now), Name: slug, Slug: slug, MaxMonitors: quota,
 		MinIntervalSeconds: monitor.MinIntervalSeconds, CreatedAt: now}
 	return ws.ID, db.CreateWorkspace(ctx, ws)
+}
+
+// clock is a seeding app's clock: the moment the seeder set, or the time
+// now while none is set.
+type clock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() {
+		return time.Now()
+	}
+	return c.at
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	c.at = t
+	c.mu.Unlock()
+}
+
+// Many runs create(i) for i in [0, n), eight at a time, and logs its
+// progress every ten seconds.
+func Many(ctx context.Context, n int, logf func(string, ...any), create func(i int) error) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		next = make(chan int)
+	)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				if err := create(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	last := time.Now()
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		if time.Since(last) > 10*time.Second {
+			logf("created %d of %d", i, n)
+			last = time.Now()
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(append(errs, ctx.Err())...)
+}
+
+// CountPings counts the pings stored in the database at dbURL as a new
+// server process finds them: on SQLite, with the journal a killed process
+// left replayed by the application's rules, as serve replays it.
+func CountPings(ctx context.Context, dbURL string) (int64, error) {
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	a := app.New(db, nil, nil, slog.New(slog.DiscardHandler), app.Config{})
+	if err := a.FlushPings(ctx); err != nil {
+		return 0, err
+	}
+	return db.CountPings(ctx)
+}
+
+// IncidentMessage is every seeded incident's first update.
+const IncidentMessage = "We are looking into elevated error rates on the public API."
+
+// Incidents writes, with no server running, channels owners, each in a
+// workspace of its own with a webhook channel to hook(i), and n manual
+// incidents spread over them in turn: one incident.opened delivery each,
+// pending for the server that starts next. It goes through the
+// application, as the API would, because the API's server would deliver
+// them at once. It returns the channels' signing secrets.
+func Incidents(ctx context.Context, dbURL, keyring string, channels, n int, hook func(int) string, logf func(string, ...any)) ([]string, error) {
+	db, a, err := openApp(ctx, dbURL, keyring, time.Now, app.Config{Outbound: netguard.Policy{}})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	actors := make([]app.Actor, channels)
+	secrets := make([]string, channels)
+	err = Many(ctx, channels, logf, func(i int) error {
+		u, err := a.CreateUser(ctx, app.UserRequest{Email: fmt.Sprintf("owner%d@bench.test", i),
+			Workspace: fmt.Sprintf("bench-%d", i), Role: account.RoleOwner})
+		if err != nil {
+			return err
+		}
+		actors[i] = app.Actor{UserID: u.User.ID, WorkspaceID: u.Workspace.ID, Role: account.RoleOwner}
+		_, secrets[i], err = a.CreateChannel(ctx, actors[i], app.ChannelDraft{Name: "receiver", Kind: notify.Webhook, Enabled: true,
+			Config: notify.Config{URL: hook(i)}})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return secrets, Many(ctx, n, logf, func(i int) error {
+		_, err := a.CreateIncident(ctx, actors[i%channels], app.IncidentDraft{Title: fmt.Sprintf("Bench incident %06d", i), Message: IncidentMessage})
+		return err
+	})
 }

@@ -42,8 +42,6 @@ type WebFixture struct {
 	FirstID   string   // the monitor whose page is measured
 	FirstName string
 	LiveID    string // the monitor the flipped target turns DOWN and UP
-	HourRows  int64  // hourly rollup rows written from the pool
-	DayRows   int64
 }
 
 // seedingURL is the database's URL for seeding it: on PostgreSQL, its
@@ -111,7 +109,7 @@ func WebApp(ctx context.Context, dbURL, keys string, o Web) (fx WebFixture, err 
 	}
 	fx.FirstID, fx.FirstName, fx.LiveID = monitors[0], name(0), live[0]
 	o.Logf("wrote %d monitors and %d state changes; writing checks and rollups", n+1, changes+liveChanges)
-	if err := webChecks(ctx, db, a, append(monitors, live...), now, rng, o, &fx); err != nil {
+	if err := webChecks(ctx, db, a, append(monitors, live...), now, rng, o); err != nil {
 		return fx, fmt.Errorf("checks: %w", err)
 	}
 	return fx, nil
@@ -126,7 +124,7 @@ func WebApp(ctx context.Context, dbURL, keys string, o Web) (fx WebFixture, err 
 // list reads them) and daily back to the monitors' creation;
 // then the rollup job, as the server runs it, rolls up its 30 days from
 // the raw rows where they are, over the pool's.
-func webChecks(ctx context.Context, db *store.DB, a *app.App, monitors []string, now time.Time, rng *rand.Rand, o Web, fx *WebFixture) error {
+func webChecks(ctx context.Context, db *store.DB, a *app.App, monitors []string, now time.Time, rng *rand.Rand, o Web) error {
 	seqOf, err := db.SubjectSeqsOf(ctx, monitors)
 	if err != nil {
 		return err
@@ -141,25 +139,14 @@ func webChecks(ctx context.Context, db *store.DB, a *app.App, monitors []string,
 	}
 	every := o.Interval
 	w := NewWriter(db, probe)
-	write := func(seq int64, from, to time.Time) error {
-		for at := from.Truncate(every); at.Before(to); at = at.Add(every) {
-			if err := w.Add(ctx, seq, Observation(rng, at, false)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	monthAgo, dayAgo := now.AddDate(0, 0, -30), now.Add(-Day)
 	for i, seq := range seqs {
+		spans := [][2]time.Time{{monthAgo.Add(-time.Hour), monthAgo.Add(time.Hour)}, {dayAgo.Add(-time.Hour), dayAgo.Add(time.Hour)}, {now.Add(-2 * time.Hour), now}}
 		if i == 0 {
-			if err := write(seq, monthAgo.Add(-time.Hour), now); err != nil {
-				return err
-			}
-			continue
+			spans = [][2]time.Time{{monthAgo.Add(-time.Hour), now}}
 		}
-		for _, win := range [][2]time.Time{{monthAgo.Add(-time.Hour), monthAgo.Add(time.Hour)},
-			{dayAgo.Add(-time.Hour), dayAgo.Add(time.Hour)}, {now.Add(-2 * time.Hour), now}} {
-			if err := write(seq, win[0], win[1]); err != nil {
+		for _, sp := range spans {
+			if err := w.Every(ctx, rng, seq, sp[0].Truncate(every), sp[1], every, nil); err != nil {
 				return err
 			}
 		}
@@ -167,50 +154,24 @@ func webChecks(ctx context.Context, db *store.DB, a *app.App, monitors []string,
 	if err := w.Flush(ctx); err != nil {
 		return err
 	}
-	o.Logf("wrote %d checks; writing rollups", w.Written)
-
 	pool, err := NewPool(rng, every, 256, 64)
 	if err != nil {
 		return err
 	}
-	hoursFrom := now.AddDate(0, 0, -90).Truncate(Day)
-	hoursDone := now.Add(-app.RollupSettle).Truncate(time.Hour)
 	jobStart := monthAgo.Truncate(Day) // where the rollup job begins on a database it never ran on
-	for d := hoursFrom; d.Before(hoursDone); d = d.Add(Day) {
-		rows := make([]store.ObservationRollup, 0, 24*len(seqs))
-		for i, seq := range seqs {
-			if i > 0 && d.Before(jobStart.Add(-Day)) {
-				// Hours no page reads of the other monitors (older
-				// than the list's 30 days, and on PostgreSQL packed
-				// into a row a day): left out, for a quicker setup.
-				continue
-			}
-			for h := d; h.Before(d.Add(Day)) && h.Before(hoursDone); h = h.Add(time.Hour) {
-				rows = append(rows, pool.Row(store.TierHour, seq, h))
-			}
-		}
-		if err := PutRollups(ctx, db, store.TierHour, rows); err != nil {
-			return err
-		}
-		fx.HourRows += int64(len(rows))
+	// The other monitors' hours no page reads (older than the list's 30
+	// days, and on PostgreSQL packed into a row a day) are left out, for
+	// a quicker setup.
+	hours, err := putRollups(ctx, db, pool, store.TierHour, seqs, now.AddDate(0, 0, -90).Truncate(Day),
+		now.Add(-app.RollupSettle).Truncate(time.Hour), jobStart, func(i int, d time.Time) bool { return i == 0 || !d.Before(jobStart.Add(-Day)) })
+	if err != nil {
+		return err
 	}
-	for d := now.Add(-historyDays * Day).Truncate(Day); d.Before(jobStart); d = d.Add(Day) {
-		rows := make([]store.ObservationRollup, 0, len(seqs))
-		for _, seq := range seqs {
-			rows = append(rows, pool.Row(store.TierDay, seq, d))
-		}
-		if err := PutRollups(ctx, db, store.TierDay, rows); err != nil {
-			return err
-		}
-		fx.DayRows += int64(len(rows))
-		if !d.Before(hoursFrom) {
-			// As the job does once a day is rolled up (PostgreSQL only).
-			if err := db.PackHours(ctx, false, seqs, d); err != nil {
-				return err
-			}
-		}
+	days, err := putRollups(ctx, db, pool, store.TierDay, seqs, now.Add(-historyDays*Day).Truncate(Day), jobStart, time.Time{}, nil)
+	if err != nil {
+		return err
 	}
-	o.Logf("wrote %d hourly and %d daily rollup rows; rolling up the last 30 days as the job does", fx.HourRows, fx.DayRows)
+	o.Logf("wrote %d checks, %d hourly and %d daily rollup rows; rolling up the last 30 days as the job does", w.Written, hours, days)
 	for n := 1; n > 0; {
 		if n, err = a.Rollup(ctx, "bench"); err != nil {
 			return err

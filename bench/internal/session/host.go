@@ -5,10 +5,12 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,46 +101,32 @@ func Split(a, b Sample, serverPID int, pg map[int]bool) Share {
 	return s
 }
 
-// Machine describes the hardware and software a run measured.
-type Machine struct {
-	Date, CPUs, CPUModel, Memory, GoVersion, Kernel string
-	Postgres                                        string // the PostgreSQL server's version, when a run used one
-	Tocsin                                          string // the binary measured and its commit
-}
-
-// Describe reads the machine's description now.
-func Describe() Machine {
-	m := Machine{
-		Date:      time.Now().UTC().Format("2006-01-02 15:04 UTC"),
-		CPUs:      fmt.Sprintf("%d (GOMAXPROCS %d)", runtime.NumCPU(), runtime.GOMAXPROCS(0)),
-		CPUModel:  "unknown",
-		GoVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-	}
+// Machine describes the machine, the binary measured and, when the run
+// used one, the PostgreSQL server, on one line.
+func (s *Session) Machine(ctx context.Context) string {
+	model, mem, kernel := "unknown", "", ""
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.Lines(string(b)) {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
+				model = strings.TrimSpace(v)
 				break
 			}
 		}
 	}
 	if kb := status("/proc/meminfo", "MemTotal:"); kb > 0 {
-		m.Memory = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<30))
+		mem = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<30))
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
+		kernel = strings.TrimSpace(string(b))
+	}
+	m := fmt.Sprintf("%s; tocsin %s; %d (GOMAXPROCS %d) CPUs, %s; %s RAM; %s %s/%s; Linux %s", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		s.Bin.Rev, runtime.NumCPU(), runtime.GOMAXPROCS(0), model, mem, runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel)
+	if slices.Contains(s.Engines, "postgres") {
+		if v := s.serverVersion(ctx); v != "" {
+			m += "; PostgreSQL " + v
+		}
 	}
 	return m
-}
-
-// String is the machine on one line, as the reports print it.
-func (m Machine) String() string {
-	s := fmt.Sprintf("%s; tocsin %s; %s CPUs, %s; %s RAM; %s; Linux %s",
-		m.Date, m.Tocsin, m.CPUs, m.CPUModel, m.Memory, m.GoVersion, m.Kernel)
-	if m.Postgres != "" {
-		s += "; PostgreSQL " + m.Postgres
-	}
-	return s
 }
 
 // PeakRSS is a process's peak resident set (VmHWM) in bytes; 0 if unknown.

@@ -1,23 +1,22 @@
 // HTTP as the areas use it: GETs timed over keep-alive loopback
-// connections, JSON requests to a server's API, and the bare handler, the
-// baseline a run measures Tocsin against: this binary re-executed as a
-// child answering every request with the bytes and headers Tocsin sent.
+// connections, JSON requests to a server's API, and the load of many
+// clients, their outcomes counted.
 
 package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
+	"maps"
 	"net"
 	"net/http"
-	"os"
 	"slices"
-	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -87,11 +86,6 @@ func API(base, key string) Client {
 	return Client{Base: base + "/api/v1", Header: http.Header{"Authorization": {"Bearer " + key}}}
 }
 
-// Get decodes the JSON answer to GET path into out.
-func (c Client) Get(ctx context.Context, path string, out any) error {
-	return c.Do(ctx, http.MethodGet, path, nil, out)
-}
-
 // Post sends in as JSON to path and decodes the answer into out.
 func (c Client) Post(ctx context.Context, path string, in, out any) error {
 	return c.Do(ctx, http.MethodPost, path, in, out)
@@ -148,89 +142,172 @@ func Shows(body []byte, words ...string) error {
 	return nil
 }
 
-// captured is a response as Tocsin sent it, what the bare handler answers.
-type captured struct {
-	Header http.Header `json:"header"`
-	Body   []byte      `json:"body"`
+// Outcome counts what requests came to: the answers that were what the
+// load wanted (OK, with their latencies), and the others by kind.
+type Outcome struct {
+	OK        int
+	Failed    map[string]int // by status, or by kind of transport error
+	Lat       []time.Duration
+	Elapsed   time.Duration
+	Exhausted bool  // the load ran out of requests before the time did
+	CPU       Share // who used the machine meanwhile; set by the caller
 }
 
-// BareHeader is what of Tocsin's headers the bare handler sends: all but
-// those net/http writes itself.
-func BareHeader(h http.Header) http.Header {
-	out := h.Clone()
-	out.Del("Date")
-	out.Del("Content-Length")
+// Add adds x's counts to o.
+func (o *Outcome) Add(x Outcome) {
+	o.OK += x.OK
+	if o.Failed == nil {
+		o.Failed = map[string]int{}
+	}
+	for k, v := range x.Failed {
+		o.Failed[k] += v
+	}
+	o.Lat = append(o.Lat, x.Lat...)
+	o.Exhausted = o.Exhausted || x.Exhausted
+}
+
+// Failures counts the requests that failed.
+func (o *Outcome) Failures() int {
+	n := 0
+	for _, v := range o.Failed {
+		n += v
+	}
+	return n
+}
+
+// Rate is answers wanted a second.
+func (o *Outcome) Rate() float64 { return float64(o.OK) / o.Elapsed.Seconds() }
+
+// P is the q-quantile of the latencies, which must be sorted.
+func (o *Outcome) P(q float64) time.Duration { return Percentile(o.Lat, q) }
+
+// PerOK is a CPU time per answer wanted.
+func (o *Outcome) PerOK(d time.Duration) time.Duration {
+	if o.OK == 0 {
+		return 0
+	}
+	return d / time.Duration(o.OK)
+}
+
+// FailedString lists the failures by kind, most first; "0" for none.
+func (o *Outcome) FailedString() string {
+	keys := slices.SortedFunc(maps.Keys(o.Failed), func(a, b string) int {
+		return cmp.Or(cmp.Compare(o.Failed[b], o.Failed[a]), strings.Compare(a, b))
+	})
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, o.Failed[k]))
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Want says whether an answer is what the load wants; nil wants any 2xx.
+type Want func(w int, resp *http.Response, body []byte) bool
+
+// Do sends req, reads the whole answer and counts it in o, its latency
+// from t0 (which may be before the request is sent). It reports whether
+// the request got no answer.
+func Do(rt http.RoundTripper, req *http.Request, w int, want Want, o *Outcome, t0 time.Time) (failed bool) {
+	if o.Failed == nil {
+		o.Failed = map[string]int{}
+	}
+	resp, err := rt.RoundTrip(req)
+	var body []byte
+	if err == nil {
+		body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	switch {
+	case err != nil:
+		o.Failed[errKind(err)]++
+		return true
+	case want == nil && resp.StatusCode/100 == 2, want != nil && want(w, resp, body):
+		o.OK++
+		o.Lat = append(o.Lat, time.Since(t0))
+	case resp.StatusCode/100 == 2:
+		o.Failed[resp.Status+" not as wanted"]++
+	default:
+		o.Failed[resp.Status]++
+	}
+	return false
+}
+
+// errKind names a transport error without its addresses, to count it.
+func errKind(err error) string {
+	s := err.Error()
+	for _, k := range []string{"connection refused", "connection reset", "broken pipe", "EOF", "timeout", "canceled"} {
+		if strings.Contains(s, k) {
+			return k
+		}
+	}
+	return s
+}
+
+// Closed runs clients keep-alive clients for d, each sending its next
+// request (next(w, i): client w's i-th; nil when the load can take no
+// more) as soon as the previous answer is read. The latencies come back
+// sorted.
+func Closed(ctx context.Context, rt http.RoundTripper, clients int, d time.Duration, next func(w, i int) *http.Request, want Want) Outcome {
+	parts := make([]Outcome, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for w := range clients {
+		wg.Go(func() {
+			o := &parts[w]
+			o.Lat = make([]time.Duration, 0, 4096)
+			for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
+				req := next(w, i)
+				if req == nil {
+					o.Exhausted = true
+					return
+				}
+				if Do(rt, req.WithContext(ctx), w, want, o, time.Now()) {
+					time.Sleep(time.Millisecond) // no busy loop on a dead server
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return Pool(parts, time.Since(start))
+}
+
+// Pool adds up outcomes, over elapsed, with the latencies sorted.
+func Pool(parts []Outcome, elapsed time.Duration) Outcome {
+	out := Outcome{Elapsed: elapsed, Failed: map[string]int{}}
+	for _, p := range parts {
+		out.Add(p)
+	}
+	slices.Sort(out.Lat)
 	return out
 }
 
-// BareChild starts a bare handler, a child answering every request with
-// body and header (BareHeader's); Close stops it.
-func (s *Session) BareChild(ctx context.Context, name string, header http.Header, body []byte) (*Process, error) {
-	path, err := s.Save(name+".json", captured{Header: header, Body: body})
-	if err != nil {
-		return nil, err
+// Rates are the outcomes' rates.
+func Rates(os []Outcome) []float64 {
+	r := make([]float64, len(os))
+	for i, o := range os {
+		r[i] = o.Rate()
 	}
-	return s.Child(ctx, name, "-bare-serve", "-bare-page", path)
+	return r
 }
 
-// serveBare is the bare handler, with the settings of `tocsin serve`'s
-// server and nothing else: it reads each request's body (at most 10 KiB,
-// as the ping handler) and answers the page saved at path.
-func serveBare(ctx context.Context, path string, stdin io.Reader, stdout io.Writer) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
+// Ratios are the rates of a over those of b, round by round.
+func Ratios(a, b []Outcome) []float64 {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		r = append(r, a[i].Rate()/b[i].Rate())
 	}
-	var pg captured
-	if err := json.Unmarshal(b, &pg); err != nil {
-		return err
-	}
-	header, length := BareHeader(pg.Header), strconv.Itoa(len(pg.Body))
-	return ServeChild(ctx, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 10<<10+1))
-		for k, v := range header {
-			w.Header()[k] = v
-		}
-		w.Header().Set("Content-Length", length)
-		_, _ = w.Write(pg.Body)
-	}), stdin, stdout)
+	return r
 }
 
-// ServeChild is a served child's side: it serves h on a free loopback
-// port with the settings of `tocsin serve`'s server, prints its URL as
-// its first line, and shuts down, draining requests, at EOF on stdin (the
-// parent closed it, or died) or when ctx ends.
-func ServeChild(ctx context.Context, h http.Handler, stdin io.Reader, stdout io.Writer) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// Get is a GET of url, for next.
+func Get(url string) *http.Request {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		panic(err) // the benchmark made the URL
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
-		ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if _, err := fmt.Fprintln(stdout, "http://"+ln.Addr().String()); err != nil {
-		return err
-	}
-	eof := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.Discard, stdin)
-		close(eof)
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	case <-eof:
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return err
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return req
 }
