@@ -269,7 +269,7 @@ var plainMechs = []string{"PLAIN"}
 
 func message() mailer.Message {
 	return mailer.Message{
-		To:      []string{"ops@example.com", "Zoë Ops <zoe@example.org>"},
+		To:      []string{"ops@example.com", "Équipe Ops <equipe@example.org>"},
 		Subject: "Down: api.example.com — ünïcode ✓ and a subject long enough to need more than one encoded word",
 		Text:    "api.example.com is down since 12:00 — ünïcode.\n.a line starting with a dot\n" + strings.Repeat("x", 200) + "\n",
 		HTML:    "<p>api.example.com is <b>down</b> — ünïcode.</p>\n.<p>" + strings.Repeat("y", 200) + "</p>\n",
@@ -294,7 +294,7 @@ func TestSendSTARTTLS(t *testing.T) {
 	if d.from != "tocsin@example.com" {
 		t.Errorf("MAIL FROM %q", d.from)
 	}
-	if strings.Join(d.to, ",") != "ops@example.com,zoe@example.org" {
+	if strings.Join(d.to, ",") != "ops@example.com,equipe@example.org" {
 		t.Errorf("RCPT TO %q", d.to)
 	}
 	if !strings.Contains(srv.transcript.String(), "\r\nSTARTTLS\r\n220 ") {
@@ -332,7 +332,7 @@ func checkMessage(t *testing.T, data []byte, want mailer.Message, sent time.Time
 		t.Errorf("From %q: %v", h.Get("From"), err)
 	}
 	to, err := h.AddressList("To")
-	if err != nil || len(to) != 2 || to[0].Address != "ops@example.com" || to[1].Name != "Zoë Ops" || to[1].Address != "zoe@example.org" {
+	if err != nil || len(to) != 2 || to[0].Address != "ops@example.com" || to[1].Name != "Équipe Ops" || to[1].Address != "equipe@example.org" {
 		t.Errorf("To %q = %v: %v", h.Get("To"), to, err)
 	}
 	if subject, err := new(mime.WordDecoder).DecodeHeader(h.Get("Subject")); err != nil || subject != want.Subject {

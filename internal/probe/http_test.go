@@ -270,7 +270,7 @@ func TestHTTPAuth(t *testing.T) {
 		header string
 		value  string
 	}{
-		{monitor.Auth{Type: monitor.AuthBasic, Username: "ann", Password: "s3cret-pass"}, "Authorization", "Basic YW5uOnMzY3JldC1wYXNz"},
+		{monitor.Auth{Type: monitor.AuthBasic, Username: "ops", Password: "s3cret-pass"}, "Authorization", "Basic b3BzOnMzY3JldC1wYXNz"},
 		{monitor.Auth{Type: monitor.AuthBearer, Token: "tok-123456"}, "Authorization", "Bearer tok-123456"},
 		{monitor.Auth{Type: monitor.AuthHeader, Header: "X-Api-Key", Value: "key-abcdef"}, "X-Api-Key", "key-abcdef"},
 	}

@@ -144,21 +144,21 @@ func testMigrateConcurrent(t *testing.T, e storetest.Engine) {
 
 func testUsers(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
-	u := newUser("Alice@Example.com")
+	u := newUser("First@Example.com")
 	check(t, db.CreateUser(ctx, u))
-	u.Email = "alice@example.com"
+	u.Email = "first@example.com"
 
-	dup := newUser("ALICE@example.COM")
+	dup := newUser("FIRST@example.COM")
 	wantKind(t, db.CreateUser(ctx, dup), store.ErrConflict)
 
-	got, err := db.UserByEmail(ctx, "aLiCe@EXAMPLE.com")
+	got, err := db.UserByEmail(ctx, "fIrSt@EXAMPLE.com")
 	check(t, err)
 	equal(t, got, u)
 	got, err = db.UserByID(ctx, u.ID)
 	check(t, err)
 	equal(t, got, u)
 
-	_, err = db.UserByEmail(ctx, "bob@example.com")
+	_, err = db.UserByEmail(ctx, "second@example.com")
 	wantKind(t, err, errs.ErrNotFound)
 	_, err = db.UserByID(ctx, "usr_missing")
 	wantKind(t, err, errs.ErrNotFound)
@@ -300,7 +300,7 @@ func testQuotaOverride(t *testing.T, e storetest.Engine) {
 func testMemberships(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	_, w := seed(t, db, "acme")
-	u := newUser("bob@example.com")
+	u := newUser("second@example.com")
 	check(t, db.CreateUser(ctx, u))
 
 	_, err := db.Membership(ctx, w.ID, u.ID)

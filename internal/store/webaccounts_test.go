@@ -426,10 +426,10 @@ func countTrue(bs []bool) int {
 
 func testWebWorkspaces(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
-	u := newUser("zed@example.com")
-	ann := newUser("ann@example.com")
+	u := newUser("z-owner@example.com")
+	third := newUser("a-member@example.com")
 	check(t, db.CreateUser(ctx, u))
-	check(t, db.CreateUser(ctx, ann))
+	check(t, db.CreateUser(ctx, third))
 	beta := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "beta", Slug: "beta", MaxMonitors: 5, CreatedAt: t0}
 	alpha := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "alpha", Slug: "alpha", CreatedAt: t0}
 	check(t, db.CreateWorkspaceWithOwner(ctx, beta, account.Membership{UserID: u.ID, Role: account.RoleOwner, CreatedAt: t0}))
@@ -437,7 +437,7 @@ func testWebWorkspaces(t *testing.T, e storetest.Engine) {
 
 	// The slug is taken: no workspace, no membership.
 	taken := account.Workspace{ID: ids.New(ids.Workspace, t0), Name: "again", Slug: "beta", CreatedAt: t0}
-	err := db.CreateWorkspaceWithOwner(ctx, taken, account.Membership{UserID: ann.ID, Role: account.RoleOwner, CreatedAt: t0})
+	err := db.CreateWorkspaceWithOwner(ctx, taken, account.Membership{UserID: third.ID, Role: account.RoleOwner, CreatedAt: t0})
 	wantKind(t, err, store.ErrConflict)
 	_, err = db.Workspace(ctx, taken.ID)
 	wantKind(t, err, errs.ErrNotFound)
@@ -448,14 +448,14 @@ func testWebWorkspaces(t *testing.T, e storetest.Engine) {
 	_, err = db.Workspace(ctx, lost.ID)
 	wantKind(t, err, errs.ErrNotFound)
 
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: beta.ID, UserID: ann.ID, Role: account.RoleViewer, CreatedAt: t0}))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: beta.ID, UserID: third.ID, Role: account.RoleViewer, CreatedAt: t0}))
 	got, err := db.WorkspacesOf(ctx, u.ID)
 	check(t, err)
 	equal(t, got, []account.MemberOf{
 		{Workspace: alpha, Role: account.RoleOwner, JoinedAt: t0.Add(time.Hour)},
 		{Workspace: beta, Role: account.RoleOwner, JoinedAt: t0},
 	})
-	got, err = db.WorkspacesOf(ctx, ann.ID)
+	got, err = db.WorkspacesOf(ctx, third.ID)
 	check(t, err)
 	equal(t, got, []account.MemberOf{{Workspace: beta, Role: account.RoleViewer, JoinedAt: t0}})
 	got, err = db.WorkspacesOf(ctx, "usr_missing")
@@ -465,8 +465,8 @@ func testWebWorkspaces(t *testing.T, e storetest.Engine) {
 	members, err := db.MembersOf(ctx, beta.ID)
 	check(t, err)
 	equal(t, members, []account.Member{
-		{UserID: ann.ID, Email: "ann@example.com", Role: account.RoleViewer, JoinedAt: t0},
-		{UserID: u.ID, Email: "zed@example.com", Role: account.RoleOwner, JoinedAt: t0},
+		{UserID: third.ID, Email: "a-member@example.com", Role: account.RoleViewer, JoinedAt: t0},
+		{UserID: u.ID, Email: "z-owner@example.com", Role: account.RoleOwner, JoinedAt: t0},
 	})
 }
 
@@ -474,9 +474,9 @@ func testWebWorkspaces(t *testing.T, e storetest.Engine) {
 func testWebLastOwner(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	owner, w := seed(t, db, "acme")
-	bob := newUser("bob@example.com")
-	check(t, db.CreateUser(ctx, bob))
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: bob.ID, Role: account.RoleEditor, CreatedAt: t0}))
+	second := newUser("second@example.com")
+	check(t, db.CreateUser(ctx, second))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w.ID, UserID: second.ID, Role: account.RoleEditor, CreatedAt: t0}))
 	role := func(userID string) account.Role {
 		t.Helper()
 		m, err := db.Membership(ctx, w.ID, userID)
@@ -500,12 +500,12 @@ func testWebLastOwner(t *testing.T, e storetest.Engine) {
 	equal(t, role(owner.ID), account.RoleOwner)
 	check(t, db.ChangeRole(ctx, w.ID, owner.ID, account.RoleOwner)) // owner to owner leaves one
 
-	check(t, db.ChangeRole(ctx, w.ID, bob.ID, account.RoleViewer))
-	equal(t, role(bob.ID), account.RoleViewer)
-	check(t, db.ChangeRole(ctx, w.ID, bob.ID, account.RoleOwner))
+	check(t, db.ChangeRole(ctx, w.ID, second.ID, account.RoleViewer))
+	equal(t, role(second.ID), account.RoleViewer)
+	check(t, db.ChangeRole(ctx, w.ID, second.ID, account.RoleOwner))
 	// Two owners: either may step down, not both.
 	check(t, db.ChangeRole(ctx, w.ID, owner.ID, account.RoleAdmin))
-	lastOwner(db.RemoveMember(ctx, w.ID, bob.ID))
+	lastOwner(db.RemoveMember(ctx, w.ID, second.ID))
 	check(t, db.RemoveMember(ctx, w.ID, owner.ID))
 	_, err := db.Membership(ctx, w.ID, owner.ID)
 	wantKind(t, err, errs.ErrNotFound)
@@ -513,11 +513,11 @@ func testWebLastOwner(t *testing.T, e storetest.Engine) {
 	wantKind(t, db.ChangeRole(ctx, w.ID, owner.ID, account.RoleViewer), errs.ErrNotFound)
 	wantKind(t, db.ChangeRole(ctx, w.ID, owner.ID, account.RoleOwner), errs.ErrNotFound)
 	wantKind(t, db.RemoveMember(ctx, w.ID, owner.ID), errs.ErrNotFound)
-	wantKind(t, db.RemoveMember(ctx, "ws_missing", bob.ID), errs.ErrNotFound)
+	wantKind(t, db.RemoveMember(ctx, "ws_missing", second.ID), errs.ErrNotFound)
 	// Another workspace's owners count for nothing here.
 	other, w2 := seed(t, db, "other")
-	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w2.ID, UserID: bob.ID, Role: account.RoleOwner, CreatedAt: t0}))
-	lastOwner(db.ChangeRole(ctx, w.ID, bob.ID, account.RoleAdmin))
+	check(t, db.PutMembership(ctx, account.Membership{WorkspaceID: w2.ID, UserID: second.ID, Role: account.RoleOwner, CreatedAt: t0}))
+	lastOwner(db.ChangeRole(ctx, w.ID, second.ID, account.RoleAdmin))
 	check(t, db.ChangeRole(ctx, w2.ID, other.ID, account.RoleAdmin))
 }
 
@@ -685,8 +685,8 @@ func testWebInvites(t *testing.T, e storetest.Engine) {
 func testWebAcceptInvite(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
 	owner, w := seed(t, db, "acme")
-	bob := newUser("bob@example.com")
-	check(t, db.CreateUser(ctx, bob))
+	second := newUser("second@example.com")
+	check(t, db.CreateUser(ctx, second))
 	day := 24 * time.Hour
 	gone := func(err error) {
 		t.Helper()
@@ -709,56 +709,56 @@ func testWebAcceptInvite(t *testing.T, e storetest.Engine) {
 	inv := newInvite(w.ID, owner.ID, "one", account.RoleEditor, t0, day)
 	check(t, db.CreateInvite(ctx, inv))
 	at := t0.Add(time.Hour)
-	m, err := db.AcceptInvite(ctx, inv.ID, nil, bob.ID, at)
+	m, err := db.AcceptInvite(ctx, inv.ID, nil, second.ID, at)
 	check(t, err)
-	want := account.Membership{WorkspaceID: w.ID, UserID: bob.ID, Role: account.RoleEditor, CreatedAt: at}
+	want := account.Membership{WorkspaceID: w.ID, UserID: second.ID, Role: account.RoleEditor, CreatedAt: at}
 	equal(t, m, want)
-	got, err := db.Membership(ctx, w.ID, bob.ID)
+	got, err := db.Membership(ctx, w.ID, second.ID)
 	check(t, err)
 	equal(t, got, want)
 	used, err := db.InviteByTokenHash(ctx, inv.TokenHash)
 	check(t, err)
 	equal(t, used.AcceptedAt, at)
-	equal(t, used.AcceptedBy, bob.ID)
+	equal(t, used.AcceptedBy, second.ID)
 	equal(t, inviteIDs(t, db, w.ID, at), nil)
 
 	// Used twice: the second fails, even for someone else.
-	carol := newUser("carol@example.com")
-	check(t, db.CreateUser(ctx, carol))
-	_, err = db.AcceptInvite(ctx, inv.ID, nil, carol.ID, at)
+	invitee := newUser("invitee@example.com")
+	check(t, db.CreateUser(ctx, invitee))
+	_, err = db.AcceptInvite(ctx, inv.ID, nil, invitee.ID, at)
 	gone(err)
-	_, err = db.Membership(ctx, w.ID, carol.ID)
+	_, err = db.Membership(ctx, w.ID, invitee.ID)
 	wantKind(t, err, errs.ErrNotFound)
 
 	// Expired: at its expiry it is no longer pending.
 	late := newInvite(w.ID, owner.ID, "late", account.RoleViewer, t0, time.Hour)
 	check(t, db.CreateInvite(ctx, late))
-	_, err = db.AcceptInvite(ctx, late.ID, nil, carol.ID, late.ExpiresAt)
+	_, err = db.AcceptInvite(ctx, late.ID, nil, invitee.ID, late.ExpiresAt)
 	gone(err)
-	_, err = db.AcceptInvite(ctx, "inv_missing", nil, carol.ID, at)
+	_, err = db.AcceptInvite(ctx, "inv_missing", nil, invitee.ID, at)
 	gone(err)
 
 	// Already a member: refused, and the invite stays pending.
 	again := newInvite(w.ID, owner.ID, "again", account.RoleAdmin, t0, day)
 	check(t, db.CreateInvite(ctx, again))
-	_, err = db.AcceptInvite(ctx, again.ID, nil, bob.ID, at)
+	_, err = db.AcceptInvite(ctx, again.ID, nil, second.ID, at)
 	conflict(err, "you are already a member of this workspace")
 	equal(t, inviteIDs(t, db, w.ID, at), []string{again.ID})
-	equal(t, mustRole(t, db, w.ID, bob.ID), account.RoleEditor)
+	equal(t, mustRole(t, db, w.ID, second.ID), account.RoleEditor)
 
 	// Signing up with the invite.
-	dan := newUser("Dan@Example.com")
-	m, err = db.AcceptInvite(ctx, again.ID, &dan, "", at)
+	joiner := newUser("Joiner@Example.com")
+	m, err = db.AcceptInvite(ctx, again.ID, &joiner, "", at)
 	check(t, err)
-	equal(t, m, account.Membership{WorkspaceID: w.ID, UserID: dan.ID, Role: account.RoleAdmin, CreatedAt: at})
-	u, err := db.UserByEmail(ctx, "dan@example.com")
+	equal(t, m, account.Membership{WorkspaceID: w.ID, UserID: joiner.ID, Role: account.RoleAdmin, CreatedAt: at})
+	u, err := db.UserByEmail(ctx, "joiner@example.com")
 	check(t, err)
-	equal(t, u.ID, dan.ID)
+	equal(t, u.ID, joiner.ID)
 
 	// Signing up under an e-mail that has an account: nothing is stored.
 	third := newInvite(w.ID, owner.ID, "third", account.RoleViewer, t0, day)
 	check(t, db.CreateInvite(ctx, third))
-	dup := newUser("BOB@example.com")
+	dup := newUser("SECOND@example.com")
 	_, err = db.AcceptInvite(ctx, third.ID, &dup, "", at)
 	conflict(err, "an account with this e-mail exists; sign in to accept")
 	_, err = db.UserByID(ctx, dup.ID)
@@ -766,10 +766,10 @@ func testWebAcceptInvite(t *testing.T, e storetest.Engine) {
 	equal(t, inviteIDs(t, db, w.ID, at), []string{third.ID})
 
 	// Signing up with a used invite: the new user is rolled back.
-	eve := newUser("eve@example.com")
-	_, err = db.AcceptInvite(ctx, inv.ID, &eve, "", at)
+	latecomer := newUser("latecomer@example.com")
+	_, err = db.AcceptInvite(ctx, inv.ID, &latecomer, "", at)
 	gone(err)
-	_, err = db.UserByEmail(ctx, "eve@example.com")
+	_, err = db.UserByEmail(ctx, "latecomer@example.com")
 	wantKind(t, err, errs.ErrNotFound)
 }
 
@@ -845,36 +845,36 @@ func testWebAcceptInviteRace(t *testing.T, e storetest.Engine) {
 
 func testWebKeyListings(t *testing.T, e storetest.Engine) {
 	db := storetest.OpenDB(t, e)
-	ann, w := seed(t, db, "acme")
+	third, w := seed(t, db, "acme")
 	_, w2 := seed(t, db, "other")
-	bob := newUser("bob@example.com")
-	check(t, db.CreateUser(ctx, bob))
+	second := newUser("second@example.com")
+	check(t, db.CreateUser(ctx, second))
 	key := func(userID, wsID, name string, at time.Time) account.APIKey {
 		k := account.APIKey{ID: ids.New(ids.Key, at), UserID: userID, WorkspaceID: wsID, Name: name,
 			Hash: hashOf(name), Prefix: "tsk_" + name, Scopes: []account.Scope{account.ScopeMonitorsRead}, CreatedAt: at}
 		check(t, db.CreateAPIKey(ctx, k))
 		return k
 	}
-	annOld := key(ann.ID, w.ID, "ann-old", t0)
-	bobKey := key(bob.ID, w.ID, "bob", t0.Add(time.Hour))
-	annWide := key(ann.ID, "", "ann-wide", t0.Add(2*time.Hour))
-	annOther := key(ann.ID, w2.ID, "ann-other", t0.Add(3*time.Hour))
-	check(t, db.RevokeAPIKey(ctx, annOld.ID, t0.Add(4*time.Hour)))
-	annOld.RevokedAt = t0.Add(4 * time.Hour)
+	thirdOld := key(third.ID, w.ID, "third-old", t0)
+	secondKey := key(second.ID, w.ID, "second", t0.Add(time.Hour))
+	thirdWide := key(third.ID, "", "third-wide", t0.Add(2*time.Hour))
+	thirdOther := key(third.ID, w2.ID, "third-other", t0.Add(3*time.Hour))
+	check(t, db.RevokeAPIKey(ctx, thirdOld.ID, t0.Add(4*time.Hour)))
+	thirdOld.RevokedAt = t0.Add(4 * time.Hour)
 
-	got, err := db.APIKeyByID(ctx, annOld.ID)
+	got, err := db.APIKeyByID(ctx, thirdOld.ID)
 	check(t, err)
-	equal(t, got, annOld)
+	equal(t, got, thirdOld)
 	_, err = db.APIKeyByID(ctx, "key_missing")
 	wantKind(t, err, errs.ErrNotFound)
 
 	ws, err := db.WorkspaceKeys(ctx, w.ID)
 	check(t, err)
-	equal(t, ws, []account.KeyListing{{Key: bobKey, CreatorEmail: "bob@example.com"}, {Key: annOld, CreatorEmail: ann.Email}})
-	mine, err := db.UserKeys(ctx, ann.ID)
+	equal(t, ws, []account.KeyListing{{Key: secondKey, CreatorEmail: "second@example.com"}, {Key: thirdOld, CreatorEmail: third.Email}})
+	mine, err := db.UserKeys(ctx, third.ID)
 	check(t, err)
-	equal(t, mine, []account.KeyListing{{Key: annOther, CreatorEmail: ann.Email}, {Key: annWide, CreatorEmail: ann.Email},
-		{Key: annOld, CreatorEmail: ann.Email}})
+	equal(t, mine, []account.KeyListing{{Key: thirdOther, CreatorEmail: third.Email}, {Key: thirdWide, CreatorEmail: third.Email},
+		{Key: thirdOld, CreatorEmail: third.Email}})
 	none, err := db.UserKeys(ctx, "usr_missing")
 	check(t, err)
 	equal(t, len(none), 0)

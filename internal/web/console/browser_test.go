@@ -174,7 +174,7 @@ func TestWebUIInBrowser(t *testing.T) {
 				if err != nil {
 					return
 				}
-				if ev.Type == page.DialogTypeConfirm && strings.Contains(ev.Message, "grace@acme.example") {
+				if ev.Type == page.DialogTypeConfirm && strings.Contains(ev.Message, "newcomer@acme.example") {
 					asked.Add(1)
 				}
 				chromedp.Call(tb.Ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept.Load()})

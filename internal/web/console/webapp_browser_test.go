@@ -57,10 +57,10 @@ func TestWebAppInBrowser(t *testing.T) {
 }
 
 const (
-	ownerEmail  = "olivia@acme.example"
-	memberEmail = "victor@acme.example"
+	ownerEmail  = "operator@acme.example"
+	memberEmail = "member@acme.example"
 	ownerPass   = "correct horse battery staple"
-	memberPass  = "victor's own long passphrase"
+	memberPass  = "the member's own long passphrase"
 	wsName      = "Acme Ops"
 )
 
