@@ -46,7 +46,7 @@ var (
 	// test support: what tests share (fresh databases, a browser, the
 	// loops and servers serve would run). Only tests import it, so it may
 	// reach any room; nothing outside it may import it.
-	testSupport = []string{"store/storetest", "browsertest", "scheduler/schedulertest"}
+	testSupport = []string{"store/storetest", "browsertest", "scheduler/schedulertest", "web/webtest"}
 )
 
 // ioPkgs is what the domain and the kernels must not reach, even transitively.
