@@ -345,12 +345,5 @@ func (w *Server) updateMaintenance(q *request) error {
 }
 
 func (w *Server) deleteMaintenance(q *request) error {
-	id, err := w.maintenanceID(q)
-	if err != nil {
-		return err
-	}
-	if err := w.app.DeleteMaintenanceWindow(q.ctx(), q.actor, id); err != nil {
-		return err
-	}
-	return q.redirect("/w/"+q.actor.WorkspaceID+"/maintenance", "maintenance-deleted")
+	return w.deleteListed(q, ids.Maintenance, w.app.DeleteMaintenanceWindow, "maintenance", "maintenance-deleted")
 }
