@@ -7,10 +7,9 @@ import (
 	"github.com/tocsin/tocsin/internal/web/webtest"
 )
 
-// env is the web's test server (see webtest), with the public pages' own
-// helpers.
-type env struct{ *webtest.Env }
+// env is the web's test server (see webtest).
+type env = webtest.Env
 
 func forEachEngine(t *testing.T, opts public.Options, f func(t *testing.T, e *env)) {
-	webtest.ForEachEngine(t, opts, func(t *testing.T, e *webtest.Env) { f(t, &env{e}) })
+	webtest.ForEachEngine(t, opts, f)
 }

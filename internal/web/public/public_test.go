@@ -22,8 +22,8 @@ import (
 	"github.com/tocsin/tocsin/internal/web/webtest"
 )
 
-// page creates a status page in the workspace of key from body.
-func (e *env) page(key string, body map[string]any) map[string]any {
+// statusPage creates a status page in the workspace of key from body.
+func statusPage(e *env, key string, body map[string]any) map[string]any {
 	e.T.Helper()
 	return e.API("POST", "/api/v1/status-pages", key, body, 201)
 }
@@ -58,7 +58,7 @@ func TestPublicPage(t *testing.T) {
 		fresh := e.Monitor(e.KeyA, "fresh", "http://127.0.0.1:9/new", nil)
 		e.Record(api, "refused", monitor.ResultUp, monitor.ResultUp)
 		e.Record(web, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
-		p := e.page(e.KeyA, map[string]any{"slug": "acme", "title": "Acme status", "description": "How Acme is doing.",
+		p := statusPage(e, e.KeyA, map[string]any{"slug": "acme", "title": "Acme status", "description": "How Acme is doing.",
 			"groups": []any{
 				map[string]any{"name": "Core", "components": []any{component("monitorId", api, "Public API", "The REST API."), component("monitorId", web, "Website", "")}},
 				map[string]any{"name": "New", "components": []any{component("monitorId", fresh, "Reports", "")}},
@@ -176,7 +176,7 @@ func TestPublicPage(t *testing.T) {
 func TestWholeAndPartialAnswers(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		api := e.Monitor(e.KeyA, "api-prod", "http://127.0.0.1:9/health", nil)
-		e.page(e.KeyA, map[string]any{"slug": "acme", "title": "Acme status",
+		statusPage(e, e.KeyA, map[string]any{"slug": "acme", "title": "Acme status",
 			"groups": []any{map[string]any{"name": "Core", "components": []any{component("monitorId", api, "Public API", "")}}}})
 		whole := e.Get("/status/acme")
 		n := strconv.Itoa(len(whole.Body))
@@ -218,7 +218,7 @@ func TestPageFollowsStateChanges(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
 		e.Record(m, "x", monitor.ResultUp)
-		created := e.page(e.KeyA, map[string]any{"slug": "flips", "title": "Flips",
+		created := statusPage(e, e.KeyA, map[string]any{"slug": "flips", "title": "Flips",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
 		status := func() string {
 			var sum struct{ Components []struct{ Status string } }
@@ -269,7 +269,7 @@ func TestPageFollowsConfigChanges(t *testing.T) {
 		queue := e.Monitor(e.KeyA, "queue", "http://127.0.0.1:9/q", nil)
 		e.Record(api, "x", monitor.ResultUp)
 		e.Record(queue, "x", monitor.ResultDown, monitor.ResultDown)
-		p := e.page(e.KeyA, map[string]any{"slug": "grows", "title": "Grows",
+		p := statusPage(e, e.KeyA, map[string]any{"slug": "grows", "title": "Grows",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", api, "Public API", "")}}}})
 		if r := e.Get("/status/grows"); r.Status != 200 || !webtest.Contains(r.Body, "Public API") || webtest.Contains(r.Body, "Job queue") {
 			t.Fatalf("before: %d", r.Status)
@@ -295,7 +295,7 @@ func TestPasswordPage(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.Monitor(e.KeyA, "db", "http://127.0.0.1:9/", nil)
 		e.Record(m, "x", monitor.ResultUp)
-		p := e.page(e.KeyA, map[string]any{"slug": "inner", "title": "Inner status", "visibility": "password", "password": "correct horse",
+		p := statusPage(e, e.KeyA, map[string]any{"slug": "inner", "title": "Inner status", "visibility": "password", "password": "correct horse",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "Ledger", "Private ledger")}}}})
 		if _, set := p["password"]; set || p["passwordSet"] != true {
 			t.Fatalf("password in response: %v", p)
@@ -368,7 +368,7 @@ func TestPageSurvivesTheDatabase(t *testing.T) {
 	forEachEngine(t, public.Options{Timeout: 2 * time.Second}, func(t *testing.T, e *env) {
 		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
 		e.Record(m, "x", monitor.ResultUp)
-		sturdy := e.page(e.KeyA, map[string]any{"slug": "sturdy", "title": "Sturdy",
+		sturdy := statusPage(e, e.KeyA, map[string]any{"slug": "sturdy", "title": "Sturdy",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})["id"].(string)
 		first := e.Get("/status/sturdy")
 		if first.Status != 200 {
@@ -401,7 +401,7 @@ func TestCustomDomain(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
 		e.Record(m, "x", monitor.ResultUp)
-		e.page(e.KeyA, map[string]any{"slug": "dom", "title": "Domain page", "customDomain": "status.acme.test",
+		statusPage(e, e.KeyA, map[string]any{"slug": "dom", "title": "Domain page", "customDomain": "status.acme.test",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
 		r := e.Get("/", "Host", "status.acme.test")
 		if r.Status != 200 || !webtest.Contains(r.Body, "Domain page") || webtest.Contains(r.Body, "/status/dom") {
@@ -426,7 +426,7 @@ func TestCustomDomain(t *testing.T) {
 func TestPublicRateLimit(t *testing.T) {
 	forEachEngine(t, public.Options{PerMinute: 60, Burst: 5}, func(t *testing.T, e *env) {
 		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
-		e.page(e.KeyA, map[string]any{"slug": "busy", "title": "Busy",
+		statusPage(e, e.KeyA, map[string]any{"slug": "busy", "title": "Busy",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
 		var last webtest.Response
 		for range 10 {
@@ -489,7 +489,7 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 			if vis == "password" {
 				body["visibility"], body["password"] = "password", "open sesame 1"
 			}
-			p := e.page(k, body)
+			p := statusPage(e, k, body)
 			base := "/status/leaky-" + vis
 			var cookie string
 			if vis == "password" {
@@ -537,7 +537,7 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 func TestPageLogo(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
-		p := e.page(e.KeyA, map[string]any{"slug": "logoed", "title": "Logoed",
+		p := statusPage(e, e.KeyA, map[string]any{"slug": "logoed", "title": "Logoed",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
 		if r := e.Get("/status/logoed/logo"); r.Status != http.StatusNotFound {
 			t.Errorf("logo before upload: %d", r.Status)
@@ -579,7 +579,7 @@ func TestCompressedAnswers(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
 		e.Record(m, "x", monitor.ResultUp)
-		e.page(e.KeyA, map[string]any{"slug": "zipped", "title": "Zipped",
+		statusPage(e, e.KeyA, map[string]any{"slug": "zipped", "title": "Zipped",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
 		plainPage := e.Get("/status/zipped")
 		zipped := e.Get("/status/zipped", "Accept-Encoding", "br;q=1.0, gzip;q=0.8")

@@ -28,7 +28,7 @@ func TestServedPagesInBrowser(t *testing.T) {
 		d := e.Monitor(e.KeyA, "queue", "http://127.0.0.1:9/q", nil)
 		e.Record(m, "x", monitor.ResultUp, monitor.ResultUp)
 		e.Record(d, "x", monitor.ResultDown, monitor.ResultDown)
-		e.page(e.KeyA, map[string]any{"slug": "vault", "title": "Vault status", "visibility": "password", "password": "open sesame 2",
+		statusPage(e, e.KeyA, map[string]any{"slug": "vault", "title": "Vault status", "visibility": "password", "password": "open sesame 2",
 			"accent": "#8250df", "footerLinks": []any{map[string]any{"label": "Support", "url": "https://support.example.com/"}},
 			"groups": []any{map[string]any{"name": "Storage", "components": []any{
 				component("monitorId", m, "Ledger", "Where balances live."), component("monitorId", d, "Queue", "")}}}})
