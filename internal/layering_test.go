@@ -37,12 +37,16 @@ var (
 	domain = []string{"monitor", "incident", "heartbeat", "notify", "maintenance", "account", "recur", "metrics", "statuspage"}
 	// adapters: what wraps the outside world (SQL, the network, mail,
 	// keys, configuration).
-	adapters = []string{"clientaddr", "browsertest", "store", "store/storetest", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
+	adapters = []string{"clientaddr", "store", "store/pingjournal", "store/pingblock", "store/filelock", "probe", "netguard", "mailer", "secrets", "config"}
 	// app: the use cases and workflows.
 	appLayer = []string{"app"}
 	// edges and runners: the API, the web console and the public pages,
 	// background loops, delivery.
 	edges = []string{"httpapi", "scheduler", "deliver", "web/console", "web/public"}
+	// test support: what tests share (fresh databases, a browser, the
+	// loops and servers serve would run). Only tests import it, so it may
+	// reach any room; nothing outside it may import it.
+	testSupport = []string{"store/storetest", "browsertest", "scheduler/schedulertest", "web/webtest"}
 )
 
 // ioPkgs is what the domain and the kernels must not reach, even transitively.
@@ -130,6 +134,21 @@ func importViolations(pkg string, imports []string) []string {
 	return out
 }
 
+// testSupportViolations: what of test support a package outside it
+// imports (the imports go list reports are of its non-test files).
+func testSupportViolations(pkg string, imports []string) []string {
+	if slices.Contains(testSupport, pkg) {
+		return nil
+	}
+	var out []string
+	for _, imp := range imports {
+		if slices.Contains(prefixed(testSupport), imp) {
+			out = append(out, fmt.Sprintf("internal/%s imports %s, which only tests may import", pkg, imp))
+		}
+	}
+	return out
+}
+
 func prefixed(names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
@@ -142,13 +161,16 @@ func prefixed(names []string) []string {
 // I/O even transitively, and no package imports across the plan.
 func TestLayering(t *testing.T) {
 	pkgs := listPackages(t)
-	rooms := slices.Concat(kernels, domain, adapters, appLayer, edges)
+	rooms := slices.Concat(kernels, domain, adapters, appLayer, edges, testSupport)
 	for name := range pkgs {
 		if name == "" || name == "github.com/tocsin/tocsin/internal" {
 			continue
 		}
 		if !slices.Contains(rooms, name) {
 			t.Errorf("internal/%s is in no room of the floor plan: place it in layering_test.go", name)
+		}
+		for _, v := range testSupportViolations(name, pkgs[name].Imports) {
+			t.Error(v)
 		}
 	}
 	for _, p := range slices.Concat(kernels, domain) {
@@ -540,6 +562,12 @@ func TestLayeringCatchesViolations(t *testing.T) {
 	}
 	if v := importViolations("store", []string{"database/sql", mod + "monitor", mod + "store/pingjournal", mod + "secrets"}); len(v) != 1 || !strings.Contains(v[0], "secrets") {
 		t.Errorf("store importing an adapter: %q", v)
+	}
+	if v := testSupportViolations("web/console", []string{"net/http", mod + "app", mod + "store/storetest"}); len(v) != 1 || !strings.Contains(v[0], "storetest") {
+		t.Errorf("the console importing test support: %q", v)
+	}
+	if v := testSupportViolations("scheduler/schedulertest", []string{mod + "store/storetest", mod + "scheduler", mod + "app"}); len(v) != 0 {
+		t.Errorf("test support importing test support and the runners: %q", v)
 	}
 
 	fset := token.NewFileSet()

@@ -25,7 +25,7 @@ import (
 	"github.com/tocsin/tocsin/internal/httpapi"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/internal/probe"
-	"github.com/tocsin/tocsin/internal/scheduler"
+	"github.com/tocsin/tocsin/internal/scheduler/schedulertest"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/store"
 	"github.com/tocsin/tocsin/internal/store/storetest"
@@ -119,7 +119,7 @@ func newEnvWith(t *testing.T, eng storetest.Engine, cfg app.Config) *env {
 	e.wsB, e.ownerB = seedWorkspace(t, db, c.Now(), "ws-b"), "owner@b.test"
 	seedMember(t, db, c.Now(), e.wsB, e.ownerB, account.RoleOwner)
 
-	runPings(t, a)
+	schedulertest.RunPings(t, a)
 	// The API must be reachable at the URL its document names.
 	mux := http.NewServeMux()
 	e.srv = httptest.NewUnstartedServer(nil)
@@ -173,20 +173,6 @@ func oneTimeHash(t *testing.T) string {
 
 var oneTimeHashOnce = sync.OnceValues(func() (string, error) { return secrets.HashPassword(secrets.GeneratePassword()) })
 
-// runPings runs a's ping writers, as serve does, until the test ends
-// (after its servers close: cleanups run last first).
-func runPings(t *testing.T, a *app.App) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- (&scheduler.Pings{App: a}).Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-}
-
 // twin is a second server process, as far as the API can tell: its own
 // database handle, app and HTTP server on the same database and clock. On
 // SQLite, which serves one node (one process receives its pings), it
@@ -205,7 +191,7 @@ func (e *env) twin() *env {
 	t2 := *e
 	t2.db = db
 	t2.app = app.New(db, e.kr, e.clock.Now, log, e.app.Config()) // configured as the first node
-	runPings(e.t, t2.app)
+	schedulertest.RunPings(e.t, t2.app)
 	t2.srv = httptest.NewUnstartedServer(nil)
 	t2.api = httpapi.New(t2.app, log, httpapi.Options{BaseURL: "http://" + t2.srv.Listener.Addr().String()})
 	t2.srv.Config.Handler = httpapi.Observe(log, t2.api)

@@ -34,10 +34,10 @@ func docsImages(t *testing.T) string {
 func signedInTab(t *testing.T, browser context.Context, e *env, email string, role account.Role) *appTab {
 	t.Helper()
 	const pass = "a new user's long passphrase"
-	if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: pass, Workspace: e.wsA.ID, Role: role}); err != nil {
+	if _, err := e.App.CreateUser(context.Background(), app.UserRequest{Email: email, Password: pass, Workspace: e.WsA.ID, Role: role}); err != nil {
 		t.Fatal(err)
 	}
-	tb := openAppTab(t, browser, e.srv.URL)
+	tb := openAppTab(t, browser, e.Srv.URL)
 	tb.open(t, "/sign-in", 200)
 	tb.fill(t, "#f-email", email)
 	tb.fill(t, "#f-password", pass)

@@ -234,14 +234,7 @@ func (w *Server) updateChannel(q *request) error {
 }
 
 func (w *Server) deleteChannel(q *request) error {
-	id, err := w.channelID(q)
-	if err != nil {
-		return err
-	}
-	if err := w.app.DeleteChannel(q.ctx(), q.actor, id); err != nil {
-		return err
-	}
-	return q.redirect("/w/"+q.actor.WorkspaceID+"/channels", "channel-deleted")
+	return w.deleteListed(q, ids.Channel, w.app.DeleteChannel, "channels", "channel-deleted")
 }
 
 func (w *Server) testChannel(q *request) error {

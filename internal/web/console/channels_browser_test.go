@@ -29,7 +29,7 @@ func TestChannelsInBrowser(t *testing.T) {
 		h := newHook(t)
 		tb := signedInTab(t, browser, e, "admin@a.test", account.RoleAdmin)
 
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		tb.open(t, ws+"/channels", 200)
 		tb.press(t, `a[href="`+ws+`/channels/new"]`, 200)
 		tb.audited(t, axe, "the choice of kinds")

@@ -312,14 +312,7 @@ func (w *Server) setHeartbeatPaused(q *request, paused bool) error {
 }
 
 func (w *Server) deleteHeartbeat(q *request) error {
-	id, err := w.heartbeatID(q)
-	if err != nil {
-		return err
-	}
-	if err := w.app.DeleteHeartbeat(q.ctx(), q.actor, id); err != nil {
-		return err
-	}
-	return q.redirect("/w/"+q.actor.WorkspaceID+"/heartbeats", "heartbeat-deleted")
+	return w.deleteListed(q, ids.Heartbeat, w.app.DeleteHeartbeat, "heartbeats", "heartbeat-deleted")
 }
 
 // rotateHeartbeat gives the heartbeat a new ping URL; its page, where the

@@ -1,12 +1,10 @@
 package console
 
 import (
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/heartbeat"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
@@ -91,21 +89,11 @@ func (w *Server) heartbeats(q *request) error {
 	if form.State != "" {
 		filter.States = []monitor.State{monitor.State(strings.ToUpper(form.State))}
 	}
-	page := app.PageRequest{Cursor: cursor, Limit: listPageSize}
-	var list app.Page[heartbeat.Heartbeat]
-	if !fe.Any() {
-		var err error
-		if list, err = w.app.ListHeartbeats(q.ctx(), q.actor, filter, page); err != nil {
-			if errs.KindOf(err) != errs.KindInvalid {
-				return err
-			}
-			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.q": "q"})
-		}
-	}
-	keepFilterFields(&fe, "state", "q")
-	status := http.StatusOK
-	if fe.Any() {
-		status = http.StatusUnprocessableEntity
+	list, status, err := filteredPage(&fe, map[string]string{"query.state": "state", "query.q": "q"}, func() (app.Page[heartbeat.Heartbeat], error) {
+		return w.app.ListHeartbeats(q.ctx(), q.actor, filter, app.PageRequest{Cursor: cursor, Limit: listPageSize})
+	})
+	if err != nil {
+		return err
 	}
 	return w.servePage(q, NavHeartbeats, status, func(s Shell) (view, error) {
 		s.Live = liveURL(q)

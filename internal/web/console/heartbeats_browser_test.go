@@ -28,7 +28,7 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		tb := signedInTab(t, browser, e, "editor@a.test", account.RoleEditor)
 
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		tb.open(t, ws+"/heartbeats", 200)
 		if got := tb.text(t, "#none-h"); got != "No heartbeats yet" {
 			t.Errorf("the empty list says %q", got)
@@ -62,7 +62,7 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 		}
 		snippet, _ := tb.eval(t, `document.getElementById('snippet-curl').textContent`).(string)
 		pingURL, _ := tb.eval(t, `document.getElementById('ping-url').textContent`).(string)
-		if !strings.HasPrefix(pingURL, e.srv.URL+"/ping/") || !strings.HasSuffix(snippet, " "+pingURL) {
+		if !strings.HasPrefix(pingURL, e.Srv.URL+"/ping/") || !strings.HasSuffix(snippet, " "+pingURL) {
 			t.Fatalf("the snippet %q does not call the ping URL %q", snippet, pingURL)
 		}
 		if _, err := exec.LookPath("curl"); err == nil {
@@ -84,8 +84,8 @@ func TestHeartbeatsInBrowser(t *testing.T) {
 
 		// The pictures: a few more heartbeats in the list, a run with a
 		// start and a log on the page.
-		_, backupURL := e.heartbeat(e.keyA, "Database backup", map[string]any{"cron": "30 2 * * *", "timezone": "Europe/Berlin", "graceSeconds": 1800})
-		_, syncURL := e.heartbeat(e.keyA, "Invoice sync", map[string]any{"periodSeconds": 300})
+		_, backupURL := e.heartbeat(e.KeyA, "Database backup", map[string]any{"cron": "30 2 * * *", "timezone": "Europe/Berlin", "graceSeconds": 1800})
+		_, syncURL := e.heartbeat(e.KeyA, "Invoice sync", map[string]any{"periodSeconds": 300})
 		e.ping(backupURL+"/start", "")
 		e.ping(backupURL+"/0", "dumped 48 tables, 2.1 GiB\nuploaded to s3://backups/2026-11-26.sql.gz")
 		e.ping(syncURL+"/1", "error: the ledger API answered 503")

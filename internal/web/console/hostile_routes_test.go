@@ -42,7 +42,7 @@ func webHostileRoutes(t *testing.T, e *env) {
 	{
 		p := e.member("hostile@a.test", account.RoleOwner)
 		h := &webHostile{e: e, p: p, password: "a password for hostile@a.test", fields: templateFields(t)}
-		h.theirs = e.resources(e.keyB, e.wsB.ID, e.actorB())
+		h.theirs = e.resources(e.KeyB, e.WsB.ID, e.actorB())
 		routes := console.AppRoutes()
 		if len(routes) < 70 {
 			t.Fatalf("the route table lists only %d routes", len(routes))
@@ -73,42 +73,42 @@ type resources map[string]string
 
 // actorB is workspace B's owner.
 func (e *env) actorB() app.Actor {
-	return app.Actor{UserID: e.userID("owner@ws-b.test"), WorkspaceID: e.wsB.ID, Role: account.RoleOwner}
+	return app.Actor{UserID: e.userID("owner@ws-b.test"), WorkspaceID: e.WsB.ID, Role: account.RoleOwner}
 }
 
 // resources makes one of everything in workspace ws with key: what a
 // route's parameters name.
 func (e *env) resources(key, ws string, owner app.Actor) resources {
-	e.t.Helper()
+	e.T.Helper()
 	ctx := context.Background()
 	r := resources{"ws": ws, "name": "app.css", "group": "0"}
-	r["monitors"] = e.monitor(key, "m", "http://127.0.0.1:1/", nil)
-	r["heartbeats"] = e.api("POST", "/api/v1/heartbeats", key, map[string]any{"name": "h", "schedule": map[string]any{"periodSeconds": 3600}}, 201)["id"].(string)
-	r["incidents"] = e.api("POST", "/api/v1/incidents", key, map[string]any{"title": "t", "message": "m"}, 201)["id"].(string)
-	r["channels"] = e.api("POST", "/api/v1/notification-channels", key, map[string]any{"name": "c", "kind": "webhook",
+	r["monitors"] = e.Monitor(key, "m", "http://127.0.0.1:1/", nil)
+	r["heartbeats"] = e.API("POST", "/api/v1/heartbeats", key, map[string]any{"name": "h", "schedule": map[string]any{"periodSeconds": 3600}}, 201)["id"].(string)
+	r["incidents"] = e.API("POST", "/api/v1/incidents", key, map[string]any{"title": "t", "message": "m"}, 201)["id"].(string)
+	r["channels"] = e.API("POST", "/api/v1/notification-channels", key, map[string]any{"name": "c", "kind": "webhook",
 		"config": map[string]any{"url": "http://127.0.0.1:1/hook"}}, 201)["id"].(string)
-	r["deliveries"] = e.api("POST", "/api/v1/notification-channels/"+r["channels"]+"/test", key, nil, 202)["id"].(string)
-	start := e.clock.Now().Add(time.Hour).UTC()
-	r["maintenance"] = e.api("POST", "/api/v1/maintenance-windows", key, map[string]any{"name": "w", "monitorIds": []string{r["monitors"]},
+	r["deliveries"] = e.API("POST", "/api/v1/notification-channels/"+r["channels"]+"/test", key, nil, 202)["id"].(string)
+	start := e.Clock.Now().Add(time.Hour).UTC()
+	r["maintenance"] = e.API("POST", "/api/v1/maintenance-windows", key, map[string]any{"name": "w", "monitorIds": []string{r["monitors"]},
 		"startsAt": start.Format(time.RFC3339), "endsAt": start.Add(time.Hour).Format(time.RFC3339)}, 201)["id"].(string)
-	sp := e.api("POST", "/api/v1/status-pages", key, map[string]any{"slug": strings.ToLower(strings.ReplaceAll(r["monitors"], "_", "-")), "title": "p",
+	sp := e.API("POST", "/api/v1/status-pages", key, map[string]any{"slug": strings.ToLower(strings.ReplaceAll(r["monitors"], "_", "-")), "title": "p",
 		"groups": []any{map[string]any{"name": "g", "components": []any{map[string]any{"monitorId": r["monitors"], "name": "c"}}}}}, 201)
 	r["status-pages"] = sp["id"].(string)
 	r["component"] = sp["groups"].([]any)[0].(map[string]any)["components"].([]any)[0].(map[string]any)["id"].(string)
-	k, err := e.app.CreateKey(ctx, owner, app.KeyRequest{Name: "k", WorkspaceID: ws, Scopes: []account.Scope{account.ScopeMonitorsRead}})
+	k, err := e.App.CreateKey(ctx, owner, app.KeyRequest{Name: "k", WorkspaceID: ws, Scopes: []account.Scope{account.ScopeMonitorsRead}})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	r["key"] = k.Key.ID
-	inv, err := e.app.Invite(ctx, owner, "viewer")
+	inv, err := e.App.Invite(ctx, owner, "viewer")
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	r["invite"], r["token"] = inv.Invite.ID, inv.Token
 	email := strings.ToLower(r["monitors"]) + "@member.test"
-	u, err := e.app.CreateUser(ctx, app.UserRequest{Email: email, Password: "a member's password", Workspace: ws, Role: account.RoleViewer})
+	u, err := e.App.CreateUser(ctx, app.UserRequest{Email: email, Password: "a member's password", Workspace: ws, Role: account.RoleViewer})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	r["user"] = u.User.ID
 	return r
@@ -166,7 +166,7 @@ func (h *webHostile) route(t *testing.T, pattern string) {
 	}
 	fresh := func() resources {
 		if ours == nil {
-			ours = h.e.resources(h.e.keyA, h.e.wsA.ID, h.ownerA())
+			ours = h.e.resources(h.e.KeyA, h.e.WsA.ID, h.ownerA())
 		}
 		return ours
 	}
@@ -227,7 +227,7 @@ func (h *webHostile) send(t *testing.T, method, path string, form url.Values) (i
 	if form != nil {
 		body = strings.NewReader(form.Encode())
 	}
-	req, err := http.NewRequest(method, h.e.srv.URL+path, body)
+	req, err := http.NewRequest(method, h.e.Srv.URL+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,17 +252,17 @@ func (h *webHostile) send(t *testing.T, method, path string, form url.Values) (i
 
 // ownerA is the person's actor in workspace A.
 func (h *webHostile) ownerA() app.Actor {
-	return app.Actor{UserID: h.e.userID("hostile@a.test"), WorkspaceID: h.e.wsA.ID, Role: account.RoleOwner}
+	return app.Actor{UserID: h.e.userID("hostile@a.test"), WorkspaceID: h.e.WsA.ID, Role: account.RoleOwner}
 }
 
 // control checks the app still serves the person, signing in again when
 // the route signed them out.
 func (h *webHostile) control(t *testing.T, after string) {
 	t.Helper()
-	r := h.p.get("/w/" + h.e.wsA.ID + "/monitors")
+	r := h.p.get("/w/" + h.e.WsA.ID + "/monitors")
 	if r.status == http.StatusSeeOther && strings.HasPrefix(r.header.Get("Location"), "/sign-in") {
 		h.p.signIn(h.password)
-		r = h.p.get("/w/" + h.e.wsA.ID + "/monitors")
+		r = h.p.get("/w/" + h.e.WsA.ID + "/monitors")
 	}
 	if r.status != http.StatusOK {
 		t.Fatalf("after %s, the monitor list: %d: %.300s", after, r.status, r.body)
@@ -272,8 +272,8 @@ func (h *webHostile) control(t *testing.T, after string) {
 // forms fetches every page of real resources, and sends each form on it
 // as a browser would, one field at a time hostile.
 func (h *webHostile) forms(t *testing.T) {
-	ours := h.e.resources(h.e.keyA, h.e.wsA.ID, h.ownerA())
-	ws := "/w/" + h.e.wsA.ID
+	ours := h.e.resources(h.e.KeyA, h.e.WsA.ID, h.ownerA())
+	ws := "/w/" + h.e.WsA.ID
 	pages := []string{"/account", "/account/password", "/account/two-factor/setup", "/workspaces", ws + "/", ws + "/keys", ws + "/members",
 		ws + "/monitors", ws + "/monitors/new", ws + "/monitors/" + ours["monitors"], ws + "/monitors/" + ours["monitors"] + "/edit",
 		ws + "/channels", ws + "/channels/new", ws + "/channels/" + ours["channels"],

@@ -9,8 +9,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
-	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/incident"
 )
 
@@ -155,19 +153,12 @@ func incidentRows(in []*incident.Incident, now time.Time) []IncidentRow {
 	return out
 }
 
-// badLink is the message for a list's link whose cursor does not work.
-const badLink = "This link to a page of the list does not work; here is the first page."
-
 func (w *Server) incidents(q *request) error {
 	return w.renderIncidents(q, http.StatusOK, IncidentForm{Status: string(incident.Investigating)}, FormErrors{})
 }
 
 func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe FormErrors) error {
 	v := Incidents{Form: form, Errors: fe}
-	cursor := q.r.URL.Query().Get("cursor")
-	if !clean.Valid(cursor) {
-		cursor, v.ListErrors.Summary = "", badLink
-	}
 	now := w.app.Now()
 	open := app.PageRequest{Limit: app.MaxPageLimit}
 	for len(v.Open) < maxOpenIncidents {
@@ -180,18 +171,13 @@ func (w *Server) renderIncidents(q *request, status int, form IncidentForm, fe F
 			break
 		}
 	}
-	resolved, err := w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "resolved"}, app.PageRequest{Cursor: cursor, Limit: listPageSize})
-	if errs.KindOf(err) == errs.KindInvalid && cursor != "" {
-		v.ListErrors.Summary = badLink
-		resolved, err = w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "resolved"}, app.PageRequest{Limit: listPageSize})
-	}
+	resolved, next, err := linkedPage(q, "incidents", &v.ListErrors, func(p app.PageRequest) (app.Page[*incident.Incident], error) {
+		return w.app.ListIncidents(q.ctx(), q.actor, app.IncidentFilter{Status: "resolved"}, p)
+	})
 	if err != nil {
 		return err
 	}
-	v.Resolved = incidentRows(resolved.Items, now)
-	if resolved.NextCursor != "" {
-		v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/incidents", resolved.NextCursor, nil)
-	}
+	v.Resolved, v.NextPage = incidentRows(resolved.Items, now), next
 	if v.ListErrors.Any() && status == http.StatusOK {
 		status = http.StatusUnprocessableEntity
 	}

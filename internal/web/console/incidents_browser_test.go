@@ -31,20 +31,20 @@ func TestIncidentsInBrowser(t *testing.T) {
 		write := func(tb *appTab, sel, value string) { t.Helper(); tb.Fill(t, sel, value) }
 		timeline := func(tb *appTab) string { t.Helper(); return tb.text(t, "ol.timeline") }
 
-		checkout := e.monitor(e.keyA, "Checkout API", "https://shop.example.com/health", nil)
-		website := e.monitor(e.keyA, "Website", "https://www.example.com/", nil)
-		e.api("POST", "/api/v1/heartbeats", e.keyA, map[string]any{"name": "Nightly backup",
+		checkout := e.Monitor(e.KeyA, "Checkout API", "https://shop.example.com/health", nil)
+		website := e.Monitor(e.KeyA, "Website", "https://www.example.com/", nil)
+		e.API("POST", "/api/v1/heartbeats", e.KeyA, map[string]any{"name": "Nightly backup",
 			"schedule": map[string]any{"periodSeconds": 86400, "graceSeconds": 3600}}, 201)
-		earlier := e.api("POST", "/api/v1/incidents", e.keyA, map[string]any{"title": "Slow logins", "status": "identified",
+		earlier := e.API("POST", "/api/v1/incidents", e.KeyA, map[string]any{"title": "Slow logins", "status": "identified",
 			"message": "Sign-in takes up to 20 seconds.", "affectedMonitors": []string{website}, "public": true}, 201)["id"].(string)
-		e.api("POST", "/api/v1/incidents/"+earlier+"/resolve", e.keyA, map[string]any{"message": "Sign-in is fast again."}, 200)
-		e.record(checkout, "HTTP 503: status 503 is not among the expected codes", monitor.ResultDown, monitor.ResultDown)
-		open := e.api("GET", "/api/v1/incidents?status=open", e.keyA, nil, 200)["data"].([]any)
+		e.API("POST", "/api/v1/incidents/"+earlier+"/resolve", e.KeyA, map[string]any{"message": "Sign-in is fast again."}, 200)
+		e.Record(checkout, "HTTP 503: status 503 is not among the expected codes", monitor.ResultDown, monitor.ResultDown)
+		open := e.API("GET", "/api/v1/incidents?status=open", e.KeyA, nil, 200)["data"].([]any)
 		if len(open) != 1 {
 			t.Fatalf("open incidents after the outage: %v", open)
 		}
 		id := open[0].(map[string]any)["id"].(string)
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 
 		tb := signedInTab(t, browser, e, "editor@acme.example", account.RoleEditor)
 
@@ -110,14 +110,14 @@ func TestIncidentsInBrowser(t *testing.T) {
 			t.Errorf("a resolved incident still offers %v acknowledge or resolve forms", n)
 		}
 		tb.audited(t, axe, "resolved incident page")
-		if inc := e.api("GET", "/api/v1/incidents/"+id, e.keyA, nil, 200); inc["status"] != "resolved" || inc["acknowledgedAt"] == nil {
+		if inc := e.API("GET", "/api/v1/incidents/"+id, e.KeyA, nil, 200); inc["status"] != "resolved" || inc["acknowledgedAt"] == nil {
 			t.Errorf("the incident on the API: %v", inc)
 		}
 
 		// A recurring maintenance window, made in the browser.
-		e.api("POST", "/api/v1/maintenance-windows", e.keyA, map[string]any{"name": "Database upgrade", "description": "Postgres 18",
-			"monitorIds": []string{checkout}, "startsAt": e.clock.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339),
-			"endsAt": e.clock.Now().Add(50 * time.Minute).UTC().Format(time.RFC3339)}, 201)
+		e.API("POST", "/api/v1/maintenance-windows", e.KeyA, map[string]any{"name": "Database upgrade", "description": "Postgres 18",
+			"monitorIds": []string{checkout}, "startsAt": e.Clock.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339),
+			"endsAt": e.Clock.Now().Add(50 * time.Minute).UTC().Format(time.RFC3339)}, 201)
 		tb.load(t, "follow the Maintenance link", 200, chromedp.Click(chromedp.CSS(`nav a[href$="/maintenance"]`), chromedp.NodeVisible))
 		tb.fill(t, "#f-name", "Weekly patching")
 		tb.click(t, "#kind-recurring")

@@ -69,10 +69,10 @@ func TestLiveEndsWithAccess(t *testing.T) {
 	}
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		opts := console.Options{LivePoll: time.Hour, LiveRecheck: time.Hour}
-		node, here := liveServer(t, e.app, opts)
-		other, there := liveServer(t, e.app, opts)
-		ws := "/w/" + e.wsA.ID
-		mon := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
+		node, here := liveServer(t, e.App, opts)
+		other, there := liveServer(t, e.App, opts)
+		ws := "/w/" + e.WsA.ID
+		mon := e.Monitor(e.KeyA, "db", "http://db.invalid/", nil)
 		owner := e.member("boss@a.test", account.RoleOwner)
 		bystander := e.member("bystander@a.test", account.RoleViewer)
 		watch := func(p *person, base string) *stream {
@@ -126,8 +126,8 @@ func TestLiveEndsWithAccess(t *testing.T) {
 
 		// The bystander watches on, and a recheck leaves them be.
 		node.LiveRecheck()
-		e.record(mon, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
-		if !node.LiveTick(e.wsA.ID) {
+		e.Record(mon, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		if !node.LiveTick(e.WsA.ID) {
 			t.Fatal("no poller for the bystander")
 		}
 		if st := b.stateOf(t, mon); st.State != "DOWN" {

@@ -38,7 +38,7 @@ var livePage = template.Must(template.New("").Parse(`<!doctype html>
 func TestLiveInBrowser(t *testing.T) {
 	browser := browsertest.Start(t)
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		id := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
+		id := e.Monitor(e.KeyA, "db", "http://db.invalid/", nil)
 		var script string
 		for _, p := range console.AssetPaths() {
 			if strings.HasPrefix(p, "/assets/app-") && strings.HasSuffix(p, ".js") { // not the status page editor's
@@ -49,10 +49,10 @@ func TestLiveInBrowser(t *testing.T) {
 			mux.HandleFunc("GET /test/monitors", func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Security-Policy", console.CSP)
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
-				_ = livePage.Execute(w, map[string]string{"Script": script, "Live": "/w/" + e.wsA.ID + "/live", "ID": id})
+				_ = livePage.Execute(w, map[string]string{"Script": script, "Live": "/w/" + e.WsA.ID + "/live", "ID": id})
 			})
 		}
-		_, base := liveServer(t, e.app, console.Options{LivePoll: 50 * time.Millisecond}, page)
+		_, base := liveServer(t, e.App, console.Options{LivePoll: 50 * time.Millisecond}, page)
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 		u, err := url.Parse(base)
 		if err != nil {
@@ -83,7 +83,7 @@ func TestLiveInBrowser(t *testing.T) {
 		}
 		// The page was rendered stale: the snapshot corrects it, quietly.
 		wait.For(t, 20*time.Second, "the snapshot", func() bool { s, _ := cell(id); return s == "pending" })
-		e.record(id, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		e.Record(id, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
 		wait.For(t, 20*time.Second, "the row to turn DOWN", func() bool { s, _ := cell(id); return s == "down" })
 		if _, class := cell(id); class != "badge s-down" {
 			t.Errorf("class %q", class)

@@ -193,18 +193,18 @@ func (s *stream) stateOf(t testing.TB, id string) liveState {
 func TestLiveStream(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		db := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
-		e.monitor(e.keyB, "elsewhere", "http://b.invalid/", nil)
-		hb := e.api("POST", "/api/v1/heartbeats", e.keyA, map[string]any{"name": "backup",
+		db := e.Monitor(e.KeyA, "db", "http://db.invalid/", nil)
+		e.Monitor(e.KeyB, "elsewhere", "http://b.invalid/", nil)
+		hb := e.API("POST", "/api/v1/heartbeats", e.KeyA, map[string]any{"name": "backup",
 			"schedule": map[string]any{"periodSeconds": 3600, "graceSeconds": 300}}, 201)
 		job := hb["id"].(string)
 		// The server's timeouts are short, so that a stream outlives them
 		// soon.
 		const timeout = time.Second
-		_, base := liveServerTimeout(t, e.app, console.Options{LivePoll: 50 * time.Millisecond, LiveRecheck: 100 * time.Millisecond}, timeout)
+		_, base := liveServerTimeout(t, e.App, console.Options{LivePoll: 50 * time.Millisecond, LiveRecheck: 100 * time.Millisecond}, timeout)
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 
-		s := openStream(t, viewer.c, base, "/w/"+e.wsA.ID+"/live")
+		s := openStream(t, viewer.c, base, "/w/"+e.WsA.ID+"/live")
 		h := s.res.Header
 		if h.Get("Content-Type") != "text/event-stream" || h.Get("Cache-Control") != "no-store" ||
 			!strings.Contains(h.Get("Content-Security-Policy"), "connect-src 'self'") || s.retry != "5000" {
@@ -216,27 +216,27 @@ func TestLiveStream(t *testing.T) {
 			t.Fatalf("snapshot %+v", snap)
 		}
 
-		e.record(db, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		e.Record(db, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
 		for st := s.stateOf(t, db); st.State != "DOWN"; st = s.stateOf(t, db) {
 		}
 		// A heartbeat's ping is told too.
-		if r := e.get(strings.TrimPrefix(hb["pingUrl"].(string), e.srv.URL)); r.status != http.StatusOK {
-			t.Fatalf("ping: %d %s", r.status, r.body)
+		if r := e.Get(strings.TrimPrefix(hb["pingUrl"].(string), e.Srv.URL)); r.Status != http.StatusOK {
+			t.Fatalf("ping: %d %s", r.Status, r.Body)
 		}
 		if st := s.stateOf(t, job); st.State != "UP" || st.Kind != "heartbeat" || st.LastCheckAt == nil {
 			t.Errorf("after a ping: %+v", st)
 		}
 		// Past the server's timeouts, events still come.
 		time.Sleep(timeout + timeout/2)
-		e.record(db, "", monitor.ResultUp)
+		e.Record(db, "", monitor.ResultUp)
 		st := s.stateOf(t, db)
 		if st.State != "UP" || st.LastCheckAt == nil || st.LatencyMs == nil || *st.LatencyMs != 42 || st.Reason != "" {
 			t.Errorf("after an up check: %+v", st)
 		}
 
 		// Removed from the workspace, the viewer's stream ends.
-		owner := app.Actor{UserID: e.userID("owner@ws-a.test"), WorkspaceID: e.wsA.ID, Role: account.RoleOwner}
-		if err := e.app.RemoveMember(ctx, owner, e.userID("viewer@a.test")); err != nil {
+		owner := app.Actor{UserID: e.userID("owner@ws-a.test"), WorkspaceID: e.WsA.ID, Role: account.RoleOwner}
+		if err := e.App.RemoveMember(ctx, owner, e.userID("viewer@a.test")); err != nil {
 			t.Fatal(err)
 		}
 		for {
@@ -252,7 +252,7 @@ func TestLiveStream(t *testing.T) {
 			}
 		}
 		// And cannot be opened again.
-		if r := getStream(t, viewer.c, base, "/w/"+e.wsA.ID+"/live"); r.StatusCode != http.StatusNotFound {
+		if r := getStream(t, viewer.c, base, "/w/"+e.WsA.ID+"/live"); r.StatusCode != http.StatusNotFound {
 			t.Errorf("a removed member's stream: %d", r.StatusCode)
 		} else {
 			r.Body.Close()
@@ -263,15 +263,15 @@ func TestLiveStream(t *testing.T) {
 // TestLiveSignedOut: a stream needs a session, and ends with it.
 func TestLiveSignedOut(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		_, base := liveServer(t, e.app, console.Options{LivePoll: 50 * time.Millisecond, LiveRecheck: 100 * time.Millisecond})
+		_, base := liveServer(t, e.App, console.Options{LivePoll: 50 * time.Millisecond, LiveRecheck: 100 * time.Millisecond})
 		stranger := e.browser("nobody@a.test")
-		if r := getStream(t, stranger.c, base, "/w/"+e.wsA.ID+"/live"); r.StatusCode != http.StatusSeeOther {
+		if r := getStream(t, stranger.c, base, "/w/"+e.WsA.ID+"/live"); r.StatusCode != http.StatusSeeOther {
 			t.Errorf("no session: %d", r.StatusCode)
 		} else {
 			r.Body.Close()
 		}
 		p := e.member("editor@a.test", account.RoleEditor)
-		s := openStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
+		s := openStream(t, p.c, base, "/w/"+e.WsA.ID+"/live")
 		s.snapshot(t)
 		if r := p.post("/sign-out", url.Values{}); r.status != http.StatusSeeOther {
 			t.Fatalf("sign out: %d", r.status)
@@ -287,22 +287,22 @@ func TestLiveSignedOut(t *testing.T) {
 // person may hold ten open, no more.
 func TestLiveFanOut(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		id := e.monitor(e.keyA, "db", "http://db.invalid/", nil)
+		id := e.Monitor(e.KeyA, "db", "http://db.invalid/", nil)
 		// The ticker never fires: every read below is one the test makes.
-		w, base := liveServer(t, e.app, console.Options{LivePoll: time.Hour})
-		reads := e.app.StateReads()
+		w, base := liveServer(t, e.App, console.Options{LivePoll: time.Hour})
+		reads := e.App.StateReads()
 		var streams []*stream
 		for i := range 10 {
 			p := e.member(fmt.Sprintf("watcher-%d@a.test", i), account.RoleViewer)
 			for range 10 {
-				s := openStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
+				s := openStream(t, p.c, base, "/w/"+e.WsA.ID+"/live")
 				if snap := s.snapshot(t); snap[id].State != "PENDING" {
 					t.Fatalf("snapshot %+v", snap)
 				}
 				streams = append(streams, s)
 			}
 			if i == 0 {
-				r := getStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
+				r := getStream(t, p.c, base, "/w/"+e.WsA.ID+"/live")
 				b, _ := io.ReadAll(r.Body)
 				r.Body.Close()
 				if r.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(b), "Too many live views") {
@@ -310,14 +310,14 @@ func TestLiveFanOut(t *testing.T) {
 				}
 			}
 		}
-		if n := e.app.StateReads() - reads; n != 1 || w.LiveFeeds() != 1 {
+		if n := e.App.StateReads() - reads; n != 1 || w.LiveFeeds() != 1 {
 			t.Fatalf("100 streams opened with %d reads and %d pollers, want 1 and 1", n, w.LiveFeeds())
 		}
-		e.record(id, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
-		if !w.LiveTick(e.wsA.ID) {
+		e.Record(id, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		if !w.LiveTick(e.WsA.ID) {
 			t.Fatal("no poller")
 		}
-		if n := e.app.StateReads() - reads; n != 2 {
+		if n := e.App.StateReads() - reads; n != 2 {
 			t.Fatalf("one tick for 100 streams made %d reads, want 1", n-1)
 		}
 		var wg sync.WaitGroup
@@ -341,9 +341,9 @@ func TestLiveFanOut(t *testing.T) {
 // shuts down, ends every stream and refuses new ones.
 func TestLiveShutdown(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		w, base := liveServer(t, e.app, console.Options{LivePoll: 50 * time.Millisecond})
+		w, base := liveServer(t, e.App, console.Options{LivePoll: 50 * time.Millisecond})
 		p := e.member("viewer@a.test", account.RoleViewer)
-		s := openStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
+		s := openStream(t, p.c, base, "/w/"+e.WsA.ID+"/live")
 		s.snapshot(t)
 		w.Close()
 		if ev, ok := s.next(t); ok {
@@ -352,7 +352,7 @@ func TestLiveShutdown(t *testing.T) {
 		if w.LiveFeeds() != 0 {
 			t.Error("a poller runs on")
 		}
-		r := getStream(t, p.c, base, "/w/"+e.wsA.ID+"/live")
+		r := getStream(t, p.c, base, "/w/"+e.WsA.ID+"/live")
 		r.Body.Close()
 		if r.StatusCode != http.StatusServiceUnavailable {
 			t.Errorf("a stream after Close: %d", r.StatusCode)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/clean"
 	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/ids"
 )
@@ -213,15 +212,9 @@ func (w *Server) renderMaintenance(q *request, status int, editID string, form M
 		for _, s := range subjects {
 			byID[s.ID] = s
 		}
-		cursor := q.r.URL.Query().Get("cursor")
-		if !clean.Valid(cursor) {
-			cursor, v.ListErrors.Summary = "", badLink
-		}
-		list, err := w.app.ListMaintenanceWindows(q.ctx(), q.actor, app.PageRequest{Cursor: cursor, Limit: listPageSize})
-		if errs.KindOf(err) == errs.KindInvalid && cursor != "" {
-			v.ListErrors.Summary = badLink
-			list, err = w.app.ListMaintenanceWindows(q.ctx(), q.actor, app.PageRequest{Limit: listPageSize})
-		}
+		list, next, err := linkedPage(q, "maintenance", &v.ListErrors, func(p app.PageRequest) (app.Page[app.MaintenanceView], error) {
+			return w.app.ListMaintenanceWindows(q.ctx(), q.actor, p)
+		})
 		if err != nil {
 			return err
 		}
@@ -241,9 +234,7 @@ func (w *Server) renderMaintenance(q *request, status int, editID string, form M
 			}
 			v.Rows = append(v.Rows, row)
 		}
-		if list.NextCursor != "" {
-			v.NextPage = nextPageURL("/w/"+q.actor.WorkspaceID+"/maintenance", list.NextCursor, nil)
-		}
+		v.NextPage = next
 		if v.ListErrors.Any() && status == http.StatusOK {
 			status = http.StatusUnprocessableEntity
 		}
@@ -345,12 +336,5 @@ func (w *Server) updateMaintenance(q *request) error {
 }
 
 func (w *Server) deleteMaintenance(q *request) error {
-	id, err := w.maintenanceID(q)
-	if err != nil {
-		return err
-	}
-	if err := w.app.DeleteMaintenanceWindow(q.ctx(), q.actor, id); err != nil {
-		return err
-	}
-	return q.redirect("/w/"+q.actor.WorkspaceID+"/maintenance", "maintenance-deleted")
+	return w.deleteListed(q, ids.Maintenance, w.app.DeleteMaintenanceWindow, "maintenance", "maintenance-deleted")
 }

@@ -145,6 +145,20 @@ func (w *Server) pathID(q *request, prefix string) (string, error) {
 	return id, nil
 }
 
+// deleteListed deletes what the path's id names (an id with prefix;
+// anything else is not found) through del, then shows the workspace's
+// list at path list with flash. Whether the actor may is del's to judge.
+func (w *Server) deleteListed(q *request, prefix string, del func(context.Context, app.Actor, string) error, list, flash string) error {
+	id, err := w.pathID(q, prefix)
+	if err != nil {
+		return err
+	}
+	if err := del(q.ctx(), q.actor, id); err != nil {
+		return err
+	}
+	return q.redirect("/w/"+q.actor.WorkspaceID+"/"+list, flash)
+}
+
 func (w *Server) monitorPage(q *request) error {
 	id, err := w.monitorID(q)
 	if err != nil {
@@ -263,14 +277,7 @@ func (w *Server) setPaused(q *request, paused bool) error {
 }
 
 func (w *Server) deleteMonitor(q *request) error {
-	id, err := w.monitorID(q)
-	if err != nil {
-		return err
-	}
-	if err := w.app.DeleteMonitor(q.ctx(), q.actor, id); err != nil {
-		return err
-	}
-	return q.redirect("/w/"+q.actor.WorkspaceID+"/monitors", "monitor-deleted")
+	return w.deleteListed(q, ids.Monitor, w.app.DeleteMonitor, "monitors", "monitor-deleted")
 }
 
 // liveURL is the workspace's stream of state changes, which the list and

@@ -26,7 +26,7 @@ func TestMonitorFormInAppBrowser(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		tb := signedInTab(t, browser, e, "editor@a.test", account.RoleEditor)
 
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		tb.open(t, ws+"/monitors/new", 200)
 		tb.fill(t, "#f-name", "Shop")
 		tb.fill(t, "#f-url", target.URL+"/health")
@@ -57,7 +57,7 @@ func TestMonitorFormInAppBrowser(t *testing.T) {
 			}
 		}
 		tb.audited(t, axe, "monitor form errors")
-		if got := e.api("GET", "/api/v1/monitors", e.keyA, nil, 200); len(got["data"].([]any)) != 0 {
+		if got := e.API("GET", "/api/v1/monitors", e.KeyA, nil, 200); len(got["data"].([]any)) != 0 {
 			t.Errorf("monitors made: %v", got["data"])
 		}
 	})

@@ -35,7 +35,7 @@ var monitorLocation = regexp.MustCompile(`^/w/ws_[0-9A-Za-z]+/monitors/(mon_[0-9
 func TestMonitorFormCreates(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("editor@a.test", account.RoleEditor)
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		page := p.get(ws + "/monitors/new")
 		if page.status != http.StatusOK || !strings.Contains(page.body, `action="`+ws+`/monitors"`) ||
 			!strings.Contains(page.body, `formaction="`+ws+`/monitors/test"`) {
@@ -51,7 +51,7 @@ func TestMonitorFormCreates(t *testing.T) {
 		if r.status != http.StatusSeeOther || m == nil {
 			t.Fatalf("create: %d %q %.800s", r.status, r.header.Get("Location"), r.body)
 		}
-		got := e.api("GET", "/api/v1/monitors/"+m[1], e.keyA, nil, 200)
+		got := e.API("GET", "/api/v1/monitors/"+m[1], e.KeyA, nil, 200)
 		cfg := got["config"].(map[string]any)
 		for path, want := range map[string]any{"name": "Checkout API", "type": "http", "intervalSeconds": 30.0} {
 			if got[path] != want {
@@ -82,7 +82,7 @@ func TestMonitorFormCreates(t *testing.T) {
 		if s := jsonOf(t, got["slo"]); s != `{"periodDays":30,"target":0.999}` {
 			t.Errorf("slo %s", s)
 		}
-		auth, err := e.app.MonitorAuth(context.Background(), e.wsA.ID, m[1])
+		auth, err := e.App.MonitorAuth(context.Background(), e.WsA.ID, m[1])
 		if err != nil || auth == nil || auth.Password != "the-password" || auth.Token != "" {
 			t.Errorf("stored auth %+v, %v", auth, err)
 		}
@@ -104,7 +104,7 @@ func TestMonitorFormCreates(t *testing.T) {
 			if r.status != http.StatusSeeOther || m == nil {
 				t.Fatalf("create %s: %d %.800s", c.typ, r.status, r.body)
 			}
-			got := e.api("GET", "/api/v1/monitors/"+m[1], e.keyA, nil, 200)
+			got := e.API("GET", "/api/v1/monitors/"+m[1], e.KeyA, nil, 200)
 			if s := jsonOf(t, got["config"]); got["type"] != c.typ || s != c.cfg {
 				t.Errorf("%s: type %v config %s, want %s", c.typ, got["type"], s, c.cfg)
 			}
@@ -117,7 +117,7 @@ func TestMonitorFormCreates(t *testing.T) {
 func TestMonitorFormErrors(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("editor@a.test", account.RoleEditor)
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		for _, c := range []struct {
 			name string
 			form url.Values
@@ -156,7 +156,7 @@ func TestMonitorFormErrors(t *testing.T) {
 				t.Errorf("the form lost what was typed")
 			}
 		}
-		if got := e.api("GET", "/api/v1/monitors", e.keyA, nil, 200); len(got["data"].([]any)) != 0 {
+		if got := e.API("GET", "/api/v1/monitors", e.KeyA, nil, 200); len(got["data"].([]any)) != 0 {
 			t.Errorf("a bad form made a monitor: %v", got["data"])
 		}
 	})
@@ -177,7 +177,7 @@ func TestMonitorFormTestNow(t *testing.T) {
 	t.Cleanup(target.Close)
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("editor@a.test", account.RoleEditor)
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		r := p.post(ws+"/monitors/test", httpForm("Trial", target.URL+"/health", "status-codes", "200",
 			"keyword-0", "unreachable", "keyword-0-absent", "on", "assertion-0-path", "$.status", "assertion-0-value", `"up"`,
 			"auth-type", "bearer", "auth-token", "typed-token-secret"))
@@ -200,7 +200,7 @@ func TestMonitorFormTestNow(t *testing.T) {
 		if got := <-seen; got != "Bearer typed-token-secret" {
 			t.Errorf("the check sent Authorization %q", got)
 		}
-		if got := e.api("GET", "/api/v1/monitors", e.keyA, nil, 200); len(got["data"].([]any)) != 0 {
+		if got := e.API("GET", "/api/v1/monitors", e.KeyA, nil, 200); len(got["data"].([]any)) != 0 {
 			t.Errorf("a test made a monitor: %v", got["data"])
 		}
 	})
@@ -212,8 +212,8 @@ func TestMonitorFormEditKeepsSecrets(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		p := e.member("editor@a.test", account.RoleEditor)
-		ws := "/w/" + e.wsA.ID
-		created := e.api("POST", "/api/v1/monitors", e.keyA, map[string]any{"type": "http", "name": "Shop", "config": map[string]any{
+		ws := "/w/" + e.WsA.ID
+		created := e.API("POST", "/api/v1/monitors", e.KeyA, map[string]any{"type": "http", "name": "Shop", "config": map[string]any{
 			"url": "https://shop.a.test/", "headers": map[string]string{"X-Api-Key": "stored-header-secret", "X-Trace": "1"},
 			"auth":           map[string]any{"type": "basic", "username": "probe", "password": "stored-password-secret"},
 			"jsonAssertions": []any{map[string]any{"path": "$.ok", "operator": "equals", "value": true}}}}, 201)
@@ -236,16 +236,16 @@ func TestMonitorFormEditKeepsSecrets(t *testing.T) {
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != ws+"/monitors/"+id {
 			t.Fatalf("update: %d %q %.800s", r.status, r.header.Get("Location"), r.body)
 		}
-		got := e.api("GET", "/api/v1/monitors/"+id, e.keyA, nil, 200)
+		got := e.API("GET", "/api/v1/monitors/"+id, e.KeyA, nil, 200)
 		cfg := got["config"].(map[string]any)
 		if got["name"] != "Shop renamed" || cfg["url"] != "https://shop.a.test/v2" || jsonOf(t, cfg["headersSet"]) != `["X-Api-Key"]` {
 			t.Errorf("after the edit: %v", got)
 		}
-		auth, err := e.app.MonitorAuth(ctx, e.wsA.ID, id)
+		auth, err := e.App.MonitorAuth(ctx, e.WsA.ID, id)
 		if err != nil || auth == nil || auth.Password != "stored-password-secret" || auth.Username != "probe" {
 			t.Errorf("stored auth after the edit: %+v, %v", auth, err)
 		}
-		headers, err := e.app.MonitorHeaders(ctx, e.wsA.ID, id)
+		headers, err := e.App.MonitorHeaders(ctx, e.WsA.ID, id)
 		if err != nil || len(headers) != 1 || headers["X-Api-Key"] != "stored-header-secret" {
 			t.Errorf("stored headers after the edit: %v, %v", headers, err)
 		}
@@ -266,7 +266,7 @@ func TestMonitorFormEditKeepsSecrets(t *testing.T) {
 		if r.status != http.StatusSeeOther {
 			t.Fatalf("remove auth: %d %.800s", r.status, r.body)
 		}
-		if auth, err := e.app.MonitorAuth(ctx, e.wsA.ID, id); err != nil || auth != nil {
+		if auth, err := e.App.MonitorAuth(ctx, e.WsA.ID, id); err != nil || auth != nil {
 			t.Errorf("auth after choosing none: %+v, %v", auth, err)
 		}
 	})
@@ -276,8 +276,8 @@ func TestMonitorFormEditKeepsSecrets(t *testing.T) {
 func TestMonitorFormViewer(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("viewer@a.test", account.RoleViewer)
-		ws := "/w/" + e.wsA.ID
-		id := e.monitor(e.keyA, "Shop", "https://shop.a.test/", nil)
+		ws := "/w/" + e.WsA.ID
+		id := e.Monitor(e.KeyA, "Shop", "https://shop.a.test/", nil)
 		for _, r := range []answer{
 			p.get(ws + "/monitors/new"),
 			p.post(ws+"/monitors", httpForm("Mine", "https://shop.a.test/")),
@@ -289,10 +289,10 @@ func TestMonitorFormViewer(t *testing.T) {
 				t.Errorf("%d, want 403: %.300s", r.status, r.body)
 			}
 		}
-		if got := e.api("GET", "/api/v1/monitors", e.keyA, nil, 200); len(got["data"].([]any)) != 1 {
+		if got := e.API("GET", "/api/v1/monitors", e.KeyA, nil, 200); len(got["data"].([]any)) != 1 {
 			t.Errorf("monitors after a viewer's tries: %v", got["data"])
 		}
-		if got := e.api("GET", "/api/v1/monitors/"+id, e.keyA, nil, 200); got["name"] != "Shop" {
+		if got := e.API("GET", "/api/v1/monitors/"+id, e.KeyA, nil, 200); got["name"] != "Shop" {
 			t.Errorf("a viewer renamed the monitor: %v", got["name"])
 		}
 	})

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/clean"
-	"github.com/tocsin/tocsin/internal/errs"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -112,21 +110,12 @@ func (w *Server) monitors(q *request) error {
 	if form.Type != "" {
 		filter.Types = []monitor.Type{monitor.Type(form.Type)}
 	}
-	page := app.PageRequest{Cursor: cursor, Limit: listPageSize}
-	var list app.Page[monitor.Monitor]
-	if !fe.Any() {
-		var err error
-		if list, err = w.app.ListMonitors(q.ctx(), q.actor, filter, page); err != nil {
-			if errs.KindOf(err) != errs.KindInvalid {
-				return err
-			}
-			fe, _ = formErrors(err, map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"})
-		}
-	}
-	keepFilterFields(&fe, "state", "type", "q")
-	status := http.StatusOK
-	if fe.Any() {
-		status = http.StatusUnprocessableEntity
+	fields := map[string]string{"query.state": "state", "query.type": "type", "query.q": "q"}
+	list, status, err := filteredPage(&fe, fields, func() (app.Page[monitor.Monitor], error) {
+		return w.app.ListMonitors(q.ctx(), q.actor, filter, app.PageRequest{Cursor: cursor, Limit: listPageSize})
+	})
+	if err != nil {
+		return err
 	}
 	return w.servePage(q, NavMonitors, status, func(s Shell) (view, error) {
 		s.Live = liveURL(q)

@@ -26,8 +26,8 @@ func (e *env) browserFrom(email, addr string) *person {
 	jar, _ := cookiejar.New(nil)
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}, Timeout: 5 * time.Second}
 	tr := &http.Transport{DialContext: d.DialContext}
-	e.t.Cleanup(tr.CloseIdleConnections)
-	return &person{t: e.t, e: e, email: email, c: &http.Client{Jar: jar, Transport: tr,
+	e.T.Cleanup(tr.CloseIdleConnections)
+	return &person{t: e.T, e: e, email: email, c: &http.Client{Jar: jar, Transport: tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
@@ -38,8 +38,8 @@ func (e *env) browserFrom(email, addr string) *person {
 func TestWebAppSignInLockout(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		const email, password = "owner@lockout.test", "the owner's own password"
-		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: password,
-			Workspace: e.wsA.ID, Role: account.RoleEditor}); err != nil {
+		if _, err := e.App.CreateUser(context.Background(), app.UserRequest{Email: email, Password: password,
+			Workspace: e.WsA.ID, Role: account.RoleEditor}); err != nil {
 			t.Fatal(err)
 		}
 		guesser := e.browserFrom(email, "127.0.0.2")
@@ -61,7 +61,7 @@ func TestWebAppSignInLockout(t *testing.T) {
 					t.Fatalf("the owner's session after %d guesses: %d", wrong, r.status)
 				}
 			}
-			e.clock.Advance(10 * time.Second)
+			e.Clock.Advance(10 * time.Second)
 		}
 		if refused < 10 || wrong > 30 {
 			t.Fatalf("the guessing address had %d wrong passwords checked and %d refused", wrong, refused)
@@ -94,11 +94,11 @@ func TestWebAppTOTPReplay(t *testing.T) {
 		// The clock at the start of a step, so a step's codes stay
 		// current while the test runs.
 		const step = 30 * time.Second
-		e.clock.Advance(step - time.Duration(e.clock.Now().UnixNano()%int64(step)))
+		e.Clock.Advance(step - time.Duration(e.Clock.Now().UnixNano()%int64(step)))
 		var secret string
 		code := func(steps int) string {
 			t.Helper()
-			c, err := totp.GenerateCode(secret, e.clock.Now().Add(time.Duration(steps)*step))
+			c, err := totp.GenerateCode(secret, e.Clock.Now().Add(time.Duration(steps)*step))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestWebAppTOTPReplay(t *testing.T) {
 			t.Fatalf("the same code again: %d", s)
 		}
 
-		e.clock.Advance(5 * time.Minute) // the second factor's limit refills
+		e.Clock.Advance(5 * time.Minute) // the second factor's limit refills
 		racers := []*person{halfway(), halfway()}
 		c := code(0)
 		statuses := make([]int, len(racers))

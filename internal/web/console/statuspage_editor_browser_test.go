@@ -11,6 +11,7 @@ import (
 	"github.com/tocsin/tocsin/internal/browsertest"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web/public"
+	"github.com/tocsin/tocsin/internal/web/webtest"
 )
 
 // TestStatusPageEditorInBrowser: in Chromium, as served, an admin makes a
@@ -28,10 +29,10 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 	docs := docsImages(t)
 	browser := browsertest.Start(t)
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		site := e.monitor(e.keyA, "www-prod-1", "https://www.acme.example/", nil)
-		shop := e.monitor(e.keyA, "checkout-api", "https://api.acme.example/checkout", nil)
-		e.record(site, "", monitor.ResultUp, monitor.ResultUp)
-		e.record(shop, "", monitor.ResultUp)
+		site := e.Monitor(e.KeyA, "www-prod-1", "https://www.acme.example/", nil)
+		shop := e.Monitor(e.KeyA, "checkout-api", "https://api.acme.example/checkout", nil)
+		e.Record(site, "", monitor.ResultUp, monitor.ResultUp)
+		e.Record(shop, "", monitor.ResultUp)
 		// order is the components' names as the editor lists them.
 		order := func(tb *appTab) string {
 			t.Helper()
@@ -45,7 +46,7 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 		}
 		tb := signedInTab(t, browser, e, "admin@acme.example", account.RoleAdmin)
 
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		tb.open(t, ws+"/", 200)
 		tb.press(t, `nav a[href="`+ws+`/status-pages"]`, 200)
 		tb.want(t, "the empty list", shown{URL: ws + "/status-pages", Heading: "Status pages"})
@@ -112,12 +113,12 @@ func TestStatusPageEditorInBrowser(t *testing.T) {
 		// page before it).
 		readers := func(status int, want string) {
 			t.Helper()
-			if r := e.get("/status/acme"); r.status != status || !contains(r.body, want) {
-				t.Errorf("the next reader: %d, want %d with %q", r.status, status, want)
+			if r := e.Get("/status/acme"); r.Status != status || !webtest.Contains(r.Body, want) {
+				t.Errorf("the next reader: %d, want %d with %q", r.Status, status, want)
 			}
 		}
 		readers(401, "password")
-		reader := openAppTab(t, browser, e.srv.URL)
+		reader := openAppTab(t, browser, e.Srv.URL)
 
 		tb.press(t, `form[action$="/publish"] button`, 200)
 		if got := tb.text(t, ".sp-publish"); !strings.Contains(got, "public") {

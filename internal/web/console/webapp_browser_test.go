@@ -68,7 +68,7 @@ const (
 // and with docs those docs/web.md shows to docs.
 func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs string, shots bool) {
 	ctx := context.Background()
-	created, err := e.app.CreateUser(ctx, app.UserRequest{Email: ownerEmail, Workspace: wsName, Role: account.RoleOwner})
+	created, err := e.App.CreateUser(ctx, app.UserRequest{Email: ownerEmail, Workspace: wsName, Role: account.RoleOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +98,10 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		}
 	}
 
-	owner := openAppTab(t, browser, e.srv.URL)
-	member := openAppTab(t, browser, e.srv.URL)
-	stranger := openAppTab(t, browser, e.srv.URL)
-	owner2 := openAppTab(t, browser, e.srv.URL)
+	owner := openAppTab(t, browser, e.Srv.URL)
+	member := openAppTab(t, browser, e.Srv.URL)
+	stranger := openAppTab(t, browser, e.Srv.URL)
+	owner2 := openAppTab(t, browser, e.Srv.URL)
 	all := []*appTab{owner, member, stranger, owner2}
 
 	group(t, "first sign-in", all, func() {
@@ -188,15 +188,15 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		owner.press(t, `form[action$="/members/invites"] button[type="submit"]`, 201)
 		owner.want(t, "invitation made", shown{URL: wsPath + "members/invites", Heading: "Invitation link"})
 		link := owner.text(t, "#invite-link")
-		if !strings.HasPrefix(link, e.srv.URL+"/invite/") {
+		if !strings.HasPrefix(link, e.Srv.URL+"/invite/") {
 			t.Fatalf("the invitation link is %q", link)
 		}
 		if !strings.Contains(owner.text(t, "main .once"), "viewer in "+wsName) {
 			t.Errorf("the invitation page does not say what it makes: %q", owner.text(t, "main .once"))
 		}
 
-		member.open(t, strings.TrimPrefix(link, e.srv.URL), 200)
-		member.want(t, "invitation", shown{URL: strings.TrimPrefix(link, e.srv.URL), Heading: "Join " + wsName})
+		member.open(t, strings.TrimPrefix(link, e.Srv.URL), 200)
+		member.want(t, "invitation", shown{URL: strings.TrimPrefix(link, e.Srv.URL), Heading: "Join " + wsName})
 		member.fill(t, "#f-email", memberEmail)
 		member.fill(t, "#f-password", memberPass)
 		member.fill(t, "#f-confirm", memberPass)
@@ -206,8 +206,8 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 			t.Errorf("the member's home says %q", lead)
 		}
 		// The link worked once.
-		stranger.open(t, strings.TrimPrefix(link, e.srv.URL), 404)
-		u, err := e.db.UserByEmail(ctx, memberEmail)
+		stranger.open(t, strings.TrimPrefix(link, e.Srv.URL), 404)
+		u, err := e.DB.UserByEmail(ctx, memberEmail)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		member.press(t, `form[action$="/keys"] button[type="submit"]`, 201)
 		member.want(t, "key created", shown{URL: wsPath + "keys", Heading: "Key “wallboard” created"})
 		readKey = member.text(t, "#key-secret")
-		if got := e.api("GET", "/api/v1/monitors", readKey, nil, 200); got["data"] == nil {
+		if got := e.API("GET", "/api/v1/monitors", readKey, nil, 200); got["data"] == nil {
 			t.Errorf("GET /api/v1/monitors with the viewer's key: %v", got)
 		}
 
@@ -257,7 +257,7 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		if got.Heading != "API keys" {
 			t.Errorf("the refusal is on %+v", got)
 		}
-		keys, err := e.app.KeysOf(ctx, memberEmail)
+		keys, err := e.App.KeysOf(ctx, memberEmail)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,14 +341,14 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		member.want(t, "editor's key created", shown{URL: wsPath + "keys", Heading: "Key “deploy” created"})
 		writeKey := member.text(t, "#key-secret")
 		tcp := map[string]any{"type": "tcp", "name": "db", "config": map[string]any{"host": "db.internal", "port": 5432}}
-		e.api("POST", "/api/v1/monitors", writeKey, tcp, 201)
+		e.API("POST", "/api/v1/monitors", writeKey, tcp, 201)
 
 		role("viewer")
-		refused := e.api("POST", "/api/v1/monitors", writeKey, tcp, 403)
+		refused := e.API("POST", "/api/v1/monitors", writeKey, tcp, 403)
 		if m, _ := refused["error"].(map[string]any); m["code"] != "forbidden" || !strings.Contains(fmt.Sprint(m["message"]), "monitors:write") {
 			t.Errorf("a demoted key's write answered %v", refused)
 		}
-		e.api("GET", "/api/v1/monitors", writeKey, nil, 200)
+		e.API("GET", "/api/v1/monitors", writeKey, nil, 200)
 
 		owner.open(t, wsPath+"members", 200)
 		owner.press(t, fmt.Sprintf(`form[action$="/members/%s/remove"] button`, memberID), 200)
@@ -360,8 +360,8 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		if got := owner.text(t, "main table"); strings.Contains(got, memberEmail) {
 			t.Errorf("the removed member is still listed: %q", got)
 		}
-		e.api("GET", "/api/v1/monitors", writeKey, nil, 403)
-		e.api("GET", "/api/v1/monitors", readKey, nil, 403)
+		e.API("GET", "/api/v1/monitors", writeKey, nil, 403)
+		e.API("GET", "/api/v1/monitors", readKey, nil, 403)
 		// The removed member's browser no longer finds the workspace.
 		member.open(t, wsPath, 404)
 	})
@@ -370,18 +370,18 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		// The owner's monitors: one up with an objective, the editor's db
 		// down; the list, a monitor's page with its charts, and its forms.
 		actor := app.Actor{UserID: ownerID, WorkspaceID: ws, Role: account.RoleOwner}
-		site, err := e.app.CreateMonitor(ctx, actor, monitor.Draft{Type: monitor.TypeHTTP, Name: "Website",
+		site, err := e.App.CreateMonitor(ctx, actor, monitor.Draft{Type: monitor.TypeHTTP, Name: "Website",
 			Config: monitor.Config{URL: "https://www.acme.example/"}, SLO: &monitor.SLO{Target: 0.999, PeriodDays: 30}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		dbs, err := e.app.ListMonitors(ctx, actor, app.MonitorFilter{Name: "db"}, app.PageRequest{})
+		dbs, err := e.App.ListMonitors(ctx, actor, app.MonitorFilter{Name: "db"}, app.PageRequest{})
 		if err != nil || len(dbs.Items) != 1 {
 			t.Fatalf("the editor's monitor: %+v %v", dbs, err)
 		}
 		db := dbs.Items[0].ID
-		e.record(site.ID, "", monitor.ResultUp, monitor.ResultUp, monitor.ResultUp)
-		e.record(db, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		e.Record(site.ID, "", monitor.ResultUp, monitor.ResultUp, monitor.ResultUp)
+		e.Record(db, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
 
 		owner.open(t, wsPath+"monitors", 200)
 		owner.want(t, "monitors", shown{URL: wsPath + "monitors", Heading: "Monitors"})
@@ -413,9 +413,9 @@ func webAppStory(t *testing.T, e *env, browser context.Context, axe, art, docs s
 		if got := badge(); got != "pending" {
 			t.Errorf("the new monitor's badge: %q", got)
 		}
-		e.record(checkout, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		e.Record(checkout, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
 		wait.For(t, 20*time.Second, "the new monitor to turn DOWN on the list", func() bool { return badge() == "down" })
-		e.record(checkout, "", monitor.ResultUp, monitor.ResultUp, monitor.ResultUp)
+		e.Record(checkout, "", monitor.ResultUp, monitor.ResultUp, monitor.ResultUp)
 		wait.For(t, 20*time.Second, "the new monitor to turn UP on the list", func() bool { return badge() == "up" })
 		if owner.eval(t, `window.sameDocument === true`) != true {
 			t.Error("the list reloaded to show the changes")

@@ -79,7 +79,7 @@ func (h *hook) verified() ([]string, int) {
 func runDeliverer(t *testing.T, e *env) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	n := deliver.New(deliver.Options{App: e.app, Node: "web-test", Poll: 20 * time.Millisecond})
+	n := deliver.New(deliver.Options{App: e.App, Node: "web-test", Poll: 20 * time.Millisecond})
 	go func() { defer close(done); _ = n.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
@@ -124,15 +124,15 @@ func TestWebAppChannelsMatrix(t *testing.T) {
 		runDeliverer(t, e)
 		h := newHook(t)
 		h.set("", http.StatusNoContent, "")
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		n := 0
 		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
-			ch := e.api("POST", "/api/v1/notification-channels", e.keyA, map[string]any{"name": "for " + string(role), "kind": "webhook",
+			ch := e.API("POST", "/api/v1/notification-channels", e.KeyA, map[string]any{"name": "for " + string(role), "kind": "webhook",
 				"config": map[string]any{"url": h.srv.URL + "/hook"}}, 201)["id"].(string)
-			dlv := e.api("POST", "/api/v1/notification-channels/"+ch+"/test", e.keyA, nil, 202)["id"].(string)
+			dlv := e.API("POST", "/api/v1/notification-channels/"+ch+"/test", e.KeyA, nil, 202)["id"].(string)
 			wait.For(t, 20*time.Second, "the test delivery", func() bool {
-				return e.api("GET", "/api/v1/deliveries/"+dlv, e.keyA, nil, 200)["status"] == "succeeded"
+				return e.API("GET", "/api/v1/deliveries/"+dlv, e.KeyA, nil, 200)["status"] == "succeeded"
 			})
 			read, write := role.Grants(account.ScopeNotificationsRead), role.Grants(account.ScopeNotificationsWrite)
 			c := ws + "/channels/" + ch
@@ -166,7 +166,7 @@ func TestWebAppChannels(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		runDeliverer(t, e)
 		h := newHook(t)
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		owner := e.member("owner@a.test", account.RoleOwner)
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 
@@ -248,7 +248,7 @@ func TestWebAppChannels(t *testing.T) {
 		if r := owner.post(page+"/test", form()); r.status != 303 {
 			t.Fatalf("test: %d %.500s", r.status, r.body)
 		}
-		d := e.api("GET", "/api/v1/notification-channels/"+ch+"/deliveries", e.keyA, nil, 200)["data"].([]any)
+		d := e.API("GET", "/api/v1/notification-channels/"+ch+"/deliveries", e.KeyA, nil, 200)["data"].([]any)
 		if len(d) != 1 {
 			t.Fatalf("deliveries: %v", d)
 		}
@@ -302,7 +302,7 @@ func TestWebAppChannels(t *testing.T) {
 		// A receiver's hostile answer is shown escaped and shortened.
 		h.set(fresh, 500, "<b>boom</b> no hook at /hook?token=query-secret "+strings.Repeat("x", 400))
 		owner.post(page+"/test", form())
-		d = e.api("GET", "/api/v1/notification-channels/"+ch+"/deliveries", e.keyA, nil, 200)["data"].([]any)
+		d = e.API("GET", "/api/v1/notification-channels/"+ch+"/deliveries", e.KeyA, nil, 200)["data"].([]any)
 		failing := d[0].(map[string]any)["id"].(string)
 		var body string
 		wait.For(t, 20*time.Second, "the failed attempt", func() bool {
@@ -323,7 +323,7 @@ func TestWebAppChannels(t *testing.T) {
 
 		// The log pages with the cursor.
 		for range 21 {
-			e.api("POST", "/api/v1/notification-channels/"+slack[len(ws+"/channels/"):]+"/test", e.keyA, nil, 202)
+			e.API("POST", "/api/v1/notification-channels/"+slack[len(ws+"/channels/"):]+"/test", e.KeyA, nil, 202)
 		}
 		r = owner.get(slack)
 		next := regexp.MustCompile(`href="([^"]+)" rel="next"`).FindStringSubmatch(r.body)
@@ -345,7 +345,7 @@ func TestWebAppChannels(t *testing.T) {
 		if r.status != 303 {
 			t.Fatalf("edit: %d %.1500s", r.status, r.body)
 		}
-		c := e.api("GET", "/api/v1/notification-channels/"+slack[len(ws+"/channels/"):], e.keyA, nil, 200)
+		c := e.API("GET", "/api/v1/notification-channels/"+slack[len(ws+"/channels/"):], e.KeyA, nil, 200)
 		if c["name"] != "Team chat (muted)" || c["enabled"] != false || fmt.Sprint(c["secretsSet"]) != "[hookUrl]" {
 			t.Errorf("after the edit: %v", c)
 		}
@@ -436,11 +436,11 @@ func TestWebAppChannels(t *testing.T) {
 				}
 			}
 		}
-		if got := e.api("GET", "/api/v1/notification-channels", e.keyA, nil, 200)["data"].([]any); len(got) != 2 {
+		if got := e.API("GET", "/api/v1/notification-channels", e.KeyA, nil, 200)["data"].([]any); len(got) != 2 {
 			t.Errorf("channels made by bad forms: %d", len(got)-2)
 		}
 		// Another workspace's channel is not found.
-		theirs := e.api("POST", "/api/v1/notification-channels", e.keyB, map[string]any{"name": "theirs", "kind": "webhook",
+		theirs := e.API("POST", "/api/v1/notification-channels", e.KeyB, map[string]any{"name": "theirs", "kind": "webhook",
 			"config": map[string]any{"url": "https://b.example.com/"}}, 201)["id"].(string)
 		for _, path := range []string{ws + "/channels/" + theirs, ws + "/channels/" + theirs + "/test", ws + "/channels/" + theirs + "/delete"} {
 			method := "GET"

@@ -21,33 +21,33 @@ import (
 // heartbeat creates a heartbeat in the workspace of key with the schedule
 // given, and returns its id and ping URL.
 func (e *env) heartbeat(key, name string, schedule map[string]any) (id, pingURL string) {
-	e.t.Helper()
-	h := e.api("POST", "/api/v1/heartbeats", key, map[string]any{"name": name, "schedule": schedule}, 201)
+	e.T.Helper()
+	h := e.API("POST", "/api/v1/heartbeats", key, map[string]any{"name": name, "schedule": schedule}, 201)
 	return h["id"].(string), h["pingUrl"].(string)
 }
 
 // ping calls a ping URL (with a suffix) from Go and wants 200.
 func (e *env) ping(u, body string) {
-	e.t.Helper()
+	e.T.Helper()
 	method := "GET"
 	if body != "" {
 		method = "POST"
 	}
 	req, err := http.NewRequest(method, u, strings.NewReader(body))
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	if r := e.do(req); r.status != 200 {
-		e.t.Fatalf("ping %s: %d %s", u, r.status, r.body)
+	if r := e.Do(req); r.Status != 200 {
+		e.T.Fatalf("ping %s: %d %s", u, r.Status, r.Body)
 	}
 }
 
 // hbState is the heartbeat's state as the app reads it.
 func (e *env) hbState(id string) monitor.State {
-	e.t.Helper()
-	h, err := e.app.GetHeartbeat(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleViewer}, id)
+	e.T.Helper()
+	h, err := e.App.GetHeartbeat(context.Background(), app.Actor{WorkspaceID: e.WsA.ID, Role: account.RoleViewer}, id)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return h.State()
 }
@@ -59,13 +59,13 @@ func (e *env) hbState(id string) monitor.State {
 func TestWebAppHeartbeatsMatrix(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		ws := "/w/" + e.wsA.ID
-		owner := app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleOwner}
+		ws := "/w/" + e.WsA.ID
+		owner := app.Actor{WorkspaceID: e.WsA.ID, Role: account.RoleOwner}
 		n := 0
 		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
-			hb, _ := e.heartbeat(e.keyA, "watched by "+string(role), map[string]any{"periodSeconds": 3600})
-			before, err := e.app.GetHeartbeat(ctx, owner, hb)
+			hb, _ := e.heartbeat(e.KeyA, "watched by "+string(role), map[string]any{"periodSeconds": 3600})
+			before, err := e.App.GetHeartbeat(ctx, owner, hb)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,19 +86,19 @@ func TestWebAppHeartbeatsMatrix(t *testing.T) {
 			}
 			n += judge(t, role, p, actions)
 			if writer {
-				if _, err := e.app.GetHeartbeat(ctx, owner, hb); err == nil {
+				if _, err := e.App.GetHeartbeat(ctx, owner, hb); err == nil {
 					t.Errorf("%s deleted a heartbeat that is still there", role)
 				}
 				continue
 			}
-			after, err := e.app.GetHeartbeat(ctx, owner, hb)
+			after, err := e.App.GetHeartbeat(ctx, owner, hb)
 			if err != nil {
 				t.Fatalf("%s: the heartbeat is gone: %v", role, err)
 			}
 			if after.Name != before.Name || after.Token != before.Token || after.Paused || after.Schedule != before.Schedule {
 				t.Errorf("%s changed a heartbeat it may not: %+v", role, after)
 			}
-			list, err := e.app.ListHeartbeats(ctx, owner, app.HeartbeatFilter{Name: "made by " + string(role)}, app.PageRequest{})
+			list, err := e.App.ListHeartbeats(ctx, owner, app.HeartbeatFilter{Name: "made by " + string(role)}, app.PageRequest{})
 			if err != nil || len(list.Items) != 0 {
 				t.Errorf("%s created a heartbeat: %v %v", role, list.Items, err)
 			}
@@ -113,7 +113,7 @@ func TestWebAppHeartbeatsMatrix(t *testing.T) {
 // field's message.
 func TestWebAppHeartbeats(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 		editor := e.member("editor@a.test", account.RoleEditor)
 
@@ -125,9 +125,9 @@ func TestWebAppHeartbeats(t *testing.T) {
 			t.Fatalf("an editor's empty list offers no new heartbeat: %d", r.status)
 		}
 
-		backup, backupURL := e.heartbeat(e.keyA, "Nightly backup", map[string]any{"cron": "30 2 * * *", "timezone": "Europe/Berlin", "graceSeconds": 600})
-		sync, syncURL := e.heartbeat(e.keyA, "Sync <job>", map[string]any{"periodSeconds": 300})
-		other, _ := e.heartbeat(e.keyB, "Theirs", map[string]any{"periodSeconds": 300})
+		backup, backupURL := e.heartbeat(e.KeyA, "Nightly backup", map[string]any{"cron": "30 2 * * *", "timezone": "Europe/Berlin", "graceSeconds": 600})
+		sync, syncURL := e.heartbeat(e.KeyA, "Sync <job>", map[string]any{"periodSeconds": 300})
+		other, _ := e.heartbeat(e.KeyB, "Theirs", map[string]any{"periodSeconds": 300})
 		e.ping(backupURL+"/start", "")
 		long := "<script>alert(1)</script> " + strings.Repeat("copied ", 30) + "\nthe last line"
 		e.ping(backupURL+"/0", long)
@@ -257,7 +257,7 @@ func TestWebAppHeartbeats(t *testing.T) {
 				}
 			}
 		}
-		list, err := e.app.ListHeartbeats(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleViewer}, app.HeartbeatFilter{}, app.PageRequest{})
+		list, err := e.App.ListHeartbeats(context.Background(), app.Actor{WorkspaceID: e.WsA.ID, Role: account.RoleViewer}, app.HeartbeatFilter{}, app.PageRequest{})
 		if err != nil || list.Total != 2 {
 			t.Fatalf("the mistakes made heartbeats: %d %v", list.Total, err)
 		}
@@ -285,7 +285,7 @@ func TestWebAppHeartbeats(t *testing.T) {
 		if r := editor.post(ws+"/heartbeats/"+reports+"/edit", form("name", "Reports", "kind", "cron", "cron", "0 6 * * 1", "timezone", "")); r.status != 303 {
 			t.Fatalf("edit: %d %.600s", r.status, r.body)
 		}
-		h, err := e.app.GetHeartbeat(context.Background(), app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleViewer}, reports)
+		h, err := e.App.GetHeartbeat(context.Background(), app.Actor{WorkspaceID: e.WsA.ID, Role: account.RoleViewer}, reports)
 		if err != nil || h.Schedule.Cron != "0 6 * * 1" || h.Schedule.Timezone != "UTC" || h.Schedule.PeriodSeconds != 0 || h.MaxRuntimeSeconds != 0 || h.SLO != nil {
 			t.Errorf("after the edit: %+v %v", h, err)
 		}
@@ -307,11 +307,11 @@ func TestWebAppHeartbeats(t *testing.T) {
 			t.Fatalf("rotate: %d", r.status)
 		}
 		r = editor.get(ws + "/heartbeats/" + sync)
-		if !strings.Contains(r.body, "a new ping URL") || strings.Contains(r.body, syncURL+"<") || !strings.Contains(r.body, `<code id="ping-url" class="secret uri">`+e.srv.URL+"/ping/") {
+		if !strings.Contains(r.body, "a new ping URL") || strings.Contains(r.body, syncURL+"<") || !strings.Contains(r.body, `<code id="ping-url" class="secret uri">`+e.Srv.URL+"/ping/") {
 			t.Errorf("after the rotation the page shows the old URL or none: %.3000s", r.body)
 		}
-		if res := e.get(strings.TrimPrefix(syncURL, e.srv.URL)); res.status != 404 {
-			t.Errorf("the old ping URL: %d", res.status)
+		if res := e.Get(strings.TrimPrefix(syncURL, e.Srv.URL)); res.Status != 404 {
+			t.Errorf("the old ping URL: %d", res.Status)
 		}
 		if r := editor.post(ws+"/heartbeats/"+sync+"/delete", form()); r.status != 303 || r.header.Get("Location") != ws+"/heartbeats" {
 			t.Fatalf("delete: %d %q", r.status, r.header.Get("Location"))
@@ -342,9 +342,9 @@ func snippets(t *testing.T, body string) map[string]string {
 // its page.
 func TestHeartbeatSnippets(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		viewer := e.member("viewer@a.test", account.RoleViewer)
-		id, pingURL := e.heartbeat(e.keyA, "Every hour", map[string]any{"periodSeconds": 3600})
+		id, pingURL := e.heartbeat(e.KeyA, "Every hour", map[string]any{"periodSeconds": 3600})
 		page := viewer.get(ws + "/heartbeats/" + id)
 		if !strings.Contains(page.body, `data-state="PENDING"`) {
 			t.Fatalf("a new heartbeat is not pending: %.2000s", page.body)

@@ -14,8 +14,8 @@ import (
 
 // manualIncident opens a manual incident in the workspace of key.
 func (e *env) manualIncident(key, title string) string {
-	e.t.Helper()
-	return e.api("POST", "/api/v1/incidents", key, map[string]any{"title": title, "message": "Looking into it."}, 201)["id"].(string)
+	e.T.Helper()
+	return e.API("POST", "/api/v1/incidents", key, map[string]any{"title": title, "message": "Looking into it."}, 201)["id"].(string)
 }
 
 // fieldErrors are the field messages a form page shows, by field.
@@ -33,13 +33,13 @@ func fieldErrors(body string) map[string]string {
 // is not found for anyone.
 func TestWebAppIncidentsMatrix(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
-		mon := e.monitor(e.keyA, "Website", "https://www.example.com/", nil)
-		theirs := e.manualIncident(e.keyB, "Theirs")
+		ws := "/w/" + e.WsA.ID
+		mon := e.Monitor(e.KeyA, "Website", "https://www.example.com/", nil)
+		theirs := e.manualIncident(e.KeyB, "Theirs")
 		n := 0
 		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
-			inc := ws + "/incidents/" + e.manualIncident(e.keyA, "For "+string(role))
+			inc := ws + "/incidents/" + e.manualIncident(e.KeyA, "For "+string(role))
 			writer := role.Grants(account.ScopeIncidentsWrite)
 			n += judge(t, role, p, []action{
 				{"see the incidents", "GET", ws + "/incidents", nil, true, 200},
@@ -54,7 +54,7 @@ func TestWebAppIncidentsMatrix(t *testing.T) {
 				{"resolve another workspace's incident", "POST", ws + "/incidents/" + theirs + "/resolve", form(), false, 0},
 				{"see no incident", "GET", ws + "/incidents/not-an-id", nil, false, 0},
 			})
-			got := e.api("GET", "/api/v1/"+strings.TrimPrefix(inc, ws+"/"), e.keyA, nil, 200)
+			got := e.API("GET", "/api/v1/"+strings.TrimPrefix(inc, ws+"/"), e.KeyA, nil, 200)
 			if writer != (got["status"] == "resolved" && got["title"] == "Renamed" && got["public"] == true && got["acknowledgedAt"] != nil) {
 				t.Errorf("%s's incident after the actions: %v", role, got)
 			}
@@ -68,7 +68,7 @@ func TestWebAppIncidentsMatrix(t *testing.T) {
 				}
 			}
 		}
-		if got := e.api("GET", "/api/v1/incidents/"+theirs, e.keyB, nil, 200); got["status"] != "investigating" {
+		if got := e.API("GET", "/api/v1/incidents/"+theirs, e.KeyB, nil, 200); got["status"] != "investigating" {
 			t.Errorf("another workspace's incident changed: %v", got)
 		}
 		t.Logf("%d requests checked", n)
@@ -81,14 +81,14 @@ func TestWebAppIncidentsMatrix(t *testing.T) {
 // field's message, never a server error or stored.
 func TestWebAppIncidents(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		editor := e.member("editor@a.test", account.RoleEditor)
 		viewer := e.member("viewer@a.test", account.RoleViewer)
-		mon := e.monitor(e.keyA, "Checkout", "https://shop.example.com/", nil)
-		old := e.manualIncident(e.keyA, "Old trouble")
-		e.api("POST", "/api/v1/incidents/"+old+"/resolve", e.keyA, nil, 200)
-		e.record(mon, "connection refused", monitor.ResultDown, monitor.ResultDown)
-		auto := e.api("GET", "/api/v1/incidents?status=open", e.keyA, nil, 200)["data"].([]any)
+		mon := e.Monitor(e.KeyA, "Checkout", "https://shop.example.com/", nil)
+		old := e.manualIncident(e.KeyA, "Old trouble")
+		e.API("POST", "/api/v1/incidents/"+old+"/resolve", e.KeyA, nil, 200)
+		e.Record(mon, "connection refused", monitor.ResultDown, monitor.ResultDown)
+		auto := e.API("GET", "/api/v1/incidents?status=open", e.KeyA, nil, 200)["data"].([]any)
 		if len(auto) != 1 {
 			t.Fatalf("open incidents after the outage: %v", auto)
 		}
@@ -171,18 +171,18 @@ func TestWebAppIncidents(t *testing.T) {
 			t.Errorf("a broken cursor: %d", r.status)
 		}
 		// The subject recovers: Tocsin resolves the incident, and says so.
-		e.record(mon, "", monitor.ResultUp)
+		e.Record(mon, "", monitor.ResultUp)
 		r = viewer.get(ws + "/incidents/" + autoID)
 		for _, want := range []string{`data-event="resolved"`, "by Tocsin, when the subject recovered", `data-incident-state="resolved"`} {
 			if !strings.Contains(r.body, want) {
 				t.Errorf("the recovered incident's page lacks %q", want)
 			}
 		}
-		list := e.api("GET", "/api/v1/incidents", e.keyA, nil, 200)["data"].([]any)
+		list := e.API("GET", "/api/v1/incidents", e.KeyA, nil, 200)["data"].([]any)
 		if len(list) != 2 {
 			t.Errorf("incidents stored after the refused forms: %d", len(list))
 		}
-		if got := e.api("GET", "/api/v1/incidents/"+autoID, e.keyA, nil, 200); got["status"] != "resolved" || len(got["updates"].([]any)) != 2 ||
+		if got := e.API("GET", "/api/v1/incidents/"+autoID, e.KeyA, nil, 200); got["status"] != "resolved" || len(got["updates"].([]any)) != 2 ||
 			got["acknowledgedAt"] != nil || got["publicTitle"] != "" || got["title"] == "x" {
 			t.Errorf("the incident changed by refused forms: %v", got)
 		}

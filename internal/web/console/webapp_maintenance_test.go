@@ -13,9 +13,9 @@ import (
 // window creates a one-off maintenance window over monitor mon through
 // the API, starting in an hour.
 func (e *env) window(key, name, mon string) string {
-	e.t.Helper()
-	start := e.clock.Now().Add(time.Hour).UTC()
-	return e.api("POST", "/api/v1/maintenance-windows", key, map[string]any{"name": name, "monitorIds": []string{mon},
+	e.T.Helper()
+	start := e.Clock.Now().Add(time.Hour).UTC()
+	return e.API("POST", "/api/v1/maintenance-windows", key, map[string]any{"name": name, "monitorIds": []string{mon},
 		"startsAt": start.Format(time.RFC3339), "endsAt": start.Add(2 * time.Hour).Format(time.RFC3339)}, 201)["id"].(string)
 }
 
@@ -28,14 +28,14 @@ func wall(t time.Time) string { return t.UTC().Format("2006-01-02T15:04") }
 // not found for anyone.
 func TestWebAppMaintenanceMatrix(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
-		mon := e.monitor(e.keyA, "Website", "https://www.example.com/", nil)
-		theirs := e.window(e.keyB, "Theirs", e.monitor(e.keyB, "B", "https://b.example.com/", nil))
-		start := e.clock.Now().Add(24 * time.Hour)
+		ws := "/w/" + e.WsA.ID
+		mon := e.Monitor(e.KeyA, "Website", "https://www.example.com/", nil)
+		theirs := e.window(e.KeyB, "Theirs", e.Monitor(e.KeyB, "B", "https://b.example.com/", nil))
+		start := e.Clock.Now().Add(24 * time.Hour)
 		n := 0
 		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
-			mw := ws + "/maintenance/" + e.window(e.keyA, "For "+string(role), mon)
+			mw := ws + "/maintenance/" + e.window(e.KeyA, "For "+string(role), mon)
 			writer := role.Grants(account.ScopeMonitorsWrite)
 			n += judge(t, role, p, []action{
 				{"see the windows", "GET", ws + "/maintenance", nil, true, 200},
@@ -54,7 +54,7 @@ func TestWebAppMaintenanceMatrix(t *testing.T) {
 				{"delete no window", "POST", ws + "/maintenance/not-an-id/delete", form(), false, 0},
 			})
 		}
-		list := e.api("GET", "/api/v1/maintenance-windows?limit=100", e.keyA, nil, 200)["data"].([]any)
+		list := e.API("GET", "/api/v1/maintenance-windows?limit=100", e.KeyA, nil, 200)["data"].([]any)
 		made := map[string]map[string]any{}
 		for _, w := range list {
 			made[w.(map[string]any)["name"].(string)] = w.(map[string]any)
@@ -79,7 +79,7 @@ func TestWebAppMaintenanceMatrix(t *testing.T) {
 				}
 			}
 		}
-		if got := e.api("GET", "/api/v1/maintenance-windows/"+theirs, e.keyB, nil, 200); got["name"] != "Theirs" {
+		if got := e.API("GET", "/api/v1/maintenance-windows/"+theirs, e.KeyB, nil, 200); got["name"] != "Theirs" {
 			t.Errorf("another workspace's window changed: %v", got)
 		}
 		t.Logf("%d requests checked", n)
@@ -93,19 +93,19 @@ func TestWebAppMaintenanceMatrix(t *testing.T) {
 // message, never a server error or stored.
 func TestWebAppMaintenance(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		editor := e.member("editor@a.test", account.RoleEditor)
 		viewer := e.member("viewer@a.test", account.RoleViewer)
-		mon := e.monitor(e.keyA, "Checkout", "https://shop.example.com/", nil)
-		hb := e.api("POST", "/api/v1/heartbeats", e.keyA, map[string]any{"name": "Nightly backup",
+		mon := e.Monitor(e.KeyA, "Checkout", "https://shop.example.com/", nil)
+		hb := e.API("POST", "/api/v1/heartbeats", e.KeyA, map[string]any{"name": "Nightly backup",
 			"schedule": map[string]any{"periodSeconds": 3600, "graceSeconds": 300}}, 201)["id"].(string)
-		now := e.clock.Now()
+		now := e.Clock.Now()
 		r := editor.post(ws+"/maintenance", form("name", "Now", "kind", "one-off", "starts", wall(now.Add(-time.Minute)),
 			"ends", wall(now.Add(time.Hour)), "monitor", mon, "heartbeat", hb))
 		if r.status != 303 {
 			t.Fatalf("a window in progress: %d %v %.500s", r.status, fieldErrors(r.body), r.body)
 		}
-		weekly := e.api("POST", "/api/v1/maintenance-windows", e.keyA, map[string]any{"name": "Weekly", "monitorIds": []string{mon},
+		weekly := e.API("POST", "/api/v1/maintenance-windows", e.KeyA, map[string]any{"name": "Weekly", "monitorIds": []string{mon},
 			"recurrence": map[string]any{"cron": "30 2 * * 6", "timezone": "Europe/Berlin", "durationMinutes": 90}}, 201)
 		r = viewer.get(ws + "/maintenance")
 		if r.status != 200 {
@@ -136,7 +136,7 @@ func TestWebAppMaintenance(t *testing.T) {
 		if r := editor.post(ws+"/maintenance/"+weekly["id"].(string)+"/edit", edit); r.status != 303 {
 			t.Errorf("saving the form as shown: %d %v", r.status, fieldErrors(r.body))
 		}
-		if got := e.api("GET", "/api/v1/maintenance-windows/"+weekly["id"].(string), e.keyA, nil, 200); got["name"] != "Weekly, renamed" ||
+		if got := e.API("GET", "/api/v1/maintenance-windows/"+weekly["id"].(string), e.KeyA, nil, 200); got["name"] != "Weekly, renamed" ||
 			!mustTime(t, got["startsAt"].(string)).Equal(mustTime(t, weekly["startsAt"].(string))) {
 			t.Errorf("after the edit: %v", got)
 		}
@@ -168,7 +168,7 @@ func TestWebAppMaintenance(t *testing.T) {
 				t.Errorf("a hostile cursor: %d", r.status)
 			}
 		}
-		if n := len(e.api("GET", "/api/v1/maintenance-windows", e.keyA, nil, 200)["data"].([]any)); n != 2 {
+		if n := len(e.API("GET", "/api/v1/maintenance-windows", e.KeyA, nil, 200)["data"].([]any)); n != 2 {
 			t.Errorf("windows stored after the refused forms: %d", n)
 		}
 	})

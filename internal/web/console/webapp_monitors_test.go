@@ -19,7 +19,7 @@ import (
 // change monitors pause, resume and delete them.
 func TestWebAppMonitors(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 		editor := e.member("editor@a.test", account.RoleEditor)
 
@@ -31,12 +31,12 @@ func TestWebAppMonitors(t *testing.T) {
 			t.Fatalf("an editor's empty list offers no new monitor: %d", r.status)
 		}
 
-		web1 := e.monitor(e.keyA, "Website", "https://www.example.com/", nil)
-		db := e.api("POST", "/api/v1/monitors", e.keyA, map[string]any{"type": "tcp", "name": "Database",
+		web1 := e.Monitor(e.KeyA, "Website", "https://www.example.com/", nil)
+		db := e.API("POST", "/api/v1/monitors", e.KeyA, map[string]any{"type": "tcp", "name": "Database",
 			"config": map[string]any{"host": "db.internal", "port": 5432}, "slo": map[string]any{"target": 0.999, "periodDays": 30}}, 201)["id"].(string)
-		other := e.monitor(e.keyB, "Theirs", "https://b.example.com/", nil)
-		e.record(web1, "", monitor.ResultUp, monitor.ResultUp)
-		e.record(db, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		other := e.Monitor(e.KeyB, "Theirs", "https://b.example.com/", nil)
+		e.Record(web1, "", monitor.ResultUp, monitor.ResultUp)
+		e.Record(db, "connection refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
 
 		r := viewer.get(ws + "/monitors")
 		if r.status != 200 {
@@ -107,7 +107,7 @@ func TestWebAppMonitors(t *testing.T) {
 			t.Fatalf("detail: %d %.600s", r.status, r.body)
 		}
 		for _, want := range []string{"<h1>Database</h1>", `data-state="DOWN"`, "connection refused (2)", `<svg class="chart"`, `role="img"`,
-			"median between 42 ms and 42 ms", `<svg class="uptime"`, "<title>" + e.clock.Now().UTC().Format("2006-01-02") + ":",
+			"median between 42 ms and 42 ms", `<svg class="uptime"`, "<title>" + e.Clock.Now().UTC().Format("2006-01-02") + ":",
 			"<caption>Response time by hour</caption>", "connection refused (0)", "HTTP 503", "after 2 consecutive failed checks",
 			`<span class="badge s-down">down</span>`, "db.internal:5432", "Objective", "99.9 %", "over 30 days", "Error budget left"} {
 			if !strings.Contains(r.body, want) {
@@ -138,11 +138,11 @@ func TestWebAppMonitors(t *testing.T) {
 			t.Errorf("an editor's detail lacks the forms: %.3000s", r.body)
 		}
 		ctx := context.Background()
-		actor := app.Actor{WorkspaceID: e.wsA.ID, Role: account.RoleViewer}
+		actor := app.Actor{WorkspaceID: e.WsA.ID, Role: account.RoleViewer}
 		if r := editor.post(ws+"/monitors/"+db+"/pause", form()); r.status != 303 || r.header.Get("Location") != ws+"/monitors/"+db {
 			t.Fatalf("pause: %d %q", r.status, r.header.Get("Location"))
 		}
-		if m, err := e.app.GetMonitor(ctx, actor, db); err != nil || !m.Paused || m.State != monitor.StatePaused {
+		if m, err := e.App.GetMonitor(ctx, actor, db); err != nil || !m.Paused || m.State != monitor.StatePaused {
 			t.Fatalf("after pausing: %+v %v", m, err)
 		}
 		r = editor.get(ws + "/monitors/" + db)
@@ -153,7 +153,7 @@ func TestWebAppMonitors(t *testing.T) {
 		if r := editor.post(ws+"/monitors/"+db+"/resume", form()); r.status != 303 {
 			t.Fatalf("resume: %d", r.status)
 		}
-		if m, err := e.app.GetMonitor(ctx, actor, db); err != nil || m.Paused || m.State != monitor.StatePending {
+		if m, err := e.App.GetMonitor(ctx, actor, db); err != nil || m.Paused || m.State != monitor.StatePending {
 			t.Fatalf("after resuming: %+v %v", m, err)
 		}
 		if r := editor.post(ws+"/monitors/"+other+"/pause", form()); r.status != 404 {

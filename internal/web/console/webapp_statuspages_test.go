@@ -14,18 +14,19 @@ import (
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/web/public"
+	"github.com/tocsin/tocsin/internal/web/webtest"
 )
 
 // apiPage makes a status page in workspace A over the API, showing the
 // monitors (named by their ids) in one group "Core", and returns its id
 // and its components' ids.
 func (e *env) apiPage(slug string, monitors ...string) (string, []string) {
-	e.t.Helper()
+	e.T.Helper()
 	var comps []any
 	for i, m := range monitors {
 		comps = append(comps, map[string]any{"monitorId": m, "name": "Component " + string(rune('A'+i))})
 	}
-	p := e.api("POST", "/api/v1/status-pages", e.keyA, map[string]any{"slug": slug, "title": "Page " + slug,
+	p := e.API("POST", "/api/v1/status-pages", e.KeyA, map[string]any{"slug": slug, "title": "Page " + slug,
 		"password": "a stored page password", "groups": []any{map[string]any{"name": "Core", "components": comps}}}, 201)
 	var ids []string
 	for _, g := range p["groups"].([]any) {
@@ -42,9 +43,9 @@ func (e *env) apiPage(slug string, monitors ...string) (string, []string) {
 // member of another workspace finds nothing.
 func TestWebAppStatusPagesMatrix(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
-		m1 := e.monitor(e.keyA, "First", "https://one.example.com/", nil)
-		m2 := e.monitor(e.keyA, "Second", "https://two.example.com/", nil)
+		ws := "/w/" + e.WsA.ID
+		m1 := e.Monitor(e.KeyA, "First", "https://one.example.com/", nil)
+		m2 := e.Monitor(e.KeyA, "Second", "https://two.example.com/", nil)
 		n := 0
 		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
@@ -74,15 +75,15 @@ func TestWebAppStatusPagesMatrix(t *testing.T) {
 				{"delete the page", "POST", sp + "/delete", form(), write, 303},
 			})
 			if !write {
-				if got := e.api("GET", "/api/v1/status-pages/"+id, e.keyA, nil, 200); got["title"] != "Page page-"+string(role) {
+				if got := e.API("GET", "/api/v1/status-pages/"+id, e.KeyA, nil, 200); got["title"] != "Page page-"+string(role) {
 					t.Errorf("%s changed the page: %v", role, got["title"])
 				}
 			}
 		}
 		// A member of another workspace: nothing is there.
 		id, comps := e.apiPage("page-other", m1)
-		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: "owner@b.test", Password: "a password for owner@b.test",
-			Workspace: e.wsB.ID, Role: account.RoleOwner}); err != nil {
+		if _, err := e.App.CreateUser(context.Background(), app.UserRequest{Email: "owner@b.test", Password: "a password for owner@b.test",
+			Workspace: e.WsB.ID, Role: account.RoleOwner}); err != nil {
 			t.Fatal(err)
 		}
 		other := e.browser("owner@b.test")
@@ -92,8 +93,8 @@ func TestWebAppStatusPagesMatrix(t *testing.T) {
 			{"list", "GET", ws + "/status-pages", nil, false, 0},
 			{"editor", "GET", sp, nil, false, 0},
 			{"preview", "GET", sp + "/preview", nil, false, 0},
-			{"its own workspace's editor of the page", "GET", "/w/" + e.wsB.ID + "/status-pages/" + id, nil, false, 0},
-			{"its own workspace's preview of the page", "GET", "/w/" + e.wsB.ID + "/status-pages/" + id + "/preview", nil, false, 0},
+			{"its own workspace's editor of the page", "GET", "/w/" + e.WsB.ID + "/status-pages/" + id, nil, false, 0},
+			{"its own workspace's preview of the page", "GET", "/w/" + e.WsB.ID + "/status-pages/" + id + "/preview", nil, false, 0},
 			{"move", "POST", sp + "/components/" + comps[0] + "/move", form("dir", "down"), false, 0},
 			{"delete", "POST", sp + "/delete", form(), false, 0},
 		} {
@@ -140,12 +141,12 @@ func inOrder(body string, texts ...string) bool {
 // that order, as the preview showed it.
 func TestWebAppStatusPageReorder(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		admin := e.member("admin@a.test", account.RoleAdmin)
-		alpha := e.monitor(e.keyA, "alpha-internal", "https://alpha.example.com/", nil)
-		beta := e.monitor(e.keyA, "beta-internal", "https://beta.example.com/", nil)
-		e.record(alpha, "", monitor.ResultUp)
-		e.record(beta, "", monitor.ResultUp)
+		alpha := e.Monitor(e.KeyA, "alpha-internal", "https://alpha.example.com/", nil)
+		beta := e.Monitor(e.KeyA, "beta-internal", "https://beta.example.com/", nil)
+		e.Record(alpha, "", monitor.ResultUp)
+		e.Record(beta, "", monitor.ResultUp)
 		id := editorPage(t, admin.post(ws+"/status-pages", form("title", "Shop status", "slug", "shop")))
 		sp := ws + "/status-pages/" + id
 		for _, c := range [][2]string{{alpha, "Alpha service"}, {beta, "Beta service"}} {
@@ -187,16 +188,16 @@ func TestWebAppStatusPageReorder(t *testing.T) {
 		if r := admin.post(sp+"/components/"+alpha1[1]+"/move", form("dir", "down")); r.status != http.StatusSeeOther {
 			t.Fatalf("move down: %d %.600s", r.status, r.body)
 		}
-		got := e.api("GET", "/api/v1/status-pages/"+id, e.keyA, nil, 200)["groups"].([]any)
+		got := e.API("GET", "/api/v1/status-pages/"+id, e.KeyA, nil, 200)["groups"].([]any)
 		if len(got) != 2 || got[1].(map[string]any)["name"] != "Europe" ||
 			got[1].(map[string]any)["components"].([]any)[0].(map[string]any)["name"] != "Alpha service" {
 			t.Errorf("stored groups: %v", got)
 		}
-		pub := e.get("/status/shop")
-		if pub.status != 200 || !inOrder(string(pub.body), "Beta service", "Europe", "Alpha service") || contains(pub.body, "alpha-internal") {
-			t.Errorf("the public page: %d %.2000s", pub.status, pub.body)
+		pub := e.Get("/status/shop")
+		if pub.Status != 200 || !inOrder(string(pub.Body), "Beta service", "Europe", "Alpha service") || webtest.Contains(pub.Body, "alpha-internal") {
+			t.Errorf("the public page: %d %.2000s", pub.Status, pub.Body)
 		}
-		if h := pub.header; h.Get("X-Frame-Options") != "DENY" || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		if h := pub.Header; h.Get("X-Frame-Options") != "DENY" || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
 			t.Errorf("the public page's headers changed: %v", h)
 		}
 		// The drag and drop's form: every component once, in order.
@@ -220,10 +221,10 @@ func TestWebAppStatusPageReorder(t *testing.T) {
 // password is never shown.
 func TestWebAppStatusPageHostileInput(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		owner := e.member("owner@a.test", account.RoleOwner)
-		mine := e.monitor(e.keyA, "Mine", "https://mine.example.com/", nil)
-		theirs := e.monitor(e.keyB, "Theirs", "https://theirs.example.com/", nil)
+		mine := e.Monitor(e.KeyA, "Mine", "https://mine.example.com/", nil)
+		theirs := e.Monitor(e.KeyB, "Theirs", "https://theirs.example.com/", nil)
 		id := editorPage(t, owner.post(ws+"/status-pages", form("title", "Acme", "slug", "acme")))
 		sp := ws + "/status-pages/" + id
 		for _, c := range []struct {
@@ -293,8 +294,8 @@ func TestWebAppStatusPageHostileInput(t *testing.T) {
 		if strings.Contains(r.body, secret) || strings.Contains(r.body, "argon2") || !strings.Contains(r.body, "A password is set; it is never shown.") {
 			t.Errorf("the editor shows the password, or not that one is set")
 		}
-		if r := e.get("/status/acme"); r.status != http.StatusUnauthorized || contains(r.body, "Mine") {
-			t.Errorf("the protected public page: %d", r.status)
+		if r := e.Get("/status/acme"); r.Status != http.StatusUnauthorized || webtest.Contains(r.Body, "Mine") {
+			t.Errorf("the protected public page: %d", r.Status)
 		}
 		if r := owner.get(sp + "/preview"); r.status != 200 || !strings.Contains(r.body, "Mine") {
 			t.Errorf("the preview of a protected page: %d %.600s", r.status, r.body)
@@ -313,7 +314,7 @@ func (p *person) upload(path string, file []byte) answer {
 	}
 	_, _ = fw.Write(file)
 	_ = mw.Close()
-	req, err := http.NewRequest("POST", p.e.srv.URL+path, &b)
+	req, err := http.NewRequest("POST", p.e.Srv.URL+path, &b)
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -336,7 +337,7 @@ func (p *person) upload(path string, file []byte) answer {
 // at the field; a viewer may not upload or remove one.
 func TestWebAppStatusPageLogo(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		owner := e.member("owner@a.test", account.RoleOwner)
 		viewer := e.member("viewer@a.test", account.RoleViewer)
 		id := editorPage(t, owner.post(ws+"/status-pages", form("title", "Acme", "slug", "acme")))
@@ -367,8 +368,8 @@ func TestWebAppStatusPageLogo(t *testing.T) {
 		if src == nil {
 			t.Fatalf("the editor shows no logo: %.3000s", r.body)
 		}
-		if got := e.get(src[1]); got.status != 200 || !bytes.Equal(got.body, png) {
-			t.Errorf("the public logo: %d, %d bytes", got.status, len(got.body))
+		if got := e.Get(src[1]); got.Status != 200 || !bytes.Equal(got.Body, png) {
+			t.Errorf("the public logo: %d, %d bytes", got.Status, len(got.Body))
 		}
 		if r := viewer.post(sp+"/logo/remove", form()); r.status != http.StatusForbidden {
 			t.Errorf("a viewer removes the logo: %d", r.status)

@@ -1,9 +1,7 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,7 +31,7 @@ type person struct {
 
 func (e *env) browser(email string) *person {
 	jar, _ := cookiejar.New(nil)
-	return &person{t: e.t, e: e, email: email, c: &http.Client{Jar: jar,
+	return &person{t: e.T, e: e, email: email, c: &http.Client{Jar: jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
@@ -49,7 +47,7 @@ func (p *person) do(method, path string, form url.Values, hdr ...string) answer 
 	if form != nil {
 		body = strings.NewReader(form.Encode())
 	}
-	req, err := http.NewRequest(method, p.e.srv.URL+path, body)
+	req, err := http.NewRequest(method, p.e.Srv.URL+path, body)
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -97,10 +95,10 @@ func (p *person) signIn(password string) {
 
 // member adds a person with a known password to workspace A.
 func (e *env) member(email string, role account.Role) *person {
-	e.t.Helper()
-	if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: email, Password: "a password for " + email,
-		Workspace: e.wsA.ID, Role: role}); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	if _, err := e.App.CreateUser(context.Background(), app.UserRequest{Email: email, Password: "a password for " + email,
+		Workspace: e.WsA.ID, Role: role}); err != nil {
+		e.T.Fatal(err)
 	}
 	p := e.browser(email)
 	p.signIn("a password for " + email)
@@ -110,10 +108,10 @@ func (e *env) member(email string, role account.Role) *person {
 var secretRE = regexp.MustCompile(`tsk_[A-Za-z0-9_-]{43}`)
 
 func (e *env) userID(email string) string {
-	e.t.Helper()
-	u, err := e.db.UserByEmail(context.Background(), email)
+	e.T.Helper()
+	u, err := e.DB.UserByEmail(context.Background(), email)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return u.ID
 }
@@ -155,7 +153,7 @@ func judge(t *testing.T, role account.Role, p *person, actions []action) int {
 func TestWebAppMatrix(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		n := 0
 		for _, role := range account.Roles {
 			p := e.member(string(role)+"@a.test", role)
@@ -163,16 +161,16 @@ func TestWebAppMatrix(t *testing.T) {
 			// A colleague whose key, role and membership are acted on.
 			colleague := e.member("colleague-of-"+string(role)+"@a.test", account.RoleEditor)
 			ck := secretRE.FindString(colleague.post(ws+"/keys", form("name", "theirs", "binding", "workspace", "scope", "monitors:read")).body)
-			p2, err := e.app.Authenticate(ctx, ck, "")
+			p2, err := e.App.Authenticate(ctx, ck, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			inv, err := e.app.Invite(ctx, app.Actor{UserID: e.userID("owner@ws-a.test"), WorkspaceID: e.wsA.ID, Role: account.RoleOwner}, "viewer")
+			inv, err := e.App.Invite(ctx, app.Actor{UserID: e.userID("owner@ws-a.test"), WorkspaceID: e.WsA.ID, Role: account.RoleOwner}, "viewer")
 			if err != nil {
 				t.Fatal(err)
 			}
 			colleagueID := e.userID(colleague.email)
-			mon := e.monitor(e.keyA, "checked by "+string(role), "https://www.example.com/", nil)
+			mon := e.Monitor(e.KeyA, "checked by "+string(role), "https://www.example.com/", nil)
 			writer := role.Grants(account.ScopeMonitorsWrite)
 			actions := []action{
 				{"see the home", "GET", ws + "/", nil, true, 200},
@@ -217,43 +215,19 @@ func TestWebAppMatrix(t *testing.T) {
 				t.Fatalf("%s made no key with every scope the role grants", role)
 			}
 			for _, r := range apiSample() {
-				res := e.apiReq(r.method, r.path, key, r.body, "X-Workspace-Id", e.wsA.ID)
+				res := e.APIReq(r.method, r.path, key, r.body, "X-Workspace-Id", e.WsA.ID)
 				n++
 				want := r.ok
 				if !role.Grants(r.scope) {
 					want = http.StatusForbidden
 				}
-				if res.status != want {
-					t.Errorf("%s's key on %s %s: %d, want %d: %s", role, r.method, r.path, res.status, want, res.body)
+				if res.Status != want {
+					t.Errorf("%s's key on %s %s: %d, want %d: %s", role, r.method, r.path, res.Status, want, res.Body)
 				}
 			}
 		}
 		t.Logf("%d requests checked", n)
 	})
-}
-
-// apiReq calls the API with key, and headers as name, value pairs.
-func (e *env) apiReq(method, path, key string, body any, headers ...string) response {
-	e.t.Helper()
-	var raw []byte
-	if body != nil {
-		var err error
-		if raw, err = json.Marshal(body); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	req, err := http.NewRequest(method, e.srv.URL+path, bytes.NewReader(raw))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if raw != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	return e.do(req)
 }
 
 type apiCall struct {
@@ -285,12 +259,12 @@ func apiSample() []apiCall {
 func TestWebAppSignIn(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		u, err := e.app.CreateUser(ctx, app.UserRequest{Email: "new@a.test", Workspace: e.wsA.ID, Role: account.RoleEditor})
+		u, err := e.App.CreateUser(ctx, app.UserRequest{Email: "new@a.test", Workspace: e.WsA.ID, Role: account.RoleEditor})
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := e.browser("new@a.test")
-		if r := p.get("/w/" + e.wsA.ID + "/keys"); r.status != 303 || r.header.Get("Location") != "/sign-in?next=%2Fw%2F"+e.wsA.ID+"%2Fkeys" {
+		if r := p.get("/w/" + e.WsA.ID + "/keys"); r.status != 303 || r.header.Get("Location") != "/sign-in?next=%2Fw%2F"+e.WsA.ID+"%2Fkeys" {
 			t.Fatalf("signed out: %d %q", r.status, r.header.Get("Location"))
 		}
 		r := p.get("/sign-in")
@@ -323,12 +297,12 @@ func TestWebAppSignIn(t *testing.T) {
 		if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || cookie.Path != "/" || cookie.Secure {
 			t.Fatalf("session cookie on plain http: %+v", cookie)
 		}
-		for _, path := range []string{"/w/" + e.wsA.ID + "/", "/w/" + e.wsA.ID + "/keys", "/account", "/workspaces"} {
+		for _, path := range []string{"/w/" + e.WsA.ID + "/", "/w/" + e.WsA.ID + "/keys", "/account", "/workspaces"} {
 			if r := p.get(path); r.status != 303 || r.header.Get("Location") != "/account/password" {
 				t.Errorf("%s before the password change: %d %q", path, r.status, r.header.Get("Location"))
 			}
 		}
-		if r := p.post("/w/"+e.wsA.ID+"/keys", form("name", "x", "scope", "monitors:read")); r.status != 303 {
+		if r := p.post("/w/"+e.WsA.ID+"/keys", form("name", "x", "scope", "monitors:read")); r.status != 303 {
 			t.Errorf("a key before the password change: %d", r.status)
 		}
 		// A form from another site is refused, whoever sends it.
@@ -348,10 +322,10 @@ func TestWebAppSignIn(t *testing.T) {
 		if r.status != 303 || r.header.Get("Location") != "/" {
 			t.Fatalf("password change: %d %q %.300s", r.status, r.header.Get("Location"), r.body)
 		}
-		if r := p.get("/"); r.status != 303 || r.header.Get("Location") != "/w/"+e.wsA.ID+"/" {
+		if r := p.get("/"); r.status != 303 || r.header.Get("Location") != "/w/"+e.WsA.ID+"/" {
 			t.Fatalf("home: %d %q", r.status, r.header.Get("Location"))
 		}
-		if r := p.get("/w/" + e.wsA.ID + "/"); r.status != 200 || !strings.Contains(r.body, "Your password is set.") {
+		if r := p.get("/w/" + e.WsA.ID + "/"); r.status != 200 || !strings.Contains(r.body, "Your password is set.") {
 			t.Fatalf("workspace home after the change: %d", r.status)
 		}
 		// A later change goes back to the account page, and says so.
@@ -367,21 +341,21 @@ func TestWebAppSignIn(t *testing.T) {
 		}
 
 		// Signing in again from the same browser leaves one session.
-		before := p.c.Jar.Cookies(mustURL(t, e.srv.URL))
+		before := p.c.Jar.Cookies(mustURL(t, e.Srv.URL))
 		p.signIn("my newer password")
 		stale := e.browser("new@a.test")
-		stale.c.Jar.SetCookies(mustURL(t, e.srv.URL), before)
+		stale.c.Jar.SetCookies(mustURL(t, e.Srv.URL), before)
 		if r := stale.get("/account"); r.status != 303 {
 			t.Fatalf("the session before signing in again still works: %d", r.status)
 		}
 
 		// Sign out: the old cookie is worth nothing.
-		old := p.c.Jar.Cookies(mustURL(t, e.srv.URL))
+		old := p.c.Jar.Cookies(mustURL(t, e.Srv.URL))
 		if r := p.post("/sign-out", form()); r.status != 303 {
 			t.Fatalf("sign out: %d", r.status)
 		}
 		q := e.browser("new@a.test")
-		q.c.Jar.SetCookies(mustURL(t, e.srv.URL), old)
+		q.c.Jar.SetCookies(mustURL(t, e.Srv.URL), old)
 		if r := q.get("/account"); r.status != 303 {
 			t.Fatalf("an old cookie after signing out: %d", r.status)
 		}
@@ -413,11 +387,11 @@ func mustURL(t *testing.T, s string) *url.URL {
 // __Host- named.
 func TestSecureCookie(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		if _, err := e.app.CreateUser(context.Background(), app.UserRequest{Email: "s@a.test", Password: "a long password",
-			Workspace: e.wsA.ID, Role: account.RoleViewer}); err != nil {
+		if _, err := e.App.CreateUser(context.Background(), app.UserRequest{Email: "s@a.test", Password: "a long password",
+			Workspace: e.WsA.ID, Role: account.RoleViewer}); err != nil {
 			t.Fatal(err)
 		}
-		h := console.New(e.app, slog.New(slog.DiscardHandler), console.Options{BaseURL: "https://tocsin.example"})
+		h := console.New(e.App, slog.New(slog.DiscardHandler), console.Options{BaseURL: "https://tocsin.example"})
 		rec := &recorder{h: http.Header{}}
 		req, _ := http.NewRequest("POST", "https://tocsin.example/sign-in", strings.NewReader("email=s%40a.test&password=a+long+password"))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -443,7 +417,7 @@ func (r *recorder) WriteHeader(s int)           { r.status = s }
 func TestWebAppHostileInput(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
 		p := e.member("h@a.test", account.RoleOwner)
-		ws := "/w/" + e.wsA.ID
+		ws := "/w/" + e.WsA.ID
 		for _, bad := range []string{"nul\x00byte", "bad \xff utf-8", strings.Repeat("long ", 60)} {
 			cases := []struct {
 				name, path string
@@ -483,7 +457,7 @@ func TestWebAppHostileInput(t *testing.T) {
 				t.Errorf("sign-up e-mail %q: %d: %.300s", bad, r.status, r.body)
 			}
 		}
-		members, err := e.app.Members(context.Background(), app.Actor{UserID: e.userID("h@a.test"), WorkspaceID: e.wsA.ID, Role: account.RoleOwner})
+		members, err := e.App.Members(context.Background(), app.Actor{UserID: e.userID("h@a.test"), WorkspaceID: e.WsA.ID, Role: account.RoleOwner})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,12 +19,13 @@ import (
 	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/wait"
 	"github.com/tocsin/tocsin/internal/web/public"
+	"github.com/tocsin/tocsin/internal/web/webtest"
 )
 
-// page creates a status page in the workspace of key from body.
-func (e *env) page(key string, body map[string]any) map[string]any {
-	e.t.Helper()
-	return e.api("POST", "/api/v1/status-pages", key, body, 201)
+// statusPage creates a status page in the workspace of key from body.
+func statusPage(e *env, key string, body map[string]any) map[string]any {
+	e.T.Helper()
+	return e.API("POST", "/api/v1/status-pages", key, body, 201)
 }
 
 func component(subject, id, name, description string) map[string]any {
@@ -52,57 +53,57 @@ func componentIDs(page map[string]any) map[string]string {
 // beside it, with the security and cache headers of a public page.
 func TestPublicPage(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		api := e.monitor(e.keyA, "api-prod", "http://127.0.0.1:9/health", nil)
-		web := e.monitor(e.keyA, "web-prod", "http://127.0.0.1:9/", nil)
-		fresh := e.monitor(e.keyA, "fresh", "http://127.0.0.1:9/new", nil)
-		e.record(api, "refused", monitor.ResultUp, monitor.ResultUp)
-		e.record(web, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
-		p := e.page(e.keyA, map[string]any{"slug": "acme", "title": "Acme status", "description": "How Acme is doing.",
+		api := e.Monitor(e.KeyA, "api-prod", "http://127.0.0.1:9/health", nil)
+		web := e.Monitor(e.KeyA, "web-prod", "http://127.0.0.1:9/", nil)
+		fresh := e.Monitor(e.KeyA, "fresh", "http://127.0.0.1:9/new", nil)
+		e.Record(api, "refused", monitor.ResultUp, monitor.ResultUp)
+		e.Record(web, "refused", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		p := statusPage(e, e.KeyA, map[string]any{"slug": "acme", "title": "Acme status", "description": "How Acme is doing.",
 			"groups": []any{
 				map[string]any{"name": "Core", "components": []any{component("monitorId", api, "Public API", "The REST API."), component("monitorId", web, "Website", "")}},
 				map[string]any{"name": "New", "components": []any{component("monitorId", fresh, "Reports", "")}},
 			}})
 		ids := componentIDs(p)
 
-		r := e.get("/status/acme")
-		if r.status != 200 {
-			t.Fatalf("page: %d %s", r.status, r.body)
+		r := e.Get("/status/acme")
+		if r.Status != 200 {
+			t.Fatalf("page: %d %s", r.Status, r.Body)
 		}
 		for _, want := range []string{"Acme status", "How Acme is doing.", "Public API", "The REST API.", "Website", "Reports", "Core"} {
-			if !contains(r.body, want) {
+			if !webtest.Contains(r.Body, want) {
 				t.Errorf("page lacks %q", want)
 			}
 		}
 		for h, want := range map[string]string{"Content-Type": "text/html; charset=utf-8", "X-Content-Type-Options": "nosniff",
 			"Referrer-Policy": "no-referrer", "Cache-Control": "public, max-age=5"} {
-			if got := r.header.Get(h); got != want {
+			if got := r.Header.Get(h); got != want {
 				t.Errorf("%s: %q, want %q", h, got, want)
 			}
 		}
-		csp := r.header.Get("Content-Security-Policy")
+		csp := r.Header.Get("Content-Security-Policy")
 		for _, want := range []string{"default-src 'none'", "style-src 'self'", "frame-ancestors 'none'"} {
 			if !strings.Contains(csp, want) {
 				t.Errorf("CSP %q lacks %q", csp, want)
 			}
 		}
-		if strings.Contains(csp, "unsafe-inline") || contains(r.body, "<script") || contains(r.body, "style=") {
+		if strings.Contains(csp, "unsafe-inline") || webtest.Contains(r.Body, "<script") || webtest.Contains(r.Body, "style=") {
 			t.Errorf("page needs inline script or style: CSP %q", csp)
 		}
-		if r.header.Get("X-RateLimit-Limit") != "" {
+		if r.Header.Get("X-RateLimit-Limit") != "" {
 			t.Error("a public page answered with the API's rate-limit headers")
 		}
-		etag := r.header.Get("ETag")
+		etag := r.Header.Get("ETag")
 		if etag == "" {
 			t.Fatal("no ETag")
 		}
-		if again := e.get("/status/acme", "If-None-Match", etag); again.status != http.StatusNotModified {
-			t.Errorf("If-None-Match: %d, want 304", again.status)
+		if again := e.Get("/status/acme", "If-None-Match", etag); again.Status != http.StatusNotModified {
+			t.Errorf("If-None-Match: %d, want 304", again.Status)
 		}
 
 		// summary.json: Statuspage's shape, our words for no data.
-		s := e.get("/status/acme/summary.json")
-		if s.status != 200 || s.header.Get("Access-Control-Allow-Origin") != "*" {
-			t.Fatalf("summary: %d %v", s.status, s.header)
+		s := e.Get("/status/acme/summary.json")
+		if s.Status != 200 || s.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Fatalf("summary: %d %v", s.Status, s.Header)
 		}
 		var sum struct {
 			Page struct {
@@ -117,8 +118,8 @@ func TestPublicPage(t *testing.T) {
 				Group            bool `json:"group"`
 			} `json:"components"`
 		}
-		if err := json.Unmarshal(s.body, &sum); err != nil {
-			t.Fatalf("summary: %v: %s", err, s.body)
+		if err := json.Unmarshal(s.Body, &sum); err != nil {
+			t.Fatalf("summary: %v: %s", err, s.Body)
 		}
 		if sum.Page.Name != "Acme status" || !strings.HasSuffix(sum.Page.URL, "/status/acme") {
 			t.Errorf("summary page: %+v", sum.Page)
@@ -135,38 +136,38 @@ func TestPublicPage(t *testing.T) {
 		}
 
 		// The feed is Atom.
-		f := e.get("/status/acme/history.atom")
+		f := e.Get("/status/acme/history.atom")
 		var feed struct {
 			XMLName xml.Name
 			Title   string `xml:"title"`
 		}
-		if f.status != 200 || xml.Unmarshal(f.body, &feed) != nil || feed.XMLName.Local != "feed" || feed.Title == "" {
-			t.Errorf("feed: %d %s", f.status, f.body)
+		if f.Status != 200 || xml.Unmarshal(f.Body, &feed) != nil || feed.XMLName.Local != "feed" || feed.Title == "" {
+			t.Errorf("feed: %d %s", f.Status, f.Body)
 		}
 
 		// Badges, by component id.
-		b := e.get("/status/acme/badge/" + ids["Website"] + ".svg")
-		if b.status != 200 || b.header.Get("Content-Type") != "image/svg+xml" || !contains(b.body, "<svg") {
-			t.Fatalf("badge: %d %s", b.status, b.body)
+		b := e.Get("/status/acme/badge/" + ids["Website"] + ".svg")
+		if b.Status != 200 || b.Header.Get("Content-Type") != "image/svg+xml" || !webtest.Contains(b.Body, "<svg") {
+			t.Fatalf("badge: %d %s", b.Status, b.Body)
 		}
-		if u := e.get("/status/acme/badge/" + ids["Public API"] + ".svg?uptime=30d"); u.status != 200 || !contains(u.body, "%") {
-			t.Errorf("uptime badge: %d %s", u.status, u.body)
+		if u := e.Get("/status/acme/badge/" + ids["Public API"] + ".svg?uptime=30d"); u.Status != 200 || !webtest.Contains(u.Body, "%") {
+			t.Errorf("uptime badge: %d %s", u.Status, u.Body)
 		}
 		for _, path := range []string{"/status/acme/badge/spc_nope.svg", "/status/acme/badge/" + ids["Website"] + ".svg?uptime=1y",
 			"/status/nope", "/status/acme/nope", "/status/ACME", "/status/acme/history?month=1999-13"} {
-			if r := e.get(path); r.status != http.StatusNotFound {
-				t.Errorf("%s: %d, want 404", path, r.status)
+			if r := e.Get(path); r.Status != http.StatusNotFound {
+				t.Errorf("%s: %d, want 404", path, r.Status)
 			}
 		}
-		if h := e.get("/status/acme/history"); h.status != 200 {
-			t.Errorf("history: %d", h.status)
+		if h := e.Get("/status/acme/history"); h.Status != 200 {
+			t.Errorf("history: %d", h.Status)
 		}
-		req, _ := http.NewRequest("DELETE", e.srv.URL+"/status/acme", nil)
-		if r := e.do(req); r.status != http.StatusMethodNotAllowed {
-			t.Errorf("DELETE: %d", r.status)
+		req, _ := http.NewRequest("DELETE", e.Srv.URL+"/status/acme", nil)
+		if r := e.Do(req); r.Status != http.StatusMethodNotAllowed {
+			t.Errorf("DELETE: %d", r.Status)
 		}
 		// Another workspace's key cannot see or change the page.
-		e.api("GET", "/api/v1/status-pages/"+p["id"].(string), e.keyB, nil, 404)
+		e.API("GET", "/api/v1/status-pages/"+p["id"].(string), e.KeyB, nil, 404)
 	})
 }
 
@@ -174,36 +175,36 @@ func TestPublicPage(t *testing.T) {
 // length, and ranges, HEAD and preconditions are answered as HTTP says.
 func TestWholeAndPartialAnswers(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		api := e.monitor(e.keyA, "api-prod", "http://127.0.0.1:9/health", nil)
-		e.page(e.keyA, map[string]any{"slug": "acme", "title": "Acme status",
+		api := e.Monitor(e.KeyA, "api-prod", "http://127.0.0.1:9/health", nil)
+		statusPage(e, e.KeyA, map[string]any{"slug": "acme", "title": "Acme status",
 			"groups": []any{map[string]any{"name": "Core", "components": []any{component("monitorId", api, "Public API", "")}}}})
-		whole := e.get("/status/acme")
-		n := strconv.Itoa(len(whole.body))
-		if whole.status != 200 || len(whole.body) < 100 || whole.header.Get("Content-Length") != n ||
-			whole.header.Get("Accept-Ranges") != "bytes" || whole.header.Get("ETag") == "" {
-			t.Fatalf("whole: %d, %d bytes, %v", whole.status, len(whole.body), whole.header)
+		whole := e.Get("/status/acme")
+		n := strconv.Itoa(len(whole.Body))
+		if whole.Status != 200 || len(whole.Body) < 100 || whole.Header.Get("Content-Length") != n ||
+			whole.Header.Get("Accept-Ranges") != "bytes" || whole.Header.Get("ETag") == "" {
+			t.Fatalf("whole: %d, %d bytes, %v", whole.Status, len(whole.Body), whole.Header)
 		}
-		part := e.get("/status/acme", "Range", "bytes=0-9")
-		if part.status != http.StatusPartialContent || string(part.body) != string(whole.body[:10]) ||
-			part.header.Get("Content-Range") != "bytes 0-9/"+n {
-			t.Errorf("range: %d %q %v", part.status, part.body, part.header)
+		part := e.Get("/status/acme", "Range", "bytes=0-9")
+		if part.Status != http.StatusPartialContent || string(part.Body) != string(whole.Body[:10]) ||
+			part.Header.Get("Content-Range") != "bytes 0-9/"+n {
+			t.Errorf("range: %d %q %v", part.Status, part.Body, part.Header)
 		}
-		req, err := http.NewRequest(http.MethodHead, e.srv.URL+"/status/acme", nil)
+		req, err := http.NewRequest(http.MethodHead, e.Srv.URL+"/status/acme", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		head := e.do(req)
-		if head.status != 200 || len(head.body) != 0 || head.header.Get("Content-Length") != n {
-			t.Errorf("HEAD: %d, %d bytes, Content-Length %q, want %s", head.status, len(head.body), head.header.Get("Content-Length"), n)
+		head := e.Do(req)
+		if head.Status != 200 || len(head.Body) != 0 || head.Header.Get("Content-Length") != n {
+			t.Errorf("HEAD: %d, %d bytes, Content-Length %q, want %s", head.Status, len(head.Body), head.Header.Get("Content-Length"), n)
 		}
-		if other := e.get("/status/acme", "If-None-Match", `"other"`); other.status != 200 || string(other.body) != string(whole.body) {
-			t.Errorf("If-None-Match of another version: %d, %d bytes", other.status, len(other.body))
+		if other := e.Get("/status/acme", "If-None-Match", `"other"`); other.Status != 200 || string(other.Body) != string(whole.Body) {
+			t.Errorf("If-None-Match of another version: %d, %d bytes", other.Status, len(other.Body))
 		}
-		if same := e.get("/status/acme", "If-None-Match", whole.header.Get("ETag")); same.status != http.StatusNotModified || len(same.body) != 0 {
-			t.Errorf("If-None-Match of this version: %d", same.status)
+		if same := e.Get("/status/acme", "If-None-Match", whole.Header.Get("ETag")); same.Status != http.StatusNotModified || len(same.Body) != 0 {
+			t.Errorf("If-None-Match of this version: %d", same.Status)
 		}
-		if failed := e.get("/status/acme", "If-Match", `"other"`); failed.status != http.StatusPreconditionFailed {
-			t.Errorf("If-Match of another version: %d, want 412", failed.status)
+		if failed := e.Get("/status/acme", "If-Match", `"other"`); failed.Status != http.StatusPreconditionFailed {
+			t.Errorf("If-Match of another version: %d, want 412", failed.Status)
 		}
 	})
 }
@@ -215,13 +216,13 @@ func TestWholeAndPartialAnswers(t *testing.T) {
 // ago it was known current).
 func TestPageFollowsStateChanges(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
-		e.record(m, "x", monitor.ResultUp)
-		created := e.page(e.keyA, map[string]any{"slug": "flips", "title": "Flips",
+		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
+		e.Record(m, "x", monitor.ResultUp)
+		created := statusPage(e, e.KeyA, map[string]any{"slug": "flips", "title": "Flips",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
 		status := func() string {
 			var sum struct{ Components []struct{ Status string } }
-			if err := json.Unmarshal(e.get("/status/flips/summary.json").body, &sum); err != nil || len(sum.Components) != 1 {
+			if err := json.Unmarshal(e.Get("/status/flips/summary.json").Body, &sum); err != nil || len(sum.Components) != 1 {
 				t.Fatalf("summary: %v %+v", err, sum)
 			}
 			return sum.Components[0].Status
@@ -229,31 +230,31 @@ func TestPageFollowsStateChanges(t *testing.T) {
 		if got := status(); got != "operational" {
 			t.Fatalf("before: %s", got)
 		}
-		page := e.get("/status/flips")
-		if page.status != 200 || contains(page.body, "Major outage") {
-			t.Fatalf("page before: %d", page.status)
+		page := e.Get("/status/flips")
+		if page.Status != 200 || webtest.Contains(page.Body, "Major outage") {
+			t.Fatalf("page before: %d", page.Status)
 		}
 		badge := "/status/flips/badge/" + componentIDs(created)["API"] + ".svg"
-		if b := e.get(badge); b.status != 200 || !contains(b.body, ">operational<") {
-			t.Fatalf("badge before: %d %s", b.status, b.body)
+		if b := e.Get(badge); b.Status != 200 || !webtest.Contains(b.Body, ">operational<") {
+			t.Fatalf("badge before: %d %s", b.Status, b.Body)
 		}
-		e.record(m, "x", monitor.ResultDown, monitor.ResultDown) // moves the clock a minute on
+		e.Record(m, "x", monitor.ResultDown, monitor.ResultDown) // moves the clock a minute on
 		if got := status(); got != "major_outage" {
 			t.Errorf("the first read after a quiet spell: %s, want major_outage", got)
 		}
-		after := e.get("/status/flips")
-		if after.status != 200 || !contains(after.body, "Major outage") || after.header.Get("Age") != "0" {
-			t.Errorf("page after: %d, Age %q", after.status, after.header.Get("Age"))
+		after := e.Get("/status/flips")
+		if after.Status != 200 || !webtest.Contains(after.Body, "Major outage") || after.Header.Get("Age") != "0" {
+			t.Errorf("page after: %d, Age %q", after.Status, after.Header.Get("Age"))
 		}
-		if b := e.get(badge); b.status != 200 || !contains(b.body, ">outage<") {
-			t.Errorf("badge after: %d %s", b.status, b.body)
+		if b := e.Get(badge); b.Status != 200 || !webtest.Contains(b.Body, ">outage<") {
+			t.Errorf("badge after: %d %s", b.Status, b.Body)
 		}
 		// Within the bound and with nothing changed, the same render (its
 		// check, started by this read, may or may not have ended first).
-		e.clock.Advance(3 * time.Second)
-		later := e.get("/status/flips")
-		if age := later.header.Get("Age"); later.status != 200 || later.header.Get("ETag") != after.header.Get("ETag") || (age != "3" && age != "0") {
-			t.Errorf("a read 3 s later: %d, Age %q, ETag %s then %s", later.status, age, after.header.Get("ETag"), later.header.Get("ETag"))
+		e.Clock.Advance(3 * time.Second)
+		later := e.Get("/status/flips")
+		if age := later.Header.Get("Age"); later.Status != 200 || later.Header.Get("ETag") != after.Header.Get("ETag") || (age != "3" && age != "0") {
+			t.Errorf("a read 3 s later: %d, Age %q, ETag %s then %s", later.Status, age, after.Header.Get("ETag"), later.Header.Get("ETag"))
 		}
 	})
 }
@@ -264,25 +265,25 @@ func TestPageFollowsStateChanges(t *testing.T) {
 // once the bound has passed.
 func TestPageFollowsConfigChanges(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		api := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
-		queue := e.monitor(e.keyA, "queue", "http://127.0.0.1:9/q", nil)
-		e.record(api, "x", monitor.ResultUp)
-		e.record(queue, "x", monitor.ResultDown, monitor.ResultDown)
-		p := e.page(e.keyA, map[string]any{"slug": "grows", "title": "Grows",
+		api := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
+		queue := e.Monitor(e.KeyA, "queue", "http://127.0.0.1:9/q", nil)
+		e.Record(api, "x", monitor.ResultUp)
+		e.Record(queue, "x", monitor.ResultDown, monitor.ResultDown)
+		p := statusPage(e, e.KeyA, map[string]any{"slug": "grows", "title": "Grows",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", api, "Public API", "")}}}})
-		if r := e.get("/status/grows"); r.status != 200 || !contains(r.body, "Public API") || contains(r.body, "Job queue") {
-			t.Fatalf("before: %d", r.status)
+		if r := e.Get("/status/grows"); r.Status != 200 || !webtest.Contains(r.Body, "Public API") || webtest.Contains(r.Body, "Job queue") {
+			t.Fatalf("before: %d", r.Status)
 		}
-		e.api("PATCH", "/api/v1/status-pages/"+p["id"].(string), e.keyA, map[string]any{"groups": []any{
+		e.API("PATCH", "/api/v1/status-pages/"+p["id"].(string), e.KeyA, map[string]any{"groups": []any{
 			map[string]any{"components": []any{component("monitorId", api, "Public API", ""), component("monitorId", queue, "Job queue", "")}}}}, 200)
-		if r := e.get("/status/grows"); r.status != 200 || !contains(r.body, "Job queue") || !contains(r.body, "Partial outage") {
-			t.Errorf("the next request after components were added: %d", r.status)
+		if r := e.Get("/status/grows"); r.Status != 200 || !webtest.Contains(r.Body, "Job queue") || !webtest.Contains(r.Body, "Partial outage") {
+			t.Errorf("the next request after components were added: %d", r.Status)
 		}
 		// Another node renames the page behind this one's back.
-		e.exec(`UPDATE status_pages SET title = 'Grown', updated_at = updated_at + 1 WHERE slug = 'grows'`)
-		e.clock.Advance(6 * time.Second)
-		if r := e.get("/status/grows"); r.status != 200 || !contains(r.body, "Grown") {
-			t.Errorf("the first request past the bound after another node's change: %d", r.status)
+		e.Exec(`UPDATE status_pages SET title = 'Grown', updated_at = updated_at + 1 WHERE slug = 'grows'`)
+		e.Clock.Advance(6 * time.Second)
+		if r := e.Get("/status/grows"); r.Status != 200 || !webtest.Contains(r.Body, "Grown") {
+			t.Errorf("the first request past the bound after another node's change: %d", r.Status)
 		}
 	})
 }
@@ -292,66 +293,66 @@ func TestPageFollowsConfigChanges(t *testing.T) {
 // ends when the password changes; guesses are rate-limited.
 func TestPasswordPage(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		m := e.monitor(e.keyA, "db", "http://127.0.0.1:9/", nil)
-		e.record(m, "x", monitor.ResultUp)
-		p := e.page(e.keyA, map[string]any{"slug": "inner", "title": "Inner status", "visibility": "password", "password": "correct horse",
+		m := e.Monitor(e.KeyA, "db", "http://127.0.0.1:9/", nil)
+		e.Record(m, "x", monitor.ResultUp)
+		p := statusPage(e, e.KeyA, map[string]any{"slug": "inner", "title": "Inner status", "visibility": "password", "password": "correct horse",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "Ledger", "Private ledger")}}}})
 		if _, set := p["password"]; set || p["passwordSet"] != true {
 			t.Fatalf("password in response: %v", p)
 		}
-		r := e.get("/status/inner")
-		if r.status != http.StatusUnauthorized || !contains(r.body, "Inner status") || contains(r.body, "Ledger") {
-			t.Fatalf("protected page: %d %s", r.status, r.body)
+		r := e.Get("/status/inner")
+		if r.Status != http.StatusUnauthorized || !webtest.Contains(r.Body, "Inner status") || webtest.Contains(r.Body, "Ledger") {
+			t.Fatalf("protected page: %d %s", r.Status, r.Body)
 		}
 		for _, path := range []string{"/status/inner/summary.json", "/status/inner/history.atom", "/status/inner/history"} {
-			if r := e.get(path); r.status != http.StatusUnauthorized || contains(r.body, "Ledger") {
-				t.Errorf("%s: %d %s", path, r.status, r.body)
+			if r := e.Get(path); r.Status != http.StatusUnauthorized || webtest.Contains(r.Body, "Ledger") {
+				t.Errorf("%s: %d %s", path, r.Status, r.Body)
 			}
 		}
-		signIn := func(password string) response {
-			req, _ := http.NewRequest("POST", e.srv.URL+"/status/inner/password", strings.NewReader(url.Values{"password": {password}}.Encode()))
+		signIn := func(password string) webtest.Response {
+			req, _ := http.NewRequest("POST", e.Srv.URL+"/status/inner/password", strings.NewReader(url.Values{"password": {password}}.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			return e.do(req)
+			return e.Do(req)
 		}
-		if r := signIn("wrong horse"); r.status != http.StatusUnauthorized || len(r.header.Values("Set-Cookie")) != 0 {
-			t.Fatalf("wrong password: %d %v", r.status, r.header)
+		if r := signIn("wrong horse"); r.Status != http.StatusUnauthorized || len(r.Header.Values("Set-Cookie")) != 0 {
+			t.Fatalf("wrong password: %d %v", r.Status, r.Header)
 		}
 		r = signIn("correct horse")
-		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/status/inner/" {
-			t.Fatalf("sign in: %d %v", r.status, r.header)
+		if r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/status/inner/" {
+			t.Fatalf("sign in: %d %v", r.Status, r.Header)
 		}
-		cookie := r.header.Get("Set-Cookie")
+		cookie := r.Header.Get("Set-Cookie")
 		for _, want := range []string{"Path=/status/inner", "HttpOnly", "SameSite=Lax"} {
 			if !strings.Contains(cookie, want) {
 				t.Errorf("cookie %q lacks %s", cookie, want)
 			}
 		}
 		value := strings.SplitN(cookie, ";", 2)[0]
-		in := e.get("/status/inner", "Cookie", value)
-		if in.status != 200 || !contains(in.body, "Ledger") || in.header.Get("Cache-Control") != "private, no-cache" {
-			t.Fatalf("signed in: %d %v", in.status, in.header)
+		in := e.Get("/status/inner", "Cookie", value)
+		if in.Status != 200 || !webtest.Contains(in.Body, "Ledger") || in.Header.Get("Cache-Control") != "private, no-cache" {
+			t.Fatalf("signed in: %d %v", in.Status, in.Header)
 		}
-		if s := e.get("/status/inner/summary.json", "Cookie", value); s.status != 200 || s.header.Get("Access-Control-Allow-Origin") != "" {
-			t.Errorf("signed-in summary: %d %v", s.status, s.header)
+		if s := e.Get("/status/inner/summary.json", "Cookie", value); s.Status != 200 || s.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("signed-in summary: %d %v", s.Status, s.Header)
 		}
 		// Badges need no cookie: their URL names an unguessable component.
-		if b := e.get("/status/inner/badge/" + componentIDs(p)["Ledger"] + ".svg"); b.status != 200 {
-			t.Errorf("badge of a protected page: %d", b.status)
+		if b := e.Get("/status/inner/badge/" + componentIDs(p)["Ledger"] + ".svg"); b.Status != 200 {
+			t.Errorf("badge of a protected page: %d", b.Status)
 		}
 		// A cookie of another page, or a forged one, does not open it.
-		if r := e.get("/status/inner", "Cookie", "tocsin_status=99999999999.abcdef"); r.status != http.StatusUnauthorized {
-			t.Errorf("forged cookie: %d", r.status)
+		if r := e.Get("/status/inner", "Cookie", "tocsin_status=99999999999.abcdef"); r.Status != http.StatusUnauthorized {
+			t.Errorf("forged cookie: %d", r.Status)
 		}
 		// A new password ends the session.
-		e.api("PATCH", "/api/v1/status-pages/"+p["id"].(string), e.keyA, map[string]any{"password": "battery staple"}, 200)
-		if r := e.get("/status/inner", "Cookie", value); r.status != http.StatusUnauthorized || contains(r.body, "Ledger") {
-			t.Errorf("the next request after a new password: %d", r.status)
+		e.API("PATCH", "/api/v1/status-pages/"+p["id"].(string), e.KeyA, map[string]any{"password": "battery staple"}, 200)
+		if r := e.Get("/status/inner", "Cookie", value); r.Status != http.StatusUnauthorized || webtest.Contains(r.Body, "Ledger") {
+			t.Errorf("the next request after a new password: %d", r.Status)
 		}
 		// Guessing is bounded per address.
 		limited := false
 		for range 12 {
-			if r := signIn("guess"); r.status == http.StatusTooManyRequests {
-				limited = r.header.Get("Retry-After") != ""
+			if r := signIn("guess"); r.Status == http.StatusTooManyRequests {
+				limited = r.Header.Get("Retry-After") != ""
 				break
 			}
 		}
@@ -365,31 +366,31 @@ func TestPasswordPage(t *testing.T) {
 // with its age, while the tables it is read from are gone.
 func TestPageSurvivesTheDatabase(t *testing.T) {
 	forEachEngine(t, public.Options{Timeout: 2 * time.Second}, func(t *testing.T, e *env) {
-		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
-		e.record(m, "x", monitor.ResultUp)
-		sturdy := e.page(e.keyA, map[string]any{"slug": "sturdy", "title": "Sturdy",
+		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
+		e.Record(m, "x", monitor.ResultUp)
+		sturdy := statusPage(e, e.KeyA, map[string]any{"slug": "sturdy", "title": "Sturdy",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})["id"].(string)
-		first := e.get("/status/sturdy")
-		if first.status != 200 {
-			t.Fatalf("page: %d", first.status)
+		first := e.Get("/status/sturdy")
+		if first.Status != 200 {
+			t.Fatalf("page: %d", first.Status)
 		}
-		e.exec(`ALTER TABLE status_pages RENAME TO status_pages_away`)
-		e.exec(`ALTER TABLE monitor_runtime RENAME TO monitor_runtime_away`)
-		defer e.exec(`ALTER TABLE status_pages_away RENAME TO status_pages`)
-		defer e.exec(`ALTER TABLE monitor_runtime_away RENAME TO monitor_runtime`)
-		e.clock.Advance(time.Minute)
+		e.Exec(`ALTER TABLE status_pages RENAME TO status_pages_away`)
+		e.Exec(`ALTER TABLE monitor_runtime RENAME TO monitor_runtime_away`)
+		defer e.Exec(`ALTER TABLE status_pages_away RENAME TO status_pages`)
+		defer e.Exec(`ALTER TABLE monitor_runtime_away RENAME TO monitor_runtime`)
+		e.Clock.Advance(time.Minute)
 		for range 3 { // each starts a render that fails
-			r := e.get("/status/sturdy")
-			if r.status != 200 || string(r.body) != string(first.body) {
-				t.Fatalf("with the database gone: %d", r.status)
+			r := e.Get("/status/sturdy")
+			if r.Status != 200 || string(r.Body) != string(first.Body) {
+				t.Fatalf("with the database gone: %d", r.Status)
 			}
-			if r.header.Get("Age") == "" || r.header.Get("Age") == "0" {
-				t.Errorf("Age: %q", r.header.Get("Age"))
+			if r.Header.Get("Age") == "" || r.Header.Get("Age") == "0" {
+				t.Errorf("Age: %q", r.Header.Get("Age"))
 			}
-			wait.For(t, 10*time.Second, "the failed check to end", func() bool { return !e.pages.Checking(sturdy) })
+			wait.For(t, 10*time.Second, "the failed check to end", func() bool { return !e.Pages.Checking(sturdy) })
 		}
-		if r := e.get("/status/never-rendered"); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
-			t.Errorf("a page never rendered, database gone: %d", r.status)
+		if r := e.Get("/status/never-rendered"); r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+			t.Errorf("a page never rendered, database gone: %d", r.Status)
 		}
 	})
 }
@@ -398,25 +399,25 @@ func TestPageSurvivesTheDatabase(t *testing.T) {
 // root; other hosts are not taken for it.
 func TestCustomDomain(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
-		e.record(m, "x", monitor.ResultUp)
-		e.page(e.keyA, map[string]any{"slug": "dom", "title": "Domain page", "customDomain": "status.acme.test",
+		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
+		e.Record(m, "x", monitor.ResultUp)
+		statusPage(e, e.KeyA, map[string]any{"slug": "dom", "title": "Domain page", "customDomain": "status.acme.test",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
-		r := e.get("/", "Host", "status.acme.test")
-		if r.status != 200 || !contains(r.body, "Domain page") || contains(r.body, "/status/dom") {
-			t.Fatalf("custom domain: %d %s", r.status, r.body)
+		r := e.Get("/", "Host", "status.acme.test")
+		if r.Status != 200 || !webtest.Contains(r.Body, "Domain page") || webtest.Contains(r.Body, "/status/dom") {
+			t.Fatalf("custom domain: %d %s", r.Status, r.Body)
 		}
-		if s := e.get("/summary.json", "Host", "Status.Acme.Test:443"); s.status != 200 {
-			t.Errorf("custom domain summary: %d", s.status)
+		if s := e.Get("/summary.json", "Host", "Status.Acme.Test:443"); s.Status != 200 {
+			t.Errorf("custom domain summary: %d", s.Status)
 		}
 		// Another host gets the service's own root: the web app, which
 		// sends a stranger to sign in.
-		if r := e.get("/", "Host", "other.acme.test"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/sign-in" ||
-			contains(r.body, "Domain page") {
-			t.Errorf("another host: %d %q", r.status, r.header.Get("Location"))
+		if r := e.Get("/", "Host", "other.acme.test"); r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/sign-in" ||
+			webtest.Contains(r.Body, "Domain page") {
+			t.Errorf("another host: %d %q", r.Status, r.Header.Get("Location"))
 		}
 		// The API still answers on the service's own host.
-		e.api("GET", "/api/v1/status-pages", e.keyA, nil, 200)
+		e.API("GET", "/api/v1/status-pages", e.KeyA, nil, 200)
 	})
 }
 
@@ -424,19 +425,19 @@ func TestCustomDomain(t *testing.T) {
 // apart from the API's keys.
 func TestPublicRateLimit(t *testing.T) {
 	forEachEngine(t, public.Options{PerMinute: 60, Burst: 5}, func(t *testing.T, e *env) {
-		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
-		e.page(e.keyA, map[string]any{"slug": "busy", "title": "Busy",
+		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
+		statusPage(e, e.KeyA, map[string]any{"slug": "busy", "title": "Busy",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
-		var last response
+		var last webtest.Response
 		for range 10 {
-			if last = e.get("/status/busy"); last.status == http.StatusTooManyRequests {
+			if last = e.Get("/status/busy"); last.Status == http.StatusTooManyRequests {
 				break
 			}
 		}
-		if last.status != http.StatusTooManyRequests || last.header.Get("Retry-After") == "" {
-			t.Fatalf("no 429 after a burst: %d", last.status)
+		if last.Status != http.StatusTooManyRequests || last.Header.Get("Retry-After") == "" {
+			t.Fatalf("no 429 after a burst: %d", last.Status)
 		}
-		e.api("GET", "/api/v1/status-pages", e.keyA, nil, 200)
+		e.API("GET", "/api/v1/status-pages", e.KeyA, nil, 200)
 	})
 }
 
@@ -447,17 +448,17 @@ func TestPublicRateLimit(t *testing.T) {
 // and no monitor or heartbeat id.
 func TestPublicPagesNeverLeak(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		k := e.keyA
-		m := e.monitor(k, "internal-db-primary-7q", "http://secret-host-7f3a.internal:8443/private-path-9k",
+		k := e.KeyA
+		m := e.Monitor(k, "internal-db-primary-7q", "http://secret-host-7f3a.internal:8443/private-path-9k",
 			map[string]string{"X-Secret-Header": "hunter2-value-5d"})
-		other := e.monitor(k, "billing-worker-internal-2w", "http://10.1.2.3:7000/", nil)
-		hb := e.api("POST", "/api/v1/heartbeats", k, map[string]any{"name": "nightly-backup-hb3",
+		other := e.Monitor(k, "billing-worker-internal-2w", "http://10.1.2.3:7000/", nil)
+		hb := e.API("POST", "/api/v1/heartbeats", k, map[string]any{"name": "nightly-backup-hb3",
 			"schedule": map[string]any{"periodSeconds": 3600}}, 201)["id"].(string)
-		e.record(m, "reason-secret-9x from secret-host-7f3a", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
-		e.record(other, "reason-other-4r", monitor.ResultUp)
+		e.Record(m, "reason-secret-9x from secret-host-7f3a", monitor.ResultDown, monitor.ResultDown, monitor.ResultDown)
+		e.Record(other, "reason-other-4r", monitor.ResultUp)
 		// The automatic incident opened for m, made public without a public title.
 		var auto string
-		for _, inc := range e.api("GET", "/api/v1/incidents", k, nil, 200)["data"].([]any) {
+		for _, inc := range e.API("GET", "/api/v1/incidents", k, nil, 200)["data"].([]any) {
 			if inc := inc.(map[string]any); inc["origin"] == "automatic" {
 				auto = inc["id"].(string)
 			}
@@ -465,15 +466,15 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 		if auto == "" {
 			t.Fatal("no automatic incident opened")
 		}
-		e.api("PATCH", "/api/v1/incidents/"+auto, k, map[string]any{"public": true}, 200)
-		e.api("POST", "/api/v1/incidents/"+auto+"/updates", k, map[string]any{"status": "identified", "message": "written for readers ab3"}, 201)
-		private := e.api("POST", "/api/v1/incidents", k, map[string]any{"title": "Private incident zq1", "message": "private message zq2",
+		e.API("PATCH", "/api/v1/incidents/"+auto, k, map[string]any{"public": true}, 200)
+		e.API("POST", "/api/v1/incidents/"+auto+"/updates", k, map[string]any{"status": "identified", "message": "written for readers ab3"}, 201)
+		private := e.API("POST", "/api/v1/incidents", k, map[string]any{"title": "Private incident zq1", "message": "private message zq2",
 			"affectedMonitors": []string{m}}, 201)["id"].(string)
-		e.api("POST", "/api/v1/incidents", k, map[string]any{"title": "Public incident pk1", "message": "public message pk2",
+		e.API("POST", "/api/v1/incidents", k, map[string]any{"title": "Public incident pk1", "message": "public message pk2",
 			"affectedMonitors": []string{other}, "public": true}, 201)
-		start := e.clock.Now().Add(time.Hour).UTC()
+		start := e.Clock.Now().Add(time.Hour).UTC()
 		window := func(name string, public bool) {
-			e.api("POST", "/api/v1/maintenance-windows", k, map[string]any{"name": name, "description": name + " text",
+			e.API("POST", "/api/v1/maintenance-windows", k, map[string]any{"name": name, "description": name + " text",
 				"startsAt": start.Format(time.RFC3339), "endsAt": start.Add(time.Hour).Format(time.RFC3339),
 				"monitorIds": []string{m}, "public": public}, 201)
 		}
@@ -488,16 +489,16 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 			if vis == "password" {
 				body["visibility"], body["password"] = "password", "open sesame 1"
 			}
-			p := e.page(k, body)
+			p := statusPage(e, k, body)
 			base := "/status/leaky-" + vis
 			var cookie string
 			if vis == "password" {
-				req, _ := http.NewRequest("POST", e.srv.URL+base+"/password", strings.NewReader("password=open+sesame+1"))
+				req, _ := http.NewRequest("POST", e.Srv.URL+base+"/password", strings.NewReader("password=open+sesame+1"))
 				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				r := e.do(req)
-				cookie = strings.SplitN(r.header.Get("Set-Cookie"), ";", 2)[0]
-				if r.status != http.StatusSeeOther || cookie == "" {
-					t.Fatalf("sign in: %d", r.status)
+				r := e.Do(req)
+				cookie = strings.SplitN(r.Header.Get("Set-Cookie"), ";", 2)[0]
+				if r.Status != http.StatusSeeOther || cookie == "" {
+					t.Fatalf("sign in: %d", r.Status)
 				}
 			}
 			paths := []string{base, base + "/summary.json", base + "/history.atom", base + "/history", base + "/password"}
@@ -506,24 +507,24 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 			}
 			var all []byte
 			for _, path := range paths {
-				r := e.get(path, "Cookie", cookie)
-				if r.status != 200 && !(strings.HasSuffix(path, "/password") && r.status == http.StatusMethodNotAllowed) {
-					t.Fatalf("%s: %d %s", path, r.status, r.body)
+				r := e.Get(path, "Cookie", cookie)
+				if r.Status != 200 && !(strings.HasSuffix(path, "/password") && r.Status == http.StatusMethodNotAllowed) {
+					t.Fatalf("%s: %d %s", path, r.Status, r.Body)
 				}
-				all = append(all, r.body...)
-				all = append(all, []byte(fmt.Sprint(r.header))...)
+				all = append(all, r.Body...)
+				all = append(all, []byte(fmt.Sprint(r.Header))...)
 			}
 			for _, secret := range []string{"internal-db-primary-7q", "billing-worker-internal-2w", "nightly-backup-hb3",
 				"secret-host-7f3a", "private-path-9k", "10.1.2.3", "hunter2-value-5d", "X-Secret-Header", "reason-secret-9x", "reason-other-4r",
 				"Private incident zq1", "private message zq2", private, "private window mw7",
-				e.wsA.ID, e.wsB.ID, "ws_", "mon_", "hb_", p["id"].(string)} {
-				if contains(all, secret) {
+				e.WsA.ID, e.WsB.ID, "ws_", "mon_", "hb_", p["id"].(string)} {
+				if webtest.Contains(all, secret) {
 					t.Errorf("%s: the public outputs show %q", vis, secret)
 				}
 			}
 			for _, want := range []string{"Database", "Stores things", "Billing", "Backups", "Public incident pk1", "public message pk2",
 				"public window mw8", "Database outage", "written for readers ab3"} {
-				if !contains(all, want) {
+				if !webtest.Contains(all, want) {
 					t.Errorf("%s: the public outputs lack %q", vis, want)
 				}
 			}
@@ -535,26 +536,26 @@ func TestPublicPagesNeverLeak(t *testing.T) {
 // type, cached forever under its version, and the page names it.
 func TestPageLogo(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
-		p := e.page(e.keyA, map[string]any{"slug": "logoed", "title": "Logoed",
+		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
+		p := statusPage(e, e.KeyA, map[string]any{"slug": "logoed", "title": "Logoed",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
-		if r := e.get("/status/logoed/logo"); r.status != http.StatusNotFound {
-			t.Errorf("logo before upload: %d", r.status)
+		if r := e.Get("/status/logoed/logo"); r.Status != http.StatusNotFound {
+			t.Errorf("logo before upload: %d", r.Status)
 		}
 		var img bytes.Buffer
 		if err := png.Encode(&img, image.NewRGBA(image.Rect(0, 0, 4, 4))); err != nil {
 			t.Fatal(err)
 		}
-		req, _ := http.NewRequest("PUT", e.srv.URL+"/api/v1/status-pages/"+p["id"].(string)+"/logo", bytes.NewReader(img.Bytes()))
-		req.Header.Set("Authorization", "Bearer "+e.keyA)
+		req, _ := http.NewRequest("PUT", e.Srv.URL+"/api/v1/status-pages/"+p["id"].(string)+"/logo", bytes.NewReader(img.Bytes()))
+		req.Header.Set("Authorization", "Bearer "+e.KeyA)
 		req.Header.Set("Content-Type", "image/png")
-		if r := e.do(req); r.status != 200 {
-			t.Fatalf("upload: %d %s", r.status, r.body)
+		if r := e.Do(req); r.Status != 200 {
+			t.Fatalf("upload: %d %s", r.Status, r.Body)
 		}
-		e.clock.Advance(time.Minute) // the cached configuration is read again
+		e.Clock.Advance(time.Minute) // the cached configuration is read again
 		var src string
 		wait.For(t, 20*time.Second, "the page to name its logo", func() bool {
-			b := e.get("/status/logoed").body
+			b := e.Get("/status/logoed").Body
 			i := strings.Index(string(b), "/status/logoed/logo?v=")
 			if i < 0 {
 				return false
@@ -563,10 +564,10 @@ func TestPageLogo(t *testing.T) {
 			src = src[:strings.IndexByte(src, '"')]
 			return true
 		})
-		r := e.get(strings.ReplaceAll(src, "&amp;", "&"))
-		if r.status != 200 || !bytes.Equal(r.body, img.Bytes()) || r.header.Get("Content-Type") != "image/png" ||
-			!strings.Contains(r.header.Get("Cache-Control"), "immutable") || r.header.Get("X-Content-Type-Options") != "nosniff" {
-			t.Fatalf("logo: %d %v", r.status, r.header)
+		r := e.Get(strings.ReplaceAll(src, "&amp;", "&"))
+		if r.Status != 200 || !bytes.Equal(r.Body, img.Bytes()) || r.Header.Get("Content-Type") != "image/png" ||
+			!strings.Contains(r.Header.Get("Cache-Control"), "immutable") || r.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("logo: %d %v", r.Status, r.Header)
 		}
 	})
 }
@@ -576,16 +577,16 @@ func TestPageLogo(t *testing.T) {
 // gets it as it is; both are told the answer varies by Accept-Encoding.
 func TestCompressedAnswers(t *testing.T) {
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		m := e.monitor(e.keyA, "api", "http://127.0.0.1:9/", nil)
-		e.record(m, "x", monitor.ResultUp)
-		e.page(e.keyA, map[string]any{"slug": "zipped", "title": "Zipped",
+		m := e.Monitor(e.KeyA, "api", "http://127.0.0.1:9/", nil)
+		e.Record(m, "x", monitor.ResultUp)
+		statusPage(e, e.KeyA, map[string]any{"slug": "zipped", "title": "Zipped",
 			"groups": []any{map[string]any{"components": []any{component("monitorId", m, "API", "")}}}})
-		plainPage := e.get("/status/zipped")
-		zipped := e.get("/status/zipped", "Accept-Encoding", "br;q=1.0, gzip;q=0.8")
-		if zipped.status != 200 || zipped.header.Get("Content-Encoding") != "gzip" || zipped.header.Get("Vary") != "Accept-Encoding" {
-			t.Fatalf("gzip: %d %v", zipped.status, zipped.header)
+		plainPage := e.Get("/status/zipped")
+		zipped := e.Get("/status/zipped", "Accept-Encoding", "br;q=1.0, gzip;q=0.8")
+		if zipped.Status != 200 || zipped.Header.Get("Content-Encoding") != "gzip" || zipped.Header.Get("Vary") != "Accept-Encoding" {
+			t.Fatalf("gzip: %d %v", zipped.Status, zipped.Header)
 		}
-		zr, err := gzip.NewReader(bytes.NewReader(zipped.body))
+		zr, err := gzip.NewReader(bytes.NewReader(zipped.Body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -593,18 +594,18 @@ func TestCompressedAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if plainPage.header.Get("Content-Encoding") != "" || plainPage.header.Get("Vary") != "Accept-Encoding" ||
-			!bytes.Equal(inflated, plainPage.body) || len(zipped.body) >= len(plainPage.body) {
-			t.Fatalf("identity %d bytes %v; gzip %d bytes inflating to %d", len(plainPage.body), plainPage.header, len(zipped.body), len(inflated))
+		if plainPage.Header.Get("Content-Encoding") != "" || plainPage.Header.Get("Vary") != "Accept-Encoding" ||
+			!bytes.Equal(inflated, plainPage.Body) || len(zipped.Body) >= len(plainPage.Body) {
+			t.Fatalf("identity %d bytes %v; gzip %d bytes inflating to %d", len(plainPage.Body), plainPage.Header, len(zipped.Body), len(inflated))
 		}
-		if zipped.header.Get("ETag") == plainPage.header.Get("ETag") {
+		if zipped.Header.Get("ETag") == plainPage.Header.Get("ETag") {
 			t.Error("the gzipped and identity answers share an ETag")
 		}
-		if r := e.get("/status/zipped", "Accept-Encoding", "gzip", "If-None-Match", zipped.header.Get("ETag")); r.status != http.StatusNotModified {
-			t.Errorf("If-None-Match on the gzipped answer: %d", r.status)
+		if r := e.Get("/status/zipped", "Accept-Encoding", "gzip", "If-None-Match", zipped.Header.Get("ETag")); r.Status != http.StatusNotModified {
+			t.Errorf("If-None-Match on the gzipped answer: %d", r.Status)
 		}
-		if r := e.get("/status/zipped", "Accept-Encoding", "gzip;q=0, identity"); r.header.Get("Content-Encoding") != "" {
-			t.Errorf("gzip;q=0 got %q", r.header.Get("Content-Encoding"))
+		if r := e.Get("/status/zipped", "Accept-Encoding", "gzip;q=0, identity"); r.Header.Get("Content-Encoding") != "" {
+			t.Errorf("gzip;q=0 got %q", r.Header.Get("Content-Encoding"))
 		}
 	})
 }

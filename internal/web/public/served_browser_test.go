@@ -24,17 +24,17 @@ func TestServedPagesInBrowser(t *testing.T) {
 	axe := browsertest.Axe(t)
 	browser := browsertest.Start(t)
 	forEachEngine(t, public.Options{}, func(t *testing.T, e *env) {
-		m := e.monitor(e.keyA, "ledger-db", "http://127.0.0.1:9/", nil)
-		d := e.monitor(e.keyA, "queue", "http://127.0.0.1:9/q", nil)
-		e.record(m, "x", monitor.ResultUp, monitor.ResultUp)
-		e.record(d, "x", monitor.ResultDown, monitor.ResultDown)
-		e.page(e.keyA, map[string]any{"slug": "vault", "title": "Vault status", "visibility": "password", "password": "open sesame 2",
+		m := e.Monitor(e.KeyA, "ledger-db", "http://127.0.0.1:9/", nil)
+		d := e.Monitor(e.KeyA, "queue", "http://127.0.0.1:9/q", nil)
+		e.Record(m, "x", monitor.ResultUp, monitor.ResultUp)
+		e.Record(d, "x", monitor.ResultDown, monitor.ResultDown)
+		statusPage(e, e.KeyA, map[string]any{"slug": "vault", "title": "Vault status", "visibility": "password", "password": "open sesame 2",
 			"accent": "#8250df", "footerLinks": []any{map[string]any{"label": "Support", "url": "https://support.example.com/"}},
 			"groups": []any{map[string]any{"name": "Storage", "components": []any{
 				component("monitorId", m, "Ledger", "Where balances live."), component("monitorId", d, "Queue", "")}}}})
 
 		tab := browsertest.OpenTab(t, browser, false)
-		tab.Navigate(t, e.srv.URL+"/status/vault")
+		tab.Navigate(t, e.Srv.URL+"/status/vault")
 		if got := visibleText(t, tab, "main"); strings.Contains(got, "Ledger") || !strings.Contains(visibleText(t, tab, "body"), "Vault status") {
 			t.Fatalf("the form shows the page: %q", got)
 		}
@@ -57,7 +57,7 @@ func TestServedPagesInBrowser(t *testing.T) {
 		if r := tab.Take(t); len(r) > 0 {
 			t.Errorf("the browser reported: %q", r)
 		}
-		browsertest.Write(t, browsertest.Artifacts(t, "web"), "served-"+e.db.Engine()+".png", tab.Screenshot(t, false))
+		browsertest.Write(t, browsertest.Artifacts(t, "web"), "served-"+e.DB.Engine()+".png", tab.Screenshot(t, false))
 		// axe-core's timers need the page's scripts.
 		scripts(t, tab, true)
 		for _, v := range tab.Audit(t, axe) {
