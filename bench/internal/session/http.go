@@ -145,12 +145,11 @@ func Shows(body []byte, words ...string) error {
 // Outcome counts what requests came to: the answers that were what the
 // load wanted (OK, with their latencies), and the others by kind.
 type Outcome struct {
-	OK        int
-	Failed    map[string]int // by status, or by kind of transport error
-	Lat       []time.Duration
-	Elapsed   time.Duration
-	Exhausted bool  // the load ran out of requests before the time did
-	CPU       Share // who used the machine meanwhile; set by the caller
+	OK      int
+	Failed  map[string]int // by status, or by kind of transport error
+	Lat     []time.Duration
+	Elapsed time.Duration
+	CPU     Share // who used the machine meanwhile; set by the caller
 }
 
 // Add adds x's counts to o.
@@ -163,7 +162,6 @@ func (o *Outcome) Add(x Outcome) {
 		o.Failed[k] += v
 	}
 	o.Lat = append(o.Lat, x.Lat...)
-	o.Exhausted = o.Exhausted || x.Exhausted
 }
 
 // Failures counts the requests that failed.
@@ -262,7 +260,6 @@ func Closed(ctx context.Context, rt http.RoundTripper, clients int, d time.Durat
 			for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
 				req := next(w, i)
 				if req == nil {
-					o.Exhausted = true
 					return
 				}
 				if Do(rt, req.WithContext(ctx), w, want, o, time.Now()) {
