@@ -11,7 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -22,7 +21,7 @@ import (
 type config struct {
 	monitors, timeout, concurrency int
 	interval, grace                time.Duration
-	bare                           string // before, after, both, none
+	bare                           bool
 }
 
 // Flags registers the area's flags and returns its run.
@@ -34,15 +33,13 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.DurationVar(&c.grace, "grace", 5*time.Second, "time after the window for checks due in it to finish and be stored")
 	fs.IntVar(&c.timeout, "timeout", 10, "each check's timeout in seconds (the monitors' timeoutSeconds)")
 	fs.IntVar(&c.concurrency, "concurrency", 512, "checks (tocsin serve --check-concurrency) or bare GETs in flight at most")
-	fs.StringVar(&c.bare, "bare", "before", "when the bare loop runs: before the engines, after them, both, or none")
+	fs.BoolVar(&c.bare, "bare", true, "run the bare loop first, as the baseline")
 	fs.BoolVar(&bareLoop, "bare-loop", false, "internal: run the bare loop")
 	return func(ctx context.Context, e session.Env) error {
 		switch {
 		case bareLoop:
 			return runBare(ctx, c, e.Stdin, e.Stdout)
-		case !slices.Contains([]string{"before", "after", "both", "none"}, c.bare):
-			return fmt.Errorf("-bare %q: want before, after, both or none", c.bare)
-		case len(e.Engines) == 0 && c.bare == "none":
+		case len(e.Engines) == 0 && !c.bare:
 			return errors.New("nothing to run")
 		case c.interval < 10*time.Second || c.interval%time.Second != 0:
 			return errors.New("-interval must be whole seconds, at least 10s")
@@ -64,7 +61,6 @@ type bench struct {
 	*session.Session
 	c       config
 	base    string // the target's URL
-	targets []monitorURL
 	results []*result
 }
 
@@ -91,7 +87,7 @@ func (b *bench) Run(ctx context.Context) error {
 		return err
 	}
 	b.base = target.Base
-	if b.c.bare == "before" || b.c.bare == "both" {
+	if b.c.bare {
 		if err := b.runBare(ctx); err != nil {
 			return fmt.Errorf("bare loop: %w", err)
 		}
@@ -99,11 +95,6 @@ func (b *bench) Run(ctx context.Context) error {
 	for _, e := range b.Engines {
 		if err := b.runEngine(ctx, e); err != nil {
 			return fmt.Errorf("%s: %w", e, err)
-		}
-	}
-	if b.c.bare == "after" || b.c.bare == "both" {
-		if err := b.runBare(ctx); err != nil {
-			return fmt.Errorf("bare loop: %w", err)
 		}
 	}
 	return nil
@@ -136,9 +127,6 @@ func (b *bench) runEngine(ctx context.Context, e string) error {
 	})
 	if err != nil {
 		return err
-	}
-	if b.targets == nil {
-		b.targets = targets // the bare loop checks the first engine's
 	}
 	raw, err := openRaw(e, dbURL)
 	if err != nil {
@@ -184,17 +172,15 @@ func openRaw(engine, url string) (*rawDB, error) {
 	return &rawDB{engine, db}, err
 }
 
-// runBare measures the bare loop over the first engine's monitors or,
-// before any, over made-up ids: a slot's phase is a hash of its id, so
-// either spreads the slots alike.
+// runBare measures the bare loop over made-up ids: a slot's phase is a
+// hash of its id, so they spread the slots as the monitors' do.
 func (b *bench) runBare(ctx context.Context) error {
-	if b.targets == nil {
-		for i := range b.c.monitors {
-			b.targets = append(b.targets, monitorURL{fmt.Sprintf("mon_bare%020d", i), fmt.Sprintf("%s/m/%d", b.base, i)})
-		}
+	var targets []monitorURL
+	for i := range b.c.monitors {
+		targets = append(targets, monitorURL{fmt.Sprintf("mon_bare%020d", i), fmt.Sprintf("%s/m/%d", b.base, i)})
 	}
 	from := time.Now().Add(b.Warmup)
-	ch, err := b.Child(ctx, "bare", "ready", bareJob{b.targets, from, from.Add(b.Duration)}, "-bare-loop",
+	ch, err := b.Child(ctx, "bare", "ready", bareJob{targets, from, from.Add(b.Duration)}, "-bare-loop",
 		"-interval", b.c.interval.String(), "-concurrency", strconv.Itoa(b.c.concurrency), "-timeout", strconv.Itoa(b.c.timeout))
 	if err != nil {
 		return err
@@ -259,15 +245,9 @@ func (b *bench) Report(w *session.Report) {
 	w.Printf("Load: %.0f checks/s. Each run: %s warm-up, %s measured, %s grace for the window's last checks; at most %d checks in flight, timeout %d s.\n",
 		float64(b.c.monitors)/b.c.interval.Seconds(), b.Warmup, b.Duration, b.c.grace, b.c.concurrency, b.c.timeout)
 	var bare time.Duration
-	var nBare int
-	for _, r := range b.results {
-		if r.Name == "bare" && checksRun(r) > 0 {
-			t, _ := cpuPerCheck(r)
-			bare += t
-			nBare++
-		}
+	if r := b.results[0]; r.Name == "bare" && checksRun(r) > 0 {
+		bare, _ = cpuPerCheck(r)
 	}
-	bare /= time.Duration(max(nBare, 1))
 	w.Table("run", "due / done:", "missing:", "duplicates:", "lag p50:", "lag p99:", "lag max:", "CPU per check:", "vs bare:",
 		"peak RSS (per monitor):", "bytes per observation:", "observations per batch:", "other processes:")
 	for _, r := range b.results {
