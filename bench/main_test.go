@@ -59,8 +59,7 @@ func TestSmokeTiming(t *testing.T) {
 				"| sqlite: from the confirming check to the webhook, p99 | < 2.00 s |",
 			}},
 		{"web", []string{"web", "-engines", webEngines, "-pg-url", pg, "-monitors", "20", "-interval", "30s",
-			"-requests", "5", "-warmup-requests", "2", "-streams", "12", "-idle", "1s", "-changes", "2", "-settle", "2s",
-			"-stale-views", "0"}, // a minute each
+			"-requests", "5", "-warmup-requests", "2", "-streams", "12", "-idle", "1s", "-changes", "2", "-settle", "2s"},
 			webWants(webEngines)},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -290,17 +290,5 @@ func (b *bench) live(ctx context.Context, res *result, srv *session.Process, dbU
 	}
 	slices.Sort(res.latencies)
 	slices.Sort(res.cold)
-
-	// Every monitor's figures are computed afresh once they are a minute
-	// old: the first view after that pays for all of them.
-	for k := range b.c.staleViews {
-		if err := session.Sleep(ctx, overviewMaxAge+time.Second); err != nil {
-			return err
-		}
-		if err := view(&res.stale, fmt.Sprintf("with its figures a minute old (%d)", k+1)); err != nil {
-			return err
-		}
-	}
-	slices.Sort(res.stale)
 	return nil
 }

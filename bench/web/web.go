@@ -20,14 +20,11 @@ import (
 const (
 	listP99 = 50 * time.Millisecond
 	pageP99 = 100 * time.Millisecond
-	// overviewMaxAge is how old the list's figures may grow before the
-	// server computes them afresh.
-	overviewMaxAge = time.Minute
 )
 
 type config struct {
-	monitors, requests, warmup, streams, changes, staleViews int
-	interval, pageTime, idle, settle                         time.Duration
+	monitors, requests, warmup, streams, changes int
+	interval, pageTime, idle, settle             time.Duration
 }
 
 // Flags registers the area's flags and returns its run.
@@ -40,7 +37,6 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.DurationVar(&c.pageTime, "page-time", 3*time.Minute, "the measured GETs of a page stop after this long, if -requests are not done by then")
 	fs.IntVar(&c.streams, "streams", 100, "live streams open at once, 10 per viewer")
 	fs.DurationVar(&c.idle, "idle", 20*time.Second, "measured idle time with no stream open, and with -streams open")
-	fs.IntVar(&c.staleViews, "stale-views", 2, "views of the list, each a minute after the last, when every monitor's figures are computed afresh")
 	fs.IntVar(&c.changes, "changes", 6, "state changes of the flipped monitor timed to the streams, each followed by a view of the list")
 	fs.DurationVar(&c.settle, "settle", 15*time.Second, "wait after the server starts (its first checks of every monitor) before measuring")
 	return func(ctx context.Context, e session.Env) error {
@@ -91,7 +87,6 @@ type result struct {
 	listBytes, pageBytes int
 	list, page, bare     []time.Duration // sorted
 	cold                 []time.Duration // the list's first view after each state change, sorted
-	stale                []time.Duration // the list's first view once its figures are a minute old, sorted
 	quiet, open          idleWindow      // no stream open; -streams open
 	latencies            []time.Duration // a state change's arrival at each stream, sorted
 }
@@ -193,8 +188,7 @@ func (b *bench) Report(w *session.Report) {
 			size   int
 			target time.Duration
 		}{{"monitors list", r.list, r.listBytes, listP99}, {"bare handler, the list's bytes", r.bare, r.listBytes, 0},
-			{"monitors list, first view after a state change", r.cold, r.listBytes, 0},
-			{"monitors list, first view with its figures a minute old", r.stale, r.listBytes, 0}, {"a monitor's page", r.page, r.pageBytes, pageP99}} {
+			{"monitors list, first view after a state change", r.cold, r.listBytes, 0}, {"a monitor's page", r.page, r.pageBytes, pageP99}} {
 			verdict := "–"
 			if row.target > 0 {
 				verdict = fmt.Sprintf("p99 under %s: %s", session.Dur(row.target), session.Verdict(session.Percentile(row.lat, 0.99) < row.target))
