@@ -69,14 +69,10 @@ type monitorURL struct{ ID, URL string }
 
 // result is one measured run: the bare loop or tocsin serve on one engine.
 type result struct {
-	Name      string // bare, sqlite, postgres
-	Window    *window
-	CPU       session.Share
-	Peak      int64 // the process's peak RSS, bytes
-	Engine    engineFigures
-	Rows      int64 // observations added over the window
-	Bytes     int64 // and the bytes they added to the table
-	WALPerObs float64
+	Name   string // bare, sqlite, postgres
+	Window *window
+	CPU    session.Share
+	Peak   int64 // the process's peak RSS, bytes
 }
 
 func (b *bench) Run(ctx context.Context) error {
@@ -128,48 +124,21 @@ func (b *bench) runEngine(ctx context.Context, e string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := openRaw(e, dbURL)
-	if err != nil {
-		return err
-	}
-	defer raw.db.Close()
 	r := &result{Name: e}
-	var m0, m1 metrics
-	var size0, size1 sizeSample
-	err = b.measure(ctx, r, srv, dbURL, time.Now().Add(b.Warmup), func() error {
-		if size0, err = raw.size(ctx); err != nil {
-			return err
-		}
-		m0, err = scrape(ctx, srv.Base)
+	if err := b.measure(ctx, r, srv, dbURL, time.Now().Add(b.Warmup)); err != nil {
 		return err
-	}, func() error {
-		if m1, err = scrape(ctx, srv.Base); err != nil {
-			return err
-		}
-		r.Engine = figuresOf(m0, m1)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if size1, err = raw.size(ctx); err != nil {
-		return err
-	}
-	r.Rows, r.Bytes = size1.Rows-size0.Rows, size1.Bytes-size0.Bytes
-	if r.Rows > 0 && e == "postgres" {
-		r.WALPerObs = float64(size1.WAL-size0.WAL) / float64(r.Rows)
 	}
 	srv.Stop(time.Minute)
+	db, err := seed.OpenRaw(dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
-	r.Window, err = raw.analyze(actx, targets, b.c.interval, r.Window.From, r.Window.To)
+	r.Window, err = analyze(actx, db, targets, b.c.interval, r.Window.From, r.Window.To)
 	b.results = append(b.results, r)
 	return err
-}
-
-func openRaw(engine, url string) (*rawDB, error) {
-	db, err := seed.OpenRaw(url)
-	return &rawDB{engine, db}, err
 }
 
 // runBare measures the bare loop over made-up ids: a slot's phase is a
@@ -187,7 +156,7 @@ func (b *bench) runBare(ctx context.Context) error {
 	}
 	defer ch.Stop(30 * time.Second)
 	r := &result{Name: "bare"}
-	if err := b.measure(ctx, r, ch, "", from, noop, noop); err != nil {
+	if err := b.measure(ctx, r, ch, "", from); err != nil {
 		return err
 	}
 	l, err := ch.Line(time.Duration(b.c.timeout)*time.Second + time.Minute)
@@ -199,45 +168,24 @@ func (b *bench) runBare(ctx context.Context) error {
 }
 
 // measure waits for from, the warm-up over, measures p's window of
-// -duration, calling open and end at its edges, and waits the
-// grace time for the window's last checks.
-func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbURL string, from time.Time, open, end func() error) error {
+// -duration, and waits the grace time for the window's last checks.
+func (b *bench) measure(ctx context.Context, r *result, p *session.Process, dbURL string, from time.Time) error {
 	b.Logf("%s: warm-up until %s, then measuring for %s", r.Name, from.Format(time.TimeOnly), b.Duration)
 	if err := session.Sleep(ctx, time.Until(from)); err != nil {
-		return err
-	}
-	if err := open(); err != nil {
 		return err
 	}
 	r.Window = &window{From: time.Now()}
 	r.CPU = b.Window(ctx, p.Pid(), dbURL, func() { _ = session.Sleep(ctx, b.Duration) })
 	r.Window.To = time.Now()
 	r.Peak = session.PeakRSS(p.Pid())
-	if err := end(); err != nil {
-		return err
-	}
 	return session.Sleep(ctx, b.c.grace)
 }
 
-func noop() error { return nil }
-
-// checksRun is what a run's CPU time is divided by: the engine's checks
-// over the window (run, or given up as missed starts), or the bare loop's
-// GETs started in it.
-func checksRun(r *result) int {
-	if r.Name == "bare" {
-		return r.Window.Started
-	}
-	n := r.Engine.Missed
-	for _, v := range r.Engine.Checks {
-		n += v
-	}
-	return int(n)
-}
-
-// cpuPerCheck is the process's CPU time per check, PostgreSQL's included.
+// cpuPerCheck is the process's CPU time, PostgreSQL's included, per check
+// started in the window (the engine's stored observations, missed starts
+// among them; the bare loop's GETs).
 func cpuPerCheck(r *result) (total, own time.Duration) {
-	n := time.Duration(max(checksRun(r), 1))
+	n := time.Duration(max(r.Window.Started, 1))
 	return (r.CPU.ServerTime + r.CPU.PostgresTime) / n, r.CPU.ServerTime / n
 }
 
@@ -245,35 +193,26 @@ func (b *bench) Report(w *session.Report) {
 	w.Printf("Load: %.0f checks/s. Each run: %s warm-up, %s measured, %s grace for the window's last checks; at most %d checks in flight, timeout %d s.\n",
 		float64(b.c.monitors)/b.c.interval.Seconds(), b.Warmup, b.Duration, b.c.grace, b.c.concurrency, b.c.timeout)
 	var bare time.Duration
-	if r := b.results[0]; r.Name == "bare" && checksRun(r) > 0 {
+	if r := b.results[0]; r.Name == "bare" && r.Window.Started > 0 {
 		bare, _ = cpuPerCheck(r)
 	}
 	w.Table("run", "due / done:", "missing:", "duplicates:", "lag p50:", "lag p99:", "lag max:", "CPU per check:", "vs bare:",
-		"peak RSS (per monitor):", "bytes per observation:", "observations per batch:", "other processes:")
+		"peak RSS (per monitor):", "other processes:")
 	for _, r := range b.results {
 		x := r.Window
 		total, own := cpuPerCheck(r)
-		cpu, ratio, bytes, batch := session.Dur(total), "–", "–", "–"
+		cpu, ratio := session.Dur(total), "–"
 		if r.Name == "postgres" {
 			cpu = fmt.Sprintf("%s (%s + %s in PostgreSQL)", cpu, session.Dur(own), session.Dur(total-own))
 		}
 		if bare > 0 {
 			ratio = fmt.Sprintf("**%.2f**", float64(total)/float64(bare))
 		}
-		if r.Rows > 0 {
-			bytes = fmt.Sprintf("%.0f", float64(r.Bytes)/float64(r.Rows))
-			if r.WALPerObs > 0 {
-				bytes += fmt.Sprintf(" (WAL %.0f B)", r.WALPerObs)
-			}
-		}
-		if r.Engine.Batches > 0 {
-			batch = fmt.Sprintf("%.1f", r.Engine.Written/r.Engine.Batches)
-		}
-		w.Printf("| %s | %d / %d | %d | %d | %s | %s | %s | %s | %s | %s (%.1f KiB) | %s | %s | %.0f%% |\n",
+		w.Printf("| %s | %d / %d | %d | %d | %s | %s | %s | %s | %s | %s (%.1f KiB) | %.0f%% |\n",
 			r.Name, x.Due, x.Done, x.Missing, x.Duplicates, session.Dur(x.Lag.P50), session.Dur(x.Lag.P99), session.Dur(x.Lag.Max),
-			cpu, ratio, session.MiB(r.Peak, 1), float64(r.Peak)/float64(b.c.monitors)/(1<<10), bytes, batch, r.CPU.Other)
+			cpu, ratio, session.MiB(r.Peak, 1), float64(r.Peak)/float64(b.c.monitors)/(1<<10), r.CPU.Other)
 	}
-	w.Printf("\nDue against done and the lag come from the stored observations (the bare loop's from its own GETs); CPU per check is the process's CPU time (and the benchmark database's PostgreSQL processes') over the checks run in the window; other processes: the machine's share used by everything else, above 10%% the run was disturbed.\n\n## Verdicts\n\n")
+	w.Printf("\nDue against done and the lag come from the stored observations (the bare loop's from its own GETs); CPU per check is the process's CPU time (and the benchmark database's PostgreSQL processes') over the checks started in the window; other processes: the machine's share used by everything else, above 10%% the run was disturbed.\n\n## Verdicts\n\n")
 	for _, r := range b.results {
 		if r.Name == "bare" {
 			continue

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,8 +23,8 @@ type window struct {
 	From, To time.Time
 	// Due counts the monitors' slots in the window; Done those with an
 	// observation (the bare loop: a finished GET); Missing those with none;
-	// Duplicates the observations beyond a slot's first; Started the bare
-	// loop's GETs started in the window.
+	// Duplicates the observations beyond a slot's first; Started the
+	// checks (the bare loop's GETs) started in the window.
 	Due, Done, Missing, Duplicates, Started int
 	// MissedStart counts the unknowns that could not start in time.
 	MissedStart int
@@ -47,36 +46,16 @@ func lagsOf(l []time.Duration) lags {
 	return lags{N: len(s), P50: q(0.50), P99: q(0.99), Max: s[len(s)-1]}
 }
 
-// rawDB reads the observations the server stored, and their size.
-type rawDB struct {
-	engine string
-	db     *sql.DB
-}
-
-// sizeSample is the observations table at one moment: its rows, its bytes
-// with its primary key (SQLite's pages in dbstat, PostgreSQL's
-// pg_total_relation_size), and PostgreSQL's WAL position.
-type sizeSample struct{ Rows, Bytes, WAL int64 }
-
-func (r *rawDB) size(ctx context.Context) (s sizeSample, err error) {
-	q := `SELECT (SELECT COUNT(*) FROM observations), (SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name = 'observations'), 0`
-	if r.engine == "postgres" {
-		q = `SELECT (SELECT COUNT(*) FROM observations), pg_total_relation_size('observations'), pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint`
-	}
-	err = r.db.QueryRowContext(ctx, q).Scan(&s.Rows, &s.Bytes, &s.WAL)
-	return s, err
-}
-
 // analyze reads the observations of the slots due in [from, to). An
 // observation stores when the check started (at) and its lag behind the
 // due time, so its due time is at − lag.
-func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Duration, from, to time.Time) (*window, error) {
+func analyze(ctx context.Context, db *sql.DB, ts []monitorURL, interval time.Duration, from, to time.Time) (*window, error) {
 	phase := map[string]time.Duration{}
 	for _, t := range ts {
 		phase[t.ID] = monitor.Phase(t.ID, interval)
 	}
 	seqs := map[int64]string{}
-	rows, err := r.db.QueryContext(ctx, `SELECT seq, monitor_id FROM monitor_runtime`)
+	rows, err := db.QueryContext(ctx, `SELECT seq, monitor_id FROM monitor_runtime`)
 	for err == nil && rows.Next() {
 		var seq int64
 		var id string
@@ -92,7 +71,7 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 	count := map[slot]int{}
 	var lagList []time.Duration
 	iv := int64(interval)
-	rows, err = r.db.QueryContext(ctx, `SELECT monitor_seq, at, lag_us, result, COALESCE(reason, '') FROM observations WHERE at >= $1`,
+	rows, err = db.QueryContext(ctx, `SELECT monitor_seq, at, lag_us, result, COALESCE(reason, '') FROM observations WHERE at >= $1`,
 		from.Add(-time.Second).UnixMicro())
 	if err != nil {
 		return nil, err
@@ -108,6 +87,9 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 		id, ok := seqs[seq]
 		if !ok {
 			continue
+		}
+		if at >= from.UnixMicro() && at < to.UnixMicro() {
+			w.Started++
 		}
 		due, p := (at-lagUS)*1000, int64(phase[id])
 		k := (due - p + iv/2) / iv
@@ -228,42 +210,4 @@ func runBare(ctx context.Context, c config, stdin io.Reader, stdout io.Writer) e
 	}
 	_, err := io.Copy(io.Discard, stdin) // alive, its CPU time and memory read, until the parent is done
 	return err
-}
-
-// metrics is one scrape of the server's GET /metrics, by sample name with
-// its labels as written (tocsin_checks_total{result="up"}).
-type metrics map[string]float64
-
-func scrape(ctx context.Context, base string) (metrics, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	body, _, _, err := session.Fetch(ctx, http.DefaultTransport, base+"/metrics", nil)
-	m := metrics{}
-	for line := range strings.Lines(string(body)) {
-		if i := strings.LastIndexByte(line, ' '); i > 0 && !strings.HasPrefix(line, "#") {
-			if v, err := strconv.ParseFloat(strings.TrimSpace(line[i+1:]), 64); err == nil {
-				m[line[:i]] = v
-			}
-		}
-	}
-	return m, err
-}
-
-// engineFigures are the engine's counters over the window.
-type engineFigures struct {
-	Checks           map[string]float64 // tocsin_checks_total by result
-	Missed           float64            // tocsin_checks_missed_total
-	Written, Batches float64            // observations, and the batches that wrote them
-}
-
-func figuresOf(a, b metrics) engineFigures {
-	d := func(name string) float64 { return b[name] - a[name] }
-	f := engineFigures{Checks: map[string]float64{}, Missed: d("tocsin_checks_missed_total"),
-		Written: d("tocsin_observations_written_total"), Batches: d("tocsin_observation_batch_seconds_count")}
-	for k := range b {
-		if rest, ok := strings.CutPrefix(k, `tocsin_checks_total{result="`); ok {
-			f.Checks[strings.TrimSuffix(rest, `"}`)] = d(k)
-		}
-	}
-	return f
 }
