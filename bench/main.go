@@ -46,7 +46,7 @@ var areas = []area{
 		session.Defaults{}, metrics.Flags},
 	{"pages", "public status pages: cold renders, cache, throughput against a bare handler",
 		session.Defaults{Duration: 15 * time.Second, Warmup: 3 * time.Second, Rounds: 5}, pages.Flags},
-	{"web", "the signed-in web app: monitors list, a monitor's page, live streams",
+	{"web", "the signed-in web app: the monitors list and a monitor's page against a bare handler",
 		session.Defaults{}, web.Flags},
 }
 

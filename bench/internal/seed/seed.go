@@ -45,9 +45,6 @@ type Monitors struct {
 	Name         func(i int) string
 	Quota        int // the workspace's monitor limit, passed to the store
 	Rand         *rand.Rand
-	// Confirmations is how many failed checks in a row turn them DOWN
-	// (0: the default).
-	Confirmations int
 }
 
 // perTx is how many monitors' state changes one transaction writes.
@@ -65,7 +62,7 @@ func WriteMonitors(ctx context.Context, db *store.DB, o Monitors) (monitors []st
 		hists[i] = hist
 		last := hist[len(hist)-1]
 		m := monitor.Monitor{ID: id, WorkspaceID: o.Workspace, Type: monitor.TypeHTTP, Name: o.Name(i),
-			Config: monitor.Config{URL: o.Target, TimeoutSeconds: 10, Confirmations: o.Confirmations}, IntervalSeconds: o.Interval,
+			Config: monitor.Config{URL: o.Target, TimeoutSeconds: 10}, IntervalSeconds: o.Interval,
 			State: last.To, StateSince: last.At, CreatedAt: o.Created, UpdatedAt: o.Created}
 		if err := db.CreateMonitor(ctx, m, store.Sealed{}, o.Quota); err != nil {
 			return nil, 0, err

@@ -132,9 +132,6 @@ func (s *Session) Machine(ctx context.Context) string {
 // PeakRSS is a process's peak resident set (VmHWM) in bytes; 0 if unknown.
 func PeakRSS(pid int) int64 { return status(fmt.Sprintf("/proc/%d/status", pid), "VmHWM:") }
 
-// RSS is a process's resident set now (VmRSS) in bytes; 0 if unknown.
-func RSS(pid int) int64 { return status(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:") }
-
 // status reads a "Name: N kB" line of a /proc file, in bytes.
 func status(path, name string) int64 {
 	b, _ := os.ReadFile(path)
