@@ -1,20 +1,12 @@
 package checks
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -120,94 +112,4 @@ func analyze(ctx context.Context, db *sql.DB, ts []monitorURL, interval time.Dur
 	}
 	w.Done, w.Lag = w.Due-w.Missing, lagsOf(lagList)
 	return w, nil
-}
-
-// bareJob is what the bare loop does: the targets' GETs, and the window
-// it reports on.
-type bareJob struct {
-	Targets  []monitorURL
-	From, To time.Time
-}
-
-// runBare is the -bare-loop child: the same GETs of the same URLs on the
-// same slots as the engine's checks, at most -concurrency in flight and a
-// new connection each, the body read as the probe reads it; but no
-// database. It reads its job as a line of JSON, prints "ready", and once
-// the GETs due before the window's end are done, prints its figures and
-// waits for its standard input to close.
-func runBare(ctx context.Context, c config, stdin io.Reader, stdout io.Writer) error {
-	var job bareJob
-	if err := json.NewDecoder(stdin).Decode(&job); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "ready")
-	type entry struct {
-		url   string
-		phase time.Duration
-	}
-	var entries []entry
-	for _, t := range job.Targets {
-		entries = append(entries, entry{t.URL, monitor.Phase(t.ID, c.interval)})
-	}
-	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.phase, b.phase) })
-	client := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{KeepAlive: -1}).DialContext,
-		DisableKeepAlives: true, MaxResponseHeaderBytes: 64 << 10}}
-	var (
-		mu      sync.Mutex
-		w       = window{From: job.From, To: job.To}
-		lagList []time.Duration
-		gets    sync.WaitGroup
-		sem     = make(chan struct{}, c.concurrency)
-	)
-	in := func(t time.Time) bool { return !t.Before(job.From) && t.Before(job.To) }
-	get := func(url string, due time.Time) {
-		defer func() { <-sem }()
-		start := time.Now()
-		gctx, cancel := context.WithTimeout(ctx, time.Duration(c.timeout)*time.Second)
-		defer cancel()
-		req, _ := http.NewRequestWithContext(gctx, http.MethodGet, url, nil)
-		if resp, err := client.Do(req); err == nil {
-			_, _ = io.ReadAll(io.LimitReader(resp.Body, monitor.MaxAssertedBody+1))
-			resp.Body.Close()
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if in(start) {
-			w.Started++
-		}
-		if in(due) {
-			w.Done++
-			lagList = append(lagList, start.Sub(due))
-		}
-	}
-	// The slots in time order, each GET when due, until the window ends.
-	iv := c.interval
-	base := time.Unix(0, time.Now().UnixNano()/int64(iv)*int64(iv))
-	i, _ := slices.BinarySearchFunc(entries, time.Since(base), func(e entry, d time.Duration) int { return cmp.Compare(e.phase, d) })
-	if i == len(entries) {
-		i, base = 0, base.Add(iv)
-	}
-	for due := base.Add(entries[i].phase); due.Before(job.To); due = base.Add(entries[i].phase) {
-		if err := session.Sleep(ctx, time.Until(due)); err != nil {
-			return err
-		}
-		sem <- struct{}{}
-		url := entries[i].url
-		gets.Go(func() { get(url, due) })
-		if i++; i == len(entries) {
-			i, base = 0, base.Add(iv)
-		}
-	}
-	gets.Wait()
-	for _, t := range job.Targets {
-		for s := monitor.NextSlot(t.ID, iv, job.From.Add(-time.Nanosecond)); s.Before(job.To); s = s.Add(iv) {
-			w.Due++
-		}
-	}
-	w.Missing, w.Lag = max(w.Due-w.Done, 0), lagsOf(lagList)
-	if err := json.NewEncoder(stdout).Encode(w); err != nil {
-		return err
-	}
-	_, err := io.Copy(io.Discard, stdin) // alive, its CPU time and memory read, until the parent is done
-	return err
 }

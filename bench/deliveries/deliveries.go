@@ -277,12 +277,7 @@ func (b *bench) await(ctx context.Context, limit time.Duration, cond func(stats)
 // through the API, waits until every monitor is UP, makes the target
 // answer 500, and collects the DOWN changes the receiver records.
 func (b *bench) latencyRound(ctx context.Context, engine string) error {
-	target, err := seed.StartTarget()
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	dbURL, _, err := b.FreshDB(ctx, engine)
+	dbURL, _, target, err := seed.Fresh(ctx, b.Session, engine)
 	if err != nil {
 		return err
 	}

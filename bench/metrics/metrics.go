@@ -72,11 +72,6 @@ type bench struct {
 	results []*result
 }
 
-func (b *bench) Run(ctx context.Context) (err error) {
-	b.results, err = session.PerEngine(ctx, b.Session, b.engine)
-	return err
-}
-
 type result struct {
 	engine  string
 	year    seed.YearResult
@@ -104,31 +99,32 @@ func (r *result) query(name string) *query {
 	return &query{}
 }
 
-func (b *bench) engine(ctx context.Context, e string) (*result, error) {
+func (b *bench) Engine(ctx context.Context, e string) error {
 	r := &result{engine: e}
+	b.results = append(b.results, r)
 	dbURL, keys, err := b.FreshDB(ctx, e)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	o := b.c.Year
 	o.Logf = func(f string, args ...any) { b.Logf(e+": "+f, args...) }
 	o.Postgres = func() map[int]bool { return b.Postgres(ctx, dbURL) }
 	if r.year, err = seed.WriteYear(ctx, dbURL, keys, o); err != nil {
-		return nil, err
+		return err
 	}
 	srv, err := b.Serve(ctx, "tocsin-"+e, dbURL, "--rate-limit", "1000000",
 		"--metrics-points-per-minute", "100000000", // the queries are timed back to back, far past a key's budget
 		"--observation-retention-days", "30", "--hourly-rollup-retention-days", "90", "--daily-rollup-retention-days", "400")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	raw, err := seed.OpenRaw(dbURL)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer raw.Close()
 	if err := waitRollups(ctx, raw); err != nil {
-		return nil, err
+		return err
 	}
 	year, dense := "/api/v1/monitors/"+r.year.YearID+"/metrics?", "/api/v1/monitors/"+r.year.DenseID+"/metrics?"
 	r.queries = []*query{
@@ -145,7 +141,7 @@ func (b *bench) engine(ctx context.Context, e string) (*result, error) {
 	for range b.c.warmup {
 		for _, q := range r.queries {
 			if _, err := get(ctx, client, srv.Base, r.year.Key, q); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
@@ -163,7 +159,7 @@ func (b *bench) engine(ctx context.Context, e string) (*result, error) {
 		b.Logf("%s: %-45s median %-9s p90 %s", e, q.name, session.Dur(q.p(0.5)), session.Dur(q.p(0.9)))
 	}
 	r.peak = session.PeakRSS(srv.Pid())
-	return r, err
+	return err
 }
 
 // get times one answer, from sending the request to reading it whole,

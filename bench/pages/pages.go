@@ -56,18 +56,6 @@ func Flags(fs *flag.FlagSet) session.Run {
 	}
 }
 
-func (b *bench) Run(ctx context.Context) error {
-	target, err := seed.StartTarget()
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	b.results, err = session.PerEngine(ctx, b.Session, func(ctx context.Context, e string) (*result, error) {
-		return b.engine(ctx, e, target.URL)
-	})
-	return err
-}
-
 type result struct {
 	engine         string
 	fx             seed.Pages
@@ -82,30 +70,31 @@ type result struct {
 
 var cachedURLs = []string{"page", "summary.json", "badge"}
 
-func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
+func (b *bench) Engine(ctx context.Context, e string) error {
 	r := &result{engine: e, cached: map[string][]time.Duration{}}
-	dbURL, keys, err := b.FreshDB(ctx, e)
+	b.results = append(b.results, r)
+	dbURL, keys, target, err := seed.Fresh(ctx, b.Session, e)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.Logf("%s: seeding %d monitors with their history, incidents and %d pages", e, b.c.components, b.c.coldPages+1)
-	if r.fx, err = seed.StatusPages(ctx, dbURL, keys, target, b.c.components, b.c.coldPages); err != nil {
-		return nil, fmt.Errorf("seeding: %w", err)
+	if r.fx, err = seed.StatusPages(ctx, dbURL, keys, target.URL, b.c.components, b.c.coldPages); err != nil {
+		return fmt.Errorf("seeding: %w", err)
 	}
 	srv, err := b.Serve(ctx, "tocsin-"+e, dbURL, "--status-page-rate-limit", "10000000")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// A cold render on a running server, not on one starting: its first
 	// checks of the monitors and its jobs' first rounds done.
 	if err := session.Sleep(ctx, b.c.settle); err != nil {
-		return nil, err
+		return err
 	}
 	base := srv.Base + "/status/"
 	rt := session.Transport(1)
 	defer rt.CloseIdleConnections()
 	if _, err := session.Sequential(ctx, rt, srv.Base+"/healthz", nil, 1, 0); err != nil {
-		return nil, err
+		return err
 	}
 	readAll := func() ([]time.Duration, error) {
 		var out []time.Duration
@@ -120,50 +109,50 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 		return out, nil
 	}
 	if r.cold, err = readAll(); err != nil {
-		return nil, fmt.Errorf("cold render: %w", err)
+		return fmt.Errorf("cold render: %w", err)
 	}
 	if err := session.Sleep(ctx, quietSpell); err != nil {
-		return nil, err
+		return err
 	}
 	if r.quiet, err = readAll(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := touchPages(ctx, dbURL); err != nil {
-		return nil, err
+		return err
 	}
 	if err := session.Sleep(ctx, quietSpell); err != nil {
-		return nil, err
+		return err
 	}
 	if r.touched, err = readAll(); err != nil {
-		return nil, err
+		return err
 	}
 	b.Logf("%s: cold p99 %s; after a quiet spell p99 %s, with every page changed %s", e, session.P(r.cold, 0.99), session.P(r.quiet, 0.99), session.P(r.touched, 0.99))
 	page := base + r.fx.MainSlug
 	body, header, _, err := session.Fetch(ctx, rt, page, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var names []string // the page the benchmark means to measure
 	for i := range b.c.components {
 		names = append(names, fmt.Sprintf("Service %02d", i+1))
 	}
 	if err := session.Shows(body, names...); err != nil {
-		return nil, err
+		return err
 	}
 	r.pageBytes = len(body)
 	urls := map[string]string{"page": page, "summary.json": page + "/summary.json", "badge": page + "/badge/" + r.fx.ComponentID + ".svg"}
 	for _, what := range cachedURLs {
 		if _, err := session.Sequential(ctx, rt, urls[what], nil, b.c.requests, 0); err != nil { // warm-up
-			return nil, err
+			return err
 		}
 		if r.cached[what], err = session.Sequential(ctx, rt, urls[what], nil, b.c.requests, 0); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
 	bare, err := b.BareChild(ctx, "bare-"+e, header, body) // what Tocsin just answered
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tr := session.Transport(b.c.clients)
 	defer tr.CloseIdleConnections()
@@ -180,7 +169,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 			to.Rate()/bo.Rate(), session.Dur(to.PerOK(to.CPU.ServerTime)))
 	}
 	r.peak = session.PeakRSS(srv.Pid())
-	return r, ctx.Err()
+	return ctx.Err()
 }
 
 // touchPages changes every page's configuration in the database, as

@@ -42,11 +42,8 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.DurationVar(&c.pageTime, "page-time", 3*time.Minute, "the measured GETs of a page stop after this long, if -requests are not done by then")
 	fs.DurationVar(&c.settle, "settle", 15*time.Second, "wait after the server starts (its first checks of every monitor) before measuring")
 	return func(ctx context.Context, e session.Env) error {
-		switch {
-		case c.warmup < 0 || c.pageTime < 0 || c.settle < 0:
-			return errors.New("-warmup-requests, -page-time and -settle must not be negative")
-		case c.interval < 10*time.Second || c.interval > 24*time.Hour:
-			return errors.New("-interval must be from 10s to 24h, a monitor's bounds")
+		if c.interval < 10*time.Second || c.interval > 24*time.Hour || min(c.warmup, int(c.pageTime), int(c.settle)) < 0 {
+			return errors.New("-interval must be from 10s to 24h (a monitor's bounds), -warmup-requests, -page-time and -settle not negative")
 		}
 		if err := session.AtLeast1("-monitors and -requests", c.monitors, c.requests); err != nil {
 			return err
@@ -62,18 +59,6 @@ type bench struct {
 	results []*result
 }
 
-func (b *bench) Run(ctx context.Context) error {
-	target, err := seed.StartTarget()
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	b.results, err = session.PerEngine(ctx, b.Session, func(ctx context.Context, e string) (*result, error) {
-		return b.engine(ctx, e, target.URL)
-	})
-	return err
-}
-
 // result is what was measured of one engine's server.
 type result struct {
 	engine               string
@@ -82,23 +67,24 @@ type result struct {
 }
 
 // engine seeds a database of engine e, serves it, and measures it.
-func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
+func (b *bench) Engine(ctx context.Context, e string) error {
 	res := &result{engine: e}
-	dbURL, keys, err := b.FreshDB(ctx, e)
+	b.results = append(b.results, res)
+	dbURL, keys, target, err := seed.Fresh(ctx, b.Session, e)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.Logf("%s: seeding %d monitors with their history and checks", e, b.c.monitors)
-	fx, err := seed.WebApp(ctx, dbURL, keys, seed.Web{Monitors: b.c.monitors, Interval: b.c.interval, Target: target, Logf: b.Logf})
+	fx, err := seed.WebApp(ctx, dbURL, keys, seed.Web{Monitors: b.c.monitors, Interval: b.c.interval, Target: target.URL, Logf: b.Logf})
 	if err != nil {
-		return nil, fmt.Errorf("seeding: %w", err)
+		return fmt.Errorf("seeding: %w", err)
 	}
 	srv, err := b.Serve(ctx, "tocsin-"+e, dbURL)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := session.Sleep(ctx, b.c.settle); err != nil {
-		return nil, err
+		return err
 	}
 	// The owner has a one-time password and sets one of their own
 	// through the password form, which pages require first.
@@ -108,7 +94,7 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 			url.Values{"current": {fx.OwnerOTP}, "new": {seed.OwnerPassword}, "confirm": {seed.OwnerPassword}})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("signing the owner in: %w", err)
+		return fmt.Errorf("signing the owner in: %w", err)
 	}
 	hdr := http.Header{"Cookie": {sessionCookie + "=" + cookie}}
 	ws := srv.Base + "/w/" + fx.Workspace
@@ -127,11 +113,11 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 	}
 	body, header, err := fetch(listURL, "Availability")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	page, _, err := fetch(pageURL, "Recent checks")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.listBytes, res.pageBytes = len(body), len(page)
 	measure := func(what, url string) ([]time.Duration, error) {
@@ -147,17 +133,17 @@ func (b *bench) engine(ctx context.Context, e, target string) (*result, error) {
 		return lat, err
 	}
 	if res.list, err = measure("the monitors list", listURL); err != nil {
-		return nil, err
+		return err
 	}
 	if res.page, err = measure("a monitor's page", pageURL); err != nil {
-		return nil, err
+		return err
 	}
 	bare, err := b.BareChild(ctx, "bare-"+e, header, body) // what Tocsin just answered
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.bare, err = measure("the bare handler", bare.Base+"/")
-	return res, err
+	return err
 }
 
 const sessionCookie = "tocsin_session" // on an http base URL

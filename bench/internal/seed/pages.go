@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/incident"
@@ -151,4 +152,14 @@ func PageDraft(monitors []string) app.StatusPageDraft {
 		}
 	}
 	return d
+}
+
+// Fresh is an empty database of engine for one phase, as
+// session.FreshDB makes it, and a Target for its monitors until s closes.
+func Fresh(ctx context.Context, s *session.Session, engine string) (dbURL, keyring string, t *Target, err error) {
+	if t, err = StartTarget(); err == nil {
+		s.Undo(t.Close)
+		dbURL, keyring, err = s.FreshDB(ctx, engine)
+	}
+	return dbURL, keyring, t, err
 }

@@ -41,11 +41,9 @@ type Session struct {
 	keys string // the run's keyring
 }
 
-// Bench is an area's run: it measures, then reports.
-type Bench interface {
-	Run(ctx context.Context) error
-	Report(w *Report)
-}
+// Bench is an area's run: it measures, with Run or, engine by engine of
+// the run, with Engine, then reports.
+type Bench interface{ Report(w *Report) }
 
 // Measure runs an area: it opens the run (its work directory, this
 // binary for its children and, unless noTocsin, the tocsin binary it
@@ -73,7 +71,19 @@ func Measure(ctx context.Context, area string, e Env, noTocsin bool, title strin
 		}
 	}
 	b := open(s)
-	if err := b.Run(ctx); err != nil {
+	switch m := b.(type) {
+	case interface{ Run(context.Context) error }:
+		err = m.Run(ctx)
+	case interface {
+		Engine(context.Context, string) error
+	}:
+		for _, e := range s.Engines {
+			if err = m.Engine(ctx, e); err != nil {
+				return fmt.Errorf("%s: %w", e, err)
+			}
+		}
+	}
+	if err != nil {
 		return err
 	}
 	var r Report
@@ -83,19 +93,6 @@ func Measure(ctx context.Context, area string, e Env, noTocsin bool, title strin
 		return err
 	}
 	return os.WriteFile(s.Out, []byte(r.String()), 0o644)
-}
-
-// PerEngine measures each engine of the run in turn with f.
-func PerEngine[R any](ctx context.Context, s *Session, f func(ctx context.Context, engine string) (R, error)) ([]R, error) {
-	var out []R
-	for _, e := range s.Engines {
-		r, err := f(ctx, e)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
 
 // Rotate runs f for each of -rounds rounds over n targets, the targets in
