@@ -102,12 +102,10 @@ type round struct {
 
 func (r *round) rate() float64 { return float64(r.recv.Unique) / r.elapsed.Seconds() }
 
-// latency pools an engine's DOWN deliveries: arrival − data.at, and its
-// parts: to the first attempt's start (the check, the writer, the
-// outbox), and from there to the arrival (rendering, signing, sending).
+// latency pools an engine's DOWN deliveries: arrival − data.at.
 type latency struct {
-	down                   int
-	total, outbox, sending []time.Duration
+	down  int
+	total []time.Duration
 }
 
 func (b *bench) Run(ctx context.Context) error {
@@ -324,28 +322,12 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 	if s, err = b.waitStates(ctx, monitor.StateDown, limit); ctx.Err() != nil {
 		return err
 	}
-	srv.Stop(30 * time.Second)
-	raw, err := seed.OpenRaw(dbURL)
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	attempts, err := firstAttempts(ctx, raw)
-	if err != nil {
-		return err
-	}
 	l := b.latency[engine]
 	l.down += b.c.monitors
 	for _, d := range s.Down {
-		at, arrived := time.Unix(0, d.At), time.Unix(0, d.Arrived)
-		l.total = append(l.total, arrived.Sub(at))
-		if started, ok := attempts[d.Delivery]; ok {
-			l.outbox, l.sending = append(l.outbox, started.Sub(at)), append(l.sending, arrived.Sub(started))
-		}
+		l.total = append(l.total, time.Duration(d.Arrived-d.At))
 	}
-	for _, xs := range [][]time.Duration{l.total, l.outbox, l.sending} {
-		slices.Sort(xs)
-	}
+	slices.Sort(l.total)
 	b.Logf("latency, %s: %d of %d DOWN changes delivered", engine, len(s.Down), b.c.monitors)
 	return nil
 }
@@ -386,11 +368,10 @@ func (b *bench) Report(w *session.Report) {
 	if b.c.monitors > 0 && len(b.Engines) > 0 {
 		w.Printf("\n## From DOWN to the webhook\n\n%d HTTP monitors checked every %s, %d consecutive down results make DOWN; "+
 			"each DOWN change timed from the confirming check (the event's data.at) to its arrival at the receiver.\n", b.c.monitors, interval, b.c.confirmations)
-		w.Table("engine", "DOWN changes:", "delivered:", "p50:", "p99:", "max:", "to the first attempt, p99:", "attempt to arrival, p99:")
+		w.Table("engine", "DOWN changes:", "delivered:", "p50:", "p99:", "max:")
 		for _, e := range b.Engines {
 			l := b.latency[e]
-			w.Printf("| %s | %d | %d | %s | **%s** | %s | %s | %s |\n", e, l.down, len(l.total), session.P(l.total, 0.5),
-				session.P(l.total, 0.99), session.P(l.total, 1), session.P(l.outbox, 0.99), session.P(l.sending, 0.99))
+			w.Printf("| %s | %d | %d | %s | **%s** | %s |\n", e, l.down, len(l.total), session.P(l.total, 0.5), session.P(l.total, 0.99), session.P(l.total, 1))
 		}
 	}
 	w.Targets()

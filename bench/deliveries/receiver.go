@@ -43,9 +43,8 @@ type stats struct {
 
 // downArrival is one monitor.state_changed to DOWN as it arrived.
 type downArrival struct {
-	Delivery string `json:"delivery"`
-	At       int64  `json:"at"`      // data.at, unix ns: the confirming check's time
-	Arrived  int64  `json:"arrived"` // unix ns, when its request reached the handler
+	At      int64 `json:"at"`      // data.at, unix ns: the confirming check's time
+	Arrived int64 `json:"arrived"` // unix ns, when its request reached the handler
 }
 
 type receiver struct {
@@ -116,7 +115,7 @@ func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 			rc.s.States[sc.Data.To]++
 		}
 		if sc.Data.To == string(monitor.StateDown) {
-			rc.s.Down = append(rc.s.Down, downArrival{Delivery: id, At: sc.Data.At.UnixNano(), Arrived: arrived.UnixNano()})
+			rc.s.Down = append(rc.s.Down, downArrival{At: sc.Data.At.UnixNano(), Arrived: arrived.UnixNano()})
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
