@@ -137,7 +137,8 @@ func (b *bench) Engine(ctx context.Context, e string) error {
 		{name: "listing, 100 monitors, 30 d", path: "/api/v1/metrics?window=30d&limit=100&kind=monitor"},
 		{name: "heaviest allowed: listing by hour over 90 d", path: "/api/v1/metrics?window=90d&resolution=hour&limit=100&kind=monitor"},
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: time.Minute}
+	client := session.Transport(1)
+	defer client.CloseIdleConnections()
 	for range b.c.warmup {
 		for _, q := range r.queries {
 			if _, err := get(ctx, client, srv.Base, r.year.Key, q); err != nil {
@@ -164,31 +165,19 @@ func (b *bench) Engine(ctx context.Context, e string) error {
 
 // get times one answer, from sending the request to reading it whole,
 // gzipped as a client library asks.
-func get(ctx context.Context, client *http.Client, base, key string, q *query) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+q.path, nil)
+func get(ctx context.Context, rt http.RoundTripper, base, key string, q *query) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	body, h, took, err := session.Fetch(ctx, rt, base+q.path, http.Header{"Authorization": {"Bearer " + key}, "Accept-Encoding": {"gzip"}})
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%w: %.300s", err, body)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Accept-Encoding", "gzip")
-	begin := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	took := time.Since(begin)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("%s: %s: %.300s (%v)", q.path, resp.Status, body, err)
-	}
-	q.gzipped = len(body)
-	if resp.Header.Get("Content-Encoding") == "gzip" {
+	if q.gzipped = len(body); h.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return 0, err
+		if err == nil {
+			body, err = io.ReadAll(zr)
 		}
-		if body, err = io.ReadAll(zr); err != nil {
+		if err != nil {
 			return 0, err
 		}
 	}

@@ -26,9 +26,8 @@ const (
 
 // Pages is what the status page benchmark needs of a seeded database.
 type Pages struct {
-	MainSlug    string
-	ColdSlugs   []string
-	ComponentID string // a component of the main page, for its badge
+	MainSlug  string
+	ColdSlugs []string
 }
 
 // StatusPages fills the database at dbURL through the store and the
@@ -124,12 +123,8 @@ func StatusPages(ctx context.Context, dbURL, keys, target string, components, co
 			d.Slug = fmt.Sprintf("cold-%03d", i)
 			fx.ColdSlugs = append(fx.ColdSlugs, d.Slug)
 		}
-		p, err := a.CreateStatusPage(ctx, actor, d)
-		if err != nil {
+		if _, err := a.CreateStatusPage(ctx, actor, d); err != nil {
 			return fx, fmt.Errorf("creating status page %s: %w", d.Slug, err)
-		}
-		if i == 0 {
-			fx.ComponentID = p.Groups[0].Components[0].ID
 		}
 	}
 	return fx, nil
