@@ -182,40 +182,19 @@ func (s *bareSender) send(ctx context.Context, concurrency, n int) {
 
 // statuses counts the deliveries the server stored by status.
 func statuses(ctx context.Context, db *sql.DB) (map[notify.Status]int, error) {
-	out := map[notify.Status]int{}
-	return out, each(ctx, db, `SELECT status, COUNT(*) FROM deliveries GROUP BY status`, func(rows *sql.Rows) error {
-		var s string
-		var n int
-		err := rows.Scan(&s, &n)
-		out[notify.Status(s)] = n
-		return err
-	})
-}
-
-// firstAttempts are the start times of the deliveries' first attempts,
-// by delivery id.
-func firstAttempts(ctx context.Context, db *sql.DB) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
-	return out, each(ctx, db, `SELECT delivery_id, started_at FROM delivery_attempts WHERE n = 1`, func(rows *sql.Rows) error {
-		var id string
-		var us int64
-		err := rows.Scan(&id, &us)
-		out[id] = time.UnixMicro(us)
-		return err
-	})
-}
-
-// each runs the query q and calls f on each of its rows.
-func each(ctx context.Context, db *sql.DB, q string, f func(*sql.Rows) error) error {
-	rows, err := db.QueryContext(ctx, q)
+	rows, err := db.QueryContext(ctx, `SELECT status, COUNT(*) FROM deliveries GROUP BY status`)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
+	out := map[notify.Status]int{}
 	for rows.Next() {
-		if err := f(rows); err != nil {
-			return err
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
 		}
+		out[notify.Status(s)] = n
 	}
-	return rows.Err()
+	return out, rows.Err()
 }
