@@ -108,7 +108,7 @@ func (b *bench) Engine(ctx context.Context, e string) error {
 	}
 	o := b.c.Year
 	o.Logf = func(f string, args ...any) { b.Logf(e+": "+f, args...) }
-	o.Postgres = func() map[int]bool { return b.Postgres(ctx, dbURL) }
+	o.Window = func(f func()) session.Share { return b.Window(ctx, 0, dbURL, f) }
 	if r.year, err = seed.WriteYear(ctx, dbURL, keys, o); err != nil {
 		return err
 	}

@@ -62,11 +62,11 @@ func TakeSample() Sample {
 
 // Share is a window's CPU time split between the server, its PostgreSQL
 // processes, the benchmark process (the load), interrupts and everything
-// else, in percent of all CPUs (100% = every CPU busy), with the server's
-// and PostgreSQL's time.
+// else, in percent of all CPUs (100% = every CPU busy), with the server's,
+// PostgreSQL's and the benchmark's time.
 type Share struct {
 	Busy, Server, Postgres, Self, IRQ, Other, Steal float64 // %
-	ServerTime, PostgresTime                        time.Duration
+	ServerTime, PostgresTime, SelfTime              time.Duration
 }
 
 // Split attributes the CPU time between a and b to the process serverPID,
@@ -97,7 +97,7 @@ func Split(a, b Sample, serverPID int, pg map[int]bool) Share {
 	s := Share{Busy: pct(b.Busy - a.Busy), Steal: pct(b.Steal - a.Steal), IRQ: pct(b.IRQ - a.IRQ),
 		Server: pct(server), Postgres: pct(pgTime), Self: pct(self)}
 	s.Other = max(s.Busy-s.Server-s.Postgres-s.Self-s.IRQ, 0)
-	s.ServerTime, s.PostgresTime = time.Duration(server)*clockTick, time.Duration(pgTime)*clockTick
+	s.ServerTime, s.PostgresTime, s.SelfTime = time.Duration(server)*clockTick, time.Duration(pgTime)*clockTick, time.Duration(self)*clockTick
 	return s
 }
 
