@@ -113,8 +113,7 @@ func (b *bench) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Its own transport: its polls never share connections with a sender.
-	b.recv = session.Client{Base: ch.Base, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Timeout: 10 * time.Second}}
+	b.recv = session.Client{Base: ch.Base}
 	if b.c.bare {
 		b.targets = append(b.targets, "bare")
 	}

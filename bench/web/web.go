@@ -66,10 +66,9 @@ type result struct {
 	list, page, bare     []time.Duration // sorted
 }
 
-// engine seeds a database of engine e, serves it, and measures it.
+// Engine seeds a database of engine e, serves it, and measures it.
 func (b *bench) Engine(ctx context.Context, e string) error {
 	res := &result{engine: e}
-	b.results = append(b.results, res)
 	dbURL, keys, target, err := seed.Fresh(ctx, b.Session, e)
 	if err != nil {
 		return err
@@ -143,6 +142,7 @@ func (b *bench) Engine(ctx context.Context, e string) error {
 		return err
 	}
 	res.bare, err = measure("the bare handler", bare.Base+"/")
+	b.results = append(b.results, res)
 	return err
 }
 

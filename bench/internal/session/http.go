@@ -73,12 +73,10 @@ func Sequential(ctx context.Context, rt http.RoundTripper, url string, header ht
 	return lat, nil
 }
 
-// Client sends JSON requests to Base + a path with Header, over HTTP
-// (nil: http.DefaultClient).
+// Client sends JSON requests to Base + a path with Header.
 type Client struct {
 	Base   string
 	Header http.Header
-	HTTP   *http.Client
 }
 
 // API is a client of the API at base with an API key.
@@ -111,11 +109,7 @@ func (c Client) Do(ctx context.Context, method, path string, in, out any) error 
 		req.Header = http.Header{}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	client := c.HTTP
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
