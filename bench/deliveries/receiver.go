@@ -130,28 +130,24 @@ type bareSender struct {
 	prefixes [][]byte
 }
 
+// newBareSender makes the channels' bodies: for each, an incident.opened
+// event as Tocsin stores it for a seeded manual incident, without its
+// closing brace: each request adds its deliveryId, as Tocsin's webhook
+// rendering does.
 func newBareSender(channels int, hook func(int) string) *bareSender {
 	s := &bareSender{}
 	for i := range channels {
-		s.urls = append(s.urls, hook(i))
-		s.secrets = append(s.secrets, notify.NewSigningSecret())
-		s.prefixes = append(s.prefixes, bareEvent(ids.New(ids.Workspace, time.Now()), i))
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		wsID := ids.New(ids.Workspace, now)
+		inc := &incident.Incident{ID: ids.New(ids.Incident, now), WorkspaceID: wsID, Title: fmt.Sprintf("Bench incident %06d", i),
+			Status: incident.Investigating, Origin: incident.Manual, AffectedMonitors: []string{}, StartedAt: now, CreatedAt: now, UpdatedAt: now,
+			Updates: []incident.Update{{Status: incident.Investigating, Message: seed.IncidentMessage, At: now}}}
+		body, _ := json.Marshal(incident.Event{ID: ids.New(ids.Event, now), Type: incident.IncidentOpened, CreatedAt: now, WorkspaceID: wsID,
+			Data: incident.IncidentData{Incident: inc}}) // these types always marshal
+		s.urls, s.secrets = append(s.urls, hook(i)), append(s.secrets, notify.NewSigningSecret())
+		s.prefixes = append(s.prefixes, bytes.TrimSuffix(body, []byte("}")))
 	}
 	return s
-}
-
-// bareEvent is an incident.opened event as Tocsin stores it for a seeded
-// manual incident, without its closing brace: each request adds its
-// deliveryId, as Tocsin's webhook rendering does.
-func bareEvent(wsID string, i int) []byte {
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	inc := &incident.Incident{ID: ids.New(ids.Incident, now), WorkspaceID: wsID, Title: fmt.Sprintf("Bench incident %06d", i),
-		Status: incident.Investigating, Origin: incident.Manual, AffectedMonitors: []string{}, StartedAt: now, CreatedAt: now, UpdatedAt: now,
-		Updates: []incident.Update{{Status: incident.Investigating, Message: seed.IncidentMessage, At: now}}}
-	ev := incident.Event{ID: ids.New(ids.Event, now), Type: incident.IncidentOpened, CreatedAt: now, WorkspaceID: wsID,
-		Data: incident.IncidentData{Incident: inc}}
-	body, _ := json.Marshal(ev) // these types always marshal
-	return bytes.TrimSuffix(body, []byte("}"))
 }
 
 // send makes n deliveries over the channels in turn, at most concurrency

@@ -6,6 +6,7 @@ package session
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,7 +123,10 @@ func (s *Session) Machine(ctx context.Context) string {
 	m := fmt.Sprintf("%s; tocsin %s; %d (GOMAXPROCS %d) CPUs, %s; %s RAM; %s %s/%s; Linux %s", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		s.Bin.Rev, runtime.NumCPU(), runtime.GOMAXPROCS(0), model, mem, runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel)
 	if slices.Contains(s.Engines, "postgres") {
-		if v := s.serverVersion(ctx); v != "" {
+		var v string
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if s.pg(ctx, s.PGURL, func(db *sql.DB) error { return db.QueryRowContext(ctx, "SHOW server_version").Scan(&v) }) == nil {
 			m += "; PostgreSQL " + v
 		}
 	}

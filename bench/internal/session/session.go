@@ -445,12 +445,3 @@ func run(ctx context.Context, dir, name string, args ...string) (string, error) 
 	}
 	return strings.TrimSpace(out.String()), nil
 }
-
-// serverVersion is the version of the PostgreSQL server at serverURL; ""
-// if it cannot be asked within 5 seconds.
-func (s *Session) serverVersion(ctx context.Context) (v string) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	_ = s.pg(ctx, s.PGURL, func(db *sql.DB) error { return db.QueryRowContext(ctx, "SHOW server_version").Scan(&v) })
-	return v
-}
