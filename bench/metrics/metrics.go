@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -123,8 +122,22 @@ func (b *bench) Engine(ctx context.Context, e string) error {
 		return err
 	}
 	defer raw.Close()
-	if err := waitRollups(ctx, raw); err != nil {
-		return err
+	// The server's own rollup loop has nothing left to do once the hourly
+	// rollup has reached the last settled hour and the daily one the day
+	// it ends in, twice in a row a second apart.
+	steady := 0
+	err = session.Poll(ctx, time.Second, 5*time.Minute, func() (bool, error) {
+		var hour, day int64
+		err := raw.QueryRowContext(ctx, `SELECT COALESCE(MAX(CASE WHEN name = 'observations/hour' THEN done_until END), 0),
+			COALESCE(MAX(CASE WHEN name = 'observations/day' THEN done_until END), 0) FROM rollup_progress`).Scan(&hour, &day)
+		h, d := time.UnixMicro(hour).UTC(), time.UnixMicro(day).UTC()
+		if steady++; h.Before(time.Now().Add(-seed.RollupSettle).Truncate(time.Hour)) || d.Before(h.Truncate(seed.Day)) {
+			steady = 0
+		}
+		return steady == 2, err
+	})
+	if err != nil {
+		return fmt.Errorf("the server's rollups did not catch up: %w", err)
 	}
 	year, dense := "/api/v1/monitors/"+r.year.YearID+"/metrics?", "/api/v1/monitors/"+r.year.DenseID+"/metrics?"
 	r.queries = []*query{
@@ -183,27 +196,6 @@ func get(ctx context.Context, rt http.RoundTripper, base, key string, q *query) 
 	}
 	q.bytes = len(body)
 	return took, json.Unmarshal(body, new(any))
-}
-
-// waitRollups waits until the server's own rollup loop has nothing to do:
-// the hourly rollup has reached the last settled hour and the daily one
-// the day it ends in, twice in a row a second apart.
-func waitRollups(ctx context.Context, raw *sql.DB) error {
-	steady := 0
-	err := session.Poll(ctx, time.Second, 5*time.Minute, func() (bool, error) {
-		var hour, day int64
-		err := raw.QueryRowContext(ctx, `SELECT COALESCE(MAX(CASE WHEN name = 'observations/hour' THEN done_until END), 0),
-			COALESCE(MAX(CASE WHEN name = 'observations/day' THEN done_until END), 0) FROM rollup_progress`).Scan(&hour, &day)
-		h, d := time.UnixMicro(hour).UTC(), time.UnixMicro(day).UTC()
-		if steady++; h.Before(time.Now().Add(-seed.RollupSettle).Truncate(time.Hour)) || d.Before(h.Truncate(seed.Day)) {
-			steady = 0
-		}
-		return steady == 2, err
-	})
-	if err != nil {
-		return fmt.Errorf("the server's rollups did not catch up: %w", err)
-	}
-	return nil
 }
 
 func (b *bench) Report(w *session.Report) {

@@ -104,10 +104,7 @@ func (c Client) Do(ctx context.Context, method, path string, in, out any) error 
 	if err != nil {
 		return err
 	}
-	req.Header = c.Header.Clone()
-	if req.Header == nil {
-		req.Header = http.Header{}
-	}
+	maps.Copy(req.Header, c.Header)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -213,8 +210,15 @@ func Do(rt http.RoundTripper, req *http.Request, w int, want Want, o *Outcome, t
 		resp.Body.Close()
 	}
 	switch {
-	case err != nil:
-		o.Failed[errKind(err)]++
+	case err != nil: // counted by kind, without its addresses
+		kind := err.Error()
+		for _, k := range []string{"connection refused", "connection reset", "broken pipe", "EOF", "timeout", "canceled"} {
+			if strings.Contains(kind, k) {
+				kind = k
+				break
+			}
+		}
+		o.Failed[kind]++
 		return true
 	case want == nil && resp.StatusCode/100 == 2, want != nil && want(w, resp, body):
 		o.OK++
@@ -225,17 +229,6 @@ func Do(rt http.RoundTripper, req *http.Request, w int, want Want, o *Outcome, t
 		o.Failed[resp.Status]++
 	}
 	return false
-}
-
-// errKind names a transport error without its addresses, to count it.
-func errKind(err error) string {
-	s := err.Error()
-	for _, k := range []string{"connection refused", "connection reset", "broken pipe", "EOF", "timeout", "canceled"} {
-		if strings.Contains(s, k) {
-			return k
-		}
-	}
-	return s
 }
 
 // Closed runs clients keep-alive clients for d, each sending its next
