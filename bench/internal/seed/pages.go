@@ -84,16 +84,13 @@ func StatusPages(ctx context.Context, dbURL, keys, target string, components, co
 		if i == 0 {
 			continue // open
 		}
-		steps := []struct {
+		at := start
+		for _, s := range []struct {
 			after  time.Duration
 			status incident.Status
 			msg    string
-		}{
-			{25 * time.Minute, incident.Identified, "The cause is a faulty deployment; rolling back."},
-			{70 * time.Minute, incident.Monitoring, "The rollback is complete; error rates are back to normal."},
-		}
-		at := start
-		for _, s := range steps {
+		}{{25 * time.Minute, incident.Identified, "The cause is a faulty deployment; rolling back."},
+			{70 * time.Minute, incident.Monitoring, "The rollback is complete; error rates are back to normal."}} {
 			at = at.Add(s.after)
 			clk.set(at)
 			if _, err := a.PostIncidentUpdate(ctx, actor, inc.ID, s.status, s.msg); err != nil {
