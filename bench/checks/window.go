@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/monitor"
 )
 
@@ -30,12 +31,8 @@ type lags struct {
 }
 
 func lagsOf(l []time.Duration) lags {
-	if len(l) == 0 {
-		return lags{}
-	}
-	s := slices.Sorted(slices.Values(l))
-	q := func(p float64) time.Duration { return s[int(p*float64(len(s)-1)+0.5)] }
-	return lags{N: len(s), P50: q(0.50), P99: q(0.99), Max: s[len(s)-1]}
+	slices.Sort(l)
+	return lags{N: len(l), P50: session.Percentile(l, 0.5), P99: session.Percentile(l, 0.99), Max: session.Percentile(l, 1)}
 }
 
 // analyze reads the observations of the slots due in [from, to). An

@@ -297,7 +297,11 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 		return err
 	}
 	b.Logf("latency, %s: %d monitors every %s; waiting until all are UP", engine, b.c.monitors, interval)
-	s, err := b.waitStates(ctx, monitor.StateUp, 2*interval+30*time.Second)
+	// every monitor has changed to state
+	all := func(state monitor.State) func(stats) (bool, error) {
+		return func(s stats) (bool, error) { return s.States[string(state)] >= b.c.monitors, nil }
+	}
+	s, err := b.await(ctx, 2*interval+30*time.Second, all(monitor.StateUp))
 	if err != nil {
 		return err
 	}
@@ -312,7 +316,7 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 	}
 	target.Set(http.StatusInternalServerError)
 	limit := time.Duration(b.c.confirmations+1)*interval + 30*time.Second
-	if s, err = b.waitStates(ctx, monitor.StateDown, limit); ctx.Err() != nil {
+	if s, err = b.await(ctx, limit, all(monitor.StateDown)); ctx.Err() != nil {
 		return err
 	}
 	l := b.latency[engine]
@@ -323,12 +327,6 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 	slices.Sort(l.total)
 	b.Logf("latency, %s: %d of %d DOWN changes delivered", engine, len(s.Down), b.c.monitors)
 	return nil
-}
-
-// waitStates waits until the receiver has a change to state of every
-// monitor.
-func (b *bench) waitStates(ctx context.Context, state monitor.State, limit time.Duration) (stats, error) {
-	return b.await(ctx, limit, func(s stats) (bool, error) { return s.States[string(state)] >= b.c.monitors, nil })
 }
 
 func (b *bench) Report(w *session.Report) {

@@ -41,7 +41,8 @@ type Pages struct {
 // component in 5 groups, and -cold-pages more like it.
 func StatusPages(ctx context.Context, dbURL, keys, target string, components, coldPages int) (fx Pages, err error) {
 	now := time.Now().UTC().Truncate(time.Second)
-	clk := &clock{at: now}
+	clk := &clock{}
+	clk.set(now)
 	n := components
 	db, a, err := openApp(ctx, dbURL, keys, clk.now, app.Config{DefaultMaxMonitors: n + 1,
 		DefaultMaxStatusPages: coldPages + 1})

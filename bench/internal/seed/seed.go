@@ -206,26 +206,24 @@ func Workspace(ctx context.Context, db *store.DB, slug string, quota int) (strin
 	return ws.ID, db.CreateWorkspace(ctx, ws)
 }
 
-// clock is a seeding app's clock: the moment the seeder set, or the time
-// now while none is set.
-type clock struct {
-	mu sync.Mutex
-	at time.Time
-}
+// clock is a seeding app's clock: the moment the seeder set (unix ns),
+// or the time now while none is set.
+type clock struct{ at atomic.Int64 }
 
 func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.at.IsZero() {
-		return time.Now()
+	if at := c.at.Load(); at != 0 {
+		return time.Unix(0, at).UTC()
 	}
-	return c.at
+	return time.Now()
 }
 
+// set sets the clock to t; the zero time sets it going.
 func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.at = t
-	c.mu.Unlock()
+	var at int64
+	if !t.IsZero() {
+		at = t.UnixNano()
+	}
+	c.at.Store(at)
 }
 
 // Many runs create(i) for i in [0, n), eight at a time, and logs its
