@@ -34,7 +34,7 @@ type area struct {
 }
 
 var areas = []area{
-	{"api", "authenticated API reads and creates against a bare handler",
+	{"api", "authenticated API reads against a bare handler",
 		session.Defaults{Duration: 10 * time.Second, Warmup: 2 * time.Second, Rounds: 3}, api.Flags},
 	{"checks", "the check engine: HTTP monitors checked on schedule against a bare loop",
 		session.Defaults{Duration: 5 * time.Minute}, checks.Flags},
@@ -63,32 +63,27 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		for _, a := range areas {
-			if a.name == args[0] {
-				return a.run(ctx, args[1:], stdin, stdout, stderr)
-			}
+	for _, a := range areas {
+		if len(args) == 0 || a.name != args[0] {
+			continue
 		}
+		fs := flag.NewFlagSet("bench "+a.name, flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		e := session.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+		var engines string
+		e.Common.Register(fs, a.defaults, &engines)
+		measure := session.BareFlags(fs, a.flags(fs)) // every area may start a bare handler
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if err := e.Common.Parse(engines, stderr); err != nil {
+			return err
+		}
+		return measure(ctx, e)
 	}
 	fmt.Fprintln(stderr, "usage: go run ./bench <area> [flags]; areas:")
 	for _, a := range areas {
 		fmt.Fprintf(stderr, "  %-11s %s\n", a.name, a.what)
 	}
 	return flag.ErrHelp
-}
-
-func (a area) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench "+a.name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	e := session.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	var engines string
-	e.Common.Register(fs, a.defaults, &engines)
-	measure := session.BareFlags(fs, a.flags(fs)) // every area may start a bare handler
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := e.Common.Parse(engines, stderr); err != nil {
-		return err
-	}
-	return measure(ctx, e)
 }

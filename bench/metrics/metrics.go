@@ -11,7 +11,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -186,13 +185,15 @@ func get(ctx context.Context, rt http.RoundTripper, base, key string, q *query) 
 		return 0, fmt.Errorf("%w: %.300s", err, body)
 	}
 	if q.gzipped = len(body); h.Get("Content-Encoding") == "gzip" {
+		var plain bytes.Buffer
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err == nil {
-			body, err = io.ReadAll(zr)
+			_, err = plain.ReadFrom(zr)
 		}
 		if err != nil {
 			return 0, err
 		}
+		body = plain.Bytes()
 	}
 	q.bytes = len(body)
 	return took, json.Unmarshal(body, new(any))
