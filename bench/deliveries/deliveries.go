@@ -43,7 +43,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.concurrency, "concurrency", 32, "the bare sender's deliveries in flight (the notifier's bound in tocsin serve)")
 	fs.BoolVar(&c.bare, "bare", true, "measure the bare sender too, as the baseline")
 	fs.IntVar(&c.monitors, "monitors", 300, "HTTP monitors that go DOWN together in the latency measurement; 0: none")
-	fs.IntVar(&c.confirmations, "confirmations", 0, "consecutive down results before DOWN; 0: the default (2)")
+	fs.IntVar(&c.confirmations, "confirmations", monitor.DefaultConfirmations, "consecutive down results before DOWN")
 	fs.IntVar(&c.latency, "latency-rounds", 1, "latency measurements per engine, each on a fresh database; their samples are pooled")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "the longest one measured phase may take before the run fails")
 	fs.BoolVar(&receive, "receive", false, "internal: run the webhook receiver")
@@ -56,17 +56,14 @@ func Flags(fs *flag.FlagSet) session.Run {
 			return errors.New("nothing to measure")
 		case c.channels < 0 || c.channels > c.deliveries || c.monitors < 0:
 			return errors.New("-channels must be from 0 to -deliveries, -monitors not negative")
-		case c.confirmations < 0 || c.confirmations > monitor.MaxConfirmations:
-			return fmt.Errorf("-confirmations must be from 0 to %d", monitor.MaxConfirmations)
+		case c.confirmations < 1 || c.confirmations > monitor.MaxConfirmations:
+			return fmt.Errorf("-confirmations must be from 1 to %d", monitor.MaxConfirmations)
 		}
 		if err := session.AtLeast1("-deliveries, -rounds, -concurrency and -latency-rounds", c.deliveries, e.Rounds, c.concurrency, c.latency); err != nil {
 			return err
 		}
 		if c.channels == 0 {
 			c.channels = autoChannels(c.deliveries)
-		}
-		if c.confirmations == 0 {
-			c.confirmations = monitor.DefaultConfirmations
 		}
 		title := fmt.Sprintf("Deliveries: %d events to %d webhook channels; %d monitors going DOWN", c.deliveries, c.channels, c.monitors)
 		return session.Measure(ctx, "deliveries", e, len(e.Engines) == 0, title, func(s *session.Session) session.Bench {

@@ -51,10 +51,8 @@ func Flags(fs *flag.FlagSet) session.Run {
 		switch {
 		case len(e.Engines) == 0 && !c.bare:
 			return errors.New("nothing to measure")
-		case c.rate < 0:
-			return errors.New("-rate must not be negative")
-		case c.burst < 0 || (c.burst > 0 && (c.burstConns < 1 || c.burstConns > c.burst)):
-			return errors.New("-burst must not be negative, and -burst-conns from 1 to -burst")
+		case c.rate < 0 || c.burst < 0 || (c.burst > 0 && (c.burstConns < 1 || c.burstConns > c.burst)):
+			return errors.New("-rate and -burst must not be negative, and -burst-conns from 1 to -burst")
 		case c.burst > 0 && syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && uint64(c.burstConns+256) > l.Cur:
 			return fmt.Errorf("-burst-conns %d: this process may open only %d files (ulimit -n)", c.burstConns, l.Cur)
 		}
