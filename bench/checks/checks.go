@@ -45,8 +45,6 @@ func Flags(fs *flag.FlagSet) session.Run {
 		switch {
 		case bareLoop:
 			return runBare(ctx, c, e.Stdin, e.Stdout)
-		case len(e.Engines) == 0 && !c.bare:
-			return errors.New("nothing to run")
 		case c.interval < 10*time.Second || c.interval%time.Second != 0:
 			return errors.New("-interval must be whole seconds, at least 10s")
 		case e.Duration <= 0 || c.grace < 0:
@@ -59,7 +57,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 			e.Warmup = c.interval
 		}
 		title := fmt.Sprintf("Check engine: %d HTTP monitors every %s", c.monitors, c.interval)
-		return session.Measure(ctx, "checks", e, len(e.Engines) == 0, title, func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
+		return session.Measure(ctx, "checks", e, c.bare, title, func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
 	}
 }
 

@@ -52,8 +52,6 @@ func Flags(fs *flag.FlagSet) session.Run {
 			return serveReceiver(ctx, e)
 		}
 		switch {
-		case len(e.Engines) == 0 && !c.bare:
-			return errors.New("nothing to measure")
 		case c.channels < 0 || c.channels > c.deliveries || c.monitors < 0:
 			return errors.New("-channels must be from 0 to -deliveries, -monitors not negative")
 		case c.confirmations < 1 || c.confirmations > monitor.MaxConfirmations:
@@ -66,7 +64,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 			c.channels = autoChannels(c.deliveries)
 		}
 		title := fmt.Sprintf("Deliveries: %d events to %d webhook channels; %d monitors going DOWN", c.deliveries, c.channels, c.monitors)
-		return session.Measure(ctx, "deliveries", e, len(e.Engines) == 0, title, func(s *session.Session) session.Bench {
+		return session.Measure(ctx, "deliveries", e, c.bare, title, func(s *session.Session) session.Bench {
 			return &bench{Session: s, c: c, throughput: map[string][]*round{}, latency: map[string]*latency{}}
 		})
 	}

@@ -49,8 +49,6 @@ func Flags(fs *flag.FlagSet) session.Run {
 	return func(ctx context.Context, e session.Env) error {
 		var l syscall.Rlimit
 		switch {
-		case len(e.Engines) == 0 && !c.bare:
-			return errors.New("nothing to measure")
 		case c.rate < 0 || c.burst < 0 || (c.burst > 0 && (c.burstConns < 1 || c.burstConns > c.burst)):
 			return errors.New("-rate and -burst must not be negative, and -burst-conns from 1 to -burst")
 		case c.burst > 0 && syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && uint64(c.burstConns+256) > l.Cur:
@@ -59,7 +57,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 		if err := session.AtLeast1("-clients, -heartbeats, -rounds and -rate-conns", c.clients, c.heartbeats, e.Rounds, c.rateConns); err != nil {
 			return err
 		}
-		return session.Measure(ctx, "pings", e, len(e.Engines) == 0, "Pings", func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
+		return session.Measure(ctx, "pings", e, c.bare, "Pings", func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
 	}
 }
 

@@ -46,13 +46,13 @@ type Session struct {
 type Bench interface{ Report(w *Report) }
 
 // Measure runs an area: it opens the run (its work directory, this
-// binary for its children and, unless noTocsin, the tocsin binary it
+// binary for its children and, with an engine, the tocsin binary it
 // measures), measures with the Bench open makes, prints its report under
-// title, and undoes what the run made. A run that needs the tocsin binary
-// needs an engine too.
-func Measure(ctx context.Context, area string, e Env, noTocsin bool, title string, open func(*Session) Bench) (err error) {
-	if !noTocsin && len(e.Engines) == 0 {
-		return errors.New("nothing to measure: no engine")
+// title, and undoes what the run made. With no engine, only a run whose
+// baseline may stand alone (alone) measures something.
+func Measure(ctx context.Context, area string, e Env, alone bool, title string, open func(*Session) Bench) (err error) {
+	if len(e.Engines) == 0 && !alone {
+		return errors.New("nothing to measure")
 	}
 	s := &Session{Env: e, Area: area}
 	defer s.Close()
@@ -62,7 +62,7 @@ func Measure(ctx context.Context, area string, e Env, noTocsin bool, title strin
 	if s.Self, err = os.Executable(); err != nil {
 		return err
 	}
-	if !noTocsin {
+	if len(e.Engines) > 0 {
 		if e.Tocsin == "" {
 			s.Logf("building ./cmd/tocsin")
 		}
