@@ -29,25 +29,25 @@ import (
 // flags, and its own flags, which return its run.
 type area struct {
 	name, what string
-	defaults   session.Defaults
+	defaults   session.Common
 	flags      func(*flag.FlagSet) session.Run
 }
 
 var areas = []area{
 	{"api", "authenticated API reads against a bare handler",
-		session.Defaults{Duration: 10 * time.Second, Warmup: 2 * time.Second, Rounds: 3}, api.Flags},
+		session.Common{Duration: 10 * time.Second, Warmup: 2 * time.Second, Rounds: 3}, api.Flags},
 	{"checks", "the check engine: HTTP monitors checked on schedule against a bare loop",
-		session.Defaults{Duration: 5 * time.Minute}, checks.Flags},
+		session.Common{Duration: 5 * time.Minute}, checks.Flags},
 	{"pings", "heartbeat pings: closed loop, open loop, burst, stored after SIGKILL",
-		session.Defaults{Duration: 30 * time.Second, Warmup: 5 * time.Second, Rounds: 1}, pings.Flags},
+		session.Common{Duration: 30 * time.Second, Warmup: 5 * time.Second, Rounds: 1}, pings.Flags},
 	{"deliveries", "webhook deliveries a second, and from DOWN to the webhook",
-		session.Defaults{Rounds: 3}, deliveries.Flags},
+		session.Common{Rounds: 3}, deliveries.Flags},
 	{"metrics", "metrics queries over a year of history, and the rollups' cost",
-		session.Defaults{}, metrics.Flags},
+		session.Common{}, metrics.Flags},
 	{"pages", "public status pages: cold renders, cache, throughput against a bare handler",
-		session.Defaults{Duration: 15 * time.Second, Warmup: 3 * time.Second, Rounds: 5}, pages.Flags},
+		session.Common{Duration: 15 * time.Second, Warmup: 3 * time.Second, Rounds: 5}, pages.Flags},
 	{"web", "the signed-in web app: the monitors list and a monitor's page against a bare handler",
-		session.Defaults{}, web.Flags},
+		session.Common{}, web.Flags},
 }
 
 func main() {

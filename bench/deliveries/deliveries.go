@@ -146,7 +146,8 @@ func (b *bench) hookURL(i int) string { return fmt.Sprintf("%s/hook/%d", b.recv.
 // stats reads the receiver's counts since its last reset, which gives it
 // the channels' secrets.
 func (b *bench) stats(ctx context.Context) (s stats, err error) {
-	return s, b.recv.Do(ctx, http.MethodGet, "/stats", nil, &s)
+	err = b.recv.Do(ctx, http.MethodGet, "/stats", nil, &s)
+	return s, err
 }
 
 // tocsinRound writes the incidents on a fresh database of engine, then

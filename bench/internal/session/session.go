@@ -122,14 +122,13 @@ func (s *Session) Close() {
 	for _, f := range slices.Backward(s.undo) {
 		f()
 	}
-	if s.Dir == "" {
-		return
-	}
-	if s.Keep {
+	switch {
+	case s.Dir == "":
+	case s.Keep:
 		s.Logf("kept work directory %s", s.Dir)
-		return
+	default:
+		os.RemoveAll(s.Dir)
 	}
-	os.RemoveAll(s.Dir)
 }
 
 // Sleep waits d, or less when ctx ends.
@@ -181,13 +180,6 @@ type Common struct {
 	Rounds   int
 }
 
-// Defaults are an area's defaults for the shared flags that depend on it;
-// a zero Duration or Rounds leaves that flag out of the area.
-type Defaults struct {
-	Duration, Warmup time.Duration
-	Rounds           int
-}
-
 // Env is what an area's run gets: the shared flags and the streams.
 type Env struct {
 	Common
@@ -198,8 +190,10 @@ type Env struct {
 // Run measures an area.
 type Run func(ctx context.Context, e Env) error
 
-// Register adds the shared flags to fs; Parse reads them once fs is parsed.
-func (c *Common) Register(fs *flag.FlagSet, d Defaults, engines *string) {
+// Register adds the shared flags to fs, -duration, -warmup and -rounds
+// with the area's defaults d (a zero Duration or Rounds leaves that flag
+// out of the area); Parse reads them once fs is parsed.
+func (c *Common) Register(fs *flag.FlagSet, d Common, engines *string) {
 	fs.StringVar(engines, "engines", "sqlite,postgres", "comma-separated database engines to measure")
 	fs.StringVar(&c.PGURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped; empty skips postgres")
