@@ -29,25 +29,25 @@ import (
 // flags, and its own flags, which return its run.
 type area struct {
 	name, what string
-	defaults   session.Defaults
+	defaults   session.Common
 	flags      func(*flag.FlagSet) session.Run
 }
 
 var areas = []area{
-	{"api", "authenticated API reads and creates against a bare handler",
-		session.Defaults{Duration: 10 * time.Second, Warmup: 2 * time.Second, Rounds: 3}, api.Flags},
+	{"api", "authenticated API reads against a bare handler",
+		session.Common{Duration: 10 * time.Second, Warmup: 2 * time.Second, Rounds: 3}, api.Flags},
 	{"checks", "the check engine: HTTP monitors checked on schedule against a bare loop",
-		session.Defaults{Duration: 5 * time.Minute}, checks.Flags},
+		session.Common{Duration: 5 * time.Minute}, checks.Flags},
 	{"pings", "heartbeat pings: closed loop, open loop, burst, stored after SIGKILL",
-		session.Defaults{Duration: 30 * time.Second, Warmup: 5 * time.Second, Rounds: 1}, pings.Flags},
+		session.Common{Duration: 30 * time.Second, Warmup: 5 * time.Second, Rounds: 1}, pings.Flags},
 	{"deliveries", "webhook deliveries a second, and from DOWN to the webhook",
-		session.Defaults{Rounds: 3}, deliveries.Flags},
+		session.Common{Rounds: 3}, deliveries.Flags},
 	{"metrics", "metrics queries over a year of history, and the rollups' cost",
-		session.Defaults{}, metrics.Flags},
+		session.Common{}, metrics.Flags},
 	{"pages", "public status pages: cold renders, cache, throughput against a bare handler",
-		session.Defaults{Duration: 15 * time.Second, Warmup: 3 * time.Second, Rounds: 5}, pages.Flags},
-	{"web", "the signed-in web app: monitors list, a monitor's page, live streams",
-		session.Defaults{}, web.Flags},
+		session.Common{Duration: 15 * time.Second, Warmup: 3 * time.Second, Rounds: 5}, pages.Flags},
+	{"web", "the signed-in web app: the monitors list and a monitor's page against a bare handler",
+		session.Common{}, web.Flags},
 }
 
 func main() {
@@ -63,32 +63,27 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		for _, a := range areas {
-			if a.name == args[0] {
-				return a.run(ctx, args[1:], stdin, stdout, stderr)
-			}
+	for _, a := range areas {
+		if len(args) == 0 || a.name != args[0] {
+			continue
 		}
+		fs := flag.NewFlagSet("bench "+a.name, flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		e := session.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+		var engines string
+		e.Common.Register(fs, a.defaults, &engines)
+		measure := session.BareFlags(fs, a.flags(fs)) // every area may start a bare handler
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if err := e.Common.Parse(engines, stderr); err != nil {
+			return err
+		}
+		return measure(ctx, e)
 	}
 	fmt.Fprintln(stderr, "usage: go run ./bench <area> [flags]; areas:")
 	for _, a := range areas {
 		fmt.Fprintf(stderr, "  %-11s %s\n", a.name, a.what)
 	}
 	return flag.ErrHelp
-}
-
-func (a area) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench "+a.name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	e := session.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	var engines string
-	e.Common.Register(fs, a.defaults, &engines)
-	measure := session.BareFlags(fs, a.flags(fs)) // every area may start a bare handler
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := e.Common.Parse(engines, stderr); err != nil {
-		return err
-	}
-	return measure(ctx, e)
 }

@@ -40,17 +40,17 @@ func TestAnalyzeWindow(t *testing.T) {
 	for _, id := range monitors {
 		ts = append(ts, monitorURL{ID: id})
 	}
-	raw, err := openRaw("sqlite", dbURL)
+	raw, err := seed.OpenRaw(dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.db.Close()
+	defer raw.Close()
 
 	from := time.Unix(1_800_000_000, 0)
 	to := from.Add(3 * interval)
 	seq := func(id string) int64 {
 		var s int64
-		if err := raw.db.QueryRow(`SELECT seq FROM monitor_runtime WHERE monitor_id = $1`, id).Scan(&s); err != nil {
+		if err := raw.QueryRow(`SELECT seq FROM monitor_runtime WHERE monitor_id = $1`, id).Scan(&s); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -59,10 +59,14 @@ func TestAnalyzeWindow(t *testing.T) {
 	slot := func(m, i int) time.Time {
 		return monitor.NextSlot(ts[m].ID, interval, from.Add(-time.Nanosecond)).Add(time.Duration(i) * interval)
 	}
+	started := 0 // observations that started in the window
 	observe := func(m int, due time.Time, lag time.Duration, result int, reason any) {
 		t.Helper()
 		at := due.Add(lag)
-		if _, err := raw.db.Exec(`INSERT INTO observations (monitor_seq, at, result, latency_us, lag_us, probe, reason)
+		if !at.Before(from) && at.Before(to) {
+			started++
+		}
+		if _, err := raw.Exec(`INSERT INTO observations (monitor_seq, at, result, latency_us, lag_us, probe, reason)
 			VALUES ($1, $2, $3, 100, $4, 1, $5)`, seq(ts[m].ID), at.UnixMicro(), result, lag.Microseconds(), reason); err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +83,7 @@ func TestAnalyzeWindow(t *testing.T) {
 	observe(2, slot(2, 1).Add(5*time.Millisecond), time.Millisecond, 1, nil) // off its slot
 	observe(2, slot(2, 2), 40*time.Millisecond, 3, "status 500")
 
-	w, err := raw.analyze(ctx, ts, interval, from, to)
+	w, err := analyze(ctx, raw, ts, interval, from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +91,7 @@ func TestAnalyzeWindow(t *testing.T) {
 		name      string
 		got, want int
 	}{{"due", w.Due, 9}, {"done", w.Done, 8}, {"missing", w.Missing, 1}, {"duplicates", w.Duplicates, 1},
-		{"missed start", w.MissedStart, 1}, {"lags", w.Lag.N, 9}, {"max lag", int(w.Lag.Max), int(15 * time.Second)}} {
+		{"missed start", w.MissedStart, 1}, {"lags", w.Lag.N, 9}, {"started", w.Started, started}, {"max lag", int(w.Lag.Max), int(15 * time.Second)}} {
 		if c.got != c.want {
 			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
 		}

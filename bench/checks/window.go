@@ -1,18 +1,10 @@
 package checks
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/session"
@@ -24,8 +16,8 @@ type window struct {
 	From, To time.Time
 	// Due counts the monitors' slots in the window; Done those with an
 	// observation (the bare loop: a finished GET); Missing those with none;
-	// Duplicates the observations beyond a slot's first; Started the bare
-	// loop's GETs started in the window.
+	// Duplicates the observations beyond a slot's first; Started the
+	// checks (the bare loop's GETs) started in the window.
 	Due, Done, Missing, Duplicates, Started int
 	// MissedStart counts the unknowns that could not start in time.
 	MissedStart int
@@ -39,44 +31,20 @@ type lags struct {
 }
 
 func lagsOf(l []time.Duration) lags {
-	if len(l) == 0 {
-		return lags{}
-	}
-	s := slices.Sorted(slices.Values(l))
-	q := func(p float64) time.Duration { return s[int(p*float64(len(s)-1)+0.5)] }
-	return lags{N: len(s), P50: q(0.50), P99: q(0.99), Max: s[len(s)-1]}
-}
-
-// rawDB reads the observations the server stored, and their size.
-type rawDB struct {
-	engine string
-	db     *sql.DB
-}
-
-// sizeSample is the observations table at one moment: its rows, its bytes
-// with its primary key (SQLite's pages in dbstat, PostgreSQL's
-// pg_total_relation_size), and PostgreSQL's WAL position.
-type sizeSample struct{ Rows, Bytes, WAL int64 }
-
-func (r *rawDB) size(ctx context.Context) (s sizeSample, err error) {
-	q := `SELECT (SELECT COUNT(*) FROM observations), (SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name = 'observations'), 0`
-	if r.engine == "postgres" {
-		q = `SELECT (SELECT COUNT(*) FROM observations), pg_total_relation_size('observations'), pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint`
-	}
-	err = r.db.QueryRowContext(ctx, q).Scan(&s.Rows, &s.Bytes, &s.WAL)
-	return s, err
+	slices.Sort(l)
+	return lags{N: len(l), P50: session.Percentile(l, 0.5), P99: session.Percentile(l, 0.99), Max: session.Percentile(l, 1)}
 }
 
 // analyze reads the observations of the slots due in [from, to). An
 // observation stores when the check started (at) and its lag behind the
 // due time, so its due time is at − lag.
-func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Duration, from, to time.Time) (*window, error) {
+func analyze(ctx context.Context, db *sql.DB, ts []monitorURL, interval time.Duration, from, to time.Time) (*window, error) {
 	phase := map[string]time.Duration{}
 	for _, t := range ts {
 		phase[t.ID] = monitor.Phase(t.ID, interval)
 	}
 	seqs := map[int64]string{}
-	rows, err := r.db.QueryContext(ctx, `SELECT seq, monitor_id FROM monitor_runtime`)
+	rows, err := db.QueryContext(ctx, `SELECT seq, monitor_id FROM monitor_runtime`)
 	for err == nil && rows.Next() {
 		var seq int64
 		var id string
@@ -92,7 +60,7 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 	count := map[slot]int{}
 	var lagList []time.Duration
 	iv := int64(interval)
-	rows, err = r.db.QueryContext(ctx, `SELECT monitor_seq, at, lag_us, result, COALESCE(reason, '') FROM observations WHERE at >= $1`,
+	rows, err = db.QueryContext(ctx, `SELECT monitor_seq, at, lag_us, result, COALESCE(reason, '') FROM observations WHERE at >= $1`,
 		from.Add(-time.Second).UnixMicro())
 	if err != nil {
 		return nil, err
@@ -108,6 +76,9 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 		id, ok := seqs[seq]
 		if !ok {
 			continue
+		}
+		if at >= from.UnixMicro() && at < to.UnixMicro() {
+			w.Started++
 		}
 		due, p := (at-lagUS)*1000, int64(phase[id])
 		k := (due - p + iv/2) / iv
@@ -138,132 +109,4 @@ func (r *rawDB) analyze(ctx context.Context, ts []monitorURL, interval time.Dura
 	}
 	w.Done, w.Lag = w.Due-w.Missing, lagsOf(lagList)
 	return w, nil
-}
-
-// bareJob is what the bare loop does: the targets' GETs, and the window
-// it reports on.
-type bareJob struct {
-	Targets  []monitorURL
-	From, To time.Time
-}
-
-// runBare is the -bare-loop child: the same GETs of the same URLs on the
-// same slots as the engine's checks, at most -concurrency in flight and a
-// new connection each, the body read as the probe reads it; but no
-// database. It reads its job as a line of JSON, prints "ready", and once
-// the GETs due before the window's end are done, prints its figures and
-// waits for its standard input to close.
-func runBare(ctx context.Context, c config, stdin io.Reader, stdout io.Writer) error {
-	var job bareJob
-	if err := json.NewDecoder(stdin).Decode(&job); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "ready")
-	type entry struct {
-		url   string
-		phase time.Duration
-	}
-	var entries []entry
-	for _, t := range job.Targets {
-		entries = append(entries, entry{t.URL, monitor.Phase(t.ID, c.interval)})
-	}
-	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.phase, b.phase) })
-	client := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{KeepAlive: -1}).DialContext,
-		DisableKeepAlives: true, MaxResponseHeaderBytes: 64 << 10}}
-	var (
-		mu      sync.Mutex
-		w       = window{From: job.From, To: job.To}
-		lagList []time.Duration
-		gets    sync.WaitGroup
-		sem     = make(chan struct{}, c.concurrency)
-	)
-	in := func(t time.Time) bool { return !t.Before(job.From) && t.Before(job.To) }
-	get := func(url string, due time.Time) {
-		defer func() { <-sem }()
-		start := time.Now()
-		gctx, cancel := context.WithTimeout(ctx, time.Duration(c.timeout)*time.Second)
-		defer cancel()
-		req, _ := http.NewRequestWithContext(gctx, http.MethodGet, url, nil)
-		if resp, err := client.Do(req); err == nil {
-			_, _ = io.ReadAll(io.LimitReader(resp.Body, monitor.MaxAssertedBody+1))
-			resp.Body.Close()
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if in(start) {
-			w.Started++
-		}
-		if in(due) {
-			w.Done++
-			lagList = append(lagList, start.Sub(due))
-		}
-	}
-	// The slots in time order, each GET when due, until the window ends.
-	iv := c.interval
-	base := time.Unix(0, time.Now().UnixNano()/int64(iv)*int64(iv))
-	i, _ := slices.BinarySearchFunc(entries, time.Since(base), func(e entry, d time.Duration) int { return cmp.Compare(e.phase, d) })
-	if i == len(entries) {
-		i, base = 0, base.Add(iv)
-	}
-	for due := base.Add(entries[i].phase); due.Before(job.To); due = base.Add(entries[i].phase) {
-		if err := session.Sleep(ctx, time.Until(due)); err != nil {
-			return err
-		}
-		sem <- struct{}{}
-		url := entries[i].url
-		gets.Go(func() { get(url, due) })
-		if i++; i == len(entries) {
-			i, base = 0, base.Add(iv)
-		}
-	}
-	gets.Wait()
-	for _, t := range job.Targets {
-		for s := monitor.NextSlot(t.ID, iv, job.From.Add(-time.Nanosecond)); s.Before(job.To); s = s.Add(iv) {
-			w.Due++
-		}
-	}
-	w.Missing, w.Lag = max(w.Due-w.Done, 0), lagsOf(lagList)
-	if err := json.NewEncoder(stdout).Encode(w); err != nil {
-		return err
-	}
-	_, err := io.Copy(io.Discard, stdin) // alive, its CPU time and memory read, until the parent is done
-	return err
-}
-
-// metrics is one scrape of the server's GET /metrics, by sample name with
-// its labels as written (tocsin_checks_total{result="up"}).
-type metrics map[string]float64
-
-func scrape(ctx context.Context, base string) (metrics, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	body, _, _, err := session.Fetch(ctx, http.DefaultTransport, base+"/metrics", nil)
-	m := metrics{}
-	for line := range strings.Lines(string(body)) {
-		if i := strings.LastIndexByte(line, ' '); i > 0 && !strings.HasPrefix(line, "#") {
-			if v, err := strconv.ParseFloat(strings.TrimSpace(line[i+1:]), 64); err == nil {
-				m[line[:i]] = v
-			}
-		}
-	}
-	return m, err
-}
-
-// engineFigures are the engine's counters over the window.
-type engineFigures struct {
-	Checks           map[string]float64 // tocsin_checks_total by result
-	Missed           float64            // tocsin_checks_missed_total
-	Written, Batches float64            // observations, and the batches that wrote them
-}
-
-func figuresOf(a, b metrics) engineFigures {
-	d := func(name string) float64 { return b[name] - a[name] }
-	f := engineFigures{Checks: map[string]float64{}, Missed: d("tocsin_checks_missed_total"),
-		Written: d("tocsin_observations_written_total"), Batches: d("tocsin_observation_batch_seconds_count")}
-	for k := range b {
-		if rest, ok := strings.CutPrefix(k, `tocsin_checks_total{result="`); ok {
-			f.Checks[strings.TrimSuffix(rest, `"}`)] = d(k)
-		}
-	}
-	return f
 }

@@ -43,7 +43,7 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.concurrency, "concurrency", 32, "the bare sender's deliveries in flight (the notifier's bound in tocsin serve)")
 	fs.BoolVar(&c.bare, "bare", true, "measure the bare sender too, as the baseline")
 	fs.IntVar(&c.monitors, "monitors", 300, "HTTP monitors that go DOWN together in the latency measurement; 0: none")
-	fs.IntVar(&c.confirmations, "confirmations", 0, "consecutive down results before DOWN; 0: the default (2)")
+	fs.IntVar(&c.confirmations, "confirmations", monitor.DefaultConfirmations, "consecutive down results before DOWN")
 	fs.IntVar(&c.latency, "latency-rounds", 1, "latency measurements per engine, each on a fresh database; their samples are pooled")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "the longest one measured phase may take before the run fails")
 	fs.BoolVar(&receive, "receive", false, "internal: run the webhook receiver")
@@ -52,12 +52,10 @@ func Flags(fs *flag.FlagSet) session.Run {
 			return serveReceiver(ctx, e)
 		}
 		switch {
-		case len(e.Engines) == 0 && !c.bare:
-			return errors.New("nothing to measure")
 		case c.channels < 0 || c.channels > c.deliveries || c.monitors < 0:
 			return errors.New("-channels must be from 0 to -deliveries, -monitors not negative")
-		case c.confirmations < 0 || c.confirmations > monitor.MaxConfirmations:
-			return fmt.Errorf("-confirmations must be from 0 to %d", monitor.MaxConfirmations)
+		case c.confirmations < 1 || c.confirmations > monitor.MaxConfirmations:
+			return fmt.Errorf("-confirmations must be from 1 to %d", monitor.MaxConfirmations)
 		}
 		if err := session.AtLeast1("-deliveries, -rounds, -concurrency and -latency-rounds", c.deliveries, e.Rounds, c.concurrency, c.latency); err != nil {
 			return err
@@ -65,11 +63,8 @@ func Flags(fs *flag.FlagSet) session.Run {
 		if c.channels == 0 {
 			c.channels = autoChannels(c.deliveries)
 		}
-		if c.confirmations == 0 {
-			c.confirmations = monitor.DefaultConfirmations
-		}
 		title := fmt.Sprintf("Deliveries: %d events to %d webhook channels; %d monitors going DOWN", c.deliveries, c.channels, c.monitors)
-		return session.Measure(ctx, "deliveries", e, len(e.Engines) == 0, title, func(s *session.Session) session.Bench {
+		return session.Measure(ctx, "deliveries", e, c.bare, title, func(s *session.Session) session.Bench {
 			return &bench{Session: s, c: c, throughput: map[string][]*round{}, latency: map[string]*latency{}}
 		})
 	}
@@ -102,12 +97,10 @@ type round struct {
 
 func (r *round) rate() float64 { return float64(r.recv.Unique) / r.elapsed.Seconds() }
 
-// latency pools an engine's DOWN deliveries: arrival − data.at, and its
-// parts: to the first attempt's start (the check, the writer, the
-// outbox), and from there to the arrival (rendering, signing, sending).
+// latency pools an engine's DOWN deliveries: arrival − data.at.
 type latency struct {
-	down                   int
-	total, outbox, sending []time.Duration
+	down  int
+	total []time.Duration
 }
 
 func (b *bench) Run(ctx context.Context) error {
@@ -115,8 +108,7 @@ func (b *bench) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Its own transport: its polls never share connections with a sender.
-	b.recv = session.Client{Base: ch.Base, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Timeout: 10 * time.Second}}
+	b.recv = session.Client{Base: ch.Base}
 	if b.c.bare {
 		b.targets = append(b.targets, "bare")
 	}
@@ -154,7 +146,8 @@ func (b *bench) hookURL(i int) string { return fmt.Sprintf("%s/hook/%d", b.recv.
 // stats reads the receiver's counts since its last reset, which gives it
 // the channels' secrets.
 func (b *bench) stats(ctx context.Context) (s stats, err error) {
-	return s, b.recv.Do(ctx, http.MethodGet, "/stats", nil, &s)
+	err = b.recv.Do(ctx, http.MethodGet, "/stats", nil, &s)
+	return s, err
 }
 
 // tocsinRound writes the incidents on a fresh database of engine, then
@@ -201,17 +194,11 @@ func (b *bench) tocsinRound(ctx context.Context, engine string) (*round, error) 
 	if err != nil {
 		return nil, err
 	}
-	first, err := firstAttempts(ctx, raw)
-	if err != nil {
+	var first int64 // the first attempt's start, µs
+	if err := raw.QueryRowContext(ctx, `SELECT MIN(started_at) FROM delivery_attempts`).Scan(&first); err != nil {
 		return nil, err
 	}
-	start := end
-	for _, at := range first {
-		if at.Before(start) {
-			start = at
-		}
-	}
-	r.elapsed = end.Sub(start)
+	r.elapsed = end.Sub(time.UnixMicro(first))
 	if r.recv, err = b.stats(ctx); err != nil {
 		return nil, err
 	}
@@ -277,12 +264,7 @@ func (b *bench) await(ctx context.Context, limit time.Duration, cond func(stats)
 // through the API, waits until every monitor is UP, makes the target
 // answer 500, and collects the DOWN changes the receiver records.
 func (b *bench) latencyRound(ctx context.Context, engine string) error {
-	target, err := seed.StartTarget()
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	dbURL, _, err := b.FreshDB(ctx, engine)
+	dbURL, _, target, err := seed.Fresh(ctx, b.Session, engine)
 	if err != nil {
 		return err
 	}
@@ -311,7 +293,11 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 		return err
 	}
 	b.Logf("latency, %s: %d monitors every %s; waiting until all are UP", engine, b.c.monitors, interval)
-	s, err := b.waitStates(ctx, monitor.StateUp, 2*interval+30*time.Second)
+	// every monitor has changed to state
+	all := func(state monitor.State) func(stats) (bool, error) {
+		return func(s stats) (bool, error) { return s.States[string(state)] >= b.c.monitors, nil }
+	}
+	s, err := b.await(ctx, 2*interval+30*time.Second, all(monitor.StateUp))
 	if err != nil {
 		return err
 	}
@@ -326,39 +312,17 @@ func (b *bench) latencyRound(ctx context.Context, engine string) error {
 	}
 	target.Set(http.StatusInternalServerError)
 	limit := time.Duration(b.c.confirmations+1)*interval + 30*time.Second
-	if s, err = b.waitStates(ctx, monitor.StateDown, limit); ctx.Err() != nil {
-		return err
-	}
-	srv.Stop(30 * time.Second)
-	raw, err := seed.OpenRaw(dbURL)
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	attempts, err := firstAttempts(ctx, raw)
-	if err != nil {
+	if s, err = b.await(ctx, limit, all(monitor.StateDown)); ctx.Err() != nil {
 		return err
 	}
 	l := b.latency[engine]
 	l.down += b.c.monitors
 	for _, d := range s.Down {
-		at, arrived := time.Unix(0, d.At), time.Unix(0, d.Arrived)
-		l.total = append(l.total, arrived.Sub(at))
-		if started, ok := attempts[d.Delivery]; ok {
-			l.outbox, l.sending = append(l.outbox, started.Sub(at)), append(l.sending, arrived.Sub(started))
-		}
+		l.total = append(l.total, time.Duration(d.Arrived-d.At))
 	}
-	for _, xs := range [][]time.Duration{l.total, l.outbox, l.sending} {
-		slices.Sort(xs)
-	}
+	slices.Sort(l.total)
 	b.Logf("latency, %s: %d of %d DOWN changes delivered", engine, len(s.Down), b.c.monitors)
 	return nil
-}
-
-// waitStates waits until the receiver has a change to state of every
-// monitor.
-func (b *bench) waitStates(ctx context.Context, state monitor.State, limit time.Duration) (stats, error) {
-	return b.await(ctx, limit, func(s stats) (bool, error) { return s.States[string(state)] >= b.c.monitors, nil })
 }
 
 func (b *bench) Report(w *session.Report) {
@@ -391,11 +355,10 @@ func (b *bench) Report(w *session.Report) {
 	if b.c.monitors > 0 && len(b.Engines) > 0 {
 		w.Printf("\n## From DOWN to the webhook\n\n%d HTTP monitors checked every %s, %d consecutive down results make DOWN; "+
 			"each DOWN change timed from the confirming check (the event's data.at) to its arrival at the receiver.\n", b.c.monitors, interval, b.c.confirmations)
-		w.Table("engine", "DOWN changes:", "delivered:", "p50:", "p99:", "max:", "to the first attempt, p99:", "attempt to arrival, p99:")
+		w.Table("engine", "DOWN changes:", "delivered:", "p50:", "p99:", "max:")
 		for _, e := range b.Engines {
 			l := b.latency[e]
-			w.Printf("| %s | %d | %d | %s | **%s** | %s | %s | %s |\n", e, l.down, len(l.total), session.P(l.total, 0.5),
-				session.P(l.total, 0.99), session.P(l.total, 1), session.P(l.outbox, 0.99), session.P(l.sending, 0.99))
+			w.Printf("| %s | %d | %d | %s | **%s** | %s |\n", e, l.down, len(l.total), session.P(l.total, 0.5), session.P(l.total, 0.99), session.P(l.total, 1))
 		}
 	}
 	w.Targets()

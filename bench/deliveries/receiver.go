@@ -43,9 +43,8 @@ type stats struct {
 
 // downArrival is one monitor.state_changed to DOWN as it arrived.
 type downArrival struct {
-	Delivery string `json:"delivery"`
-	At       int64  `json:"at"`      // data.at, unix ns: the confirming check's time
-	Arrived  int64  `json:"arrived"` // unix ns, when its request reached the handler
+	At      int64 `json:"at"`      // data.at, unix ns: the confirming check's time
+	Arrived int64 `json:"arrived"` // unix ns, when its request reached the handler
 }
 
 type receiver struct {
@@ -116,7 +115,7 @@ func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 			rc.s.States[sc.Data.To]++
 		}
 		if sc.Data.To == string(monitor.StateDown) {
-			rc.s.Down = append(rc.s.Down, downArrival{Delivery: id, At: sc.Data.At.UnixNano(), Arrived: arrived.UnixNano()})
+			rc.s.Down = append(rc.s.Down, downArrival{At: sc.Data.At.UnixNano(), Arrived: arrived.UnixNano()})
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -131,28 +130,24 @@ type bareSender struct {
 	prefixes [][]byte
 }
 
+// newBareSender makes the channels' bodies: for each, an incident.opened
+// event as Tocsin stores it for a seeded manual incident, without its
+// closing brace: each request adds its deliveryId, as Tocsin's webhook
+// rendering does.
 func newBareSender(channels int, hook func(int) string) *bareSender {
 	s := &bareSender{}
 	for i := range channels {
-		s.urls = append(s.urls, hook(i))
-		s.secrets = append(s.secrets, notify.NewSigningSecret())
-		s.prefixes = append(s.prefixes, bareEvent(ids.New(ids.Workspace, time.Now()), i))
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		wsID := ids.New(ids.Workspace, now)
+		inc := &incident.Incident{ID: ids.New(ids.Incident, now), WorkspaceID: wsID, Title: fmt.Sprintf("Bench incident %06d", i),
+			Status: incident.Investigating, Origin: incident.Manual, AffectedMonitors: []string{}, StartedAt: now, CreatedAt: now, UpdatedAt: now,
+			Updates: []incident.Update{{Status: incident.Investigating, Message: seed.IncidentMessage, At: now}}}
+		body, _ := json.Marshal(incident.Event{ID: ids.New(ids.Event, now), Type: incident.IncidentOpened, CreatedAt: now, WorkspaceID: wsID,
+			Data: incident.IncidentData{Incident: inc}}) // these types always marshal
+		s.urls, s.secrets = append(s.urls, hook(i)), append(s.secrets, notify.NewSigningSecret())
+		s.prefixes = append(s.prefixes, bytes.TrimSuffix(body, []byte("}")))
 	}
 	return s
-}
-
-// bareEvent is an incident.opened event as Tocsin stores it for a seeded
-// manual incident, without its closing brace: each request adds its
-// deliveryId, as Tocsin's webhook rendering does.
-func bareEvent(wsID string, i int) []byte {
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	inc := &incident.Incident{ID: ids.New(ids.Incident, now), WorkspaceID: wsID, Title: fmt.Sprintf("Bench incident %06d", i),
-		Status: incident.Investigating, Origin: incident.Manual, AffectedMonitors: []string{}, StartedAt: now, CreatedAt: now, UpdatedAt: now,
-		Updates: []incident.Update{{Status: incident.Investigating, Message: seed.IncidentMessage, At: now}}}
-	ev := incident.Event{ID: ids.New(ids.Event, now), Type: incident.IncidentOpened, CreatedAt: now, WorkspaceID: wsID,
-		Data: incident.IncidentData{Incident: inc}}
-	body, _ := json.Marshal(ev) // these types always marshal
-	return bytes.TrimSuffix(body, []byte("}"))
 }
 
 // send makes n deliveries over the channels in turn, at most concurrency
@@ -183,40 +178,19 @@ func (s *bareSender) send(ctx context.Context, concurrency, n int) {
 
 // statuses counts the deliveries the server stored by status.
 func statuses(ctx context.Context, db *sql.DB) (map[notify.Status]int, error) {
-	out := map[notify.Status]int{}
-	return out, each(ctx, db, `SELECT status, COUNT(*) FROM deliveries GROUP BY status`, func(rows *sql.Rows) error {
-		var s string
-		var n int
-		err := rows.Scan(&s, &n)
-		out[notify.Status(s)] = n
-		return err
-	})
-}
-
-// firstAttempts are the start times of the deliveries' first attempts,
-// by delivery id.
-func firstAttempts(ctx context.Context, db *sql.DB) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
-	return out, each(ctx, db, `SELECT delivery_id, started_at FROM delivery_attempts WHERE n = 1`, func(rows *sql.Rows) error {
-		var id string
-		var us int64
-		err := rows.Scan(&id, &us)
-		out[id] = time.UnixMicro(us)
-		return err
-	})
-}
-
-// each runs the query q and calls f on each of its rows.
-func each(ctx context.Context, db *sql.DB, q string, f func(*sql.Rows) error) error {
-	rows, err := db.QueryContext(ctx, q)
+	rows, err := db.QueryContext(ctx, `SELECT status, COUNT(*) FROM deliveries GROUP BY status`)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
+	out := map[notify.Status]int{}
 	for rows.Next() {
-		if err := f(rows); err != nil {
-			return err
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
 		}
+		out[notify.Status(s)] = n
 	}
-	return rows.Err()
+	return out, rows.Err()
 }

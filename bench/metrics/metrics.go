@@ -7,12 +7,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -72,11 +70,6 @@ type bench struct {
 	results []*result
 }
 
-func (b *bench) Run(ctx context.Context) (err error) {
-	b.results, err = session.PerEngine(ctx, b.Session, b.engine)
-	return err
-}
-
 type result struct {
 	engine  string
 	year    seed.YearResult
@@ -104,31 +97,46 @@ func (r *result) query(name string) *query {
 	return &query{}
 }
 
-func (b *bench) engine(ctx context.Context, e string) (*result, error) {
+func (b *bench) Engine(ctx context.Context, e string) error {
 	r := &result{engine: e}
+	b.results = append(b.results, r)
 	dbURL, keys, err := b.FreshDB(ctx, e)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	o := b.c.Year
 	o.Logf = func(f string, args ...any) { b.Logf(e+": "+f, args...) }
-	o.Postgres = func() map[int]bool { return b.Postgres(ctx, dbURL) }
+	o.Window = func(f func()) session.Share { return b.Window(ctx, 0, dbURL, f) }
 	if r.year, err = seed.WriteYear(ctx, dbURL, keys, o); err != nil {
-		return nil, err
+		return err
 	}
 	srv, err := b.Serve(ctx, "tocsin-"+e, dbURL, "--rate-limit", "1000000",
 		"--metrics-points-per-minute", "100000000", // the queries are timed back to back, far past a key's budget
 		"--observation-retention-days", "30", "--hourly-rollup-retention-days", "90", "--daily-rollup-retention-days", "400")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	raw, err := seed.OpenRaw(dbURL)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer raw.Close()
-	if err := waitRollups(ctx, raw); err != nil {
-		return nil, err
+	// The server's own rollup loop has nothing left to do once the hourly
+	// rollup has reached the last settled hour and the daily one the day
+	// it ends in, twice in a row a second apart.
+	steady := 0
+	err = session.Poll(ctx, time.Second, 5*time.Minute, func() (bool, error) {
+		var hour, day int64
+		err := raw.QueryRowContext(ctx, `SELECT COALESCE(MAX(CASE WHEN name = 'observations/hour' THEN done_until END), 0),
+			COALESCE(MAX(CASE WHEN name = 'observations/day' THEN done_until END), 0) FROM rollup_progress`).Scan(&hour, &day)
+		h, d := time.UnixMicro(hour).UTC(), time.UnixMicro(day).UTC()
+		if steady++; h.Before(time.Now().Add(-seed.RollupSettle).Truncate(time.Hour)) || d.Before(h.Truncate(seed.Day)) {
+			steady = 0
+		}
+		return steady == 2, err
+	})
+	if err != nil {
+		return fmt.Errorf("the server's rollups did not catch up: %w", err)
 	}
 	year, dense := "/api/v1/monitors/"+r.year.YearID+"/metrics?", "/api/v1/monitors/"+r.year.DenseID+"/metrics?"
 	r.queries = []*query{
@@ -141,11 +149,12 @@ func (b *bench) engine(ctx context.Context, e string) (*result, error) {
 		{name: "listing, 100 monitors, 30 d", path: "/api/v1/metrics?window=30d&limit=100&kind=monitor"},
 		{name: "heaviest allowed: listing by hour over 90 d", path: "/api/v1/metrics?window=90d&resolution=hour&limit=100&kind=monitor"},
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: time.Minute}
+	client := session.Transport(1)
+	defer client.CloseIdleConnections()
 	for range b.c.warmup {
 		for _, q := range r.queries {
 			if _, err := get(ctx, client, srv.Base, r.year.Key, q); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
@@ -163,62 +172,31 @@ func (b *bench) engine(ctx context.Context, e string) (*result, error) {
 		b.Logf("%s: %-45s median %-9s p90 %s", e, q.name, session.Dur(q.p(0.5)), session.Dur(q.p(0.9)))
 	}
 	r.peak = session.PeakRSS(srv.Pid())
-	return r, err
+	return err
 }
 
 // get times one answer, from sending the request to reading it whole,
 // gzipped as a client library asks.
-func get(ctx context.Context, client *http.Client, base, key string, q *query) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+q.path, nil)
+func get(ctx context.Context, rt http.RoundTripper, base, key string, q *query) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	body, h, took, err := session.Fetch(ctx, rt, base+q.path, http.Header{"Authorization": {"Bearer " + key}, "Accept-Encoding": {"gzip"}})
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%w: %.300s", err, body)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Accept-Encoding", "gzip")
-	begin := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	took := time.Since(begin)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("%s: %s: %.300s (%v)", q.path, resp.Status, body, err)
-	}
-	q.gzipped = len(body)
-	if resp.Header.Get("Content-Encoding") == "gzip" {
+	if q.gzipped = len(body); h.Get("Content-Encoding") == "gzip" {
+		var plain bytes.Buffer
 		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err == nil {
+			_, err = plain.ReadFrom(zr)
+		}
 		if err != nil {
 			return 0, err
 		}
-		if body, err = io.ReadAll(zr); err != nil {
-			return 0, err
-		}
+		body = plain.Bytes()
 	}
 	q.bytes = len(body)
 	return took, json.Unmarshal(body, new(any))
-}
-
-// waitRollups waits until the server's own rollup loop has nothing to do:
-// the hourly rollup has reached the last settled hour and the daily one
-// the day it ends in, twice in a row a second apart.
-func waitRollups(ctx context.Context, raw *sql.DB) error {
-	steady := 0
-	err := session.Poll(ctx, time.Second, 5*time.Minute, func() (bool, error) {
-		var hour, day int64
-		err := raw.QueryRowContext(ctx, `SELECT COALESCE(MAX(CASE WHEN name = 'observations/hour' THEN done_until END), 0),
-			COALESCE(MAX(CASE WHEN name = 'observations/day' THEN done_until END), 0) FROM rollup_progress`).Scan(&hour, &day)
-		h, d := time.UnixMicro(hour).UTC(), time.UnixMicro(day).UTC()
-		if steady++; h.Before(time.Now().Add(-seed.RollupSettle).Truncate(time.Hour)) || d.Before(h.Truncate(seed.Day)) {
-			steady = 0
-		}
-		return steady == 2, err
-	})
-	if err != nil {
-		return fmt.Errorf("the server's rollups did not catch up: %w", err)
-	}
-	return nil
 }
 
 func (b *bench) Report(w *session.Report) {

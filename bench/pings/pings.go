@@ -10,8 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -35,44 +33,31 @@ const (
 type config struct {
 	bare                                              bool
 	clients, heartbeats, burst, burstConns, rateConns int
-	rates                                             []float64
+	rate                                              float64
 }
 
 // Flags registers the area's flags and returns its run.
 func Flags(fs *flag.FlagSet) session.Run {
 	var c config
-	var rates string
 	fs.BoolVar(&c.bare, "bare", true, "measure the bare net/http handler too, as the baseline")
 	fs.IntVar(&c.clients, "clients", 64, "concurrent keep-alive clients of the sustained load")
 	fs.IntVar(&c.heartbeats, "heartbeats", 10000, "heartbeats the pings are spread over (each takes 600 pings a minute before it answers 429)")
-	fs.StringVar(&rates, "rate", fmt.Sprint(postgresRate), "comma-separated rates, pings a second, offered in an open loop after the sustained load; empty or 0: none")
+	fs.Float64Var(&c.rate, "rate", postgresRate, "pings a second offered in an open loop after the sustained load; 0: none")
 	fs.IntVar(&c.rateConns, "rate-conns", 1000, "keep-alive connections the open loop may use at once")
 	fs.IntVar(&c.burst, "burst", 20000, "pings of the burst sent to each target at once; 0: no burst")
 	fs.IntVar(&c.burstConns, "burst-conns", 4000, "connections the burst is sent over, opened beforehand")
 	return func(ctx context.Context, e session.Env) error {
-		for r := range strings.SplitSeq(rates, ",") {
-			if r = strings.TrimSpace(r); r == "" || r == "0" {
-				continue
-			}
-			v, err := strconv.ParseFloat(r, 64)
-			if err != nil || v <= 0 {
-				return fmt.Errorf("-rate: %q is not a positive number of pings a second", r)
-			}
-			c.rates = append(c.rates, v)
-		}
 		var l syscall.Rlimit
 		switch {
-		case len(e.Engines) == 0 && !c.bare:
-			return errors.New("nothing to measure")
-		case c.burst < 0 || (c.burst > 0 && (c.burstConns < 1 || c.burstConns > c.burst)):
-			return errors.New("-burst must not be negative, and -burst-conns from 1 to -burst")
+		case c.rate < 0 || c.burst < 0 || (c.burst > 0 && (c.burstConns < 1 || c.burstConns > c.burst)):
+			return errors.New("-rate and -burst must not be negative, and -burst-conns from 1 to -burst")
 		case c.burst > 0 && syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && uint64(c.burstConns+256) > l.Cur:
 			return fmt.Errorf("-burst-conns %d: this process may open only %d files (ulimit -n)", c.burstConns, l.Cur)
 		}
 		if err := session.AtLeast1("-clients, -heartbeats, -rounds and -rate-conns", c.clients, c.heartbeats, e.Rounds, c.rateConns); err != nil {
 			return err
 		}
-		return session.Measure(ctx, "pings", e, len(e.Engines) == 0, "Pings", func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
+		return session.Measure(ctx, "pings", e, c.bare, "Pings", func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
 	}
 }
 
@@ -89,7 +74,7 @@ type target struct {
 	urls    []string // the heartbeats' ping URLs
 	dbURL   string   // "" for bare
 	rounds  []session.Outcome
-	offered []offered // by -rate, in its order
+	offered offered // the open loop at -rate
 	burst   session.Outcome
 	acked   int   // every acknowledgement of every phase, warm-ups too
 	stored  int64 // pings in the database at the end
@@ -98,7 +83,6 @@ type target struct {
 
 type offered struct {
 	session.Outcome
-	rate float64
 	sent int
 }
 
@@ -140,17 +124,15 @@ func (b *bench) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, rate := range b.c.rates {
-		for _, t := range b.targets {
+	for _, t := range b.targets {
+		if b.c.rate > 0 {
 			w, o := b.Phase(ctx, t.srv.Pid(), t.dbURL, func(d time.Duration) session.Outcome {
-				return openLoop(ctx, t, rate, b.c.rateConns, d)
+				return openLoop(ctx, t, b.c.rate, b.c.rateConns, d)
 			})
 			t.acked += w.OK + o.OK
-			t.offered = append(t.offered, offered{o, rate, int(rate * b.Duration.Seconds())})
-			b.Logf("%s: %.0f/s offered: %d acknowledged, p99 %s", t.name, rate, o.OK, session.Dur(o.P(0.99)))
+			t.offered = offered{o, int(b.c.rate * b.Duration.Seconds())}
+			b.Logf("%s: %.0f/s offered: %d acknowledged, p99 %s", t.name, b.c.rate, o.OK, session.Dur(o.P(0.99)))
 		}
-	}
-	for _, t := range b.targets {
 		if b.c.burst > 0 {
 			t.burst = burst(ctx, t, b.c.burst, b.c.burstConns)
 			t.acked += t.burst.OK
@@ -311,21 +293,18 @@ func (b *bench) Report(w *session.Report) {
 		w.Printf("| %s | **%.0f** | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% | %s |\n", t.name, rates[t.name], ratio, session.Dur(all.P(0.5)),
 			session.Dur(all.P(0.99)), all.FailedString(), session.Dur(all.PerOK(srv)), session.Dur(all.PerOK(pg)), busy, other, session.MiB(t.peak, 0))
 	}
-	if len(b.c.rates) > 0 {
+	if b.c.rate > 0 {
 		w.Printf("\n## Open loop\n\nPings sent on schedule over up to %d connections, answered or not; latencies from when each was due. "+
 			"A target keeps up when it acknowledges every ping with a p99 within %s.\n", b.c.rateConns, session.Dur(keepUpP99))
 		w.Table("target", "offered/s:", "pings:", "acknowledged:", "not acknowledged", "acknowledged/s:", "p50:", "p99:", "kept up",
 			"server CPU per ping:", "PostgreSQL CPU per ping:")
-		for i := range b.c.rates {
-			for _, t := range b.targets {
-				r, kept := t.offered[i], "yes"
-				if !r.keepsUp() {
-					kept = "**no**"
-				}
-				w.Printf("| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s |\n", t.name, r.rate, r.sent, r.OK, r.FailedString(), r.Rate(),
-					session.Dur(r.P(0.5)), session.Dur(r.P(0.99)), kept,
-					session.Dur(r.PerOK(r.CPU.ServerTime)), session.Dur(r.PerOK(r.CPU.PostgresTime)))
+		for _, t := range b.targets {
+			r, kept := t.offered, "yes"
+			if !r.keepsUp() {
+				kept = "**no**"
 			}
+			w.Printf("| %s | %.0f | %d | **%d** | %s | %.0f | %s | %s | %s | %s | %s |\n", t.name, b.c.rate, r.sent, r.OK, r.FailedString(), r.Rate(),
+				session.Dur(r.P(0.5)), session.Dur(r.P(0.99)), kept, session.Dur(r.PerOK(r.CPU.ServerTime)), session.Dur(r.PerOK(r.CPU.PostgresTime)))
 		}
 	}
 	if b.c.burst > 0 {
@@ -343,11 +322,9 @@ func (b *bench) Report(w *session.Report) {
 	if r, ok := rates["postgres"]; ok {
 		w.Target(fmt.Sprintf("PostgreSQL, acknowledged pings/s, closed loop of %d clients", b.c.clients), fmt.Sprintf("≥ %d", postgresRate),
 			fmt.Sprintf("%.0f", r), r >= postgresRate)
-		for _, o := range b.byName("postgres").offered {
-			if o.rate >= postgresRate {
-				w.Target(fmt.Sprintf("PostgreSQL keeps up with %.0f pings/s offered", o.rate), "every ping acknowledged, p99 ≤ "+session.Dur(keepUpP99),
-					fmt.Sprintf("%d of %d, p99 %s", o.OK, o.sent, session.Dur(o.P(0.99))), o.keepsUp())
-			}
+		if o := b.byName("postgres").offered; b.c.rate >= postgresRate {
+			w.Target(fmt.Sprintf("PostgreSQL keeps up with %.0f pings/s offered", b.c.rate), "every ping acknowledged, p99 ≤ "+session.Dur(keepUpP99),
+				fmt.Sprintf("%d of %d, p99 %s", o.OK, o.sent, session.Dur(o.P(0.99))), o.keepsUp())
 		}
 	}
 	for _, t := range b.targets {

@@ -1,7 +1,9 @@
 // Package web measures the signed-in web app: the monitors list and a
-// monitor's page next to a bare handler, and what live streams cost and
-// how soon a state change reaches them; docs/benchmarks.md ("Web") tells
-// the method.
+// monitor's page next to a bare handler serving the list's bytes;
+// docs/benchmarks.md ("Web") tells the method. It signs in through the
+// forms and keeps the session cookie, as a browser would; as a client
+// that is not a browser, it sends no Origin or Sec-Fetch-Site header,
+// which cross-origin protection lets through.
 package web
 
 import (
@@ -9,7 +11,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/seed"
@@ -20,14 +25,11 @@ import (
 const (
 	listP99 = 50 * time.Millisecond
 	pageP99 = 100 * time.Millisecond
-	// overviewMaxAge is how old the list's figures may grow before the
-	// server computes them afresh.
-	overviewMaxAge = time.Minute
 )
 
 type config struct {
-	monitors, requests, warmup, streams, changes, staleViews int
-	interval, pageTime, idle, settle                         time.Duration
+	monitors, requests, warmup int
+	interval, pageTime, settle time.Duration
 }
 
 // Flags registers the area's flags and returns its run.
@@ -38,24 +40,15 @@ func Flags(fs *flag.FlagSet) session.Run {
 	fs.IntVar(&c.requests, "requests", 500, "sequential GETs of each page measured")
 	fs.IntVar(&c.warmup, "warmup-requests", 50, "unmeasured GETs of each page before (stopping after a tenth of -page-time)")
 	fs.DurationVar(&c.pageTime, "page-time", 3*time.Minute, "the measured GETs of a page stop after this long, if -requests are not done by then")
-	fs.IntVar(&c.streams, "streams", 100, "live streams open at once, 10 per viewer")
-	fs.DurationVar(&c.idle, "idle", 20*time.Second, "measured idle time with no stream open, and with -streams open")
-	fs.IntVar(&c.staleViews, "stale-views", 2, "views of the list, each a minute after the last, when every monitor's figures are computed afresh")
-	fs.IntVar(&c.changes, "changes", 6, "state changes of the flipped monitor timed to the streams, each followed by a view of the list")
 	fs.DurationVar(&c.settle, "settle", 15*time.Second, "wait after the server starts (its first checks of every monitor) before measuring")
 	return func(ctx context.Context, e session.Env) error {
-		switch {
-		case c.warmup < 0:
-			return errors.New("-warmup-requests must not be negative")
-		case c.interval < 10*time.Second || c.interval > 24*time.Hour:
-			return errors.New("-interval must be from 10s to 24h, a monitor's bounds")
-		case c.pageTime < 0 || c.idle <= 0 || c.settle < 0:
-			return errors.New("-idle must be positive, -page-time and -settle not negative")
+		if c.interval < 10*time.Second || c.interval > 24*time.Hour || min(c.warmup, int(c.pageTime), int(c.settle)) < 0 {
+			return errors.New("-interval must be from 10s to 24h (a monitor's bounds), -warmup-requests, -page-time and -settle not negative")
 		}
-		if err := session.AtLeast1("-monitors, -requests, -streams and -changes", c.monitors, c.requests, c.streams, c.changes); err != nil {
+		if err := session.AtLeast1("-monitors and -requests", c.monitors, c.requests); err != nil {
 			return err
 		}
-		title := fmt.Sprintf("Web app: %d monitors, %d live streams", c.monitors, c.streams)
+		title := fmt.Sprintf("Web app: %d monitors", c.monitors)
 		return session.Measure(ctx, "web", e, false, title, func(s *session.Session) session.Bench { return &bench{Session: s, c: c} })
 	}
 }
@@ -66,61 +59,43 @@ type bench struct {
 	results []*result
 }
 
-func (b *bench) Run(ctx context.Context) error {
-	steady, err := seed.StartTarget()
-	if err != nil {
-		return err
-	}
-	defer steady.Close()
-	flip, err := seed.StartTarget()
-	if err != nil {
-		return err
-	}
-	defer flip.Close()
-	b.results, err = session.PerEngine(ctx, b.Session, func(ctx context.Context, e string) (*result, error) {
-		flip.Set(http.StatusOK)
-		return b.engine(ctx, e, steady, flip)
-	})
-	return err
-}
-
 // result is what was measured of one engine's server.
 type result struct {
 	engine               string
-	fx                   seed.WebFixture
 	listBytes, pageBytes int
 	list, page, bare     []time.Duration // sorted
-	cold                 []time.Duration // the list's first view after each state change, sorted
-	stale                []time.Duration // the list's first view once its figures are a minute old, sorted
-	quiet, open          idleWindow      // no stream open; -streams open
-	latencies            []time.Duration // a state change's arrival at each stream, sorted
 }
 
-// engine seeds a database of engine e, serves it, and measures it.
-func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target) (*result, error) {
+// Engine seeds a database of engine e, serves it, and measures it.
+func (b *bench) Engine(ctx context.Context, e string) error {
 	res := &result{engine: e}
-	dbURL, keys, err := b.FreshDB(ctx, e)
+	dbURL, keys, target, err := seed.Fresh(ctx, b.Session, e)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.Logf("%s: seeding %d monitors with their history and checks", e, b.c.monitors)
-	if res.fx, err = seed.WebApp(ctx, dbURL, keys, seed.Web{Monitors: b.c.monitors, Streams: b.c.streams, Interval: b.c.interval,
-		Steady: steady.URL, Flip: flip.URL, Logf: b.Logf}); err != nil {
-		return nil, fmt.Errorf("seeding: %w", err)
+	fx, err := seed.WebApp(ctx, dbURL, keys, seed.Web{Monitors: b.c.monitors, Interval: b.c.interval, Target: target.URL, Logf: b.Logf})
+	if err != nil {
+		return fmt.Errorf("seeding: %w", err)
 	}
-	fx := res.fx
 	srv, err := b.Serve(ctx, "tocsin-"+e, dbURL)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := session.Sleep(ctx, b.c.settle); err != nil {
-		return nil, err
+		return err
 	}
-	owner, err := signInOwner(ctx, srv.Base, fx.OwnerOTP)
+	// The owner has a one-time password and sets one of their own
+	// through the password form, which pages require first.
+	cookie, err := post(ctx, srv.Base, "/sign-in", "", url.Values{"email": {seed.OwnerEmail}, "password": {fx.OwnerOTP}})
+	if err == nil {
+		cookie, err = post(ctx, srv.Base, "/account/password", cookie,
+			url.Values{"current": {fx.OwnerOTP}, "new": {seed.OwnerPassword}, "confirm": {seed.OwnerPassword}})
+	}
 	if err != nil {
-		return nil, fmt.Errorf("signing the owner in: %w", err)
+		return fmt.Errorf("signing the owner in: %w", err)
 	}
-	hdr := cookieHeader(owner)
+	hdr := http.Header{"Cookie": {sessionCookie + "=" + cookie}}
 	ws := srv.Base + "/w/" + fx.Workspace
 	listURL, pageURL := ws+"/monitors", ws+"/monitors/"+fx.FirstID
 
@@ -137,54 +112,78 @@ func (b *bench) engine(ctx context.Context, e string, steady, flip *seed.Target)
 	}
 	body, header, err := fetch(listURL, "Availability")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	page, _, err := fetch(pageURL, "Recent checks")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.listBytes, res.pageBytes = len(body), len(page)
-	measure := func(what, url string, h http.Header) ([]time.Duration, error) {
+	measure := func(what, url string) ([]time.Duration, error) {
 		if b.c.warmup > 0 {
-			if _, err := session.Sequential(ctx, rt, url, h, b.c.warmup, b.c.pageTime/10); err != nil {
+			if _, err := session.Sequential(ctx, rt, url, hdr, b.c.warmup, b.c.pageTime/10); err != nil {
 				return nil, err
 			}
 		}
-		lat, err := session.Sequential(ctx, rt, url, h, b.c.requests, b.c.pageTime)
+		lat, err := session.Sequential(ctx, rt, url, hdr, b.c.requests, b.c.pageTime)
 		if err == nil {
 			b.Logf("%s: %d sequential GETs of %s: p50 %s, p99 %s, max %s", e, len(lat), what, session.P(lat, 0.5), session.P(lat, 0.99), session.P(lat, 1))
 		}
 		return lat, err
 	}
-	if res.list, err = measure("the monitors list", listURL, hdr); err != nil {
-		return nil, err
+	if res.list, err = measure("the monitors list", listURL); err != nil {
+		return err
 	}
-	if res.page, err = measure("a monitor's page", pageURL, hdr); err != nil {
-		return nil, err
+	if res.page, err = measure("a monitor's page", pageURL); err != nil {
+		return err
 	}
-
 	bare, err := b.BareChild(ctx, "bare-"+e, header, body) // what Tocsin just answered
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if res.bare, err = measure("the bare handler", bare.Base+"/", hdr); err != nil {
-		return nil, err
-	}
-	rt.CloseIdleConnections()
+	res.bare, err = measure("the bare handler", bare.Base+"/")
+	b.results = append(b.results, res)
+	return err
+}
 
-	if err := b.live(ctx, res, srv, dbURL, ws, flip, hdr); err != nil {
-		return nil, fmt.Errorf("live streams: %w", err)
+const sessionCookie = "tocsin_session" // on an http base URL
+
+// post sends a form with the session cookie (none: ""), and returns the
+// session cookie the answer sets (the one given when it sets none); the
+// answer must be a redirect to a page other than the sign-in page, or the
+// form was refused.
+func post(ctx context.Context, base, path, cookie string, form url.Values) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
 	}
-	return res, nil
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if cookie != "" {
+		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: cookie})
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req) // which follows no redirect
+	if err != nil {
+		return "", err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || strings.HasPrefix(resp.Header.Get("Location"), "/sign-in") {
+		return "", fmt.Errorf("POST %s: %s, to %q: %.300s", path, resp.Status, resp.Header.Get("Location"), body)
+	}
+	for _, ck := range resp.Cookies() {
+		if ck.Name == sessionCookie && ck.Value != "" {
+			cookie = ck.Value
+		}
+	}
+	return cookie, nil
 }
 
 func (b *bench) Report(w *session.Report) {
 	c, p := b.c, session.P
 	w.Printf("Each engine's database: one workspace of %d HTTP monitors checked every %s with 100 days of state changes and their checks "+
-		"as the store holds them under the default retention, and one more monitor checked every %d s that the benchmark turns DOWN and UP; "+
-		"the server runs every monitor's checks meanwhile. Times from sending a GET with the owner's session cookie to reading the whole "+
-		"answer over keep-alive loopback: up to %d sequential GETs (or as many as %s allows) after up to %d unmeasured ones.\n",
-		c.monitors, c.interval, seed.LiveInterval, c.requests, c.pageTime, c.warmup)
+		"as the store holds them under the default retention; the server runs every monitor's checks meanwhile. Times from sending a GET "+
+		"with the owner's session cookie to reading the whole answer over keep-alive loopback: up to %d sequential GETs (or as many as %s "+
+		"allows) after up to %d unmeasured ones.\n", c.monitors, c.interval, c.requests, c.pageTime, c.warmup)
 	w.Table("engine", "page", "GETs:", "p50:", "p99:", "max:", "size:", "target")
 	for _, r := range b.results {
 		for _, row := range []struct {
@@ -193,31 +192,13 @@ func (b *bench) Report(w *session.Report) {
 			size   int
 			target time.Duration
 		}{{"monitors list", r.list, r.listBytes, listP99}, {"bare handler, the list's bytes", r.bare, r.listBytes, 0},
-			{"monitors list, first view after a state change", r.cold, r.listBytes, 0},
-			{"monitors list, first view with its figures a minute old", r.stale, r.listBytes, 0}, {"a monitor's page", r.page, r.pageBytes, pageP99}} {
+			{"a monitor's page", r.page, r.pageBytes, pageP99}} {
 			verdict := "–"
 			if row.target > 0 {
 				verdict = fmt.Sprintf("p99 under %s: %s", session.Dur(row.target), session.Verdict(session.Percentile(row.lat, 0.99) < row.target))
 			}
-			if len(row.lat) > 0 {
-				w.Printf("| %s | %s | %d | %s | %s | %s | %.0f KiB | %s |\n", r.engine, row.name, len(row.lat), p(row.lat, 0.5),
-					p(row.lat, 0.99), p(row.lat, 1), float64(row.size)/1024, verdict)
-			}
+			w.Printf("| %s | %s | %d | %s | %s | %s | %.0f KiB | %s |\n", r.engine, row.name, len(row.lat), p(row.lat, 0.5),
+				p(row.lat, 0.99), p(row.lat, 1), float64(row.size)/1024, verdict)
 		}
-	}
-	w.Printf("\n## Live streams\n\nIdle for %s with no stream open, then with %d open (10 per viewer); CPU per second of wall time, "+
-		"resident memory at the window's end.\n", c.idle, c.streams)
-	w.Table("engine", "streams:", "server CPU/s:", "PostgreSQL CPU/s:", "server RSS:", "other processes:")
-	for _, r := range b.results {
-		for i, x := range []idleWindow{r.quiet, r.open} {
-			w.Printf("| %s | %d | %s | %s | %s | %.0f%% |\n", r.engine, i*c.streams, session.Dur(perSecond(x.cpu.ServerTime, x.elapsed)),
-				session.Dur(perSecond(x.cpu.PostgresTime, x.elapsed)), session.MiB(x.rss, 1), x.cpu.Other)
-		}
-	}
-	w.Printf("\nA state change reaching the streams, from its moment as the server recorded it (the event's `since`) to the event read "+
-		"at each stream; %d changes of the flipped monitor:\n", c.changes)
-	w.Table("engine", "deliveries:", "p50:", "p90:", "max:")
-	for _, r := range b.results {
-		w.Printf("| %s | %d | %s | %s | %s |\n", r.engine, len(r.latencies), p(r.latencies, 0.5), p(r.latencies, 0.9), p(r.latencies, 1))
 	}
 }

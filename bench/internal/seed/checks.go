@@ -155,27 +155,15 @@ func NewPool(rng *rand.Rand, interval time.Duration, hours, days int) (*Pool, er
 	return p, nil
 }
 
-// Row is a row of the pool's tier for the monitor seq's bucket.
-func (p *Pool) Row(tier int, seq int64, bucket time.Time) store.ObservationRollup {
-	rows := p.Hours
-	if tier == store.TierDay {
-		rows = p.Days
-	}
-	r := rows[p.next%len(rows)]
-	p.next++
-	r.Seq, r.Bucket = seq, bucket
-	return r
-}
-
 // putRollups writes the pool's rows of tier for each monitor seqs[i] and
 // bucket in [from, to) that keep allows (nil: all), a day's at a time, on
 // SQLite 50 a statement (see Writer); and once a day's hours are written,
 // packs those of the days before packTo, as the job does once it rolled a
 // day up. It returns the rows written.
 func putRollups(ctx context.Context, db *store.DB, p *Pool, tier int, seqs []int64, from, to, packTo time.Time, keep func(i int, day time.Time) bool) (n int64, err error) {
-	step := time.Hour
+	step, pool := time.Hour, p.Hours
 	if tier == store.TierDay {
-		step = Day
+		step, pool = Day, p.Days
 	}
 	for d := from; d.Before(to); d = d.Add(Day) {
 		var rows []store.ObservationRollup
@@ -184,7 +172,10 @@ func putRollups(ctx context.Context, db *store.DB, p *Pool, tier int, seqs []int
 				continue
 			}
 			for b := d; b.Before(d.Add(Day)) && b.Before(to); b = b.Add(step) {
-				rows = append(rows, p.Row(tier, seq, b))
+				r := pool[p.next%len(pool)]
+				p.next++
+				r.Seq, r.Bucket = seq, b
+				rows = append(rows, r)
 			}
 		}
 		per := len(rows)

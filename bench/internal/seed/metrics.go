@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tocsin/tocsin/bench/internal/session"
@@ -27,7 +26,7 @@ import (
 type Year struct {
 	Days, Monitors, MonitorDays, RawDays int
 	Interval                             time.Duration
-	Postgres                             func() map[int]bool // the database's PostgreSQL processes; nil on SQLite
+	Window                               func(f func()) session.Share // runs f, the machine's CPU split over it (session.Window)
 	Logf                                 func(string, ...any)
 }
 
@@ -115,18 +114,16 @@ func WriteYear(ctx context.Context, dbURL, keyring string, o Year) (res YearResu
 		if err != nil {
 			return r, err
 		}
-		pg := map[int]bool{}
-		if o.Postgres != nil {
-			pg = o.Postgres()
-		}
-		sample, cpu, begin := session.TakeSample(), processCPU(), time.Now()
-		for n := 1; n > 0; {
-			if n, err = a.Rollup(ctx, "bench"); err != nil {
-				return r, err
+		begin := time.Now()
+		cpu := o.Window(func() {
+			for n := 1; n > 0 && err == nil; {
+				n, err = a.Rollup(ctx, "bench")
 			}
+		})
+		if err != nil {
+			return r, err
 		}
-		r.Wall, r.CPU = time.Since(begin), processCPU()-cpu
-		r.PG = session.Split(sample, session.TakeSample(), 0, pg).PostgresTime
+		r.Wall, r.CPU, r.PG = time.Since(begin), cpu.SelfTime, cpu.PostgresTime
 		p1, err := db.RollupProgress(ctx)
 		if err != nil {
 			return r, err
@@ -269,13 +266,4 @@ func OpenRaw(dbURL string) (*sql.DB, error) {
 	db, err := sql.Open("pgx", dbURL)
 	db.SetMaxOpenConns(1) // one backend of ours
 	return db, err
-}
-
-// processCPU is this process's CPU time so far, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

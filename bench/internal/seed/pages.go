@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tocsin/tocsin/bench/internal/session"
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/incident"
@@ -25,9 +26,8 @@ const (
 
 // Pages is what the status page benchmark needs of a seeded database.
 type Pages struct {
-	MainSlug    string
-	ColdSlugs   []string
-	ComponentID string // a component of the main page, for its badge
+	MainSlug  string
+	ColdSlugs []string
 }
 
 // StatusPages fills the database at dbURL through the store and the
@@ -41,7 +41,8 @@ type Pages struct {
 // component in 5 groups, and -cold-pages more like it.
 func StatusPages(ctx context.Context, dbURL, keys, target string, components, coldPages int) (fx Pages, err error) {
 	now := time.Now().UTC().Truncate(time.Second)
-	clk := &clock{at: now}
+	clk := &clock{}
+	clk.set(now)
 	n := components
 	db, a, err := openApp(ctx, dbURL, keys, clk.now, app.Config{DefaultMaxMonitors: n + 1,
 		DefaultMaxStatusPages: coldPages + 1})
@@ -84,16 +85,13 @@ func StatusPages(ctx context.Context, dbURL, keys, target string, components, co
 		if i == 0 {
 			continue // open
 		}
-		steps := []struct {
+		at := start
+		for _, s := range []struct {
 			after  time.Duration
 			status incident.Status
 			msg    string
-		}{
-			{25 * time.Minute, incident.Identified, "The cause is a faulty deployment; rolling back."},
-			{70 * time.Minute, incident.Monitoring, "The rollback is complete; error rates are back to normal."},
-		}
-		at := start
-		for _, s := range steps {
+		}{{25 * time.Minute, incident.Identified, "The cause is a faulty deployment; rolling back."},
+			{70 * time.Minute, incident.Monitoring, "The rollback is complete; error rates are back to normal."}} {
 			at = at.Add(s.after)
 			clk.set(at)
 			if _, err := a.PostIncidentUpdate(ctx, actor, inc.ID, s.status, s.msg); err != nil {
@@ -123,12 +121,8 @@ func StatusPages(ctx context.Context, dbURL, keys, target string, components, co
 			d.Slug = fmt.Sprintf("cold-%03d", i)
 			fx.ColdSlugs = append(fx.ColdSlugs, d.Slug)
 		}
-		p, err := a.CreateStatusPage(ctx, actor, d)
-		if err != nil {
+		if _, err := a.CreateStatusPage(ctx, actor, d); err != nil {
 			return fx, fmt.Errorf("creating status page %s: %w", d.Slug, err)
-		}
-		if i == 0 {
-			fx.ComponentID = p.Groups[0].Components[0].ID
 		}
 	}
 	return fx, nil
@@ -151,4 +145,14 @@ func PageDraft(monitors []string) app.StatusPageDraft {
 		}
 	}
 	return d
+}
+
+// Fresh is an empty database of engine for one phase, as
+// session.FreshDB makes it, and a Target for its monitors until s closes.
+func Fresh(ctx context.Context, s *session.Session, engine string) (dbURL, keyring string, t *Target, err error) {
+	if t, err = StartTarget(); err == nil {
+		s.Undo(t.Close)
+		dbURL, keyring, err = s.FreshDB(ctx, engine)
+	}
+	return dbURL, keyring, t, err
 }

@@ -45,9 +45,6 @@ type Monitors struct {
 	Name         func(i int) string
 	Quota        int // the workspace's monitor limit, passed to the store
 	Rand         *rand.Rand
-	// Confirmations is how many failed checks in a row turn them DOWN
-	// (0: the default).
-	Confirmations int
 }
 
 // perTx is how many monitors' state changes one transaction writes.
@@ -65,7 +62,7 @@ func WriteMonitors(ctx context.Context, db *store.DB, o Monitors) (monitors []st
 		hists[i] = hist
 		last := hist[len(hist)-1]
 		m := monitor.Monitor{ID: id, WorkspaceID: o.Workspace, Type: monitor.TypeHTTP, Name: o.Name(i),
-			Config: monitor.Config{URL: o.Target, TimeoutSeconds: 10, Confirmations: o.Confirmations}, IntervalSeconds: o.Interval,
+			Config: monitor.Config{URL: o.Target, TimeoutSeconds: 10}, IntervalSeconds: o.Interval,
 			State: last.To, StateSince: last.At, CreatedAt: o.Created, UpdatedAt: o.Created}
 		if err := db.CreateMonitor(ctx, m, store.Sealed{}, o.Quota); err != nil {
 			return nil, 0, err
@@ -209,26 +206,24 @@ func Workspace(ctx context.Context, db *store.DB, slug string, quota int) (strin
 	return ws.ID, db.CreateWorkspace(ctx, ws)
 }
 
-// clock is a seeding app's clock: the moment the seeder set, or the time
-// now while none is set.
-type clock struct {
-	mu sync.Mutex
-	at time.Time
-}
+// clock is a seeding app's clock: the moment the seeder set (unix ns),
+// or the time now while none is set.
+type clock struct{ at atomic.Int64 }
 
 func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.at.IsZero() {
-		return time.Now()
+	if at := c.at.Load(); at != 0 {
+		return time.Unix(0, at).UTC()
 	}
-	return c.at
+	return time.Now()
 }
 
+// set sets the clock to t; the zero time sets it going.
 func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.at = t
-	c.mu.Unlock()
+	var at int64
+	if !t.IsZero() {
+		at = t.UnixNano()
+	}
+	c.at.Store(at)
 }
 
 // Many runs create(i) for i in [0, n), eight at a time, and logs its

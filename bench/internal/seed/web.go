@@ -10,38 +10,30 @@ import (
 
 	"github.com/tocsin/tocsin/internal/account"
 	"github.com/tocsin/tocsin/internal/app"
-	"github.com/tocsin/tocsin/internal/monitor"
 	"github.com/tocsin/tocsin/internal/store"
 )
 
-// The web app benchmark's people: the owner, who sets a password of their
-// own in place of the one-time one, and viewers, each opening PerPerson
-// live streams (a person's limit on a node).
+// The web app benchmark's owner, who sets a password of their own in
+// place of the one-time one.
 const (
-	OwnerEmail     = "owner@bench.test"
-	OwnerPassword  = "the owner's own password"
-	ViewerPassword = "a viewer's password"
-	PerPerson      = 10
-	// LiveInterval is the flipped monitor's interval, in seconds.
-	LiveInterval = monitor.MinIntervalSeconds
+	OwnerEmail    = "owner@bench.test"
+	OwnerPassword = "the owner's own password"
 )
 
 // Web says what WebApp writes.
 type Web struct {
-	Monitors, Streams int
-	Interval          time.Duration
-	Steady, Flip      string // the monitors' targets
-	Logf              func(string, ...any)
+	Monitors int
+	Interval time.Duration
+	Target   string // the monitors' URL
+	Logf     func(string, ...any)
 }
 
 // WebFixture is what the measurements need of a seeded database.
 type WebFixture struct {
 	Workspace string
-	OwnerOTP  string   // the owner's one-time password
-	Viewers   []string // e-mails
-	FirstID   string   // the monitor whose page is measured
+	OwnerOTP  string // the owner's one-time password
+	FirstID   string // the monitor whose page is measured
 	FirstName string
-	LiveID    string // the monitor the flipped target turns DOWN and UP
 }
 
 // seedingURL is the database's URL for seeding it: on PostgreSQL, its
@@ -62,18 +54,14 @@ func seedingURL(dbURL string) string {
 
 // WebApp fills the database at dbURL through the store and the
 // application: the owner as `tocsin user create` makes one (with a
-// one-time password), a viewer per 10 streams, o.Monitors monitors aimed
-// at o.Steady (200) with 100 days of state changes, their checks and
-// rollups, and the live monitor aimed at o.Flip, which one failed check
-// turns DOWN.
+// one-time password), and o.Monitors monitors aimed at o.Target (200)
+// with 100 days of state changes, their checks and rollups.
 func WebApp(ctx context.Context, dbURL, keys string, o Web) (fx WebFixture, err error) {
 	db, a, err := openApp(ctx, seedingURL(dbURL), keys, time.Now, app.Config{})
 	if err != nil {
 		return fx, err
 	}
 	defer db.Close()
-	// The owner as `tocsin user create` makes one: a one-time password,
-	// to be changed at the first sign-in.
 	owner, err := a.CreateUser(ctx, app.UserRequest{Email: OwnerEmail, Workspace: "webbench", Role: account.RoleOwner})
 	if err != nil {
 		return fx, err
@@ -82,34 +70,18 @@ func WebApp(ctx context.Context, dbURL, keys string, o Web) (fx WebFixture, err 
 		return fx, errors.New("the owner got no one-time password")
 	}
 	fx.Workspace, fx.OwnerOTP = owner.Workspace.ID, owner.GeneratedPassword
-	for i := range (o.Streams + PerPerson - 1) / PerPerson {
-		email := fmt.Sprintf("viewer-%02d@webbench.test", i+1)
-		if _, err := a.CreateUser(ctx, app.UserRequest{Email: email, Password: ViewerPassword, Workspace: fx.Workspace,
-			Role: account.RoleViewer}); err != nil {
-			return fx, err
-		}
-		fx.Viewers = append(fx.Viewers, email)
-	}
-
 	now := time.Now().UTC().Truncate(time.Second)
-	n := o.Monitors
 	rng := rand.New(rand.NewPCG(20, 1000))
 	name := func(i int) string { return fmt.Sprintf("service %04d", i+1) }
-	monitors, changes, err := WriteMonitors(ctx, db, Monitors{Workspace: fx.Workspace, Count: n,
-		Created: now.Add(-historyDays * Day), Now: now, Target: o.Steady, Interval: int(o.Interval / time.Second),
-		Name: name, Quota: n + 1, Rand: rng})
+	monitors, changes, err := WriteMonitors(ctx, db, Monitors{Workspace: fx.Workspace, Count: o.Monitors,
+		Created: now.Add(-historyDays * Day), Now: now, Target: o.Target, Interval: int(o.Interval / time.Second),
+		Name: name, Quota: o.Monitors, Rand: rng})
 	if err != nil {
 		return fx, err
 	}
-	live, liveChanges, err := WriteMonitors(ctx, db, Monitors{Workspace: fx.Workspace, Count: 1,
-		Created: now.Add(-historyDays*Day + time.Hour), Now: now, Target: o.Flip, Interval: LiveInterval,
-		Name: func(int) string { return "flipped service" }, Quota: n + 1, Rand: rng, Confirmations: 1})
-	if err != nil {
-		return fx, err
-	}
-	fx.FirstID, fx.FirstName, fx.LiveID = monitors[0], name(0), live[0]
-	o.Logf("wrote %d monitors and %d state changes; writing checks and rollups", n+1, changes+liveChanges)
-	if err := webChecks(ctx, db, a, append(monitors, live...), now, rng, o); err != nil {
+	fx.FirstID, fx.FirstName = monitors[0], name(0)
+	o.Logf("wrote %d monitors and %d state changes; writing checks and rollups", o.Monitors, changes)
+	if err := webChecks(ctx, db, a, monitors, now, rng, o); err != nil {
 		return fx, fmt.Errorf("checks: %w", err)
 	}
 	return fx, nil

@@ -6,6 +6,7 @@ package session
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,11 +63,11 @@ func TakeSample() Sample {
 
 // Share is a window's CPU time split between the server, its PostgreSQL
 // processes, the benchmark process (the load), interrupts and everything
-// else, in percent of all CPUs (100% = every CPU busy), with the server's
-// and PostgreSQL's time.
+// else, in percent of all CPUs (100% = every CPU busy), with the server's,
+// PostgreSQL's and the benchmark's time.
 type Share struct {
 	Busy, Server, Postgres, Self, IRQ, Other, Steal float64 // %
-	ServerTime, PostgresTime                        time.Duration
+	ServerTime, PostgresTime, SelfTime              time.Duration
 }
 
 // Split attributes the CPU time between a and b to the process serverPID,
@@ -97,7 +98,7 @@ func Split(a, b Sample, serverPID int, pg map[int]bool) Share {
 	s := Share{Busy: pct(b.Busy - a.Busy), Steal: pct(b.Steal - a.Steal), IRQ: pct(b.IRQ - a.IRQ),
 		Server: pct(server), Postgres: pct(pgTime), Self: pct(self)}
 	s.Other = max(s.Busy-s.Server-s.Postgres-s.Self-s.IRQ, 0)
-	s.ServerTime, s.PostgresTime = time.Duration(server)*clockTick, time.Duration(pgTime)*clockTick
+	s.ServerTime, s.PostgresTime, s.SelfTime = time.Duration(server)*clockTick, time.Duration(pgTime)*clockTick, time.Duration(self)*clockTick
 	return s
 }
 
@@ -122,7 +123,10 @@ func (s *Session) Machine(ctx context.Context) string {
 	m := fmt.Sprintf("%s; tocsin %s; %d (GOMAXPROCS %d) CPUs, %s; %s RAM; %s %s/%s; Linux %s", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		s.Bin.Rev, runtime.NumCPU(), runtime.GOMAXPROCS(0), model, mem, runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel)
 	if slices.Contains(s.Engines, "postgres") {
-		if v := s.serverVersion(ctx); v != "" {
+		var v string
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if s.pg(ctx, s.PGURL, func(db *sql.DB) error { return db.QueryRowContext(ctx, "SHOW server_version").Scan(&v) }) == nil {
 			m += "; PostgreSQL " + v
 		}
 	}
@@ -131,9 +135,6 @@ func (s *Session) Machine(ctx context.Context) string {
 
 // PeakRSS is a process's peak resident set (VmHWM) in bytes; 0 if unknown.
 func PeakRSS(pid int) int64 { return status(fmt.Sprintf("/proc/%d/status", pid), "VmHWM:") }
-
-// RSS is a process's resident set now (VmRSS) in bytes; 0 if unknown.
-func RSS(pid int) int64 { return status(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:") }
 
 // status reads a "Name: N kB" line of a /proc file, in bytes.
 func status(path, name string) int64 {

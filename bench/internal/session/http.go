@@ -73,12 +73,10 @@ func Sequential(ctx context.Context, rt http.RoundTripper, url string, header ht
 	return lat, nil
 }
 
-// Client sends JSON requests to Base + a path with Header, over HTTP
-// (nil: http.DefaultClient).
+// Client sends JSON requests to Base + a path with Header.
 type Client struct {
 	Base   string
 	Header http.Header
-	HTTP   *http.Client
 }
 
 // API is a client of the API at base with an API key.
@@ -106,16 +104,9 @@ func (c Client) Do(ctx context.Context, method, path string, in, out any) error 
 	if err != nil {
 		return err
 	}
-	req.Header = c.Header.Clone()
-	if req.Header == nil {
-		req.Header = http.Header{}
-	}
+	maps.Copy(req.Header, c.Header)
 	req.Header.Set("Content-Type", "application/json")
-	client := c.HTTP
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
@@ -145,12 +136,11 @@ func Shows(body []byte, words ...string) error {
 // Outcome counts what requests came to: the answers that were what the
 // load wanted (OK, with their latencies), and the others by kind.
 type Outcome struct {
-	OK        int
-	Failed    map[string]int // by status, or by kind of transport error
-	Lat       []time.Duration
-	Elapsed   time.Duration
-	Exhausted bool  // the load ran out of requests before the time did
-	CPU       Share // who used the machine meanwhile; set by the caller
+	OK      int
+	Failed  map[string]int // by status, or by kind of transport error
+	Lat     []time.Duration
+	Elapsed time.Duration
+	CPU     Share // who used the machine meanwhile; set by the caller
 }
 
 // Add adds x's counts to o.
@@ -163,7 +153,6 @@ func (o *Outcome) Add(x Outcome) {
 		o.Failed[k] += v
 	}
 	o.Lat = append(o.Lat, x.Lat...)
-	o.Exhausted = o.Exhausted || x.Exhausted
 }
 
 // Failures counts the requests that failed.
@@ -221,8 +210,15 @@ func Do(rt http.RoundTripper, req *http.Request, w int, want Want, o *Outcome, t
 		resp.Body.Close()
 	}
 	switch {
-	case err != nil:
-		o.Failed[errKind(err)]++
+	case err != nil: // counted by kind, without its addresses
+		kind := err.Error()
+		for _, k := range []string{"connection refused", "connection reset", "broken pipe", "EOF", "timeout", "canceled"} {
+			if strings.Contains(kind, k) {
+				kind = k
+				break
+			}
+		}
+		o.Failed[kind]++
 		return true
 	case want == nil && resp.StatusCode/100 == 2, want != nil && want(w, resp, body):
 		o.OK++
@@ -233,17 +229,6 @@ func Do(rt http.RoundTripper, req *http.Request, w int, want Want, o *Outcome, t
 		o.Failed[resp.Status]++
 	}
 	return false
-}
-
-// errKind names a transport error without its addresses, to count it.
-func errKind(err error) string {
-	s := err.Error()
-	for _, k := range []string{"connection refused", "connection reset", "broken pipe", "EOF", "timeout", "canceled"} {
-		if strings.Contains(s, k) {
-			return k
-		}
-	}
-	return s
 }
 
 // Closed runs clients keep-alive clients for d, each sending its next
@@ -262,7 +247,6 @@ func Closed(ctx context.Context, rt http.RoundTripper, clients int, d time.Durat
 			for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
 				req := next(w, i)
 				if req == nil {
-					o.Exhausted = true
 					return
 				}
 				if Do(rt, req.WithContext(ctx), w, want, o, time.Now()) {

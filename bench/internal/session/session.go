@@ -41,20 +41,18 @@ type Session struct {
 	keys string // the run's keyring
 }
 
-// Bench is an area's run: it measures, then reports.
-type Bench interface {
-	Run(ctx context.Context) error
-	Report(w *Report)
-}
+// Bench is an area's run: it measures, with Run or, engine by engine of
+// the run, with Engine, then reports.
+type Bench interface{ Report(w *Report) }
 
 // Measure runs an area: it opens the run (its work directory, this
-// binary for its children and, unless noTocsin, the tocsin binary it
+// binary for its children and, with an engine, the tocsin binary it
 // measures), measures with the Bench open makes, prints its report under
-// title, and undoes what the run made. A run that needs the tocsin binary
-// needs an engine too.
-func Measure(ctx context.Context, area string, e Env, noTocsin bool, title string, open func(*Session) Bench) (err error) {
-	if !noTocsin && len(e.Engines) == 0 {
-		return errors.New("nothing to measure: no engine")
+// title, and undoes what the run made. With no engine, only a run whose
+// baseline may stand alone (alone) measures something.
+func Measure(ctx context.Context, area string, e Env, alone bool, title string, open func(*Session) Bench) (err error) {
+	if len(e.Engines) == 0 && !alone {
+		return errors.New("nothing to measure")
 	}
 	s := &Session{Env: e, Area: area}
 	defer s.Close()
@@ -64,7 +62,7 @@ func Measure(ctx context.Context, area string, e Env, noTocsin bool, title strin
 	if s.Self, err = os.Executable(); err != nil {
 		return err
 	}
-	if !noTocsin {
+	if len(e.Engines) > 0 {
 		if e.Tocsin == "" {
 			s.Logf("building ./cmd/tocsin")
 		}
@@ -73,7 +71,19 @@ func Measure(ctx context.Context, area string, e Env, noTocsin bool, title strin
 		}
 	}
 	b := open(s)
-	if err := b.Run(ctx); err != nil {
+	switch m := b.(type) {
+	case interface{ Run(context.Context) error }:
+		err = m.Run(ctx)
+	case interface {
+		Engine(context.Context, string) error
+	}:
+		for _, e := range s.Engines {
+			if err = m.Engine(ctx, e); err != nil {
+				return fmt.Errorf("%s: %w", e, err)
+			}
+		}
+	}
+	if err != nil {
 		return err
 	}
 	var r Report
@@ -83,19 +93,6 @@ func Measure(ctx context.Context, area string, e Env, noTocsin bool, title strin
 		return err
 	}
 	return os.WriteFile(s.Out, []byte(r.String()), 0o644)
-}
-
-// PerEngine measures each engine of the run in turn with f.
-func PerEngine[R any](ctx context.Context, s *Session, f func(ctx context.Context, engine string) (R, error)) ([]R, error) {
-	var out []R
-	for _, e := range s.Engines {
-		r, err := f(ctx, e)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
 
 // Rotate runs f for each of -rounds rounds over n targets, the targets in
@@ -125,14 +122,13 @@ func (s *Session) Close() {
 	for _, f := range slices.Backward(s.undo) {
 		f()
 	}
-	if s.Dir == "" {
-		return
-	}
-	if s.Keep {
+	switch {
+	case s.Dir == "":
+	case s.Keep:
 		s.Logf("kept work directory %s", s.Dir)
-		return
+	default:
+		os.RemoveAll(s.Dir)
 	}
-	os.RemoveAll(s.Dir)
 }
 
 // Sleep waits d, or less when ctx ends.
@@ -184,13 +180,6 @@ type Common struct {
 	Rounds   int
 }
 
-// Defaults are an area's defaults for the shared flags that depend on it;
-// a zero Duration or Rounds leaves that flag out of the area.
-type Defaults struct {
-	Duration, Warmup time.Duration
-	Rounds           int
-}
-
 // Env is what an area's run gets: the shared flags and the streams.
 type Env struct {
 	Common
@@ -201,8 +190,10 @@ type Env struct {
 // Run measures an area.
 type Run func(ctx context.Context, e Env) error
 
-// Register adds the shared flags to fs; Parse reads them once fs is parsed.
-func (c *Common) Register(fs *flag.FlagSet, d Defaults, engines *string) {
+// Register adds the shared flags to fs, -duration, -warmup and -rounds
+// with the area's defaults d (a zero Duration or Rounds leaves that flag
+// out of the area); Parse reads them once fs is parsed.
+func (c *Common) Register(fs *flag.FlagSet, d Common, engines *string) {
 	fs.StringVar(engines, "engines", "sqlite,postgres", "comma-separated database engines to measure")
 	fs.StringVar(&c.PGURL, "pg-url", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		"PostgreSQL server whose user may CREATE DATABASE; a fresh database is made and dropped; empty skips postgres")
@@ -447,13 +438,4 @@ func run(ctx context.Context, dir, name string, args ...string) (string, error) 
 		return "", fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args[:min(len(args), 2)], " "), err, strings.TrimSpace(errb.String()))
 	}
 	return strings.TrimSpace(out.String()), nil
-}
-
-// serverVersion is the version of the PostgreSQL server at serverURL; ""
-// if it cannot be asked within 5 seconds.
-func (s *Session) serverVersion(ctx context.Context) (v string) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	_ = s.pg(ctx, s.PGURL, func(db *sql.DB) error { return db.QueryRowContext(ctx, "SHOW server_version").Scan(&v) })
-	return v
 }
