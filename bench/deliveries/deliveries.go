@@ -97,7 +97,7 @@ type round struct {
 
 func (r *round) rate() float64 { return float64(r.recv.Unique) / r.elapsed.Seconds() }
 
-// latency pools an engine's DOWN deliveries: arrival − data.at.
+// latency pools an engine's DOWN deliveries: arrival − data.confirmedAt.
 type latency struct {
 	down  int
 	total []time.Duration
@@ -354,7 +354,7 @@ func (b *bench) Report(w *session.Report) {
 	}
 	if b.c.monitors > 0 && len(b.Engines) > 0 {
 		w.Printf("\n## From DOWN to the webhook\n\n%d HTTP monitors checked every %s, %d consecutive down results make DOWN; "+
-			"each DOWN change timed from the confirming check (the event's data.at) to its arrival at the receiver.\n", b.c.monitors, interval, b.c.confirmations)
+			"each DOWN change timed from the confirming check (the event's data.confirmedAt) to its arrival at the receiver.\n", b.c.monitors, interval, b.c.confirmations)
 		w.Table("engine", "DOWN changes:", "delivered:", "p50:", "p99:", "max:")
 		for _, e := range b.Engines {
 			l := b.latency[e]

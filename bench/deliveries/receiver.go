@@ -43,7 +43,7 @@ type stats struct {
 
 // downArrival is one monitor.state_changed to DOWN as it arrived.
 type downArrival struct {
-	At      int64 `json:"at"`      // data.at, unix ns: the confirming check's time
+	At      int64 `json:"at"`      // data.confirmedAt, unix ns: the confirming check's time
 	Arrived int64 `json:"arrived"` // unix ns, when its request reached the handler
 }
 
@@ -84,8 +84,9 @@ func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 	defer rc.mu.Unlock()
 	var sc struct { // what the receiver reads of a monitor.state_changed
 		Data struct {
-			To string    `json:"to"`
-			At time.Time `json:"at"`
+			To          string    `json:"to"`
+			At          time.Time `json:"at"`
+			ConfirmedAt time.Time `json:"confirmedAt"` // the confirming check; at is the first failed one
 		} `json:"data"`
 	}
 	switch {
@@ -115,7 +116,11 @@ func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 			rc.s.States[sc.Data.To]++
 		}
 		if sc.Data.To == string(monitor.StateDown) {
-			rc.s.Down = append(rc.s.Down, downArrival{At: sc.Data.At.UnixNano(), Arrived: arrived.UnixNano()})
+			confirmed := sc.Data.ConfirmedAt
+			if confirmed.IsZero() {
+				confirmed = sc.Data.At
+			}
+			rc.s.Down = append(rc.s.Down, downArrival{At: confirmed.UnixNano(), Arrived: arrived.UnixNano()})
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
