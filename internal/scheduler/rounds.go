@@ -27,12 +27,13 @@ type Rollups struct {
 // Run rolls up until ctx ends. A failed round is logged and tried again
 // at the next, so it returns nil.
 func (r *Rollups) Run(ctx context.Context) error {
-	return rounds(ctx, r.Log, 0, or(r.Every, time.Minute), "rolling up metrics", func(ctx context.Context) (time.Duration, error) {
+	every := or(r.Every, time.Minute)
+	return rounds(ctx, r.Log, 0, every, "rolling up metrics", func(ctx context.Context) (time.Duration, error) {
 		n, err := r.App.Rollup(ctx, r.Owner)
 		if n > 0 {
-			return 0, err
+			return 0, err // more to do: at once
 		}
-		return or(r.Every, time.Minute), err
+		return every, err
 	})
 }
 

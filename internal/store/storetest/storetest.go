@@ -249,29 +249,23 @@ func Refuse(t testing.TB, url, table, when string) {
 }
 
 // postgresTemplate returns the name of a migrated database on the server
-// at serverURL to copy fresh databases from, made once per process and
-// server. Its name carries a digest of the PostgreSQL migration files, so
-// a tree with other migrations uses another, and it stays on the server
-// between runs: one template per schema (tocsin_tpl_<digest>), free to
-// drop. It returns "" where the files cannot be found (a test binary built
-// with -trimpath): each test then migrates its own database.
+// at serverURL to copy fresh databases from, made once per process. Its
+// name carries a digest of the PostgreSQL migration files, so a tree with
+// other migrations uses another, and it stays on the server between
+// runs: one template per schema (tocsin_tpl_<digest>), free to drop. It
+// returns "" where the files cannot be found (a test binary built with
+// -trimpath): each test then migrates its own database.
 func postgresTemplate(serverURL string) (string, error) {
-	templates.Lock()
-	f, ok := templates.m[serverURL]
-	if !ok {
-		f = sync.OnceValues(func() (string, error) { return makePostgresTemplate(serverURL) })
-		if templates.m == nil {
-			templates.m = map[string]func() (string, error){}
-		}
-		templates.m[serverURL] = f
-	}
-	templates.Unlock()
-	return f()
+	pgTemplate.once.Do(func() { pgTemplate.name, pgTemplate.err = makePostgresTemplate(serverURL) })
+	return pgTemplate.name, pgTemplate.err
 }
 
-var templates struct {
-	sync.Mutex
-	m map[string]func() (string, error)
+// pgTemplate is the process's template: its tests have one server
+// (PostgresURLEnv).
+var pgTemplate struct {
+	once sync.Once
+	name string
+	err  error
 }
 
 func makePostgresTemplate(serverURL string) (string, error) {
