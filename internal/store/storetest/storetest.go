@@ -223,18 +223,26 @@ func adminExec(serverURL, stmt string) error {
 // bypassing the cleaning that keeps real rows from being refused.
 func Refuse(t testing.TB, url, table, when string) {
 	t.Helper()
-	driver, dsn := "pgx", url
 	name := "tocsin_test_refuse_" + hex.EncodeToString([]byte(table))
-	stmts := []string{
+	if strings.HasPrefix(url, "sqlite:") {
+		Exec(t, url, `CREATE TRIGGER `+name+` BEFORE INSERT ON `+table+` FOR EACH ROW WHEN (`+when+`)
+			BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
+		return
+	}
+	Exec(t, url,
 		`CREATE OR REPLACE FUNCTION tocsin_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'check_violation'; END $$`,
-		`CREATE TRIGGER ` + name + ` BEFORE INSERT ON ` + table + ` FOR EACH ROW WHEN (` + when + `) EXECUTE FUNCTION tocsin_test_refuse()`,
-	}
+		`CREATE TRIGGER `+name+` BEFORE INSERT ON `+table+` FOR EACH ROW WHEN (`+when+`) EXECUTE FUNCTION tocsin_test_refuse()`)
+}
+
+// Exec runs stmts, in turn, on the database at url directly, beside any
+// store open on it: on SQLite it waits for a server's writer to let go of
+// the file.
+func Exec(t testing.TB, url string, stmts ...string) {
+	t.Helper()
+	driver, dsn := "pgx", url
 	if path, ok := strings.CutPrefix(url, "sqlite:"); ok {
-		// The server's writer may hold the file: wait for it.
 		driver, dsn = "sqlite", strings.TrimPrefix(path, "//")+"?_pragma=busy_timeout(10000)"
-		stmts = []string{`CREATE TRIGGER ` + name + ` BEFORE INSERT ON ` + table + ` FOR EACH ROW WHEN (` + when + `)
-			BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`}
 	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
@@ -243,7 +251,7 @@ func Refuse(t testing.TB, url, table, when string) {
 	defer db.Close()
 	for _, s := range stmts {
 		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("storetest.Refuse: %v", err)
+			t.Fatalf("%s: %v", s, err)
 		}
 	}
 }

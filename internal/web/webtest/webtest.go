@@ -13,7 +13,6 @@ package webtest
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -287,18 +286,7 @@ func (e *Env) Record(id string, reason string, results ...monitor.Result) {
 // Exec runs SQL on the database directly, beside the store.
 func (e *Env) Exec(query string) {
 	e.T.Helper()
-	driver, dsn := "pgx", e.URL
-	if rest, ok := strings.CutPrefix(e.URL, "sqlite:"); ok {
-		driver, dsn = "sqlite", strings.TrimPrefix(rest, "//")+"?_pragma=busy_timeout(10000)"
-	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(query); err != nil {
-		e.T.Fatalf("%s: %v", query, err)
-	}
+	storetest.Exec(e.T, e.URL, query)
 }
 
 // Contains reports whether b holds s.
