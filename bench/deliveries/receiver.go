@@ -85,8 +85,7 @@ func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 	var sc struct { // what the receiver reads of a monitor.state_changed
 		Data struct {
 			To          string    `json:"to"`
-			At          time.Time `json:"at"`
-			ConfirmedAt time.Time `json:"confirmedAt"` // the confirming check; at is the first failed one
+			ConfirmedAt time.Time `json:"confirmedAt"` // the confirming check (data.at is the first failed one)
 		} `json:"data"`
 	}
 	switch {
@@ -116,11 +115,7 @@ func (rc *receiver) hook(w http.ResponseWriter, r *http.Request) {
 			rc.s.States[sc.Data.To]++
 		}
 		if sc.Data.To == string(monitor.StateDown) {
-			confirmed := sc.Data.ConfirmedAt
-			if confirmed.IsZero() {
-				confirmed = sc.Data.At
-			}
-			rc.s.Down = append(rc.s.Down, downArrival{At: confirmed.UnixNano(), Arrived: arrived.UnixNano()})
+			rc.s.Down = append(rc.s.Down, downArrival{At: sc.Data.ConfirmedAt.UnixNano(), Arrived: arrived.UnixNano()})
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
